@@ -1,0 +1,34 @@
+"""One codec per wire format, all with the same functions.
+
+``get_codec(wire)`` returns the codec module for a wire name; modules are imported on first
+use. Every codec is pure functions over JSON: no HTTP, no vendor SDK imports.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import cast
+
+from ._base import WIRES, Codec, Encoded, Note, StreamEnd, StreamEvent, WireName
+
+_MODULES: dict[str, str] = {
+    "anthropic-messages": "anthropic_messages",
+    "openai-chat": "openai_chat",
+    "openai-responses": "openai_responses",
+    "ollama-chat": "ollama_chat",
+    "gemini-generate": "gemini_generate",
+}
+
+
+def get_codec(wire: str) -> Codec:
+    """The codec for ``wire``, one of `WIRES`."""
+    try:
+        module = _MODULES[wire]
+    except KeyError:
+        raise ValueError(
+            f"unknown wire {wire!r}; choose one of: {', '.join(WIRES)}"
+        ) from None
+    return cast(Codec, importlib.import_module(f"{__name__}.{module}"))
+
+
+__all__ = ["WIRES", "Codec", "Encoded", "Note", "StreamEnd", "StreamEvent", "WireName", "get_codec"]

@@ -1,0 +1,145 @@
+"""Every exception toolwire raises, in one tree.
+
+::
+
+    ToolwireError
+    ├── ToolDefinitionError      a tool is defined wrongly (empty or duplicate name, bad schema)
+    ├── ToolCallError            a model's call does not fit its tool; str() is the message
+    │                            the model receives, so it can fix its next call
+    ├── TranscriptError          a saved transcript or run log cannot be read
+    ├── WireFormatError          a body does not look like the wire it was said to be
+    ├── ConfigError              a setting a person must fix (model id, missing API key)
+    └── ProviderError            the provider answered with an error
+        ├── RateLimitError       429: retry after a pause
+        ├── OverloadedError      529 / 503: retry after a pause
+        ├── ServerError          5xx: retry may help
+        ├── InvalidRequestError  400 / 422: our request broke a rule; do not retry
+        │   └── ContextLengthError  the prompt does not fit the model's context window
+        ├── AuthenticationError  401: bad or missing key
+        ├── PermissionDeniedError 403
+        ├── NotFoundError        404: unknown model or path
+        └── StreamError          the stream broke or carried an error event mid-reply
+
+Errors a model can fix are values (a `ToolResultPart` with ``is_error=True``), never exceptions
+that end a run. `ToolCallError` exists so `validate_call` can be used on its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ToolwireError(Exception):
+    """Base class of every toolwire exception."""
+
+
+class ToolDefinitionError(ToolwireError, ValueError):
+    """A tool is defined wrongly. Raised when the tool is defined, before any model sees it."""
+
+
+class ToolCallError(ToolwireError):
+    """A tool call that does not fit its tool.
+
+    ``str(error)`` is the message sent back to the model. ``kind`` is one of ``unknown_tool``,
+    ``invalid_json``, ``not_an_object``, ``schema``, ``unknown_field``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        tool: str | None = None,
+        problems: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        self.tool = tool
+        self.problems = problems
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class TranscriptError(ToolwireError, ValueError):
+    """A saved transcript, cassette or run log is malformed."""
+
+
+class WireFormatError(ToolwireError, ValueError):
+    """A body does not have the shape of the wire format it was decoded as."""
+
+
+class ConfigError(ToolwireError):
+    """Something a person must fix before anything is sent (a model id, an API key)."""
+
+
+class ProviderError(ToolwireError):
+    """The provider answered with an error.
+
+    ``retryable`` says whether sending the same request again may succeed; ``retry_after`` is
+    the wait the provider asked for, in seconds, when it gave one.
+    """
+
+    default_retryable = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        error_type: str | None = None,
+        wire: str | None = None,
+        retryable: bool | None = None,
+        retry_after: float | None = None,
+        body: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.error_type = error_type
+        self.wire = wire
+        self.retryable = self.default_retryable if retryable is None else retryable
+        self.retry_after = retry_after
+        self.body = body
+
+    def __str__(self) -> str:
+        where = f"{self.status} " if self.status is not None else ""
+        kind = f"{self.error_type}: " if self.error_type else ""
+        return f"{where}{kind}{self.message}"
+
+
+class RateLimitError(ProviderError):
+    default_retryable = True
+
+
+class OverloadedError(ProviderError):
+    default_retryable = True
+
+
+class ServerError(ProviderError):
+    default_retryable = True
+
+
+class InvalidRequestError(ProviderError):
+    pass
+
+
+class ContextLengthError(InvalidRequestError):
+    pass
+
+
+class AuthenticationError(ProviderError):
+    pass
+
+
+class PermissionDeniedError(ProviderError):
+    pass
+
+
+class NotFoundError(ProviderError):
+    pass
+
+
+class StreamError(ProviderError):
+    default_retryable = True

@@ -1,0 +1,326 @@
+"""The canonical transcript: frozen, keyword-only, vendor-neutral values.
+
+Owns: the parts of a message, `Message`, `ToolSpec`, `ToolChoice`, `Request`, `Reply`, `Usage`
+and the normalised stop reasons. Must not import anything else from toolwire except `errors`;
+every other layer (codecs, loop, CLI) speaks in these values.
+
+Provider-only data (Anthropic thinking signatures, OpenRouter ``reasoning_details``, Responses
+``encrypted_content``, Gemini ``thoughtSignature``, server-tool blocks) rides in
+``provider_data``: a mapping from wire name to the payload exactly as that wire sent it. A codec
+sends it back to its own wire unchanged and ignores every other wire's entry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+JSON: TypeAlias = Any
+"""A value made of dict, list, str, int, float, bool and None."""
+
+ProviderData: TypeAlias = Mapping[str, JSON]
+"""Wire name -> payload kept exactly as that wire sent it."""
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+StopReason = Literal[
+    "end_turn",
+    "tool_calls",
+    "max_tokens",
+    "stop_sequence",
+    "pause_turn",
+    "refusal",
+    "content_filter",
+    "context_window_exceeded",
+    "tool_call_failed",
+    "error",
+    "other",
+]
+"""Normalised reason a reply ended. The raw provider value is kept on `Reply.raw_stop`."""
+
+STOP_REASONS: tuple[StopReason, ...] = (
+    "end_turn",
+    "tool_calls",
+    "max_tokens",
+    "stop_sequence",
+    "pause_turn",
+    "refusal",
+    "content_filter",
+    "context_window_exceeded",
+    "tool_call_failed",
+    "error",
+    "other",
+)
+
+
+def _freeze_parts(parts: Any) -> tuple[Part, ...]:
+    return parts if isinstance(parts, tuple) else tuple(parts)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TextPart:
+    """Plain text written by a person or a model."""
+
+    text: str
+    provider_data: ProviderData | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ReasoningPart:
+    """Reasoning a model produced.
+
+    ``text`` is the readable reasoning or summary when there is one (it may be empty, for example
+    for encrypted or redacted reasoning). ``provider_data`` holds the wire's own payload, kept
+    exactly, which is what goes back to that wire on the next turn.
+    """
+
+    text: str = ""
+    provider_data: ProviderData | None = None
+
+
+_UNSET: Any = object()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallPart:
+    """A model's request to run a tool.
+
+    ``raw_arguments`` is the exact text the model sent when its wire carries arguments as a
+    string (OpenAI chat, Responses); it is ``None`` when the wire carried a JSON object
+    (Anthropic, Ollama, Gemini). ``arguments`` is the parsed value; when the raw text is not valid
+    JSON it is ``None`` and ``parse_error`` says where it broke. Use `ToolCallPart.from_raw` to
+    build one from text.
+    """
+
+    id: str
+    name: str
+    arguments: JSON = None
+    raw_arguments: str | None = None
+    parse_error: str | None = None
+    provider_data: ProviderData | None = None
+
+    @classmethod
+    def from_raw(
+        cls,
+        *,
+        id: str,
+        name: str,
+        raw_arguments: str,
+        provider_data: ProviderData | None = None,
+    ) -> ToolCallPart:
+        """Build a call from the argument text a model sent, parsing it once."""
+        parsed: JSON = None
+        error: str | None = None
+        if raw_arguments.strip():
+            try:
+                parsed = json.loads(raw_arguments)
+            except json.JSONDecodeError as exc:
+                error = f"{exc.msg} at line {exc.lineno} column {exc.colno} (char {exc.pos})"
+        else:
+            parsed = {}
+        return cls(
+            id=id,
+            name=name,
+            arguments=parsed,
+            raw_arguments=raw_arguments,
+            parse_error=error,
+            provider_data=provider_data,
+        )
+
+    @property
+    def arguments_text(self) -> str:
+        """The arguments as JSON text: the model's own text when it sent text."""
+        if self.raw_arguments is not None:
+            return self.raw_arguments
+        return json.dumps(self.arguments, ensure_ascii=False, separators=(",", ":"))
+
+    @property
+    def wire_arguments(self) -> JSON:
+        """What to validate: the raw text when there is one, else the parsed object."""
+        return self.raw_arguments if self.raw_arguments is not None else self.arguments
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolResultPart:
+    """The harness's answer to one tool call, matched by ``call_id``.
+
+    ``name`` is the called tool's name; wires that match results by name (Ollama, Gemini) need it.
+    """
+
+    call_id: str
+    content: str
+    is_error: bool = False
+    name: str | None = None
+    provider_data: ProviderData | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class OpaquePart:
+    """A provider block carried but not interpreted: server-side tool calls and their results.
+
+    ``wire`` names the only wire it may be sent back to; ``payload`` is the block as it came.
+    ``kind`` is a short label for people (for example ``"server_tool_use"``).
+    """
+
+    wire: str
+    kind: str
+    payload: JSON
+
+
+Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart | OpaquePart
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Message:
+    """One turn of the conversation.
+
+    Roles: ``user``; ``assistant``; ``tool`` (the results answering the previous assistant
+    message's calls, in call order); ``system`` (instructions placed mid-conversation; the main
+    system prompt lives on `Request.system`).
+    """
+
+    role: Role
+    parts: tuple[Part, ...] = ()
+    provider_data: ProviderData | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.parts, tuple):
+            object.__setattr__(self, "parts", _freeze_parts(self.parts))
+
+    @property
+    def text(self) -> str:
+        """All text parts joined."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def tool_calls(self) -> tuple[ToolCallPart, ...]:
+        return tuple(p for p in self.parts if isinstance(p, ToolCallPart))
+
+    @property
+    def tool_results(self) -> tuple[ToolResultPart, ...]:
+        return tuple(p for p in self.parts if isinstance(p, ToolResultPart))
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls(role="user", parts=(TextPart(text=text),))
+
+    @classmethod
+    def assistant(cls, text: str) -> Message:
+        return cls(role="assistant", parts=(TextPart(text=text),))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolSpec:
+    """What the model is shown of a tool: a name, a description and a JSON Schema.
+
+    ``strict=True`` asks wires that support it (OpenAI, Anthropic) to make the model's calls
+    follow the schema exactly; codecs rewrite the schema as that mode needs and report it.
+    """
+
+    name: str
+    description: str = ""
+    input_schema: Mapping[str, JSON] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+    strict: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolChoice:
+    """How the model may use tools.
+
+    ``mode``: ``auto`` (may call), ``required`` (must call some tool), ``tool`` (must call
+    ``name``), ``none`` (must not call). ``parallel=False`` asks for at most one call per reply.
+    """
+
+    mode: Literal["auto", "required", "tool", "none"] = "auto"
+    name: str | None = None
+    parallel: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Request:
+    """Everything needed to ask a model for its next reply, in no particular wire."""
+
+    model: str
+    messages: tuple[Message, ...] = ()
+    system: str | None = None
+    tools: tuple[ToolSpec, ...] = ()
+    tool_choice: ToolChoice | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    stream: bool = False
+    provider_options: ProviderData | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.messages, tuple):
+            object.__setattr__(self, "messages", tuple(self.messages))
+        if not isinstance(self.tools, tuple):
+            object.__setattr__(self, "tools", tuple(self.tools))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Usage:
+    """Token counts for one reply (or summed over a run with ``+``).
+
+    ``input_tokens`` counts every prompt token, cached ones included; ``cache_read_tokens`` and
+    ``cache_write_tokens`` say how many of those were read from or written to a prompt cache.
+    ``reasoning_tokens`` are part of ``output_tokens``.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost: float | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None
+        if self.cost is not None or other.cost is not None:
+            cost = (self.cost or 0.0) + (other.cost or 0.0)
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cost=cost,
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Reply:
+    """A model's reply: the assistant message and why it ended.
+
+    ``stop`` is normalised and follows the content: a reply holding tool calls has
+    ``stop == "tool_calls"`` whatever the provider said, unless a call was cut off by the token
+    limit, which gives ``stop == "max_tokens"`` and ``truncated_call=True``. ``raw_stop`` keeps the
+    provider's own value.
+    """
+
+    message: Message
+    stop: StopReason = "end_turn"
+    raw_stop: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    model: str | None = None
+    id: str | None = None
+    truncated_call: bool = False
+    provider_data: ProviderData | None = None
+
+    @property
+    def tool_calls(self) -> tuple[ToolCallPart, ...]:
+        return self.message.tool_calls
+
+    @property
+    def text(self) -> str:
+        return self.message.text
+
+    def iter_parts(self) -> Iterator[Part]:
+        return iter(self.message.parts)

@@ -1,0 +1,271 @@
+"""The saved JSON form of transcript values, versioned.
+
+Owns `to_json` and `from_json`. ``from_json(to_json(x)) == x`` for every value of
+`toolwire.transcript`. The form is plain JSON (dicts, lists, strings, numbers) so it can be
+written to run logs and cassettes; every object carries ``"type"`` and top-level documents
+carry ``"toolwire": FORMAT_VERSION``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, assert_never
+
+from .errors import TranscriptError
+from .transcript import (
+    JSON,
+    Message,
+    OpaquePart,
+    Part,
+    ReasoningPart,
+    Reply,
+    Request,
+    TextPart,
+    ToolCallPart,
+    ToolChoice,
+    ToolResultPart,
+    ToolSpec,
+    Usage,
+)
+
+FORMAT_VERSION = 1
+
+Value = Part | Message | Request | Reply | Usage | ToolSpec | ToolChoice
+
+
+def _pd(out: dict[str, Any], provider_data: Any) -> dict[str, Any]:
+    if provider_data is not None:
+        out["provider_data"] = dict(provider_data)
+    return out
+
+
+def _part(p: Part) -> dict[str, Any]:
+    if isinstance(p, TextPart):
+        return _pd({"type": "text", "text": p.text}, p.provider_data)
+    if isinstance(p, ReasoningPart):
+        return _pd({"type": "reasoning", "text": p.text}, p.provider_data)
+    if isinstance(p, ToolCallPart):
+        out: dict[str, Any] = {"type": "tool_call", "id": p.id, "name": p.name}
+        out["arguments"] = p.arguments
+        if p.raw_arguments is not None:
+            out["raw_arguments"] = p.raw_arguments
+        if p.parse_error is not None:
+            out["parse_error"] = p.parse_error
+        return _pd(out, p.provider_data)
+    if isinstance(p, ToolResultPart):
+        out = {"type": "tool_result", "call_id": p.call_id, "content": p.content}
+        if p.is_error:
+            out["is_error"] = True
+        if p.name is not None:
+            out["name"] = p.name
+        return _pd(out, p.provider_data)
+    if isinstance(p, OpaquePart):
+        return {"type": "opaque", "wire": p.wire, "kind": p.kind, "payload": p.payload}
+    assert_never(p)
+
+
+def _message(m: Message) -> dict[str, Any]:
+    return _pd(
+        {"type": "message", "role": m.role, "parts": [_part(p) for p in m.parts]},
+        m.provider_data,
+    )
+
+
+def _usage(u: Usage) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "usage"}
+    for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+                 "reasoning_tokens"):
+        value = getattr(u, name)
+        if value:
+            out[name] = value
+    if u.cost is not None:
+        out["cost"] = u.cost
+    return out
+
+
+def _spec(t: ToolSpec) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "tool", "name": t.name, "description": t.description,
+                           "input_schema": dict(t.input_schema)}
+    if t.strict:
+        out["strict"] = True
+    return out
+
+
+def _choice(c: ToolChoice) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "tool_choice", "mode": c.mode}
+    if c.name is not None:
+        out["name"] = c.name
+    if c.parallel is not None:
+        out["parallel"] = c.parallel
+    return out
+
+
+def to_json(value: Value) -> dict[str, Any]:
+    """The saved JSON form of any transcript value."""
+    if isinstance(value, Message):
+        out = _message(value)
+    elif isinstance(value, Request):
+        out = {"type": "request", "model": value.model}
+        if value.system is not None:
+            out["system"] = value.system
+        out["messages"] = [_message(m) for m in value.messages]
+        if value.tools:
+            out["tools"] = [_spec(t) for t in value.tools]
+        if value.tool_choice is not None:
+            out["tool_choice"] = _choice(value.tool_choice)
+        for name in ("max_tokens", "temperature"):
+            if getattr(value, name) is not None:
+                out[name] = getattr(value, name)
+        if value.stream:
+            out["stream"] = True
+        if value.provider_options is not None:
+            out["provider_options"] = dict(value.provider_options)
+    elif isinstance(value, Reply):
+        out = {"type": "reply", "message": _message(value.message), "stop": value.stop}
+        if value.raw_stop is not None:
+            out["raw_stop"] = value.raw_stop
+        out["usage"] = _usage(value.usage)
+        if value.model is not None:
+            out["model"] = value.model
+        if value.id is not None:
+            out["id"] = value.id
+        if value.truncated_call:
+            out["truncated_call"] = True
+        _pd(out, value.provider_data)
+    elif isinstance(value, Usage):
+        out = _usage(value)
+    elif isinstance(value, ToolSpec):
+        out = _spec(value)
+    elif isinstance(value, ToolChoice):
+        out = _choice(value)
+    else:
+        out = _part(value)
+    return out
+
+
+def dump(value: Value) -> dict[str, Any]:
+    """`to_json` as a top-level document, stamped with the format version."""
+    return {"toolwire": FORMAT_VERSION, **to_json(value)}
+
+
+def _req(d: dict[str, Any], key: str, where: str) -> Any:
+    try:
+        return d[key]
+    except KeyError:
+        raise TranscriptError(f"{where}: missing key {key!r}") from None
+
+
+def _load_part(d: dict[str, Any]) -> Part:
+    kind = d.get("type")
+    pd = d.get("provider_data")
+    if kind == "text":
+        return TextPart(text=_req(d, "text", "text part"), provider_data=pd)
+    if kind == "reasoning":
+        return ReasoningPart(text=d.get("text", ""), provider_data=pd)
+    if kind == "tool_call":
+        return ToolCallPart(
+            id=_req(d, "id", "tool_call part"),
+            name=_req(d, "name", "tool_call part"),
+            arguments=d.get("arguments"),
+            raw_arguments=d.get("raw_arguments"),
+            parse_error=d.get("parse_error"),
+            provider_data=pd,
+        )
+    if kind == "tool_result":
+        return ToolResultPart(
+            call_id=_req(d, "call_id", "tool_result part"),
+            content=_req(d, "content", "tool_result part"),
+            is_error=bool(d.get("is_error", False)),
+            name=d.get("name"),
+            provider_data=pd,
+        )
+    if kind == "opaque":
+        return OpaquePart(
+            wire=_req(d, "wire", "opaque part"),
+            kind=_req(d, "kind", "opaque part"),
+            payload=d.get("payload"),
+        )
+    raise TranscriptError(
+        f"unknown part type {kind!r}; expected text, reasoning, tool_call, tool_result or opaque"
+    )
+
+
+def _load_message(d: dict[str, Any]) -> Message:
+    role = _req(d, "role", "message")
+    if role not in ("system", "user", "assistant", "tool"):
+        raise TranscriptError(f"message role {role!r} is not system, user, assistant or tool")
+    return Message(
+        role=role,
+        parts=tuple(_load_part(p) for p in _req(d, "parts", "message")),
+        provider_data=d.get("provider_data"),
+    )
+
+
+def _load_usage(d: dict[str, Any]) -> Usage:
+    return Usage(
+        input_tokens=d.get("input_tokens", 0),
+        output_tokens=d.get("output_tokens", 0),
+        cache_read_tokens=d.get("cache_read_tokens", 0),
+        cache_write_tokens=d.get("cache_write_tokens", 0),
+        reasoning_tokens=d.get("reasoning_tokens", 0),
+        cost=d.get("cost"),
+    )
+
+
+def _load_spec(d: dict[str, Any]) -> ToolSpec:
+    return ToolSpec(
+        name=_req(d, "name", "tool"),
+        description=d.get("description", ""),
+        input_schema=_req(d, "input_schema", "tool"),
+        strict=bool(d.get("strict", False)),
+    )
+
+
+def _load_choice(d: dict[str, Any]) -> ToolChoice:
+    return ToolChoice(mode=_req(d, "mode", "tool_choice"), name=d.get("name"),
+                      parallel=d.get("parallel"))
+
+
+def from_json(data: JSON) -> Value:
+    """Read back any value written by `to_json` or `dump`."""
+    if not isinstance(data, dict):
+        raise TranscriptError(f"expected a JSON object, got {type(data).__name__}")
+    version = data.get("toolwire", FORMAT_VERSION)
+    if version != FORMAT_VERSION:
+        raise TranscriptError(
+            f"transcript format version {version!r} is not supported; this toolwire reads "
+            f"version {FORMAT_VERSION}"
+        )
+    kind = data.get("type")
+    if kind == "message":
+        return _load_message(data)
+    if kind == "request":
+        choice = data.get("tool_choice")
+        return Request(
+            model=_req(data, "model", "request"),
+            system=data.get("system"),
+            messages=tuple(_load_message(m) for m in data.get("messages", ())),
+            tools=tuple(_load_spec(t) for t in data.get("tools", ())),
+            tool_choice=_load_choice(choice) if choice is not None else None,
+            max_tokens=data.get("max_tokens"),
+            temperature=data.get("temperature"),
+            stream=bool(data.get("stream", False)),
+            provider_options=data.get("provider_options"),
+        )
+    if kind == "reply":
+        return Reply(
+            message=_load_message(_req(data, "message", "reply")),
+            stop=_req(data, "stop", "reply"),
+            raw_stop=data.get("raw_stop"),
+            usage=_load_usage(data.get("usage", {})),
+            model=data.get("model"),
+            id=data.get("id"),
+            truncated_call=bool(data.get("truncated_call", False)),
+            provider_data=data.get("provider_data"),
+        )
+    if kind == "usage":
+        return _load_usage(data)
+    if kind == "tool":
+        return _load_spec(data)
+    if kind == "tool_choice":
+        return _load_choice(data)
+    return _load_part(data)

@@ -1,0 +1,8 @@
+"""Shared test setup: makes tests/ importable (for strategies.py) and keeps tests off the network."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))

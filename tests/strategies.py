@@ -1,0 +1,86 @@
+"""Hypothesis strategies for canonical transcript values, shared by the test suite.
+
+Building blocks only: each codec's tests compose them into the requests and replies its wire
+can carry (for example, a wire without reasoning support simply never draws a ReasoningPart).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from toolwire.transcript import Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec
+
+# Text with non-ASCII characters, so stream splits land inside UTF-8 sequences.
+texts = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")),
+    min_size=1,
+    max_size=40,
+).filter(lambda s: s.strip() != "")
+
+call_ids = st.from_regex(r"\Acall_[a-zA-Z0-9]{6,12}\Z")
+tool_names = st.from_regex(r"\A[a-z][a-z0-9_]{0,15}\Z")
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**6), max_value=10**6),
+    st.text(max_size=20),
+)
+json_values: st.SearchStrategy[Any] = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.from_regex(r"\A[a-z]{1,8}\Z"), inner, max_size=3),
+    ),
+    max_leaves=8,
+)
+argument_objects = st.dictionaries(st.from_regex(r"\A[a-z]{1,8}\Z"), json_values, max_size=4)
+
+
+@st.composite
+def tool_specs(draw: st.DrawFn) -> ToolSpec:
+    props = draw(st.lists(st.from_regex(r"\A[a-z]{1,8}\Z"), max_size=3, unique=True))
+    schema = {
+        "type": "object",
+        "properties": {p: {"type": "string"} for p in props},
+        "required": props[:1],
+        "additionalProperties": False,
+    }
+    return ToolSpec(name=draw(tool_names), description=draw(texts), input_schema=schema)
+
+
+def object_call(draw: st.DrawFn, call_id: str | None = None) -> ToolCallPart:
+    """A call as an object-carrying wire decodes it (raw_arguments None)."""
+    return ToolCallPart(
+        id=call_id or draw(call_ids), name=draw(tool_names), arguments=draw(argument_objects)
+    )
+
+
+def text_call(draw: st.DrawFn, call_id: str | None = None) -> ToolCallPart:
+    """A call as a string-carrying wire decodes it (raw_arguments kept)."""
+    import json
+
+    args = draw(argument_objects)
+    raw = json.dumps(args, ensure_ascii=draw(st.booleans()))
+    return ToolCallPart.from_raw(id=call_id or draw(call_ids), name=draw(tool_names),
+                                 raw_arguments=raw)
+
+
+@st.composite
+def tool_rounds(draw: st.DrawFn, *, text_args: bool) -> list[Message]:
+    """An assistant message with 1-3 calls (optionally text first) and the tool message answering it."""
+    n = draw(st.integers(min_value=1, max_value=3))
+    ids = draw(st.lists(call_ids, min_size=n, max_size=n, unique=True))
+    make = text_call if text_args else object_call
+    calls = [make(draw, i) for i in ids]
+    parts: list[Any] = []
+    if draw(st.booleans()):
+        parts.append(TextPart(text=draw(texts)))
+    parts.extend(calls)
+    results = [
+        ToolResultPart(call_id=c.id, content=draw(texts), is_error=draw(st.booleans()), name=c.name)
+        for c in calls
+    ]
+    return [Message(role="assistant", parts=tuple(parts)), Message(role="tool", parts=tuple(results))]

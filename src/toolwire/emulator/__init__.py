@@ -1,0 +1,259 @@
+"""The provider emulator: a real HTTP server on 127.0.0.1 that speaks every wire.
+
+Owns `Emulator`, `Fault` and the script format. Each request is routed by its path to a wire
+(``/v1/messages``, ``/v1/chat/completions``, ``/v1/responses``, ``/api/chat``,
+``/v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``), checked the way
+that provider checks it (see `toolwire.emulator.checks`), and answered with the next scripted
+reply rendered into that wire, whole or streamed, or with a scripted fault.
+
+A script is a list of items, used in order: a `Reply`, a `Fault`, or their JSON forms (a reply
+in toolwire's JSON form, or the shorthand ``{"text": ..., "tool_calls": [{"name": ...,
+"arguments": {...}}]}``; a fault as ``{"fault": "rate_limit", "retry_after": 0.1}``). Instead of
+a list, a function ``(Request, wire) -> Reply | Fault`` can answer every request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..transcript import Message, Reply, Request
+from ._http import HttpRequest, HttpResponse, serve
+from .checks import check_body, check_pairing, error_body
+from .script import Fault, ScriptItem, load_script, parse_item
+
+__all__ = ["Emulator", "Fault", "load_script", "parse_item", "wire_for_path"]
+
+Responder = Callable[[Request, str], "Reply | Fault"]
+
+_PATHS = {
+    "/v1/messages": "anthropic-messages",
+    "/v1/chat/completions": "openai-chat",
+    "/v1/responses": "openai-responses",
+    "/api/chat": "ollama-chat",
+}
+
+
+def wire_for_path(path: str) -> tuple[str, bool] | None:
+    """The wire served at ``path`` and whether the path itself asks for a stream (Gemini)."""
+    for suffix, wire in _PATHS.items():
+        if path.endswith(suffix) or path.endswith(suffix.replace("/v1/", "/", 1)):
+            return wire, False
+    if path.startswith("/v1beta/models/") or path.startswith("/v1/models/"):
+        if path.endswith(":generateContent"):
+            return "gemini-generate", False
+        if path.endswith(":streamGenerateContent"):
+            return "gemini-generate", True
+    return None
+
+
+@dataclass(slots=True)
+class Received:
+    """One request the emulator received."""
+
+    wire: str
+    path: str
+    body: Any
+    headers: dict[str, str]
+
+
+class Emulator:
+    """An HTTP server on 127.0.0.1 answering from a script, in every wire.
+
+    Use it as a context manager (it runs in a thread of its own, so synchronous code and the
+    official SDKs can call it) or, inside a running event loop, with ``async with``.
+    """
+
+    def __init__(
+        self,
+        script: Sequence[ScriptItem | dict[str, Any]] | Responder | str | Path | None = None,
+        *,
+        port: int = 0,
+        check: bool = True,
+        chunk_delay: float = 0.0,
+    ) -> None:
+        self._responder: Responder | None = None
+        self._script: list[ScriptItem] = []
+        if callable(script):
+            self._responder = script
+        elif isinstance(script, str | Path):
+            self._script = load_script(Path(script))
+        elif script is not None:
+            self._script = [parse_item(item) for item in script]
+        self.port = port
+        self.check = check
+        self.chunk_delay = chunk_delay
+        self.received: list[Received] = []
+        self._used = 0
+        self._lock = threading.Lock()
+        self._server: asyncio.Server | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def astart(self) -> Emulator:
+        self._server = await serve(self._handle, port=self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def astop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+
+    def start(self) -> Emulator:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        self._thread = threading.Thread(target=loop.run_forever, name="toolwire-emulator",
+                                        daemon=True)
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self.astart(), loop).result(timeout=10)
+        return self
+
+    def stop(self) -> None:
+        loop, self._loop = self._loop, None
+        if loop is None:
+            return
+        asyncio.run_coroutine_threadsafe(self.astop(), loop).result(timeout=10)
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        loop.close()
+
+    def __enter__(self) -> Emulator:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> Emulator:
+        return await self.astart()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.astop()
+
+    # ------------------------------------------------------------------ script
+
+    @property
+    def unplayed(self) -> list[ScriptItem]:
+        return self._script[self._used:]
+
+    def assert_done(self) -> None:
+        """Raise if scripted items were never asked for."""
+        if self._responder is None and self.unplayed:
+            raise AssertionError(
+                f"the emulator's script has {len(self.unplayed)} unplayed item(s) of "
+                f"{len(self._script)}; the run made fewer requests than scripted"
+            )
+
+    def _next(self, request: Request, wire: str) -> ScriptItem | None:
+        if self._responder is not None:
+            return parse_item(self._responder(request, wire))
+        with self._lock:
+            if self._used >= len(self._script):
+                return None
+            item = self._script[self._used]
+            self._used += 1
+            return item
+
+    # ------------------------------------------------------------------ HTTP
+
+    async def _handle(self, http: HttpRequest) -> HttpResponse:
+        from ..codecs import get_codec
+
+        if http.method == "GET" and http.path in ("/health", "/"):
+            return _json(200, {"status": "ok"})
+        route = wire_for_path(http.path)
+        if route is None:
+            return _json(404, {"error": {"message": f"no wire is served at {http.path}",
+                                         "type": "not_found_error"}})
+        wire, path_streams = route
+        try:
+            body = json.loads(http.body or b"{}")
+        except ValueError as exc:
+            return _json(400, error_body(wire, 400, f"the body is not valid JSON: {exc}"))
+        self.received.append(Received(wire, http.path, body, http.headers))
+        if not isinstance(body, dict):
+            return _json(400, error_body(wire, 400, "the body must be a JSON object"))
+        codec = get_codec(wire)
+        problem = check_body(wire, body) if self.check else None
+        if problem is None:
+            try:
+                request = codec.decode_request(body)
+            except Exception as exc:  # a body our codec cannot read is the client's error
+                problem = f"malformed request: {type(exc).__name__}: {exc}"
+            else:
+                problem = check_pairing(wire, request) if self.check else None
+        if problem is not None:
+            return _json(400, error_body(wire, 400, problem))
+        stream = path_streams or _wants_stream(wire, body)
+        item = self._next(request, wire)
+        if item is None:
+            return _json(500, error_body(
+                wire, 500,
+                f"the emulator's script has no reply left for request #{len(self.received)}",
+            ))
+        if isinstance(item, Fault):
+            return await self._fault(item, wire, codec, request, stream)
+        if item.delay:
+            await asyncio.sleep(item.delay)
+        return self._reply(item.reply, wire, codec, request, stream)
+
+    def _reply(self, reply: Reply, wire: str, codec: Any, request: Request, stream: bool,
+               *, cut: bool = False, garbage: bool = False) -> HttpResponse:
+        if not stream:
+            return _json(200, codec.encode_response(reply, request=request))
+        chunks: list[bytes] = list(codec.encode_stream(reply, request=request))
+        if garbage:
+            bad = b'{"broken": \n' if wire == "ollama-chat" else b'data: {"broken": \n\n'
+            chunks.insert(max(1, len(chunks) // 2), bad)
+        if cut:
+            chunks = chunks[: max(1, len(chunks) // 2)]
+        media = "application/x-ndjson" if wire == "ollama-chat" else "text/event-stream"
+        return HttpResponse(200, {"content-type": media},
+                            chunks=self._paced(chunks), drop=cut)
+
+    async def _paced(self, chunks: list[bytes]) -> AsyncIterator[bytes]:
+        for chunk in chunks:
+            if self.chunk_delay:
+                await asyncio.sleep(self.chunk_delay)
+            yield chunk
+
+    async def _fault(self, fault: Fault, wire: str, codec: Any, request: Request,
+                     stream: bool) -> HttpResponse:
+        if fault.delay:
+            await asyncio.sleep(fault.delay)
+        if fault.kind in ("drop_mid_stream", "malformed_chunk"):
+            reply = fault.reply or Reply(message=Message.assistant(
+                "This reply is long enough to be cut off part of the way through."))
+            return self._reply(reply, wire, codec, request, True,
+                               cut=fault.kind == "drop_mid_stream",
+                               garbage=fault.kind == "malformed_chunk")
+        status = fault.status_for(wire)
+        headers = {}
+        if fault.retry_after is not None:
+            headers["retry-after"] = f"{fault.retry_after:g}"
+        resp = _json(status, error_body(wire, status, fault.message or fault.default_message()))
+        resp.headers.update(headers)
+        return resp
+
+
+def _wants_stream(wire: str, body: dict[str, Any]) -> bool:
+    if wire == "ollama-chat":
+        return bool(body.get("stream", True))
+    return bool(body.get("stream", False))
+
+
+def _json(status: int, body: Any) -> HttpResponse:
+    return HttpResponse(status, {"content-type": "application/json"},
+                        body=json.dumps(body).encode())

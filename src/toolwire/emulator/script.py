@@ -1,0 +1,131 @@
+"""The emulator's script: replies and faults, read from values or JSON.
+
+Owns `ScriptReply`, `Fault`, `parse_item` and `load_script`. A file is a JSON object
+``{"replies": [...]}`` or a bare JSON list of items.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import TranscriptError
+from ..transcript import Message, Part, Reply, TextPart, ToolCallPart, Usage
+from ..transcript_json import from_json
+
+FAULTS = ("rate_limit", "overloaded", "server_error", "drop_mid_stream", "slow_first_byte",
+          "malformed_chunk", "auth", "bad_request")
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptReply:
+    reply: Reply
+    delay: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """A scripted failure.
+
+    ``kind``: ``rate_limit`` (429, with ``retry_after``), ``overloaded`` (529 on Anthropic,
+    503 elsewhere), ``server_error`` (500), ``auth`` (401), ``bad_request`` (400),
+    ``drop_mid_stream`` (the connection closes half way through a streamed ``reply``),
+    ``malformed_chunk`` (a broken event in the middle of a stream), ``slow_first_byte`` (waits
+    ``delay`` seconds, then answers with ``reply``: put it in the script as a reply with a
+    ``delay`` instead when no failure is wanted).
+    """
+
+    kind: str
+    retry_after: float | None = None
+    delay: float = 0.0
+    message: str | None = None
+    reply: Reply | None = None
+
+    def status_for(self, wire: str) -> int:
+        if self.kind == "overloaded":
+            return 529 if wire == "anthropic-messages" else 503
+        return {"rate_limit": 429, "server_error": 500, "auth": 401,
+                "bad_request": 400}.get(self.kind, 500)
+
+    def default_message(self) -> str:
+        return {
+            "rate_limit": "Rate limit reached; retry after a pause.",
+            "overloaded": "Overloaded",
+            "server_error": "Internal server error",
+            "auth": "invalid x-api-key",
+            "bad_request": "The request was rejected.",
+        }.get(self.kind, "scripted failure")
+
+
+ScriptItem = ScriptReply | Fault
+
+
+def _shorthand(item: dict[str, Any], where: str) -> Reply:
+    parts: list[Part] = []
+    if item.get("text"):
+        parts.append(TextPart(text=str(item["text"])))
+    for n, call in enumerate(item.get("tool_calls", ())):
+        if "name" not in call:
+            raise TranscriptError(f"{where}: tool call #{n} has no 'name'")
+        digest = hashlib.sha256(json.dumps(item, sort_keys=True).encode()).hexdigest()[:10]
+        call_id = call.get("id") or f"call_{digest}{n}"
+        if "raw_arguments" in call:
+            parts.append(ToolCallPart.from_raw(id=call_id, name=call["name"],
+                                               raw_arguments=call["raw_arguments"]))
+        else:
+            parts.append(ToolCallPart(id=call_id, name=call["name"],
+                                      arguments=call.get("arguments", {})))
+    calls = any(isinstance(p, ToolCallPart) for p in parts)
+    usage = item.get("usage", {})
+    return Reply(
+        message=Message(role="assistant", parts=tuple(parts)),
+        stop=item.get("stop", "tool_calls" if calls else "end_turn"),
+        usage=Usage(input_tokens=usage.get("input_tokens", 0),
+                    output_tokens=usage.get("output_tokens", 0)),
+    )
+
+
+def parse_item(item: Any, where: str = "script item") -> ScriptItem:
+    """One script item from a value or its JSON form."""
+    if isinstance(item, ScriptReply | Fault):
+        return item
+    if isinstance(item, Reply):
+        return ScriptReply(item)
+    if not isinstance(item, dict):
+        raise TranscriptError(f"{where}: expected an object, got {type(item).__name__}")
+    if "fault" in item:
+        kind = item["fault"]
+        if kind not in FAULTS:
+            raise TranscriptError(
+                f"{where}: unknown fault {kind!r}; use one of {', '.join(FAULTS)}")
+        reply = item.get("reply")
+        return Fault(kind=kind, retry_after=item.get("retry_after"), delay=item.get("delay", 0.0),
+                     message=item.get("message"),
+                     reply=_reply(reply, where) if reply is not None else None)
+    return ScriptReply(_reply(item, where), delay=float(item.get("delay", 0.0)))
+
+
+def _reply(item: dict[str, Any], where: str) -> Reply:
+    if item.get("type") == "reply":
+        value = from_json(item)
+        assert isinstance(value, Reply)
+        return value
+    return _shorthand(item, where)
+
+
+def load_script(path: Path) -> list[ScriptItem]:
+    """Read a script file; errors name the file and the item."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TranscriptError(f"script file {path} does not exist") from None
+    except ValueError as exc:
+        raise TranscriptError(f"script file {path} is not valid JSON: {exc}") from None
+    items = data.get("replies") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise TranscriptError(f"script file {path}: expected a list of replies or "
+                              '{"replies": [...]}')
+    return [parse_item(item, f"{path} item #{n}") for n, item in enumerate(items)]

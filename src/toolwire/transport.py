@@ -1,0 +1,187 @@
+"""The one seam between toolwire and the network: ``send(WireRequest) -> WireResponse``.
+
+Owns `WireRequest`, `WireResponse`, the `Transport` protocol, `HttpTransport` (httpx2: async,
+connection reuse, timeouts, streamed bodies read incrementally) and `MockTransport(handler)`.
+Record and replay are transports too (see `toolwire.cassette`). Retries live one layer up, in
+`toolwire.client`, because a stream that breaks mid-reply is only seen while decoding it.
+Must not import codecs, the loop or anything vendor-specific. httpx2 is imported lazily, when
+the first `HttpTransport` is made.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .errors import StreamError
+
+if TYPE_CHECKING:
+    import httpx2
+
+
+@dataclass(frozen=True, slots=True)
+class WireRequest:
+    """One HTTP request in a wire format: where it goes and the JSON body."""
+
+    url: str
+    body: Mapping[str, Any]
+    headers: Mapping[str, str] = field(default_factory=dict)
+    stream: bool = False
+    method: str = "POST"
+
+
+class WireResponse:
+    """A response: status, headers, and a body read whole (`read`) or in pieces (`aiter_bytes`)."""
+
+    def __init__(
+        self,
+        status: int,
+        headers: Mapping[str, str] | None = None,
+        *,
+        content: bytes | None = None,
+        chunks: AsyncIterator[bytes] | Iterable[bytes] | None = None,
+        close: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self.status = status
+        self.headers: dict[str, str] = {k.lower(): v for k, v in (headers or {}).items()}
+        self._content = content
+        self._chunks = chunks
+        self._close = close
+
+    @classmethod
+    def from_json(cls, status: int, body: Any, headers: Mapping[str, str] | None = None
+                  ) -> WireResponse:
+        data = json.dumps(body).encode()
+        return cls(status, {"content-type": "application/json", **(headers or {})}, content=data)
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        if self._content is not None:
+            if self._content:
+                yield self._content
+            return
+        chunks = self._chunks
+        try:
+            if chunks is None:
+                return
+            if hasattr(chunks, "__aiter__"):
+                async for chunk in chunks:
+                    yield chunk
+            else:
+                for chunk in chunks:
+                    yield chunk
+        finally:
+            await self.aclose()
+
+    async def read(self) -> bytes:
+        if self._content is None:
+            self._content = b"".join([c async for c in self.aiter_bytes()])
+        return self._content
+
+    async def json(self) -> Any:
+        return json.loads(await self.read())
+
+    async def aclose(self) -> None:
+        if self._close is not None:
+            close, self._close = self._close, None
+            await close()
+
+
+class Transport(Protocol):
+    """Anything that can send a wire request and return its response."""
+
+    async def send(self, request: WireRequest) -> WireResponse: ...
+
+    async def aclose(self) -> None: ...
+
+
+class HttpTransport:
+    """Real HTTP with httpx2: one connection pool reused for every request.
+
+    ``timeout`` is the connect/read/write timeout in seconds (a streamed read waits at most
+    ``timeout`` between two pieces, not for the whole reply).
+    """
+
+    def __init__(self, *, timeout: float = 120.0, max_connections: int = 100) -> None:
+        self.timeout = timeout
+        self.max_connections = max_connections
+        self._client: httpx2.AsyncClient | None = None
+
+    def _get_client(self) -> httpx2.AsyncClient:
+        if self._client is None:
+            import httpx2
+
+            self._client = httpx2.AsyncClient(
+                timeout=self.timeout,
+                limits=httpx2.Limits(max_connections=self.max_connections,
+                                     max_keepalive_connections=self.max_connections),
+            )
+        return self._client
+
+    async def send(self, request: WireRequest) -> WireResponse:
+        import httpx2
+
+        client = self._get_client()
+        content = json.dumps(request.body, ensure_ascii=False).encode()
+        try:
+            req = client.build_request(request.method, request.url, content=content,
+                                       headers=dict(request.headers))
+            resp = await client.send(req, stream=True)
+        except httpx2.TransportError as exc:
+            raise StreamError(f"could not reach {request.url}: {type(exc).__name__}: {exc}",
+                              error_type="connection_error", retryable=True) from exc
+        if not request.stream or resp.status_code >= 400:
+            try:
+                body = await resp.aread()
+            except httpx2.TransportError as exc:
+                raise StreamError(f"connection dropped while reading the reply: {exc}",
+                                  error_type="connection_error", retryable=True) from exc
+            finally:
+                await resp.aclose()
+            return WireResponse(resp.status_code, resp.headers, content=body)
+        return WireResponse(resp.status_code, resp.headers, chunks=_iter_http(resp),
+                            close=resp.aclose)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+async def _iter_http(resp: httpx2.Response) -> AsyncIterator[bytes]:
+    import httpx2
+
+    try:
+        async for chunk in resp.aiter_raw():
+            yield chunk
+    except httpx2.TransportError as exc:
+        raise StreamError(f"the stream broke mid-reply: {type(exc).__name__}: {exc}",
+                          error_type="connection_error", retryable=True) from exc
+
+
+Handler = Callable[[WireRequest], "WireResponse | Awaitable[WireResponse]"]
+
+
+class MockTransport:
+    """A transport that answers from a function, for unit tests of code above the seam.
+
+    ``handler(request)`` returns a `WireResponse` (or an awaitable of one). Every request is
+    kept in ``requests``.
+    """
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.requests: list[WireRequest] = []
+
+    async def send(self, request: WireRequest) -> WireResponse:
+        self.requests.append(request)
+        result = self.handler(request)
+        if inspect.isawaitable(result):
+            result = await result
+        assert isinstance(result, WireResponse)
+        return result
+
+    async def aclose(self) -> None:
+        return None

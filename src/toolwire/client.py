@@ -76,6 +76,7 @@ class HttpModel:
         self.notes: tuple[Note, ...] = ()
         self.retry_listeners: list[Callable[[RetryEvent], None]] = []
         self._rng = random.Random(seed)
+        self._owned: Any = None  # a server started for this model (local:), stopped on aclose
 
     def __repr__(self) -> str:
         return f"HttpModel({self.endpoint.model_id!r}, wire={self.endpoint.wire!r})"
@@ -182,6 +183,9 @@ class HttpModel:
 
     async def aclose(self) -> None:
         await self.transport.aclose()
+        owned, self._owned = self._owned, None
+        if owned is not None:
+            owned.stop()
 
 
 def model(
@@ -197,4 +201,13 @@ def model(
     A missing API key is a `ConfigError` naming its variable, raised here, before any request.
     """
     endpoint = parse_model_id(model_id, env)
-    return HttpModel(endpoint, transport=transport, retry=retry, **kwargs)
+    server = None
+    if endpoint.provider == "local" and not endpoint.base_url:
+        from .local import LocalServer
+
+        server = LocalServer(endpoint.model).start()
+        endpoint = dataclasses.replace(endpoint, base_url=server.base_url)
+        kwargs.setdefault("max_tokens", 1024)
+    result = HttpModel(endpoint, transport=transport, retry=retry, **kwargs)
+    result._owned = server
+    return result

@@ -6,6 +6,8 @@
     ├── ToolDefinitionError      a tool is defined wrongly (empty or duplicate name, bad schema)
     ├── ToolCallError            a model's call does not fit its tool; str() is the message
     │                            the model receives, so it can fix its next call
+    ├── ToolError                raised by a tool: its message goes to the model as the error
+    │                            result, as written (no exception type in front)
     ├── TranscriptError          a saved transcript or run log cannot be read
     ├── WireFormatError          a body does not look like the wire it was said to be
     ├── ConfigError              a setting a person must fix (model id, missing API key)
@@ -60,6 +62,13 @@ class ToolCallError(ToolwireError):
 
     def __str__(self) -> str:
         return self.message
+
+
+class ToolError(ToolwireError):
+    """Raised inside a tool to send the model an error result worded for it.
+
+    Any other exception a tool raises also becomes an error result, prefixed with its type.
+    """
 
 
 class TranscriptError(ToolwireError, ValueError):

@@ -43,10 +43,33 @@ from .transcript_json import from_json, to_json
 
 __version__ = "0.1.0"
 
+# Names whose modules pull in asyncio, HTTP or other weight are imported on first use.
+_LAZY: dict[str, str] = {
+    "Conversion": "convert",
+    "HttpModel": "client",
+    "RetryPolicy": "client",
+    "convert": "convert",
+    "detect_wire": "convert",
+    "model": "client",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolwire' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 __all__ = [
     "AuthenticationError",
     "ConfigError",
     "ContextLengthError",
+    "Conversion",
+    "HttpModel",
     "InvalidRequestError",
     "Message",
     "NotFoundError",
@@ -59,6 +82,7 @@ __all__ = [
     "ReasoningPart",
     "Reply",
     "Request",
+    "RetryPolicy",
     "ServerError",
     "StopReason",
     "StreamError",
@@ -74,6 +98,9 @@ __all__ = [
     "Usage",
     "WireFormatError",
     "__version__",
+    "convert",
+    "detect_wire",
     "from_json",
+    "model",
     "to_json",
 ]

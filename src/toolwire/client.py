@@ -171,10 +171,17 @@ class HttpModel:
                 if response.status >= 400:
                     raise await self._error(response)
                 decoder = self.codec.stream_decoder(request=request)
-                async for chunk in response.aiter_bytes():
-                    for event in decoder.feed(chunk):
-                        yield event
-                yield StreamEnd(reply=decoder.finish())
+                try:
+                    async for chunk in response.aiter_bytes():
+                        for event in decoder.feed(chunk):
+                            yield event
+                    reply = decoder.finish()
+                except (KeyError, TypeError, ValueError) as exc:
+                    raise StreamError(
+                        f"the {self.wire} stream carried an event that cannot be read "
+                        f"({type(exc).__name__}: {exc})", retryable=True, wire=self.wire,
+                    ) from exc
+                yield StreamEnd(reply=reply)
                 return
             except ProviderError as error:
                 retry = self._retry_event(attempt, error)

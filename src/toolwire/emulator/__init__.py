@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..transcript import Message, Reply, Request
-from ._http import HttpRequest, HttpResponse, serve
+from ._http import HttpRequest, HttpResponse, HttpServer, serve
 from .checks import check_body, check_pairing, error_body
 from .script import Fault, ScriptItem, load_script, parse_item
 
@@ -91,7 +91,7 @@ class Emulator:
         self.received: list[Received] = []
         self._used = 0
         self._lock = threading.Lock()
-        self._server: asyncio.Server | None = None
+        self._server: HttpServer | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
@@ -103,13 +103,13 @@ class Emulator:
 
     async def astart(self) -> Emulator:
         self._server = await serve(self._handle, port=self.port)
-        self.port = self._server.sockets[0].getsockname()[1]
+        self.port = self._server.port
         return self
 
     async def astop(self) -> None:
         if self._server is not None:
-            self._server.close()
-            self._server = None
+            server, self._server = self._server, None
+            await server.aclose()
 
     def start(self) -> Emulator:
         loop = asyncio.new_event_loop()
@@ -233,6 +233,9 @@ class Emulator:
                      stream: bool) -> HttpResponse:
         if fault.delay:
             await asyncio.sleep(fault.delay)
+        if fault.kind == "slow_first_byte":
+            reply = fault.reply or Reply(message=Message.assistant("This came after a pause."))
+            return self._reply(reply, wire, codec, request, stream)
         if fault.kind in ("drop_mid_stream", "malformed_chunk"):
             reply = fault.reply or Reply(message=Message.assistant(
                 "This reply is long enough to be cut off part of the way through."))

@@ -109,7 +109,7 @@ async def _connection(handler: Handler, reader: asyncio.StreamReader,
             await _write_response(writer, response)
             if response.drop or request.headers.get("connection", "").lower() == "close":
                 break
-    except (ConnectionError, asyncio.IncompleteReadError):
+    except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
         pass
     finally:
         writer.close()
@@ -117,10 +117,41 @@ async def _connection(handler: Handler, reader: asyncio.StreamReader,
             await writer.wait_closed()
 
 
-async def serve(handler: Handler, host: str = "127.0.0.1", port: int = 0) -> asyncio.Server:
-    """Start serving; the bound port is ``server.sockets[0].getsockname()[1]``."""
+class HttpServer:
+    """A running server: its port, and `aclose` that ends every open connection."""
 
-    async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _connection(handler, reader, writer)
+    def __init__(self, handler: Handler) -> None:
+        self._handler = handler
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.port = 0
 
-    return await asyncio.start_server(on_connect, host, port, backlog=2048, limit=2**24)
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> HttpServer:
+        self._server = await asyncio.start_server(self._on_connect, host, port, backlog=2048,
+                                                  limit=2**24)
+        self.port = int(self._server.sockets[0].getsockname()[1])
+        return self
+
+    async def _on_connect(self, reader: asyncio.StreamReader,
+                          writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)  # type: ignore[arg-type]
+        try:
+            await _connection(self._handler, reader, writer)
+        finally:
+            self._tasks.discard(task)  # type: ignore[arg-type]
+
+    async def aclose(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def serve(handler: Handler, host: str = "127.0.0.1", port: int = 0) -> HttpServer:
+    """Start serving on ``host``; the bound port is ``server.port``."""
+    return await HttpServer(handler).start(host, port)

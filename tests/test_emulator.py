@@ -168,7 +168,8 @@ MISSING_RESULT = {
         "messages": [
             {"role": "user", "content": "hi"},
             {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "f", "arguments": "{}"}}]},
             {"role": "user", "content": "next"},
         ],
     },

@@ -105,7 +105,9 @@ class StreamEnd:
     reply: Reply
 
 
-StreamEvent = TextDelta | ReasoningDelta | ToolCallStarted | ToolCallDelta | ToolCallFinished | StreamEnd
+StreamEvent = (
+    TextDelta | ReasoningDelta | ToolCallStarted | ToolCallDelta | ToolCallFinished | StreamEnd
+)
 
 
 class StreamDecoder(Protocol):
@@ -301,7 +303,15 @@ class Codec(Protocol):
 
     def decode_request(self, body: Mapping[str, Any]) -> Request: ...
 
-    def decode_response(self, body: Mapping[str, Any], *, request: Request | None = None) -> Reply: ...
+    def decode_response(
+        self, body: Mapping[str, Any], *, request: Request | None = None
+    ) -> Reply: ...
+
+    def encode_response(
+        self, reply: Reply, *, request: Request | None = None
+    ) -> dict[str, Any]: ...
+
+    def encode_stream(self, reply: Reply, *, request: Request | None = None) -> list[bytes]: ...
 
     def stream_decoder(self, *, request: Request | None = None) -> StreamDecoder: ...
 
@@ -309,7 +319,9 @@ class Codec(Protocol):
         self, chunks: Iterable[bytes], *, request: Request | None = None
     ) -> Iterator[StreamEvent]: ...
 
-    def decode_error(self, status: int, body: Any, headers: Mapping[str, str] | None = None) -> Exception: ...
+    def decode_error(
+        self, status: int, body: Any, headers: Mapping[str, str] | None = None
+    ) -> ProviderError: ...
 
 
 # --------------------------------------------------------------------------- errors

@@ -70,7 +70,8 @@ ResultHook: TypeAlias = Callable[[ToolCallPart, ToolResultPart, float], None]
 def render_result(value: Any) -> str:
     """A tool's return value as result text: a string as it is, anything else as JSON.
 
-    Raises ``TypeError`` when the value cannot be written as JSON.
+    Pydantic models, dataclasses and dates are written as Pydantic writes them; NaN and
+    infinities become ``null``. Raises ``TypeError`` when the value cannot be written as JSON.
     """
     if isinstance(value, str):
         return value
@@ -79,7 +80,7 @@ def render_result(value: Any) -> str:
     except (TypeError, ValueError):
         pass
     try:  # pydantic models, dataclasses, dates, ...
-        return pydantic_core.to_json(value).decode("utf-8")
+        return pydantic_core.to_json(value, inf_nan_mode="null").decode("utf-8")
     except pydantic_core.PydanticSerializationError as exc:
         raise TypeError(str(exc)) from None
 

@@ -198,6 +198,7 @@ def test_golden_reply_decodes_and_encodes_back_exactly() -> None:
                                        "prompt_eval_duration": 210000000,
                                        "eval_duration": 1600000000}}
     assert oc.encode_response(reply) == GOLDEN_REPLY
+    check_sdk_reply(oc.encode_response(reply))
 
 
 def test_golden_results_turn() -> None:
@@ -485,12 +486,29 @@ def test_reply_round_trip(reply: Reply) -> None:
     body = oc.encode_response(reply)
     assert oc.decode_response(json.loads(json.dumps(body))) == reply
     assert body["done"] is True and isinstance(body["done_reason"], str)
+    check_sdk_reply(body)
+
+
+def check_sdk_reply(body: dict[str, Any]) -> None:
+    """A reply body we produce fits the SDK's ChatResponse, unknown keys forbidden (call ``id``
+    and ``function.index``, which current servers send and ollama 0.6.3 does not declare, aside)."""
+    from ollama import ChatResponse
+
+    body = copy.deepcopy(body)
+    for call in body["message"].get("tool_calls", ()):
+        call.pop("id")
+        call["function"].pop("index")
+    validated = TypeAdapter(ChatResponse).validate_python(body, extra="forbid")
+    assert validated.model_dump(exclude_unset=True) == body
 
 
 @settings(max_examples=100, deadline=None)
 @given(replies(), st.lists(st.integers(min_value=0, max_value=10**6), max_size=12))
 def test_stream_split_anywhere(reply: Reply, cuts: list[int]) -> None:
-    data = b"".join(oc.encode_stream(reply))
+    lines = oc.encode_stream(reply)
+    for line in lines:
+        check_sdk_reply(json.loads(line))
+    data = b"".join(lines)
     points = sorted({c % (len(data) + 1) for c in cuts})
     chunks = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
     events = events_of(chunks)

@@ -3,7 +3,8 @@
 Owns: encoding a `Request` as a chat body (tool names mapped, schemas cut down to the subset the
 server keeps, every change reported as a `Note`), reading such a body back, decoding replies,
 NDJSON streams and error bodies, and rendering a `Reply` as a reply body or a stream (what the
-provider emulator serves). Pure functions over JSON: must not import transport, HTTP clients,
+provider emulator serves). Reading replies and streams lives in `_ollama_read`, the schema
+subset in `_ollama_schema`. Pure functions over JSON: must not import transport, HTTP clients,
 vendor SDKs, or any toolwire layer above the transcript.
 
 How the wire's habits are handled:
@@ -13,7 +14,7 @@ How the wire's habits are handled:
   that did not parse, or a list) is sent with ``{}`` and a note, since the server refuses text.
 - Call ids may be missing (older servers). Missing ids are made with `call_id_for` from the
   model, the reply's ``created_at`` and the calls so far, so a reply and its stream get the same
-  ids. Ids in that generated form are never sent back (neither on the call nor as
+  ids. Ids in that generated form are never sent in a request (neither on the call nor as
   ``tool_call_id``): the server never saw them, and results are matched by ``tool_name`` and order.
 - ``done_reason`` says ``"stop"`` even when the model called tools; tool turns are recognised by
   ``message.tool_calls``.
@@ -33,15 +34,12 @@ How the wire's habits are handled:
 
 from __future__ import annotations
 
-import copy
-import hashlib
 import itertools
-import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, assert_never
 
-from ..errors import ProviderError, StreamError, WireFormatError
+from ..errors import ProviderError, WireFormatError
 from ..transcript import (
     JSON,
     Message,
@@ -49,51 +47,57 @@ from ..transcript import (
     ReasoningPart,
     Reply,
     Request,
-    StopReason,
     TextPart,
     ToolCallPart,
     ToolChoice,
     ToolResultPart,
     ToolSpec,
-    Usage,
 )
 from ._base import (
     Encoded,
     NameMap,
-    NDJSONFramer,
     Note,
-    ReasoningDelta,
     StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallFinished,
-    ToolCallStarted,
     call_id_for,
     drive_stream,
     dumps,
     provider_error,
     retry_after_from,
 )
+from ._ollama_read import (
+    MESSAGE_KEYS,
+    REPLY_KEYS,
+    STOP_REASONS,
+    WIRE,
+    Seeder,
+    StreamDecoder,
+    build_reply,
+    decode_assistant,
+    mapping,
+    message_and_type,
+    text_of,
+    unknown_keys,
+    wrap_own,
+)
+from ._ollama_schema import rewrite_schema
 
-WIRE = "ollama-chat"
-
-STOP_REASONS: dict[str, StopReason] = {
-    "stop": "end_turn",
-    "length": "max_tokens",
-    "load": "other",
-    "unload": "other",
-}
+__all__ = [
+    "STOP_REASONS",
+    "WIRE",
+    "decode_error",
+    "decode_request",
+    "decode_response",
+    "decode_stream",
+    "encode",
+    "encode_request",
+    "encode_response",
+    "encode_stream",
+    "stream_decoder",
+]
 
 _RAW_STOP: dict[str, str] = {"max_tokens": "length"}  # every other stop is sent as "stop"
 _GENERATED_ID = re.compile(r"\Acall_[0-9a-f]{24}\Z")
 _BODY_KEYS = frozenset({"model", "messages", "tools", "stream", "options"})
-_REPLY_KEYS = frozenset({"model", "message", "done", "done_reason", "prompt_eval_count",
-                         "eval_count"})
-_MESSAGE_KEYS = frozenset({"role", "content", "thinking", "tool_calls", "tool_name",
-                           "tool_call_id"})
-_TOP_KEEP = frozenset({"type", "$defs", "items", "required", "properties"})
-_PROP_KEEP = frozenset({"anyOf", "type", "items", "description", "enum", "properties",
-                        "required"})
 _ERROR_PREFIX = "Error: "
 _EMPTY_RESULT = "(no output)"
 
@@ -112,94 +116,20 @@ def _is_generated(call_id: str) -> bool:
     return bool(_GENERATED_ID.match(call_id))
 
 
-# --------------------------------------------------------------------------- schemas
-
-
-class _SchemaRewrite:
-    """Cuts one tool schema down to what the server keeps, recording every change."""
-
-    def __init__(self, schema: Mapping[str, Any]) -> None:
-        self.source = copy.deepcopy(dict(schema))
-        self.changes: list[str] = []
-
-    def run(self) -> dict[str, Any]:
-        node = self._inline(self.source, "/", ())
-        out: dict[str, Any] = {}
-        for key, value in node.items():
-            if key == "properties" and isinstance(value, Mapping):
-                out[key] = {k: self._prop(v, f"/properties/{k}", ()) for k, v in value.items()}
-            elif key in _TOP_KEEP:
-                out[key] = value
-            else:
-                self.changes.append(f"removed {key} at /")
-        if "type" not in out:
-            out = {"type": "object", **out}
-            self.changes.append("added type 'object' at /")
-        return out
-
-    def _inline(self, node: dict[str, Any], path: str, stack: tuple[str, ...]) -> dict[str, Any]:
-        ref = node.get("$ref")
-        if not isinstance(ref, str):
-            return node
-        rest = {k: v for k, v in node.items() if k != "$ref"}
-        target: Any = None
-        for prefix, where in (("#/$defs/", "$defs"), ("#/definitions/", "definitions")):
-            defs = self.source.get(where)
-            if ref.startswith(prefix) and isinstance(defs, Mapping):
-                target = defs.get(ref[len(prefix):])
-        if not isinstance(target, Mapping) or ref in stack:
-            self.changes.append(f"removed $ref {ref} at {path} (cannot be inlined)")
-            return rest
-        self.changes.append(f"inlined $ref {ref} at {path}")
-        merged = {**copy.deepcopy(dict(target)), **rest}
-        return self._inline(merged, path, (*stack, ref))
-
-    def _prop(self, node: Any, path: str, stack: tuple[str, ...]) -> Any:
-        if not isinstance(node, dict):
-            return node
-        if isinstance(node.get("$ref"), str):
-            ref = node["$ref"]
-            node = self._inline(node, path, stack)
-            stack = (*stack, ref)
-        out: dict[str, Any] = {}
-        for key, value in node.items():
-            if key in ("anyOf", "oneOf") and isinstance(value, list):
-                if key == "oneOf":
-                    if "anyOf" in node:
-                        self.changes.append(f"removed oneOf at {path}")
-                        continue
-                    self.changes.append(f"sent oneOf as anyOf at {path}")
-                out["anyOf"] = [self._prop(v, f"{path}/{key}/{i}", stack)
-                                for i, v in enumerate(value)]
-            elif key == "const" and "enum" not in node:
-                out["enum"] = [value]
-                self.changes.append(f"sent const as enum at {path}")
-            elif key == "properties" and isinstance(value, Mapping):
-                out[key] = {k: self._prop(v, f"{path}/properties/{k}", stack)
-                            for k, v in value.items()}
-            elif key in _PROP_KEEP:
-                out[key] = value
-            else:
-                self.changes.append(f"removed {key} at {path}")
-        return out
+# --------------------------------------------------------------------------- encoding
 
 
 def _encode_tool(tool: ToolSpec, names: NameMap, notes: list[Note]) -> dict[str, Any]:
-    rewrite = _SchemaRewrite(tool.input_schema)
-    parameters = rewrite.run()
-    if rewrite.changes:
+    parameters, changes = rewrite_schema(tool.input_schema)
+    if changes:
         notes.append(Note(kind="schema_rewritten", subject=tool.name,
-                          detail="the server ignores other keywords: "
-                                 + "; ".join(rewrite.changes)))
+                          detail="the server ignores other keywords: " + "; ".join(changes)))
     if tool.strict:
         notes.append(Note(kind="field_dropped", subject=tool.name,
                           detail="strict mode does not exist on this wire; calls are not forced "
                                  "to follow the schema"))
     return {"type": "function", "function": {
         "name": names.wire(tool.name), "description": tool.description, "parameters": parameters}}
-
-
-# --------------------------------------------------------------------------- encoding
 
 
 def _choice_allows_tools(choice: ToolChoice, has_tools: bool, notes: list[Note]) -> bool:
@@ -394,70 +324,6 @@ def encode_request(request: Request) -> dict[str, Any]:
 # --------------------------------------------------------------------------- decoding
 
 
-class _Seeder:
-    """Deterministic ids for calls that came without one: model, created_at and the calls so far."""
-
-    def __init__(self, model: Any, created_at: Any) -> None:
-        self._hash = hashlib.sha256(f"{model}\x00{created_at}".encode())
-        self._count = 0
-
-    def next_id(self, wire_name: str, wire_args: Any) -> str:
-        self._hash.update(f"\x00{wire_name}\x00{json.dumps(wire_args, sort_keys=True)}".encode())
-        self._count += 1
-        return call_id_for(self._hash.hexdigest(), self._count - 1)
-
-
-def _mapping(value: Any, what: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise WireFormatError(f"{what} must be a JSON object, got {type(value).__name__}")
-    return value
-
-
-def _text(value: Any, what: str) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise WireFormatError(f"{what} must be a string, got {type(value).__name__}")
-    return value
-
-
-def _decode_call(raw: Any, seeder: _Seeder, names: NameMap) -> ToolCallPart:
-    call = _mapping(raw, "tool call")
-    function = call.get("function", call)
-    function = _mapping(function, "tool call function")
-    wire_name = _text(function.get("name"), "tool call name")
-    args = function.get("arguments")
-    made_id = seeder.next_id(wire_name, args)
-    given = call.get("id")
-    call_id = given if isinstance(given, str) and given else made_id
-    name = names.user(wire_name)
-    if isinstance(args, str):
-        return ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=args)
-    return ToolCallPart(id=call_id, name=name, arguments={} if args is None else args)
-
-
-def _extras(obj: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
-    return {k: v for k, v in obj.items() if k not in known}
-
-
-def _provider_data(extras: Mapping[str, Any]) -> dict[str, JSON] | None:
-    return {WIRE: dict(extras)} if extras else None
-
-
-def _decode_assistant(raw: Any, seeder: _Seeder, names: NameMap) -> Message:
-    msg = _mapping(raw, "message")
-    parts: list[Any] = []
-    thinking = _text(msg.get("thinking"), "message.thinking")
-    if thinking:
-        parts.append(ReasoningPart(text=thinking, provider_data={WIRE: thinking}))
-    content = _text(msg.get("content"), "message.content")
-    if content:
-        parts.append(TextPart(text=content))
-    parts.extend(_decode_call(c, seeder, names) for c in msg.get("tool_calls") or ())
-    return Message(role="assistant", parts=tuple(parts),
-                   provider_data=_provider_data(_extras(msg, _MESSAGE_KEYS)))
-
-
 def _result_of(text: str) -> tuple[str, bool]:
     is_error = text.startswith(_ERROR_PREFIX)
     if is_error:
@@ -476,7 +342,7 @@ def _decode_result(msg: Mapping[str, Any], calls: list[ToolCallPart], used: set[
         free = [c for c in calls if c.id not in used]
         match = next((c for c in free if tool_name is None or c.name == tool_name),
                      free[0] if free else None)
-    content, is_error = _result_of(_text(msg.get("content"), "tool message content"))
+    content, is_error = _result_of(text_of(msg.get("content"), "tool message content"))
     if isinstance(given, str) and given:
         call_id = given
     elif match is not None:
@@ -484,11 +350,11 @@ def _decode_result(msg: Mapping[str, Any], calls: list[ToolCallPart], used: set[
     else:
         call_id = call_id_for(f"result\x00{tool_name}\x00{content}", position)
     used.add(call_id)
-    extras = _extras(msg, _MESSAGE_KEYS)
+    extras = unknown_keys(msg, MESSAGE_KEYS)
     return ToolResultPart(call_id=call_id, content=content, is_error=is_error,
                           name=tool_name if tool_name is not None else
                           (match.name if match is not None else None),
-                          provider_data=_provider_data(extras))
+                          provider_data=wrap_own(extras))
 
 
 def _decode_messages(raw: Iterable[Any], model: Any) -> list[Message]:
@@ -498,8 +364,8 @@ def _decode_messages(raw: Iterable[Any], model: Any) -> list[Message]:
     results: list[ToolResultPart] = []
     names = NameMap()
     for index, item in enumerate(raw):
-        msg = _mapping(item, f"messages[{index}]")
-        role = _text(msg.get("role"), f"messages[{index}].role").lower()
+        msg = mapping(item, f"messages[{index}]")
+        role = text_of(msg.get("role"), f"messages[{index}].role").lower()
         if role == "tool":
             results.append(_decode_result(msg, calls, used, index))
             continue
@@ -507,14 +373,14 @@ def _decode_messages(raw: Iterable[Any], model: Any) -> list[Message]:
             out.append(Message(role="tool", parts=tuple(results)))
             results = []
         if role == "assistant":
-            decoded = _decode_assistant(msg, _Seeder(model, index), names)
+            decoded = decode_assistant(msg, Seeder(model, index), names)
             calls, used = list(decoded.tool_calls), set()
             out.append(decoded)
         elif role in ("user", "system"):
-            content = _text(msg.get("content"), f"messages[{index}].content")
+            content = text_of(msg.get("content"), f"messages[{index}].content")
             parts = (TextPart(text=content),) if content else ()
             out.append(Message(role="user" if role == "user" else "system", parts=parts,
-                               provider_data=_provider_data(_extras(msg, _MESSAGE_KEYS))))
+                               provider_data=wrap_own(unknown_keys(msg, MESSAGE_KEYS))))
         else:
             raise WireFormatError(f"messages[{index}] has an unknown role {role!r}")
     if results:
@@ -523,13 +389,13 @@ def _decode_messages(raw: Iterable[Any], model: Any) -> list[Message]:
 
 
 def _decode_tool(raw: Any) -> ToolSpec:
-    tool = _mapping(raw, "tool")
-    function = _mapping(tool.get("function", tool), "tool function")
-    name = _text(function.get("name"), "tool name")
+    tool = mapping(raw, "tool")
+    function = mapping(tool.get("function", tool), "tool function")
+    name = text_of(function.get("name"), "tool name")
     if not name:
         raise WireFormatError("a tool has no name")
     parameters = function.get("parameters")
-    spec = ToolSpec(name=name, description=_text(function.get("description"), "description"))
+    spec = ToolSpec(name=name, description=text_of(function.get("description"), "description"))
     if isinstance(parameters, Mapping):
         spec = ToolSpec(name=name, description=spec.description, input_schema=dict(parameters))
     return spec
@@ -537,16 +403,16 @@ def _decode_tool(raw: Any) -> ToolSpec:
 
 def decode_request(body: Mapping[str, Any]) -> Request:
     """Read an ``/api/chat`` body back; keys this codec does not model go to provider_options."""
-    body = _mapping(body, "request body")
-    model = _text(body.get("model"), "model")
+    body = mapping(body, "request body")
+    model = text_of(body.get("model"), "model")
     raw_messages = list(body.get("messages") or ())
     system: str | None = None
     first = raw_messages[0] if raw_messages else None
     if isinstance(first, Mapping) and str(first.get("role", "")).lower() == "system" \
-            and not _extras(first, _MESSAGE_KEYS):
-        system = _text(first.get("content"), "system content")
+            and not unknown_keys(first, MESSAGE_KEYS):
+        system = text_of(first.get("content"), "system content")
         raw_messages = raw_messages[1:]
-    extra = _extras(body, _BODY_KEYS)
+    extra = unknown_keys(body, _BODY_KEYS)
     temperature: float | None = None
     max_tokens: int | None = None
     options = body.get("options")
@@ -570,46 +436,20 @@ def decode_request(body: Mapping[str, Any]) -> Request:
         max_tokens=max_tokens,
         temperature=temperature,
         stream=body.get("stream", True) is not False,
-        provider_options=_provider_data(extra),
+        provider_options=wrap_own(extra),
     )
-
-
-def _stop(calls: tuple[ToolCallPart, ...], raw: str | None) -> tuple[StopReason, bool]:
-    if calls:
-        if any(c.parse_error is not None for c in calls):
-            return "max_tokens", True
-        return "tool_calls", False
-    if raw is None:
-        return "end_turn", False
-    return STOP_REASONS.get(raw, "other"), False
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _reply(message: Message, final: Mapping[str, Any], model: Any,
-           extras: dict[str, Any]) -> Reply:
-    raw = final.get("done_reason")
-    raw_stop = raw if isinstance(raw, str) and raw else None
-    stop, truncated = _stop(message.tool_calls, raw_stop)
-    usage = Usage(input_tokens=_count(final.get("prompt_eval_count")),
-                  output_tokens=_count(final.get("eval_count")))
-    return Reply(message=message, stop=stop, raw_stop=raw_stop, usage=usage,
-                 model=model if isinstance(model, str) else None, truncated_call=truncated,
-                 provider_data=_provider_data(extras))
 
 
 def decode_response(body: Mapping[str, Any], *, request: Request | None = None) -> Reply:
     """A whole (non-streamed) reply; with ``request``, tool names are mapped back to the user's."""
-    body = _mapping(body, "reply body")
+    body = mapping(body, "reply body")
     if "message" not in body:
         if "error" in body:
             raise decode_error(200, body)
         raise WireFormatError("an /api/chat reply has no 'message'")
-    seeder = _Seeder(body.get("model"), body.get("created_at"))
-    message = _decode_assistant(body["message"], seeder, _names(request))
-    return _reply(message, body, body.get("model"), _extras(body, _REPLY_KEYS))
+    seeder = Seeder(body.get("model"), body.get("created_at"))
+    message = decode_assistant(body["message"], seeder, _names(request))
+    return build_reply(message, body, body.get("model"), unknown_keys(body, REPLY_KEYS))
 
 
 # --------------------------------------------------------------------------- replies and streams
@@ -666,94 +506,8 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
     return [(dumps(obj) + "\n").encode() for obj in (*lines, final)]
 
 
-class _StreamDecoder:
-    """Assembles an NDJSON stream line by line; an error line is raised on the next call."""
-
-    def __init__(self, request: Request | None) -> None:
-        self._names = _names(request)
-        self._framer = NDJSONFramer()
-        self._seeder: _Seeder | None = None
-        self._model: Any = None
-        self._thinking: list[str] = []
-        self._text: list[str] = []
-        self._calls: list[ToolCallPart] = []
-        self._message_extras: dict[str, Any] = {}
-        self._logprobs: list[Any] = []
-        self._final: Mapping[str, Any] | None = None
-        self._error: ProviderError | None = None
-
-    def feed(self, data: bytes) -> list[StreamEvent]:
-        if self._error is not None:
-            raise self._error
-        events: list[StreamEvent] = []
-        for line in self._framer.feed(data):
-            self._line(line, events)
-        return events
-
-    def _line(self, line: str, events: list[StreamEvent]) -> None:
-        if self._error is not None or self._final is not None:
-            return
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            self._error = StreamError(f"a stream line is not JSON: {exc.msg}", wire=WIRE,
-                                      body=line)
-            return
-        if not isinstance(obj, Mapping):
-            self._error = StreamError("a stream line is not a JSON object", wire=WIRE, body=obj)
-            return
-        if "error" in obj:
-            self._error = _stream_error(obj)
-            return
-        if self._seeder is None:
-            self._seeder = _Seeder(obj.get("model"), obj.get("created_at"))
-        self._model = obj.get("model", self._model)
-        if isinstance(obj.get("logprobs"), list):
-            self._logprobs.extend(obj["logprobs"])
-        msg = _mapping(obj.get("message") or {}, "message")
-        self._message_extras.update(_extras(msg, _MESSAGE_KEYS))
-        thinking = _text(msg.get("thinking"), "message.thinking")
-        if thinking:
-            self._thinking.append(thinking)
-            events.append(ReasoningDelta(text=thinking))
-        content = _text(msg.get("content"), "message.content")
-        if content:
-            self._text.append(content)
-            events.append(TextDelta(text=content))
-        for raw in msg.get("tool_calls") or ():
-            call = _decode_call(raw, self._seeder, self._names)
-            index = len(self._calls)
-            self._calls.append(call)
-            events.append(ToolCallStarted(index=index, id=call.id, name=call.name))
-            events.append(ToolCallDelta(index=index, fragment=call.arguments_text))
-            events.append(ToolCallFinished(index=index, call=call))
-        if obj.get("done") is True:
-            self._final = obj
-
-    def finish(self) -> Reply:
-        for line in self._framer.close():
-            self._line(line, [])
-        if self._error is not None:
-            raise self._error
-        if self._final is None:
-            raise StreamError("the stream ended before its final line (done: true)", wire=WIRE)
-        parts: list[Any] = []
-        thinking = "".join(self._thinking)
-        if thinking:
-            parts.append(ReasoningPart(text=thinking, provider_data={WIRE: thinking}))
-        if self._text:
-            parts.append(TextPart(text="".join(self._text)))
-        parts.extend(self._calls)
-        message = Message(role="assistant", parts=tuple(parts),
-                          provider_data=_provider_data(self._message_extras))
-        extras = _extras(self._final, _REPLY_KEYS)
-        if self._logprobs:
-            extras["logprobs"] = self._logprobs
-        return _reply(message, self._final, self._model, extras)
-
-
-def stream_decoder(*, request: Request | None = None) -> _StreamDecoder:
-    return _StreamDecoder(request)
+def stream_decoder(*, request: Request | None = None) -> StreamDecoder:
+    return StreamDecoder(_names(request))
 
 
 def decode_stream(chunks: Iterable[bytes], *, request: Request | None = None
@@ -765,36 +519,11 @@ def decode_stream(chunks: Iterable[bytes], *, request: Request | None = None
 # --------------------------------------------------------------------------- errors
 
 
-def _message_and_type(body: Any, status: int) -> tuple[str, str | None, Any]:
-    if isinstance(body, bytes | bytearray):
-        body = bytes(body).decode("utf-8", errors="replace")
-    if isinstance(body, str):
-        try:
-            body = json.loads(body)
-        except json.JSONDecodeError:
-            return (body.strip() or f"HTTP {status}"), None, body
-    if isinstance(body, Mapping):
-        error = body.get("error")
-        if isinstance(error, str):
-            return error, None, body
-        if isinstance(error, Mapping):  # the OpenAI-style shape of the /v1 layer
-            kind = error.get("type")
-            return (str(error.get("message") or f"HTTP {status}"),
-                    kind if isinstance(kind, str) else None, body)
-    return f"HTTP {status}", None, body
-
-
 def decode_error(status: int, body: Any, headers: Mapping[str, str] | None = None
                  ) -> ProviderError:
     """The typed error for an error reply (``{"error": "<message>"}``)."""
-    message, kind, parsed = _message_and_type(body, status)
+    message, kind, parsed = message_and_type(body, status)
     return provider_error(status, message, wire=WIRE, error_type=kind, body=parsed,
                           retry_after=retry_after_from(headers))
 
 
-def _stream_error(obj: Mapping[str, Any]) -> ProviderError:
-    """An error line inside a stream: typed when its message says what it is."""
-    message, kind, _ = _message_and_type(obj, 200)
-    typed = provider_error(200, message, wire=WIRE, error_type=kind, body=obj)
-    cls = StreamError if type(typed) is ProviderError else type(typed)
-    return cls(message, error_type=kind, wire=WIRE, body=dict(obj))

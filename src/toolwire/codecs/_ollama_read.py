@@ -1,0 +1,260 @@
+"""Reading the Ollama native chat wire: replies, stream lines and error bodies.
+
+Owns the wire's name and stop-reason map, the decoding of an assistant message (thinking, text,
+whole tool calls with object arguments, ids made when missing), the assembly of a `Reply`, the
+NDJSON `StreamDecoder`, and reading error bodies. Used only by the ollama-chat codec, which
+re-exports what is public. Pure: no HTTP, no vendor SDK; imports only the transcript, the error
+tree and the codec base.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ProviderError, StreamError, WireFormatError
+from ..transcript import (
+    JSON,
+    Message,
+    ReasoningPart,
+    Reply,
+    StopReason,
+    TextPart,
+    ToolCallPart,
+    Usage,
+)
+from ._base import (
+    NameMap,
+    NDJSONFramer,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    call_id_for,
+    provider_error,
+)
+
+WIRE = "ollama-chat"
+
+STOP_REASONS: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "load": "other",
+    "unload": "other",
+}
+
+REPLY_KEYS = frozenset({"model", "message", "done", "done_reason", "prompt_eval_count",
+                         "eval_count"})
+MESSAGE_KEYS = frozenset({"role", "content", "thinking", "tool_calls", "tool_name",
+                           "tool_call_id"})
+
+
+class Seeder:
+    """Deterministic ids for calls that came without one: model, created_at and the calls so far."""
+
+    def __init__(self, model: Any, created_at: Any) -> None:
+        self._hash = hashlib.sha256(f"{model}\x00{created_at}".encode())
+        self._count = 0
+
+    def next_id(self, wire_name: str, wire_args: Any) -> str:
+        self._hash.update(f"\x00{wire_name}\x00{json.dumps(wire_args, sort_keys=True)}".encode())
+        self._count += 1
+        return call_id_for(self._hash.hexdigest(), self._count - 1)
+
+
+def mapping(value: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise WireFormatError(f"{what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def text_of(value: Any, what: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise WireFormatError(f"{what} must be a string, got {type(value).__name__}")
+    return value
+
+
+def decode_call(raw: Any, seeder: Seeder, names: NameMap) -> ToolCallPart:
+    """One call; arguments are an object (a string is accepted and kept as raw text)."""
+    call = mapping(raw, "tool call")
+    function = call.get("function", call)
+    function = mapping(function, "tool call function")
+    wire_name = text_of(function.get("name"), "tool call name")
+    args = function.get("arguments")
+    made_id = seeder.next_id(wire_name, args)
+    given = call.get("id")
+    call_id = given if isinstance(given, str) and given else made_id
+    name = names.user(wire_name)
+    if isinstance(args, str):
+        return ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=args)
+    return ToolCallPart(id=call_id, name=name, arguments={} if args is None else args)
+
+
+def unknown_keys(obj: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k not in known}
+
+
+def wrap_own(extras: Mapping[str, Any]) -> dict[str, JSON] | None:
+    return {WIRE: dict(extras)} if extras else None
+
+
+def decode_assistant(raw: Any, seeder: Seeder, names: NameMap) -> Message:
+    msg = mapping(raw, "message")
+    parts: list[Any] = []
+    thinking = text_of(msg.get("thinking"), "message.thinking")
+    if thinking:
+        parts.append(ReasoningPart(text=thinking, provider_data={WIRE: thinking}))
+    content = text_of(msg.get("content"), "message.content")
+    if content:
+        parts.append(TextPart(text=content))
+    parts.extend(decode_call(c, seeder, names) for c in msg.get("tool_calls") or ())
+    return Message(role="assistant", parts=tuple(parts),
+                   provider_data=wrap_own(unknown_keys(msg, MESSAGE_KEYS)))
+
+
+def stop_of(calls: tuple[ToolCallPart, ...], raw: str | None) -> tuple[StopReason, bool]:
+    """The normalised stop and whether a call was cut off; calls decide, not done_reason."""
+    if calls:
+        if any(c.parse_error is not None for c in calls):
+            return "max_tokens", True
+        return "tool_calls", False
+    if raw is None:
+        return "end_turn", False
+    return STOP_REASONS.get(raw, "other"), False
+
+
+def count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def build_reply(message: Message, final: Mapping[str, Any], model: Any,
+                extras: dict[str, Any]) -> Reply:
+    """The reply from its message and the final body (or final stream line)."""
+    raw = final.get("done_reason")
+    raw_stop = raw if isinstance(raw, str) and raw else None
+    stop, truncated = stop_of(message.tool_calls, raw_stop)
+    usage = Usage(input_tokens=count(final.get("prompt_eval_count")),
+                  output_tokens=count(final.get("eval_count")))
+    return Reply(message=message, stop=stop, raw_stop=raw_stop, usage=usage,
+                 model=model if isinstance(model, str) else None, truncated_call=truncated,
+                 provider_data=wrap_own(extras))
+
+
+class StreamDecoder:
+    """Assembles an NDJSON stream line by line; an error line is raised on the next call."""
+
+    def __init__(self, names: NameMap) -> None:
+        self._names = names
+        self._framer = NDJSONFramer()
+        self._seeder: Seeder | None = None
+        self._model: Any = None
+        self._thinking: list[str] = []
+        self._text: list[str] = []
+        self._calls: list[ToolCallPart] = []
+        self._message_extras: dict[str, Any] = {}
+        self._logprobs: list[Any] = []
+        self._final: Mapping[str, Any] | None = None
+        self._error: ProviderError | None = None
+
+    def feed(self, data: bytes) -> list[StreamEvent]:
+        if self._error is not None:
+            raise self._error
+        events: list[StreamEvent] = []
+        for line in self._framer.feed(data):
+            self._line(line, events)
+        return events
+
+    def _line(self, line: str, events: list[StreamEvent]) -> None:
+        if self._error is not None or self._final is not None:
+            return
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            self._error = StreamError(f"a stream line is not JSON: {exc.msg}", wire=WIRE,
+                                      body=line)
+            return
+        if not isinstance(obj, Mapping):
+            self._error = StreamError("a stream line is not a JSON object", wire=WIRE, body=obj)
+            return
+        if "error" in obj:
+            self._error = stream_error(obj)
+            return
+        if self._seeder is None:
+            self._seeder = Seeder(obj.get("model"), obj.get("created_at"))
+        self._model = obj.get("model", self._model)
+        if isinstance(obj.get("logprobs"), list):
+            self._logprobs.extend(obj["logprobs"])
+        msg = mapping(obj.get("message") or {}, "message")
+        self._message_extras.update(unknown_keys(msg, MESSAGE_KEYS))
+        thinking = text_of(msg.get("thinking"), "message.thinking")
+        if thinking:
+            self._thinking.append(thinking)
+            events.append(ReasoningDelta(text=thinking))
+        content = text_of(msg.get("content"), "message.content")
+        if content:
+            self._text.append(content)
+            events.append(TextDelta(text=content))
+        for raw in msg.get("tool_calls") or ():
+            call = decode_call(raw, self._seeder, self._names)
+            index = len(self._calls)
+            self._calls.append(call)
+            events.append(ToolCallStarted(index=index, id=call.id, name=call.name))
+            events.append(ToolCallDelta(index=index, fragment=call.arguments_text))
+            events.append(ToolCallFinished(index=index, call=call))
+        if obj.get("done") is True:
+            self._final = obj
+
+    def finish(self) -> Reply:
+        for line in self._framer.close():
+            self._line(line, [])
+        if self._error is not None:
+            raise self._error
+        if self._final is None:
+            raise StreamError("the stream ended before its final line (done: true)", wire=WIRE)
+        parts: list[Any] = []
+        thinking = "".join(self._thinking)
+        if thinking:
+            parts.append(ReasoningPart(text=thinking, provider_data={WIRE: thinking}))
+        if self._text:
+            parts.append(TextPart(text="".join(self._text)))
+        parts.extend(self._calls)
+        message = Message(role="assistant", parts=tuple(parts),
+                          provider_data=wrap_own(self._message_extras))
+        extras = unknown_keys(self._final, REPLY_KEYS)
+        if self._logprobs:
+            extras["logprobs"] = self._logprobs
+        return build_reply(message, self._final, self._model, extras)
+
+
+def message_and_type(body: Any, status: int) -> tuple[str, str | None, Any]:
+    """Message, error type and parsed body of ``{"error": "..."}`` (or the /v1 object form)."""
+    if isinstance(body, bytes | bytearray):
+        body = bytes(body).decode("utf-8", errors="replace")
+    if isinstance(body, str):
+        try:
+            body = json.loads(body)
+        except json.JSONDecodeError:
+            return (body.strip() or f"HTTP {status}"), None, body
+    if isinstance(body, Mapping):
+        error = body.get("error")
+        if isinstance(error, str):
+            return error, None, body
+        if isinstance(error, Mapping):  # the OpenAI-style shape of the /v1 layer
+            kind = error.get("type")
+            return (str(error.get("message") or f"HTTP {status}"),
+                    kind if isinstance(kind, str) else None, body)
+    return f"HTTP {status}", None, body
+
+
+def stream_error(obj: Mapping[str, Any]) -> ProviderError:
+    """An error line inside a stream: typed when its message says what it is."""
+    message, kind, _ = message_and_type(obj, 200)
+    typed = provider_error(200, message, wire=WIRE, error_type=kind, body=obj)
+    cls = StreamError if type(typed) is ProviderError else type(typed)
+    return cls(message, error_type=kind, wire=WIRE, body=dict(obj))

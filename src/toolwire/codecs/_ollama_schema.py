@@ -1,0 +1,100 @@
+"""The JSON Schema subset the Ollama server keeps for tool parameters.
+
+Owns `rewrite_schema`: on a copy, cut a tool's schema down to what ``/api/chat`` passes on to
+the model, and describe every change in a short phrase for the codec's `Note`. The server keeps,
+at the top level, ``type, $defs, items, required, properties``, and for each property ``anyOf,
+type, items, description, enum, properties, required``; everything else is dropped without a
+word, so it is removed here where it can be reported. Local ``$ref``s are inlined (once per
+reference chain, so recursive schemas end), ``oneOf`` is sent as ``anyOf`` and ``const`` as a
+one-value ``enum``, keeping their meaning. ``items`` and ``$defs`` are sent as written: the
+server keeps those subtrees whole.
+
+Used only by the ollama-chat codec. Pure functions over plain JSON; imports nothing from toolwire.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["rewrite_schema"]
+
+_TOP_KEEP = frozenset({"type", "$defs", "items", "required", "properties"})
+_PROP_KEEP = frozenset({"anyOf", "type", "items", "description", "enum", "properties",
+                        "required"})
+
+
+def rewrite_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The schema as the server will see it, and the changes made (empty when none)."""
+    rewrite = _SchemaRewrite(schema)
+    return rewrite.run(), rewrite.changes
+
+
+class _SchemaRewrite:
+    """Cuts one tool schema down to what the server keeps, recording every change."""
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        self.source = copy.deepcopy(dict(schema))
+        self.changes: list[str] = []
+
+    def run(self) -> dict[str, Any]:
+        node = self._inline(self.source, "/", ())
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, Mapping):
+                out[key] = {k: self._prop(v, f"/properties/{k}", ()) for k, v in value.items()}
+            elif key in _TOP_KEEP:
+                out[key] = value
+            else:
+                self.changes.append(f"removed {key} at /")
+        if "type" not in out:
+            out = {"type": "object", **out}
+            self.changes.append("added type 'object' at /")
+        return out
+
+    def _inline(self, node: dict[str, Any], path: str, stack: tuple[str, ...]) -> dict[str, Any]:
+        ref = node.get("$ref")
+        if not isinstance(ref, str):
+            return node
+        rest = {k: v for k, v in node.items() if k != "$ref"}
+        target: Any = None
+        for prefix, where in (("#/$defs/", "$defs"), ("#/definitions/", "definitions")):
+            defs = self.source.get(where)
+            if ref.startswith(prefix) and isinstance(defs, Mapping):
+                target = defs.get(ref[len(prefix):])
+        if not isinstance(target, Mapping) or ref in stack:
+            self.changes.append(f"removed $ref {ref} at {path} (cannot be inlined)")
+            return rest
+        self.changes.append(f"inlined $ref {ref} at {path}")
+        merged = {**copy.deepcopy(dict(target)), **rest}
+        return self._inline(merged, path, (*stack, ref))
+
+    def _prop(self, node: Any, path: str, stack: tuple[str, ...]) -> Any:
+        if not isinstance(node, dict):
+            return node
+        if isinstance(node.get("$ref"), str):
+            ref = node["$ref"]
+            node = self._inline(node, path, stack)
+            stack = (*stack, ref)
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("anyOf", "oneOf") and isinstance(value, list):
+                if key == "oneOf":
+                    if "anyOf" in node:
+                        self.changes.append(f"removed oneOf at {path}")
+                        continue
+                    self.changes.append(f"sent oneOf as anyOf at {path}")
+                out["anyOf"] = [self._prop(v, f"{path}/{key}/{i}", stack)
+                                for i, v in enumerate(value)]
+            elif key == "const" and "enum" not in node:
+                out["enum"] = [value]
+                self.changes.append(f"sent const as enum at {path}")
+            elif key == "properties" and isinstance(value, Mapping):
+                out[key] = {k: self._prop(v, f"{path}/properties/{k}", stack)
+                            for k, v in value.items()}
+            elif key in _PROP_KEEP:
+                out[key] = value
+            else:
+                self.changes.append(f"removed {key} at {path}")
+        return out

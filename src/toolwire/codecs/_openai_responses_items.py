@@ -1,0 +1,255 @@
+"""OpenAI Responses items <-> canonical parts, shared by the request, reply and stream code.
+
+Owns: the wire name, the tool-name rule, the made-up item ids of the emulated wire, and the
+conversion of one ``input`` or ``output`` item to one canonical part and back. An item that
+carries more than its canonical part can say (server ids, ``status``, ``phase``, annotations,
+``encrypted_content``) keeps that in ``provider_data[WIRE]``, so it goes back unchanged and in
+its original position. Must not import transport, client or any vendor SDK.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from ..transcript import (
+    JSON,
+    OpaquePart,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
+from ._base import NameMap, call_id_for, dumps
+
+WIRE: Final = "openai-responses"
+
+NAME_PATTERN: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+"""Function names the Responses API accepts."""
+
+CALL_KEYS: Final = frozenset({"type", "call_id", "name", "arguments"})
+"""The keys of a ``function_call`` item that the canonical call itself carries."""
+
+ERROR_PREFIX: Final = "Error: "
+EMPTY_OUTPUT: Final = "(no output)"
+
+Item = dict[str, Any]
+
+
+def name_map(tools: Sequence[ToolSpec]) -> NameMap:
+    """The name map for a tool list, the same on every turn."""
+    return NameMap.build([t.name for t in tools], pattern=NAME_PATTERN)
+
+
+def made_id(prefix: str, index: int, key: str) -> str:
+    """The id this codec gives an item it renders itself (a reply with no server ids)."""
+    digest = hashlib.sha256(f"{prefix}\x00{index}\x00{key}".encode()).hexdigest()[:32]
+    return f"{prefix}_{digest}"
+
+
+def own(data: Mapping[str, JSON] | None) -> Any:
+    """This wire's entry of a provider_data mapping, or None."""
+    if not data:
+        return None
+    return data.get(WIRE)
+
+
+def content_seed(value: JSON) -> str:
+    """A stable seed for made-up call ids when a reply has no id."""
+    return hashlib.sha256(dumps(value).encode()).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------- text of items
+
+
+def message_text(item: Mapping[str, Any]) -> str:
+    """The text of a message item: its string content or its text/refusal parts joined."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    out: list[str] = []
+    for block in content if isinstance(content, list) else ():
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "refusal" and isinstance(block.get("refusal"), str):
+            out.append(block["refusal"])
+        elif isinstance(block.get("text"), str):
+            out.append(block["text"])
+    return "".join(out)
+
+
+def has_refusal(item: Mapping[str, Any]) -> bool:
+    content = item.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "refusal" for b in content
+    )
+
+
+def reasoning_text(item: Mapping[str, Any]) -> str:
+    """Readable reasoning: the summary texts (blank line between them), else the raw text."""
+    summary = [
+        s["text"]
+        for s in item.get("summary") or ()
+        if isinstance(s, dict) and isinstance(s.get("text"), str)
+    ]
+    if summary:
+        return "\n\n".join(summary)
+    return "".join(
+        c["text"]
+        for c in item.get("content") or ()
+        if isinstance(c, dict) and isinstance(c.get("text"), str)
+    )
+
+
+def output_text(text: str) -> Item:
+    return {"type": "output_text", "text": text, "annotations": []}
+
+
+# --------------------------------------------------------------------------- parts -> items
+
+
+def render_part(part: Part, names: NameMap, index: int | None) -> Item | None:
+    """One assistant-side part as an item; None when this wire cannot carry it.
+
+    ``index`` is the item's position in a reply's ``output``; None renders request ``input``
+    items, where parts with no provider data take their plain form (no ids).
+    """
+    if isinstance(part, TextPart):
+        return _render_text(part, index)
+    if isinstance(part, ToolCallPart):
+        return render_call(part, names, index)
+    if isinstance(part, ReasoningPart):
+        data = own(part.provider_data)
+        if isinstance(data, dict):
+            return copy.deepcopy(data)
+        if index is None:
+            return None
+        summary = [{"type": "summary_text", "text": part.text}] if part.text else []
+        return {"type": "reasoning", "id": made_id("rs", index, part.text), "summary": summary}
+    if isinstance(part, OpaquePart):
+        if part.wire == WIRE and isinstance(part.payload, dict):
+            return copy.deepcopy(part.payload)
+        return None
+    return None
+
+
+def _render_text(part: TextPart, index: int | None) -> Item:
+    data = own(part.provider_data)
+    if isinstance(data, dict) and message_text(data) == part.text:
+        return copy.deepcopy(data)
+    phase = data.get("phase") if isinstance(data, dict) else None
+    item: Item
+    if index is None:
+        item = {"role": "assistant", "content": part.text}
+    else:
+        item = {
+            "type": "message",
+            "id": made_id("msg", index, part.text),
+            "role": "assistant",
+            "status": "completed",
+            "content": [output_text(part.text)],
+        }
+    if phase is not None:
+        item["phase"] = phase
+    return item
+
+
+def render_call(call: ToolCallPart, names: NameMap, index: int | None) -> Item:
+    data = own(call.provider_data)
+    item: Item = {}
+    if isinstance(data, dict):
+        item.update(copy.deepcopy({k: v for k, v in data.items() if k not in CALL_KEYS}))
+    elif index is not None:
+        item["id"] = made_id("fc", index, call.id)
+        item["status"] = "incomplete" if call.parse_error else "completed"
+    item.update(
+        type="function_call", call_id=call.id, name=names.wire(call.name),
+        arguments=call.arguments_text,
+    )
+    return item
+
+
+def render_result(result: ToolResultPart) -> Item:
+    """A tool result as a ``function_call_output`` item (text; errors start with "Error: ")."""
+    text = result.content or EMPTY_OUTPUT
+    if result.is_error and not text.startswith("Error:"):
+        text = ERROR_PREFIX + text
+    item: Item = {"type": "function_call_output", "call_id": result.call_id, "output": text}
+    data = own(result.provider_data)
+    if isinstance(data, dict):
+        item.update(copy.deepcopy({k: v for k, v in data.items() if k not in ("type", "call_id")}))
+    return item
+
+
+# --------------------------------------------------------------------------- items -> parts
+
+
+def part_from_item(
+    item: Item, names: NameMap, index: int | None, *, seed: str, call_index: int
+) -> Part:
+    """The canonical part for one assistant-side item (see `render_part` for ``index``)."""
+    kind = item.get("type", "message")
+    if kind == "message":
+        plain = TextPart(text=message_text(item))
+        if render_part(plain, names, index) == item:
+            return plain
+        return TextPart(text=plain.text, provider_data={WIRE: item})
+    if kind == "function_call":
+        return call_from_item(item, names, index, seed=seed, call_index=call_index)
+    if kind == "reasoning":
+        bare = ReasoningPart(text=reasoning_text(item))
+        if index is not None and render_part(bare, names, index) == item:
+            return bare
+        return ReasoningPart(text=bare.text, provider_data={WIRE: item})
+    return OpaquePart(wire=WIRE, kind=str(kind), payload=item)
+
+
+def call_from_item(
+    item: Item, names: NameMap, index: int | None, *, seed: str, call_index: int
+) -> ToolCallPart:
+    call_id = item.get("call_id")
+    if not isinstance(call_id, str) or not call_id:
+        call_id = call_id_for(seed, call_index)
+    name = names.user(str(item.get("name") or ""))
+    args = item.get("arguments")
+    call: ToolCallPart
+    if isinstance(args, str):
+        call = ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=args)
+    elif args is None:
+        call = ToolCallPart.from_raw(id=call_id, name=name, raw_arguments="")
+    else:
+        call = ToolCallPart(id=call_id, name=name, arguments=args)
+    if render_call(call, names, index) == item:
+        return call
+    extras = {k: v for k, v in item.items() if k not in CALL_KEYS}
+    return ToolCallPart(
+        id=call.id, name=call.name, arguments=call.arguments, raw_arguments=call.raw_arguments,
+        parse_error=call.parse_error, provider_data={WIRE: extras},
+    )
+
+
+def result_from_item(item: Item, name: str | None) -> ToolResultPart:
+    """A ``function_call_output`` item as a canonical result."""
+    output = item.get("output")
+    extras = {k: v for k, v in item.items() if k not in ("type", "call_id", "output")}
+    if isinstance(output, str):
+        text = output
+    else:
+        text = "".join(
+            b["text"] for b in output if isinstance(b, dict) and isinstance(b.get("text"), str)
+        ) if isinstance(output, list) else dumps(output)
+        extras["output"] = output
+    is_error = text.startswith(ERROR_PREFIX)
+    if is_error:
+        text = text[len(ERROR_PREFIX):]
+    if text == EMPTY_OUTPUT:
+        text = ""
+    return ToolResultPart(
+        call_id=str(item.get("call_id") or ""), content=text, is_error=is_error, name=name,
+        provider_data={WIRE: extras} if extras else None,
+    )

@@ -17,7 +17,7 @@ from toolwire.errors import ToolCallError, ToolDefinitionError
 from toolwire.schema import Tool, Toolset, tool, validate_call
 from toolwire.transcript import ToolSpec
 
-# -- helpers ----------------------------------------------------------------------------------------
+# -- helpers --------------------------------------------------------------------------------------
 
 
 def objects_in(schema: Any) -> list[dict[str, Any]]:
@@ -45,7 +45,7 @@ def params_of(fn: Any) -> dict[str, Any]:
     return props
 
 
-# -- raw schemas --------------------------------------------------------------------------------------
+# -- raw schemas ----------------------------------------------------------------------------------
 
 
 def test_raw_schema_tool_exposes_what_the_model_sees() -> None:
@@ -136,7 +136,7 @@ def test_names_are_the_users_own() -> None:
         (
             {"name": "t", "input_schema": {"type": "object", "properties": {"a": {"type": "x"}}}},
             "tool 't': input_schema is not a valid JSON Schema: "
-            '"x" is not valid under any of the schemas listed in the \'anyOf\' keyword',
+            "\"x\" is not valid under any of the schemas listed in the 'anyOf' keyword",
         ),
         (
             {"name": "t", "input_schema": {"properties": {"a": {"pattern": "("}}}},
@@ -167,7 +167,7 @@ def test_tools_are_immutable() -> None:
         t.name = "u"  # type: ignore[misc]
 
 
-# -- toolsets -----------------------------------------------------------------------------------------
+# -- toolsets -------------------------------------------------------------------------------------
 
 
 def test_toolset_indexes_by_name_and_refuses_duplicates() -> None:
@@ -203,7 +203,7 @@ def test_validate_call_takes_a_list_a_mapping_or_a_toolset() -> None:
         assert caught.value.kind == "unknown_tool"
 
 
-# -- schemas from functions ------------------------------------------------------------------------
+# -- schemas from functions -----------------------------------------------------------------------
 
 
 def test_scalars_lists_and_maps() -> None:
@@ -215,7 +215,7 @@ def test_scalars_lists_and_maps() -> None:
         items: list[int],
         meta: dict[str, str],
         anything: dict,  # type: ignore[type-arg]
-        untyped,  # type: ignore[no-untyped-def]  # noqa: ANN001
+        untyped,  # type: ignore[no-untyped-def]
     ) -> None:
         """Do f."""
 
@@ -301,7 +301,9 @@ class Margins(typing_extensions.TypedDict, total=False):
 
 
 def test_nested_models_dataclasses_and_typed_dicts() -> None:
-    def f(shape: Shape, box: Box, window: Window, margins: Margins, at: Point | None = None) -> None:
+    def f(
+        shape: Shape, box: Box, window: Window, margins: Margins, at: Point | None = None
+    ) -> None:
         pass
 
     schema = Tool.from_function(f).input_schema
@@ -331,7 +333,10 @@ def test_nested_models_dataclasses_and_typed_dicts() -> None:
         "required": ["width"],
         "additionalProperties": False,
     }
-    assert props["window"]["properties"] == {"left": {"type": "integer"}, "top": {"type": "integer"}}
+    assert props["window"]["properties"] == {
+        "left": {"type": "integer"},
+        "top": {"type": "integer"},
+    }
     assert props["window"]["required"] == ["left", "top"]
     assert props["margins"]["properties"] == {
         "inner": {"type": "integer"},
@@ -379,7 +384,10 @@ def test_descriptions_from_the_docstring() -> None:
     t = Tool.from_function(search)
     assert t.description == "Search the code base.\n\nFinds lines that match."
     props = t.input_schema["properties"]
-    assert props["query"] == {"type": "string", "description": "What to look for. May span two lines."}
+    assert props["query"] == {
+        "type": "string",
+        "description": "What to look for. May span two lines.",
+    }
     assert props["limit"] == {
         "type": "integer",
         "default": 10,
@@ -412,7 +420,9 @@ def test_numpy_and_sphinx_docstrings() -> None:
 
 
 def test_field_metadata_wins_over_the_docstring() -> None:
-    def f(a: Annotated[int, Field(description="From Field", ge=0)], b: int = Field(2, le=5)) -> None:
+    def f(
+        a: Annotated[int, Field(description="From Field", ge=0)], b: int = Field(2, le=5)
+    ) -> None:
         """F.
 
         Args:
@@ -460,7 +470,7 @@ def _takes_a_lock(lock: threading.Lock) -> None:  # type: ignore[valid-type]
     pass
 
 
-# -- the decorator and calling ------------------------------------------------------------------------
+# -- the decorator and calling --------------------------------------------------------------------
 
 
 @tool
@@ -484,7 +494,9 @@ def test_decorator_bare_and_with_options() -> None:
 def test_call_uses_the_functions_own_defaults_and_types() -> None:
     seen: dict[str, Any] = {}
 
-    def place(where: Point, box: Box, color: Color, window: Window, tags: tuple[str, ...] = ()) -> str:
+    def place(
+        where: Point, box: Box, color: Color, window: Window, tags: tuple[str, ...] = ()
+    ) -> str:
         seen.update(where=where, box=box, color=color, window=window, tags=tags)
         return "ok"
 
@@ -569,7 +581,7 @@ async def test_async_and_sync_functions() -> None:
     assert threads and threads[0] != threading.current_thread().name  # ran in a worker thread
 
 
-# -- a tool from a Pydantic model ----------------------------------------------------------------------
+# -- a tool from a Pydantic model -----------------------------------------------------------------
 
 
 class Weather(BaseModel):

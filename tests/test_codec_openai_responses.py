@@ -42,6 +42,7 @@ from toolwire.errors import (
     RateLimitError,
     ServerError,
     StreamError,
+    WireFormatError,
 )
 from toolwire.transcript import (
     Message,
@@ -713,6 +714,21 @@ def test_our_reply_bodies_match_the_sdk_model() -> None:
                       stop="max_tokens", truncated_call=True)):
         body = codec.encode_response(reply)
         Response.model_validate(body)
+    request = Request(model="m", system="be kind", tools=(WEATHER,),
+                      tool_choice=ToolChoice(mode="required", parallel=False))
+    body = codec.encode_response(Reply(message=Message.assistant("ok")), request=request)
+    assert body["tools"] == codec.encode_request(request)["tools"]
+    assert (body["tool_choice"], body["parallel_tool_calls"]) == ("required", False)
+    assert body["instructions"] == "be kind"
+    Response.model_validate(body)
+
+
+def test_reply_text_with_leading_whitespace_is_accepted() -> None:
+    raw = "\n\n  " + json.dumps(REPLY_WITH_TWO_CALLS)
+    assert codec.decode_response(raw) == codec.decode_response(REPLY_WITH_TWO_CALLS)
+    assert codec.decode_response(raw.encode()) == codec.decode_response(REPLY_WITH_TWO_CALLS)
+    with pytest.raises(WireFormatError):
+        codec.decode_response("[1, 2]")
 
 
 def test_stream_error_event_raises_the_typed_error() -> None:

@@ -22,10 +22,12 @@ from ..transcript import (
     ReasoningPart,
     TextPart,
     ToolCallPart,
+    ToolChoice,
     ToolResultPart,
     ToolSpec,
 )
-from ._base import NameMap, call_id_for, dumps
+from ._base import NameMap, Note, call_id_for, dumps
+from ._schema import StrictSchemaError, strict_schema
 
 WIRE: Final = "openai-responses"
 
@@ -62,6 +64,43 @@ def own(data: Mapping[str, JSON] | None) -> Any:
 def content_seed(value: JSON) -> str:
     """A stable seed for made-up call ids when a reply has no id."""
     return hashlib.sha256(dumps(value).encode()).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------- tools
+
+
+def encode_tool(tool: ToolSpec, names: NameMap, notes: list[Note] | None = None) -> dict[str, Any]:
+    """A flat function tool; ``strict`` is always sent, strict schemas rewritten on a copy."""
+    schema: dict[str, Any] = copy.deepcopy(dict(tool.input_schema))
+    strict = tool.strict
+    said: list[Note] = []
+    if strict:
+        try:
+            schema, changes = strict_schema(schema)
+        except StrictSchemaError as exc:
+            strict = False
+            said.append(Note(kind="schema_rewritten", subject=tool.name,
+                             detail=f"sent with strict false: {exc}"))
+        else:
+            if changes:
+                said.append(Note(kind="schema_rewritten", subject=tool.name,
+                                 detail="strict mode: " + "; ".join(changes)))
+    if notes is not None:
+        notes.extend(said)
+    out: dict[str, Any] = {"type": "function", "name": names.wire(tool.name)}
+    if tool.description:
+        out["description"] = tool.description
+    out["parameters"] = schema
+    out["strict"] = strict
+    return out
+
+
+def encode_choice(choice: ToolChoice, names: NameMap) -> Any:
+    if choice.mode == "tool":
+        if choice.name:
+            return {"type": "function", "name": names.wire(choice.name)}
+        return "required"
+    return choice.mode
 
 
 # --------------------------------------------------------------------------- text of items

@@ -7,9 +7,11 @@ import transport, client or any vendor SDK.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import WireFormatError
 from ..transcript import (
     Message,
     Part,
@@ -25,6 +27,8 @@ from ._openai_responses_items import (
     WIRE,
     Item,
     content_seed,
+    encode_choice,
+    encode_tool,
     has_refusal,
     made_id,
     name_map,
@@ -109,8 +113,18 @@ def raw_stop_of(body: Mapping[str, Any]) -> str | None:
     return status
 
 
-def decode_response(body: Mapping[str, Any], *, request: Request | None = None) -> Reply:
-    """A Responses ``response`` object as a canonical reply, items kept in output order."""
+def decode_response(
+    body: Mapping[str, Any] | str | bytes, *, request: Request | None = None
+) -> Reply:
+    """A Responses ``response`` object as a canonical reply, items kept in output order.
+
+    Text is accepted too (some proxies send keep-alive whitespace before the JSON).
+    """
+    if isinstance(body, (str, bytes)):
+        parsed = json.loads(body)
+        if not isinstance(parsed, dict):
+            raise WireFormatError("a Responses reply must be a JSON object")
+        body = parsed
     body = unwrap(body)
     names = name_map(request.tools) if request is not None else NameMap()
     output = [item for item in body.get("output") or () if isinstance(item, dict)]
@@ -181,6 +195,7 @@ def encode_response(reply: Reply, *, request: Request | None = None) -> dict[str
     status, details = _status(reply)
     data = own(reply.provider_data)
     error = data.get("error") if isinstance(data, dict) else None
+    choice = request.tool_choice if request is not None else None
     return {
         "id": reply.id or made_id("resp", 0, content_seed(output)),
         "object": "response",
@@ -191,8 +206,8 @@ def encode_response(reply: Reply, *, request: Request | None = None) -> dict[str
         "instructions": request.system if request is not None else None,
         "model": reply.model or "",
         "output": output,
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
+        "parallel_tool_calls": choice.parallel is not False if choice is not None else True,
+        "tool_choice": encode_choice(choice, names) if choice is not None else "auto",
+        "tools": [encode_tool(t, names) for t in request.tools] if request is not None else [],
         "usage": encode_usage(reply.usage),
     }

@@ -32,6 +32,8 @@ from ._openai_responses_items import (
     WIRE,
     Item,
     content_seed,
+    encode_choice,
+    encode_tool,
     name_map,
     own,
     part_from_item,
@@ -41,7 +43,6 @@ from ._openai_responses_items import (
 )
 from ._openai_responses_reply import STOP_REASONS, decode_response, encode_response
 from ._openai_responses_stream import decode_stream, encode_stream, stream_decoder
-from ._schema import StrictSchemaError, strict_schema
 
 __all__ = [
     "STOP_REASONS",
@@ -77,7 +78,7 @@ def encode(request: Request) -> Encoded:
     body["input"] = _encode_input(request.messages, names, notes)
     options = own(request.provider_options)
     extra: dict[str, Any] = copy.deepcopy(dict(options)) if isinstance(options, Mapping) else {}
-    tools = [_encode_tool(tool, names, notes) for tool in request.tools]
+    tools = [encode_tool(tool, names, notes) for tool in request.tools]
     more_tools = extra.pop("tools", None)
     if isinstance(more_tools, list):
         tools.extend(more_tools)
@@ -86,7 +87,7 @@ def encode(request: Request) -> Encoded:
     choice = request.tool_choice
     if choice is not None:
         if tools:
-            body["tool_choice"] = _encode_choice(choice, names)
+            body["tool_choice"] = encode_choice(choice, names)
             if choice.parallel is not None:
                 body["parallel_tool_calls"] = choice.parallel
         else:
@@ -105,36 +106,6 @@ def encode(request: Request) -> Encoded:
 
 def encode_request(request: Request) -> dict[str, Any]:
     return encode(request).body
-
-
-def _encode_tool(tool: ToolSpec, names: NameMap, notes: list[Note]) -> dict[str, Any]:
-    schema: dict[str, Any] = copy.deepcopy(dict(tool.input_schema))
-    strict = tool.strict
-    if strict:
-        try:
-            schema, changes = strict_schema(schema)
-        except StrictSchemaError as exc:
-            strict = False
-            notes.append(Note(kind="schema_rewritten", subject=tool.name,
-                              detail=f"sent with strict false: {exc}"))
-        else:
-            if changes:
-                notes.append(Note(kind="schema_rewritten", subject=tool.name,
-                                  detail="strict mode: " + "; ".join(changes)))
-    out: dict[str, Any] = {"type": "function", "name": names.wire(tool.name)}
-    if tool.description:
-        out["description"] = tool.description
-    out["parameters"] = schema
-    out["strict"] = strict
-    return out
-
-
-def _encode_choice(choice: ToolChoice, names: NameMap) -> Any:
-    if choice.mode == "tool":
-        if choice.name:
-            return {"type": "function", "name": names.wire(choice.name)}
-        return "required"
-    return choice.mode
 
 
 def _encode_input(messages: Sequence[Message], names: NameMap, notes: list[Note]) -> list[Item]:
@@ -227,11 +198,15 @@ def decode_request(body: Mapping[str, Any]) -> Request:
         system=instructions,
         tools=tuple(tools),
         tool_choice=choice,
-        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-        temperature=temperature if isinstance(temperature, (int, float)) else None,
+        max_tokens=max_tokens if _number(max_tokens) and isinstance(max_tokens, int) else None,
+        temperature=temperature if _number(temperature) else None,
         stream=body.get("stream") is True,
         provider_options={WIRE: options} if options else None,
     )
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _decode_choice(raw: Any, parallel: Any, options: dict[str, Any]) -> ToolChoice | None:

@@ -282,7 +282,7 @@ class Checker:
         if len(lines) > MAX_PROBLEMS:
             shown.append(f"… and {_count(len(lines) - MAX_PROBLEMS, 'more problem')}")
         body = "\n".join(f"- {line}" for line in shown)
-        allowed = "".join(f"\n{line}" for line in report.allowed.values())
+        allowed = "".join(f"\n{line}" for _, line in sorted(report.allowed.items()))
         kind = "unknown_field" if report.only_unknown else "schema"
         message = f"Invalid arguments for tool {quote(self.tool)}:\n{body}{allowed}"
         return ToolCallError(message, kind=kind, tool=self.tool, problems=tuple(lines))
@@ -334,9 +334,11 @@ class _Report:
         path = error.instance_path
         value = error.instance
         if name in ("AnyOf", "OneOfNotValid"):
-            branch = self._best_branch(path, kind.context)
-            if branch is not None:
-                for sub in branch:
+            fitting = self._fitting(path, kind.context)
+            if len(fitting) > 1 and self._discriminated(fitting):
+                return
+            if fitting:
+                for sub in min(fitting, key=len):
                     self.explain(sub)
                 return
             self.add(path, f"got {got(value)}, want {self.want(error)}")
@@ -396,18 +398,48 @@ class _Report:
         message: str = error.message
         return message
 
-    def _best_branch(self, path: list[str | int], context: Sequence[Sequence[Any]]) -> Any:
-        """The branch of a union the value was plainly aiming at (fewest problems), if any."""
-        fitting = [
+    def _fitting(self, path: list[str | int], context: Sequence[Sequence[Any]]) -> list[Any]:
+        """The branches of a union whose type the value has (only their details can help)."""
+        return [
             branch
             for branch in context
             if not any(
                 type(e.kind).__name__ in _TYPE_MISMATCH and e.instance_path == path for e in branch
             )
         ]
-        if not fitting:
-            return None
-        return min(fitting, key=len)
+
+    def _discriminated(self, branches: list[Any]) -> bool:
+        """Report a union told apart by one field's fixed value (``"kind": "circle"``).
+
+        When every branch refuses the same field for not being its constant, the useful
+        message is that field's allowed values, not the rest of one arbitrary branch.
+        """
+
+        def fixed(branch: Any) -> dict[tuple[str | int, ...], Any]:
+            return {
+                tuple(e.instance_path): e
+                for e in branch
+                if type(e.kind).__name__ in ("Constant", "Enum")
+            }
+
+        per_branch = [fixed(branch) for branch in branches]
+        for where in per_branch[0]:
+            if all(where in found for found in per_branch):
+                values: dict[str, Any] = {}
+                for found in per_branch:
+                    kind = found[where].kind
+                    options = (
+                        [kind.expected_value]
+                        if type(kind).__name__ == "Constant"
+                        else list(kind.options)
+                    )
+                    values.update((show(v), v) for v in options)
+                value = per_branch[0][where].instance
+                self.add(
+                    list(where), f"got {got(value)}, want {one_of_values(list(values.values()))}"
+                )
+                return True
+        return False
 
     def _missing(self, path: list[str | int], prop: str, error: Any) -> None:
         key = ("missing", prop, *error.schema_path)
@@ -438,7 +470,8 @@ class _Report:
             hint = f"; did you mean {quote(guess)}?" if guess else ""
             self.add([*path, name], f"unknown field{hint}", unknown=True)
         where = _json_path(path)
-        if where in self.allowed:
+        key = where if path else ""
+        if key in self.allowed:
             return
         if allowed:
             line = f"Allowed fields in {where}: {listed}." if path else f"Allowed fields: {listed}."
@@ -446,4 +479,4 @@ class _Report:
             line = f"{where} takes no fields: send {{}}."
         else:
             line = "This tool takes no arguments: send {}."
-        self.allowed[where] = line
+        self.allowed[key] = line

@@ -42,6 +42,7 @@ from toolwire.transcript import (
     ReasoningPart,
     Reply,
     Request,
+    StopReason,
     TextPart,
     ToolCallPart,
     ToolChoice,
@@ -679,7 +680,7 @@ def test_corpus_reply_decodes(name: str) -> None:
     assert reply.stop == "tool_calls" and reply.raw_stop == "STOP"
     assert not reply.truncated_call
     assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
-    assert reply.text == ""
+    assert reply.message.parts == calls  # an empty text part with nothing on it is dropped
     assert len({c.id for c in calls}) == len(calls)
 
 
@@ -758,6 +759,43 @@ def test_stream_calls_arrive_whole_with_events() -> None:
         "usageMetadata": {"promptTokenCount": 61, "candidatesTokenCount": 28,
                           "totalTokenCount": 89}})
     assert reply == whole
+
+
+def test_stream_tolerates_keepalives_done_and_keeps_signature_only_parts() -> None:
+    call = {"functionCall": {"name": "t", "args": {}}, "thoughtSignature": SIG_A}
+    raw = (b": keep-alive\r\n\r\n"
+           + sse({"candidates": [{"content": {"role": "model", "parts": [call]}}]},
+                 {"candidates": [{"content": {"role": "model", "parts": [
+                     {"text": "", "thoughtSignature": SIG_B}]}, "finishReason": "STOP"}]},
+                 {"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}}]})
+           + b"data: [DONE]\n\n")
+    _, reply = assemble([raw])
+    (first, second) = reply.message.parts
+    assert isinstance(first, ToolCallPart)
+    assert first.provider_data == {WIRE: {"thoughtSignature": SIG_A, "_generated_id": True}}
+    assert second == ReasoningPart(provider_data={WIRE: {"text": "", "thoughtSignature": SIG_B}})
+    body = G.encode_request(Request(model="m", messages=(reply.message,)))
+    assert body["contents"][0]["parts"] == [
+        {"functionCall": {"name": "t", "args": {}}, "thoughtSignature": SIG_A},
+        {"text": "", "thoughtSignature": SIG_B}]
+
+
+def test_module_has_the_codec_contract() -> None:
+    for name in ("WIRE", "STOP_REASONS", "encode", "encode_request", "decode_request",
+                 "decode_response", "encode_response", "encode_stream", "stream_decoder",
+                 "decode_stream", "decode_error"):
+        assert hasattr(G, name), name
+    assert G.WIRE == WIRE
+    from toolwire.codecs import get_codec
+
+    assert get_codec(WIRE) is G  # type: ignore[comparison-overlap]
+
+
+def test_non_text_values_are_read_leniently() -> None:
+    reply = G.decode_response({"candidates": [{"content": {"parts": [
+        {"text": None}, "junk", {"functionCall": {"name": "t"}}]}, "finishReason": "STOP"}]})
+    (call,) = reply.message.parts
+    assert isinstance(call, ToolCallPart) and call.arguments == {}
 
 
 def test_stream_without_finish_reason_ended_early() -> None:
@@ -854,7 +892,7 @@ maybe_max_tokens = st.none() | st.integers(1, 65536)
 maybe_temperature = st.none() | st.floats(0, 2, allow_nan=False)
 plain_choices = st.none() | st.sampled_from(
     [ToolChoice(mode=m) for m in ("auto", "required", "none")])
-option_sets = st.sampled_from([
+option_sets: st.SearchStrategy[dict[str, Any] | None] = st.sampled_from([
     None,
     {WIRE: {"generationConfig": {"thinkingConfig": {"includeThoughts": True}}}},
     {WIRE: {"tools": [{"googleSearch": {}}]}},
@@ -890,9 +928,10 @@ def histories(draw: st.DrawFn) -> list[Message]:
         elif kind == "text":
             sig = draw(maybe_signature)
             data = {WIRE: {"thoughtSignature": sig}} if sig else None
-            thought = {"text": draw(texts), "thought": True}
+            said = draw(texts)
+            thought = {"text": said, "thought": True}
             messages.append(Message(role="assistant", parts=(
-                ReasoningPart(text=thought["text"], provider_data={WIRE: thought}),
+                ReasoningPart(text=said, provider_data={WIRE: thought}),
                 TextPart(text=draw(texts), provider_data=data))))
         else:
             made = draw_calls(draw)
@@ -906,9 +945,10 @@ def histories(draw: st.DrawFn) -> list[Message]:
 
 @st.composite
 def requests(draw: st.DrawFn) -> Request:
-    tools = draw(tool_lists)
+    tools: list[ToolSpec] = draw(tool_lists)
     choice = draw(plain_choices)
-    if tools and draw(flags):
+    named: bool = draw(flags)
+    if tools and named:
         choice = ToolChoice(mode="tool", name=tools[draw(st.integers(0, len(tools) - 1))].name)
     return Request(
         model=draw(models),
@@ -953,21 +993,23 @@ def replies(draw: st.DrawFn) -> Reply:
             parts.append(TextPart(text=draw(texts),
                                   provider_data={WIRE: {"thoughtSignature": sig}} if sig else None))
         elif kind == "thought":
-            payload = {"text": draw(texts), "thought": True}
+            said = draw(texts)
+            payload: dict[str, Any] = {"text": said, "thought": True}
             if draw(flags):
                 payload["thoughtSignature"] = draw(signatures)
-            parts.append(ReasoningPart(text=payload["text"], provider_data={WIRE: payload}))
+            parts.append(ReasoningPart(text=said, provider_data={WIRE: payload}))
         elif kind == "sig":
-            payload = {"text": "", "thoughtSignature": draw(signatures)}
-            parts.append(ReasoningPart(provider_data={WIRE: payload}))
+            only = {"text": "", "thoughtSignature": draw(signatures)}
+            parts.append(ReasoningPart(provider_data={WIRE: only}))
         elif kind == "calls":
             parts.extend(draw_calls(draw))
         else:
             code = {"executableCode": {"language": "PYTHON", "code": draw(texts)}}
             parts.append(OpaquePart(wire=WIRE, kind="executableCode", payload=code))
     message = Message(role="assistant", parts=tuple(parts))
+    stop: StopReason = "tool_calls"
     if message.tool_calls:
-        raw, stop = draw(finish_with_calls), "tool_calls"
+        raw = draw(finish_with_calls)
     else:
         raw = draw(finish_plain)
         stop = G.FINISH_REASONS[raw]

@@ -160,7 +160,7 @@ def decode_parts(
             out.append(ReasoningPart(text=text if isinstance(text, str) else "",
                                      provider_data={WIRE: dict(raw)}))
         elif "text" in raw:
-            text = raw["text"] if isinstance(raw["text"], str) else str(raw["text"])
+            text = raw["text"] if isinstance(raw["text"], str) else ""
             extras = {k: v for k, v in raw.items() if k != "text"}
             if text:
                 out.append(TextPart(text=text, provider_data=_pd(extras)))

@@ -1,0 +1,452 @@
+"""OpenAI Chat Completions: the pieces shared by requests, replies and streams.
+
+Owns: the wire name and stop map, tool-name mapping, reading and writing one assistant message
+(reasoning fields, content, refusal, tool calls), usage, and turning a whole reply body into a
+`Reply` (the stream decoder assembles such a body and calls the same function, so both paths
+agree). Pure functions over JSON; imports only the transcript, `_base` and errors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..transcript import (
+    JSON,
+    Message,
+    OpaquePart,
+    Part,
+    ReasoningPart,
+    Reply,
+    Request,
+    StopReason,
+    TextPart,
+    ToolCallPart,
+    ToolSpec,
+    Usage,
+)
+from ._base import NameMap, Note, call_id_for
+
+WIRE = "openai-chat"
+
+NAME_RULE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+"""Function names this wire accepts."""
+
+STOP_REASONS: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+    "error": "error",
+    # values seen from compatible servers
+    "eos": "end_turn",
+    "eos_token": "end_turn",
+    "end_turn": "end_turn",
+    "stop_sequence": "stop_sequence",
+    "max_tokens": "max_tokens",
+    "tool_use": "tool_calls",
+    "refusal": "refusal",
+    "abort": "error",
+    "cancelled": "error",
+    "model_context_window_exceeded": "context_window_exceeded",
+}
+
+_LIMIT_STOPS = frozenset({"length", "max_tokens", "tool_calls", "function_call"})
+REASONING_KEYS = ("reasoning", "reasoning_content", "reasoning_details")
+REFUSAL: Mapping[str, JSON] = {WIRE: {"type": "refusal"}}
+"""``provider_data`` of a `TextPart` that holds a refusal."""
+
+# top-level reply keys read into Reply fields (or meaningless per chunk)
+_REPLY_KEYS = frozenset({"id", "object", "created", "model", "choices", "usage", "error",
+                         "obfuscation"})
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def plain(value: Any) -> JSON:
+    """A deep copy made only of dict, list and scalars (Mappings and tuples converted)."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def real_id(value: Any) -> str | None:
+    """An id worth keeping: a non-empty string that is not a placeholder."""
+    if isinstance(value, str) and value and value != "null":
+        return value
+    return None
+
+
+def mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is an object, else an empty one."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def string(value: Any, default: str = "") -> str:
+    """``value`` when it is a string, else ``default``."""
+    return value if isinstance(value, str) else default
+
+
+def as_int(value: Any) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value)
+    return 0
+
+
+def wire_data(provider_data: Mapping[str, JSON] | None) -> dict[str, Any] | None:
+    """This wire's entry of a provider_data mapping, when it is an object."""
+    if provider_data is None:
+        return None
+    entry = provider_data.get(WIRE)
+    return dict(entry) if isinstance(entry, Mapping) else None
+
+
+def is_refusal(part: TextPart) -> bool:
+    data = wire_data(part.provider_data)
+    return data is not None and data.get("type") == "refusal"
+
+
+def reply_seed(body: Mapping[str, Any]) -> str:
+    """What synthetic call ids derive from: the reply id, else its model and creation time."""
+    rid = real_id(body.get("id"))
+    if rid is not None:
+        return rid
+    return f"{body.get('model') or ''}:{body.get('created') or ''}"
+
+
+def name_map(tools: Sequence[ToolSpec]) -> NameMap:
+    return NameMap.build([t.name for t in tools], pattern=NAME_RULE)
+
+
+class Names:
+    """Tool names as sent: the tool list's map, plus a map for names only the history uses."""
+
+    __slots__ = ("stray", "tools")
+
+    def __init__(self, tools: Sequence[ToolSpec], history: Iterable[str] = ()) -> None:
+        self.tools = name_map(tools)
+        known = {t.name for t in tools}
+        extra = list(dict.fromkeys(n for n in history if n not in known))
+        self.stray = NameMap.build(extra, pattern=NAME_RULE)
+
+    def wire(self, name: str) -> str:
+        if name in self.tools.to_wire:
+            return self.tools.to_wire[name]
+        return self.stray.wire(name)
+
+    def notes(self) -> list[Note]:
+        return self.tools.notes() + self.stray.notes()
+
+
+# --------------------------------------------------------------------------- reading messages
+
+
+def reasoning_part(message: Mapping[str, Any]) -> ReasoningPart | None:
+    """The reasoning fields of an assistant message, kept exactly, as one part."""
+    payload = {
+        k: plain(message[k]) for k in REASONING_KEYS
+        if message.get(k) not in (None, "", [])
+    }
+    if not payload:
+        return None
+    return ReasoningPart(text=reasoning_text(payload), provider_data={WIRE: payload})
+
+
+def reasoning_text(payload: Mapping[str, Any]) -> str:
+    for key in ("reasoning", "reasoning_content"):
+        if isinstance(payload.get(key), str):
+            return str(payload[key])
+    return details_text(payload.get("reasoning_details"))
+
+
+def details_text(details: Any) -> str:
+    if not isinstance(details, list):
+        return ""
+    out: list[str] = []
+    for item in details:
+        if isinstance(item, Mapping):
+            for key in ("text", "summary"):
+                if isinstance(item.get(key), str):
+                    out.append(item[key])
+    return "".join(out)
+
+
+def content_parts(content: Any, *, keep_empty: bool) -> list[Part]:
+    """Text and other content items of a message (non-text items kept as opaque parts)."""
+    if isinstance(content, str):
+        return [TextPart(text=content)] if content or keep_empty else []
+    parts: list[Part] = []
+    if not isinstance(content, list):
+        return parts
+    for item in content:
+        if not isinstance(item, Mapping):
+            continue
+        kind = item.get("type")
+        if kind == "text" and isinstance(item.get("text"), str):
+            extras = {k: plain(v) for k, v in item.items() if k not in ("type", "text")}
+            data = {WIRE: extras} if extras else None
+            parts.append(TextPart(text=item["text"], provider_data=data))
+        elif kind == "refusal" and isinstance(item.get("refusal"), str):
+            parts.append(TextPart(text=item["refusal"], provider_data=REFUSAL))
+        else:
+            parts.append(OpaquePart(wire=WIRE, kind=str(kind or "content"), payload=plain(item)))
+    return parts
+
+
+def decode_call(
+    call: Mapping[str, Any], position: int, seed: str, names: NameMap | None
+) -> ToolCallPart | OpaquePart:
+    """One entry of ``tool_calls``; ``position`` is its place in the message (for missing ids)."""
+    fn = call.get("function")
+    custom = call.get("custom")
+    if call.get("type") == "custom" or (
+        not isinstance(fn, Mapping) and isinstance(custom, Mapping)
+    ):
+        return OpaquePart(wire=WIRE, kind="custom_tool_call", payload=plain(call))
+    fn = mapping(fn)
+    name = string(fn.get("name"))
+    if names is not None:
+        name = names.user(name)
+    call_id = real_id(call.get("id")) or call_id_for(seed, position)
+    extras = {k: plain(v) for k, v in call.items()
+              if k not in ("id", "type", "function", "index", "custom")}
+    data = {WIRE: extras} if extras else None
+    args = fn.get("arguments")
+    if args is None or isinstance(args, str):
+        return ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=args or "",
+                                     provider_data=data)
+    return ToolCallPart(id=call_id, name=name, arguments=plain(args), provider_data=data)
+
+
+def assistant_parts(
+    message: Mapping[str, Any], *, seed: str, names: NameMap | None
+) -> list[Part]:
+    """Canonical parts of an assistant message: reasoning, text, refusal, then calls."""
+    parts: list[Part] = []
+    reasoning = reasoning_part(message)
+    if reasoning is not None:
+        parts.append(reasoning)
+    parts.extend(content_parts(message.get("content"), keep_empty=False))
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal:
+        parts.append(TextPart(text=refusal, provider_data=REFUSAL))
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        for i, call in enumerate(calls):
+            if isinstance(call, Mapping):
+                parts.append(decode_call(call, i, seed, names))
+    return parts
+
+
+# --------------------------------------------------------------------------- writing messages
+
+
+def encode_call(call: ToolCallPart, wire_name: str) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": wire_name, "arguments": call.arguments_text},
+    }
+    extras = wire_data(call.provider_data)
+    if extras:
+        out.update(plain(extras))
+    return out
+
+
+def merge_reasoning(target: dict[str, Any], payload: Mapping[str, Any]) -> None:
+    """Put one reasoning payload on a message, joining it with what is already there."""
+    for key, value in payload.items():
+        have = target.get(key)
+        if isinstance(have, str) and isinstance(value, str):
+            target[key] = have + value
+        elif isinstance(have, list) and isinstance(value, list):
+            target[key] = have + plain(value)
+        else:
+            target[key] = plain(value)
+
+
+def reasoning_payload(part: ReasoningPart) -> dict[str, Any] | None:
+    return wire_data(part.provider_data)
+
+
+def dropped_reasoning_note(subject: str) -> Note:
+    return Note(kind="reasoning_dropped", subject=subject,
+                detail="reasoning from another wire cannot be sent to openai-chat")
+
+
+def dropped_opaque_note(subject: str, part: OpaquePart) -> Note:
+    return Note(kind="opaque_dropped", subject=subject,
+                detail=f"{part.kind} block belongs to {part.wire}")
+
+
+# --------------------------------------------------------------------------- usage
+
+
+def decode_usage(raw: Any) -> Usage:
+    if not isinstance(raw, Mapping):
+        return Usage()
+    prompt = raw.get("prompt_tokens_details")
+    prompt = prompt if isinstance(prompt, Mapping) else {}
+    completion = raw.get("completion_tokens_details")
+    completion = completion if isinstance(completion, Mapping) else {}
+    cached = (as_int(prompt.get("cached_tokens")) or as_int(raw.get("prompt_cache_hit_tokens"))
+              or as_int(raw.get("num_cached_tokens")))
+    cost = raw.get("cost")
+    return Usage(
+        input_tokens=as_int(raw.get("prompt_tokens")),
+        output_tokens=as_int(raw.get("completion_tokens")),
+        cache_read_tokens=cached,
+        cache_write_tokens=as_int(prompt.get("cache_write_tokens")),
+        reasoning_tokens=as_int(completion.get("reasoning_tokens")),
+        cost=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
+    )
+
+
+def encode_usage(usage: Usage) -> dict[str, Any]:
+    prompt: dict[str, Any] = {"cached_tokens": usage.cache_read_tokens}
+    if usage.cache_write_tokens:
+        prompt["cache_write_tokens"] = usage.cache_write_tokens
+    out: dict[str, Any] = {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+        "prompt_tokens_details": prompt,
+        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+    }
+    if usage.cost is not None:
+        out["cost"] = usage.cost
+    return out
+
+
+# --------------------------------------------------------------------------- whole replies
+
+
+def decide_stop(raw: str | None, parts: Sequence[Part]) -> tuple[StopReason, bool]:
+    """Normalised stop and whether a call was cut off: the content decides, not the signal."""
+    calls = [p for p in parts if isinstance(p, ToolCallPart)]
+    if calls:
+        if raw in _LIMIT_STOPS and any(c.parse_error is not None for c in calls):
+            return "max_tokens", True
+        return "tool_calls", False
+    if not raw:
+        return "end_turn", False
+    stop = STOP_REASONS.get(raw, "other")
+    refused = any(isinstance(p, TextPart) and is_refusal(p) for p in parts)
+    if stop == "end_turn" and refused:
+        return "refusal", False
+    return stop, False
+
+
+def pick_choice(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    choices = body.get("choices")
+    if not isinstance(choices, list):
+        return {}
+    for choice in choices:
+        if isinstance(choice, Mapping) and choice.get("index", 0) == 0:
+            return choice
+    first = choices[0] if choices else {}
+    return first if isinstance(first, Mapping) else {}
+
+
+def decode_body(body: Mapping[str, Any], request: Request | None) -> Reply:
+    """A whole (non-streamed) reply body as a `Reply`."""
+    names = name_map(request.tools) if request is not None else None
+    choice = pick_choice(body)
+    message = choice.get("message")
+    message = message if isinstance(message, Mapping) else {}
+    parts = assistant_parts(message, seed=reply_seed(body), names=names)
+    raw = choice.get("finish_reason")
+    raw_stop = raw if isinstance(raw, str) else None
+    stop, truncated = decide_stop(raw_stop, parts)
+    extras = {k: plain(v) for k, v in body.items() if k not in _REPLY_KEYS and v is not None}
+    for key in ("native_finish_reason", "error"):
+        if choice.get(key) is not None:
+            extras[key] = plain(choice[key])
+    model = body.get("model")
+    return Reply(
+        message=Message(role="assistant", parts=tuple(parts)),
+        stop=stop,
+        raw_stop=raw_stop,
+        usage=decode_usage(body.get("usage")),
+        model=model if isinstance(model, str) and model else None,
+        id=real_id(body.get("id")),
+        truncated_call=truncated,
+        provider_data={WIRE: extras} if extras else None,
+    )
+
+
+FINISH_FOR: dict[StopReason, str] = {
+    "end_turn": "stop",
+    "tool_calls": "tool_calls",
+    "max_tokens": "length",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "refusal": "stop",
+    "content_filter": "content_filter",
+    "context_window_exceeded": "length",
+    "tool_call_failed": "stop",
+    "error": "error",
+    "other": "stop",
+}
+
+
+def finish_reason_of(reply: Reply) -> str:
+    return reply.raw_stop if reply.raw_stop is not None else FINISH_FOR[reply.stop]
+
+
+def reply_id(reply: Reply) -> str:
+    if reply.id is not None:
+        return reply.id
+    digest = hashlib.sha256(repr(reply.message).encode()).hexdigest()[:24]
+    return f"chatcmpl-{digest}"
+
+
+def reply_extras(reply: Reply) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Provider data of a reply split into (top-level keys, choice keys)."""
+    extras: dict[str, Any] = plain(wire_data(reply.provider_data) or {})
+    choice: dict[str, Any] = {k: extras.pop(k) for k in ("native_finish_reason", "error")
+                              if k in extras}
+    return extras, choice
+
+
+def reply_message(reply: Reply, names: NameMap | None) -> dict[str, Any]:
+    """The ``message`` object of a reply body."""
+    text: list[str] = []
+    refusal: list[str] = []
+    calls: list[dict[str, Any]] = []
+    message: dict[str, Any] = {"role": "assistant"}
+    reasoning: dict[str, Any] = {}
+    for part in reply.message.parts:
+        if isinstance(part, TextPart):
+            (refusal if is_refusal(part) else text).append(part.text)
+        elif isinstance(part, ReasoningPart):
+            payload = reasoning_payload(part)
+            if payload is not None:
+                merge_reasoning(reasoning, payload)
+            elif part.text:
+                merge_reasoning(reasoning, {"reasoning": part.text})
+        elif isinstance(part, ToolCallPart):
+            calls.append(encode_call(part, names.wire(part.name) if names else part.name))
+        elif isinstance(part, OpaquePart) and part.wire == WIRE and part.kind == "custom_tool_call":
+            calls.append(plain(part.payload))
+    message["content"] = "".join(text) if text else None
+    message["refusal"] = "".join(refusal) if refusal else None
+    message.update(reasoning)
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+def dumps_body(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,401 @@
+"""OpenAI Chat Completions: request bodies, both ways.
+
+Owns `encode` (a canonical `Request` as the body the API documents, with a `Note` for every
+change made to fit) and `decode_request` (any such body back to a `Request`). Pure; imports only
+the transcript, `_base`, `_schema` and the shared chat pieces.
+
+Choices worth knowing: the system prompt is the first ``system`` message; tool results go out as
+one ``tool`` message each, with ``Error: `` in front of error results and ``(no output)`` for an
+empty one; arguments always go out as a string; empty call ids are replaced; ``tool_choice`` and
+``parallel_tool_calls`` are left out when there are no tools; ``max_completion_tokens`` carries
+`Request.max_tokens` unless ``provider_options`` asks for the older ``max_tokens`` field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..transcript import (
+    Message,
+    OpaquePart,
+    Part,
+    ReasoningPart,
+    Request,
+    TextPart,
+    ToolCallPart,
+    ToolChoice,
+    ToolResultPart,
+    ToolSpec,
+)
+from ._base import Encoded, Note, call_id_for
+from ._openai_chat_parts import (
+    REASONING_KEYS,
+    WIRE,
+    Names,
+    assistant_parts,
+    content_parts,
+    dropped_opaque_note,
+    dropped_reasoning_note,
+    encode_call,
+    is_refusal,
+    merge_reasoning,
+    plain,
+    real_id,
+    reasoning_payload,
+    wire_data,
+)
+from ._schema import StrictSchemaError, strict_schema
+
+ERROR_PREFIX = "Error: "
+EMPTY_RESULT = "(no output)"
+
+_DEFAULT_SCHEMA = {"type": "object", "properties": {}}
+_ASSISTANT_KEYS = frozenset({"role", "content", "refusal", "tool_calls", *REASONING_KEYS})
+
+
+# =========================================================================== encode
+
+
+class _Encoder:
+    """State for one request: notes, names, and ids rewritten for calls and their results."""
+
+    def __init__(self, request: Request) -> None:
+        self.request = request
+        history = [p.name for m in request.messages for p in m.parts if isinstance(p, ToolCallPart)]
+        self.names = Names(request.tools, history)
+        self.notes: list[Note] = self.names.notes()
+        self.pending_ids: list[str] = []
+
+    # ------------------------------------------------------------------ messages
+
+    def message(self, index: int, message: Message) -> list[dict[str, Any]]:
+        subject = f"messages[{index}]"
+        extras = plain(wire_data(message.provider_data) or {})
+        if message.role == "assistant":
+            return self.assistant(index, message, extras)
+        results = [p for p in message.parts if isinstance(p, ToolResultPart)]
+        out = [self.result(r) for r in results]
+        if message.role == "tool":
+            for part in message.parts:
+                if not isinstance(part, ToolResultPart):
+                    self.drop(subject, part)
+            return out
+        rest = [p for p in message.parts if not isinstance(p, ToolResultPart)]
+        if rest or not results:
+            body = {"role": message.role, "content": self.content(subject, rest)}
+            body.update(extras)
+            out.append(body)
+        return out
+
+    def content(self, subject: str, parts: Sequence[Part]) -> Any:
+        items: list[dict[str, Any]] = []
+        for part in parts:
+            if isinstance(part, TextPart):
+                if is_refusal(part):
+                    items.append({"type": "text", "text": part.text})
+                    continue
+                item: dict[str, Any] = {"type": "text", "text": part.text}
+                item.update(plain(wire_data(part.provider_data) or {}))
+                items.append(item)
+            elif isinstance(part, OpaquePart) and part.wire == WIRE:
+                items.append(plain(part.payload))
+            else:
+                self.drop(subject, part)
+        if len(items) == 1 and set(items[0]) == {"type", "text"}:
+            return items[0]["text"]
+        return items if items else ""
+
+    def assistant(
+        self, index: int, message: Message, extras: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        subject = f"messages[{index}]"
+        texts: list[TextPart] = []
+        refusals: list[str] = []
+        others: list[dict[str, Any]] = []
+        calls: list[dict[str, Any]] = []
+        reasoning: dict[str, Any] = {}
+        self.pending_ids = []
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                if is_refusal(part):
+                    refusals.append(part.text)
+                else:
+                    texts.append(part)
+            elif isinstance(part, ReasoningPart):
+                payload = reasoning_payload(part)
+                if payload is None:
+                    self.notes.append(dropped_reasoning_note(subject))
+                else:
+                    merge_reasoning(reasoning, payload)
+            elif isinstance(part, ToolCallPart):
+                calls.append(self.call(index, len(calls), part))
+            elif isinstance(part, OpaquePart) and part.wire == WIRE:
+                if part.kind == "custom_tool_call":
+                    calls.append(plain(part.payload))
+                else:
+                    others.append(plain(part.payload))
+            else:
+                self.drop(subject, part)
+        out: dict[str, Any] = {"role": "assistant"}
+        content: Any = self.content(subject, [*texts])
+        if others:
+            content = ([{"type": "text", "text": content}] if isinstance(content, str) and content
+                       else content if isinstance(content, list) else []) + others
+        if content == "" and calls:
+            content = None
+        out["content"] = content
+        if refusals:
+            out["refusal"] = "".join(refusals)
+        out.update(reasoning)
+        if calls:
+            out["tool_calls"] = calls
+        out.update(extras)
+        return [out]
+
+    def call(self, index: int, position: int, part: ToolCallPart) -> dict[str, Any]:
+        body = encode_call(part, self.names.wire(part.name))
+        if not part.id:
+            new_id = call_id_for(f"{self.request.model}:messages[{index}]", position)
+            body["id"] = new_id
+            self.pending_ids.append(new_id)
+            self.notes.append(Note(kind="id_rewritten", subject=f"messages[{index}]",
+                                   detail=f"empty call id sent as {new_id!r}"))
+        return body
+
+    def result(self, part: ToolResultPart) -> dict[str, Any]:
+        call_id = part.call_id
+        if not call_id:
+            call_id = self.pending_ids.pop(0) if self.pending_ids else call_id_for("result", 0)
+        content = part.content
+        if part.is_error and not content.startswith("Error:"):
+            content = ERROR_PREFIX + content
+        elif not part.is_error and content == "":
+            content = EMPTY_RESULT
+        out: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": content}
+        out.update(plain(wire_data(part.provider_data) or {}))
+        return out
+
+    def drop(self, subject: str, part: Part) -> None:
+        if isinstance(part, ReasoningPart):
+            self.notes.append(dropped_reasoning_note(subject))
+        elif isinstance(part, OpaquePart):
+            self.notes.append(dropped_opaque_note(subject, part))
+        else:
+            self.notes.append(Note(kind="field_dropped", subject=subject,
+                                   detail=f"a {type(part).__name__} has no place in this message"))
+
+    # ------------------------------------------------------------------ tools
+
+    def tool(self, spec: ToolSpec) -> dict[str, Any]:
+        fn: dict[str, Any] = {"name": self.names.wire(spec.name)}
+        if spec.description:
+            fn["description"] = spec.description
+        schema = plain(spec.input_schema)
+        if spec.strict:
+            try:
+                schema, changes = strict_schema(schema)
+            except StrictSchemaError as exc:
+                self.notes.append(Note(kind="schema_rewritten", subject=spec.name,
+                                       detail=f"sent without strict mode: {exc}"))
+            else:
+                fn["strict"] = True
+                if changes:
+                    self.notes.append(Note(kind="schema_rewritten", subject=spec.name,
+                                           detail="; ".join(changes)))
+        fn["parameters"] = schema
+        return {"type": "function", "function": fn}
+
+    def choice(self, choice: ToolChoice, body: dict[str, Any]) -> None:
+        if choice.mode == "tool" and choice.name:
+            body["tool_choice"] = {"type": "function",
+                                   "function": {"name": self.names.wire(choice.name)}}
+        elif choice.mode == "tool":
+            body["tool_choice"] = "required"
+            self.notes.append(Note(kind="choice_changed", subject="tool_choice",
+                                   detail="a named choice without a name was sent as 'required'"))
+        else:
+            body["tool_choice"] = choice.mode
+        if choice.parallel is not None:
+            body["parallel_tool_calls"] = choice.parallel
+
+
+def encode(request: Request) -> Encoded:
+    """The request as an OpenAI Chat Completions body, with notes on what was changed."""
+    enc = _Encoder(request)
+    messages: list[dict[str, Any]] = []
+    if request.system is not None:
+        messages.append({"role": "system", "content": request.system})
+    for i, message in enumerate(request.messages):
+        messages.extend(enc.message(i, message))
+    body: dict[str, Any] = {"model": request.model, "messages": messages}
+    options = plain((request.provider_options or {}).get(WIRE) or {})
+    options = options if isinstance(options, dict) else {}
+    tools = [enc.tool(t) for t in request.tools]
+    extra_tools = options.pop("tools", None)
+    if isinstance(extra_tools, list):
+        tools.extend(extra_tools)
+    if tools:
+        body["tools"] = tools
+    if request.tool_choice is not None:
+        enc.choice(request.tool_choice, body)
+    field = "max_completion_tokens"
+    if "max_tokens" in options and "max_completion_tokens" not in options:
+        field = "max_tokens"
+    if request.max_tokens is not None:
+        body[field] = request.max_tokens
+        options.pop(field, None)
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+    body.update(options)
+    if not tools:
+        for key in ("tool_choice", "parallel_tool_calls"):
+            if key in body:
+                del body[key]
+                enc.notes.append(Note(kind="field_dropped", subject=key,
+                                      detail="left out: the API refuses it without tools"))
+    return Encoded(body=body, notes=tuple(enc.notes))
+
+
+# =========================================================================== decode
+
+
+def _result(message: Mapping[str, Any], call_id: str, names: Mapping[str, str]) -> ToolResultPart:
+    content = message.get("content")
+    if isinstance(content, list):
+        text = "".join(p.text for p in content_parts(content, keep_empty=True)
+                       if isinstance(p, TextPart))
+    else:
+        text = content if isinstance(content, str) else ""
+    is_error = text.startswith(ERROR_PREFIX)
+    if is_error:
+        text = text[len(ERROR_PREFIX):]
+    elif text == EMPTY_RESULT:
+        text = ""
+    extras = {k: plain(v) for k, v in message.items()
+              if k not in ("role", "tool_call_id", "content")}
+    return ToolResultPart(call_id=call_id, content=text, is_error=is_error,
+                          name=names.get(call_id), provider_data={WIRE: extras} if extras else None)
+
+
+def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
+    system: str | None = None
+    start = 0
+    first = raw[0] if raw else None
+    if (isinstance(first, Mapping) and first.get("role") == "system"
+            and isinstance(first.get("content"), str) and set(first) == {"role", "content"}):
+        system, start = first["content"], 1
+    out: list[Message] = []
+    results: list[ToolResultPart] = []
+    call_names: dict[str, str] = {}
+    pending: list[str] = []
+    for index in range(start, len(raw)):
+        msg = raw[index]
+        if not isinstance(msg, Mapping):
+            continue
+        role = msg.get("role")
+        if role == "tool":
+            call_id = real_id(msg.get("tool_call_id")) or (pending.pop(0) if pending else "")
+            results.append(_result(msg, call_id, call_names))
+            continue
+        if results:
+            out.append(Message(role="tool", parts=tuple(results)))
+            results = []
+        if role == "assistant":
+            parts = assistant_parts(msg, seed=f"messages[{index}]", names=None)
+            calls = [p for p in parts if isinstance(p, ToolCallPart)]
+            call_names = {c.id: c.name for c in calls}
+            given = msg.get("tool_calls")
+            given = given if isinstance(given, list) else []
+            pending = [c.id for c, g in zip(calls, given, strict=False)
+                       if isinstance(g, Mapping) and real_id(g.get("id")) is None]
+            extras = {k: plain(v) for k, v in msg.items() if k not in _ASSISTANT_KEYS}
+            out.append(Message(role="assistant", parts=tuple(parts),
+                               provider_data={WIRE: extras} if extras else None))
+            continue
+        extras = {k: plain(v) for k, v in msg.items() if k not in ("role", "content")}
+        if role in ("system", "user"):
+            canonical = role
+        else:  # developer, function, anything newer: a user/system message that keeps its role
+            canonical = "system" if role == "developer" else "user"
+            extras["role"] = plain(role)
+        out.append(Message(role=canonical,  # type: ignore[arg-type]
+                           parts=tuple(content_parts(msg.get("content"), keep_empty=True)),
+                           provider_data={WIRE: extras} if extras else None))
+    if results:
+        out.append(Message(role="tool", parts=tuple(results)))
+    return system, out
+
+
+def _tool(raw: Mapping[str, Any]) -> ToolSpec | None:
+    fn = raw.get("function")
+    if raw.get("type", "function") != "function" or not isinstance(fn, Mapping):
+        return None
+    if not isinstance(fn.get("name"), str):
+        return None
+    schema = fn.get("parameters")
+    description = fn.get("description")
+    return ToolSpec(
+        name=fn["name"],
+        description=description if isinstance(description, str) else "",
+        input_schema=plain(schema) if isinstance(schema, Mapping) else dict(_DEFAULT_SCHEMA),
+        strict=fn.get("strict") is True,
+    )
+
+
+def _choice(raw: Any, parallel: Any) -> ToolChoice | None:
+    par = parallel if isinstance(parallel, bool) else None
+    if raw in ("auto", "required", "none"):
+        return ToolChoice(mode=raw, parallel=par)
+    if isinstance(raw, Mapping) and raw.get("type") == "function":
+        fn = raw.get("function")
+        if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
+            return ToolChoice(mode="tool", name=fn["name"], parallel=par)
+    if raw is None and par is not None:
+        return ToolChoice(mode="auto", parallel=par)
+    return None
+
+
+def decode_request(body: Mapping[str, Any]) -> Request:
+    """Any Chat Completions request body as a `Request`; unknown keys go to provider_options."""
+    rest = {k: plain(v) for k, v in body.items()}
+    raw_messages = rest.pop("messages", [])
+    system, messages = _messages(raw_messages if isinstance(raw_messages, list) else [])
+    model = rest.pop("model", "")
+    tools: list[ToolSpec] = []
+    extra_tools: list[Any] = []
+    raw_tools = rest.pop("tools", [])
+    for raw in raw_tools if isinstance(raw_tools, list) else []:
+        spec = _tool(raw) if isinstance(raw, Mapping) else None
+        if spec is None:
+            extra_tools.append(raw)
+        else:
+            tools.append(spec)
+    if extra_tools:
+        rest["tools"] = extra_tools
+    choice = _choice(rest.get("tool_choice"), rest.get("parallel_tool_calls"))
+    if choice is not None:
+        rest.pop("parallel_tool_calls", None)
+        if rest.get("tool_choice") is not None:
+            rest.pop("tool_choice")
+    max_tokens = rest.pop("max_completion_tokens", None)
+    if not isinstance(max_tokens, int) and isinstance(rest.get("max_tokens"), int):
+        max_tokens = rest["max_tokens"]  # stays in the options: it names the field to send
+    temperature = rest.pop("temperature", None)
+    stream = rest.pop("stream", False) is True
+    if stream and rest.get("stream_options") == {"include_usage": True}:
+        del rest["stream_options"]
+    return Request(
+        model=model if isinstance(model, str) else str(model),
+        messages=tuple(messages),
+        system=system,
+        tools=tuple(tools),
+        tool_choice=choice,
+        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+        temperature=float(temperature) if isinstance(temperature, int | float) else None,
+        stream=stream,
+        provider_options={WIRE: rest} if rest else None,
+    )

@@ -1,0 +1,435 @@
+"""Anthropic Messages: content blocks <-> canonical parts, ids, usage and stop reasons.
+
+Owns the block-level rules that requests, replies and streams of the ``anthropic-messages``
+wire share: how each block type becomes a part and back, the id and tool-name rules, the
+usage arithmetic (prompt = input + cache writes + cache reads) and the stop-reason map, plus
+the whole-reply decode and encode. Pure functions over JSON values. Imports only
+`toolwire.transcript`, `toolwire.errors` and `toolwire.codecs._base`; never HTTP, never a
+vendor SDK.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..errors import WireFormatError
+from ..transcript import (
+    JSON,
+    Message,
+    OpaquePart,
+    Part,
+    ReasoningPart,
+    Reply,
+    Request,
+    StopReason,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
+from ._base import NameMap, Note, call_id_for, dumps
+
+WIRE = "anthropic-messages"
+
+ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
+NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+NAME_MAX = 128
+
+STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_calls",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "pause_turn": "pause_turn",
+    "refusal": "refusal",
+    "model_context_window_exceeded": "context_window_exceeded",
+}
+"""Every ``stop_reason`` the API sends, normalised. Unknown values decode as ``"other"``."""
+
+_STOP_TO_WIRE: dict[str, str] = {
+    "end_turn": "end_turn",
+    "tool_calls": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "pause_turn": "pause_turn",
+    "refusal": "refusal",
+    "content_filter": "refusal",
+    "context_window_exceeded": "model_context_window_exceeded",
+}
+_CUT_OFF = ("max_tokens", "model_context_window_exceeded")
+
+REASONING_TYPES = ("thinking", "redacted_thinking")
+TEXT_KEYS = frozenset({"type", "text"})
+CALL_KEYS = frozenset({"type", "id", "name", "input"})
+RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
+REPLY_KEYS = frozenset({"id", "type", "role", "model", "content", "stop_reason", "usage"})
+USAGE_KEYS = frozenset(
+    {"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}
+)
+
+
+# --------------------------------------------------------------------------- names and ids
+
+
+def name_map(request: Request | None) -> NameMap:
+    """The tool-name mapping for a request: its tools first, then names only seen in history."""
+    if request is None:
+        return NameMap()
+    names = [t.name for t in request.tools]
+    seen = set(names)
+    extra = [p.name for m in request.messages for p in m.parts if isinstance(p, ToolCallPart)]
+    if request.tool_choice is not None and request.tool_choice.name:
+        extra.append(request.tool_choice.name)
+    for name in extra:
+        if name not in seen:
+            names.append(name)
+            seen.add(name)
+    return NameMap.build(names, pattern=NAME_PATTERN, max_len=NAME_MAX)
+
+
+def wire_id(call_id: str) -> str:
+    """``call_id`` if the API accepts it, else a deterministic rewrite that it accepts."""
+    if ID_PATTERN.match(call_id):
+        return call_id
+    digest = hashlib.sha256(call_id.encode()).hexdigest()[:10]
+    clean = re.sub(r"[^a-zA-Z0-9_-]+", "_", call_id).strip("_")
+    return f"{clean}_{digest}" if clean else f"toolu_{digest}"
+
+
+class IdRewriter:
+    """Rewrites ids the API would reject, the same way for calls and results, noting each once."""
+
+    def __init__(self, notes: list[Note] | None) -> None:
+        self._notes = notes
+        self._seen: set[str] = set()
+
+    def __call__(self, call_id: str) -> str:
+        new = wire_id(call_id)
+        if new != call_id and call_id not in self._seen and self._notes is not None:
+            self._seen.add(call_id)
+            self._notes.append(Note(
+                kind="id_rewritten", subject=call_id,
+                detail=f"sent as {new!r}: ids must match {ID_PATTERN.pattern}",
+            ))
+        return new
+
+
+def reply_seed(body: Mapping[str, Any]) -> str:
+    """What generated call ids are derived from: the reply id, else a hash of its content."""
+    rid = body.get("id")
+    if isinstance(rid, str) and rid:
+        return rid
+    return hashlib.sha256(dumps(body.get("content")).encode()).hexdigest()
+
+
+# --------------------------------------------------------------------------- block -> part
+
+
+def has_extras(block: Mapping[str, Any], known: frozenset[str]) -> bool:
+    return any(k not in known and v is not None for k, v in block.items())
+
+
+def extras_of(data: JSON, known: frozenset[str]) -> dict[str, Any]:
+    """The keys of a stored block beyond the ones a part carries itself."""
+    if not isinstance(data, Mapping):
+        return {}
+    return {k: copy.deepcopy(v) for k, v in data.items() if k not in known}
+
+
+def _keep(block: Mapping[str, Any], known: frozenset[str]) -> dict[str, JSON] | None:
+    return {WIRE: dict(block)} if has_extras(block, known) else None
+
+
+def text_from_block(block: Mapping[str, Any]) -> TextPart:
+    return TextPart(text=str(block.get("text") or ""), provider_data=_keep(block, TEXT_KEYS))
+
+
+def call_from_block(
+    block: Mapping[str, Any], *, nm: NameMap, seed: str, ordinal: int
+) -> ToolCallPart:
+    """A ``tool_use`` block as a call; the input may be an object or (leniently) JSON text."""
+    raw_id = block.get("id")
+    call_id = raw_id if isinstance(raw_id, str) and raw_id else call_id_for(seed, ordinal)
+    name = nm.user(str(block.get("name") or ""))
+    pd = _keep(block, CALL_KEYS)
+    value = block.get("input")
+    if isinstance(value, str):
+        if not value.strip():
+            value = {}
+        else:
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                return ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=value,
+                                             provider_data=pd)
+    elif value is None:
+        value = {}
+    return ToolCallPart(id=call_id, name=name, arguments=value, provider_data=pd)
+
+
+def part_from_block(block: Mapping[str, Any], *, nm: NameMap, seed: str, ordinal: int) -> Part:
+    """One assistant-side block as a part. Unknown and server-tool blocks stay opaque."""
+    kind = block.get("type")
+    if kind == "text":
+        return text_from_block(block)
+    if kind in REASONING_TYPES:
+        text = block.get("thinking") if kind == "thinking" else ""
+        return ReasoningPart(text=str(text or ""), provider_data={WIRE: dict(block)})
+    if kind == "tool_use":
+        return call_from_block(block, nm=nm, seed=seed, ordinal=ordinal)
+    return OpaquePart(wire=WIRE, kind=str(kind), payload=dict(block))
+
+
+def parts_from_blocks(blocks: Sequence[Any], *, nm: NameMap, seed: str) -> list[Part]:
+    parts: list[Part] = []
+    ordinal = 0
+    for block in blocks:
+        if not isinstance(block, Mapping):
+            raise WireFormatError(f"{WIRE}: a content block must be an object, got {block!r}")
+        part = part_from_block(block, nm=nm, seed=seed, ordinal=ordinal)
+        if isinstance(part, ToolCallPart):
+            ordinal += 1
+        parts.append(part)
+    return parts
+
+
+def result_text(content: Any) -> tuple[str, bool]:
+    """A ``tool_result`` content as text, and whether that text says everything it held."""
+    if content is None:
+        return "", True
+    if isinstance(content, str):
+        return content, True
+    if not isinstance(content, list):
+        return dumps(content), False
+    texts = [str(b.get("text") or "") for b in content
+             if isinstance(b, Mapping) and b.get("type") == "text"]
+    exact = len(content) == 1 and len(texts) == 1 and not has_extras(content[0], TEXT_KEYS)
+    return "\n".join(texts), exact
+
+
+def result_from_block(block: Mapping[str, Any], names: Mapping[str, str]) -> ToolResultPart:
+    call_id = str(block.get("tool_use_id") or "")
+    content, exact = result_text(block.get("content"))
+    keep = not exact or has_extras(block, RESULT_KEYS)
+    return ToolResultPart(
+        call_id=call_id,
+        content=content,
+        is_error=bool(block.get("is_error")),
+        name=names.get(call_id),
+        provider_data={WIRE: dict(block)} if keep else None,
+    )
+
+
+# --------------------------------------------------------------------------- part -> block
+
+
+def reasoning_block(part: ReasoningPart) -> dict[str, Any] | None:
+    """This wire's own reasoning block, verbatim, or None when the part holds none."""
+    data = (part.provider_data or {}).get(WIRE)
+    if isinstance(data, Mapping) and data.get("type") in REASONING_TYPES:
+        return copy.deepcopy(dict(data))
+    return None
+
+
+def text_block(part: TextPart) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "text", "text": part.text}
+    block.update(extras_of((part.provider_data or {}).get(WIRE), TEXT_KEYS))
+    return block
+
+
+def call_block(part: ToolCallPart, *, nm: NameMap, ids: IdRewriter,
+               notes: list[Note] | None) -> dict[str, Any]:
+    args = part.arguments
+    if not isinstance(args, Mapping) or part.parse_error is not None:
+        if notes is not None:
+            why = "did not parse" if part.parse_error or args is None else "are not an object"
+            notes.append(Note(kind="arguments_rewritten", subject=part.id,
+                              detail=f"arguments {why}; sent as {{}} (input must be an object)"))
+        args = {}
+    block: dict[str, Any] = {"type": "tool_use", "id": ids(part.id), "name": nm.wire(part.name),
+                             "input": copy.deepcopy(dict(args))}
+    block.update(extras_of((part.provider_data or {}).get(WIRE), CALL_KEYS))
+    return block
+
+
+def result_block(part: ToolResultPart, *, ids: IdRewriter) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": ids(part.call_id)}
+    stored = (part.provider_data or {}).get(WIRE)
+    original = stored.get("content") if isinstance(stored, Mapping) else None
+    if isinstance(original, list) and result_text(original)[0] == part.content:
+        block["content"] = copy.deepcopy(original)
+    elif part.content:
+        block["content"] = part.content
+    if part.is_error:
+        block["is_error"] = True
+    block.update(extras_of(stored, RESULT_KEYS))
+    return block
+
+
+# --------------------------------------------------------------------------- usage and stop
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def usage_from(raw: Any) -> Usage:
+    if not isinstance(raw, Mapping):
+        return Usage()
+    write = _int(raw.get("cache_creation_input_tokens"))
+    read = _int(raw.get("cache_read_input_tokens"))
+    details = raw.get("output_tokens_details")
+    thinking = _int(details.get("thinking_tokens")) if isinstance(details, Mapping) else 0
+    return Usage(
+        input_tokens=_int(raw.get("input_tokens")) + write + read,
+        output_tokens=_int(raw.get("output_tokens")),
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+        reasoning_tokens=thinking,
+    )
+
+
+def usage_extras(raw: Any) -> dict[str, Any]:
+    """Usage keys the canonical `Usage` does not carry (service tier, server-tool counts...)."""
+    if not isinstance(raw, Mapping):
+        return {}
+    out = {k: v for k, v in raw.items()
+           if k not in USAGE_KEYS and k != "output_tokens_details" and v is not None}
+    details = raw.get("output_tokens_details")
+    if isinstance(details, Mapping) and set(details) - {"thinking_tokens"}:
+        out["output_tokens_details"] = dict(details)
+    return out
+
+
+def usage_body(usage: Usage, extras: Any = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "input_tokens": max(0, usage.input_tokens - usage.cache_read_tokens
+                            - usage.cache_write_tokens),
+        "output_tokens": usage.output_tokens,
+        "cache_creation_input_tokens": usage.cache_write_tokens,
+        "cache_read_input_tokens": usage.cache_read_tokens,
+    }
+    if usage.reasoning_tokens:
+        out["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
+    if isinstance(extras, Mapping):
+        for k, v in extras.items():
+            if k == "output_tokens_details" and isinstance(v, Mapping):
+                out[k] = {**v, **out.get(k, {})}
+            elif k not in out:
+                out[k] = copy.deepcopy(v)
+    return out
+
+
+def stop_for(raw: Any, parts: Sequence[Part]) -> tuple[StopReason, bool]:
+    """The normalised stop and whether a call was cut off by a limit.
+
+    A call counts as cut off when the reply ended on a limit and a call's arguments do not
+    parse, or the reply's last block is a call (the limit hit while it was being written).
+    """
+    calls = [p for p in parts if isinstance(p, ToolCallPart)]
+    known: StopReason | None = STOP_REASONS.get(raw) if isinstance(raw, str) else None
+    if calls and raw in _CUT_OFF:
+        broken = any(c.parse_error is not None or c.arguments is None for c in calls)
+        if broken or isinstance(parts[-1], ToolCallPart):
+            return (known or "max_tokens"), True
+    if calls:
+        return "tool_calls", False
+    if raw is None:
+        return "end_turn", False
+    return (known or "other"), False
+
+
+def stop_to_wire(reply: Reply) -> str:
+    if reply.raw_stop in STOP_REASONS:
+        return reply.raw_stop
+    if reply.message.tool_calls and not reply.truncated_call:
+        return "tool_use"
+    return _STOP_TO_WIRE.get(reply.stop, "end_turn")
+
+
+# --------------------------------------------------------------------------- whole replies
+
+
+def decode_reply(body: Mapping[str, Any], *, nm: NameMap) -> Reply:
+    if not isinstance(body, Mapping):
+        raise WireFormatError(f"{WIRE}: a reply must be a JSON object")
+    if body.get("type") == "error":
+        raise WireFormatError(f"{WIRE}: this is an error body, not a reply: {dumps(body)[:300]}")
+    content = body.get("content")
+    if content is None:
+        content = []
+    if not isinstance(content, list):
+        raise WireFormatError(f"{WIRE}: 'content' must be a list of blocks")
+    parts = parts_from_blocks(content, nm=nm, seed=reply_seed(body))
+    raw = body.get("stop_reason")
+    stop, truncated = stop_for(raw, parts)
+    extras: dict[str, Any] = {
+        k: v for k, v in body.items() if k not in REPLY_KEYS and v is not None
+    }
+    more_usage = usage_extras(body.get("usage"))
+    if more_usage:
+        extras["usage"] = more_usage
+    model, rid = body.get("model"), body.get("id")
+    return Reply(
+        message=Message(role="assistant", parts=tuple(parts)),
+        stop=stop,
+        raw_stop=raw if isinstance(raw, str) else None,
+        usage=usage_from(body.get("usage")),
+        model=model if isinstance(model, str) else None,
+        id=rid if isinstance(rid, str) else None,
+        truncated_call=truncated,
+        provider_data={WIRE: extras} if extras else None,
+    )
+
+
+def reply_blocks(reply: Reply, *, nm: NameMap) -> list[dict[str, Any]]:
+    """A reply's parts as the blocks the API would have sent (unsigned thinking for foreign
+    reasoning, other wires' opaque blocks left out)."""
+    ids = IdRewriter(None)
+    blocks: list[dict[str, Any]] = []
+    for part in reply.message.parts:
+        if isinstance(part, ReasoningPart):
+            own = reasoning_block(part)
+            blocks.append(own or {"type": "thinking", "thinking": part.text, "signature": ""})
+        elif isinstance(part, TextPart):
+            blocks.append(text_block(part))
+        elif isinstance(part, ToolCallPart):
+            blocks.append(call_block(part, nm=nm, ids=ids, notes=None))
+        elif (isinstance(part, OpaquePart) and part.wire == WIRE
+              and isinstance(part.payload, Mapping)):
+            blocks.append(copy.deepcopy(dict(part.payload)))
+        # A ToolResultPart never belongs in a reply; there is no block for it.
+    return blocks
+
+
+def reply_id(reply: Reply) -> str:
+    if reply.id:
+        return reply.id
+    digest = hashlib.sha256(repr(reply.message).encode()).hexdigest()[:24]
+    return f"msg_{digest}"
+
+
+def reply_extras(reply: Reply) -> dict[str, Any]:
+    data = (reply.provider_data or {}).get(WIRE)
+    return dict(data) if isinstance(data, Mapping) else {}
+
+
+def encode_reply(reply: Reply, *, nm: NameMap, model: str) -> dict[str, Any]:
+    extras = reply_extras(reply)
+    body: dict[str, Any] = {
+        "id": reply_id(reply),
+        "type": "message",
+        "role": "assistant",
+        "model": reply.model or model,
+        "content": reply_blocks(reply, nm=nm),
+        "stop_reason": stop_to_wire(reply),
+        "stop_sequence": None,
+        "usage": usage_body(reply.usage, extras.pop("usage", None)),
+    }
+    body.update(copy.deepcopy(extras))
+    return body

@@ -1,0 +1,386 @@
+"""Anthropic Messages: canonical `Request` <-> ``POST /v1/messages`` body.
+
+Owns the request-level rules of the ``anthropic-messages`` wire: the required ``max_tokens``,
+the top-level ``system``, tools and ``tool_choice``, and the message list, where tool results
+travel first in a user message and this wire's own thinking and server-tool blocks go back
+verbatim. Body keys the canonical request has no field for ride in
+``Request.provider_options["anthropic-messages"]`` and are merged back on encode. Imports only
+`toolwire.transcript`, `toolwire.errors` and the codec helpers; never HTTP or a vendor SDK.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..errors import WireFormatError
+from ..transcript import (
+    Message,
+    OpaquePart,
+    Part,
+    ReasoningPart,
+    Request,
+    TextPart,
+    ToolCallPart,
+    ToolChoice,
+    ToolResultPart,
+    ToolSpec,
+)
+from ._anthropic_blocks import (
+    TEXT_KEYS,
+    WIRE,
+    IdRewriter,
+    call_block,
+    has_extras,
+    name_map,
+    part_from_block,
+    reasoning_block,
+    result_block,
+    result_from_block,
+    text_block,
+    text_from_block,
+)
+from ._anthropic_schema import input_schema
+from ._base import Encoded, NameMap, Note
+
+DEFAULT_MAX_TOKENS = 4096
+"""Sent when `Request.max_tokens` is None: the API requires the field."""
+
+_TOP_KEYS = frozenset(
+    {"model", "messages", "system", "tools", "tool_choice", "max_tokens", "stream"}
+)
+_TOOL_KEYS = frozenset({"name", "description", "input_schema", "strict"})
+
+
+# --------------------------------------------------------------------------- encode
+
+
+def _user_blocks(parts: Sequence[Part], *, where: str, ids: IdRewriter,
+                 notes: list[Note]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            if part.text:
+                blocks.append(text_block(part))
+            else:
+                notes.append(Note(kind="empty_text_dropped", subject=where,
+                                  detail="the API rejects empty text blocks"))
+        elif isinstance(part, ToolResultPart):
+            blocks.append(result_block(part, ids=ids))
+        elif isinstance(part, OpaquePart) and part.wire == WIRE:
+            blocks.append(copy.deepcopy(dict(part.payload)))
+        else:
+            kind = "opaque_dropped" if isinstance(part, OpaquePart) else "part_dropped"
+            notes.append(Note(kind=kind, subject=where,
+                              detail=f"a {type(part).__name__} cannot be sent in this message"))
+    return blocks
+
+
+def _assistant_blocks(parts: Sequence[Part], *, where: str, nm: NameMap, ids: IdRewriter,
+                      notes: list[Note]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, ReasoningPart):
+            own = reasoning_block(part)
+            if own is None:
+                notes.append(Note(kind="reasoning_dropped", subject=where,
+                                  detail="reasoning without an Anthropic signature cannot be "
+                                         "sent back to this wire"))
+            else:
+                blocks.append(own)
+        elif isinstance(part, TextPart):
+            if part.text:
+                blocks.append(text_block(part))
+            else:
+                notes.append(Note(kind="empty_text_dropped", subject=where,
+                                  detail="the API rejects empty text blocks"))
+        elif isinstance(part, ToolCallPart):
+            blocks.append(call_block(part, nm=nm, ids=ids, notes=notes))
+        elif isinstance(part, OpaquePart):
+            if part.wire == WIRE:
+                blocks.append(copy.deepcopy(dict(part.payload)))
+            else:
+                notes.append(Note(kind="opaque_dropped", subject=where,
+                                  detail=f"{part.kind!r} from {part.wire} has no meaning here"))
+        else:
+            notes.append(Note(kind="part_dropped", subject=where,
+                              detail="a tool result cannot be part of an assistant message"))
+    return blocks
+
+
+def _content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """A lone plain text block is sent as a string, as the API documents it."""
+    if len(blocks) == 1 and blocks[0].get("type") == "text" and set(blocks[0]) == TEXT_KEYS:
+        return str(blocks[0]["text"])
+    return blocks
+
+
+def _encode_messages(messages: Sequence[Message], *, nm: NameMap,
+                     notes: list[Note]) -> list[dict[str, Any]]:
+    ids = IdRewriter(notes)
+    out: list[dict[str, Any]] = []
+    i = 0
+    while i < len(messages):
+        m, where = messages[i], f"messages[{i}]"
+        if m.role == "assistant":
+            blocks = _assistant_blocks(m.parts, where=where, nm=nm, ids=ids, notes=notes)
+            out.append({"role": "assistant", "content": _content(blocks)})
+        elif m.role == "system":
+            blocks = _user_blocks([p for p in m.parts if isinstance(p, TextPart)], where=where,
+                                  ids=ids, notes=notes)
+            if len(blocks) != len(m.parts):
+                notes.append(Note(kind="part_dropped", subject=where,
+                                  detail="a system message carries text only"))
+            out.append({"role": "system", "content": _content(blocks)})
+        elif m.role == "tool":
+            results = [p for p in m.parts if isinstance(p, ToolResultPart)]
+            rest = [p for p in m.parts if not isinstance(p, ToolResultPart)]
+            blocks = _user_blocks([*results, *rest], where=where, ids=ids, notes=notes)
+            if i + 1 < len(messages) and messages[i + 1].role == "user":
+                i += 1
+                blocks += _user_blocks(messages[i].parts, where=f"messages[{i}]", ids=ids,
+                                       notes=notes)
+            out.append({"role": "user", "content": blocks})
+        else:
+            blocks = _user_blocks(m.parts, where=where, ids=ids, notes=notes)
+            out.append({"role": "user", "content": _content(blocks)})
+        i += 1
+    return out
+
+
+def _encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: NameMap,
+                  notes: list[Note]) -> list[dict[str, Any]]:
+    encoded: list[dict[str, Any]] = []
+    for spec in tools:
+        tool: dict[str, Any] = {"name": nm.wire(spec.name)}
+        if spec.description:
+            tool["description"] = spec.description
+        tool["input_schema"] = input_schema(spec.name, spec.input_schema, strict=spec.strict,
+                                            notes=notes)
+        if spec.strict:
+            tool["strict"] = True
+        encoded.append(tool)
+    if not isinstance(stored, list):
+        return encoded
+    # The body this request was decoded from had server tools or per-tool settings
+    # (cache_control, defer_loading...): keep them, in their places.
+    out: list[dict[str, Any]] = []
+    for entry in stored:
+        if not isinstance(entry, Mapping):
+            continue
+        if entry.get("type") in (None, "custom"):
+            match = next((t for t in encoded if t["name"] == entry.get("name")), None)
+            if match is not None:
+                encoded.remove(match)
+                extra = {k: copy.deepcopy(v) for k, v in entry.items() if k not in _TOOL_KEYS}
+                out.append({**match, **extra})
+        else:
+            out.append(copy.deepcopy(dict(entry)))
+    return out + encoded
+
+
+def _encode_choice(choice: ToolChoice, *, nm: NameMap, notes: list[Note]) -> dict[str, Any]:
+    out: dict[str, Any]
+    if choice.mode == "tool" and choice.name:
+        out = {"type": "tool", "name": nm.wire(choice.name)}
+    elif choice.mode == "tool":
+        notes.append(Note(kind="choice_changed", subject="tool_choice",
+                          detail="mode 'tool' without a name sent as 'any'"))
+        out = {"type": "any"}
+    elif choice.mode == "required":
+        out = {"type": "any"}
+    else:
+        out = {"type": choice.mode}
+    if choice.parallel is not None:
+        if choice.mode == "none":
+            notes.append(Note(kind="choice_changed", subject="tool_choice",
+                              detail="'none' takes no parallel setting; dropped"))
+        else:
+            out["disable_parallel_tool_use"] = not choice.parallel
+    return out
+
+
+def _system_text(blocks: Sequence[Any]) -> str:
+    return "\n".join(str(b.get("text") or "") for b in blocks
+                     if isinstance(b, Mapping) and b.get("type") == "text")
+
+
+def encode(request: Request) -> Encoded:
+    notes: list[Note] = []
+    nm = name_map(request)
+    notes.extend(nm.notes())
+    opts = dict((request.provider_options or {}).get(WIRE) or {})
+    max_tokens = request.max_tokens
+    if max_tokens is None:
+        max_tokens = DEFAULT_MAX_TOKENS
+        notes.append(Note(kind="max_tokens_defaulted", subject="max_tokens",
+                          detail=f"the API requires it; sent {DEFAULT_MAX_TOKENS}"))
+    body: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens}
+    stored_system = opts.pop("system", None)
+    if request.system is None:
+        if stored_system is not None:
+            body["system"] = copy.deepcopy(stored_system)
+    elif isinstance(stored_system, list) and _system_text(stored_system) == request.system:
+        body["system"] = copy.deepcopy(stored_system)
+    else:
+        body["system"] = request.system
+    body["messages"] = _encode_messages(request.messages, nm=nm, notes=notes)
+    stored_tools = opts.pop("tools", None)
+    if request.tools or stored_tools:
+        body["tools"] = _encode_tools(request.tools, stored_tools, nm=nm, notes=notes)
+    if request.tool_choice is not None:
+        body["tool_choice"] = _encode_choice(request.tool_choice, nm=nm, notes=notes)
+    if request.temperature is not None and "temperature" not in opts:
+        notes.append(Note(
+            kind="field_dropped", subject="temperature",
+            detail="current Claude models and the API types have no temperature; put it in "
+                   "provider_options['anthropic-messages'] to send it anyway"))
+    if request.stream:
+        body["stream"] = True
+    for key, value in opts.items():
+        body[key] = copy.deepcopy(value)
+    for wire in (request.provider_options or {}):
+        if wire != WIRE:
+            notes.append(Note(kind="field_dropped", subject=f"provider_options[{wire!r}]",
+                              detail="options for another wire are not sent"))
+    return Encoded(body=body, notes=tuple(notes))
+
+
+# --------------------------------------------------------------------------- decode
+
+
+def _blocks(content: Any, where: str) -> list[Mapping[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if content is None:
+        return []
+    if not isinstance(content, list) or not all(isinstance(b, Mapping) for b in content):
+        raise WireFormatError(f"{WIRE}: {where}.content must be a string or a list of blocks")
+    return content
+
+
+def _user_parts(blocks: Sequence[Mapping[str, Any]]) -> list[Part]:
+    parts: list[Part] = []
+    for block in blocks:
+        if block.get("type") == "text":
+            parts.append(text_from_block(block))
+        else:
+            parts.append(OpaquePart(wire=WIRE, kind=str(block.get("type")), payload=dict(block)))
+    return parts
+
+
+def _decode_messages(raw: Any) -> list[Message]:
+    if not isinstance(raw, list):
+        raise WireFormatError(f"{WIRE}: 'messages' must be a list")
+    nm = NameMap()
+    out: list[Message] = []
+    names: dict[str, str] = {}
+    for i, wm in enumerate(raw):
+        where = f"messages[{i}]"
+        if not isinstance(wm, Mapping):
+            raise WireFormatError(f"{WIRE}: {where} must be an object")
+        role, blocks = wm.get("role"), _blocks(wm.get("content"), where)
+        if role == "assistant":
+            parts: list[Part] = []
+            for block in blocks:
+                ordinal = sum(isinstance(p, ToolCallPart) for p in parts)
+                part = part_from_block(block, nm=nm, seed=where, ordinal=ordinal)
+                if isinstance(part, ToolCallPart):
+                    names[part.id] = part.name
+                parts.append(part)
+            out.append(Message(role="assistant", parts=tuple(parts)))
+        elif role == "user":
+            results = [result_from_block(b, names) for b in blocks
+                       if b.get("type") == "tool_result"]
+            rest = _user_parts([b for b in blocks if b.get("type") != "tool_result"])
+            if results:
+                out.append(Message(role="tool", parts=tuple(results)))
+            if rest or not results:
+                out.append(Message(role="user", parts=tuple(rest)))
+        elif role == "system":
+            out.append(Message(role="system", parts=tuple(_user_parts(blocks))))
+        else:
+            raise WireFormatError(f"{WIRE}: {where} has unknown role {role!r}")
+    return out
+
+
+def _decode_tools(raw: Any) -> tuple[list[ToolSpec], bool]:
+    """The custom tools as specs, and whether the list held more than specs can say."""
+    if raw is None:
+        return [], False
+    if not isinstance(raw, list):
+        raise WireFormatError(f"{WIRE}: 'tools' must be a list")
+    specs: list[ToolSpec] = []
+    keep = False
+    for tool in raw:
+        if not isinstance(tool, Mapping):
+            raise WireFormatError(f"{WIRE}: every tool must be an object")
+        if tool.get("type") not in (None, "custom"):
+            keep = True
+            continue
+        extra = {k for k, v in tool.items() if k not in _TOOL_KEYS and v is not None}
+        keep = keep or bool(extra - {"type"})
+        schema = tool.get("input_schema")
+        specs.append(ToolSpec(
+            name=str(tool.get("name") or ""),
+            description=str(tool.get("description") or ""),
+            input_schema=dict(schema) if isinstance(schema, Mapping) else {"type": "object"},
+            strict=bool(tool.get("strict")),
+        ))
+    return specs, keep
+
+
+def _decode_choice(raw: Any) -> ToolChoice | None:
+    if not isinstance(raw, Mapping):
+        return None
+    kind = raw.get("type")
+    flag = raw.get("disable_parallel_tool_use")
+    parallel = None if not isinstance(flag, bool) else not flag
+    if kind == "auto":
+        return ToolChoice(mode="auto", parallel=parallel)
+    if kind == "any":
+        return ToolChoice(mode="required", parallel=parallel)
+    if kind == "tool":
+        return ToolChoice(mode="tool", name=str(raw.get("name") or ""), parallel=parallel)
+    if kind == "none":
+        return ToolChoice(mode="none")
+    return None
+
+
+def decode_request(body: Mapping[str, Any]) -> Request:
+    if not isinstance(body, Mapping):
+        raise WireFormatError(f"{WIRE}: a request body must be a JSON object")
+    model = body.get("model")
+    if not isinstance(model, str):
+        raise WireFormatError(f"{WIRE}: 'model' must be a string")
+    opts: dict[str, Any] = {k: copy.deepcopy(v) for k, v in body.items() if k not in _TOP_KEYS}
+    system = body.get("system")
+    system_text: str | None
+    if system is None or isinstance(system, str):
+        system_text = system
+    elif isinstance(system, list):
+        system_text = _system_text(system)
+        plain = len(system) == 1 and isinstance(system[0], Mapping) and \
+            system[0].get("type") == "text" and not has_extras(system[0], TEXT_KEYS)
+        if not plain:
+            opts["system"] = copy.deepcopy(system)
+    else:
+        raise WireFormatError(f"{WIRE}: 'system' must be a string or a list of text blocks")
+    tools, keep_tools = _decode_tools(body.get("tools"))
+    if keep_tools:
+        opts["tools"] = copy.deepcopy(body["tools"])
+    choice = _decode_choice(body.get("tool_choice"))
+    if choice is None and body.get("tool_choice") is not None:
+        opts["tool_choice"] = copy.deepcopy(body["tool_choice"])
+    max_tokens = body.get("max_tokens")
+    return Request(
+        model=model,
+        messages=tuple(_decode_messages(body.get("messages", []))),
+        system=system_text,
+        tools=tuple(tools),
+        tool_choice=choice,
+        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+        stream=body.get("stream") is True,
+        provider_options={WIRE: opts} if opts else None,
+    )

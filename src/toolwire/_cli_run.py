@@ -213,7 +213,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not workdir.is_dir():
         raise ConfigError(f"--workdir {args.workdir} is not a folder; give an existing folder")
     model = client.model(args.model)
-    term = Terminal()
+    term = Terminal(out=sys.stderr if args.json else sys.stdout)
     log = args.log or _default_log(workdir)
     agent = _agent(args, model, workdir, term)
 
@@ -235,7 +235,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     if not model_id:
         raise ConfigError(f"{args.log} does not name its model; give --model ID")
     model = client.model(model_id)
-    term = Terminal()
+    term = Terminal(out=sys.stderr if args.json else sys.stdout)
     agent = _agent(args, model, Path(args.workdir).resolve(), term)
 
     async def go() -> Any:

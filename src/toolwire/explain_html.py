@@ -16,7 +16,7 @@ from .explain import Explanation
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d232b;background:#fafbfc}
 h1{font-size:20px;margin:0 0 4px}.meta{color:#566;margin-bottom:16px}
-.lanes{display:grid;grid-template-columns:1fr 1fr 1fr;gap:6px 12px}
+.lanes{display:grid;grid-template-columns:repeat(3,minmax(0,1fr));gap:6px 12px}
 .lane-head{font-weight:600;text-transform:uppercase;font-size:12px;color:#566;
  border-bottom:2px solid #ccd;padding-bottom:4px}
 .entry{border:1px solid #d6dbe1;border-radius:6px;background:#fff;padding:6px 8px}
@@ -26,7 +26,8 @@ h1{font-size:20px;margin:0 0 4px}.meta{color:#566;margin-bottom:16px}
 .label{font-weight:600}.idx{color:#889;font-size:12px;margin-right:6px}
 .summary{white-space:pre-wrap;word-break:break-word}
 a.call{color:#0757c7;cursor:pointer;text-decoration:underline}
-details pre{max-height:320px;overflow:auto;background:#f3f5f7;padding:6px;font-size:12px}
+details pre{max-height:320px;overflow:auto;background:#f3f5f7;padding:6px;font-size:12px;
+ white-space:pre-wrap;word-break:break-all}
 .stop{margin:18px 0;padding:8px;border-left:4px solid #0757c7;background:#eef4fd}
 svg text{font-size:11px;fill:#334}
 """

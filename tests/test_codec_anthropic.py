@@ -437,7 +437,7 @@ def test_arguments_that_are_not_an_object_are_sent_as_empty_with_a_note() -> Non
                             Message(role="assistant", parts=(broken, from_text))]))
     blocks = enc.body["messages"][1]["content"]
     assert blocks[0]["input"] == {} and blocks[1]["input"] == {"a": 1}
-    assert [(n.kind, n.subject) for n in enc.notes] == [("arguments_rewritten", "call_1")]
+    assert [(n.kind, n.subject) for n in enc.notes] == [("arguments_replaced", "call_1")]
 
 
 def test_server_tool_blocks_are_opaque_and_echoed_verbatim() -> None:
@@ -551,7 +551,7 @@ def test_usage_counts_cached_prompt_tokens() -> None:
     ("end_turn", "end_turn"), ("stop_sequence", "stop_sequence"), ("pause_turn", "pause_turn"),
     ("refusal", "refusal"), ("max_tokens", "max_tokens"),
     ("model_context_window_exceeded", "context_window_exceeded"),
-    ("something_new", "other"), (None, "end_turn"),
+    ("something_new", "other"), (None, "end_turn"), ("tool_use", "end_turn"),
 ])
 def test_stop_reasons_without_calls(raw: str | None, stop: str) -> None:
     reply = am.decode_response(_reply_body([{"type": "text", "text": "t"}], stop=raw))
@@ -614,7 +614,7 @@ def test_foreign_reasoning_renders_as_unsigned_thinking_in_replies() -> None:
                   id="msg_1", model="m")
     body = am.encode_response(reply)
     assert body["content"][0] == {"type": "thinking", "thinking": "hmm", "signature": ""}
-    REPLY_MODEL.validate_python(body)
+    REPLY_MODEL.validate_python(body, extra="forbid")
 
 
 # --------------------------------------------------------------------------- corpus
@@ -890,7 +890,7 @@ def test_encoded_stream_events_match_the_sdk_types() -> None:
     for chunk in chunks:
         payload = json.loads(chunk.decode().split("data: ", 1)[1])
         if payload["type"] != "ping":
-            STREAM_EVENT.validate_python(payload)
+            STREAM_EVENT.validate_python(payload, extra="forbid")
     fragments = [c for c in chunks if b"input_json_delta" in c]
     assert b'"partial_json":""' in fragments[0]  # the API's usual empty first fragment
 
@@ -1102,14 +1102,19 @@ def replies(draw: st.DrawFn) -> Reply:
 @given(replies())
 def test_property_reply_round_trip(reply: Reply) -> None:
     body = am.encode_response(reply)
-    REPLY_MODEL.validate_python(body)
+    REPLY_MODEL.validate_python(body, extra="forbid")
     assert am.decode_response(body) == reply
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(replies(), st.data())
 def test_property_stream_split_anywhere(reply: Reply, data: st.DataObject) -> None:
-    whole = b"".join(am.encode_stream(reply))
+    chunks = am.encode_stream(reply)
+    for chunk in chunks:
+        payload = json.loads(chunk.decode().split("data: ", 1)[1])
+        if payload["type"] != "ping":
+            STREAM_EVENT.validate_python(payload, extra="forbid")
+    whole = b"".join(chunks)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(whole)), max_size=12)))
     pieces = [whole[a:b] for a, b in zip([0, *cuts], [*cuts, len(whole)], strict=True)]
     events = list(am.decode_stream(pieces))

@@ -248,7 +248,7 @@ def call_block(part: ToolCallPart, *, nm: NameMap, ids: IdRewriter,
     if not isinstance(args, Mapping) or part.parse_error is not None:
         if notes is not None:
             why = "did not parse" if part.parse_error or args is None else "are not an object"
-            notes.append(Note(kind="arguments_rewritten", subject=part.id,
+            notes.append(Note(kind="arguments_replaced", subject=part.id,
                               detail=f"arguments {why}; sent as {{}} (input must be an object)"))
         args = {}
     block: dict[str, Any] = {"type": "tool_use", "id": ids(part.id), "name": nm.wire(part.name),
@@ -339,8 +339,8 @@ def stop_for(raw: Any, parts: Sequence[Part]) -> tuple[StopReason, bool]:
             return (known or "max_tokens"), True
     if calls:
         return "tool_calls", False
-    if raw is None:
-        return "end_turn", False
+    if raw is None or known == "tool_calls":
+        return "end_turn", False  # the content decides: no call, no request for tools
     return (known or "other"), False
 
 

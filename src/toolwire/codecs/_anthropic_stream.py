@@ -35,6 +35,7 @@ from ._base import (
     ToolCallDelta,
     ToolCallFinished,
     ToolCallStarted,
+    call_id_for,
     dumps,
     provider_error,
 )
@@ -55,6 +56,10 @@ ERROR_STATUS: dict[str, int] = {
 """The HTTP status each ``error.type`` comes with (used for errors that arrive mid-stream)."""
 
 _INPUT_BLOCKS = ("tool_use", "server_tool_use")
+# What a message_delta's usage holds; the rest (service tier, cache breakdown) only comes
+# with message_start.
+_DELTA_USAGE = frozenset({"input_tokens", "output_tokens", "cache_creation_input_tokens",
+                          "cache_read_input_tokens", "output_tokens_details", "server_tool_use"})
 
 
 def stream_error(payload: Mapping[str, Any]) -> ProviderError:
@@ -240,8 +245,6 @@ class StreamDecoder:
 
 
 def _call_id(message: Mapping[str, Any], ordinal: int) -> str:
-    from ._base import call_id_for
-
     seed = message.get("id")
     return call_id_for(seed if isinstance(seed, str) and seed else "stream", ordinal)
 
@@ -320,7 +323,8 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
                              "stop_sequence": body.get("stop_sequence")}
     if "stop_details" in body:
         delta["stop_details"] = body["stop_details"]
-    events.append({"type": "message_delta", "delta": delta, "usage": usage})
+    running = {k: v for k, v in usage.items() if k in _DELTA_USAGE}
+    events.append({"type": "message_delta", "delta": delta, "usage": running})
     events.append({"type": "message_stop"})
     return [_sse(e) for e in events]
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from ._run import OutputType, RunState, RunStop
 from .errors import ToolCallError, ToolDefinitionError
 from .model import model_name
 from .runlog import RunLog, read_log
@@ -22,7 +23,7 @@ from .schema import Tool
 from .transcript import Message, Request, ToolCallPart, ToolChoice, ToolResultPart
 
 if TYPE_CHECKING:
-    from .loop import Agent, OutputType, RunStop, _State
+    from .loop import Agent
 
 OUTPUT_DESCRIPTION = (
     "Give your final answer by calling this tool once you are done: its arguments are the "
@@ -90,6 +91,7 @@ def _base_request(
     return Request(
         model=model_name(agent.model), system=system, tools=specs, tool_choice=choice,
         max_tokens=agent.max_tokens, temperature=agent.temperature,
+        provider_options=agent.provider_options,
     )
 
 
@@ -106,9 +108,7 @@ def start_state(
     messages: Sequence[Message],
     output: OutputType | None,
     log: str | os.PathLike[str] | None,
-) -> _State:
-    from .loop import _State
-
+) -> RunState:
     notes: list[str] = []
     out = make_output(agent, output) if output is not None else None
     base = _base_request(agent, out, notes)
@@ -123,7 +123,7 @@ def start_state(
         runlog = RunLog(path)
         runlog.header(model=base.model, system=base.system, tools=agent.specs,
                       output=out.tool.spec if out else None, settings=_settings(agent))
-    state = _State(messages=[], request_base=base, output=out, log=runlog, notes=notes)
+    state = RunState(messages=[], request_base=base, output=out, log=runlog, notes=notes)
     for message in messages:
         state.add(message)
     return state
@@ -139,15 +139,13 @@ def _interrupted(call: ToolCallPart) -> ToolResultPart:
 
 async def resume_state(
     agent: Agent, log: str | os.PathLike[str], output: OutputType | None
-) -> _State:
+) -> RunState:
     """The state of the run in ``log``, with every call answered, ready to go on.
 
     Calls that finished keep their logged results; calls that never started are run now;
     calls cut off mid-run are run again when their tool is idempotent, and otherwise answered
     with an error result saying the run was interrupted.
     """
-    from .loop import RunStop, _State
-
     logged = read_log(log)
     saved_output = logged.header.get("output")
     if output is None and isinstance(saved_output, Mapping):
@@ -163,7 +161,7 @@ async def resume_state(
                      f"{[s.name for s in agent.specs]}")
     runlog = RunLog(log, repair=True)
     runlog.write("resume", messages=len(logged.messages), turns=logged.turns)
-    state = _State(messages=list(logged.messages), request_base=base, output=out, log=runlog,
+    state = RunState(messages=list(logged.messages), request_base=base, output=out, log=runlog,
                    turns=logged.turns, usage=logged.usage, notes=notes)
     pending = logged.pending
     if not pending:
@@ -204,15 +202,13 @@ def _not_run(call: ToolCallPart) -> ToolResultPart:
 
 
 async def answer_calls(
-    agent: Agent, s: _State, calls: Sequence[ToolCallPart]
+    agent: Agent, s: RunState, calls: Sequence[ToolCallPart]
 ) -> tuple[list[ToolResultPart], RunStop | None]:
     """One result per call, in call order, and the stop a valid final answer brings."""
-    from .loop import RunStop
-
     out = s.output
     finals = [i for i, c in enumerate(calls) if out is not None and c.name == out.name]
     if out is None or not finals:
-        return list(await agent.run_calls(s, calls)), None
+        return list(await agent._run_calls(s, calls)), None
     problems: dict[int, str] = {}
     for i in finals:
         try:
@@ -224,7 +220,7 @@ async def answer_calls(
         accepted = ToolResultPart(call_id=calls[i].id, name=out.name, content="Answer accepted.")
         return [accepted if j == i else _not_run(c) for j, c in enumerate(calls)], RunStop.ANSWERED
     others = [c for i, c in enumerate(calls) if i not in problems]
-    ran = iter(await agent.run_calls(s, others) if others else [])
+    ran = iter(await agent._run_calls(s, others) if others else [])
     s.output_failures += 1
     results = [
         ToolResultPart(call_id=c.id, name=c.name, is_error=True, content=problems[i])
@@ -237,11 +233,9 @@ async def answer_calls(
     return results, None
 
 
-def nudge_for_output(agent: Agent, s: _State) -> RunStop | None:
+def nudge_for_output(agent: Agent, s: RunState) -> RunStop | None:
     """The model answered in text but an output tool call is wanted: ask again, a bounded number
     of times."""
-    from .loop import RunStop
-
     assert s.output is not None
     s.output_failures += 1
     if s.output_failures > agent.output_retries:

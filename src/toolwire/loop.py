@@ -1,6 +1,7 @@
 """The agent loop: ask the model, answer every call it makes, repeat until something ends the run.
 
-Owns `Agent`, `AgentRun`, `Step`, `RunResult` and `RunStop`. The loop itself is `Agent._loop`,
+Owns `Agent`; re-exports the run's values (`AgentRun`, `Step`, `RunResult`, `RunStop`) from
+`toolwire._run`. The loop itself is `Agent._loop`,
 one async generator: limits are checked before each model call; the reply is appended exactly as
 it came; then exactly one result per call, in call order, goes into one tool message. Each step
 says what comes next, and the run's `RunResult.stop` says why it ended. `Agent.run` is a thin
@@ -17,17 +18,14 @@ import asyncio
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
-from types import TracebackType
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 from ._loop_extra import answer_calls, nudge_for_output, resume_state, start_state
+from ._run import AgentRun, OutputType, RunResult, RunState, RunStop, Step
 from .codecs._base import StreamEnd
 from .dispatch import Approver, Dispatcher, Policy
-from .errors import ContextLengthError, ProviderError, StreamError
+from .errors import ContextLengthError, ProviderError, StreamError, WireFormatError
 from .model import Model, model_name
-from .runlog import RunLog
 from .schema import Tool, Toolset
 from .transcript import (
     Message,
@@ -36,45 +34,9 @@ from .transcript import (
     ToolCallPart,
     ToolResultPart,
     ToolSpec,
-    Usage,
 )
 
 T = TypeVar("T")
-OutputType = type[Any] | Mapping[str, Any]
-"""A Pydantic model class (the output is an instance) or a JSON Schema (the output is a dict)."""
-
-
-class RunStop(StrEnum):
-    """Why a run ended. Each member equals its string value (``RunStop.ANSWERED == "answered"``)."""
-
-    ANSWERED = "answered"
-    """The model gave its answer: a reply with no tool calls, or a valid structured output."""
-    TURN_LIMIT = "turn_limit"
-    """``max_turns`` model calls were made."""
-    TOKEN_BUDGET = "token_budget"
-    """The run's summed tokens reached ``token_budget``."""
-    COST_BUDGET = "cost_budget"
-    """The run's summed cost (`Usage.cost`, as the model reported it) reached ``cost_budget``."""
-    TIME_LIMIT = "time_limit"
-    """``time_limit`` seconds of wall time passed."""
-    CUT_OFF = "cut_off"
-    """A reply hit the output token limit: an answer cut short, or a call cut off mid-way
-    (such calls are not run; each gets an error result saying so)."""
-    REFUSED = "refused"
-    """The model refused (reply stop ``refusal``)."""
-    CONTENT_FILTER = "content_filter"
-    """The provider's content filter stopped the reply."""
-    CONTEXT_FULL = "context_full"
-    """The conversation no longer fits the model's context window."""
-    STOPPED = "stopped"
-    """Stopped by the caller: `AgentRun.stop`, or the step iteration was closed or cancelled."""
-    PROVIDER_ERROR = "provider_error"
-    """The model raised a `ProviderError` (after its own retries); see `RunResult.error`."""
-    MODEL_ERROR = "model_error"
-    """The reply itself ended in an error (reply stop ``error`` or ``tool_call_failed``)."""
-    OUTPUT_INVALID = "output_invalid"
-    """Structured output was still missing or invalid after ``output_retries`` retries."""
-
 
 _REPLY_STOPS: dict[str, RunStop] = {
     "max_tokens": RunStop.CUT_OFF,
@@ -85,151 +47,6 @@ _REPLY_STOPS: dict[str, RunStop] = {
     "tool_call_failed": RunStop.MODEL_ERROR,
 }
 """Reply stops that end a run without an answer; any other stop without calls is an answer."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Step:
-    """One model call and what the loop did with it.
-
-    ``results`` answer the reply's calls in call order (empty when there were none).
-    ``stop`` is None when the loop goes on to the next model call, else why the run ended.
-    ``usage`` is the run's total so far; ``seconds`` is how long the model took.
-    """
-
-    turn: int
-    request: Request
-    reply: Reply
-    results: tuple[ToolResultPart, ...]
-    stop: RunStop | None
-    usage: Usage
-    seconds: float
-
-    @property
-    def done(self) -> bool:
-        return self.stop is not None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RunResult(Generic[T]):
-    """How a run ended.
-
-    ``messages`` is the whole transcript (the system prompt is not in it). ``answer`` is the
-    text of the last assistant message. ``output`` is the parsed structured output when one was
-    asked for and given. ``notes`` say what the loop changed or noticed along the way.
-    """
-
-    stop: RunStop
-    messages: tuple[Message, ...]
-    answer: str
-    output: T | None
-    usage: Usage
-    turns: int
-    notes: tuple[str, ...] = ()
-    error: BaseException | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.stop is RunStop.ANSWERED
-
-
-@dataclass(slots=True)
-class _State:
-    """Everything one run changes as it goes."""
-
-    messages: list[Message]
-    request_base: Request
-    output: Any = None  # a _loop_extra.OutputTool or None
-    log: RunLog | None = None
-    turns: int = 0
-    usage: Usage = field(default_factory=Usage)
-    notes: list[str] = field(default_factory=list)
-    started: float = field(default_factory=time.monotonic)
-    output_value: Any = None
-    output_failures: int = 0
-    stop_reason: str | None = None
-    result: RunResult[Any] | None = None
-
-    def add(self, message: Message) -> None:
-        if self.log is not None:
-            self.log.message(len(self.messages), message)
-        self.messages.append(message)
-
-    def finish(self, stop: RunStop, error: BaseException | None = None) -> None:
-        if self.result is not None:
-            return
-        answer = ""
-        if self.messages and self.messages[-1].role == "assistant":
-            answer = self.messages[-1].text
-        elif len(self.messages) > 1 and self.messages[-2].role == "assistant":
-            answer = self.messages[-2].text
-        self.result = RunResult(
-            stop=stop, messages=tuple(self.messages), answer=answer, output=self.output_value,
-            usage=self.usage, turns=self.turns, notes=tuple(self.notes), error=error,
-        )
-        if self.log is not None:
-            detail = None if error is None else f"{type(error).__name__}: {error}"
-            self.log.stop(stop, turns=self.turns, usage=self.usage, notes=self.notes,
-                          error=detail)
-            self.log.close()
-
-
-class AgentRun(Generic[T]):
-    """A run in progress, from `Agent.steps`: an async iterator of `Step`, one per model call.
-
-    Iterate to drive the run; between steps, `stop` ends it before the next model call (the
-    iteration then ends with ``result.stop == RunStop.STOPPED``). ``result`` is set once the
-    iteration has ended; `drain` runs what is left and returns it. Leaving an
-    ``async with agent.steps(task) as run:`` block closes a run that has not ended (stop
-    ``stopped``).
-    """
-
-    def __init__(self, state: _State, steps: AsyncIterator[Step]) -> None:
-        self._state = state
-        self._steps = steps
-
-    def __aiter__(self) -> AgentRun[T]:
-        return self
-
-    async def __anext__(self) -> Step:
-        return await self._steps.__anext__()
-
-    @property
-    def messages(self) -> tuple[Message, ...]:
-        """The transcript so far."""
-        return tuple(self._state.messages)
-
-    def stop(self, reason: str = "") -> None:
-        """End the run before its next model call; ``reason`` goes into the notes."""
-        self._state.stop_reason = reason or "stopped by the caller"
-
-    @property
-    def result(self) -> RunResult[T]:
-        if self._state.result is None:
-            raise RuntimeError("the run has not ended yet; iterate it to the end or await drain()")
-        return self._state.result
-
-    async def drain(self) -> RunResult[T]:
-        async for _ in self._steps:
-            pass
-        return self.result
-
-    async def aclose(self) -> None:
-        close = getattr(self._steps, "aclose", None)
-        if close is not None:
-            await close()
-        self._state.finish(RunStop.STOPPED)
-
-    async def __aenter__(self) -> AgentRun[T]:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
 
 Task = str | Message | Sequence[Message]
 """A run starts from a user message text, a message, or a conversation to continue."""
@@ -246,7 +63,9 @@ class Agent:
     Structured output: ``can_force_tool=False`` for a model that rejects a forced tool choice
     (Anthropic with extended thinking); ``output_retries`` bounds the retries of a bad answer.
     ``stream=True`` uses the model's ``stream`` when it has one, passing each event to
-    ``on_event``. ``log`` is a run log path for every run (see `toolwire.runlog`).
+    ``on_event``. ``max_tokens``, ``temperature`` and ``provider_options`` go on every request.
+    ``log`` is a run log path, one run per file (see `toolwire.runlog`); ``arun(log=...)`` sets
+    one per run.
     """
 
     def __init__(
@@ -261,6 +80,7 @@ class Agent:
         time_limit: float | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        provider_options: Mapping[str, Any] | None = None,
         parallel_calls: bool | None = None,
         approval: Policy | Mapping[str, Policy] = "allow",
         approve: Approver | None = None,
@@ -284,6 +104,7 @@ class Agent:
         self.time_limit = time_limit
         self.max_tokens = max_tokens
         self.temperature = temperature
+        self.provider_options = provider_options
         self.parallel_calls = parallel_calls
         self.can_force_tool = can_force_tool
         self.output_tool = output_tool
@@ -371,34 +192,19 @@ class Agent:
 
     # ------------------------------------------------------------------ the loop
 
-    async def _loop(self, s: _State) -> AsyncIterator[Step]:
+    async def _loop(self, s: RunState) -> AsyncIterator[Step]:
         try:
-            while True:
-                stop = self._limit_reached(s)
-                if stop is not None:
-                    s.finish(stop)
-                    return
-                base = s.request_base
-                request = Request(
-                    model=base.model, messages=tuple(s.messages), system=base.system,
-                    tools=base.tools, tool_choice=base.tool_choice, max_tokens=base.max_tokens,
-                    temperature=base.temperature,
-                )
-                if s.log is not None:
-                    s.log.request(s.turns + 1, len(s.messages), request.tool_choice)
+            while (stop := self._limit_reached(s)) is None:
+                request = s.next_request()
                 started = time.perf_counter()
                 try:
                     reply = await self._ask(request)
-                except ProviderError as exc:
+                except (ProviderError, WireFormatError) as exc:
                     full = isinstance(exc, ContextLengthError)
                     s.finish(RunStop.CONTEXT_FULL if full else RunStop.PROVIDER_ERROR, exc)
                     return
                 seconds = time.perf_counter() - started
-                s.turns += 1
-                s.usage = s.usage + reply.usage
-                if s.log is not None:
-                    s.log.reply(s.turns, len(s.messages), reply, seconds)
-                s.messages.append(reply.message)
+                s.add_reply(reply, seconds)
                 results, stop = await self._answer(s, reply)
                 if stop is not None:
                     s.finish(stop)
@@ -406,12 +212,13 @@ class Agent:
                            stop=stop, usage=s.usage, seconds=seconds)
                 if stop is not None:
                     return
+            s.finish(stop)
         except (GeneratorExit, asyncio.CancelledError):
             s.notes.append("the run was closed or cancelled before it ended")
             s.finish(RunStop.STOPPED)
             raise
 
-    def _limit_reached(self, s: _State) -> RunStop | None:
+    def _limit_reached(self, s: RunState) -> RunStop | None:
         if s.stop_reason is not None:
             s.notes.append(s.stop_reason)
             return RunStop.STOPPED
@@ -440,7 +247,7 @@ class Agent:
         return reply
 
     async def _answer(
-        self, s: _State, reply: Reply
+        self, s: RunState, reply: Reply
     ) -> tuple[tuple[ToolResultPart, ...], RunStop | None]:
         """Answer the reply's calls (if any) and decide whether the run goes on."""
         calls = reply.tool_calls
@@ -465,7 +272,7 @@ class Agent:
             return (), nudge_for_output(self, s)
         return (), stop
 
-    async def run_calls(self, s: _State, calls: Sequence[ToolCallPart]) -> list[ToolResultPart]:
+    async def _run_calls(self, s: RunState, calls: Sequence[ToolCallPart]) -> list[ToolResultPart]:
         """Dispatch ``calls``, logging each one's start and end when the run has a log."""
         log, turn = s.log, s.turns
         if log is None:

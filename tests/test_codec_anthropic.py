@@ -13,6 +13,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 import jsonschema_rs
 import pytest
 import typing_extensions as te
+from anthropic.lib.streaming._messages import accumulate_event
 from anthropic.types import Message as SDKMessage
 from anthropic.types import RawMessageStreamEvent
 from anthropic.types.message_create_params import (
@@ -883,6 +884,27 @@ def test_stream_decoder_maps_names_back_with_the_request() -> None:
     assert ToolCallStarted(index=0, id="toolu_s", name="math.sum") in events
 
 
+def sdk_accumulated(chunks: list[bytes]) -> dict[str, Any]:
+    """The message the official SDK's stream accumulator builds from our events."""
+    snapshot: Any = None
+    buffers: dict[int, bytes] = {}
+    for chunk in chunks:
+        payload = json.loads(chunk.decode().split("data: ", 1)[1])
+        if payload["type"] != "ping":
+            STREAM_EVENT.validate_python(payload, extra="forbid")
+            snapshot = accumulate_event(event=payload, current_snapshot=snapshot,
+                                        json_bufs=buffers)
+    out: dict[str, Any] = snapshot.to_dict()
+    return out
+
+
+def test_official_sdk_accumulates_our_stream_to_the_same_reply() -> None:
+    reply = run_stream(GOLDEN_SSE)[1]
+    message = sdk_accumulated(am.encode_stream(reply))
+    assert message["content"][2]["input"] == {"town": "Köln", "days": 3}
+    assert am.decode_response(message) == reply
+
+
 def test_encoded_stream_events_match_the_sdk_types() -> None:
     reply = run_stream(GOLDEN_SSE)[1]
     chunks = am.encode_stream(reply)
@@ -1110,10 +1132,7 @@ def test_property_reply_round_trip(reply: Reply) -> None:
 @given(replies(), st.data())
 def test_property_stream_split_anywhere(reply: Reply, data: st.DataObject) -> None:
     chunks = am.encode_stream(reply)
-    for chunk in chunks:
-        payload = json.loads(chunk.decode().split("data: ", 1)[1])
-        if payload["type"] != "ping":
-            STREAM_EVENT.validate_python(payload, extra="forbid")
+    assert am.decode_response(sdk_accumulated(chunks)) == reply
     whole = b"".join(chunks)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(whole)), max_size=12)))
     pieces = [whole[a:b] for a, b in zip([0, *cuts], [*cuts, len(whole)], strict=True)]

@@ -518,6 +518,10 @@ def test_system_messages_mid_conversation() -> None:
     assert body["messages"][1] == {"role": "system", "content": "Now be terse."}
     check_request_body(body)
     assert am.decode_request(body) == req
+    mixed = am.encode(Request(model="m", max_tokens=5, messages=[Message(role="system", parts=(
+        TextPart(text="a"), TextPart(text=""), ReasoningPart(text="r")))]))
+    assert mixed.body["messages"] == [{"role": "system", "content": "a"}]
+    assert sorted(n.kind for n in mixed.notes) == ["empty_text_dropped", "part_dropped"]
 
 
 def test_decode_request_rejects_non_bodies() -> None:

@@ -129,7 +129,7 @@ def _encode_messages(messages: Sequence[Message], *, nm: NameMap,
         elif m.role == "system":
             blocks = _user_blocks([p for p in m.parts if isinstance(p, TextPart)], where=where,
                                   ids=ids, notes=notes)
-            if len(blocks) != len(m.parts):
+            if not all(isinstance(p, TextPart) for p in m.parts):
                 notes.append(Note(kind="part_dropped", subject=where,
                                   detail="a system message carries text only"))
             out.append({"role": "system", "content": _content(blocks)})

@@ -10,6 +10,7 @@ the first `HttpTransport` is made.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
@@ -108,11 +109,16 @@ class HttpTransport:
         self.timeout = timeout
         self.max_connections = max_connections
         self._client: httpx2.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def _get_client(self) -> httpx2.AsyncClient:
-        if self._client is None:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            # A pool is tied to the event loop that opened its connections: a model used from
+            # a new loop (one asyncio.run per call) gets a new pool; the old loop is gone.
             import httpx2
 
+            self._loop = loop
             self._client = httpx2.AsyncClient(
                 timeout=self.timeout,
                 limits=httpx2.Limits(max_connections=self.max_connections,
@@ -145,9 +151,9 @@ class HttpTransport:
                             close=resp.aclose)
 
     async def aclose(self) -> None:
-        if self._client is not None:
+        if self._client is not None and self._loop is asyncio.get_running_loop():
             await self._client.aclose()
-            self._client = None
+        self._client = None
 
 
 async def _iter_http(resp: httpx2.Response) -> AsyncIterator[bytes]:

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from ._run import OutputType, RunState, RunStop
 from .errors import ToolCallError, ToolDefinitionError
-from .model import model_name
+from .protocol import model_name
 from .runlog import RunLog, read_log
 from .schema import Tool
 from .transcript import Message, Request, ToolCallPart, ToolChoice, ToolResultPart

@@ -9,7 +9,7 @@ sync wrapper over `Agent.arun`, which drains `Agent.steps`.
 
 Tool calls are run by `toolwire.dispatch`; structured output and resuming from a run log live in
 `toolwire._loop_extra`. Must not import codecs, the transport or the client: the model is
-anything with the `toolwire.model.Model` protocol.
+anything with the `toolwire.protocol.Model` protocol.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ._run import AgentRun, OutputType, RunResult, RunState, RunStop, Step
 from .codecs._base import StreamEnd
 from .dispatch import Approver, Dispatcher, Policy
 from .errors import ContextLengthError, ProviderError, StreamError, WireFormatError
-from .model import Model, model_name
+from .protocol import Model, model_name
 from .schema import Tool, Toolset
 from .transcript import (
     Message,

@@ -189,7 +189,12 @@ class Emulator:
         problem = check_body(wire, body) if self.check else None
         if problem is None:
             try:
-                request = codec.decode_request(body)
+                if wire == "gemini-generate":  # the model and streaming are in the URL
+                    model = http.path.rsplit("/", 1)[-1].split(":", 1)[0]
+                    request = codec.decode_request(  # type: ignore[call-arg]
+                        body, model=model, stream=path_streams)
+                else:
+                    request = codec.decode_request(body)
             except Exception as exc:  # a body our codec cannot read is the client's error
                 problem = f"malformed request: {type(exc).__name__}: {exc}"
             else:

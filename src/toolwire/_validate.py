@@ -174,7 +174,7 @@ class Checker:
         self.schema = schema
         self.validator = validator
         self.cache: dict[Any, Any] = {}
-        self.example = show(example(schema, schema), limit=200)
+        self.example = show(example(schema, schema), limit=4000)
         self.check: Check = self._make_check()
 
     def _make_check(self) -> Check:

@@ -1,0 +1,72 @@
+"""README.md cannot go stale: its commands, examples and shown output are checked here."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def blocks(kind: str) -> list[str]:
+    return re.findall(rf"```{kind}\n(.*?)```", README, flags=re.DOTALL)
+
+
+def marked_block(marker: str) -> str:
+    match = re.search(rf"<!-- {marker} -->\n```text\n(.*?)```", README, flags=re.DOTALL)
+    assert match, f"README has no block marked {marker}"
+    return match.group(1)
+
+
+def test_quick_start_is_two_commands_and_ci_runs_the_test_one() -> None:
+    quick = README.split("## Quick start", 1)[1]
+    commands = [ln for ln in blocks("sh")[0].splitlines() if ln.strip()]
+    assert quick.index("```sh") < quick.index("##")
+    assert len(commands) == 2
+    assert commands[0] == "pip install . && toolwire demo"
+    assert commands[1] == "bash scripts/test"
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "bash scripts/test" in ci
+    assert (ROOT / "scripts" / "test").exists()
+
+
+def test_python_examples_run_and_print_what_the_readme_shows() -> None:
+    """Python blocks run in order in one namespace; the text block after each is its output."""
+    pairs = re.findall(r"```python\n(.*?)```\s*```text\n(.*?)```", README, flags=re.DOTALL)
+    assert len(pairs) == len(blocks("python")) >= 2
+    namespace: dict[str, object] = {"__name__": "readme"}
+    for code, expected in pairs:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, "README.md", "exec"), namespace)
+        assert out.getvalue() == expected
+
+
+def normalise(text: str) -> str:
+    text = re.sub(r"/tmp/toolwire-demo-[^/\s]+", "/tmp/toolwire-demo-<random>", text)
+    text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:<port>", text)
+    text = re.sub(r"in \d+\.\d+s", "in <time>", text)
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    return "\n".join(ln for ln in lines if not ln.startswith("stopped: "))
+
+
+def test_demo_output_in_the_readme_is_real(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    proc = subprocess.run([sys.executable, "-m", "toolwire.cli", "demo"], capture_output=True,
+                          text=True, env=env, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert normalise(proc.stdout) == normalise(marked_block("demo-output"))
+
+
+def test_help_output_in_the_readme_is_real() -> None:
+    env = {**os.environ, "COLUMNS": "80"}
+    proc = subprocess.run([sys.executable, "-m", "toolwire.cli", "--help"], capture_output=True,
+                          text=True, env=env)
+    assert proc.returncode == 0
+    assert proc.stdout == marked_block("help-output")

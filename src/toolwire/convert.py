@@ -41,11 +41,20 @@ def convert(body: Mapping[str, Any], source: str, target: str) -> Conversion:
         request = get_codec(source).decode_request(body)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise WireFormatError(
-            f"this body is not a {source} request ({type(exc).__name__}: {exc})"
+            f"this body is not a request in the {source} format ({type(exc).__name__}: {exc})"
         ) from exc
     encoded = get_codec(target).encode(request)
+    losses = list(encoded.notes)
+    options = (request.provider_options or {}).get(source)
+    if source != target and isinstance(options, Mapping) and options:
+        # One loss per setting, in place of a codec's single note for the whole mapping.
+        whole = f"provider_options[{source!r}]"
+        losses = [n for n in losses if not (n.kind == "field_dropped" and n.subject == whole)]
+        losses += [Note(kind="field_dropped", subject=str(key),
+                        detail=f"a {source} setting with no {target} equivalent; not sent")
+                   for key in options]
     return Conversion(body=encoded.body, source=source, target=target, request=request,
-                      losses=encoded.notes)
+                      losses=tuple(losses))
 
 
 def _blocks(messages: Any) -> set[str]:

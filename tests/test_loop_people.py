@@ -243,3 +243,19 @@ def test_output_tool_name_clash() -> None:
         Agent(model=ScriptedModel([]), tools=[clash]).run("go", output=Weather)
     with pytest.raises(TypeError, match="Pydantic model class or a JSON Schema"):
         Agent(model=ScriptedModel([])).run("go", output=int)
+
+
+async def test_failing_approver_means_not_run() -> None:
+    ran.clear()
+
+    def approve(request: ApprovalRequest) -> bool:
+        raise EOFError("stdin closed")
+
+    with ScriptedModel([reply(call("delete", {"path": "x"})), "ok"]) as model:
+        await run_once(Agent(model=model, tools=[delete], approval="ask", approve=approve))
+    (result,) = sent_results(model.requests[1])
+    assert ran == [] and result.is_error
+    assert result.content == (
+        "The call to 'delete' was not run: asking the user for approval failed "
+        "(EOFError: stdin closed)."
+    )

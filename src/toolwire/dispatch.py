@@ -61,7 +61,11 @@ class ApprovalRequest:
 Approver: TypeAlias = Callable[
     [ApprovalRequest], "Approval | bool | Awaitable[Approval | bool]"
 ]
-"""Decides a call whose tool has the ``ask`` policy; ``True``/``False`` mean allow/deny."""
+"""Decides a call whose tool has the ``ask`` policy; ``True``/``False`` mean allow/deny.
+
+Calls needing approval are asked about one at a time, in call order, before any call of the
+reply runs. A plain function runs in a worker thread (a terminal prompt does not block the
+event loop); an async one runs on the loop."""
 
 CallHook: TypeAlias = Callable[[ToolCallPart], None]
 ResultHook: TypeAlias = Callable[[ToolCallPart, ToolResultPart, float], None]
@@ -191,8 +195,12 @@ class Dispatcher:
                 f"The call to {tool.name!r} needs the user's approval, but no user is "
                 "available to give it, so it was not run."
             )
+        asked = ApprovalRequest(call=call, tool=tool, arguments=args)
         try:
-            answer = self.approve(ApprovalRequest(call=call, tool=tool, arguments=args))
+            if inspect.iscoroutinefunction(self.approve):
+                answer = await self.approve(asked)
+            else:  # a prompt may block: keep the event loop free
+                answer = await asyncio.to_thread(self.approve, asked)
             if inspect.isawaitable(answer):
                 answer = await answer
         except Exception as exc:

@@ -159,6 +159,8 @@ async def resume_state(
     if logged_tools != [s.name for s in agent.specs]:
         notes.append(f"the run was logged with tools {logged_tools}; it goes on with "
                      f"{[s.name for s in agent.specs]}")
+    if logged.header.get("system") != base.system:
+        notes.append("the system prompt differs from the one the run was logged with")
     runlog = RunLog(log, repair=True)
     runlog.write("resume", messages=len(logged.messages), turns=logged.turns)
     state = RunState(messages=list(logged.messages), request_base=base, output=out, log=runlog,

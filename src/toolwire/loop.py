@@ -7,6 +7,15 @@ it came; then exactly one result per call, in call order, goes into one tool mes
 says what comes next, and the run's `RunResult.stop` says why it ended. `Agent.run` is a thin
 sync wrapper over `Agent.arun`, which drains `Agent.steps`.
 
+Watching a run step by step (`Agent.steps` returns an `AgentRun`, an async iterator)::
+
+    run = agent.steps("Fix the failing test")
+    async for step in run:
+        print(step.turn, [c.name for c in step.reply.tool_calls], step.usage.total_tokens)
+        if step.turn == 5:
+            run.stop("five turns are enough here")  # ends before the next model call
+    print(run.result.stop, run.result.answer)
+
 Tool calls are run by `toolwire.dispatch`; structured output and resuming from a run log live in
 `toolwire._loop_extra`. Must not import codecs, the transport or the client: the model is
 anything with the `toolwire.protocol.Model` protocol.
@@ -134,7 +143,12 @@ class Agent:
         output: OutputType | None = None,
         log: str | os.PathLike[str] | None = None,
     ) -> AgentRun[Any]:
-        """Start a run and return it as an async iterator of `Step` (see `AgentRun`)."""
+        """Start a run and return it as an async iterator of `Step`, one per model call.
+
+        No model call is made until the first step is awaited. Between steps the caller may log,
+        inspect ``run.messages`` or call ``run.stop()``; ``run.result`` is set once the
+        iteration ends (see `AgentRun`).
+        """
         log = log if log is not None else self.log
         state = start_state(self, _task_messages(task), output, log)
         return AgentRun(state, self._loop(state))
@@ -216,6 +230,10 @@ class Agent:
         except (GeneratorExit, asyncio.CancelledError):
             s.notes.append("the run was closed or cancelled before it ended")
             s.finish(RunStop.STOPPED)
+            raise
+        except BaseException:  # a bug or a test double's complaint: the log stays resumable
+            if s.log is not None:
+                s.log.close()
             raise
 
     def _limit_reached(self, s: RunState) -> RunStop | None:

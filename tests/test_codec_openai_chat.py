@@ -1164,3 +1164,31 @@ def test_request_round_trip(request: Request) -> None:
 @given(requests(with_reasoning=False))
 def test_generated_requests_fit_the_sdk_type(request: Request) -> None:
     sdk_valid(codec.encode_request(request))
+
+
+def test_whole_calls_without_ids_on_a_reused_index_are_told_apart() -> None:
+    data = sse(
+        chunk({"tool_calls": [{"index": 0, "function": {"name": "f", "arguments": '{"x":1}'}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"name": "f", "arguments": '{"x":2}'}}]}),
+        chunk({}, finish="tool_calls"),
+    )
+    _, reply = run(data)
+    assert [c.arguments for c in reply.tool_calls] == [{"x": 1}, {"x": 2}]
+    assert len({c.id for c in reply.tool_calls}) == 2
+    # a server repeating the name on every fragment of one call is not split
+    repeated = sse(
+        chunk({"tool_calls": [{"index": 0, "function": {"name": "f", "arguments": '{"x"'}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"name": "f", "arguments": ":1}"}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"name": "f", "arguments": ""}}]}),
+        chunk({}, finish="tool_calls"),
+    )
+    assert [c.arguments for c in run(repeated)[1].tool_calls] == [{"x": 1}]
+
+
+def test_legacy_function_call_is_read_as_a_tool_call() -> None:
+    reply = codec.decode_response(_reply({"content": None, "function_call": {
+        "name": "f", "arguments": '{"a":1}'}}, finish="function_call"))
+    assert reply.stop == "tool_calls"
+    assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [
+        (call_id_for("chatcmpl-q", 0), "f", {"a": 1})]
+    assert codec.decode_response(codec.encode_response(reply)) == reply

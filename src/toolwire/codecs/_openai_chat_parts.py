@@ -242,10 +242,13 @@ def assistant_parts(
     if isinstance(refusal, str) and refusal:
         parts.append(TextPart(text=refusal, provider_data=REFUSAL))
     calls = message.get("tool_calls")
-    if isinstance(calls, list):
+    if isinstance(calls, list) and calls:
         for i, call in enumerate(calls):
             if isinstance(call, Mapping):
                 parts.append(decode_call(call, i, seed, names))
+    elif string(mapping(message.get("function_call")).get("name")):
+        # the legacy single-function shape, still sent by a few servers
+        parts.append(decode_call({"function": message["function_call"]}, 0, seed, names))
     return parts
 
 

@@ -212,7 +212,7 @@ class ChatStreamDecoder:
         key = index if isinstance(index, int) and not isinstance(index, bool) else position
         call_id = real_id(call.get("id"))
         slot = self._by_key.get(key)
-        if slot is None or (call_id is not None and slot.id is not None and call_id != slot.id):
+        if slot is None or _starts_another_call(slot, call_id, call):
             slot = _Slot(key)
             self._slots.append(slot)
             self._by_key[key] = slot
@@ -301,6 +301,26 @@ class ChatStreamDecoder:
             raise StreamError("the stream ended before the reply was complete "
                               "(no finish_reason and no [DONE])", wire=WIRE)
         return decode_body(self.body(), self._request)
+
+
+def _starts_another_call(slot: _Slot, call_id: str | None, call: Mapping[str, Any]) -> bool:
+    """Whether a fragment for a taken index is really a new call (servers that reuse index 0).
+
+    It is when it carries a different id, or, with no id at all, when it names a function and
+    starts a new JSON object although the call in the slot already holds a complete one.
+    """
+    if call_id is not None:
+        return slot.id is not None and call_id != slot.id
+    fn = mapping(call.get("function"))
+    args = fn.get("arguments")
+    if not (isinstance(fn.get("name"), str) and fn["name"] and slot.name is not None):
+        return False
+    if not (isinstance(args, str) and args.lstrip().startswith("{")) or not slot.args:
+        return False
+    try:
+        return isinstance(json.loads("".join(slot.args)), dict)
+    except json.JSONDecodeError:
+        return False
 
 
 def _stream_error(chunk: Mapping[str, Any]) -> ProviderError:

@@ -1192,3 +1192,9 @@ def test_legacy_function_call_is_read_as_a_tool_call() -> None:
     assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [
         (call_id_for("chatcmpl-q", 0), "f", {"a": 1})]
     assert codec.decode_response(codec.encode_response(reply)) == reply
+
+
+def test_a_reply_body_that_is_only_an_error_raises_it() -> None:
+    with pytest.raises(ServerError) as info:
+        codec.decode_response({"error": {"code": 502, "message": "upstream gone"}})
+    assert info.value.message == "upstream gone"

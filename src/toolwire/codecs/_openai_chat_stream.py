@@ -135,7 +135,7 @@ class ChatStreamDecoder:
             return
         self._seen = True
         if chunk.get("error") is not None:
-            self._error = _stream_error(chunk)
+            self._error = error_from_chunk(chunk)
             return
         for key in ("id", "model", "created"):
             if key not in self._head and chunk.get(key) not in (None, ""):
@@ -323,7 +323,7 @@ def _starts_another_call(slot: _Slot, call_id: str | None, call: Mapping[str, An
         return False
 
 
-def _stream_error(chunk: Mapping[str, Any]) -> ProviderError:
+def error_from_chunk(chunk: Mapping[str, Any]) -> ProviderError:
     """The error an ``error`` chunk stands for: typed when it says what kind, else StreamError."""
     raw = chunk.get("error")
     err = raw if isinstance(raw, Mapping) else {"message": str(raw)}

@@ -35,7 +35,7 @@ from ._openai_chat_parts import (
     string,
 )
 from ._openai_chat_request import decode_request, encode
-from ._openai_chat_stream import ChatStreamDecoder, encode_stream
+from ._openai_chat_stream import ChatStreamDecoder, encode_stream, error_from_chunk
 
 __all__ = [
     "STOP_REASONS",
@@ -59,7 +59,12 @@ def encode_request(request: Request) -> dict[str, Any]:
 
 
 def decode_response(body: Mapping[str, Any], *, request: Request | None = None) -> Reply:
-    """A reply body as a `Reply`; with ``request``, tool names map back to the user's names."""
+    """A reply body as a `Reply`; with ``request``, tool names map back to the user's names.
+
+    A body holding only an ``error`` (some gateways answer 200 with one) raises that error.
+    """
+    if body.get("error") is not None and not body.get("choices"):
+        raise error_from_chunk(body)
     return decode_body(body, request)
 
 

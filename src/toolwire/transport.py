@@ -135,20 +135,24 @@ class HttpTransport:
             req = client.build_request(request.method, request.url, content=content,
                                        headers=dict(request.headers))
             resp = await client.send(req, stream=True)
+        except httpx2.TimeoutException as exc:
+            raise _timeout(exc, f"{request.url} sent no reply", self.timeout) from exc
         except httpx2.TransportError as exc:
             raise StreamError(f"could not reach {request.url}: {type(exc).__name__}: {exc}",
                               error_type="connection_error", retryable=True) from exc
         if not request.stream or resp.status_code >= 400:
             try:
                 body = await resp.aread()
+            except httpx2.TimeoutException as exc:
+                raise _timeout(exc, "the reply stopped coming", self.timeout) from exc
             except httpx2.TransportError as exc:
                 raise StreamError(f"connection dropped while reading the reply: {exc}",
                                   error_type="connection_error", retryable=True) from exc
             finally:
                 await resp.aclose()
             return WireResponse(resp.status_code, resp.headers, content=body)
-        return WireResponse(resp.status_code, resp.headers, chunks=_iter_http(resp),
-                            close=resp.aclose)
+        return WireResponse(resp.status_code, resp.headers,
+                            chunks=_iter_http(resp, self.timeout), close=resp.aclose)
 
     async def aclose(self) -> None:
         if self._client is not None and self._loop is asyncio.get_running_loop():
@@ -156,12 +160,19 @@ class HttpTransport:
         self._client = None
 
 
-async def _iter_http(resp: httpx2.Response) -> AsyncIterator[bytes]:
+def _timeout(exc: Exception, what: str, seconds: float) -> StreamError:
+    return StreamError(f"{what} within the {seconds:g} s timeout ({type(exc).__name__})",
+                       error_type="timeout", retryable=True)
+
+
+async def _iter_http(resp: httpx2.Response, timeout: float) -> AsyncIterator[bytes]:
     import httpx2
 
     try:
         async for chunk in resp.aiter_raw():
             yield chunk
+    except httpx2.TimeoutException as exc:
+        raise _timeout(exc, "the stream stopped mid-reply: nothing came", timeout) from exc
     except httpx2.TransportError as exc:
         raise StreamError(f"the stream broke mid-reply: {type(exc).__name__}: {exc}",
                           error_type="connection_error", retryable=True) from exc

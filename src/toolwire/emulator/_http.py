@@ -118,13 +118,17 @@ async def _connection(handler: Handler, reader: asyncio.StreamReader,
 
 
 class HttpServer:
-    """A running server: its port, and `aclose` that ends every open connection."""
+    """A running server: its port, and `aclose` that ends every open connection.
+
+    ``connections`` counts the connections accepted so far (to check that clients reuse them).
+    """
 
     def __init__(self, handler: Handler) -> None:
         self._handler = handler
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self.port = 0
+        self.connections = 0
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> HttpServer:
         self._server = await asyncio.start_server(self._on_connect, host, port, backlog=2048,
@@ -134,6 +138,7 @@ class HttpServer:
 
     async def _on_connect(self, reader: asyncio.StreamReader,
                           writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)  # type: ignore[arg-type]

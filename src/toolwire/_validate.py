@@ -55,8 +55,15 @@ def _squash(name: str) -> str:
 
 def _distance(a: str, b: str, limit: int) -> int:
     """Edit distance with transpositions; any value above ``limit`` means "too far"."""
-    if abs(len(a) - len(b)) > limit or len(set(a) - set(b)) > limit:
-        return limit + 1
+    start = 0  # a shared start and end never change the distance: trim them first
+    while start < len(a) and start < len(b) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < len(a) - start and end < len(b) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    a, b = a[start : len(a) - end], b[start : len(b) - end]
+    if not a or not b:
+        return len(a) + len(b)
     older: list[int] = []
     row = list(range(len(b) + 1))
     for i in range(1, len(a) + 1):
@@ -81,31 +88,50 @@ def _distance(a: str, b: str, limit: int) -> int:
     return row[-1]
 
 
+Squashed = tuple[str, str, frozenset[str]]
+"""(name lowered without ``_-. ``, the name, its letters): a candidate prepared once."""
+
+
+def squashed(names: Iterable[str]) -> list[Squashed]:
+    out = []
+    for name in names:
+        key = _squash(name)
+        out.append((key, name, frozenset(key)))
+    return out
+
+
 def closest(word: str, candidates: Sequence[str]) -> str | None:
     """The candidate a misspelt or re-cased ``word`` most likely meant, or None.
 
     In order: the same name up to case and ``_-.``; a few typos away; one containing the
     other (``old_str`` -> ``old``, ``file`` -> ``file_path``).
     """
+    return _closest(word, squashed(candidates))
+
+
+def _closest(word: str, candidates: Sequence[Squashed]) -> str | None:
     target = _squash(word)
     if not target:
         return None
-    squashed = [(_squash(c), c) for c in candidates]
-    for key, name in squashed:
+    for key, name, _ in candidates:
         if key == target:
             return name
-    limit = max(1, len(target) // 3)
+    size = len(target)
+    limit = max(1, size // 3)
+    letters = set(target)
     best: tuple[int, str] | None = None
-    for key, name in squashed:
+    for key, name, key_letters in candidates:
+        if abs(len(key) - size) > limit or len(letters - key_letters) > limit:
+            continue  # each cheap bound alone already needs more than `limit` edits
         d = _distance(target, key, limit)
-        if d <= limit and d < min(len(target), len(key)) and (best is None or d < best[0]):
+        if d <= limit and d < min(size, len(key)) and (best is None or d < best[0]):
             best = (d, name)
     if best is not None:
         return best[1]
     inside = [
-        (abs(len(key) - len(target)), name)
-        for key, name in squashed
-        if min(len(key), len(target)) >= 3 and (key in target or target in key)
+        (abs(len(key) - size), name)
+        for key, name, _ in candidates
+        if min(len(key), size) >= 3 and (key in target or target in key)
     ]
     return min(inside)[1] if inside else None
 
@@ -452,21 +478,23 @@ class _Report:
             self.cache[key] = text
         self.add([*path, prop], text)
 
-    def _fields(self, error: Any) -> tuple[list[str], str]:
+    def _fields(self, error: Any) -> tuple[list[Squashed], str]:
+        """((squashed name, name) per allowed field, the quoted list) of an object schema."""
         key = ("fields", *error.schema_path)
         found = self.cache.get(key)
         if found is None:
             node = self.node(error)
             props = node.get("properties") if isinstance(node, dict) else None
             allowed = list(props) if isinstance(props, dict) else []
-            found = self.cache[key] = (allowed, quote_all(allowed))
+            found = self.cache[key] = (squashed(allowed), quote_all(allowed))
         return found  # type: ignore[no-any-return]
 
     def _unknown(self, path: list[str | int], names: list[str], error: Any, value: Any) -> None:
         allowed, listed = self._fields(error)
-        free = [a for a in allowed if a not in value] if isinstance(value, dict) else allowed
+        sent = value if isinstance(value, dict) else {}
+        free = [field for field in allowed if field[1] not in sent]
         for name in names:
-            guess = closest(name, free)
+            guess = _closest(name, free)
             hint = f"; did you mean {quote(guess)}?" if guess else ""
             self.add([*path, name], f"unknown field{hint}", unknown=True)
         where = _json_path(path)

@@ -345,7 +345,7 @@ class Toolset(Mapping[str, Tool]):
     name -> tool. Iterating gives names, in the order given; `specs` is what a request sends.
     """
 
-    __slots__ = ("_index", "specs")
+    __slots__ = ("_checks", "_index", "specs")
 
     def __init__(
         self, tools: Iterable[Tool | Callable[..., Any]] | Mapping[str, Tool] = ()
@@ -368,6 +368,7 @@ class Toolset(Mapping[str, Tool]):
                 )
             index[made.name] = made
         self._index = index
+        self._checks = {name: t._checker.check for name, t in index.items()}
         self.specs: tuple[ToolSpec, ...] = tuple(t.spec for t in index.values())
 
     def __getitem__(self, name: str) -> Tool:
@@ -402,8 +403,11 @@ def validate_call(
     the tools are indexed (and checked for duplicate names) on each call; a `Toolset` or a
     mapping is faster.
     """
-    if isinstance(tools, Toolset):
-        found = tools._index.get(name)
+    if type(tools) is Toolset:
+        check = tools._checks.get(name)
+        if check is not None:
+            return check(arguments)
+        found = None
     elif isinstance(tools, Mapping):
         found = tools.get(name)
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import enum
+import functools
 import threading
 import typing
 from typing import Annotated, Any, Literal
@@ -464,6 +465,18 @@ def test_signatures_that_cannot_be_tools() -> None:
         Tool.from_function(unresolved)
     with pytest.raises(ToolDefinitionError, match="cannot describe its parameters"):
         Tool.from_function(_takes_a_lock)
+
+
+def test_partials_need_a_name_and_nested_typed_dicts_convert() -> None:
+    def place(windows: list[Window], scale: int) -> int:
+        return sum(w["left"] for w in windows) * scale
+
+    with pytest.raises(ToolDefinitionError, match=r"cannot name a tool after .*: pass name="):
+        Tool.from_function(functools.partial(place, scale=2))
+    t = Tool.from_function(functools.partial(place, scale=2), name="place")
+    assert list(t.input_schema["properties"]) == ["windows", "scale"]
+    assert t.input_schema["required"] == ["windows"]
+    assert t.call(t.validate('{"windows": [{"left": 1, "top": 0}, {"left": 2, "top": 0}]}')) == 6
 
 
 def _takes_a_lock(lock: threading.Lock) -> None:  # type: ignore[valid-type]

@@ -91,6 +91,7 @@ def test_unknown_tool(name: str, message: str) -> None:
 
 def test_unknown_tool_when_there_are_none() -> None:
     assert str(failure("{}", "x", [])) == 'Unknown tool "x". No tools are available.'
+    assert str(failure("{}", None, [])) == 'Unknown tool "None". No tools are available.'
 
 
 # -- not JSON, not an object ----------------------------------------------------------------------

@@ -136,7 +136,8 @@ def _closest(word: str, candidates: Sequence[Squashed]) -> str | None:
     return min(inside)[1] if inside else None
 
 
-def unknown_tool(name: str, available: Sequence[str]) -> ToolCallError:
+def unknown_tool(name: object, available: Sequence[str]) -> ToolCallError:
+    name = name if isinstance(name, str) else str(name)
     if not available:
         message = f"Unknown tool {quote(name)}. No tools are available."
     else:

@@ -172,7 +172,9 @@ class Tool:
         """
         if not callable(fn):
             raise ToolDefinitionError(f"Tool.from_function needs a callable, got {fn!r}")
-        tool_name = _checked_name(name if name is not None else getattr(fn, "__name__", ""))
+        if name is None and not getattr(fn, "__name__", None):
+            raise ToolDefinitionError(f"cannot name a tool after {fn!r}: pass name=...")
+        tool_name = _checked_name(name if name is not None else fn.__name__)
         made = derive.from_function(tool_name, fn)
         self = cls.__new__(cls)
         self._setup(

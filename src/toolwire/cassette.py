@@ -60,12 +60,29 @@ def _headers(headers: Any) -> dict[str, str]:
 
 def _split_events(text: str) -> list[str]:
     """Raw stream text as its events (SSE blocks or NDJSON lines), separators kept."""
-    sep = "\n\n" if "\n\n" in text else "\n"
+    sep = next((s for s in ("\r\n\r\n", "\n\n", "\r\r") if s in text), "\n")
     pieces = text.split(sep)
     out = [p + sep for p in pieces[:-1]]
     if pieces[-1]:
         out.append(pieces[-1])
     return out
+
+
+def _known_secrets(given: Iterable[str]) -> list[str]:
+    """Values never to write: those given, and the keys set in the environment."""
+    return [s for s in (*given, *(os.environ.get(v, "") for v in SECRET_VARS)) if len(s) >= 4]
+
+
+def _redacted(body: Any, secrets: list[str]) -> Any:
+    """``body`` with every secret replaced, as a recording stores it."""
+    if not secrets:
+        return body
+    text = json.dumps(body, ensure_ascii=False)
+    if not any(secret in text for secret in secrets):
+        return body
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    return json.loads(text)
 
 
 class RecordTransport:
@@ -76,8 +93,7 @@ class RecordTransport:
         self.path = Path(path)
         self.inner = inner or HttpTransport()
         self.interactions: list[dict[str, Any]] = []
-        self._secrets = [s for s in (*secrets, *(os.environ.get(v, "") for v in SECRET_VARS))
-                         if len(s) >= 4]
+        self._secrets = _known_secrets(secrets)
 
     def _write(self) -> None:
         text = json.dumps({"toolwire_cassette": CASSETTE_VERSION,
@@ -146,13 +162,18 @@ def _pretty(value: Any) -> list[str]:
 
 
 class ReplayTransport:
-    """Answers from a cassette, in order, checking that each request is the recorded one."""
+    """Answers from a cassette, in order, checking that each request is the recorded one.
 
-    def __init__(self, path: str | Path, *, strict: bool = True) -> None:
+    Secrets are redacted from each request before the comparison, as they were when recording.
+    """
+
+    def __init__(self, path: str | Path, *, strict: bool = True,
+                 secrets: Iterable[str] = ()) -> None:
         self.path = Path(path)
         self.interactions = load_cassette(self.path)
         self.strict = strict
         self.played = 0
+        self._secrets = _known_secrets(secrets)
 
     @property
     def unplayed(self) -> int:
@@ -168,10 +189,11 @@ class ReplayTransport:
         recorded = self.interactions[n]
         want = recorded["request"]
         got_path = _path(request.url)
-        if want.get("path") != got_path or want.get("body") != request.body:
+        body = _redacted(request.body, self._secrets)
+        if want.get("path") != got_path or want.get("body") != body:
             diff = "\n".join(difflib.unified_diff(
                 _pretty({"path": want.get("path"), "body": want.get("body")}),
-                _pretty({"path": got_path, "body": request.body}),
+                _pretty({"path": got_path, "body": body}),
                 fromfile=f"recorded request #{n + 1}", tofile="this run", lineterm="", n=2,
             ))
             raise CassetteMismatch(

@@ -1,0 +1,58 @@
+"""The command line of ``toolwire mcp-serve`` (also ``python -m toolwire.mcp``).
+
+Owns `add_serve_arguments` (the options, for any argparse parser), `serve_from_args` and
+`main`. Parsing only: serving is `toolwire.mcp.server.serve_main`'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ..errors import ToolwireError
+
+__all__ = ["add_serve_arguments", "main", "serve_from_args"]
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add mcp-serve's options to ``parser``."""
+    parser.add_argument("target", nargs="?", metavar="MODULE:ATTR",
+                        help="the tools to serve: a list of tools (or a function returning "
+                             "one) in a module or a .py file, like my_tools:TOOLS")
+    parser.add_argument("--builtin", choices=["coding"],
+                        help="serve a built-in tool set: coding (files, commands and tests, "
+                             "confined to --workdir)")
+    parser.add_argument("--workdir", metavar="DIR",
+                        help="the folder the coding tools work in (default: the current one)")
+    parser.add_argument("--test-command", metavar="CMD",
+                        help="the project's test command for run_tests (default: pytest)")
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                        help="stdio (default), or streamable HTTP on 127.0.0.1")
+    parser.add_argument("--port", type=int, default=0,
+                        help="HTTP port (default: any free port; the URL is printed on stderr)")
+    parser.add_argument("--name", help="the server name shown to clients")
+
+
+def serve_from_args(args: argparse.Namespace) -> int:
+    """Run the server the parsed options describe; returns the exit code."""
+    from .server import serve_main
+
+    return serve_main(args.target, builtin=args.builtin, workdir=args.workdir,
+                      transport=args.transport, port=args.port,
+                      test_command=args.test_command, name=args.name)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m toolwire.mcp",
+        description="Serve toolwire tools as an MCP server (the same as toolwire mcp-serve).")
+    add_serve_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return serve_from_args(args)
+    except ToolwireError as exc:
+        print(f"toolwire mcp-serve: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

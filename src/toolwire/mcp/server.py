@@ -1,0 +1,247 @@
+"""toolwire tools served as an MCP server, over stdio or streamable HTTP.
+
+Owns `build_server` (an MCP SDK ``Server`` answering ``tools/list`` and ``tools/call`` from
+toolwire tools), `load_tools` (``MODULE:ATTR`` or ``path/file.py:ATTR``), `serve_stdio`,
+`serve_http` and `serve_main` (what ``toolwire mcp-serve`` runs). Calls go through
+`toolwire.dispatch.Dispatcher`, so a server answers exactly as an `Agent` would: a call that does
+not fit its schema gets `toolwire.schema.validate_call`'s message as an error result, a tool's
+`ToolError` is its error text, and the coding tools stay inside their workspace. Must not
+import the loop, codecs or the transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import itertools
+import os
+import socket
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.server.stdio import stdio_server
+from mcp_types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    ToolAnnotations,
+)
+from mcp_types import Tool as McpTool
+
+from ..dispatch import Dispatcher
+from ..errors import ConfigError
+from ..schema import Tool, Toolset
+from ..transcript import ToolCallPart
+from ._results import to_mcp_result
+
+__all__ = [
+    "Transport",
+    "build_server",
+    "load_tools",
+    "serve_http",
+    "serve_main",
+    "serve_stdio",
+]
+
+Transport = Literal["stdio", "http"]
+ToolSource = Iterable[Tool | Callable[..., Any]] | Mapping[str, Tool] | Tool
+
+
+def _listed(tool: Tool) -> McpTool:
+    hints = ToolAnnotations(idempotent_hint=True) if tool.idempotent else None
+    return McpTool(name=tool.name, description=tool.description or None,
+                   input_schema=dict(tool.input_schema), annotations=hints)
+
+
+def build_server(
+    tools: ToolSource,
+    *,
+    name: str = "toolwire",
+    instructions: str | None = None,
+    timeout: float | None = 300.0,
+    max_output_chars: int = 50_000,
+) -> Server[Any]:
+    """An MCP server (the SDK's low-level ``Server``) whose tools are ``tools``.
+
+    Each tool is listed with its name, description and the closed input schema a model is
+    shown. ``timeout`` (seconds) applies to tools that set none; results longer than
+    ``max_output_chars`` are cut, as in an `Agent`.
+    """
+    toolset = Toolset([tools] if isinstance(tools, Tool) else tools)
+    dispatcher = Dispatcher(toolset, timeout=timeout, max_output_chars=max_output_chars)
+    listing = [_listed(tool) for tool in toolset.values()]
+    numbers = itertools.count(1)
+
+    async def list_tools(ctx: ServerRequestContext[Any],
+                         params: PaginatedRequestParams | None) -> ListToolsResult:
+        return ListToolsResult(tools=listing)
+
+    async def call_tool(ctx: ServerRequestContext[Any],
+                        params: CallToolRequestParams) -> CallToolResult:
+        call = ToolCallPart(id=f"mcp_{next(numbers)}", name=params.name,
+                            arguments=params.arguments)
+        [result] = await dispatcher.run([call])
+        return to_mcp_result(result)
+
+    def input_schema(tool: str) -> Mapping[str, Any] | None:
+        found = toolset.get(tool)
+        return None if found is None else found.input_schema
+
+    return Server(name, version=_version(), instructions=instructions,
+                  on_list_tools=list_tools, on_call_tool=call_tool,
+                  get_tool_input_schema=input_schema)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("toolwire")
+    except PackageNotFoundError:
+        return ""
+
+
+def _import(module: str) -> Any:
+    if module.endswith(".py") or os.sep in module or "/" in module:
+        path = Path(module).resolve()
+        if not path.is_file():
+            raise ConfigError(f"{module} is not a file")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise ConfigError(f"{module} cannot be imported as a Python file")
+        loaded = importlib.util.module_from_spec(spec)
+        sys.modules.setdefault(path.stem, loaded)
+        spec.loader.exec_module(loaded)
+        return loaded
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        raise ConfigError(f"cannot import {module!r}: {exc}") from None
+
+
+def load_tools(target: str) -> list[Tool]:
+    """The tools named by ``target``: ``MODULE:ATTR`` or ``path/to/file.py:ATTR``.
+
+    ATTR may be a list (or mapping) of tools or functions, a `Toolset`, one `Tool`, or a
+    function taking no arguments that returns one of those. Without ``:ATTR``, ``TOOLS`` is used.
+    The module's folder is the current one, as with ``python -m``.
+    """
+    module, _, attr = target.partition(":")
+    if target.count(":") > 1 or not module:
+        raise ConfigError(f"{target!r} is not MODULE:ATTR (for example my_tools:TOOLS)")
+    attr = attr or "TOOLS"
+    value = _import(module)
+    for part in attr.split("."):
+        if not hasattr(value, part):
+            raise ConfigError(f"{module} has no attribute {attr!r}")
+        value = getattr(value, part)
+    if callable(value) and not isinstance(value, Tool | Toolset):
+        value = value()
+    if isinstance(value, Tool):
+        return [value]
+    if isinstance(value, Mapping):
+        return list(Toolset(value).values())
+    if isinstance(value, Iterable) and not isinstance(value, str | bytes):
+        return list(Toolset(list(value)).values())
+    raise ConfigError(f"{target} is a {type(value).__name__}, not a list of tools")
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve ``server`` on this process's stdin and stdout until stdin closes."""
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+async def serve_http(
+    server: Server[Any],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    path: str = "/mcp",
+    announce: TextIO | None = sys.stderr,
+) -> None:
+    """Serve ``server`` over streamable HTTP at ``http://HOST:PORT/mcp`` until stopped.
+
+    ``port=0`` takes any free port; the URL is written to ``announce`` once the server
+    accepts connections.
+    """
+    import uvicorn
+
+    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    bound = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    web = uvicorn.Server(config)
+
+    async def tell() -> None:
+        while not web.started:
+            await asyncio.sleep(0.01)
+        if announce is not None:
+            shown = f"[{host}]" if ":" in host else host
+            announce.write(f"toolwire mcp-serve: serving MCP at http://{shown}:{bound}{path}\n")
+            announce.flush()
+
+    teller = asyncio.ensure_future(tell())
+    try:
+        await web.serve(sockets=[sock])
+    finally:
+        teller.cancel()
+        sock.close()
+
+
+def serve_main(
+    target: str | None,
+    *,
+    builtin: str | None = None,
+    workdir: str | os.PathLike[str] | None = None,
+    transport: Transport = "stdio",
+    port: int = 0,
+    host: str = "127.0.0.1",
+    test_command: str | None = None,
+    name: str | None = None,
+) -> int:
+    """Serve tools as an MCP server until stopped; what ``toolwire mcp-serve`` runs.
+
+    ``target`` is ``MODULE:ATTR`` (see `load_tools`); ``builtin="coding"`` adds the coding
+    tools confined to ``workdir`` (default: the current folder; ``ask_user`` is left out, as
+    there is nobody to ask). Returns the exit code.
+    """
+    tools: list[Tool] = []
+    if builtin is not None:
+        if builtin != "coding":
+            raise ConfigError(f"unknown built-in tool set {builtin!r}; the one there is: coding")
+        from ..tools.coding import coding_tools
+
+        folder = Path(workdir or ".")
+        if not folder.is_dir():
+            raise ConfigError(f"--workdir {folder} is not a folder; give an existing folder")
+        tools.extend(coding_tools(folder, test_command=test_command, include_ask_user=False))
+    elif workdir is not None:
+        raise ConfigError("--workdir applies to --builtin coding only")
+    if target:
+        tools.extend(load_tools(target))
+    if not tools:
+        raise ConfigError("nothing to serve: give MODULE:ATTR or --builtin coding")
+    if transport not in ("stdio", "http"):
+        raise ConfigError(f"unknown transport {transport!r}; use stdio or http")
+    server = build_server(tools, name=name or ("toolwire-coding" if builtin else "toolwire"))
+    if transport == "http":
+        asyncio.run(serve_http(server, host=host, port=port))
+    else:
+        asyncio.run(serve_stdio(server))
+    return 0

@@ -76,8 +76,9 @@ def test_check_does_not_change_its_input() -> None:
 
 
 def test_unknown_wire_is_a_value_error() -> None:
-    with pytest.raises(ValueError, match=r"unknown wire 'openai'; choose one of: anthropic-mess"):
+    with pytest.raises(ValueError) as info:
         check_transcript(SOUND, "openai")  # type: ignore[arg-type]
+    assert str(info.value) == f"unknown wire 'openai'; choose one of: {', '.join(WIRES)}"
 
 
 def test_problem_str_and_fields() -> None:

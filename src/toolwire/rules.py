@@ -6,8 +6,8 @@ exactly once, in the tool message directly after the assistant message that made
 call ids; calls only in assistant messages, results only in tool messages). With a wire it adds
 that wire's own rules (id characters, tool names, result placement and turn order).
 
-Imports only `transcript` and the wire names from `codecs._base`; never a codec module, the
-transport or anything that does I/O.
+Imports only `transcript` (and, for type checking alone, the wire names from `codecs._base`, to
+keep ``import toolwire`` light); never a codec module, the transport or anything that does I/O.
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from .codecs._base import WIRES, WireName
 from .transcript import Message, ReasoningPart, ToolCallPart, ToolResultPart
+
+if TYPE_CHECKING:
+    from .codecs._base import WireName
 
 Severity = Literal["error", "warning"]
 
@@ -38,12 +40,13 @@ _NAME_RULES: dict[str, tuple[re.Pattern[str], str]] = {
         re.compile(r"[a-zA-Z0-9_-]{1,64}"),
         "letters, digits, '_' and '-', 1 to 64 characters",
     ),
+    "ollama-chat": (re.compile(r".+", re.DOTALL), "a name that is not empty"),
     "gemini-generate": (
         re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}"),
         "a letter or '_' first, then letters, digits, '_', '.', ':' or '-', at most 128 characters",
     ),
-    "ollama-chat": (re.compile(r".+", re.DOTALL), "a name that is not empty"),
 }
+"""Tool-name rule per wire; its keys are also the wire names `check_transcript` accepts."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -90,8 +93,8 @@ def check_transcript(
     ``wire`` is one of ``anthropic-messages``, ``openai-chat``, ``openai-responses``,
     ``ollama-chat`` or ``gemini-generate``; ``None`` checks only the rules all of them share.
     """
-    if wire is not None and wire not in WIRES:
-        raise ValueError(f"unknown wire {wire!r}; choose one of: {', '.join(WIRES)}")
+    if wire is not None and wire not in _NAME_RULES:
+        raise ValueError(f"unknown wire {wire!r}; choose one of: {', '.join(_NAME_RULES)}")
     msgs = tuple(messages)
     problems: list[Problem] = []
     problems += _check_shapes(msgs, wire)

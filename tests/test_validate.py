@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import textwrap
 from types import MappingProxyType
 from typing import Any
 
@@ -122,6 +126,8 @@ def test_unknown_tool_when_there_are_none() -> None:
             'extra data at line 1, column 42, just after `….py", "old": "x", "new": "y"} `',
         ),
         ("path=a.py", "expecting value at line 1, column 1"),
+        ('{"count": NaN}', "NaN is not a JSON value"),
+        ('{"count": 1e400}', "the number 1e400 is too large for JSON"),
     ],
 )
 def test_invalid_json_says_where_it_broke_and_shows_an_example(text: str, detail: str) -> None:
@@ -368,3 +374,33 @@ def test_a_free_form_map_takes_any_field() -> None:
         input_schema={"type": "object", "properties": {"vars": {"type": "object"}}},
     )
     assert validate_call([tool], "env", {"vars": {"ANY": 1}}) == {"vars": {"ANY": 1}}
+
+
+def test_the_same_answers_without_orjson() -> None:
+    """orjson is optional: pydantic-core's parser must give the same results and texts."""
+    script = textwrap.dedent(
+        """
+        import json, sys
+        sys.modules["orjson"] = None  # as if it were not installed
+        from toolwire.errors import ToolCallError
+        from toolwire.schema import Tool
+        tool = Tool(name="t", input_schema={"properties": {"n": {"type": "number"}}})
+        for text in sys.argv[1:]:
+            try:
+                print(json.dumps(tool.validate(text)))
+            except ToolCallError as exc:
+                print(json.dumps(str(exc)))
+        """
+    )
+    texts = ['{"n": 1.5}', '{"n": NaN}', '{"n": 1e400}', '{"n": "x"}', '{"n": 1', '[]', '']
+    run = subprocess.run(
+        [sys.executable, "-c", script, *texts], capture_output=True, text=True, check=True
+    )
+    tool = Tool(name="t", input_schema={"properties": {"n": {"type": "number"}}})
+    expected = []
+    for text in texts:
+        try:
+            expected.append(tool.validate(text))
+        except ToolCallError as exc:
+            expected.append(str(exc))
+    assert [json.loads(line) for line in run.stdout.splitlines()] == expected

@@ -11,6 +11,7 @@ a failed parse is repeated with the standard library to report where the text br
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -20,17 +21,41 @@ from ._schema_walk import JSONSchema, at_path, describe, example, one_of_values,
 from .errors import ToolCallError, ToolDefinitionError
 
 
-def _pick_loads() -> Callable[[str], Any]:
+def _pick_loads() -> tuple[Callable[[str], Any], bool]:
+    """The fastest parser at hand, and whether it may read a huge number as infinity."""
     try:
         import orjson
-    except ImportError:  # pragma: no cover - depends on the environment
+    except ImportError:
+        import functools
+
         import pydantic_core
 
-        return pydantic_core.from_json
-    return orjson.loads
+        return functools.partial(pydantic_core.from_json, allow_inf_nan=False), True
+    return orjson.loads, False
 
 
-_fast_loads = _pick_loads()
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text} is too large for JSON")
+    return value
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+_fast_loads, _MAY_READ_INFINITY = _pick_loads()
+
+
+def _has_infinity(value: Any) -> bool:
+    if type(value) is float:
+        return math.isinf(value)
+    if type(value) is dict:
+        return any(_has_infinity(v) for v in value.values())
+    if type(value) is list:
+        return any(_has_infinity(v) for v in value)
+    return False
 
 MAX_PROBLEMS = 10
 """At most this many schema problems are listed in one message; the rest are counted."""
@@ -229,6 +254,8 @@ class Checker:
                         return value
                 except ValueError:
                     pass
+            if _MAY_READ_INFINITY and type(arguments) is str and _has_infinity(value):
+                slow_parse(arguments)  # raises the same error as a parser that refuses it
             return fail(value)
 
         return check
@@ -239,7 +266,7 @@ class Checker:
         if not text.strip():
             return {}
         try:
-            return json.loads(text)
+            return json.loads(text, parse_float=_finite, parse_constant=_not_json)
         except json.JSONDecodeError as exc:
             detail = _where(text, exc)
         except (ValueError, RecursionError) as exc:

@@ -711,13 +711,22 @@ def test_stop_with_tool_calls_is_a_tool_turn() -> None:
     assert reply.stop == "tool_calls" and reply.raw_stop == "stop"
 
 
-@pytest.mark.parametrize("finish", ["length", "tool_calls"])
-def test_cut_off_arguments_mean_max_tokens(finish: str) -> None:
+def test_cut_off_arguments_mean_max_tokens() -> None:
+    reply = codec.decode_response(_reply({"tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"a": "b'}}]},
+        finish="length"))
+    assert reply.stop == "max_tokens" and reply.truncated_call
+    assert reply.tool_calls[0].raw_arguments == '{"a": "b' and reply.tool_calls[0].parse_error
+
+
+@pytest.mark.parametrize("finish", ["tool_calls", "stop"])
+def test_broken_arguments_without_a_limit_are_a_call_to_answer(finish: str) -> None:
+    """Not cut off: the loop sends the parse error back so the model can fix its call."""
     reply = codec.decode_response(_reply({"tool_calls": [
         {"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"a": "b'}}]},
         finish=finish))
-    assert reply.stop == "max_tokens" and reply.truncated_call
-    assert reply.tool_calls[0].raw_arguments == '{"a": "b' and reply.tool_calls[0].parse_error
+    assert reply.stop == "tool_calls" and not reply.truncated_call
+    assert reply.tool_calls[0].parse_error
 
 
 @pytest.mark.parametrize(("finish", "stop"), [

@@ -958,7 +958,8 @@ def replies(draw: st.DrawFn) -> Reply:
     broken = draw(st.booleans()) and raw in ("completed", "max_output_tokens")
     parts = draw(assistant_parts(for_reply=True, broken=broken))
     calls_ = [p for p in parts if isinstance(p, ToolCallPart)]
-    truncated = any(c.parse_error for c in calls_)
+    # broken arguments mean a cut-off call only when the reply hit the token limit
+    truncated = raw == "max_output_tokens" and any(c.parse_error for c in calls_)
     stop = ("max_tokens" if truncated else "tool_calls") if calls_ else codec.STOP_REASONS[raw]
     usage = Usage(input_tokens=draw(st.integers(0, 10**6)),
                   output_tokens=draw(st.integers(0, 10**5)),

@@ -121,7 +121,9 @@ def decode_assistant(raw: Any, seeder: Seeder, names: NameMap) -> Message:
 def stop_of(calls: tuple[ToolCallPart, ...], raw: str | None) -> tuple[StopReason, bool]:
     """The normalised stop and whether a call was cut off; calls decide, not done_reason."""
     if calls:
-        if any(c.parse_error is not None for c in calls):
+        # Broken arguments count as cut off only when the reply says it hit the token limit;
+        # otherwise they go back to the model as an error result it can fix.
+        if raw == "length" and any(c.parse_error is not None for c in calls):
             return "max_tokens", True
         return "tool_calls", False
     if raw is None:

@@ -55,7 +55,10 @@ STOP_REASONS: dict[str, StopReason] = {
     "model_context_window_exceeded": "context_window_exceeded",
 }
 
-_LIMIT_STOPS = frozenset({"length", "max_tokens", "tool_calls", "function_call"})
+# A call whose arguments do not parse counts as cut off only when the reply says it hit the
+# token limit. Broken JSON under any other signal (including a server that reports
+# "tool_calls" for a cut-off call) goes back to the model as an error result it can fix.
+_LIMIT_STOPS = frozenset({"length", "max_tokens"})
 REASONING_KEYS = ("reasoning", "reasoning_content", "reasoning_details")
 REFUSAL: Mapping[str, JSON] = {WIRE: {"type": "refusal"}}
 """``provider_data`` of a `TextPart` that holds a refusal."""

@@ -159,7 +159,9 @@ def decode_response(
 def _stop(parts: list[Part], raw_stop: str | None, refused: bool) -> tuple[StopReason, bool]:
     calls = [p for p in parts if isinstance(p, ToolCallPart)]
     if calls:
-        if any(c.parse_error is not None for c in calls):
+        # Broken arguments count as cut off only when the reply says it hit the token limit;
+        # otherwise they go back to the model as an error result it can fix.
+        if raw_stop == "max_output_tokens" and any(c.parse_error is not None for c in calls):
             return "max_tokens", True
         return "tool_calls", False
     stop: StopReason = "end_turn" if raw_stop is None else STOP_REASONS.get(raw_stop, "other")

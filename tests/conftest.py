@@ -1,8 +1,46 @@
-"""Shared test setup: makes tests/ importable (for strategies.py) and keeps tests off the network."""
+"""Shared test setup: makes tests/ importable (for strategies.py) and keeps tests on loopback.
+
+Every IPv4/IPv6 socket connect in the test process is checked: only loopback addresses
+(127.0.0.0/8, ::1, localhost) may be reached, so no test can touch the network by mistake.
+"""
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+_connect = socket.socket.connect
+_connect_ex = socket.socket.connect_ex
+
+
+def _check(sock: socket.socket, address: Any) -> None:
+    if sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return
+    host = str(address[0])
+    if host == "localhost":
+        return
+    try:
+        loopback = ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise ConnectionRefusedError(f"tests may only connect to loopback, not {address!r}")
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> None:
+    _check(self, address)
+    _connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
+    _check(self, address)
+    return _connect_ex(self, address)
+
+
+socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]

@@ -1,0 +1,131 @@
+"""Names and values in messages to a model: quoting, listing, and the nearest known name.
+
+Owns: `closest` (the name a misspelt one most likely meant: same letters up to case and
+``_-.``, a few typos away, or one inside the other), JSON paths (``"opts.tags[0]"``) and the
+small phrases every message shares. Must not import anything from toolwire except
+`_schema_text`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ._schema_text import quote, show
+
+
+def quote_all(names: Iterable[str], limit: int = 30) -> str:
+    listed = list(names)
+    text = ", ".join(quote(n) for n in listed[:limit])
+    return text + (f" and {len(listed) - limit} more" if len(listed) > limit else "")
+
+
+_SEPARATORS = str.maketrans("", "", "_-. ")
+
+
+def _squash(name: str) -> str:
+    return name.lower().translate(_SEPARATORS)
+
+
+def _distance(a: str, b: str, limit: int) -> int:
+    """Edit distance with transpositions; any value above ``limit`` means "too far"."""
+    start = 0  # a shared start and end never change the distance: trim them first
+    while start < len(a) and start < len(b) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < len(a) - start and end < len(b) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    a, b = a[start : len(a) - end], b[start : len(b) - end]
+    if not a or not b:
+        return len(a) + len(b)
+    older: list[int] = []
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        ca = a[i - 1]
+        current = [i]
+        smallest = i
+        for j in range(1, len(b) + 1):
+            cb = b[j - 1]
+            best = row[j - 1] + (ca != cb)
+            if row[j] + 1 < best:
+                best = row[j] + 1
+            if current[j - 1] + 1 < best:
+                best = current[j - 1] + 1
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb and older[j - 2] + 1 < best:
+                best = older[j - 2] + 1
+            current.append(best)
+            if best < smallest:
+                smallest = best
+        if smallest > limit:
+            return limit + 1
+        older, row = row, current
+    return row[-1]
+
+
+Squashed = tuple[str, str, frozenset[str]]
+"""(name lowered without ``_-. ``, the name, its letters): a candidate prepared once."""
+
+
+def squashed(names: Iterable[str]) -> list[Squashed]:
+    out = []
+    for name in names:
+        key = _squash(name)
+        out.append((key, name, frozenset(key)))
+    return out
+
+
+def closest(word: str, candidates: Sequence[str]) -> str | None:
+    """The candidate a misspelt or re-cased ``word`` most likely meant, or None.
+
+    In order: the same name up to case and ``_-.``; a few typos away; one containing the
+    other (``old_str`` -> ``old``, ``file`` -> ``file_path``).
+    """
+    return closest_among(word, squashed(candidates))
+
+
+def closest_among(word: str, candidates: Sequence[Squashed]) -> str | None:
+    target = _squash(word)
+    if not target:
+        return None
+    for key, name, _ in candidates:
+        if key == target:
+            return name
+    size = len(target)
+    limit = max(1, size // 3)
+    letters = set(target)
+    best: tuple[int, str] | None = None
+    for key, name, key_letters in candidates:
+        if abs(len(key) - size) > limit or len(letters - key_letters) > limit:
+            continue  # each cheap bound alone already needs more than `limit` edits
+        d = _distance(target, key, limit)
+        if d <= limit and d < min(size, len(key)) and (best is None or d < best[0]):
+            best = (d, name)
+    if best is not None:
+        return best[1]
+    inside = [
+        (abs(len(key) - size), name)
+        for key, name, _ in candidates
+        if min(len(key), size) >= 3 and (key in target or target in key)
+    ]
+    return min(inside)[1] if inside else None
+
+
+def got(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "an array"
+    return show(value)
+
+
+def json_path(path: Sequence[str | int]) -> str:
+    if len(path) == 1 and type(path[0]) is str:
+        return quote(path[0])
+    out = ""
+    for step in path:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else step)
+    return quote(out) if out else "arguments"
+
+
+def count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

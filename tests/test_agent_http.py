@@ -1,0 +1,132 @@
+"""Full agent runs over loopback HTTP against the emulator, in every wire, whole and streamed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from toolwire import Agent, Message, Reply, RunStop, TextPart, ToolCallPart, Usage, check_transcript
+from toolwire.client import HttpModel, RetryEvent, RetryPolicy
+from toolwire.client import model as make_model
+from toolwire.codecs import WIRES, get_codec
+from toolwire.emulator import Emulator, Fault
+from toolwire.schema import Tool
+
+PROVIDER = {
+    "anthropic-messages": "anthropic",
+    "openai-chat": "openai-compatible",
+    "openai-responses": "openai-responses",
+    "ollama-chat": "ollama",
+    "gemini-generate": "gemini",
+}
+
+CALLS = Reply(
+    message=Message(role="assistant", parts=(
+        TextPart(text="Checking both cities."),
+        ToolCallPart(id="call_p1", name="get_weather", arguments={"city": "Paris"}),
+        ToolCallPart(id="call_r2", name="get_weather", arguments={"city": "Rome"}),
+    )),
+    stop="tool_calls", usage=Usage(input_tokens=50, output_tokens=20),
+)
+ANSWER = Reply(message=Message.assistant("Paris 18°C, Rome: the service failed."),
+               usage=Usage(input_tokens=120, output_tokens=12))
+
+
+def weather(city: str) -> str:
+    if city == "Rome":
+        raise RuntimeError("weather service timeout")
+    return f"18°C in {city}"
+
+
+TOOL = Tool(name="get_weather", description="Current weather for a city.",
+            input_schema={"type": "object", "properties": {"city": {"type": "string"}},
+                          "required": ["city"]}, fn=weather)
+
+
+def http_model(wire: str, emu: Emulator) -> HttpModel:
+    return make_model(f"{PROVIDER[wire]}:m@{emu.base_url}", env={},
+                      retry=RetryPolicy(base=0.001, max_wait=0.01), seed=7)
+
+
+async def run(wire: str, script: list[Any], *, stream: bool) -> tuple[Any, Emulator, list[Any]]:
+    events: list[Any] = []
+    async with Emulator(script) as emu:
+        model = http_model(wire, emu)
+        model.retry_listeners.append(events.append)
+        agent = Agent(model=model, tools=[TOOL], stream=stream, on_event=events.append)
+        result = await agent.arun("Weather in Paris and Rome?")
+        await model.aclose()
+        emu.assert_done()
+    return result, emu, events
+
+
+def shape(messages: Any) -> list[Any]:
+    out = []
+    for m in messages:
+        parts = []
+        for p in m.parts:
+            if isinstance(p, ToolCallPart):
+                parts.append(("call", p.name, p.arguments))
+            elif hasattr(p, "call_id"):
+                parts.append(("result", p.content, p.is_error))
+            else:
+                parts.append((type(p).__name__, getattr(p, "text", None)))
+        out.append((m.role, parts))
+    return out
+
+
+EXPECTED = [
+    ("user", [("TextPart", "Weather in Paris and Rome?")]),
+    ("assistant", [("TextPart", "Checking both cities."),
+                   ("call", "get_weather", {"city": "Paris"}),
+                   ("call", "get_weather", {"city": "Rome"})]),
+    ("tool", [("result", "18°C in Paris", False),
+              ("result", "Tool 'get_weather' failed: RuntimeError: weather service timeout",
+               True)]),
+    ("assistant", [("TextPart", "Paris 18°C, Rome: the service failed.")]),
+]
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_a_full_run_in_every_wire(wire: str, stream: bool) -> None:
+    result, emu, _ = await run(wire, [CALLS, ANSWER], stream=stream)
+    assert result.stop is RunStop.ANSWERED and result.turns == 2
+    assert shape(result.messages) == EXPECTED
+    assert check_transcript(result.messages, wire) == []
+    assert result.usage.input_tokens == 170 and result.usage.output_tokens == 32
+    # the second request carried the whole history in the wire's own shape, and the emulator
+    # (which checks pairing the way the provider does) accepted it
+    second = emu.received[1]
+    codec = get_codec(wire)
+    if wire == "gemini-generate":
+        sent = codec.decode_request(second.body, model="m")  # type: ignore[call-arg]
+    else:
+        sent = codec.decode_request(second.body)
+    assert shape(sent.messages) == EXPECTED[:3]
+    assert [r.call_id for r in sent.messages[2].tool_results] == [
+        c.id for c in sent.messages[1].tool_calls]
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_faults_are_recovered_with_the_transcript_intact(wire: str, stream: bool) -> None:
+    broken = Fault(kind="drop_mid_stream", reply=ANSWER) if stream else Fault(kind="overloaded")
+    script = [Fault(kind="rate_limit", retry_after=0.01), CALLS, Fault(kind="server_error"),
+              broken, ANSWER]
+    result, emu, events = await run(wire, script, stream=stream)
+    assert result.stop is RunStop.ANSWERED
+    assert shape(result.messages) == EXPECTED
+    assert check_transcript(result.messages, wire) == []
+    retries = [e for e in events if isinstance(e, RetryEvent)]
+    assert len(retries) >= 3  # every fault was seen, as an event, and retried
+    assert len(emu.received) == 5
+
+
+async def test_a_request_the_provider_refuses_ends_the_run_with_its_error() -> None:
+    script = [Fault(kind="bad_request", message="tools.0: Field required")]
+    result, _, _ = await run("anthropic-messages", script, stream=False)
+    assert result.stop is RunStop.PROVIDER_ERROR
+    assert "tools.0: Field required" in str(result.error)
+    assert [m.role for m in result.messages] == ["user"]

@@ -24,7 +24,9 @@ from mcp_types import (
     ResourceLink,
     TextContent,
     TextResourceContents,
+    ToolAnnotations,
 )
+from mcp_types import Tool as McpTool
 
 import toolwire
 from toolwire import Agent, RunStop, validate_call
@@ -184,6 +186,24 @@ def test_servers_that_cannot_start_are_explained() -> None:
     assert "no config file found" in str(error.value)
     with pytest.raises(McpConnectionError, match="empty command"):
         connect("   ")
+
+
+def test_tools_toolwire_cannot_use_are_left_out_with_a_note() -> None:
+    server = connect("python -m some_server")
+    assert server.name == "some_server" and not server.alive
+    good = McpTool(name="ok", input_schema={"type": "object"},
+                   annotations=ToolAnnotations(read_only_hint=True))
+    bad = McpTool(name="bad", input_schema={"type": "object",
+                                            "properties": {"a": {"type": "nonsense"}}})
+    server._session.listing = (good, bad, good)
+    [made] = server.make_tools({"ok": "renamed"})
+    assert made.name == "renamed" and made.idempotent
+    assert server.notes[0].startswith("MCP server 'some_server': the tool 'bad' was left out: ")
+    assert server.notes[1] == ("MCP server 'some_server' lists the tool 'ok' twice; only the "
+                               "first is used")
+    assert connect("http://127.0.0.1:8123/mcp").name == "127.0.0.1_8123"
+    with pytest.raises(McpConnectionError, match="is not open"):
+        asyncio.run(server.call_raw("ok"))
 
 
 def test_names_are_planned_with_prefixes_only_where_they_clash() -> None:

@@ -7,30 +7,65 @@ Client side: ``async with toolwire.mcp.connect("python -m my_server") as server:
 servers at once and prefixes tool names that clash. A URL (``http://127.0.0.1:8000/mcp``)
 connects over streamable HTTP instead of starting a command.
 
-Server side: `build_server` makes an MCP server from toolwire tools, `serve_main` runs one over
+Server side: `build_server` makes an MCP server from toolwire tools; `serve_main` runs one over
 stdio or streamable HTTP (``toolwire mcp-serve`` / ``python -m toolwire.mcp``).
+
+Importing this package is cheap: the SDK is imported when a name is first used, so the command
+line can add its options (`toolwire.mcp.cli`) without loading it.
 """
 
 from __future__ import annotations
 
-try:
-    import mcp as _sdk  # noqa: F401
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "toolwire.mcp needs the MCP SDK: pip install \"toolwire[mcp]\" (or \"mcp>=2.0\")"
-    ) from exc
+import importlib
+from typing import TYPE_CHECKING
 
-from ._results import result_text
-from .client import (
-    McpConnection,
-    McpConnectionError,
-    Spec,
-    atools_from_server,
-    connect,
-    tools_from_server,
-)
-from .group import McpTools, aopen_servers, open_servers
-from .server import build_server, load_tools, serve_http, serve_main, serve_stdio
+if TYPE_CHECKING:
+    from ._results import result_text
+    from .client import (
+        McpConnection,
+        McpConnectionError,
+        Spec,
+        atools_from_server,
+        connect,
+        tools_from_server,
+    )
+    from .group import McpTools, aopen_servers, open_servers
+    from .server import build_server, load_tools, serve_http, serve_main, serve_stdio
+
+_LAZY: dict[str, str] = {
+    "McpConnection": "client",
+    "McpConnectionError": "client",
+    "McpTools": "group",
+    "Spec": "client",
+    "aopen_servers": "group",
+    "atools_from_server": "client",
+    "build_server": "server",
+    "connect": "client",
+    "load_tools": "server",
+    "open_servers": "group",
+    "result_text": "_results",
+    "serve_http": "server",
+    "serve_main": "server",
+    "serve_stdio": "server",
+    "tools_from_server": "client",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolwire.mcp' has no attribute {name!r}")
+    try:
+        loaded = importlib.import_module(f".{module}", __name__)
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] in ("mcp", "mcp_types"):
+            raise ImportError(
+                'toolwire.mcp needs the MCP SDK: pip install "toolwire[mcp]"') from exc
+        raise
+    value = getattr(loaded, name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "McpConnection",

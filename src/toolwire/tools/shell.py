@@ -41,8 +41,8 @@ def run_command(ws: Workspace, command: str, timeout: float = 60.0) -> str:
         raise ToolError(
             f"command timed out after {timeout:g} s and was stopped\n{cap(out)}"
         ) from None
-    output = proc.stdout + (("\n" if proc.stdout else "") + proc.stderr if proc.stderr else "")
-    return f"exit code {proc.returncode}\n{cap(output.rstrip())}".rstrip()
+    output = "\n".join(s.rstrip("\n") for s in (proc.stdout, proc.stderr) if s)
+    return f"exit code {proc.returncode}\n{cap(output)}".rstrip()
 
 
 DEFAULT_TEST_COMMAND = f"{sys.executable} -m pytest -q"

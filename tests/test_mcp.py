@@ -354,3 +354,25 @@ def test_bad_targets_and_options_are_explained(capsys: pytest.CaptureFixture[str
     assert "nothing to serve" in capsys.readouterr().err
     assert serve_cli(["--workdir", "/nowhere-at-all", "--builtin", "coding"]) == 2
     assert "is not a folder" in capsys.readouterr().err
+
+
+def test_the_docs_name_only_what_exists() -> None:
+    import argparse
+
+    import toolwire.mcp
+    from toolwire.mcp.cli import add_serve_arguments
+
+    text = (Path(__file__).parent.parent / "docs" / "mcp.md").read_text(encoding="utf-8")
+    named = re.findall(r"^\| `([A-Za-z_][\w.]*)", text, flags=re.MULTILINE)
+    assert len(named) >= 12
+    unopened = McpConnection(WEATHER)
+    for dotted in named:
+        head, _, attribute = dotted.partition(".")
+        assert head in toolwire.mcp.__all__, dotted
+        assert not attribute or hasattr(unopened, attribute), dotted
+    parser = argparse.ArgumentParser()
+    add_serve_arguments(parser)
+    known = {o for action in parser._actions for o in action.option_strings}
+    for line in re.findall(r"^toolwire mcp-serve .*$", text, flags=re.MULTILINE):
+        for option in re.findall(r"--[\w-]+", line):
+            assert option in known, line

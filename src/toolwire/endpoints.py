@@ -166,3 +166,24 @@ def parse_model_id(model_id: str, env: Mapping[str, str] | None = None) -> Endpo
         _path=spec.path,
         _stream_path=spec.stream_path,
     )
+
+
+_PATHS = {
+    "/v1/messages": "anthropic-messages",
+    "/v1/chat/completions": "openai-chat",
+    "/v1/responses": "openai-responses",
+    "/api/chat": "ollama-chat",
+}
+
+
+def wire_for_path(path: str) -> tuple[str, bool] | None:
+    """The wire served at ``path`` and whether the path itself asks for a stream (Gemini)."""
+    for suffix, wire in _PATHS.items():
+        if path.endswith(suffix) or path.endswith(suffix.replace("/v1/", "/", 1)):
+            return wire, False
+    if path.startswith("/v1beta/models/") or path.startswith("/v1/models/"):
+        if path.endswith(":generateContent"):
+            return "gemini-generate", False
+        if path.endswith(":streamGenerateContent"):
+            return "gemini-generate", True
+    return None

@@ -205,6 +205,7 @@ def _from_cassette(path: Path) -> Explanation:
     from .cassette import load_cassette
     from .codecs import get_codec
     from .convert import detect_wire
+    from .endpoints import wire_for_path
 
     interactions = load_cassette(path)
     if not interactions:
@@ -213,7 +214,8 @@ def _from_cassette(path: Path) -> Explanation:
     wire = None
     request = None
     for item in interactions:
-        wire, _ = detect_wire(item["request"]["body"])
+        route = wire_for_path(str(item["request"].get("path", "")).split("?")[0])
+        wire = route[0] if route else detect_wire(item["request"]["body"])[0]
         codec = get_codec(wire)
         request = codec.decode_request(item["request"]["body"])
         response = item["response"]

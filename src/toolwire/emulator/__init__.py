@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..endpoints import wire_for_path
 from ..transcript import Message, Reply, Request
 from ._http import HttpRequest, HttpResponse, HttpServer, serve
 from .checks import check_body, check_pairing, error_body
@@ -30,27 +31,6 @@ from .script import Fault, ScriptItem, load_script, parse_item
 __all__ = ["Emulator", "Fault", "load_script", "parse_item", "wire_for_path"]
 
 Responder = Callable[[Request, str], "Reply | Fault"]
-
-_PATHS = {
-    "/v1/messages": "anthropic-messages",
-    "/v1/chat/completions": "openai-chat",
-    "/v1/responses": "openai-responses",
-    "/api/chat": "ollama-chat",
-}
-
-
-def wire_for_path(path: str) -> tuple[str, bool] | None:
-    """The wire served at ``path`` and whether the path itself asks for a stream (Gemini)."""
-    for suffix, wire in _PATHS.items():
-        if path.endswith(suffix) or path.endswith(suffix.replace("/v1/", "/", 1)):
-            return wire, False
-    if path.startswith("/v1beta/models/") or path.startswith("/v1/models/"):
-        if path.endswith(":generateContent"):
-            return "gemini-generate", False
-        if path.endswith(":streamGenerateContent"):
-            return "gemini-generate", True
-    return None
-
 
 @dataclass(slots=True)
 class Received:

@@ -82,6 +82,7 @@ def test_tools_have_the_servers_names_descriptions_and_schemas(weather: McpConne
         assert made.input_schema["properties"] == listed.input_schema["properties"]
         assert made.input_schema.get("required") == listed.input_schema.get("required")
         assert made.is_async
+        assert made.idempotent is (made.name == "weather")  # the only one marked read-only
 
 
 async def test_agent_calls_mcp_tools_through_the_emulator(weather: McpConnection) -> None:
@@ -168,6 +169,7 @@ def test_clashing_names_across_servers_get_prefixes_and_notes() -> None:
         assert group.labels == ("alpha", "beta")
         assert "alpha_weather" in names and "beta_weather" in names
         assert "weather" not in names and len(names) == len(set(names)) == 16
+        assert group.read_only == {"alpha_weather", "beta_weather"}
         note = next(n for n in group.notes if "'whoami'" in n)
         assert "'alpha_whoami' (server 'alpha')" in note and "'beta_whoami'" in note
         tools = {t.name: t for t in group.tools}
@@ -261,6 +263,8 @@ async def check_coding_server(client: Client, workdir: Path) -> None:
     for path in ("../outside.txt", "/etc/hostname"):
         refused = await client.call_tool("read_file", {"path": path})
         assert refused.is_error and "outside the workspace" in refused.content[0].text
+    ran = await client.call_tool("run_command", {"command": "echo hi && ls"})
+    assert not ran.is_error and ran.content[0].text == "exit code 0\nhi\nnotes.txt"
     unknown = await client.call_tool("fly", {})
     assert unknown.is_error and unknown.content[0].text.startswith('Unknown tool "fly".')
 

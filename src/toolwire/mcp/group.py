@@ -45,12 +45,17 @@ class McpTools:
         )
         tools: list[Tool] = []
         extra: list[str] = []
+        read_only: set[str] = set()
         for server, plan in zip(self.servers, plans, strict=True):
             tools.extend(server.make_tools(plan))
             extra.extend(server.notes)
+            read_only.update(plan[t.name] for t in server.listing
+                             if t.annotations is not None and t.annotations.read_only_hint)
         self.labels = tuple(labels)
         self.tools: tuple[Tool, ...] = tuple(tools)
         self.notes: tuple[str, ...] = tuple(notes + extra)
+        self.read_only: frozenset[str] = frozenset(read_only & {t.name for t in tools})
+        """Names (as the model sees them) of the tools their server says change nothing."""
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(self.tools)
@@ -62,9 +67,13 @@ class McpTools:
         return f"McpTools(servers={[s.name for s in self.servers]}, tools={len(self.tools)})"
 
     def close(self) -> None:
-        """Close every connection (stdio servers are stopped)."""
-        for server in self.servers:
-            server.close()
+        """Close every connection, all at once (stdio servers are stopped)."""
+        if len(self.servers) < 2:
+            for server in self.servers:
+                server.close()
+            return
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(self.servers)) as pool:
+            list(pool.map(McpConnection.close, self.servers))
 
     async def aclose(self) -> None:
         """`close` for async code."""

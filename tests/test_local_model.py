@@ -70,3 +70,18 @@ def test_agent_runs_a_tool_on_a_real_model(server: LocalServer, provider: str,
     # the server accepted that request and replied to it
     assert result.turns >= 2 and result.messages[3].role == "assistant"
     assert check_transcript(result.messages, model.wire) == []
+
+
+async def test_local_model_id_starts_and_stops_its_own_server() -> None:
+    from toolwire.transcript import Message, Request
+
+    model = make_model("local:smollm2", env={})
+    server = model._owned
+    assert server is not None and model.endpoint.base_url == server.base_url
+    proc = server._proc
+    assert proc is not None and proc.poll() is None
+    reply = await model.complete(Request(model="x", messages=(Message.user("Say hi."),),
+                                         max_tokens=16, temperature=0.0))
+    assert reply.message.role == "assistant" and reply.usage.output_tokens > 0
+    await model.aclose()
+    assert proc.poll() is not None  # the server process is gone

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -28,7 +28,6 @@ from .transcript import ToolSpec
 __all__ = ["Tool", "Toolset", "tool", "validate_call"]
 
 _Mode = Literal["kwargs", "signature", "model"]
-_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _checked_name(name: object) -> str:

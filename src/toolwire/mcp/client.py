@@ -184,9 +184,10 @@ class McpConnection:
     async def aopen(self) -> McpConnection:
         """`open` for async code."""
         self._start()
+        ready = asyncio.wrap_future(self._session.ready)
+        ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # always retrieved
         try:
-            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(self._session.ready)),
-                                   self.timeout + 15)
+            await asyncio.wait_for(asyncio.shield(ready), self.timeout + 15)
         except asyncio.CancelledError:
             await asyncio.to_thread(self.close)
             raise

@@ -50,7 +50,7 @@ def test_version() -> None:
 
 
 @pytest.mark.parametrize("command", ["run", "resume", "demo", "explain", "convert", "check",
-                                     "emulate"])
+                                     "emulate", "mcp-serve"])
 def test_every_command_has_help_that_explains(command: str) -> None:
     proc = toolwire(command, "--help")
     assert proc.returncode == 0
@@ -247,3 +247,51 @@ def test_resume_continues_an_interrupted_run(tmp_path: Path, emulator: Emulator)
     run = read_log(log)
     results = run.messages[2].tool_results
     assert [r.call_id for r in results] == ["call_c1", "call_c2"]
+
+
+MCP_SERVER = Path(__file__).parent / "fixtures" / "mcp_server_weather.py"
+
+
+def test_run_uses_the_tools_of_an_mcp_server(tmp_path: Path) -> None:
+    script = [
+        {"text": "Asking the weather server.",
+         "tool_calls": [{"id": "call_m1", "name": "weather", "arguments": {"city": "Lima"}}]},
+        {"text": "Sunny in Lima."},
+    ]
+    with Emulator(script) as emu:
+        proc = toolwire("run", "weather in Lima?", "--model", f"anthropic:m@{emu.base_url}",
+                        "--workdir", str(tmp_path), "--tools", "none", "--approve", "auto",
+                        "--mcp", f"{sys.executable} {MCP_SERVER}", "--json")
+        sent_tools = [t["name"] for t in emu.received[0].body["tools"]]
+    assert proc.returncode == 0, proc.stderr
+    assert "weather" in sent_tools and "forecast" in sent_tools
+    run = read_log(json.loads(proc.stdout)["log"])
+    result = run.messages[2].tool_results[0]
+    assert result.content == "Sunny in Lima, 21 C" and not result.is_error
+
+
+def test_mcp_serve_answers_an_mcp_client_over_stdio(tmp_path: Path) -> None:
+    import asyncio
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    (tmp_path / "a.txt").write_text("hello")
+
+    async def go() -> tuple[list[str], str, str]:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "toolwire.cli", "mcp-serve", "--builtin", "coding", "--workdir",
+                  str(tmp_path)])
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            listed = await session.list_tools()
+            good = await session.call_tool("read_file", {"path": "a.txt"})
+            bad = await session.call_tool("read_file", {"path": "../x"})
+            return ([t.name for t in listed.tools], good.content[0].text,  # type: ignore[union-attr]
+                    bad.content[0].text)  # type: ignore[union-attr]
+
+    names, good, bad = asyncio.run(go())
+    assert "read_file" in names and "run_tests" in names
+    assert good == "1\thello"
+    assert "outside the workspace" in bad

@@ -199,11 +199,25 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
 
     tools = (coding_tools(workdir, answer=_answerer(term), test_command=test_command)
              if args.tools == "coding" else [])
+    if getattr(args, "mcp", None):
+        from .mcp import open_servers
+
+        servers = open_servers(args.mcp, reserved=[t.name for t in tools], cwd=str(workdir))
+        args.mcp_servers = servers  # closed by the command when the run ends
+        for note in servers.notes:
+            print(f"mcp: {note}", file=sys.stderr)
+        tools = [*tools, *servers.tools]
     return Agent(model=model, tools=tools, max_turns=args.max_turns, approval=_policy(args.approve),
                  approve=_approver(term), stream=args.stream, on_event=term.on_event,
                  system=("You are a careful software engineer working in the project folder "
                          "you were given. Use the tools to inspect and change it. When you are "
                          "done, say what you found and what you changed."))
+
+
+def _close_mcp(args: argparse.Namespace) -> None:
+    servers = getattr(args, "mcp_servers", None)
+    if servers is not None:
+        servers.close()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -223,7 +237,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         finally:
             await model.aclose()
 
-    return _finish(asyncio.run(go()), term, args.json, log)
+    try:
+        return _finish(asyncio.run(go()), term, args.json, log)
+    finally:
+        _close_mcp(args)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
@@ -244,7 +261,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
         finally:
             await model.aclose()
 
-    return _finish(asyncio.run(go()), term, args.json, args.log)
+    try:
+        return _finish(asyncio.run(go()), term, args.json, args.log)
+    finally:
+        _close_mcp(args)
 
 
 DEMO_TEST_COMMAND = (f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {shlex.quote(sys.executable)} -m pytest "
@@ -338,6 +358,10 @@ def add_commands(sub: Any, epilog: str) -> None:
                        help="stop after N model calls (default 50)")
         p.add_argument("--stream", action="store_true", help="stream the model's replies")
         p.add_argument("--json", action="store_true", help="print the result as JSON")
+        p.add_argument("--mcp", action="append", metavar="SERVER", default=[],
+                       help="also use the tools of an MCP server: a command line such as "
+                            "'python -m some_server', or a URL such as "
+                            "http://127.0.0.1:PORT/mcp (repeatable; needs toolwire[mcp])")
 
     p = sub.add_parser(
         "run", epilog=epilog, help="run the agent on a task",
@@ -377,5 +401,17 @@ def add_commands(sub: Any, epilog: str) -> None:
     p.add_argument("--workdir", metavar="DIR", help="where to copy the project (default: a "
                    "new temporary folder)")
     p.add_argument("--max-turns", type=int, default=20, metavar="N", help=argparse.SUPPRESS)
+    p.set_defaults(mcp=[])
     p.add_argument("--stream", action="store_true", help="stream the model's replies")
     p.set_defaults(func=cmd_demo)
+
+    from .mcp.cli import add_serve_arguments, serve_from_args
+
+    p = sub.add_parser(
+        "mcp-serve", epilog=epilog, help="serve toolwire tools to MCP clients",
+        description="Expose toolwire tools as a Model Context Protocol server, over stdio or "
+                    "streamable HTTP, with the same schemas, validation messages and workspace "
+                    "confinement: a list of tools named MODULE:ATTR, or the built-in coding "
+                    "tools with --builtin coding --workdir DIR. Needs toolwire[mcp].")
+    add_serve_arguments(p)
+    p.set_defaults(func=serve_from_args)

@@ -51,7 +51,7 @@ def convert(body: Mapping[str, Any], source: str, target: str) -> Conversion:
         whole = f"provider_options[{source!r}]"
         losses = [n for n in losses if not (n.kind == "field_dropped" and n.subject == whole)]
         losses += [Note(kind="field_dropped", subject=str(key),
-                        detail=f"a {source} setting with no {target} equivalent; not sent")
+                        detail=f"set for {source} only; not sent to {target}")
                    for key in options]
     return Conversion(body=encoded.body, source=source, target=target, request=request,
                       losses=tuple(losses))

@@ -176,7 +176,7 @@ async def make_cases(base_url: str) -> tuple[dict[str, Send], list[Callable[[], 
     if installed("anthropic"):
         import anthropic
 
-        warnings.filterwarnings("ignore", category=DeprecationWarning, module="anthropic")
+        warnings.filterwarnings("ignore", message="The model .* is deprecated")
 
         ac = anthropic.AsyncAnthropic(base_url=base_url, api_key="k", max_retries=0)
         body = bodies["anthropic-messages"]

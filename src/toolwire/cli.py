@@ -168,9 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"toolwire {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    from . import _cli_run
+    from . import _cli_batch, _cli_run
 
     _cli_run.add_commands(sub, EPILOG)
+    _cli_batch.add_commands(sub, EPILOG)
 
     p = sub.add_parser(
         "explain", epilog=EPILOG,

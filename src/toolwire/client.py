@@ -5,6 +5,8 @@ decode; ``stream`` is encode -> send -> feed the bytes to the codec's stream dec
 arrive. Retries (rate limits, overload, 5xx, dropped connections, streams broken mid-reply)
 happen here, with exponential backoff and jitter, honouring the provider's retry-after; a
 broken stream is retried as a whole request, so a half reply never reaches a transcript.
+An optional `Gate` shared by many callers paces them together: every send waits on it, and a
+rate-limit or overload answer makes all of them back off (see `toolwire.batch.RateGate`).
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ import json
 import random
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from .codecs import Codec, Note, get_codec
 from .codecs._base import StreamEnd, StreamEvent
 from .endpoints import Endpoint, parse_model_id
-from .errors import ProviderError, StreamError, WireFormatError
+from .errors import OverloadedError, ProviderError, RateLimitError, StreamError, WireFormatError
 from .transcript import Reply, Request
 from .transport import HttpTransport, Transport, WireRequest, WireResponse
 
@@ -54,8 +56,21 @@ class RetryEvent:
     error: ProviderError
 
 
+class Gate(Protocol):
+    """Pacing shared by the callers of one provider: ``wait`` before each send, ``backoff``
+    when the provider said to slow down (a rate limit or overload that will be retried)."""
+
+    async def wait(self) -> None: ...
+
+    def backoff(self, seconds: float) -> None: ...
+
+
 class HttpModel:
-    """A model reached over HTTP in one wire format (see `toolwire.model`)."""
+    """A model reached over HTTP in one wire format (see `toolwire.model`).
+
+    ``gate``, when given, is awaited before every send and told of every retried rate limit or
+    overload, so that many runs sharing it back off once, together.
+    """
 
     def __init__(
         self,
@@ -66,6 +81,7 @@ class HttpModel:
         max_tokens: int | None = None,
         options: Mapping[str, Any] | None = None,
         seed: int | None = None,
+        gate: Gate | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.codec: Codec = get_codec(endpoint.wire)
@@ -76,6 +92,7 @@ class HttpModel:
         self.notes: tuple[Note, ...] = ()
         self.retry_listeners: list[Callable[[RetryEvent], None]] = []
         self._rng = random.Random(seed)
+        self.gate = gate
         self._owned: Any = None  # a server started for this model (local:), stopped on aclose
 
     def __repr__(self) -> str:
@@ -125,6 +142,9 @@ class HttpModel:
             raise error
         event = RetryEvent(attempt=attempt, wait=self.retry.wait(attempt, error, self._rng),
                            error=error)
+        if self.gate is not None and (isinstance(error, RateLimitError | OverloadedError)
+                                      or error.retry_after is not None):
+            self.gate.backoff(event.wait)
         for listener in self.retry_listeners:
             listener(event)
         return event
@@ -136,6 +156,8 @@ class HttpModel:
         while True:
             attempt += 1
             try:
+                if self.gate is not None:
+                    await self.gate.wait()
                 response = await self.transport.send(wire_request)
                 if response.status >= 400:
                     raise await self._error(response)
@@ -167,6 +189,8 @@ class HttpModel:
         while True:
             attempt += 1
             try:
+                if self.gate is not None:
+                    await self.gate.wait()
                 response = await self.transport.send(wire_request)
                 if response.status >= 400:
                     raise await self._error(response)

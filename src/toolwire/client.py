@@ -23,6 +23,7 @@ from .codecs import Codec, Note, get_codec
 from .codecs._base import StreamEnd, StreamEvent
 from .endpoints import Endpoint, parse_model_id
 from .errors import OverloadedError, ProviderError, RateLimitError, StreamError, WireFormatError
+from .events import RetryEvent, retry_hook
 from .transcript import Reply, Request
 from .transport import HttpTransport, Transport, WireRequest, WireResponse
 
@@ -45,15 +46,6 @@ class RetryPolicy:
         if error.retry_after is not None and 0 <= error.retry_after <= self.max_retry_after:
             return error.retry_after
         return rng.uniform(0, min(self.max_wait, self.base * 2 ** (attempt - 1)))
-
-
-@dataclass(frozen=True, slots=True)
-class RetryEvent:
-    """A failed attempt that will be retried after ``wait`` seconds."""
-
-    attempt: int
-    wait: float
-    error: ProviderError
 
 
 class Gate(Protocol):
@@ -147,6 +139,9 @@ class HttpModel:
             self.gate.backoff(event.wait)
         for listener in self.retry_listeners:
             listener(event)
+        hook = retry_hook.get()
+        if hook is not None:
+            hook(event)
         return event
 
     async def complete(self, request: Request) -> Reply:

@@ -163,7 +163,9 @@ class Checker:
         raise ToolCallError(message, kind="invalid_json", tool=self.tool, problems=(detail,))
 
     def _fail(self, value: Any) -> dict[str, Any]:
-        if isinstance(value, bytes | bytearray):
+        if type(value) is dict:
+            pass
+        elif isinstance(value, bytes | bytearray):
             try:
                 return self.check(bytes(value).decode("utf-8"))
             except UnicodeDecodeError:
@@ -175,9 +177,9 @@ class Checker:
                     tool=self.tool,
                     problems=(detail,),
                 ) from None
-        if isinstance(value, Mapping) and type(value) is not dict:
+        elif isinstance(value, Mapping):
             return self.check(dict(value))
-        if not isinstance(value, dict):
+        else:
             raise self._not_an_object(value)
         try:
             errors = list(self.validator.iter_errors(value))
@@ -191,7 +193,7 @@ class Checker:
             ) from None
         if not errors:
             return value
-        raise self._schema_error(value, errors)
+        raise schema_error(self.tool, self.schema, self.cache, errors)
 
     def _not_an_object(self, value: Any) -> ToolCallError:
         what = got(value)

@@ -33,7 +33,9 @@ def schema_error(
     if len(lines) > MAX_PROBLEMS:
         shown.append(f"… and {count(len(lines) - MAX_PROBLEMS, 'more problem')}")
     body = "\n- ".join(shown)
-    allowed = "".join(["\n" + line for _, line in sorted(report.allowed.items())])
+    allowed = ""
+    if report.allowed:
+        allowed = "".join(["\n" + line for _, line in sorted(report.allowed.items())])
     kind = "unknown_field" if report.only_unknown else "schema"
     message = f"Invalid arguments for tool {quote(tool)}:\n- {body}{allowed}"
     return ToolCallError(message, kind=kind, tool=tool, problems=tuple(lines))
@@ -55,6 +57,8 @@ class _Report:
     depend on the call, so it is worked out once per location and kept in ``cache``.
     """
 
+    __slots__ = ("allowed", "cache", "only_unknown", "problems", "schema")
+
     def __init__(self, schema: JSONSchema, cache: dict[Any, Any]) -> None:
         self.schema = schema
         self.cache = cache
@@ -65,7 +69,8 @@ class _Report:
     def add(self, path: Sequence[str | int], text: str, *, unknown: bool = False) -> None:
         shown = json_path(path)
         self.problems.append((shown, f"{shown}: {text}"))
-        self.only_unknown = self.only_unknown and unknown
+        if not unknown:
+            self.only_unknown = False
 
     def node(self, error: Any) -> Any:
         """The schema holding the keyword that failed."""
@@ -77,7 +82,7 @@ class _Report:
         found = self.cache.get(key)
         if found is None:
             found = self.cache[key] = describe(self.node(error), self.schema)
-        return str(found)
+        return found  # type: ignore[no-any-return]
 
     def explain(self, error: Any) -> None:
         kind = error.kind

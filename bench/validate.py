@@ -290,8 +290,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"toolwire parses argument text with {parser_name}; peers shown with json.loads")
     print("unless their name says otherwise. CPU µs per call, the fastest of the rounds.")
     print(
-        f"This machine runs sum(range(100)) in {reference / 20000 * 1e6:.2f} µs of CPU "
-        "(an unloaded desktop CPU: about 0.5 µs); absolute times scale with it.\n"
+        f"Reference: sum(range(100)) takes {reference / 20000 * 1e6:.2f} µs of CPU here; "
+        "absolute times scale with the machine.\n"
     )
     print(table(rows))
     valid_ok = worst_valid <= 1.5

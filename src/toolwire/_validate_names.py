@@ -86,30 +86,35 @@ def closest(word: str, candidates: Sequence[str]) -> str | None:
 
 
 def closest_among(word: str, candidates: Sequence[Squashed]) -> str | None:
+    """`closest` over candidates prepared with `squashed`, in one pass."""
     target = _squash(word)
     if not target:
         return None
-    for key, name, _ in candidates:
-        if key == target:
-            return name
     size = len(target)
     limit = max(1, size // 3)
-    letters = set(target)
-    best: tuple[int, str] | None = None
+    letters: set[str] | None = None
+    best: str | None = None
+    best_distance = limit + 1
+    inside: str | None = None
+    inside_gap = 0
     for key, name, key_letters in candidates:
-        if abs(len(key) - size) > limit or len(letters - key_letters) > limit:
-            continue  # each cheap bound alone already needs more than `limit` edits
-        d = _distance(target, key, limit)
-        if d <= limit and d < min(size, len(key)) and (best is None or d < best[0]):
-            best = (d, name)
-    if best is not None:
-        return best[1]
-    inside = [
-        (abs(len(key) - size), name)
-        for key, name, _ in candidates
-        if min(len(key), size) >= 3 and (key in target or target in key)
-    ]
-    return min(inside)[1] if inside else None
+        if key == target:
+            return name
+        gap = abs(len(key) - size)
+        if gap <= limit:  # cheap bounds first: each alone may already need too many edits
+            if letters is None:
+                letters = set(target)
+            if len(letters - key_letters) <= limit:
+                d = _distance(target, key, limit)
+                if d < best_distance and d < min(size, len(key)):
+                    best, best_distance = name, d
+        if (
+            min(len(key), size) >= 3
+            and (key in target or target in key)
+            and (inside is None or gap < inside_gap)
+        ):
+            inside, inside_gap = name, gap
+    return best if best is not None else inside
 
 
 def got(value: Any) -> str:

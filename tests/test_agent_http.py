@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from toolwire import Agent, Message, Reply, RunStop, TextPart, ToolCallPart, Usage, check_transcript
-from toolwire.client import HttpModel, RetryEvent, RetryPolicy
+from toolwire import (
+    Agent,
+    Message,
+    RateLimitError,
+    Reply,
+    RunStop,
+    TextPart,
+    ToolCallPart,
+    Usage,
+    check_transcript,
+)
+from toolwire.client import HttpModel, RetryPolicy
 from toolwire.client import model as make_model
 from toolwire.codecs import WIRES, get_codec
 from toolwire.emulator import Emulator, Fault
+from toolwire.events import RetryEvent, ToolFinished, ToolStarted
 from toolwire.schema import Tool
 
 PROVIDER = {
@@ -49,13 +62,13 @@ def http_model(wire: str, emu: Emulator) -> HttpModel:
                       retry=RetryPolicy(base=0.001, max_wait=0.01), seed=7)
 
 
-async def run(wire: str, script: list[Any], *, stream: bool) -> tuple[Any, Emulator, list[Any]]:
+async def run(wire: str, script: list[Any], *, stream: bool,
+              log: Any = None) -> tuple[Any, Emulator, list[Any]]:
     events: list[Any] = []
     async with Emulator(script) as emu:
         model = http_model(wire, emu)
-        model.retry_listeners.append(events.append)
         agent = Agent(model=model, tools=[TOOL], stream=stream, on_event=events.append)
-        result = await agent.arun("Weather in Paris and Rome?")
+        result = await agent.arun("Weather in Paris and Rome?", log=log)
         await model.aclose()
         emu.assert_done()
     return result, emu, events
@@ -111,17 +124,28 @@ async def test_a_full_run_in_every_wire(wire: str, stream: bool) -> None:
 
 @pytest.mark.parametrize("wire", WIRES)
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-async def test_faults_are_recovered_with_the_transcript_intact(wire: str, stream: bool) -> None:
+async def test_faults_are_recovered_with_the_transcript_intact(wire: str, stream: bool,
+                                                              tmp_path: Path) -> None:
     broken = Fault(kind="drop_mid_stream", reply=ANSWER) if stream else Fault(kind="overloaded")
     script = [Fault(kind="rate_limit", retry_after=0.01), CALLS, Fault(kind="server_error"),
               broken, ANSWER]
-    result, emu, events = await run(wire, script, stream=stream)
+    log = tmp_path / "run.jsonl"
+    result, emu, events = await run(wire, script, stream=stream, log=log)
     assert result.stop is RunStop.ANSWERED
     assert shape(result.messages) == EXPECTED
     assert check_transcript(result.messages, wire) == []
     retries = [e for e in events if isinstance(e, RetryEvent)]
-    assert len(retries) >= 3  # every fault was seen, as an event, and retried
+    assert [e.attempt for e in retries] == [1, 1, 2]  # each fault seen once, as an event
+    assert isinstance(retries[0].error, RateLimitError)
     assert len(emu.received) == 5
+    logged = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(e["turn"], e["error_type"]) for e in logged if e["event"] == "retry"] == [
+        (1, "RateLimitError"), (2, "ServerError"),
+        (2, "StreamError" if stream else "OverloadedError")]
+    started = [e.call.arguments["city"] for e in events if isinstance(e, ToolStarted)]
+    finished = {e.call.id: e.result.is_error for e in events if isinstance(e, ToolFinished)}
+    assert sorted(started) == ["Paris", "Rome"]
+    assert finished == {"call_p1": False, "call_r2": True}
 
 
 async def test_a_request_the_provider_refuses_ends_the_run_with_its_error() -> None:

@@ -46,6 +46,7 @@ class Terminal:
         self.activity = "waiting for the model"
         self._streamed = False
         self.answer_shown = False
+        self.running: set[str] = set()
 
     def status(self) -> None:
         if self.live:
@@ -64,10 +65,18 @@ class Terminal:
         self.status()
 
     def on_event(self, event: object) -> None:
-        from .client import RetryEvent
         from .codecs._base import TextDelta, ToolCallStarted
+        from .events import RetryEvent, ToolFinished, ToolStarted
 
-        if isinstance(event, TextDelta):
+        if isinstance(event, ToolStarted):
+            self.running.add(event.call.id)
+            self.activity = f"running {event.call.name}"
+            self.status()
+        elif isinstance(event, ToolFinished):
+            self.running.discard(event.call.id)
+            self.activity = "running tools" if self.running else "waiting for the model"
+            self.status()
+        elif isinstance(event, TextDelta):
             if not self._streamed:
                 self.clear()
             self._streamed = True

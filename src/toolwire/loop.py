@@ -34,6 +34,7 @@ from ._run import AgentRun, OutputType, RunResult, RunState, RunStop, Step
 from .codecs._base import StreamEnd
 from .dispatch import Approver, Dispatcher, Policy
 from .errors import ContextLengthError, ProviderError, StreamError, WireFormatError
+from .events import RetryEvent, ToolFinished, ToolStarted, retry_hook
 from .protocol import Model, model_name
 from .schema import Tool, Toolset
 from .transcript import (
@@ -212,7 +213,7 @@ class Agent:
                 request = s.next_request()
                 started = time.perf_counter()
                 try:
-                    reply = await self._ask(request)
+                    reply = await self._ask(s, request)
                 except (ProviderError, WireFormatError) as exc:
                     full = isinstance(exc, ContextLengthError)
                     s.finish(RunStop.CONTEXT_FULL if full else RunStop.PROVIDER_ERROR, exc)
@@ -250,16 +251,28 @@ class Agent:
             return RunStop.TIME_LIMIT
         return None
 
-    async def _ask(self, request: Request) -> Reply:
-        stream = getattr(self.model, "stream", None) if self.stream else None
-        if stream is None:
-            return await self.model.complete(request)
-        reply: Reply | None = None
-        async for event in stream(request):
+    async def _ask(self, s: RunState, request: Request) -> Reply:
+        def on_retry(event: RetryEvent) -> None:
+            if s.log is not None:
+                s.log.retry(s.turns + 1, event)
             if self.on_event is not None:
                 self.on_event(event)
-            if isinstance(event, StreamEnd):
-                reply = event.reply
+
+        token = retry_hook.set(on_retry)
+        try:
+            stream = getattr(self.model, "stream", None) if self.stream else None
+            if stream is None:
+                return await self.model.complete(request)
+            reply: Reply | None = None
+            async for event in stream(request):
+                if isinstance(event, RetryEvent):
+                    continue  # already reported through the retry hook
+                if self.on_event is not None:
+                    self.on_event(event)
+                if isinstance(event, StreamEnd):
+                    reply = event.reply
+        finally:
+            retry_hook.reset(token)
         if reply is None:
             raise StreamError("the model's stream ended without a whole reply")
         return reply
@@ -291,15 +304,24 @@ class Agent:
         return (), stop
 
     async def _run_calls(self, s: RunState, calls: Sequence[ToolCallPart]) -> list[ToolResultPart]:
-        """Dispatch ``calls``, logging each one's start and end when the run has a log."""
-        log, turn = s.log, s.turns
-        if log is None:
+        """Dispatch ``calls``; log each one's start and end, and report them as events."""
+        log, turn, emit = s.log, s.turns, self.on_event
+        if log is None and emit is None:
             return await self.dispatcher.run(calls)
-        return await self.dispatcher.run(
-            calls,
-            on_start=lambda call: log.call_start(turn, call),
-            on_end=lambda call, result, seconds: log.call_end(turn, result, seconds),
-        )
+
+        def started(call: ToolCallPart) -> None:
+            if log is not None:
+                log.call_start(turn, call)
+            if emit is not None:
+                emit(ToolStarted(turn=turn, call=call))
+
+        def finished(call: ToolCallPart, result: ToolResultPart, seconds: float) -> None:
+            if log is not None:
+                log.call_end(turn, result, seconds)
+            if emit is not None:
+                emit(ToolFinished(turn=turn, call=call, result=result, seconds=seconds))
+
+        return await self.dispatcher.run(calls, on_start=started, on_end=finished)
 
     def __repr__(self) -> str:
         return f"Agent(model={model_name(self.model)!r}, tools={[t.name for t in self.tools]})"

@@ -14,6 +14,7 @@ by a crash is ignored on reading. Events:
 ``reply``       the model's reply (its message is the next history entry) and the seconds it took
 ``call_start``  a tool call is about to run (turn, call id, tool name)
 ``call_end``    its result and the seconds it took
+``retry``       a model request failed and is being sent again (attempt, wait, the error)
 ``stop``        why the run ended, turns, summed usage, notes
 ``resume``      the run was continued from this log
 
@@ -33,6 +34,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from .errors import TranscriptError
+from .events import RetryEvent
 from .transcript import Message, Reply, ToolCallPart, ToolChoice, ToolResultPart, ToolSpec, Usage
 from .transcript_json import from_json, to_json
 
@@ -119,6 +121,10 @@ class RunLog:
     def call_end(self, turn: int, result: ToolResultPart, seconds: float) -> None:
         self.write("call_end", turn=turn, call_id=result.call_id, result=to_json(result),
                    seconds=round(seconds, 6))
+
+    def retry(self, turn: int, event: RetryEvent) -> None:
+        self.write("retry", turn=turn, attempt=event.attempt, wait=round(event.wait, 6),
+                   error=str(event.error), error_type=type(event.error).__name__)
 
     def stop(
         self, stop: str, *, turns: int, usage: Usage, notes: Sequence[str], error: str | None

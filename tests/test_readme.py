@@ -52,6 +52,7 @@ def normalise(text: str) -> str:
     text = re.sub(r"/tmp/toolwire-demo-[^/\s]+", "/tmp/toolwire-demo-<random>", text)
     text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:<port>", text)
     text = re.sub(r"in \d+\.\d+s", "in <time>", text)
+    text = re.sub(r"\((\d+) chars\)", "(<n> chars)", text)  # test output length varies
     lines = [ln.rstrip() for ln in text.splitlines()]
     return "\n".join(ln for ln in lines if not ln.startswith("stopped: "))
 

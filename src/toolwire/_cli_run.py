@@ -69,6 +69,7 @@ class Terminal:
         from .events import RetryEvent, ToolFinished, ToolStarted
 
         if isinstance(event, ToolStarted):
+            self.turn = event.turn
             self.running.add(event.call.id)
             self.activity = f"running {event.call.name}"
             self.status()

@@ -11,18 +11,11 @@ import os
 import subprocess
 import sys
 
+from ..dispatch import cap_text
 from ..errors import ToolError
 from .files import Workspace
 
 MAX_OUTPUT = 20_000
-
-
-def cap(text: str, limit: int = MAX_OUTPUT) -> str:
-    """Keep the start and the end of long output, saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    head, tail = text[: limit // 2], text[-limit // 2:]
-    return f"{head}\n... [{len(text) - limit} characters cut] ...\n{tail}"
 
 
 def run_command(ws: Workspace, command: str, timeout: float = 60.0) -> str:
@@ -39,10 +32,10 @@ def run_command(ws: Workspace, command: str, timeout: float = 60.0) -> str:
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or "") if isinstance(exc.stdout, str) else ""
         raise ToolError(
-            f"command timed out after {timeout:g} s and was stopped\n{cap(out)}"
+            f"command timed out after {timeout:g} s and was stopped\n{cap_text(out, MAX_OUTPUT)}"
         ) from None
     output = "\n".join(s.rstrip("\n") for s in (proc.stdout, proc.stderr) if s)
-    return f"exit code {proc.returncode}\n{cap(output)}".rstrip()
+    return f"exit code {proc.returncode}\n{cap_text(output, MAX_OUTPUT)}".rstrip()
 
 
 DEFAULT_TEST_COMMAND = f"{sys.executable} -m pytest -q"

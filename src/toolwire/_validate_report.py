@@ -208,33 +208,41 @@ class _Report:
             self.cache[key] = text
         self.add([*path, prop], text)
 
-    def _fields(self, error: Any) -> tuple[list[Squashed], str]:
-        """((squashed name, name) per allowed field, the quoted list) of an object schema."""
+    def _fields(self, error: Any) -> tuple[list[Squashed], str, str]:
+        """An object schema's allowed fields, prepared once: (candidates, list, root line)."""
         key = ("fields", *error.schema_path)
         found = self.cache.get(key)
         if found is None:
             node = self.node(error)
             props = node.get("properties") if isinstance(node, dict) else None
             allowed = list(props) if isinstance(props, dict) else []
-            found = self.cache[key] = (squashed(allowed), quote_all(allowed))
+            listed = quote_all(allowed)
+            root_line = (
+                f"Allowed fields: {listed}."
+                if allowed
+                else "This tool takes no arguments: send {}."
+            )
+            found = self.cache[key] = (squashed(allowed), listed, root_line)
         return found  # type: ignore[no-any-return]
 
     def _unknown(self, path: list[str | int], names: list[str], error: Any, value: Any) -> None:
-        allowed, listed = self._fields(error)
-        sent = value if isinstance(value, dict) else {}
-        free = [field for field in allowed if field[1] not in sent]
+        allowed, listed, root_line = self._fields(error)
+        free = [field for field in allowed if field[1] not in value] if value else allowed
+        problems = self.problems
         for name in names:
             guess = closest_among(name, free)
-            hint = f"; did you mean {quote(guess)}?" if guess else ""
-            self.add([*path, name], f"unknown field{hint}", unknown=True)
-        where = json_path(path)
-        key = where if path else ""
-        if key in self.allowed:
+            shown = json_path([*path, name])
+            if guess is None:
+                problems.append((shown, f"{shown}: unknown field"))
+            else:
+                problems.append((shown, f"{shown}: unknown field; did you mean {quote(guess)}?"))
+        if not path:
+            self.allowed.setdefault("", root_line)
             return
-        if allowed:
-            line = f"Allowed fields in {where}: {listed}." if path else f"Allowed fields: {listed}."
-        elif path:
-            line = f"{where} takes no fields: send {{}}."
-        else:
-            line = "This tool takes no arguments: send {}."
-        self.allowed[key] = line
+        where = json_path(path)
+        if where not in self.allowed:
+            self.allowed[where] = (
+                f"Allowed fields in {where}: {listed}."
+                if allowed
+                else f"{where} takes no fields: send {{}}."
+            )

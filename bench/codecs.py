@@ -39,7 +39,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-list d
 os.environ.setdefault("LITELLM_TELEMETRY", "False")
 
 from toolwire.codecs import WIRES, get_codec
-from toolwire.convert import convert
+from toolwire.conversion import convert
 from toolwire.transcript import (
     Message,
     Reply,

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from toolwire.codecs import WIRES, get_codec
-from toolwire.convert import Conversion, convert, detect_wire
+from toolwire.conversion import Conversion, convert, detect_wire
 from toolwire.errors import WireFormatError
 from toolwire.rules import check_transcript
 from toolwire.transcript import (

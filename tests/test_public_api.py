@@ -124,3 +124,21 @@ def test_import_is_light_and_does_no_io(tmp_path: Path) -> None:
     assert report["events"] == []
     assert report["new_fds"] == []
     assert list(tmp_path.iterdir()) == []
+
+
+def test_top_level_functions_are_not_shadowed_by_submodules() -> None:
+    """``toolwire.model(...)`` and ``toolwire.convert(...)`` stay functions after every module
+    of the package has been imported (a submodule of the same name would replace them)."""
+    import importlib
+    import pkgutil
+
+    import toolwire
+
+    for info in pkgutil.walk_packages(toolwire.__path__, "toolwire."):
+        if info.name.startswith(("toolwire.demo.", "toolwire.mcp", "toolwire._batch_ray")):
+            continue
+        importlib.import_module(info.name)
+    for name in toolwire.__all__:
+        value = getattr(toolwire, name)
+        assert type(value).__name__ != "module", f"toolwire.{name} is a module"
+    assert callable(toolwire.model) and callable(toolwire.convert)

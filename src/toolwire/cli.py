@@ -72,7 +72,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from .convert import convert, detect_wire
+    from .conversion import convert, detect_wire
 
     body = _read_json(args.file)
     source = args.source
@@ -93,7 +93,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 def _messages_from(path: str) -> tuple[list[Any], str | None]:
     """The canonical messages in a file (a request body in any wire, or a run log)."""
     from .codecs import get_codec
-    from .convert import detect_wire
+    from .conversion import detect_wire
 
     text = Path(path).read_text(encoding="utf-8") if Path(path).exists() else None
     if text is None:

@@ -204,7 +204,7 @@ def _decode_stream_text(wire: str, text: str) -> Reply:
 def _from_cassette(path: Path) -> Explanation:
     from .cassette import load_cassette
     from .codecs import get_codec
-    from .convert import detect_wire
+    from .conversion import detect_wire
     from .endpoints import wire_for_path
 
     interactions = load_cassette(path)
@@ -236,7 +236,7 @@ def _from_cassette(path: Path) -> Explanation:
 def explain_body(body: Any, source: str = "body") -> Explanation:
     """Explain one request or reply body (or raw stream text) in any wire."""
     from .codecs import get_codec
-    from .convert import detect_wire
+    from .conversion import detect_wire
 
     wire, kind = detect_wire(body)
     codec = get_codec(wire)

@@ -5,8 +5,9 @@ Owns: parsing argument text, the validator compiled once per tool (the fast path
 unknown-tool, invalid-JSON and not-an-object errors (schema problems are `_validate_report`'s).
 Must not import `schema`, codecs, transport or the loop.
 
-Argument text is parsed with orjson when it is installed, else with pydantic-core's parser;
-a failed parse is repeated with the standard library to report where the text broke.
+Argument text is parsed with pydantic-core's parser: nearly as fast as orjson, always installed,
+and exact for integers beyond 64 bits (orjson reads them as floats, changing the value). A
+failed parse is repeated with the standard library to report where the text broke.
 """
 
 from __future__ import annotations
@@ -17,25 +18,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import jsonschema_rs
+from pydantic_core import from_json
 
 from ._schema_text import example, quote, show
 from ._schema_walk import JSONSchema
 from ._validate_names import closest, got, quote_all
 from ._validate_report import schema_error
 from .errors import ToolCallError, ToolDefinitionError
-
-
-def _pick_loads() -> tuple[Callable[[str], Any], bool]:
-    """The fastest parser at hand, and whether it may read a huge number as infinity."""
-    try:
-        import orjson
-    except ImportError:
-        import functools
-
-        import pydantic_core
-
-        return functools.partial(pydantic_core.from_json, allow_inf_nan=False), True
-    return orjson.loads, False
 
 
 def _finite(text: str) -> float:
@@ -49,16 +38,14 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
-_fast_loads, _MAY_READ_INFINITY = _pick_loads()
-
-
-def _has_infinity(value: Any) -> bool:
+def _not_finite(value: Any) -> bool:
+    """Whether a parsed value holds NaN or infinity (read from ``NaN`` or ``1e400``)."""
     if type(value) is float:
-        return math.isinf(value)
+        return not math.isfinite(value)
     if type(value) is dict:
-        return any(_has_infinity(v) for v in value.values())
+        return any(_not_finite(v) for v in value.values())
     if type(value) is list:
-        return any(_has_infinity(v) for v in value)
+        return any(_not_finite(v) for v in value)
     return False
 
 
@@ -111,12 +98,12 @@ class Checker:
         self.schema = schema
         self.validator = validator
         self.cache: dict[Any, Any] = {}
-        self.example = show(example(schema, schema), limit=4000)
+        self.example = show(example(schema, schema), limit=600)
         self.check: Check = self._make_check()
 
     def _make_check(self) -> Check:
         is_valid = self.validator.is_valid
-        loads = _fast_loads
+        loads = from_json
         slow_parse = self._parse_slowly
         fail = self._fail
 
@@ -139,8 +126,8 @@ class Checker:
                         return value
                 except ValueError:
                     pass
-            if _MAY_READ_INFINITY and type(arguments) is str and _has_infinity(value):
-                slow_parse(arguments)  # raises the same error as a parser that refuses it
+            if type(arguments) is str and _not_finite(value):
+                slow_parse(arguments)  # NaN, Infinity or 1e400: not JSON numbers; raises
             return fail(value)
 
         return check

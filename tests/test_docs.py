@@ -1,0 +1,31 @@
+"""The pages in docs/ cannot go stale: their Python examples run and print what the page shows."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+MARK = "<!-- examples run as tests -->"
+PAGES = sorted(p for p in DOCS.glob("*.md") if MARK in p.read_text(encoding="utf-8"))
+
+
+def test_pages_with_runnable_examples_are_marked() -> None:
+    assert [p.name for p in PAGES] == ["agent.md"]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_examples_print_what_the_page_shows(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    pairs = re.findall(r"```python\n(.*?)```\s*```text\n(.*?)```", text, flags=re.DOTALL)
+    assert len(pairs) == text.count("```python")
+    namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
+    for code, expected in pairs:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, str(page), "exec"), namespace)
+        assert out.getvalue() == expected

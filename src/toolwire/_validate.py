@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -36,6 +37,19 @@ def _finite(text: str) -> float:
 
 def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
+
+
+_LONG_EXPONENT = re.compile(r"[eE]\+?\d{3}")
+
+
+def _may_not_be_finite(text: str) -> bool:
+    """Cheap test on the text: could the parse hold NaN or an infinity? (no false negatives)"""
+    return (
+        "NaN" in text
+        or "Infinity" in text
+        or len(text) > 300
+        or _LONG_EXPONENT.search(text) is not None
+    )
 
 
 def _not_finite(value: Any) -> bool:
@@ -126,7 +140,7 @@ class Checker:
                         return value
                 except ValueError:
                     pass
-            if type(arguments) is str and _not_finite(value):
+            if type(arguments) is str and _may_not_be_finite(arguments) and _not_finite(value):
                 slow_parse(arguments)  # NaN, Infinity or 1e400: not JSON numbers; raises
             return fail(value)
 

@@ -144,6 +144,15 @@ class HttpModel:
             hook(event)
         return event
 
+    async def _send(self, wire_request: WireRequest) -> WireResponse:
+        """One attempt: wait for the shared gate, send, and raise the provider's error if any."""
+        if self.gate is not None:
+            await self.gate.wait()
+        response = await self.transport.send(wire_request)
+        if response.status >= 400:
+            raise await self._error(response)
+        return response
+
     async def complete(self, request: Request) -> Reply:
         """Send ``request`` and return the whole reply, retrying what may succeed on retry."""
         request, wire_request = self._prepare(request, stream=False)
@@ -151,11 +160,7 @@ class HttpModel:
         while True:
             attempt += 1
             try:
-                if self.gate is not None:
-                    await self.gate.wait()
-                response = await self.transport.send(wire_request)
-                if response.status >= 400:
-                    raise await self._error(response)
+                response = await self._send(wire_request)
                 raw = await response.read()
                 try:
                     body = json.loads(raw)
@@ -184,11 +189,7 @@ class HttpModel:
         while True:
             attempt += 1
             try:
-                if self.gate is not None:
-                    await self.gate.wait()
-                response = await self.transport.send(wire_request)
-                if response.status >= 400:
-                    raise await self._error(response)
+                response = await self._send(wire_request)
                 decoder = self.codec.stream_decoder(request=request)
                 try:
                     async for chunk in response.aiter_bytes():

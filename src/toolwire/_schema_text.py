@@ -62,9 +62,8 @@ def example(node: Any, root: JSONSchema, depth: int = 0) -> Any:
     node = _deref(node, root)
     if not isinstance(node, dict) or depth > 6:
         return "..."
-    for key in ("examples",):
-        if isinstance(node.get(key), list) and node[key]:
-            return node[key][0]
+    if isinstance(node.get("examples"), list) and node["examples"]:
+        return node["examples"][0]
     if "const" in node:
         return node["const"]
     if isinstance(node.get("enum"), list) and node["enum"]:

@@ -1000,3 +1000,138 @@ def test_stream_round_trip_split_anywhere(reply: Reply, data: st.DataObject) -> 
         fragments = "".join(d.fragment for d in events
                             if isinstance(d, ToolCallDelta) and d.index == e.index)
         assert fragments == e.call.arguments_text
+
+
+# --------------------------------------------------------------------------- review fixes
+
+
+def test_settings_for_other_wires_give_one_note_per_key() -> None:
+    request = Request(model="m", messages=(Message.user("hi"),), provider_options={
+        "anthropic-messages": {"top_k": 5, "metadata": {"user_id": "u"}},
+        "ollama-chat": {"keep_alive": "5m"},
+        W: {"store": False},
+    })
+    encoded = codec.encode(request)
+    assert encoded.body["store"] is False
+    assert "top_k" not in encoded.body and "keep_alive" not in encoded.body
+    dropped = [(n.subject, n.detail) for n in encoded.notes if n.kind == "field_dropped"]
+    assert [s for s, _ in dropped] == ["provider_options['anthropic-messages']"] * 2 + [
+        "provider_options['ollama-chat']"]
+    assert ["'top_k'" in d for _, d in dropped] == [True, False, False]
+    assert "'metadata'" in dropped[1][1] and "'keep_alive'" in dropped[2][1]
+    assert all("anthropic-messages" in d for _, d in dropped[:2])
+    assert_sdk_valid(encoded.body)
+
+
+def test_options_that_are_not_an_object_are_noted_not_sent() -> None:
+    encoded = codec.encode(Request(model="m", provider_options={W: ["store"]}))
+    assert encoded.body == {"model": "m", "input": []}
+    assert [(n.kind, n.subject) for n in encoded.notes] == [
+        ("field_dropped", f"provider_options[{W!r}]")]
+
+
+def test_every_dropped_part_is_named_by_message_and_part_index() -> None:
+    foreign = ReasoningPart(text="t", provider_data={"anthropic-messages": {"signature": "s"}})
+    opaque = OpaquePart(wire="gemini-generate", kind="inlineData", payload={"inlineData": {}})
+    request = Request(model="m", messages=(
+        Message(role="user", parts=(TextPart(text="a"), opaque)),
+        Message(role="assistant", parts=(TextPart(text="b"), foreign, opaque)),
+        Message(role="system", parts=(foreign,)),
+    ))
+    notes = [(n.kind, n.subject) for n in codec.encode(request).notes]
+    assert notes == [
+        ("opaque_dropped", "messages[0].parts[1]"),
+        ("reasoning_dropped", "messages[1].parts[1]"),
+        ("opaque_dropped", "messages[1].parts[2]"),
+        ("reasoning_dropped", "messages[2].parts[0]"),
+    ]
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ({"input": 3}, "input: expected a string or a list of items, got an integer"),
+    ({"input": {"role": "user"}}, "input: expected a string or a list of items, got an object"),
+    ({"input": ["hi"]}, "input[0]: expected an object (an input item), got a string"),
+    ({"input": [{"role": "user", "content": 5}]},
+     "input[0].content: expected a string or a list of content parts, got an integer"),
+    ({"input": [{"role": "user", "content": ["x"]}]},
+     "input[0].content[0]: expected an object, got a string"),
+    ({"input": [{"type": 1}]}, "input[0].type: expected a string, got an integer"),
+    ({"input": [{"type": "function_call", "call_id": "c", "arguments": "{}"}]},
+     "input[0].name: expected a string, got null"),
+    ({"input": [{"type": "function_call", "name": "f", "arguments": 7}]},
+     "input[0].arguments: expected a string or an object, got an integer"),
+    ({"input": [{"type": "function_call_output", "output": "x"}]},
+     "input[0].call_id: expected a string, got null"),
+    ({"tools": {"type": "function"}}, "tools: expected a list of tools, got an object"),
+    ({"tools": ["f"]}, "tools[0]: expected an object, got a string"),
+    ({"tools": [{"type": "function"}]}, "tools[0].name: expected a non-empty string, got null"),
+    ({"tools": [{"type": "function", "name": "f", "parameters": "{}"}]},
+     "tools[0].parameters: expected an object (a JSON Schema), got a string"),
+    ({"tool_choice": 1}, "tool_choice: expected a string or an object, got an integer"),
+    ({"parallel_tool_calls": "no"}, "parallel_tool_calls: expected true or false, got a string"),
+    ({"max_output_tokens": "10"}, "max_output_tokens: expected an integer, got a string"),
+    ({"max_output_tokens": True}, "max_output_tokens: expected an integer, got a boolean"),
+    ({"temperature": "hot"}, "temperature: expected a number, got a string"),
+    ({"model": 4}, "model: expected a string, got an integer"),
+])
+def test_a_body_of_the_wrong_shape_is_an_error_naming_the_field(
+    body: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(WireFormatError) as info:
+        codec.decode_request(body)
+    assert str(info.value) == message
+
+
+def test_a_request_body_that_is_not_an_object_is_an_error() -> None:
+    with pytest.raises(WireFormatError, match="request body: expected an object, got a list"):
+        codec.decode_request([])  # type: ignore[arg-type]
+
+
+def test_lenient_where_servers_and_clients_vary() -> None:
+    request = codec.decode_request({
+        "model": "m", "input": None, "instructions": None, "temperature": 1,
+        "tools": [{"type": "function", "name": "f", "parameters": None, "description": None}],
+        "stream": None,
+    })
+    assert request == Request(model="m", temperature=1, tools=(ToolSpec(name="f"),))
+    args = codec.decode_request({"input": [
+        {"type": "function_call", "call_id": "c", "name": "f", "arguments": {"a": 1}}]})
+    assert args.messages[0].tool_calls[0].arguments == {"a": 1}
+
+
+@pytest.mark.parametrize("output", [3, "x", [1]])
+def test_a_reply_whose_output_is_not_a_list_of_items_is_an_error(output: Any) -> None:
+    with pytest.raises(WireFormatError, match=r"output(\[0\])?: expected"):
+        codec.decode_response({"id": "r", "status": "completed", "output": output})
+
+
+def test_encode_passes_given_values_through_and_leaves_them_unchanged() -> None:
+    plain = ToolSpec(name="f", input_schema={"type": "object", "properties": {}})
+    strict_schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    strict = ToolSpec(name="g", input_schema=strict_schema, strict=True)
+    reasoning_item = {"type": "reasoning", "id": "rs_1", "summary": [],
+                      "encrypted_content": "enc"}
+    extra_tools = [{"type": "web_search"}]
+    request = Request(model="m", tools=(plain, strict), messages=(
+        Message.user("hi"),
+        Message(role="assistant", parts=(
+            ReasoningPart(text="", provider_data={W: reasoning_item}),
+            TextPart(text="ok"))),
+    ), provider_options={W: {"tools": extra_tools, "metadata": {"k": "v"}}})
+    before = copy.deepcopy(request)
+    body = codec.encode_request(request)
+    assert body["tools"][0]["parameters"] is plain.input_schema
+    assert body["tools"][1]["parameters"] is not strict_schema  # rewritten on a copy
+    assert body["tools"][1]["parameters"]["additionalProperties"] is False
+    assert body["tools"][2] is extra_tools[0]
+    assert body["input"][1] is reasoning_item
+    assert body["metadata"] is request.provider_options[W]["metadata"]  # type: ignore[index]
+    assert request == before
+    assert_sdk_valid(body)
+
+
+def test_tool_names_that_fit_give_an_empty_name_map() -> None:
+    from toolwire.codecs._openai_responses_items import name_map
+
+    assert name_map([ToolSpec(name="a_b-1"), ToolSpec(name="c")]).to_wire == {}
+    assert name_map([ToolSpec(name="a.b"), ToolSpec(name="c")]).to_wire == {"a.b": "a_b"}

@@ -9,7 +9,6 @@ its original position. Must not import transport, client or any vendor SDK.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
@@ -44,8 +43,11 @@ Item = dict[str, Any]
 
 
 def name_map(tools: Sequence[ToolSpec]) -> NameMap:
-    """The name map for a tool list, the same on every turn."""
-    return NameMap.build([t.name for t in tools], pattern=NAME_PATTERN)
+    """The name map for a tool list, the same on every turn (empty when every name fits)."""
+    names = [t.name for t in tools]
+    if all(map(NAME_PATTERN.match, names)):
+        return NameMap()
+    return NameMap.build(names, pattern=NAME_PATTERN)
 
 
 def made_id(prefix: str, index: int, key: str) -> str:
@@ -70,8 +72,13 @@ def content_seed(value: JSON) -> str:
 
 
 def encode_tool(tool: ToolSpec, names: NameMap, notes: list[Note] | None = None) -> dict[str, Any]:
-    """A flat function tool; ``strict`` is always sent, strict schemas rewritten on a copy."""
-    schema: dict[str, Any] = copy.deepcopy(dict(tool.input_schema))
+    """A flat function tool; ``strict`` is always sent, strict schemas rewritten on a copy.
+
+    A schema that needs no rewrite is sent as the very object given (bodies are only
+    serialised, never changed).
+    """
+    given = tool.input_schema
+    schema: dict[str, Any] = given if isinstance(given, dict) else dict(given)
     strict = tool.strict
     said: list[Note] = []
     if strict:
@@ -165,14 +172,14 @@ def render_part(part: Part, names: NameMap, index: int | None) -> Item | None:
     if isinstance(part, ReasoningPart):
         data = own(part.provider_data)
         if isinstance(data, dict):
-            return copy.deepcopy(data)
+            return data
         if index is None:
             return None
         summary = [{"type": "summary_text", "text": part.text}] if part.text else []
         return {"type": "reasoning", "id": made_id("rs", index, part.text), "summary": summary}
     if isinstance(part, OpaquePart):
         if part.wire == WIRE and isinstance(part.payload, dict):
-            return copy.deepcopy(part.payload)
+            return part.payload
         return None
     return None
 
@@ -180,7 +187,7 @@ def render_part(part: Part, names: NameMap, index: int | None) -> Item | None:
 def _render_text(part: TextPart, index: int | None) -> Item:
     data = own(part.provider_data)
     if isinstance(data, dict) and message_text(data) == part.text:
-        return copy.deepcopy(data)
+        return data
     phase = data.get("phase") if isinstance(data, dict) else None
     item: Item
     if index is None:
@@ -202,7 +209,7 @@ def render_call(call: ToolCallPart, names: NameMap, index: int | None) -> Item:
     data = own(call.provider_data)
     item: Item = {}
     if isinstance(data, dict):
-        item.update(copy.deepcopy({k: v for k, v in data.items() if k not in CALL_KEYS}))
+        item.update((k, v) for k, v in data.items() if k not in CALL_KEYS)
     elif index is not None:
         item["id"] = made_id("fc", index, call.id)
         item["status"] = "incomplete" if call.parse_error else "completed"
@@ -221,7 +228,7 @@ def render_result(result: ToolResultPart) -> Item:
     item: Item = {"type": "function_call_output", "call_id": result.call_id, "output": text}
     data = own(result.provider_data)
     if isinstance(data, dict):
-        item.update(copy.deepcopy({k: v for k, v in data.items() if k not in ("type", "call_id")}))
+        item.update((k, v) for k, v in data.items() if k not in ("type", "call_id"))
     return item
 
 

@@ -127,7 +127,15 @@ def decode_response(
         body = parsed
     body = unwrap(body)
     names = name_map(request.tools) if request is not None else NameMap()
-    output = [item for item in body.get("output") or () if isinstance(item, dict)]
+    output = body.get("output")
+    if output is None:
+        output = []
+    elif not isinstance(output, list):
+        raise WireFormatError(f"output: expected a list of items, got {type(output).__name__}")
+    for index, item in enumerate(output):
+        if not isinstance(item, dict):
+            raise WireFormatError(f"output[{index}]: expected an object (an output item), got "
+                                  f"{type(item).__name__}")
     reply_id = body.get("id") if isinstance(body.get("id"), str) and body.get("id") else None
     seed = reply_id or content_seed(output)
     parts: list[Part] = []

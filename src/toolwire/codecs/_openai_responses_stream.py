@@ -9,7 +9,6 @@ be incomplete). Must not import transport, client or any vendor SDK.
 
 from __future__ import annotations
 
-import copy
 import itertools
 import json
 from collections.abc import Iterable, Iterator, Mapping
@@ -79,7 +78,7 @@ def _encode_item(out: _Writer, index: int, item: Item) -> None:
     kind = item.get("type")
     item_id = str(item.get("id") or "")
     where = {"item_id": item_id, "output_index": index}
-    added = copy.deepcopy(item)
+    added = dict(item)  # only top-level keys change
     if "status" in added:
         added["status"] = "in_progress"
     content = item.get("content")
@@ -289,7 +288,7 @@ class ResponsesStreamDecoder:
         index = payload.get("output_index")
         if not isinstance(index, int):
             index = max(self._live, default=-1) + 1
-        self._live[index] = copy.deepcopy(item)
+        self._live[index] = item  # parsed from this event alone: nothing else holds it
         if isinstance(item.get("id"), str):
             self._by_id[item["id"]] = index
         if item.get("type") == "function_call":

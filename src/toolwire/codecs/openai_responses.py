@@ -10,11 +10,10 @@ order. Pure: must not import transport, client or any vendor SDK.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
-from ..errors import ProviderError
+from ..errors import ProviderError, WireFormatError
 from ..transcript import (
     Message,
     OpaquePart,
@@ -76,12 +75,14 @@ def encode(request: Request) -> Encoded:
     if request.system is not None:
         body["instructions"] = request.system
     body["input"] = _encode_input(request.messages, names, notes)
-    options = own(request.provider_options)
-    extra: dict[str, Any] = copy.deepcopy(dict(options)) if isinstance(options, Mapping) else {}
+    extra = _own_options(request.provider_options, notes)
     tools = [encode_tool(tool, names, notes) for tool in request.tools]
     more_tools = extra.pop("tools", None)
     if isinstance(more_tools, list):
         tools.extend(more_tools)
+    elif more_tools is not None:
+        notes.append(Note(kind="field_dropped", subject=f"provider_options[{WIRE!r}]",
+                          detail="'tools' is not a list of tools; not sent"))
     if tools:
         body["tools"] = tools
     choice = request.tool_choice
@@ -104,6 +105,25 @@ def encode(request: Request) -> Encoded:
     return Encoded(body=body, notes=tuple(notes))
 
 
+def _own_options(options: Mapping[str, Any] | None, notes: list[Note]) -> dict[str, Any]:
+    """This wire's options (a shallow copy, values as given); a note per other wire's setting."""
+    if not options:
+        return {}
+    mine: dict[str, Any] = {}
+    for wire, entry in options.items():
+        subject = f"provider_options[{wire!r}]"
+        if not isinstance(entry, Mapping):
+            notes.append(Note(kind="field_dropped", subject=subject,
+                              detail=f"not an object of body keys; not sent to {WIRE}"))
+        elif wire == WIRE:
+            mine = dict(entry)
+        else:
+            notes.extend(Note(kind="field_dropped", subject=subject,
+                              detail=f"{key!r} is set for {wire} only; not sent to {WIRE}")
+                         for key in entry)
+    return mine
+
+
 def encode_request(request: Request) -> dict[str, Any]:
     return encode(request).body
 
@@ -111,97 +131,148 @@ def encode_request(request: Request) -> dict[str, Any]:
 def _encode_input(messages: Sequence[Message], names: NameMap, notes: list[Note]) -> list[Item]:
     items: list[Item] = []
     for m_index, message in enumerate(messages):
-        if message.role in ("user", "system"):
+        role = message.role
+        if role == "user" or role == "system":
             items.append(_encode_text_message(message, m_index, notes))
             continue
         for p_index, part in enumerate(message.parts):
-            where = f"messages[{m_index}].parts[{p_index}]"
-            if message.role == "tool":
+            if role == "tool":
                 if isinstance(part, ToolResultPart):
                     items.append(render_result(part))
                 else:
-                    notes.append(Note(kind="field_dropped", subject=where,
-                                      detail=f"a {type(part).__name__} in a tool message"))
+                    _dropped(part, m_index, p_index, "tool", notes)
                 continue
             item = None if isinstance(part, ToolResultPart) else render_part(part, names, None)
             if item is not None:
                 items.append(item)
-            elif isinstance(part, ReasoningPart):
-                notes.append(Note(kind="reasoning_dropped", subject=where,
-                                  detail="reasoning with no Responses item to send back"))
-            elif isinstance(part, OpaquePart):
-                notes.append(Note(kind="opaque_dropped", subject=where,
-                                  detail=f"{part.kind} block of {part.wire}"))
             else:
-                notes.append(Note(kind="field_dropped", subject=where,
-                                  detail=f"a {type(part).__name__} in an assistant message"))
+                _dropped(part, m_index, p_index, role, notes)
     return items
+
+
+def _dropped(part: Part, m_index: int, p_index: int, role: str, notes: list[Note]) -> None:
+    """The note for a part this wire cannot send, subject ``messages[i].parts[j]``."""
+    where = f"messages[{m_index}].parts[{p_index}]"
+    if isinstance(part, ReasoningPart):
+        notes.append(Note(kind="reasoning_dropped", subject=where,
+                          detail=f"reasoning with no Responses item to send back ({role} "
+                                 "message)"))
+    elif isinstance(part, OpaquePart):
+        notes.append(Note(kind="opaque_dropped", subject=where,
+                          detail=f"{part.kind} block of {part.wire} ({role} message)"))
+    else:
+        notes.append(Note(kind="field_dropped", subject=where,
+                          detail=f"a {type(part).__name__} in a {role} message"))
 
 
 def _encode_text_message(message: Message, m_index: int, notes: list[Note]) -> Item:
     role: str = message.role
+    parts = message.parts
     data = own(message.provider_data)
-    if message.role == "system" and isinstance(data, dict) and data.get("role") == "developer":
+    if role == "system" and isinstance(data, dict) and data.get("role") == "developer":
         role = "developer"
+    if len(parts) == 1 and isinstance(parts[0], TextPart):
+        return {"role": role, "content": parts[0].text}
     blocks: list[Any] = []
-    for p_index, part in enumerate(message.parts):
+    for p_index, part in enumerate(parts):
         if isinstance(part, TextPart):
             blocks.append({"type": "input_text", "text": part.text})
         elif isinstance(part, OpaquePart) and part.wire == WIRE:
-            blocks.append(copy.deepcopy(part.payload))
+            blocks.append(part.payload)
         else:
-            kind = "opaque_dropped" if isinstance(part, OpaquePart) else "field_dropped"
-            notes.append(Note(kind=kind, subject=f"messages[{m_index}].parts[{p_index}]",
-                              detail=f"a {type(part).__name__} in a {message.role} message"))
-    content: Any = blocks
-    if len(message.parts) == 1 and isinstance(message.parts[0], TextPart):
-        content = message.parts[0].text
-    return {"role": role, "content": content}
+            _dropped(part, m_index, p_index, message.role, notes)
+    return {"role": role, "content": blocks}
 
 
 # --------------------------------------------------------------------------- decode
 
 
 def decode_request(body: Mapping[str, Any]) -> Request:
-    """Read a request body back; keys this codec does not model go to provider_options."""
+    """Read a request body back; keys this codec does not model go to provider_options.
+
+    Raises `WireFormatError` naming the field when the body does not have the API's shape.
+    """
+    if not isinstance(body, Mapping):
+        raise _wrong("request body", "an object", body)
     options: dict[str, Any] = {k: v for k, v in body.items() if k not in _KNOWN_KEYS}
     tools: list[ToolSpec] = []
     other_tools: list[Any] = []
-    for tool in body.get("tools") or ():
-        if isinstance(tool, dict) and tool.get("type") == "function" and tool.get("name"):
-            params = tool.get("parameters")
-            tools.append(ToolSpec(
-                name=str(tool["name"]),
-                description=str(tool.get("description") or ""),
-                input_schema=params if isinstance(params, dict) else dict(_EMPTY_SCHEMA),
-                strict=tool.get("strict") is True,
-            ))
+    raw_tools = _typed(body, "tools", list, "a list of tools")
+    for t_index, tool in enumerate(raw_tools or ()):
+        if not isinstance(tool, dict):
+            raise _wrong(f"tools[{t_index}]", "an object", tool)
+        if tool.get("type") == "function":
+            tools.append(_decode_tool(tool, f"tools[{t_index}]"))
         else:
             other_tools.append(tool)
     if other_tools:
         options["tools"] = other_tools
-    choice = _decode_choice(body.get("tool_choice"), body.get("parallel_tool_calls"), options)
+    choice = _decode_choice(body.get("tool_choice"),
+                            _typed(body, "parallel_tool_calls", bool, "true or false"), options)
     raw_input = body.get("input")
     if isinstance(raw_input, str):
         messages: list[Message] = [Message.user(raw_input)]
+    elif isinstance(raw_input, list):
+        messages = _decode_input(raw_input)
+    elif raw_input is None:
+        messages = []
     else:
-        messages = _decode_input(raw_input if isinstance(raw_input, list) else [])
+        raise _wrong("input", "a string or a list of items", raw_input)
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         options["instructions"] = instructions
         instructions = None
     max_tokens = body.get("max_output_tokens")
+    if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool)):
+        raise _wrong("max_output_tokens", "an integer", max_tokens)
     temperature = body.get("temperature")
+    if temperature is not None and not _number(temperature):
+        raise _wrong("temperature", "a number", temperature)
     return Request(
-        model=str(body.get("model") or ""),
+        model=_typed(body, "model", str, "a string") or "",
         messages=tuple(messages),
         system=instructions,
         tools=tuple(tools),
         tool_choice=choice,
-        max_tokens=max_tokens if _number(max_tokens) and isinstance(max_tokens, int) else None,
-        temperature=temperature if _number(temperature) else None,
-        stream=body.get("stream") is True,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        stream=_typed(body, "stream", bool, "true or false") is True,
         provider_options={WIRE: options} if options else None,
+    )
+
+
+def _kind(value: Any) -> str:
+    """A JSON reader's name for the type of ``value``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return {dict: "an object", list: "a list", str: "a string", int: "an integer",
+            float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _wrong(where: str, expected: str, value: Any) -> WireFormatError:
+    return WireFormatError(f"{where}: expected {expected}, got {_kind(value)}")
+
+
+def _typed(obj: Mapping[str, Any], key: str, kind: type, expected: str, where: str = "") -> Any:
+    """``obj[key]`` when it is absent, null or of type ``kind``; else a `WireFormatError`."""
+    value = obj.get(key)
+    if value is None or (isinstance(value, kind) and (kind is bool or not isinstance(value, bool))):
+        return value
+    raise _wrong(f"{where}{key}", expected, value)
+
+
+def _decode_tool(tool: Item, where: str) -> ToolSpec:
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        raise _wrong(f"{where}.name", "a non-empty string", name)
+    params = _typed(tool, "parameters", dict, "an object (a JSON Schema)", f"{where}.")
+    return ToolSpec(
+        name=name,
+        description=_typed(tool, "description", str, "a string", f"{where}.") or "",
+        input_schema=params if params is not None else dict(_EMPTY_SCHEMA),
+        strict=tool.get("strict") is True,
     )
 
 
@@ -209,12 +280,14 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _decode_choice(raw: Any, parallel: Any, options: dict[str, Any]) -> ToolChoice | None:
-    par = parallel if isinstance(parallel, bool) else None
+def _decode_choice(raw: Any, parallel: bool | None, options: dict[str, Any]) -> ToolChoice | None:
+    par = parallel
     if raw is None:
         return ToolChoice(parallel=par) if par is not None else None
     if raw in ("auto", "required", "none"):
         return ToolChoice(mode=raw, parallel=par)
+    if not isinstance(raw, (str, dict)):
+        raise _wrong("tool_choice", "a string or an object", raw)
     if isinstance(raw, dict) and raw.get("type") == "function" and isinstance(raw.get("name"), str):
         return ToolChoice(mode="tool", name=raw["name"], parallel=par)
     options["tool_choice"] = raw
@@ -226,26 +299,56 @@ def _decode_choice(raw: Any, parallel: Any, options: dict[str, Any]) -> ToolChoi
     return ToolChoice(mode="auto", parallel=par)
 
 
+def _check_item(item: Any, where: str) -> str:
+    """The item's type after checking the fields this codec reads; `WireFormatError` if wrong."""
+    if not isinstance(item, dict):
+        raise _wrong(where, "an object (an input item)", item)
+    kind = item.get("type", "message")
+    if not isinstance(kind, str):
+        raise _wrong(f"{where}.type", "a string", kind)
+    if kind == "message":
+        _typed(item, "role", str, "a string", f"{where}.")
+        content = item.get("content")
+        if isinstance(content, list):
+            for c_index, block in enumerate(content):
+                if not isinstance(block, dict):
+                    raise _wrong(f"{where}.content[{c_index}]", "an object", block)
+        elif content is not None and not isinstance(content, str):
+            raise _wrong(f"{where}.content", "a string or a list of content parts", content)
+    elif kind == "function_call":
+        _typed(item, "call_id", str, "a string", f"{where}.")
+        name = item.get("name")
+        if not isinstance(name, str):
+            raise _wrong(f"{where}.name", "a string", name)
+        args = item.get("arguments")
+        if args is not None and not isinstance(args, (str, dict)):
+            raise _wrong(f"{where}.arguments", "a string or an object", args)
+    elif kind == "function_call_output":
+        call_id = item.get("call_id")
+        if not isinstance(call_id, str):
+            raise _wrong(f"{where}.call_id", "a string", call_id)
+    return kind
+
+
 def _decode_input(items: list[Any]) -> list[Message]:
     """Input items as messages: assistant-side items in a row make one assistant message,
     ``function_call_output`` items in a row make one tool message."""
     names = NameMap()
+    kinds = [_check_item(item, f"input[{i}]") for i, item in enumerate(items)]
     seed = content_seed(items)
     messages: list[Message] = []
     group: list[Part] = []
     group_role: Literal["assistant", "tool"] | None = None
     call_names: dict[str, str] = {}
-    for item in items:
-        if not isinstance(item, dict):
-            continue
-        kind = item.get("type", "message")
+    calls = 0
+    for item, kind in zip(items, kinds, strict=True):
         is_text = kind == "message" and item.get("role") in ("user", "system", "developer")
         role: Literal["assistant", "tool"] | None = (
             None if is_text else "tool" if kind == "function_call_output" else "assistant"
         )
         if role != group_role and group_role is not None:
             messages.append(Message(role=group_role, parts=tuple(group)))
-            group = []
+            group, calls = [], 0
         group_role = role
         if is_text:
             messages.append(_decode_text_message(item))
@@ -253,10 +356,10 @@ def _decode_input(items: list[Any]) -> list[Message]:
             call_id = str(item.get("call_id") or "")
             group.append(result_from_item(item, call_names.get(call_id)))
         else:
-            calls = sum(isinstance(p, ToolCallPart) for p in group)
             part = part_from_item(item, names, None, seed=seed, call_index=calls)
             if isinstance(part, ToolCallPart):
                 call_names[part.id] = part.name
+                calls += 1
             group.append(part)
     if group_role is not None:
         messages.append(Message(role=group_role, parts=tuple(group)))
@@ -271,8 +374,6 @@ def _decode_text_message(item: Item) -> Message:
         parts.append(TextPart(text=content))
     elif isinstance(content, list):
         for block in content:
-            if not isinstance(block, dict):
-                continue
             if block.get("type") in ("input_text", "output_text") and isinstance(
                 block.get("text"), str
             ):

@@ -23,7 +23,7 @@ from toolwire.client import HttpModel, RetryPolicy
 from toolwire.client import model as make_model
 from toolwire.codecs import WIRES, get_codec
 from toolwire.emulator import Emulator, Fault
-from toolwire.events import RetryEvent, ToolFinished, ToolStarted
+from toolwire.events import RetryEvent, ToolFinished, ToolStarted, WireNotes
 from toolwire.schema import Tool
 
 PROVIDER = {
@@ -154,3 +154,28 @@ async def test_a_request_the_provider_refuses_ends_the_run_with_its_error() -> N
     assert result.stop is RunStop.PROVIDER_ERROR
     assert "tools.0: Field required" in str(result.error)
     assert [m.role for m in result.messages] == ["user"]
+
+
+async def test_what_a_codec_changed_is_in_the_runs_notes_once() -> None:
+    dotted = Tool(name="math.sum", description="Add numbers.",
+                  input_schema={"type": "object", "properties": {"a": {"type": "integer"}},
+                                "required": ["a"]}, fn=lambda a: str(a))
+    script = [
+        Reply(message=Message(role="assistant", parts=(
+            ToolCallPart(id="call_s1", name="math.sum", arguments={"a": 1}),)),
+            stop="tool_calls"),
+        ANSWER,
+    ]
+    events: list[Any] = []
+    async with Emulator(script) as emu:
+        model = http_model("openai-chat", emu)
+        agent = Agent(model=model, tools=[dotted], on_event=events.append)
+        result = await agent.arun("Add.")
+        await model.aclose()
+        sent = [[t["function"]["name"] for t in r.body["tools"]] for r in emu.received]
+    assert sent == [["math_sum"], ["math_sum"]]
+    assert result.ok and result.messages[1].tool_calls[0].name == "math.sum"
+    mapped = [n for n in result.notes if "tool_name_mapped" in n]
+    assert mapped == ["openai-chat: tool_name_mapped: math.sum: sent as 'math_sum': the wire "
+                      "does not accept this name"]
+    assert sum(isinstance(e, WireNotes) for e in events) == 2  # one per request

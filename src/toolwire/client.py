@@ -23,7 +23,7 @@ from .codecs import Codec, Note, get_codec
 from .codecs._base import StreamEnd, StreamEvent
 from .endpoints import Endpoint, parse_model_id
 from .errors import OverloadedError, ProviderError, RateLimitError, StreamError, WireFormatError
-from .events import RetryEvent, retry_hook
+from .events import RetryEvent, WireNotes, model_hook
 from .transcript import Reply, Request
 from .transport import HttpTransport, Transport, WireRequest, WireResponse
 
@@ -110,6 +110,9 @@ class HttpModel:
         request = dataclasses.replace(request, **changes)
         encoded = self.codec.encode(request)
         self.notes = encoded.notes
+        hook = model_hook.get()
+        if hook is not None and encoded.notes:
+            hook(WireNotes(wire=self.wire, notes=tuple(str(n) for n in encoded.notes)))
         wire_request = WireRequest(
             url=self.endpoint.url(stream=stream),
             body=encoded.body,
@@ -139,7 +142,7 @@ class HttpModel:
             self.gate.backoff(event.wait)
         for listener in self.retry_listeners:
             listener(event)
-        hook = retry_hook.get()
+        hook = model_hook.get()
         if hook is not None:
             hook(event)
         return event

@@ -1,9 +1,10 @@
 """What a run reports while it works, besides the stream of the model's reply.
 
-Owns `RetryEvent`, `ToolStarted`, `ToolFinished` and `retry_hook`. The loop passes each of these
-to its ``on_event`` callback and writes retries to the run log. `retry_hook` is how a model tells
-the run that is waiting on it that it is retrying: a context variable, so that many runs sharing
-one model each hear only about their own requests. Imports only the transcript values.
+Owns `RetryEvent`, `WireNotes`, `ToolStarted`, `ToolFinished` and `model_hook`. The loop passes
+each of these to its ``on_event`` callback, writes retries to the run log and keeps the wire
+notes in the run's notes. `model_hook` is how a model tells the run waiting on it that it is
+retrying, or what its codec changed to fit the wire: a context variable, so that many runs
+sharing one model each hear only about their own requests. Imports only the transcript values.
 """
 
 from __future__ import annotations
@@ -26,6 +27,15 @@ class RetryEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class WireNotes:
+    """What a codec changed to fit a request to its wire (names mapped, schemas rewritten,
+    reasoning of another wire dropped...), each note as text."""
+
+    wire: str
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ToolStarted:
     """A tool call passed its checks and is about to run."""
 
@@ -43,9 +53,10 @@ class ToolFinished:
     seconds: float
 
 
-retry_hook: ContextVar[Callable[[RetryEvent], None] | None] = ContextVar(
-    "toolwire_retry_hook", default=None
+model_hook: ContextVar[Callable[[RetryEvent | WireNotes], None] | None] = ContextVar(
+    "toolwire_model_hook", default=None
 )
-"""Set by the run waiting on a model; a model calls it before each retry it makes."""
+"""Set by the run waiting on a model; the model calls it with the notes of each request it
+encodes and before each retry it makes."""
 
-__all__ = ["RetryEvent", "ToolFinished", "ToolStarted", "retry_hook"]
+__all__ = ["RetryEvent", "ToolFinished", "ToolStarted", "WireNotes", "model_hook"]

@@ -34,7 +34,7 @@ from ._run import AgentRun, OutputType, RunResult, RunState, RunStop, Step
 from .codecs._base import StreamEnd
 from .dispatch import Approver, Dispatcher, Policy
 from .errors import ContextLengthError, ProviderError, StreamError, WireFormatError
-from .events import RetryEvent, ToolFinished, ToolStarted, retry_hook
+from .events import RetryEvent, ToolFinished, ToolStarted, WireNotes, model_hook
 from .protocol import Model, model_name
 from .schema import Tool, Toolset
 from .transcript import (
@@ -252,13 +252,18 @@ class Agent:
         return None
 
     async def _ask(self, s: RunState, request: Request) -> Reply:
-        def on_retry(event: RetryEvent) -> None:
-            if s.log is not None:
+        def on_report(event: RetryEvent | WireNotes) -> None:
+            if isinstance(event, WireNotes):
+                for note in event.notes:  # the same notes come every turn: keep each once
+                    text = f"{event.wire}: {note}"
+                    if text not in s.notes:
+                        s.notes.append(text)
+            elif s.log is not None:
                 s.log.retry(s.turns + 1, event)
             if self.on_event is not None:
                 self.on_event(event)
 
-        token = retry_hook.set(on_retry)
+        token = model_hook.set(on_report)
         try:
             stream = getattr(self.model, "stream", None) if self.stream else None
             if stream is None:
@@ -272,7 +277,7 @@ class Agent:
                 if isinstance(event, StreamEnd):
                     reply = event.reply
         finally:
-            retry_hook.reset(token)
+            model_hook.reset(token)
         if reply is None:
             raise StreamError("the model's stream ended without a whole reply")
         return reply

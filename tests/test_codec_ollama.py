@@ -887,3 +887,163 @@ def test_roles_are_read_case_insensitively_and_system_only_first() -> None:
         {"role": "system", "content": "later"}]})
     assert request.system == "be brief"
     assert [m.role for m in request.messages] == ["user", "system"]
+
+
+# --------------------------------------------------------------------------- review fixes
+
+
+def test_settings_for_other_wires_give_one_note_per_key() -> None:
+    request = Request(model="q", messages=(Message.user("hi"),), provider_options={
+        "anthropic-messages": {"top_k": 5},
+        "openai-responses": {"store": False, "metadata": {}},
+        W: {"keep_alive": "5m"},
+    })
+    encoded = oc.encode(request)
+    assert encoded.body["keep_alive"] == "5m"
+    assert not {"top_k", "store", "metadata"} & set(encoded.body)
+    notes = [(n.kind, n.subject, n.detail) for n in encoded.notes]
+    assert [(k, s) for k, s, _ in notes] == [
+        ("field_dropped", "provider_options['anthropic-messages']"),
+        ("field_dropped", "provider_options['openai-responses']"),
+        ("field_dropped", "provider_options['openai-responses']"),
+    ]
+    assert "'top_k'" in notes[0][2] and "'store'" in notes[1][2] and "'metadata'" in notes[2][2]
+    check_sdk(encoded.body)
+
+
+def test_own_options_that_are_not_an_object_are_noted_not_sent() -> None:
+    encoded = oc.encode(Request(model="q", provider_options={W: "keep_alive=5m"}))
+    assert encoded.body == {"model": "q", "messages": [], "stream": False}
+    assert [(n.kind, n.subject) for n in encoded.notes] == [
+        ("field_dropped", f"provider_options[{W!r}]")]
+
+
+def test_every_dropped_part_is_named_by_message_and_part_index() -> None:
+    foreign = ReasoningPart(text="t", provider_data={"anthropic-messages": {"signature": "s"}})
+    opaque = OpaquePart(wire="gemini-generate", kind="inlineData", payload={"inlineData": {}})
+    call = ToolCallPart(id="c1", name="f", arguments={})
+    request = Request(model="q", messages=(
+        Message(role="user", parts=(TextPart(text="a"), opaque, ReasoningPart(text="r"))),
+        Message(role="assistant", parts=(TextPart(text="b"), foreign, opaque, call)),
+        Message(role="tool", parts=(ToolResultPart(call_id="c1", content="x", name="f"),
+                                    TextPart(text="stray"))),
+    ))
+    notes = [(n.kind, n.subject) for n in oc.encode(request).notes]
+    assert notes == [
+        ("opaque_dropped", "messages[0].parts[1]"),
+        ("reasoning_dropped", "messages[0].parts[2]"),
+        ("reasoning_dropped", "messages[1].parts[1]"),
+        ("opaque_dropped", "messages[1].parts[2]"),
+        ("part_dropped", "messages[2].parts[1]"),
+    ]
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ({"messages": "x"}, "messages: expected a list of messages, got a string"),
+    ({"messages": {"role": "user"}}, "messages: expected a list of messages, got an object"),
+    ({"messages": ["hi"]}, "messages[0]: expected an object, got a string"),
+    ({"messages": [{"role": "system", "content": "s"}, 3]},
+     "messages[1]: expected an object, got an integer"),
+    ({"messages": [{"role": 1}]}, "messages[0].role: expected a string, got an integer"),
+    ({"messages": [{"role": "robot"}]},
+     "messages[0].role: expected user, assistant, system or tool, got 'robot'"),
+    ({"messages": [{"role": "user", "content": ["x"]}]},
+     "messages[0].content: expected a string, got a list"),
+    ({"messages": [{"role": "assistant", "tool_calls": "f()"}]},
+     "messages[0].tool_calls: expected a list of tool calls, got a string"),
+    ({"messages": [{"role": "assistant", "tool_calls": {"function": {"name": "f"}}}]},
+     "messages[0].tool_calls: expected a list of tool calls, got an object"),
+    ({"messages": [{"role": "assistant", "tool_calls": ["f"]}]},
+     "messages[0].tool_calls[0]: expected an object, got a string"),
+    ({"messages": [{"role": "assistant", "tool_calls": [{"function": "f"}]}]},
+     "messages[0].tool_calls[0].function: expected an object, got a string"),
+    ({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": 3}}]}]},
+     "messages[0].tool_calls[0].function.name: expected a string, got an integer"),
+    ({"messages": [{"role": "assistant",
+                    "tool_calls": [{"function": {"name": "f", "arguments": [1]}}]}]},
+     "messages[0].tool_calls[0].function.arguments: expected an object or a string, got a list"),
+    ({"messages": [{"role": "tool", "content": "x", "tool_call_id": 4}]},
+     "messages[0].tool_call_id: expected a string, got an integer"),
+    ({"messages": [{"role": "tool", "content": {"a": 1}}]},
+     "messages[0].content: expected a string, got an object"),
+    ({"tools": {"function": {"name": "f"}}}, "tools: expected a list of tools, got an object"),
+    ({"tools": ["f"]}, "tools[0]: expected an object, got a string"),
+    ({"tools": [{"type": "function", "function": {"name": ""}}]},
+     "tools[0].function.name: expected a non-empty string, got a string"),
+    ({"tools": [{"type": "function", "function": {"name": "f", "parameters": "{}"}}]},
+     "tools[0].function.parameters: expected an object, got a string"),
+    ({"options": "fast"}, "options: expected an object, got a string"),
+    ({"stream": "no"}, "stream: expected true or false, got a string"),
+    ({"model": 3}, "model: expected a string, got an integer"),
+])
+def test_a_body_of_the_wrong_shape_is_an_error_naming_the_field(
+    body: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(WireFormatError) as info:
+        oc.decode_request({"model": "q", **body})
+    assert str(info.value) == message
+
+
+def test_a_reply_with_calls_that_are_not_a_list_is_an_error() -> None:
+    with pytest.raises(WireFormatError, match=r"message\.tool_calls: expected a list"):
+        oc.decode_response({"model": "q", "message": {"role": "assistant", "tool_calls": "x"},
+                            "done": True})
+    line = json.dumps({"model": "q", "message": {"role": "assistant", "tool_calls": 1},
+                       "done": True}) + "\n"
+    with pytest.raises(WireFormatError, match=r"message\.tool_calls: expected a list"):
+        events_of([line.encode()])
+
+
+def test_lenient_where_servers_vary() -> None:
+    request = oc.decode_request({"model": "q", "messages": None, "tools": None})
+    assert request == Request(model="q", stream=True)
+    body = {"model": "q", "messages": [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"function": {"name": "f", "arguments": "{\"a\": 1}"}},
+            {"function": {"name": "g"}}]}]}
+    calls = oc.decode_request(body).messages[0].tool_calls
+    assert calls[0].raw_arguments == "{\"a\": 1}" and calls[0].arguments == {"a": 1}
+    assert calls[1].arguments == {}
+    assert all(re.match(GENERATED, c.id) for c in calls) and calls[0].id != calls[1].id
+
+
+def test_made_up_ids_do_not_change_when_an_earlier_call_has_an_id() -> None:
+    first: dict[str, Any] = {"function": {"name": "f", "arguments": {"a": 1}}}
+    second: dict[str, Any] = {"function": {"name": "g", "arguments": {}}}
+    reply: dict[str, Any] = {"model": "q", "created_at": "t", "done": True,
+             "message": {"role": "assistant", "content": "", "tool_calls": [first, second]}}
+    plain = oc.decode_response(reply).tool_calls
+    with_id = copy.deepcopy(reply)
+    with_id["message"]["tool_calls"][0]["id"] = "given"
+    named = oc.decode_response(with_id).tool_calls
+    assert named[0].id == "given" and named[1].id == plain[1].id
+    streamed = events_of([(json.dumps(reply) + "\n").encode()])[-1].reply.tool_calls
+    assert [c.id for c in streamed] == [c.id for c in plain]
+
+
+def test_encode_passes_given_values_through_and_leaves_them_unchanged() -> None:
+    kept = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    cut = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}},
+           "additionalProperties": False}
+    args = {"city": "Oslo", "nested": {"deep": [1, 2]}}
+    request = Request(model="q", tools=(ToolSpec(name="a", input_schema=kept),
+                                        ToolSpec(name="b", input_schema=cut)),
+                      messages=(Message.user("hi"), Message(role="assistant", parts=(
+                          ToolCallPart(id="c1", name="a", arguments=args),))),
+                      provider_options={W: {"format": {"type": "object"}}})
+    before = copy.deepcopy(request)
+    body = oc.encode_request(request)
+    assert body["tools"][0]["function"]["parameters"] is kept
+    rewritten = body["tools"][1]["function"]["parameters"]
+    assert rewritten == {"type": "object", "properties": {"n": {"type": "integer"}}}
+    assert body["messages"][1]["tool_calls"][0]["function"]["arguments"] is args
+    assert body["format"] is request.provider_options[W]["format"]  # type: ignore[index]
+    assert request == before
+    check_sdk(body)
+
+
+def test_tool_names_that_fit_give_an_empty_name_map() -> None:
+    from toolwire.codecs._ollama_read import name_map
+
+    assert name_map([ToolSpec(name="a_b-1"), ToolSpec(name="c")]).to_wire == {}
+    assert name_map([ToolSpec(name="a.b")]).to_wire == {"a.b": "a_b"}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ProviderError, StreamError, WireFormatError
@@ -23,9 +23,11 @@ from ..transcript import (
     StopReason,
     TextPart,
     ToolCallPart,
+    ToolSpec,
     Usage,
 )
 from ._base import (
+    PORTABLE_NAME,
     NameMap,
     NDJSONFramer,
     ReasoningDelta,
@@ -53,22 +55,68 @@ MESSAGE_KEYS = frozenset({"role", "content", "thinking", "tool_calls", "tool_nam
                            "tool_call_id"})
 
 
+ERROR_PREFIX = "Error: "
+EMPTY_RESULT = "(no output)"
+
+
+def name_map(tools: Sequence[ToolSpec]) -> NameMap:
+    """The tool-name map for a tool list (empty, and quick, when every name fits)."""
+    names = [t.name for t in tools]
+    if all(map(PORTABLE_NAME.match, names)):
+        return NameMap()
+    return NameMap.build(names, pattern=PORTABLE_NAME)
+
+
 class Seeder:
-    """Deterministic ids for calls that came without one: model, created_at and the calls so far."""
+    """Deterministic ids for calls that came without one: model, created_at and the calls so far.
+
+    Every call is added in order; the hashing is done only when an id must be made up.
+    """
 
     def __init__(self, model: Any, created_at: Any) -> None:
-        self._hash = hashlib.sha256(f"{model}\x00{created_at}".encode())
+        self._base = f"{model}\x00{created_at}"
+        self._hash: Any = None
+        self._pending: list[tuple[str, Any]] = []
         self._count = 0
 
-    def next_id(self, wire_name: str, wire_args: Any) -> str:
-        self._hash.update(f"\x00{wire_name}\x00{json.dumps(wire_args, sort_keys=True)}".encode())
+    def add(self, wire_name: str, wire_args: Any) -> None:
+        self._pending.append((wire_name, wire_args))
         self._count += 1
+
+    def fold(self) -> None:
+        """Hash the calls added so far (done before their values can change hands)."""
+        if self._hash is None:
+            self._hash = hashlib.sha256(self._base.encode())
+        for wire_name, wire_args in self._pending:
+            self._hash.update(
+                f"\x00{wire_name}\x00{json.dumps(wire_args, sort_keys=True)}".encode())
+        self._pending.clear()
+
+    def made_id(self) -> str:
+        """The id for the call added last."""
+        self.fold()
         return call_id_for(self._hash.hexdigest(), self._count - 1)
 
 
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return {dict: "an object", list: "a list", str: "a string", int: "an integer",
+            float: "a number"}.get(type(value), type(value).__name__)
+
+
+def wrong(where: str, expected: str, value: Any) -> WireFormatError:
+    """The error for a field of the wrong shape: what was expected and what came."""
+    return WireFormatError(f"{where}: expected {expected}, got {_kind(value)}")
+
+
 def mapping(value: Any, what: str) -> Mapping[str, Any]:
+    if isinstance(value, dict):
+        return value
     if not isinstance(value, Mapping):
-        raise WireFormatError(f"{what} must be a JSON object, got {type(value).__name__}")
+        raise wrong(what, "an object", value)
     return value
 
 
@@ -76,20 +124,30 @@ def text_of(value: Any, what: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise WireFormatError(f"{what} must be a string, got {type(value).__name__}")
+        raise wrong(what, "a string", value)
     return value
 
 
-def decode_call(raw: Any, seeder: Seeder, names: NameMap) -> ToolCallPart:
+def list_of(value: Any, what: str, items: str) -> list[Any]:
+    """A list field (absent or null reads as empty)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise wrong(what, f"a list of {items}", value)
+    return value
+
+
+def decode_call(raw: Any, seeder: Seeder, names: NameMap, where: str) -> ToolCallPart:
     """One call; arguments are an object (a string is accepted and kept as raw text)."""
-    call = mapping(raw, "tool call")
-    function = call.get("function", call)
-    function = mapping(function, "tool call function")
-    wire_name = text_of(function.get("name"), "tool call name")
+    call = mapping(raw, where)
+    function = mapping(call.get("function", call), f"{where}.function")
+    wire_name = text_of(function.get("name"), f"{where}.function.name")
     args = function.get("arguments")
-    made_id = seeder.next_id(wire_name, args)
+    if args is not None and not isinstance(args, (dict, str)):
+        raise wrong(f"{where}.function.arguments", "an object or a string", args)
+    seeder.add(wire_name, args)
     given = call.get("id")
-    call_id = given if isinstance(given, str) and given else made_id
+    call_id = given if isinstance(given, str) and given else seeder.made_id()
     name = names.user(wire_name)
     if isinstance(args, str):
         return ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=args)
@@ -104,16 +162,19 @@ def wrap_own(extras: Mapping[str, Any]) -> dict[str, JSON] | None:
     return {WIRE: dict(extras)} if extras else None
 
 
-def decode_assistant(raw: Any, seeder: Seeder, names: NameMap) -> Message:
-    msg = mapping(raw, "message")
+def decode_assistant(raw: Any, seeder: Seeder, names: NameMap, where: str = "message"
+                     ) -> Message:
+    msg = mapping(raw, where)
     parts: list[Any] = []
-    thinking = text_of(msg.get("thinking"), "message.thinking")
+    thinking = text_of(msg.get("thinking"), f"{where}.thinking")
     if thinking:
         parts.append(ReasoningPart(text=thinking, provider_data={WIRE: thinking}))
-    content = text_of(msg.get("content"), "message.content")
+    content = text_of(msg.get("content"), f"{where}.content")
     if content:
         parts.append(TextPart(text=content))
-    parts.extend(decode_call(c, seeder, names) for c in msg.get("tool_calls") or ())
+    calls = list_of(msg.get("tool_calls"), f"{where}.tool_calls", "tool calls")
+    parts.extend(decode_call(c, seeder, names, f"{where}.tool_calls[{i}]")
+                 for i, c in enumerate(calls))
     return Message(role="assistant", parts=tuple(parts),
                    provider_data=wrap_own(unknown_keys(msg, MESSAGE_KEYS)))
 
@@ -202,9 +263,11 @@ class StreamDecoder:
         if content:
             self._text.append(content)
             events.append(TextDelta(text=content))
-        for raw in msg.get("tool_calls") or ():
-            call = decode_call(raw, self._seeder, self._names)
+        calls = list_of(msg.get("tool_calls"), "message.tool_calls", "tool calls")
+        for i, raw in enumerate(calls):
             index = len(self._calls)
+            call = decode_call(raw, self._seeder, self._names, f"message.tool_calls[{i}]")
+            self._seeder.fold()  # the call leaves in an event: hash it as it is now
             self._calls.append(call)
             events.append(ToolCallStarted(index=index, id=call.id, name=call.name))
             events.append(ToolCallDelta(index=index, fragment=call.arguments_text))

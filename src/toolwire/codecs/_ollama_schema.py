@@ -14,7 +14,6 @@ Used only by the ollama-chat codec. Pure functions over plain JSON; imports noth
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,16 +25,26 @@ _PROP_KEEP = frozenset({"anyOf", "type", "items", "description", "enum", "proper
 
 
 def rewrite_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """The schema as the server will see it, and the changes made (empty when none)."""
+    """The schema as the server will see it, and the changes made (empty when none).
+
+    The input is never changed; a schema that needs no change is returned as it is.
+    """
     rewrite = _SchemaRewrite(schema)
-    return rewrite.run(), rewrite.changes
+    out = rewrite.run()
+    if not rewrite.changes and isinstance(schema, dict):
+        return schema, []
+    return out, rewrite.changes
 
 
 class _SchemaRewrite:
-    """Cuts one tool schema down to what the server keeps, recording every change."""
+    """Cuts one tool schema down to what the server keeps, recording every change.
+
+    New objects are built for every level it walks; values it keeps are shared with the input
+    (nothing here changes them).
+    """
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
-        self.source = copy.deepcopy(dict(schema))
+        self.source = schema
         self.changes: list[str] = []
 
     def run(self) -> dict[str, Any]:
@@ -53,7 +62,8 @@ class _SchemaRewrite:
             self.changes.append("added type 'object' at /")
         return out
 
-    def _inline(self, node: dict[str, Any], path: str, stack: tuple[str, ...]) -> dict[str, Any]:
+    def _inline(self, node: Mapping[str, Any], path: str, stack: tuple[str, ...]
+                ) -> Mapping[str, Any]:
         ref = node.get("$ref")
         if not isinstance(ref, str):
             return node
@@ -67,7 +77,7 @@ class _SchemaRewrite:
             self.changes.append(f"removed $ref {ref} at {path} (cannot be inlined)")
             return rest
         self.changes.append(f"inlined $ref {ref} at {path}")
-        merged = {**copy.deepcopy(dict(target)), **rest}
+        merged = {**target, **rest}
         return self._inline(merged, path, (*stack, ref))
 
     def _prop(self, node: Any, path: str, stack: tuple[str, ...]) -> Any:

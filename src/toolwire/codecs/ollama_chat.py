@@ -37,13 +37,15 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, assert_never
+from types import MappingProxyType
+from typing import Any
 
 from ..errors import ProviderError, WireFormatError
 from ..transcript import (
     JSON,
     Message,
     OpaquePart,
+    Part,
     ReasoningPart,
     Reply,
     Request,
@@ -58,14 +60,14 @@ from ._base import (
     NameMap,
     Note,
     StreamEvent,
-    call_id_for,
     drive_stream,
     dumps,
     provider_error,
     retry_after_from,
 )
 from ._ollama_read import (
-    MESSAGE_KEYS,
+    EMPTY_RESULT,
+    ERROR_PREFIX,
     REPLY_KEYS,
     STOP_REASONS,
     WIRE,
@@ -75,10 +77,10 @@ from ._ollama_read import (
     decode_assistant,
     mapping,
     message_and_type,
-    text_of,
+    name_map,
     unknown_keys,
-    wrap_own,
 )
+from ._ollama_request import decode_request
 from ._ollama_schema import rewrite_schema
 
 __all__ = [
@@ -97,23 +99,25 @@ __all__ = [
 
 _RAW_STOP: dict[str, str] = {"max_tokens": "length"}  # every other stop is sent as "stop"
 _GENERATED_ID = re.compile(r"\Acall_[0-9a-f]{24}\Z")
-_BODY_KEYS = frozenset({"model", "messages", "tools", "stream", "options"})
-_ERROR_PREFIX = "Error: "
-_EMPTY_RESULT = "(no output)"
+_NOTHING: Mapping[str, Any] = MappingProxyType({})
 
 
 def _names(request: Request | None) -> NameMap:
-    return NameMap.build([t.name for t in request.tools]) if request is not None else NameMap()
+    return name_map(request.tools) if request is not None else NameMap()
 
 
-def _own(data: Mapping[str, JSON] | None) -> dict[str, Any]:
-    """This wire's entry of a provider_data mapping, when it is an object."""
-    value = (data or {}).get(WIRE)
-    return dict(value) if isinstance(value, Mapping) else {}
+def _own(data: Mapping[str, JSON] | None) -> Mapping[str, Any]:
+    """This wire's entry of a provider_data mapping when it is an object (not copied)."""
+    if not data:
+        return _NOTHING
+    value = data.get(WIRE)
+    if isinstance(value, dict):
+        return value
+    return value if isinstance(value, Mapping) else _NOTHING
 
 
 def _is_generated(call_id: str) -> bool:
-    return bool(_GENERATED_ID.match(call_id))
+    return len(call_id) == 29 and bool(_GENERATED_ID.match(call_id))
 
 
 # --------------------------------------------------------------------------- encoding
@@ -157,15 +161,17 @@ def _choice_allows_tools(choice: ToolChoice, has_tools: bool, notes: list[Note])
 def _encode_call(call: ToolCallPart, index: int, names: NameMap, notes: list[Note] | None,
                  *, keep_generated_id: bool) -> dict[str, Any]:
     args: Any = call.arguments
-    if call.parse_error is not None or not isinstance(args, Mapping):
-        if call.parse_error is not None or args is not None:
-            why = (f"did not parse as JSON ({call.parse_error})" if call.parse_error is not None
-                   else "are not a JSON object")
-            if notes is not None:
+    if call.parse_error is not None or not isinstance(args, dict):
+        if call.parse_error is None and isinstance(args, Mapping):
+            args = dict(args)
+        else:
+            if notes is not None and (call.parse_error is not None or args is not None):
+                why = (f"did not parse as JSON ({call.parse_error})"
+                       if call.parse_error is not None else "are not a JSON object")
                 notes.append(Note(kind="arguments_replaced", subject=call.id,
                                   detail=f"arguments {why}; sent {{}} because this wire only "
                                          "carries argument objects"))
-        args = {}
+            args = {}
     function = {"index": index, "name": names.wire(call.name), "arguments": args}
     if keep_generated_id or not _is_generated(call.id):
         return {"id": call.id, "function": function}
@@ -174,37 +180,42 @@ def _encode_call(call: ToolCallPart, index: int, names: NameMap, notes: list[Not
 
 def _thinking_of(part: ReasoningPart) -> str | None:
     """The thinking text to send for a reasoning part, or None when it belongs to another wire."""
-    data = part.provider_data or {}
+    data = part.provider_data
+    if not data:
+        return part.text
     if WIRE in data:
         own = data[WIRE]
         return own if isinstance(own, str) else part.text
-    return part.text if not data else None
+    return None
 
 
-def _encode_assistant(msg: Message, subject: str, names: NameMap, notes: list[Note] | None,
-                      *, keep_generated_id: bool) -> dict[str, Any]:
+def _where(m_index: int, p_index: int) -> str:
+    return f"messages[{m_index}].parts[{p_index}]"
+
+
+def _encode_assistant(msg: Message, m_index: int | None, names: NameMap,
+                      notes: list[Note] | None, *, keep_generated_id: bool,
+                      call_names: dict[str, str] | None = None) -> dict[str, Any]:
+    """An assistant message; ``m_index`` None (with ``notes`` None) renders a reply."""
     texts: list[str] = []
     thinking: list[str] = []
     calls: list[dict[str, Any]] = []
-    for part in msg.parts:
+    for p_index, part in enumerate(msg.parts):
         if isinstance(part, TextPart):
             texts.append(part.text)
+        elif isinstance(part, ToolCallPart):
+            if call_names is not None:
+                call_names[part.id] = part.name
+            calls.append(_encode_call(part, len(calls), names, notes,
+                                      keep_generated_id=keep_generated_id))
         elif isinstance(part, ReasoningPart):
             text = _thinking_of(part)
             if text is not None:
                 thinking.append(text)
-            elif notes is not None:
-                notes.append(Note(kind="reasoning_dropped", subject=subject,
-                                  detail="reasoning from " + ", ".join(sorted(part.provider_data
-                                                                              or {}))
-                                         + " cannot be sent to this wire"))
-        elif isinstance(part, ToolCallPart):
-            calls.append(_encode_call(part, len(calls), names, notes,
-                                      keep_generated_id=keep_generated_id))
-        elif isinstance(part, ToolResultPart | OpaquePart):
-            _drop(part, subject, notes)
-        else:
-            assert_never(part)
+            elif notes is not None and m_index is not None:
+                _drop(part, _where(m_index, p_index), notes)
+        elif notes is not None and m_index is not None:
+            _drop(part, _where(m_index, p_index), notes)
     out: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
     if thinking:
         out["thinking"] = "".join(thinking)
@@ -213,13 +224,15 @@ def _encode_assistant(msg: Message, subject: str, names: NameMap, notes: list[No
     return _with_extras(out, _own(msg.provider_data))
 
 
-def _drop(part: ToolCallPart | ToolResultPart | ReasoningPart | OpaquePart, subject: str,
-          notes: list[Note] | None) -> None:
-    if notes is None:
-        return
+def _drop(part: Part, subject: str, notes: list[Note]) -> None:
     if isinstance(part, OpaquePart):
         notes.append(Note(kind="opaque_dropped", subject=subject,
                           detail=f"{part.kind} block from {part.wire} has no form on this wire"))
+    elif isinstance(part, ReasoningPart):
+        wires = ", ".join(sorted(part.provider_data or {}))
+        notes.append(Note(kind="reasoning_dropped", subject=subject,
+                          detail=f"reasoning from {wires} cannot be sent to this wire" if wires
+                          else "reasoning outside an assistant message cannot be sent"))
     else:
         notes.append(Note(kind="part_dropped", subject=subject,
                           detail=f"{type(part).__name__} cannot appear in this message here"))
@@ -232,9 +245,9 @@ def _with_extras(out: dict[str, Any], extras: Mapping[str, Any]) -> dict[str, An
 
 
 def _result_text(part: ToolResultPart) -> str:
-    content = part.content or _EMPTY_RESULT
+    content = part.content or EMPTY_RESULT
     if part.is_error and not content.startswith("Error:"):
-        content = _ERROR_PREFIX + content
+        content = ERROR_PREFIX + content
     return content
 
 
@@ -254,42 +267,52 @@ def _encode_result(part: ToolResultPart, subject: str, names: NameMap,
     return _with_extras(out, _own(part.provider_data))
 
 
-def _encode_message(msg: Message, index: int, names: NameMap, call_names: dict[str, str],
+def _encode_message(msg: Message, m_index: int, names: NameMap, call_names: dict[str, str],
                     notes: list[Note]) -> list[dict[str, Any]]:
-    subject = f"message {index}"
     if msg.role == "assistant":
-        for call in msg.tool_calls:
-            call_names[call.id] = call.name
-        return [_encode_assistant(msg, subject, names, notes, keep_generated_id=False)]
-    out = [_encode_result(p, subject, names, call_names, notes) for p in msg.tool_results]
+        return [_encode_assistant(msg, m_index, names, notes, keep_generated_id=False,
+                                  call_names=call_names)]
+    out: list[dict[str, Any]] = []
     texts: list[str] = []
-    for part in msg.parts:
-        if isinstance(part, TextPart):
+    for p_index, part in enumerate(msg.parts):
+        if isinstance(part, ToolResultPart):
+            out.append(_encode_result(part, _where(m_index, p_index), names, call_names, notes))
+        elif isinstance(part, TextPart) and msg.role != "tool":
             texts.append(part.text)
-        elif isinstance(part, ReasoningPart):
-            notes.append(Note(kind="reasoning_dropped", subject=subject,
-                              detail=f"reasoning in a {msg.role} message cannot be sent"))
-        elif isinstance(part, ToolCallPart | OpaquePart):
-            _drop(part, subject, notes)
-        elif isinstance(part, ToolResultPart):
-            pass
-        else:
-            assert_never(part)
-    if msg.role == "tool":
-        if texts:
-            notes.append(Note(kind="part_dropped", subject=subject,
+        elif isinstance(part, TextPart):
+            notes.append(Note(kind="part_dropped", subject=_where(m_index, p_index),
                               detail="text outside a tool result cannot be sent in a tool message"))
-        return out
-    if texts or not out:
+        else:
+            _drop(part, _where(m_index, p_index), notes)
+    if msg.role != "tool" and (texts or not out):
         out.append(_with_extras({"role": msg.role, "content": "".join(texts)},
                                 _own(msg.provider_data)))
     return out
 
 
+def _own_options(options: Mapping[str, Any] | None, notes: list[Note]) -> dict[str, Any]:
+    """This wire's body keys (a shallow copy, values as given); a note per other wire's key."""
+    if not options:
+        return {}
+    mine: dict[str, Any] = {}
+    for wire, entry in options.items():
+        subject = f"provider_options[{wire!r}]"
+        if not isinstance(entry, Mapping):
+            notes.append(Note(kind="field_dropped", subject=subject,
+                              detail=f"not an object of body keys; not sent to {WIRE}"))
+        elif wire == WIRE:
+            mine = dict(entry)
+        else:
+            notes.extend(Note(kind="field_dropped", subject=subject,
+                              detail=f"{key!r} is set for {wire} only; not sent to {WIRE}")
+                         for key in entry)
+    return mine
+
+
 def encode(request: Request) -> Encoded:
     """The ``/api/chat`` body for a request, with a note for every change made to fit the wire."""
     names = _names(request)
-    notes: list[Note] = list(names.notes())
+    notes: list[Note] = names.notes()
     messages: list[dict[str, Any]] = []
     if request.system is not None:
         messages.append({"role": "system", "content": request.system})
@@ -303,7 +326,7 @@ def encode(request: Request) -> Encoded:
     if request.tools and send_tools:
         body["tools"] = [_encode_tool(t, names, notes) for t in request.tools]
     body["stream"] = request.stream
-    own = _own(request.provider_options)
+    own = _own_options(request.provider_options, notes)
     base = own.pop("options", None)
     options: dict[str, Any] = dict(base) if isinstance(base, Mapping) else {}
     if request.temperature is not None:
@@ -324,122 +347,6 @@ def encode_request(request: Request) -> dict[str, Any]:
 # --------------------------------------------------------------------------- decoding
 
 
-def _result_of(text: str) -> tuple[str, bool]:
-    is_error = text.startswith(_ERROR_PREFIX)
-    if is_error:
-        text = text[len(_ERROR_PREFIX):]
-    return ("" if text == _EMPTY_RESULT else text), is_error
-
-
-def _decode_result(msg: Mapping[str, Any], calls: list[ToolCallPart], used: set[str],
-                   position: int) -> ToolResultPart:
-    given = msg.get("tool_call_id")
-    tool_name = msg.get("tool_name") if isinstance(msg.get("tool_name"), str) else None
-    match: ToolCallPart | None = None
-    if isinstance(given, str) and given:
-        match = next((c for c in calls if c.id == given), None)
-    else:
-        free = [c for c in calls if c.id not in used]
-        match = next((c for c in free if tool_name is None or c.name == tool_name),
-                     free[0] if free else None)
-    content, is_error = _result_of(text_of(msg.get("content"), "tool message content"))
-    if isinstance(given, str) and given:
-        call_id = given
-    elif match is not None:
-        call_id = match.id
-    else:
-        call_id = call_id_for(f"result\x00{tool_name}\x00{content}", position)
-    used.add(call_id)
-    extras = unknown_keys(msg, MESSAGE_KEYS)
-    return ToolResultPart(call_id=call_id, content=content, is_error=is_error,
-                          name=tool_name if tool_name is not None else
-                          (match.name if match is not None else None),
-                          provider_data=wrap_own(extras))
-
-
-def _decode_messages(raw: Iterable[Any], model: Any) -> list[Message]:
-    out: list[Message] = []
-    calls: list[ToolCallPart] = []
-    used: set[str] = set()
-    results: list[ToolResultPart] = []
-    names = NameMap()
-    for index, item in enumerate(raw):
-        msg = mapping(item, f"messages[{index}]")
-        role = text_of(msg.get("role"), f"messages[{index}].role").lower()
-        if role == "tool":
-            results.append(_decode_result(msg, calls, used, index))
-            continue
-        if results:
-            out.append(Message(role="tool", parts=tuple(results)))
-            results = []
-        if role == "assistant":
-            decoded = decode_assistant(msg, Seeder(model, index), names)
-            calls, used = list(decoded.tool_calls), set()
-            out.append(decoded)
-        elif role in ("user", "system"):
-            content = text_of(msg.get("content"), f"messages[{index}].content")
-            parts = (TextPart(text=content),) if content else ()
-            out.append(Message(role="user" if role == "user" else "system", parts=parts,
-                               provider_data=wrap_own(unknown_keys(msg, MESSAGE_KEYS))))
-        else:
-            raise WireFormatError(f"messages[{index}] has an unknown role {role!r}")
-    if results:
-        out.append(Message(role="tool", parts=tuple(results)))
-    return out
-
-
-def _decode_tool(raw: Any) -> ToolSpec:
-    tool = mapping(raw, "tool")
-    function = mapping(tool.get("function", tool), "tool function")
-    name = text_of(function.get("name"), "tool name")
-    if not name:
-        raise WireFormatError("a tool has no name")
-    parameters = function.get("parameters")
-    spec = ToolSpec(name=name, description=text_of(function.get("description"), "description"))
-    if isinstance(parameters, Mapping):
-        spec = ToolSpec(name=name, description=spec.description, input_schema=dict(parameters))
-    return spec
-
-
-def decode_request(body: Mapping[str, Any]) -> Request:
-    """Read an ``/api/chat`` body back; keys this codec does not model go to provider_options."""
-    body = mapping(body, "request body")
-    model = text_of(body.get("model"), "model")
-    raw_messages = list(body.get("messages") or ())
-    system: str | None = None
-    first = raw_messages[0] if raw_messages else None
-    if isinstance(first, Mapping) and str(first.get("role", "")).lower() == "system" \
-            and not unknown_keys(first, MESSAGE_KEYS):
-        system = text_of(first.get("content"), "system content")
-        raw_messages = raw_messages[1:]
-    extra = unknown_keys(body, _BODY_KEYS)
-    temperature: float | None = None
-    max_tokens: int | None = None
-    options = body.get("options")
-    if isinstance(options, Mapping):
-        rest = dict(options)
-        if isinstance(rest.get("temperature"), int | float) \
-                and not isinstance(rest["temperature"], bool):
-            temperature = rest.pop("temperature")
-        num_predict = rest.get("num_predict")
-        if isinstance(num_predict, int) and not isinstance(num_predict, bool) and num_predict > 0:
-            max_tokens = rest.pop("num_predict")
-        if rest or (temperature is None and max_tokens is None):
-            extra["options"] = rest
-    elif options is not None:
-        extra["options"] = options
-    return Request(
-        model=model,
-        messages=tuple(_decode_messages(raw_messages, model)),
-        system=system,
-        tools=tuple(_decode_tool(t) for t in body.get("tools") or ()),
-        max_tokens=max_tokens,
-        temperature=temperature,
-        stream=body.get("stream", True) is not False,
-        provider_options=wrap_own(extra),
-    )
-
-
 def decode_response(body: Mapping[str, Any], *, request: Request | None = None) -> Reply:
     """A whole (non-streamed) reply; with ``request``, tool names are mapped back to the user's."""
     body = mapping(body, "reply body")
@@ -457,13 +364,13 @@ def decode_response(body: Mapping[str, Any], *, request: Request | None = None) 
 
 def encode_response(reply: Reply, *, request: Request | None = None) -> dict[str, Any]:
     """A reply as the server's non-streamed body."""
-    extras = _own(reply.provider_data)
+    extras = dict(_own(reply.provider_data))
     body: dict[str, Any] = {}
     if reply.model is not None:
         body["model"] = reply.model
     if "created_at" in extras:
         body["created_at"] = extras.pop("created_at")
-    body["message"] = _encode_assistant(reply.message, "reply", _names(request), None,
+    body["message"] = _encode_assistant(reply.message, None, _names(request), None,
                                         keep_generated_id=True)
     body.update(_final_fields(reply))
     return _with_extras(body, extras)

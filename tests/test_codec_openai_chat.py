@@ -31,6 +31,7 @@ from toolwire.codecs._base import (
     ToolCallStarted,
     call_id_for,
 )
+from toolwire.conversion import convert
 from toolwire.errors import (
     AuthenticationError,
     ContextLengthError,
@@ -646,16 +647,44 @@ def test_request_options_unknown_keys_and_max_tokens_field() -> None:
     assert request.max_tokens == 99 and request.temperature == 0.5 and request.stream
     assert request.tools == (ToolSpec(name="f"),) and request.tool_choice is None
     assert request.provider_options == {W: {
-        "max_tokens": 99, "seed": 7, "reasoning_effort": "low",
+        "max_tokens_field": "max_tokens", "seed": 7, "reasoning_effort": "low",
         "tools": [{"type": "custom", "custom": {"name": "grammar"}}],
         "tool_choice": body["tool_choice"]}}
     again = codec.encode_request(request)
     assert again["max_tokens"] == 99 and "max_completion_tokens" not in again
+    assert "max_tokens_field" not in again
     assert again["tools"][1] == {"type": "custom", "custom": {"name": "grammar"}}
     assert again["tool_choice"] == body["tool_choice"]
     assert codec.decode_request(again) == request
     plain = codec.encode_request(Request(model="m", max_tokens=5))
     assert plain["max_completion_tokens"] == 5 and "max_tokens" not in plain
+
+
+@pytest.mark.parametrize("body", [
+    {"model": "m", "messages": [], "max_tokens": 1024},
+    {"model": "m", "messages": [], "max_completion_tokens": 1024},
+    {"model": "m", "messages": [], "max_completion_tokens": 1024, "max_tokens": 50},
+    {"model": "m", "messages": [], "max_completion_tokens": None, "max_tokens": 1024},
+])
+def test_either_token_limit_field_decodes_into_max_tokens_and_goes_back_as_it_came(
+    body: dict[str, Any],
+) -> None:
+    request = codec.decode_request(body)
+    assert request.max_tokens == 1024
+    options = (request.provider_options or {}).get(W, {})
+    assert 1024 not in options.values()  # the limit is carried once, in Request.max_tokens
+    assert codec.encode_request(request) == body
+    changed = codec.encode_request(dataclasses.replace(request, max_tokens=7))
+    field = "max_completion_tokens" if isinstance(body.get("max_completion_tokens"), int) \
+        else "max_tokens"
+    assert changed[field] == 7
+
+
+def test_the_legacy_token_field_carries_its_limit_into_another_wire() -> None:
+    conv = convert({"model": "m", "messages": [{"role": "user", "content": "hi"}],
+                    "max_tokens": 1024}, W, "anthropic-messages")
+    assert conv.body["max_tokens"] == 1024
+    assert "max_tokens_defaulted" not in {n.kind for n in conv.losses}
 
 
 def test_decode_request_keeps_roles_and_message_extras() -> None:

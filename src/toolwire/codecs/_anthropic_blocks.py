@@ -76,7 +76,7 @@ USAGE_KEYS = frozenset(
 # --------------------------------------------------------------------------- names and ids
 
 
-def name_map(request: Request | None) -> NameMap:
+def full_name_map(request: Request | None) -> NameMap:
     """The tool-name mapping for a request: its tools first, then names only seen in history."""
     if request is None:
         return NameMap()
@@ -92,6 +92,54 @@ def name_map(request: Request | None) -> NameMap:
     return NameMap.build(names, pattern=NAME_PATTERN, max_len=NAME_MAX)
 
 
+class ToolNames:
+    """`full_name_map` of a request, built only once a name that needs mapping turns up.
+
+    A name that fits the wire's rule is never mapped, and never chosen as the wire name of
+    another, so while every name seen fits there is nothing to build: no history scan.
+    """
+
+    __slots__ = ("_map", "_request", "_tools")
+
+    def __init__(self, request: Request | None) -> None:
+        self._request = request
+        self._map: NameMap | None = None if request is not None else NameMap()
+        self._tools: set[str] | None = None
+
+    @property
+    def built(self) -> bool:
+        """Whether a name needed the whole mapping (only then can there be notes)."""
+        return self._map is not None and self._request is not None
+
+    def full(self) -> NameMap:
+        if self._map is None:
+            self._map = full_name_map(self._request)
+        return self._map
+
+    def wire(self, name: str) -> str:
+        if self._map is None and NAME_PATTERN.match(name):
+            return name
+        return self.full().wire(name)
+
+    def user(self, name: str) -> str:
+        if self._map is None:
+            tools = self._tools
+            if tools is None:
+                assert self._request is not None
+                tools = self._tools = {t.name for t in self._request.tools}
+            if name in tools and NAME_PATTERN.match(name):
+                return name
+        return self.full().user(name)
+
+    def notes(self) -> list[Note]:
+        return self.full().notes() if self.built else []
+
+
+def name_map(request: Request | None) -> ToolNames:
+    """The tool names of a request as the wire sees them (see `ToolNames`)."""
+    return ToolNames(request)
+
+
 def wire_id(call_id: str) -> str:
     """``call_id`` if the API accepts it, else a deterministic rewrite that it accepts."""
     if ID_PATTERN.match(call_id):
@@ -104,18 +152,21 @@ def wire_id(call_id: str) -> str:
 class IdRewriter:
     """Rewrites ids the API would reject, the same way for calls and results, noting each once."""
 
+    __slots__ = ("_done", "_notes")
+
     def __init__(self, notes: list[Note] | None) -> None:
         self._notes = notes
-        self._seen: set[str] = set()
+        self._done: dict[str, str] = {}
 
     def __call__(self, call_id: str) -> str:
-        new = wire_id(call_id)
-        if new != call_id and call_id not in self._seen and self._notes is not None:
-            self._seen.add(call_id)
-            self._notes.append(Note(
-                kind="id_rewritten", subject=call_id,
-                detail=f"sent as {new!r}: ids must match {ID_PATTERN.pattern}",
-            ))
+        new = self._done.get(call_id)
+        if new is None:
+            new = self._done[call_id] = wire_id(call_id)
+            if new != call_id and self._notes is not None:
+                self._notes.append(Note(
+                    kind="id_rewritten", subject=call_id,
+                    detail=f"sent as {new!r}: ids must match {ID_PATTERN.pattern}",
+                ))
         return new
 
 
@@ -131,34 +182,52 @@ def reply_seed(body: Mapping[str, Any]) -> str:
 
 
 def has_extras(block: Mapping[str, Any], known: frozenset[str]) -> bool:
-    return any(k not in known and v is not None for k, v in block.items())
+    for key, value in block.items():  # noqa: SIM110 (a loop: any() over a generator is slower)
+        if value is not None and key not in known:
+            return True
+    return False
+
+
+def own_data(provider_data: Mapping[str, JSON] | None) -> Any:
+    """This wire's entry of a part's provider_data (None when there is none)."""
+    return provider_data.get(WIRE) if provider_data is not None else None
 
 
 def extras_of(data: JSON, known: frozenset[str]) -> dict[str, Any]:
-    """The keys of a stored block beyond the ones a part carries itself."""
-    if not isinstance(data, Mapping):
+    """The keys of a stored block beyond the ones a part carries itself.
+
+    Values are shared, not copied: bodies are only ever serialised.
+    """
+    if data is None or not isinstance(data, Mapping):
         return {}
-    return {k: copy.deepcopy(v) for k, v in data.items() if k not in known}
+    return {k: v for k, v in data.items() if k not in known}
 
 
 def _keep(block: Mapping[str, Any], known: frozenset[str]) -> dict[str, JSON] | None:
     return {WIRE: dict(block)} if has_extras(block, known) else None
 
 
+def _text(value: Any) -> str:
+    return value if type(value) is str else str(value or "")
+
+
 def text_from_block(block: Mapping[str, Any]) -> TextPart:
-    return TextPart(text=str(block.get("text") or ""), provider_data=_keep(block, TEXT_KEYS))
+    return TextPart(text=_text(block.get("text")), provider_data=_keep(block, TEXT_KEYS))
 
 
 def call_from_block(
-    block: Mapping[str, Any], *, nm: NameMap, seed: str, ordinal: int
+    block: Mapping[str, Any], *, nm: ToolNames, seed: str, ordinal: int
 ) -> ToolCallPart:
     """A ``tool_use`` block as a call; the input may be an object or (leniently) JSON text."""
-    raw_id = block.get("id")
-    call_id = raw_id if isinstance(raw_id, str) and raw_id else call_id_for(seed, ordinal)
-    name = nm.user(str(block.get("name") or ""))
+    call_id = block.get("id")
+    if type(call_id) is not str or not call_id:
+        call_id = call_id if isinstance(call_id, str) and call_id else call_id_for(seed, ordinal)
+    name = nm.user(_text(block.get("name")))
     pd = _keep(block, CALL_KEYS)
     value = block.get("input")
-    if isinstance(value, str):
+    if type(value) is dict:
+        pass
+    elif isinstance(value, str):
         if not value.strip():
             value = {}
         else:
@@ -172,27 +241,27 @@ def call_from_block(
     return ToolCallPart(id=call_id, name=name, arguments=value, provider_data=pd)
 
 
-def part_from_block(block: Mapping[str, Any], *, nm: NameMap, seed: str, ordinal: int) -> Part:
+def part_from_block(block: Mapping[str, Any], *, nm: ToolNames, seed: str, ordinal: int) -> Part:
     """One assistant-side block as a part. Unknown and server-tool blocks stay opaque."""
     kind = block.get("type")
     if kind == "text":
-        return text_from_block(block)
+        return TextPart(text=_text(block.get("text")), provider_data=_keep(block, TEXT_KEYS))
+    if kind == "tool_use":
+        return call_from_block(block, nm=nm, seed=seed, ordinal=ordinal)
     if kind in REASONING_TYPES:
         text = block.get("thinking") if kind == "thinking" else ""
         return ReasoningPart(text=str(text or ""), provider_data={WIRE: dict(block)})
-    if kind == "tool_use":
-        return call_from_block(block, nm=nm, seed=seed, ordinal=ordinal)
     return OpaquePart(wire=WIRE, kind=str(kind), payload=dict(block))
 
 
-def parts_from_blocks(blocks: Sequence[Any], *, nm: NameMap, seed: str) -> list[Part]:
+def parts_from_blocks(blocks: Sequence[Any], *, nm: ToolNames, seed: str) -> list[Part]:
     parts: list[Part] = []
     ordinal = 0
     for block in blocks:
-        if not isinstance(block, Mapping):
+        if type(block) is not dict and not isinstance(block, Mapping):
             raise WireFormatError(f"{WIRE}: a content block must be an object, got {block!r}")
         part = part_from_block(block, nm=nm, seed=seed, ordinal=ordinal)
-        if isinstance(part, ToolCallPart):
+        if type(part) is ToolCallPart:
             ordinal += 1
         parts.append(part)
     return parts
@@ -228,46 +297,58 @@ def result_from_block(block: Mapping[str, Any], names: Mapping[str, str]) -> Too
 # --------------------------------------------------------------------------- part -> block
 
 
+def as_dict(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored block to send: the same dict (bodies are only serialised), else a copy."""
+    return value if type(value) is dict else copy.deepcopy(dict(value))
+
+
 def reasoning_block(part: ReasoningPart) -> dict[str, Any] | None:
     """This wire's own reasoning block, verbatim, or None when the part holds none."""
-    data = (part.provider_data or {}).get(WIRE)
+    data = own_data(part.provider_data)
     if isinstance(data, Mapping) and data.get("type") in REASONING_TYPES:
-        return copy.deepcopy(dict(data))
+        return dict(data)  # its own dict (the fields are strings), never the stored one
     return None
 
 
 def text_block(part: TextPart) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "text", "text": part.text}
-    block.update(extras_of((part.provider_data or {}).get(WIRE), TEXT_KEYS))
+    if part.provider_data is not None:
+        block.update(extras_of(own_data(part.provider_data), TEXT_KEYS))
     return block
 
 
-def call_block(part: ToolCallPart, *, nm: NameMap, ids: IdRewriter,
+def call_block(part: ToolCallPart, *, nm: ToolNames, ids: IdRewriter,
                notes: list[Note] | None) -> dict[str, Any]:
     args = part.arguments
-    if not isinstance(args, Mapping) or part.parse_error is not None:
-        if notes is not None:
-            why = "did not parse" if part.parse_error or args is None else "are not an object"
-            notes.append(Note(kind="arguments_replaced", subject=part.id,
-                              detail=f"arguments {why}; sent as {{}} (input must be an object)"))
-        args = {}
+    if type(args) is not dict or part.parse_error is not None:
+        if not isinstance(args, Mapping) or part.parse_error is not None:
+            if notes is not None:
+                why = "did not parse" if part.parse_error or args is None else "are not an object"
+                notes.append(Note(
+                    kind="arguments_replaced", subject=part.id,
+                    detail=f"arguments {why}; sent as {{}} (input must be an object)"))
+            args = {}
+        else:
+            args = as_dict(args)
     block: dict[str, Any] = {"type": "tool_use", "id": ids(part.id), "name": nm.wire(part.name),
-                             "input": copy.deepcopy(dict(args))}
-    block.update(extras_of((part.provider_data or {}).get(WIRE), CALL_KEYS))
+                             "input": args}
+    if part.provider_data is not None:
+        block.update(extras_of(own_data(part.provider_data), CALL_KEYS))
     return block
 
 
 def result_block(part: ToolResultPart, *, ids: IdRewriter) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": ids(part.call_id)}
-    stored = (part.provider_data or {}).get(WIRE)
+    stored = own_data(part.provider_data)
     original = stored.get("content") if isinstance(stored, Mapping) else None
     if isinstance(original, list) and result_text(original)[0] == part.content:
-        block["content"] = copy.deepcopy(original)
+        block["content"] = original
     elif part.content:
         block["content"] = part.content
     if part.is_error:
         block["is_error"] = True
-    block.update(extras_of(stored, RESULT_KEYS))
+    if stored is not None:
+        block.update(extras_of(stored, RESULT_KEYS))
     return block
 
 
@@ -275,19 +356,21 @@ def result_block(part: ToolResultPart, *, ids: IdRewriter) -> dict[str, Any]:
 
 
 def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return value if type(value) is int or (isinstance(value, int)
+                                           and not isinstance(value, bool)) else 0
 
 
 def usage_from(raw: Any) -> Usage:
-    if not isinstance(raw, Mapping):
+    if type(raw) is not dict and not isinstance(raw, Mapping):
         return Usage()
-    write = _int(raw.get("cache_creation_input_tokens"))
-    read = _int(raw.get("cache_read_input_tokens"))
-    details = raw.get("output_tokens_details")
+    get = raw.get
+    write = _int(get("cache_creation_input_tokens"))
+    read = _int(get("cache_read_input_tokens"))
+    details = get("output_tokens_details")
     thinking = _int(details.get("thinking_tokens")) if isinstance(details, Mapping) else 0
     return Usage(
-        input_tokens=_int(raw.get("input_tokens")) + write + read,
-        output_tokens=_int(raw.get("output_tokens")),
+        input_tokens=_int(get("input_tokens")) + write + read,
+        output_tokens=_int(get("output_tokens")),
         cache_read_tokens=read,
         cache_write_tokens=write,
         reasoning_tokens=thinking,
@@ -296,13 +379,17 @@ def usage_from(raw: Any) -> Usage:
 
 def usage_extras(raw: Any) -> dict[str, Any]:
     """Usage keys the canonical `Usage` does not carry (service tier, server-tool counts...)."""
-    if not isinstance(raw, Mapping):
+    if type(raw) is not dict and not isinstance(raw, Mapping):
         return {}
-    out = {k: v for k, v in raw.items()
-           if k not in USAGE_KEYS and k != "output_tokens_details" and v is not None}
-    details = raw.get("output_tokens_details")
-    if isinstance(details, Mapping) and set(details) - {"thinking_tokens"}:
-        out["output_tokens_details"] = dict(details)
+    out: dict[str, Any] = {}
+    for key in raw:
+        if key not in USAGE_KEYS:
+            out = {k: v for k, v in raw.items()
+                   if k not in USAGE_KEYS and k != "output_tokens_details" and v is not None}
+            details = raw.get("output_tokens_details")
+            if isinstance(details, Mapping) and set(details) - {"thinking_tokens"}:
+                out["output_tokens_details"] = dict(details)
+            break
     return out
 
 
@@ -331,8 +418,10 @@ def stop_for(raw: Any, parts: Sequence[Part]) -> tuple[StopReason, bool]:
     A call counts as cut off when the reply ended on a limit and a call's arguments do not
     parse, or the reply's last block is a call (the limit hit while it was being written).
     """
-    calls = [p for p in parts if isinstance(p, ToolCallPart)]
     known: StopReason | None = STOP_REASONS.get(raw) if isinstance(raw, str) else None
+    if known == "tool_calls" and parts and type(parts[-1]) is ToolCallPart:
+        return "tool_calls", False  # the common case, decided without a look at every part
+    calls = [p for p in parts if isinstance(p, ToolCallPart)]
     if calls and raw in _CUT_OFF:
         broken = any(c.parse_error is not None or c.arguments is None for c in calls)
         if broken or isinstance(parts[-1], ToolCallPart):
@@ -355,31 +444,38 @@ def stop_to_wire(reply: Reply) -> str:
 # --------------------------------------------------------------------------- whole replies
 
 
-def decode_reply(body: Mapping[str, Any], *, nm: NameMap) -> Reply:
-    if not isinstance(body, Mapping):
+def decode_reply(body: Mapping[str, Any], *, nm: ToolNames) -> Reply:
+    if type(body) is not dict and not isinstance(body, Mapping):
         raise WireFormatError(f"{WIRE}: a reply must be a JSON object")
-    if body.get("type") == "error":
+    get = body.get
+    if get("type") == "error":
         raise WireFormatError(f"{WIRE}: this is an error body, not a reply: {dumps(body)[:300]}")
-    content = body.get("content")
+    content = get("content")
     if content is None:
         content = []
-    if not isinstance(content, list):
+    if type(content) is not list and not isinstance(content, list):
         raise WireFormatError(f"{WIRE}: 'content' must be a list of blocks")
     parts = parts_from_blocks(content, nm=nm, seed=reply_seed(body))
-    raw = body.get("stop_reason")
+    raw = get("stop_reason")
     stop, truncated = stop_for(raw, parts)
-    extras: dict[str, Any] = {
-        k: v for k, v in body.items() if k not in REPLY_KEYS and v is not None
-    }
-    more_usage = usage_extras(body.get("usage"))
+    extras: dict[str, Any] | None = None
+    for key, value in body.items():
+        if value is not None and key not in REPLY_KEYS:
+            if extras is None:
+                extras = {}
+            extras[key] = value
+    usage = get("usage")
+    more_usage = usage_extras(usage)
     if more_usage:
+        if extras is None:
+            extras = {}
         extras["usage"] = more_usage
-    model, rid = body.get("model"), body.get("id")
+    model, rid = get("model"), get("id")
     return Reply(
         message=Message(role="assistant", parts=tuple(parts)),
         stop=stop,
         raw_stop=raw if isinstance(raw, str) else None,
-        usage=usage_from(body.get("usage")),
+        usage=usage_from(usage),
         model=model if isinstance(model, str) else None,
         id=rid if isinstance(rid, str) else None,
         truncated_call=truncated,
@@ -387,7 +483,7 @@ def decode_reply(body: Mapping[str, Any], *, nm: NameMap) -> Reply:
     )
 
 
-def reply_blocks(reply: Reply, *, nm: NameMap) -> list[dict[str, Any]]:
+def reply_blocks(reply: Reply, *, nm: ToolNames) -> list[dict[str, Any]]:
     """A reply's parts as the blocks the API would have sent (unsigned thinking for foreign
     reasoning, other wires' opaque blocks left out)."""
     ids = IdRewriter(None)
@@ -419,7 +515,7 @@ def reply_extras(reply: Reply) -> dict[str, Any]:
     return dict(data) if isinstance(data, Mapping) else {}
 
 
-def encode_reply(reply: Reply, *, nm: NameMap, model: str) -> dict[str, Any]:
+def encode_reply(reply: Reply, *, nm: ToolNames, model: str) -> dict[str, Any]:
     extras = reply_extras(reply)
     body: dict[str, Any] = {
         "id": reply_id(reply),

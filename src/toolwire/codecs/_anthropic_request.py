@@ -31,6 +31,8 @@ from ._anthropic_blocks import (
     TEXT_KEYS,
     WIRE,
     IdRewriter,
+    ToolNames,
+    as_dict,
     call_block,
     has_extras,
     name_map,
@@ -42,7 +44,7 @@ from ._anthropic_blocks import (
     text_from_block,
 )
 from ._anthropic_schema import input_schema
-from ._base import Encoded, NameMap, Note
+from ._base import Encoded, Note
 
 DEFAULT_MAX_TOKENS = 4096
 """Sent when `Request.max_tokens` is None: the API requires the field."""
@@ -56,100 +58,124 @@ _TOOL_KEYS = frozenset({"name", "description", "input_schema", "strict"})
 # --------------------------------------------------------------------------- encode
 
 
-def _user_blocks(parts: Sequence[Part], *, where: str, ids: IdRewriter,
-                 notes: list[Note]) -> list[dict[str, Any]]:
+def part_subject(message: int, part: int) -> str:
+    """How notes name one part of one canonical message."""
+    return f"messages[{message}].parts[{part}]"
+
+
+def _user_blocks(parts: Sequence[Part], *, index: int, ids: IdRewriter, notes: list[Note],
+                 positions: Sequence[int] | None = None) -> list[dict[str, Any]]:
+    """Blocks of the parts of message ``index`` (``positions``: where each part sits in it)."""
     blocks: list[dict[str, Any]] = []
-    for part in parts:
+    for n, part in enumerate(parts):
         if isinstance(part, TextPart):
             if part.text:
                 blocks.append(text_block(part))
             else:
-                notes.append(Note(kind="empty_text_dropped", subject=where,
+                notes.append(Note(kind="empty_text_dropped",
+                                  subject=part_subject(index, positions[n] if positions else n),
                                   detail="the API rejects empty text blocks"))
         elif isinstance(part, ToolResultPart):
             blocks.append(result_block(part, ids=ids))
         elif isinstance(part, OpaquePart) and part.wire == WIRE:
-            blocks.append(copy.deepcopy(dict(part.payload)))
+            blocks.append(as_dict(part.payload))
         else:
             kind = "opaque_dropped" if isinstance(part, OpaquePart) else "part_dropped"
-            notes.append(Note(kind=kind, subject=where,
-                              detail=f"a {type(part).__name__} cannot be sent in this message"))
+            notes.append(Note(kind=kind,
+                              subject=part_subject(index, positions[n] if positions else n),
+                              detail=_dropped(part)))
     return blocks
 
 
-def _assistant_blocks(parts: Sequence[Part], *, where: str, nm: NameMap, ids: IdRewriter,
+def _dropped(part: Part) -> str:
+    if isinstance(part, OpaquePart):
+        return f"{part.kind!r} from {part.wire} has no meaning here"
+    return f"a {type(part).__name__} cannot be sent in this message"
+
+
+def _assistant_blocks(parts: Sequence[Part], *, index: int, nm: ToolNames, ids: IdRewriter,
                       notes: list[Note]) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    for part in parts:
-        if isinstance(part, ReasoningPart):
-            own = reasoning_block(part)
-            if own is None:
-                notes.append(Note(kind="reasoning_dropped", subject=where,
-                                  detail="reasoning without an Anthropic signature cannot be "
-                                         "sent back to this wire"))
-            else:
-                blocks.append(own)
+    for n, part in enumerate(parts):
+        if isinstance(part, ToolCallPart):
+            blocks.append(call_block(part, nm=nm, ids=ids, notes=notes))
         elif isinstance(part, TextPart):
             if part.text:
                 blocks.append(text_block(part))
             else:
-                notes.append(Note(kind="empty_text_dropped", subject=where,
+                notes.append(Note(kind="empty_text_dropped", subject=part_subject(index, n),
                                   detail="the API rejects empty text blocks"))
-        elif isinstance(part, ToolCallPart):
-            blocks.append(call_block(part, nm=nm, ids=ids, notes=notes))
+        elif isinstance(part, ReasoningPart):
+            own = reasoning_block(part)
+            if own is None:
+                notes.append(Note(kind="reasoning_dropped", subject=part_subject(index, n),
+                                  detail="reasoning without an Anthropic signature cannot be "
+                                         "sent back to this wire"))
+            else:
+                blocks.append(own)
         elif isinstance(part, OpaquePart):
             if part.wire == WIRE:
-                blocks.append(copy.deepcopy(dict(part.payload)))
+                blocks.append(as_dict(part.payload))
             else:
-                notes.append(Note(kind="opaque_dropped", subject=where,
-                                  detail=f"{part.kind!r} from {part.wire} has no meaning here"))
+                notes.append(Note(kind="opaque_dropped", subject=part_subject(index, n),
+                                  detail=_dropped(part)))
         else:
-            notes.append(Note(kind="part_dropped", subject=where,
+            notes.append(Note(kind="part_dropped", subject=part_subject(index, n),
                               detail="a tool result cannot be part of an assistant message"))
     return blocks
 
 
 def _content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
     """A lone plain text block is sent as a string, as the API documents it."""
-    if len(blocks) == 1 and blocks[0].get("type") == "text" and set(blocks[0]) == TEXT_KEYS:
-        return str(blocks[0]["text"])
+    if len(blocks) == 1:
+        block = blocks[0]
+        if len(block) == 2 and block.get("type") == "text" and "text" in block:
+            return str(block["text"])
     return blocks
 
 
-def _encode_messages(messages: Sequence[Message], *, nm: NameMap,
+def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
                      notes: list[Note]) -> list[dict[str, Any]]:
     ids = IdRewriter(notes)
     out: list[dict[str, Any]] = []
     i = 0
-    while i < len(messages):
-        m, where = messages[i], f"messages[{i}]"
-        if m.role == "assistant":
-            blocks = _assistant_blocks(m.parts, where=where, nm=nm, ids=ids, notes=notes)
+    count = len(messages)
+    while i < count:
+        m = messages[i]
+        role = m.role
+        if role == "assistant":
+            blocks = _assistant_blocks(m.parts, index=i, nm=nm, ids=ids, notes=notes)
             out.append({"role": "assistant", "content": _content(blocks)})
-        elif m.role == "system":
-            blocks = _user_blocks([p for p in m.parts if isinstance(p, TextPart)], where=where,
-                                  ids=ids, notes=notes)
-            if not all(isinstance(p, TextPart) for p in m.parts):
-                notes.append(Note(kind="part_dropped", subject=where,
-                                  detail="a system message carries text only"))
-            out.append({"role": "system", "content": _content(blocks)})
-        elif m.role == "tool":
-            results = [p for p in m.parts if isinstance(p, ToolResultPart)]
-            rest = [p for p in m.parts if not isinstance(p, ToolResultPart)]
-            blocks = _user_blocks([*results, *rest], where=where, ids=ids, notes=notes)
-            if i + 1 < len(messages) and messages[i + 1].role == "user":
+        elif role == "tool":
+            parts = m.parts
+            if all(isinstance(p, ToolResultPart) for p in parts):
+                blocks = _user_blocks(parts, index=i, ids=ids, notes=notes)
+            else:  # results first, whatever else the message holds after them
+                order = sorted(range(len(parts)),
+                               key=lambda n: not isinstance(parts[n], ToolResultPart))
+                blocks = _user_blocks([parts[n] for n in order], index=i, ids=ids, notes=notes,
+                                      positions=order)
+            if i + 1 < count and messages[i + 1].role == "user":
                 i += 1
-                blocks += _user_blocks(messages[i].parts, where=f"messages[{i}]", ids=ids,
-                                       notes=notes)
+                blocks += _user_blocks(messages[i].parts, index=i, ids=ids, notes=notes)
             out.append({"role": "user", "content": blocks})
+        elif role == "system":
+            texts = [n for n, p in enumerate(m.parts) if isinstance(p, TextPart)]
+            blocks = _user_blocks([m.parts[n] for n in texts], index=i, ids=ids, notes=notes,
+                                  positions=texts)
+            for n, part in enumerate(m.parts):
+                if not isinstance(part, TextPart):
+                    notes.append(Note(kind="part_dropped", subject=part_subject(i, n),
+                                      detail="a system message carries text only"))
+            out.append({"role": "system", "content": _content(blocks)})
         else:
-            blocks = _user_blocks(m.parts, where=where, ids=ids, notes=notes)
+            blocks = _user_blocks(m.parts, index=i, ids=ids, notes=notes)
             out.append({"role": "user", "content": _content(blocks)})
         i += 1
     return out
 
 
-def _encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: NameMap,
+def _encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: ToolNames,
                   notes: list[Note]) -> list[dict[str, Any]]:
     encoded: list[dict[str, Any]] = []
     for spec in tools:
@@ -180,7 +206,7 @@ def _encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: NameMap,
     return out + encoded
 
 
-def _encode_choice(choice: ToolChoice, *, nm: NameMap, notes: list[Note]) -> dict[str, Any]:
+def _encode_choice(choice: ToolChoice, *, nm: ToolNames, notes: list[Note]) -> dict[str, Any]:
     out: dict[str, Any]
     if choice.mode == "tool" and choice.name:
         out = {"type": "tool", "name": nm.wire(choice.name)}
@@ -209,8 +235,8 @@ def _system_text(blocks: Sequence[Any]) -> str:
 def encode(request: Request) -> Encoded:
     notes: list[Note] = []
     nm = name_map(request)
-    notes.extend(nm.notes())
-    opts = dict((request.provider_options or {}).get(WIRE) or {})
+    all_opts = request.provider_options or {}
+    opts = dict(all_opts.get(WIRE) or {})
     max_tokens = request.max_tokens
     if max_tokens is None:
         max_tokens = DEFAULT_MAX_TOKENS
@@ -231,6 +257,8 @@ def encode(request: Request) -> Encoded:
         body["tools"] = _encode_tools(request.tools, stored_tools, nm=nm, notes=notes)
     if request.tool_choice is not None:
         body["tool_choice"] = _encode_choice(request.tool_choice, nm=nm, notes=notes)
+        if request.tool_choice.name:
+            nm.wire(request.tool_choice.name)
     if request.temperature is not None and "temperature" not in opts:
         notes.append(Note(
             kind="field_dropped", subject="temperature",
@@ -238,12 +266,13 @@ def encode(request: Request) -> Encoded:
                    "provider_options['anthropic-messages'] to send it anyway"))
     if request.stream:
         body["stream"] = True
-    for key, value in opts.items():
-        body[key] = copy.deepcopy(value)
-    for wire in (request.provider_options or {}):
+    body.update(opts)
+    for wire in all_opts:
         if wire != WIRE:
             notes.append(Note(kind="field_dropped", subject=f"provider_options[{wire!r}]",
                               detail="options for another wire are not sent"))
+    if nm.built:  # some name needed mapping: its notes go first, as the names come first
+        notes[:0] = nm.notes()
     return Encoded(body=body, notes=tuple(notes))
 
 
@@ -273,7 +302,7 @@ def _user_parts(blocks: Sequence[Mapping[str, Any]]) -> list[Part]:
 def _decode_messages(raw: Any) -> list[Message]:
     if not isinstance(raw, list):
         raise WireFormatError(f"{WIRE}: 'messages' must be a list")
-    nm = NameMap()
+    nm = ToolNames(None)
     out: list[Message] = []
     names: dict[str, str] = {}
     for i, wm in enumerate(raw):

@@ -84,6 +84,8 @@ def _strict(schema: dict[str, Any], path: str, changes: list[str]) -> None:
 def input_schema(name: str, schema: Mapping[str, Any], *, strict: bool,
                  notes: list[Note]) -> dict[str, Any]:
     """The schema to send for tool ``name``: the original when it fits, else a fixed copy."""
+    if not strict and "type" in schema:
+        return schema if type(schema) is dict else copy.deepcopy(dict(schema))
     out = copy.deepcopy(dict(schema))
     changes: list[str] = []
     if "type" not in out:

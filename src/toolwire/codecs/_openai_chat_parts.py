@@ -71,13 +71,30 @@ _REPLY_KEYS = frozenset({"id", "object", "created", "model", "choices", "usage",
 # --------------------------------------------------------------------------- small helpers
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def plain(value: Any) -> JSON:
-    """A deep copy made only of dict, list and scalars (Mappings and tuples converted)."""
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    """A deep copy made only of dict, list and scalars (Mappings and tuples converted).
+
+    Only for values that are kept or handed on; what is only read is read in place.
+    """
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict or isinstance(value, Mapping):
+        return {k if type(k) is str else str(k): plain(v) for k, v in value.items()}
+    if kind is list or kind is tuple or isinstance(value, list | tuple):
         return [plain(v) for v in value]
     return value
+
+
+def extras_of(value: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any] | None:
+    """Copies of the keys of ``value`` outside ``known``, or None when it has none."""
+    for key in value:
+        if key not in known:
+            return {k: plain(v) for k, v in value.items() if k not in known}
+    return None
 
 
 def real_id(value: Any) -> str | None:
@@ -157,11 +174,15 @@ class Names:
 
 def reasoning_part(message: Mapping[str, Any]) -> ReasoningPart | None:
     """The reasoning fields of an assistant message, kept exactly, as one part."""
-    payload = {
-        k: plain(message[k]) for k in REASONING_KEYS
-        if message.get(k) not in (None, "", [])
-    }
-    if not payload:
+    payload: dict[str, Any] | None = None
+    for key in REASONING_KEYS:
+        if key in message:
+            value = message[key]
+            if value is not None and value != "" and value != []:
+                if payload is None:
+                    payload = {}
+                payload[key] = plain(value)
+    if payload is None:
         return None
     return ReasoningPart(text=reasoning_text(payload), provider_data={WIRE: payload})
 
@@ -185,6 +206,9 @@ def details_text(details: Any) -> str:
     return "".join(out)
 
 
+_TEXT_ITEM_KEYS = frozenset({"type", "text"})
+
+
 def content_parts(content: Any, *, keep_empty: bool) -> list[Part]:
     """Text and other content items of a message (non-text items kept as opaque parts)."""
     if isinstance(content, str):
@@ -196,10 +220,10 @@ def content_parts(content: Any, *, keep_empty: bool) -> list[Part]:
         if not isinstance(item, Mapping):
             continue
         kind = item.get("type")
-        if kind == "text" and isinstance(item.get("text"), str):
-            extras = {k: plain(v) for k, v in item.items() if k not in ("type", "text")}
-            data = {WIRE: extras} if extras else None
-            parts.append(TextPart(text=item["text"], provider_data=data))
+        text = item.get("text")
+        if kind == "text" and isinstance(text, str):
+            extras = extras_of(item, _TEXT_ITEM_KEYS)
+            parts.append(TextPart(text=text, provider_data={WIRE: extras} if extras else None))
         elif kind == "refusal" and isinstance(item.get("refusal"), str):
             parts.append(TextPart(text=item["refusal"], provider_data=REFUSAL))
         else:
@@ -207,23 +231,27 @@ def content_parts(content: Any, *, keep_empty: bool) -> list[Part]:
     return parts
 
 
+_CALL_KEYS = frozenset({"id", "type", "function", "index", "custom"})
+
+
 def decode_call(
     call: Mapping[str, Any], position: int, seed: str, names: NameMap | None
 ) -> ToolCallPart | OpaquePart:
     """One entry of ``tool_calls``; ``position`` is its place in the message (for missing ids)."""
     fn = call.get("function")
-    custom = call.get("custom")
-    if call.get("type") == "custom" or (
-        not isinstance(fn, Mapping) and isinstance(custom, Mapping)
-    ):
+    if type(fn) is not dict and not isinstance(fn, Mapping):
+        if isinstance(call.get("custom"), Mapping):
+            return OpaquePart(wire=WIRE, kind="custom_tool_call", payload=plain(call))
+        fn = {}
+    if "type" in call and call["type"] == "custom":
         return OpaquePart(wire=WIRE, kind="custom_tool_call", payload=plain(call))
-    fn = mapping(fn)
-    name = string(fn.get("name"))
+    name = fn.get("name")
+    if not isinstance(name, str):
+        name = ""
     if names is not None:
         name = names.user(name)
     call_id = real_id(call.get("id")) or call_id_for(seed, position)
-    extras = {k: plain(v) for k, v in call.items()
-              if k not in ("id", "type", "function", "index", "custom")}
+    extras = extras_of(call, _CALL_KEYS)
     data = {WIRE: extras} if extras else None
     args = fn.get("arguments")
     if args is None or isinstance(args, str):
@@ -233,22 +261,35 @@ def decode_call(
 
 
 def assistant_parts(
-    message: Mapping[str, Any], *, seed: str, names: NameMap | None
+    message: Mapping[str, Any], *, seed: str, names: NameMap | None,
+    made_ids: list[str] | None = None,
 ) -> list[Part]:
-    """Canonical parts of an assistant message: reasoning, text, refusal, then calls."""
+    """Canonical parts of an assistant message: reasoning, text, refusal, then calls.
+
+    ``made_ids`` (when given) receives the ids made up for calls that came without one.
+    """
     parts: list[Part] = []
     reasoning = reasoning_part(message)
     if reasoning is not None:
         parts.append(reasoning)
-    parts.extend(content_parts(message.get("content"), keep_empty=False))
+    content = message.get("content")
+    if isinstance(content, str):
+        if content:
+            parts.append(TextPart(text=content))
+    else:
+        parts.extend(content_parts(content, keep_empty=False))
     refusal = message.get("refusal")
     if isinstance(refusal, str) and refusal:
         parts.append(TextPart(text=refusal, provider_data=REFUSAL))
     calls = message.get("tool_calls")
-    if isinstance(calls, list) and calls:
+    if type(calls) is list and calls:
         for i, call in enumerate(calls):
-            if isinstance(call, Mapping):
-                parts.append(decode_call(call, i, seed, names))
+            if type(call) is dict or isinstance(call, Mapping):
+                part = decode_call(call, i, seed, names)
+                parts.append(part)
+                if (made_ids is not None and type(part) is ToolCallPart
+                        and part.id != call.get("id")):
+                    made_ids.append(part.id)
     elif string(mapping(message.get("function_call")).get("name")):
         # the legacy single-function shape, still sent by a few servers
         parts.append(decode_call({"function": message["function_call"]}, 0, seed, names))
@@ -284,6 +325,11 @@ def merge_reasoning(target: dict[str, Any], payload: Mapping[str, Any]) -> None:
 
 def reasoning_payload(part: ReasoningPart) -> dict[str, Any] | None:
     return wire_data(part.provider_data)
+
+
+def part_subject(message: int, part: int) -> str:
+    """How notes name one part of one canonical message."""
+    return f"messages[{message}].parts[{part}]"
 
 
 def dropped_reasoning_note(subject: str) -> Note:

@@ -38,8 +38,10 @@ from ._openai_chat_parts import (
     dropped_opaque_note,
     dropped_reasoning_note,
     encode_call,
+    extras_of,
     is_refusal,
     merge_reasoning,
+    part_subject,
     plain,
     real_id,
     reasoning_payload,
@@ -51,6 +53,9 @@ ERROR_PREFIX = "Error: "
 EMPTY_RESULT = "(no output)"
 
 _DEFAULT_SCHEMA = {"type": "object", "properties": {}}
+MAX_TOKENS_FIELD = "max_tokens_field"
+"""Option key (never sent) naming the token-limit field a decoded body used, when it was the
+older ``max_tokens``; encode then sends `Request.max_tokens` in that field again."""
 _ASSISTANT_KEYS = frozenset({"role", "content", "refusal", "tool_calls", *REASONING_KEYS})
 
 
@@ -70,75 +75,75 @@ class _Encoder:
     # ------------------------------------------------------------------ messages
 
     def message(self, index: int, message: Message) -> list[dict[str, Any]]:
-        subject = f"messages[{index}]"
-        extras = plain(wire_data(message.provider_data) or {})
+        pd = message.provider_data
+        extras = plain(wire_data(pd) or {}) if pd is not None else None
         if message.role == "assistant":
             return self.assistant(index, message, extras)
         results = [p for p in message.parts if isinstance(p, ToolResultPart)]
         out = [self.result(r) for r in results]
         if message.role == "tool":
-            for part in message.parts:
+            for j, part in enumerate(message.parts):
                 if not isinstance(part, ToolResultPart):
-                    self.drop(subject, part)
+                    self.drop(index, j, part)
             return out
-        rest = [p for p in message.parts if not isinstance(p, ToolResultPart)]
-        if rest or not results:
-            body = {"role": message.role, "content": self.content(subject, rest)}
-            body.update(extras)
+        if len(results) < len(message.parts) or not results:
+            rest = [(j, p) for j, p in enumerate(message.parts)
+                    if not isinstance(p, ToolResultPart)]
+            body = {"role": message.role, "content": self.content(index, rest)}
+            if extras:
+                body.update(extras)
             out.append(body)
         return out
 
-    def content(self, subject: str, parts: Sequence[Part]) -> Any:
+    def content(self, index: int, parts: Sequence[tuple[int, Part]]) -> Any:
         items: list[dict[str, Any]] = []
-        for part in parts:
+        for j, part in parts:
             if isinstance(part, TextPart):
-                if is_refusal(part):
-                    items.append({"type": "text", "text": part.text})
-                    continue
                 item: dict[str, Any] = {"type": "text", "text": part.text}
-                item.update(plain(wire_data(part.provider_data) or {}))
+                if part.provider_data is not None and not is_refusal(part):
+                    item.update(plain(wire_data(part.provider_data) or {}))
                 items.append(item)
             elif isinstance(part, OpaquePart) and part.wire == WIRE:
                 items.append(plain(part.payload))
             else:
-                self.drop(subject, part)
-        if len(items) == 1 and set(items[0]) == {"type", "text"}:
+                self.drop(index, j, part)
+        if (len(items) == 1 and len(items[0]) == 2 and "text" in items[0]
+                and items[0].get("type") == "text"):
             return items[0]["text"]
         return items if items else ""
 
     def assistant(
-        self, index: int, message: Message, extras: dict[str, Any]
+        self, index: int, message: Message, extras: dict[str, Any] | None
     ) -> list[dict[str, Any]]:
-        subject = f"messages[{index}]"
-        texts: list[TextPart] = []
+        texts: list[tuple[int, Part]] = []
         refusals: list[str] = []
         others: list[dict[str, Any]] = []
         calls: list[dict[str, Any]] = []
         reasoning: dict[str, Any] = {}
         self.pending_ids = []
-        for part in message.parts:
+        for j, part in enumerate(message.parts):
             if isinstance(part, TextPart):
-                if is_refusal(part):
+                if part.provider_data is not None and is_refusal(part):
                     refusals.append(part.text)
                 else:
-                    texts.append(part)
+                    texts.append((j, part))
+            elif isinstance(part, ToolCallPart):
+                calls.append(self.call(index, len(calls), part))
             elif isinstance(part, ReasoningPart):
                 payload = reasoning_payload(part)
                 if payload is None:
-                    self.notes.append(dropped_reasoning_note(subject))
+                    self.notes.append(dropped_reasoning_note(part_subject(index, j)))
                 else:
                     merge_reasoning(reasoning, payload)
-            elif isinstance(part, ToolCallPart):
-                calls.append(self.call(index, len(calls), part))
             elif isinstance(part, OpaquePart) and part.wire == WIRE:
                 if part.kind == "custom_tool_call":
                     calls.append(plain(part.payload))
                 else:
                     others.append(plain(part.payload))
             else:
-                self.drop(subject, part)
+                self.drop(index, j, part)
         out: dict[str, Any] = {"role": "assistant"}
-        content: Any = self.content(subject, [*texts])
+        content: Any = self.content(index, texts)
         if others:
             content = ([{"type": "text", "text": content}] if isinstance(content, str) and content
                        else content if isinstance(content, list) else []) + others
@@ -147,10 +152,12 @@ class _Encoder:
         out["content"] = content
         if refusals:
             out["refusal"] = "".join(refusals)
-        out.update(reasoning)
+        if reasoning:
+            out.update(reasoning)
         if calls:
             out["tool_calls"] = calls
-        out.update(extras)
+        if extras:
+            out.update(extras)
         return [out]
 
     def call(self, index: int, position: int, part: ToolCallPart) -> dict[str, Any]:
@@ -173,10 +180,12 @@ class _Encoder:
         elif not part.is_error and content == "":
             content = EMPTY_RESULT
         out: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": content}
-        out.update(plain(wire_data(part.provider_data) or {}))
+        if part.provider_data is not None:
+            out.update(plain(wire_data(part.provider_data) or {}))
         return out
 
-    def drop(self, subject: str, part: Part) -> None:
+    def drop(self, index: int, position: int, part: Part) -> None:
+        subject = part_subject(index, position)
         if isinstance(part, ReasoningPart):
             self.notes.append(dropped_reasoning_note(subject))
         elif isinstance(part, OpaquePart):
@@ -191,7 +200,9 @@ class _Encoder:
         fn: dict[str, Any] = {"name": self.names.wire(spec.name)}
         if spec.description:
             fn["description"] = spec.description
-        schema = plain(spec.input_schema)
+        schema: Any = spec.input_schema
+        if type(schema) is not dict:  # a dict goes out as it is: bodies are never changed
+            schema = plain(schema)
         if spec.strict:
             try:
                 schema, changes = strict_schema(schema)
@@ -229,7 +240,8 @@ def encode(request: Request) -> Encoded:
     for i, message in enumerate(request.messages):
         messages.extend(enc.message(i, message))
     body: dict[str, Any] = {"model": request.model, "messages": messages}
-    options = plain((request.provider_options or {}).get(WIRE) or {})
+    all_options = request.provider_options or {}
+    options = plain(all_options.get(WIRE) or {})
     options = options if isinstance(options, dict) else {}
     tools = [enc.tool(t) for t in request.tools]
     extra_tools = options.pop("tools", None)
@@ -239,9 +251,8 @@ def encode(request: Request) -> Encoded:
         body["tools"] = tools
     if request.tool_choice is not None:
         enc.choice(request.tool_choice, body)
-    field = "max_completion_tokens"
-    if "max_tokens" in options and "max_completion_tokens" not in options:
-        field = "max_tokens"
+    field = "max_tokens" if options.pop(MAX_TOKENS_FIELD, None) == "max_tokens" else (
+        "max_completion_tokens")
     if request.max_tokens is not None:
         body[field] = request.max_tokens
         options.pop(field, None)
@@ -257,26 +268,35 @@ def encode(request: Request) -> Encoded:
                 del body[key]
                 enc.notes.append(Note(kind="field_dropped", subject=key,
                                       detail="left out: the API refuses it without tools"))
+    for wire in all_options:
+        if wire != WIRE:
+            enc.notes.append(Note(kind="field_dropped", subject=f"provider_options[{wire!r}]",
+                                  detail="options for another wire are not sent"))
     return Encoded(body=body, notes=tuple(enc.notes))
 
 
 # =========================================================================== decode
 
 
+_RESULT_KEYS = frozenset({"role", "tool_call_id", "content"})
+_PLAIN_KEYS = frozenset({"role", "content"})
+
+
 def _result(message: Mapping[str, Any], call_id: str, names: Mapping[str, str]) -> ToolResultPart:
     content = message.get("content")
-    if isinstance(content, list):
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
         text = "".join(p.text for p in content_parts(content, keep_empty=True)
                        if isinstance(p, TextPart))
     else:
-        text = content if isinstance(content, str) else ""
+        text = ""
     is_error = text.startswith(ERROR_PREFIX)
     if is_error:
         text = text[len(ERROR_PREFIX):]
     elif text == EMPTY_RESULT:
         text = ""
-    extras = {k: plain(v) for k, v in message.items()
-              if k not in ("role", "tool_call_id", "content")}
+    extras = extras_of(message, _RESULT_KEYS)
     return ToolResultPart(call_id=call_id, content=text, is_error=is_error,
                           name=names.get(call_id), provider_data={WIRE: extras} if extras else None)
 
@@ -285,8 +305,8 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
     system: str | None = None
     start = 0
     first = raw[0] if raw else None
-    if (isinstance(first, Mapping) and first.get("role") == "system"
-            and isinstance(first.get("content"), str) and set(first) == {"role", "content"}):
+    if (isinstance(first, Mapping) and len(first) == 2 and first.get("role") == "system"
+            and isinstance(first.get("content"), str)):
         system, start = first["content"], 1
     out: list[Message] = []
     results: list[ToolResultPart] = []
@@ -294,7 +314,7 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
     pending: list[str] = []
     for index in range(start, len(raw)):
         msg = raw[index]
-        if not isinstance(msg, Mapping):
+        if type(msg) is not dict and not isinstance(msg, Mapping):
             continue
         role = msg.get("role")
         if role == "tool":
@@ -305,22 +325,20 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
             out.append(Message(role="tool", parts=tuple(results)))
             results = []
         if role == "assistant":
-            parts = assistant_parts(msg, seed=f"messages[{index}]", names=None)
-            calls = [p for p in parts if isinstance(p, ToolCallPart)]
-            call_names = {c.id: c.name for c in calls}
-            given = msg.get("tool_calls")
-            given = given if isinstance(given, list) else []
-            pending = [c.id for c, g in zip(calls, given, strict=False)
-                       if isinstance(g, Mapping) and real_id(g.get("id")) is None]
-            extras = {k: plain(v) for k, v in msg.items() if k not in _ASSISTANT_KEYS}
+            pending = []
+            parts = assistant_parts(msg, seed=f"messages[{index}]", names=None,
+                                    made_ids=pending)
+            call_names = {p.id: p.name for p in parts if type(p) is ToolCallPart}
+            extras = extras_of(msg, _ASSISTANT_KEYS)
             out.append(Message(role="assistant", parts=tuple(parts),
                                provider_data={WIRE: extras} if extras else None))
             continue
-        extras = {k: plain(v) for k, v in msg.items() if k not in ("role", "content")}
-        if role in ("system", "user"):
+        extras = extras_of(msg, _PLAIN_KEYS)
+        if role == "system" or role == "user":
             canonical = role
         else:  # developer, function, anything newer: a user/system message that keeps its role
             canonical = "system" if role == "developer" else "user"
+            extras = extras or {}
             extras["role"] = plain(role)
         out.append(Message(role=canonical,  # type: ignore[arg-type]
                            parts=tuple(content_parts(msg.get("content"), keep_empty=True)),
@@ -332,16 +350,21 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
 
 def _tool(raw: Mapping[str, Any]) -> ToolSpec | None:
     fn = raw.get("function")
-    if raw.get("type", "function") != "function" or not isinstance(fn, Mapping):
+    if type(fn) is not dict and not isinstance(fn, Mapping):
         return None
-    if not isinstance(fn.get("name"), str):
+    if raw.get("type", "function") != "function":
+        return None
+    name = fn.get("name")
+    if not isinstance(name, str):
         return None
     schema = fn.get("parameters")
     description = fn.get("description")
+    if type(schema) is not dict:  # a dict is kept as it is: request values are never changed
+        schema = plain(schema) if isinstance(schema, Mapping) else dict(_DEFAULT_SCHEMA)
     return ToolSpec(
-        name=fn["name"],
+        name=name,
         description=description if isinstance(description, str) else "",
-        input_schema=plain(schema) if isinstance(schema, Mapping) else dict(_DEFAULT_SCHEMA),
+        input_schema=schema,
         strict=fn.get("strict") is True,
     )
 
@@ -359,42 +382,73 @@ def _choice(raw: Any, parallel: Any) -> ToolChoice | None:
     return None
 
 
+def _is_int(value: Any) -> bool:
+    return type(value) is int or (isinstance(value, int) and not isinstance(value, bool))
+
+
+# body keys read into Request fields (each kept in the options when it cannot be read)
+_REQUEST_KEYS = frozenset({
+    "model", "messages", "tools", "tool_choice", "parallel_tool_calls", "max_completion_tokens",
+    "max_tokens", "temperature", "stream", "stream_options",
+})
+
+
 def decode_request(body: Mapping[str, Any]) -> Request:
-    """Any Chat Completions request body as a `Request`; unknown keys go to provider_options."""
-    rest = {k: plain(v) for k, v in body.items()}
-    raw_messages = rest.pop("messages", [])
+    """Any Chat Completions request body as a `Request`; unknown keys go to provider_options.
+
+    The body is read, never changed; tool schemas are shared with it, not copied.
+    """
+    rest = extras_of(body, _REQUEST_KEYS) or {}
+    get = body.get
+    raw_messages = get("messages")
     system, messages = _messages(raw_messages if isinstance(raw_messages, list) else [])
-    model = rest.pop("model", "")
+    model = get("model", "")
     tools: list[ToolSpec] = []
     extra_tools: list[Any] = []
-    raw_tools = rest.pop("tools", [])
-    for raw in raw_tools if isinstance(raw_tools, list) else []:
+    raw_tools = get("tools")
+    for raw in raw_tools if isinstance(raw_tools, list) else ():
         spec = _tool(raw) if isinstance(raw, Mapping) else None
         if spec is None:
-            extra_tools.append(raw)
+            extra_tools.append(plain(raw))
         else:
             tools.append(spec)
     if extra_tools:
         rest["tools"] = extra_tools
-    choice = _choice(rest.get("tool_choice"), rest.get("parallel_tool_calls"))
-    if choice is not None:
-        rest.pop("parallel_tool_calls", None)
-        if rest.get("tool_choice") is not None:
-            rest.pop("tool_choice")
-    max_tokens = rest.pop("max_completion_tokens", None)
-    if not isinstance(max_tokens, int) and isinstance(rest.get("max_tokens"), int):
-        max_tokens = rest["max_tokens"]  # stays in the options: it names the field to send
-    temperature = rest.pop("temperature", None)
-    stream = rest.pop("stream", False) is True
-    if stream and rest.get("stream_options") == {"include_usage": True}:
-        del rest["stream_options"]
+    choice = _choice(get("tool_choice"), get("parallel_tool_calls"))
+    if choice is None:
+        for key in ("tool_choice", "parallel_tool_calls"):
+            if key in body:
+                rest[key] = plain(body[key])
+    elif "tool_choice" in body and body["tool_choice"] is None:
+        rest["tool_choice"] = None
+    limit = get("max_completion_tokens")
+    legacy = get("max_tokens")
+    max_tokens: int | None = None
+    if _is_int(limit):
+        max_tokens = limit
+        if "max_tokens" in body:
+            rest["max_tokens"] = plain(legacy)
+    else:
+        if "max_completion_tokens" in body:
+            rest["max_completion_tokens"] = plain(limit)
+        if _is_int(legacy):
+            max_tokens = legacy
+            rest[MAX_TOKENS_FIELD] = "max_tokens"  # remembered, so encode sends the same field
+        elif "max_tokens" in body:
+            rest["max_tokens"] = plain(legacy)
+    temperature = get("temperature")
+    stream = get("stream", False) is True
+    if "stream_options" in body:
+        stream_options = body["stream_options"]
+        if not (stream and stream_options == {"include_usage": True}):
+            rest["stream_options"] = plain(stream_options)
     return Request(
         model=model if isinstance(model, str) else str(model),
         messages=tuple(messages),
         system=system,
         tools=tuple(tools),
         tool_choice=choice,
-        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+        max_tokens=max_tokens,
         temperature=float(temperature) if isinstance(temperature, int | float) else None,
         stream=stream,
         provider_options={WIRE: rest} if rest else None,

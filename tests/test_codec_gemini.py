@@ -35,6 +35,7 @@ from toolwire.errors import (
     RateLimitError,
     ServerError,
     StreamError,
+    WireFormatError,
 )
 from toolwire.transcript import (
     Message,
@@ -1072,3 +1073,170 @@ def test_json_values_in_arguments_survive_the_stream() -> None:
         assert assemble(G.encode_stream(reply))[1] == reply
 
     check()
+
+
+# --------------------------------------------------------------------------- review fixes
+
+
+def test_settings_for_other_wires_give_one_note_per_key() -> None:
+    request = Request(model="m", messages=(Message.user("hi"),), provider_options={
+        "anthropic-messages": {"top_k": 5},
+        "openai-chat": {"seed": 7, "top_p": 0.5},
+        WIRE: {"safetySettings": []},
+    })
+    encoded = G.encode(request)
+    assert encoded.body["safetySettings"] == []
+    assert not {"top_k", "seed", "top_p"} & set(encoded.body)
+    notes = [(n.kind, n.subject, n.detail) for n in encoded.notes]
+    assert [(k, s) for k, s, _ in notes] == [
+        ("field_dropped", "provider_options['anthropic-messages']"),
+        ("field_dropped", "provider_options['openai-chat']"),
+        ("field_dropped", "provider_options['openai-chat']"),
+    ]
+    assert "'top_k'" in notes[0][2] and "'seed'" in notes[1][2] and "'top_p'" in notes[2][2]
+    check_body(encoded.body)
+
+
+def test_own_options_that_are_not_an_object_are_noted_not_sent() -> None:
+    encoded = G.encode(Request(model="m", provider_options={WIRE: ["safetySettings"]}))
+    assert encoded.body == {"contents": []}
+    assert [(n.kind, n.subject) for n in encoded.notes] == [
+        ("field_dropped", f"provider_options[{WIRE!r}]")]
+
+
+def test_every_dropped_part_is_named_by_message_and_part_index() -> None:
+    foreign = ReasoningPart(text="t", provider_data={"anthropic-messages": {"signature": "s"}})
+    opaque = OpaquePart(wire="openai-responses", kind="web_search_call", payload={"id": "w"})
+    call = ToolCallPart(id="c1", name="f", arguments={})
+    request = Request(model="m", messages=(
+        Message(role="user", parts=(TextPart(text="a"), opaque)),
+        Message(role="assistant", parts=(TextPart(text="b"), foreign, call)),
+        Message(role="tool", parts=(ToolResultPart(call_id="c1", content="x", name="f"),)),
+        Message(role="user", parts=(foreign, TextPart(text="c"))),
+    ))
+    encoded = G.encode(request)
+    assert [(n.kind, n.subject) for n in encoded.notes] == [
+        ("opaque_dropped", "messages[0].parts[1]"),
+        ("reasoning_dropped", "messages[1].parts[1]"),
+        ("reasoning_dropped", "messages[3].parts[0]"),  # joined to the results' content
+    ]
+    assert len(encoded.body["contents"]) == 3
+    check_body(encoded.body)
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ({"contents": "x"}, "contents: expected a list of contents, got a string"),
+    ({"contents": {"role": "user"}}, "contents: expected a list of contents, got an object"),
+    ({"contents": ["hi"]}, "contents[0]: expected an object (a content), got a string"),
+    ({"contents": [{"role": 1, "parts": []}]}, "contents[0].role: expected a string, got an "
+                                               "integer"),
+    ({"contents": [{"role": "user", "parts": "hi"}]},
+     "contents[0].parts: expected a list of parts, got a string"),
+    ({"contents": [{"role": "user", "parts": ["hi"]}]},
+     "contents[0].parts[0]: expected an object (a part), got a string"),
+    ({"contents": [{"role": "user", "parts": [{"text": 5}]}]},
+     "contents[0].parts[0].text: expected a string, got an integer"),
+    ({"contents": [{"role": "model", "parts": [{"functionCall": "f"}]}]},
+     "contents[0].parts[0].functionCall: expected an object, got a string"),
+    ({"contents": [{"role": "model", "parts": [{"functionCall": {"args": {}}}]}]},
+     "contents[0].parts[0].functionCall.name: expected a string, got null"),
+    ({"contents": [{"role": "model", "parts": [{"functionCall": {"name": "f", "args": [1]}}]}]},
+     "contents[0].parts[0].functionCall.args: expected an object, got a list"),
+    ({"contents": [{"role": "user", "parts": [{"functionResponse": []}]}]},
+     "contents[0].parts[0].functionResponse: expected an object, got a list"),
+    ({"systemInstruction": 5},
+     "systemInstruction: expected an object (a content) or a string, got an integer"),
+    ({"systemInstruction": {"parts": "be brief"}},
+     "systemInstruction.parts: expected a list of parts, got a string"),
+    ({"tools": {"functionDeclarations": []}}, "tools: expected a list of tools, got an object"),
+    ({"tools": ["f"]}, "tools[0]: expected an object (a tool), got a string"),
+    ({"tools": [{"functionDeclarations": {"name": "f"}}]},
+     "tools[0].functionDeclarations: expected a list of declarations, got an object"),
+    ({"tools": [{"functionDeclarations": ["f"]}]},
+     "tools[0].functionDeclarations[0]: expected an object (a function declaration), got a "
+     "string"),
+    ({"tools": [{"functionDeclarations": [{"description": "no name"}]}]},
+     "tools[0].functionDeclarations[0].name: expected a non-empty string, got null"),
+    ({"tools": [{"function_declarations": [{"name": "f", "parameters": "{}"}]}]},
+     "tools[0].function_declarations[0].parameters: expected an object, got a string"),
+    ({"toolConfig": "AUTO"}, "toolConfig: expected an object, got a string"),
+    ({"toolConfig": {"functionCallingConfig": "ANY"}},
+     "toolConfig.functionCallingConfig: expected an object, got a string"),
+    ({"generationConfig": 0.5}, "generationConfig: expected an object, got a number"),
+    ({"model": 3}, "model: expected a string, got an integer"),
+])
+def test_a_body_of_the_wrong_shape_is_an_error_naming_the_field(
+    body: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(WireFormatError) as info:
+        G.decode_request(body)
+    assert str(info.value) == message
+
+
+def test_a_request_body_that_is_not_an_object_is_an_error() -> None:
+    with pytest.raises(WireFormatError, match="request body: expected an object, got a list"):
+        G.decode_request([])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ({"candidates": "x"}, "candidates: expected a list of candidates, got a string"),
+    ({"candidates": [3]}, r"candidates\[0\]: expected an object \(a candidate\), got an integer"),
+    ({"candidates": [{"content": "hi"}]}, r"candidates\[0\]\.content: expected an object"),
+    ({"candidates": [{"content": {"parts": "hi"}}]},
+     r"candidates\[0\]\.content\.parts: expected a list of parts"),
+])
+def test_a_reply_of_the_wrong_shape_is_an_error(body: dict[str, Any], message: str) -> None:
+    with pytest.raises(WireFormatError, match=message):
+        G.decode_response(body)
+
+
+def test_lenient_where_clients_vary() -> None:
+    request = G.decode_request({
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]}, {"role": "user"}],
+        "system_instruction": "be brief", "tools": None, "toolConfig": None,
+        "generationConfig": {"temperature": "warm"},
+    })
+    assert request.system == "be brief"
+    assert [m.text for m in request.messages] == ["hi", ""]
+    assert request.temperature is None
+    assert request.provider_options == {WIRE: {"generationConfig": {"temperature": "warm"}}}
+
+
+def test_encode_passes_given_values_through_and_leaves_them_unchanged() -> None:
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+    args = {"q": "x", "nested": {"deep": [1]}}
+    thought = {"text": "hmm", "thought": True, "thoughtSignature": SIG_A}
+    safety = [{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_NONE"}]
+    request = Request(model="m", tools=(ToolSpec(name="f", input_schema=schema),), messages=(
+        Message.user("hi"),
+        Message(role="assistant", parts=(
+            ReasoningPart(text="hmm", provider_data={WIRE: thought}),
+            ToolCallPart(id="c1", name="f", arguments=args))),
+    ), provider_options={WIRE: {"safetySettings": safety,
+                                "_declarations": {"f": {"response": {"type": "object"}}}}})
+    before = json.dumps([schema, args, thought, safety])
+    body = G.encode_request(request)
+    declaration = body["tools"][0]["functionDeclarations"][0]
+    assert declaration["parametersJsonSchema"] is schema
+    assert declaration["response"] == {"type": "object"}
+    model_parts = body["contents"][1]["parts"]
+    assert model_parts[0] is thought
+    assert model_parts[1]["functionCall"]["args"] is args
+    assert body["safetySettings"] is safety
+    assert json.dumps([schema, args, thought, safety]) == before
+    check_body(body)
+
+
+def test_tool_names_that_fit_give_an_empty_name_map() -> None:
+    from toolwire.codecs._gemini_parts import name_map
+
+    assert name_map([ToolSpec(name="a.b:c-1"), ToolSpec(name="_x")]).to_wire == {}
+    assert set(name_map([ToolSpec(name="my tool!")]).to_wire) == {"my tool!"}
+
+
+def test_history_names_outside_the_tools_are_mapped_once_per_request() -> None:
+    calls = tuple(Message(role="assistant", parts=(
+        ToolCallPart(id=f"c{i}", name="old tool", arguments={}),)) for i in range(3))
+    body = G.encode_request(Request(model="m", messages=(Message.user("hi"), *calls)))
+    names = {c["parts"][0]["functionCall"]["name"] for c in body["contents"][1:]}
+    assert len(names) == 1 and names != {"old tool"}

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import WireFormatError
 from ..transcript import (
     JSON,
     OpaquePart,
@@ -45,10 +46,12 @@ _BAD_CHAR = re.compile(r"[^a-zA-Z0-9_.:-]")
 
 
 def name_map(tools: Sequence[ToolSpec]) -> NameMap:
-    """The mapping between the user's tool names and names Gemini accepts."""
-    return NameMap.build(
-        [t.name for t in tools], pattern=NAME_RULE, max_len=128, bad_char=_BAD_CHAR
-    )
+    """The mapping between the user's tool names and names Gemini accepts (empty, and quick,
+    when every name already fits)."""
+    names = [t.name for t in tools]
+    if all(map(NAME_RULE.match, names)):
+        return NameMap()
+    return NameMap.build(names, pattern=NAME_RULE, max_len=128, bad_char=_BAD_CHAR)
 
 
 def wire_name(names: NameMap, name: str, tool_names: Sequence[str]) -> str:
@@ -71,6 +74,69 @@ def own(data: ProviderData | None) -> dict[str, Any] | None:
 
 def _pd(extras: Mapping[str, JSON]) -> ProviderData | None:
     return {WIRE: dict(extras)} if extras else None
+
+
+# --------------------------------------------------------------------------- shape checks
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return {dict: "an object", list: "a list", str: "a string", int: "an integer",
+            float: "a number"}.get(type(value), type(value).__name__)
+
+
+def wrong(where: str, expected: str, value: Any) -> WireFormatError:
+    """The error for a field of the wrong shape: what was expected and what came."""
+    return WireFormatError(f"{where}: expected {expected}, got {_kind(value)}")
+
+
+def as_list(value: Any, where: str, expected: str) -> list[Any]:
+    """A list field; absent or null reads as empty."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise wrong(where, expected, value)
+    return value
+
+
+def as_object(value: Any, where: str) -> Mapping[str, Any] | None:
+    if value is None or isinstance(value, Mapping):
+        return value
+    raise wrong(where, "an object", value)
+
+
+def check_parts(parts: Any, where: str) -> list[Any]:
+    """A content's parts, each checked for the fields the codec reads."""
+    checked = as_list(parts, f"{where}.parts", "a list of parts")
+    for j, part in enumerate(checked):
+        at = f"{where}.parts[{j}]"
+        if not isinstance(part, Mapping):
+            raise wrong(at, "an object (a part)", part)
+        text = part.get("text")
+        if text is not None and not isinstance(text, str):
+            raise wrong(f"{at}.text", "a string", text)
+        if "functionCall" in part:
+            call = part["functionCall"]
+            if not isinstance(call, Mapping):
+                raise wrong(f"{at}.functionCall", "an object", call)
+            if not isinstance(call.get("name"), str):
+                raise wrong(f"{at}.functionCall.name", "a string", call.get("name"))
+            args = call.get("args")
+            if args is not None and not isinstance(args, Mapping | str):
+                raise wrong(f"{at}.functionCall.args", "an object", args)
+        if "functionResponse" in part:
+            response = part["functionResponse"]
+            if not isinstance(response, Mapping):
+                raise wrong(f"{at}.functionResponse", "an object", response)
+            if not isinstance(response.get("name"), str | None):
+                raise wrong(f"{at}.functionResponse.name", "a string", response.get("name"))
+    return checked
+
+
+# --------------------------------------------------------------------------- parts
 
 
 def call_seed(base: str, call: Mapping[str, JSON]) -> str:
@@ -204,7 +270,8 @@ class PartEncoder:
     ``for_reply`` renders a reply (the emulator's side): a call whose arguments did not parse
     is sent as its raw text, as a cut-off model reply would carry it. ``fill_signature``, when
     set, goes on the first call of a model turn whose calls carry no signature (history that
-    Gemini did not produce).
+    Gemini did not produce). Calls are remembered as they are encoded, so that the results
+    after them find their names and know whether their ids were made up.
     """
 
     names: NameMap
@@ -214,11 +281,15 @@ class PartEncoder:
     fill_signature: str | None = None
     _generated: set[str] = field(default_factory=set)
     _call_names: dict[str, str] = field(default_factory=dict)
+    _wire_names: dict[str, str] = field(default_factory=dict)
 
-    def content(self, parts: Sequence[Part], where: str, *, model: bool) -> list[dict[str, Any]]:
+    def content(
+        self, parts: Sequence[Part], m_index: int | None, *, model: bool
+    ) -> list[dict[str, Any]]:
+        """The Gemini parts of one message (``m_index`` in the request; None for a reply)."""
         out: list[dict[str, Any]] = []
-        for part in parts:
-            encoded = self.part(part, where)
+        for p_index, part in enumerate(parts):
+            encoded = self.part(part, m_index, p_index)
             if encoded is not None:
                 out.append(encoded)
         if model and self.fill_signature:
@@ -227,36 +298,46 @@ class PartEncoder:
                 first["thoughtSignature"] = self.fill_signature
         return out
 
-    def part(self, part: Part, where: str) -> dict[str, Any] | None:
-        extras = own(getattr(part, "provider_data", None)) or {}
+    def part(self, part: Part, m_index: int | None, p_index: int) -> dict[str, Any] | None:
         if isinstance(part, TextPart):
-            return {"text": part.text, **extras}
+            data = part.provider_data
+            return {"text": part.text, **(own(data) or {})} if data else {"text": part.text}
+        if isinstance(part, ToolCallPart):
+            return self._call(part, own(part.provider_data) or {})
+        if isinstance(part, ToolResultPart):
+            return self._result(part, own(part.provider_data) or {})
         if isinstance(part, ReasoningPart):
-            if extras:
-                return extras
-            self.notes.append(Note(kind="reasoning_dropped", subject=where,
+            entry = part.provider_data.get(WIRE) if part.provider_data else None
+            if isinstance(entry, Mapping) and entry:
+                return entry if isinstance(entry, dict) else dict(entry)
+            self.notes.append(Note(kind="reasoning_dropped", subject=_where(m_index, p_index),
                                    detail="reasoning from another wire cannot be sent to Gemini"))
             return None
-        if isinstance(part, ToolCallPart):
-            return self._call(part, extras, where)
-        if isinstance(part, ToolResultPart):
-            return self._result(part, extras, where)
         if isinstance(part, OpaquePart):
             if part.wire == WIRE and isinstance(part.payload, Mapping):
                 return dict(part.payload)
             self.notes.append(Note(
-                kind="opaque_dropped", subject=where,
+                kind="opaque_dropped", subject=_where(m_index, p_index),
                 detail=f"{part.kind} block of {part.wire} cannot be sent to Gemini"))
             return None
         raise TypeError(f"not a part: {part!r}")  # pragma: no cover
 
-    def _call(self, call: ToolCallPart, extras: dict[str, Any], where: str) -> dict[str, Any]:
+    def _wire_name(self, name: str) -> str:
+        known = self._wire_names.get(name)
+        if known is None:
+            known = self._wire_names[name] = wire_name(self.names, name, self.tool_names)
+        return known
+
+    def _call(self, call: ToolCallPart, extras: dict[str, Any]) -> dict[str, Any]:
         generated = bool(extras.pop(GENERATED, False))
         if generated:
             self._generated.add(call.id)
-        args: JSON
-        if isinstance(call.arguments, Mapping):
-            args = dict(call.arguments)
+        self._call_names[call.id] = call.name
+        args: JSON = call.arguments
+        if isinstance(args, dict):
+            pass
+        elif isinstance(args, Mapping):
+            args = dict(args)
         elif self.for_reply and call.raw_arguments is not None:
             args = call.raw_arguments
         else:
@@ -266,13 +347,12 @@ class PartEncoder:
                     kind="arguments_replaced", subject=call.id,
                     detail="Gemini carries arguments as an object; sent {} instead of "
                            f"{call.arguments_text[:60]!r}"))
-        fc: dict[str, Any] = {"name": wire_name(self.names, call.name, self.tool_names),
-                              "args": args}
+        fc: dict[str, Any] = {"name": self._wire_name(call.name), "args": args}
         if not generated:
             fc["id"] = call.id
-        return {"functionCall": fc, **extras}
+        return {"functionCall": fc, **extras} if extras else {"functionCall": fc}
 
-    def _result(self, result: ToolResultPart, extras: dict[str, Any], where: str) -> dict[str, Any]:
+    def _result(self, result: ToolResultPart, extras: dict[str, Any]) -> dict[str, Any]:
         generated = bool(extras.pop(GENERATED, False)) or result.call_id in self._generated
         inner = extras.pop("functionResponse", None)
         name = result.name or self._call_names.get(result.call_id)
@@ -280,19 +360,15 @@ class PartEncoder:
             name = "tool"
             self.notes.append(Note(kind="field_dropped", subject=result.call_id,
                                    detail="result has no tool name; sent as 'tool'"))
-        fr: dict[str, Any] = {"name": wire_name(self.names, name, self.tool_names)}
+        fr: dict[str, Any] = {"name": self._wire_name(name)}
         if not generated:
             fr["id"] = result.call_id
         fr["response"] = {"error" if result.is_error else "output": result.content}
         if isinstance(inner, Mapping):
             fr.update({k: v for k, v in inner.items() if k not in fr})
-        return {"functionResponse": fr, **extras}
+        return {"functionResponse": fr, **extras} if extras else {"functionResponse": fr}
 
-    def remember(self, parts: Sequence[Part]) -> None:
-        """Note the calls of a model turn, so that its results find their names and ids."""
-        for part in parts:
-            if isinstance(part, ToolCallPart):
-                self._call_names[part.id] = part.name
-                data = own(part.provider_data)
-                if data and data.get(GENERATED):
-                    self._generated.add(part.id)
+
+def _where(m_index: int | None, p_index: int) -> str:
+    """The subject of a note about one part: ``messages[i].parts[j]`` (``reply.parts[j]``)."""
+    return f"reply.parts[{p_index}]" if m_index is None else f"messages[{m_index}].parts[{p_index}]"

@@ -31,7 +31,17 @@ from ._base import (
     provider_error,
     retry_after_from,
 )
-from ._gemini_parts import WIRE, PartEncoder, decode_call, decode_parts, name_map, own
+from ._gemini_parts import (
+    WIRE,
+    PartEncoder,
+    as_list,
+    as_object,
+    decode_call,
+    decode_parts,
+    name_map,
+    own,
+    wrong,
+)
 
 FINISH_REASONS: dict[str, StopReason] = {
     "FINISH_REASON_UNSPECIFIED": "other",
@@ -148,11 +158,15 @@ def decode_response(body: Mapping[str, Any], *, request: Request | None = None) 
         raise WireFormatError(f"a Gemini reply is a JSON object, not {type(body).__name__}")
     if "error" in body and "candidates" not in body:
         raise decode_error(0, body)
-    listed = body.get("candidates")
-    candidates = [c for c in listed if isinstance(c, Mapping)] if isinstance(listed, list) else []
+    candidates = as_list(body.get("candidates"), "candidates", "a list of candidates")
+    for i, listed in enumerate(candidates):
+        if not isinstance(listed, Mapping):
+            raise wrong(f"candidates[{i}]", "an object (a candidate)", listed)
     cand: Mapping[str, JSON] = candidates[0] if candidates else {}
-    content = cand.get("content")
-    parts = content.get("parts") if isinstance(content, Mapping) else None
+    content = as_object(cand.get("content"), "candidates[0].content")
+    parts = content.get("parts") if content else None  # parts are read leniently
+    if parts is not None and not isinstance(parts, list):
+        raise wrong("candidates[0].content.parts", "a list of parts", parts)
     response_id = body.get("responseId")
     message = Message(role="assistant", parts=tuple(decode_parts(
         parts, names=_names(request), seed=str(response_id or ""))))
@@ -193,7 +207,7 @@ def encode_response(reply: Reply, *, request: Request | None = None) -> dict[str
     names = _names(request)
     tool_names = [t.name for t in request.tools] if request is not None else []
     parts = PartEncoder(names, tool_names, for_reply=True).content(
-        reply.message.parts, "reply", model=True)
+        reply.message.parts, None, model=True)
     data = own(reply.provider_data) or {}
     response_extra = dict(data.get("response") or {})
     feedback = response_extra.get("promptFeedback")

@@ -41,11 +41,10 @@ else set as given. `decode_request` puts every part of a body it does not read t
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ..errors import ConfigError, WireFormatError
+from ..errors import ConfigError
 from ..transcript import (
     JSON,
     Message,
@@ -56,7 +55,17 @@ from ..transcript import (
     ToolSpec,
 )
 from ._base import Encoded, NameMap, Note, StreamEvent, drive_stream
-from ._gemini_parts import WIRE, PartEncoder, decode_parts, name_map, wire_name
+from ._gemini_parts import (
+    WIRE,
+    PartEncoder,
+    as_list,
+    as_object,
+    check_parts,
+    decode_parts,
+    name_map,
+    wire_name,
+    wrong,
+)
 from ._gemini_reply import (
     BLOCK_REASONS,
     FINISH_REASONS,
@@ -90,8 +99,7 @@ _READ = ("contents", "systemInstruction", "tools", "toolConfig", "generationConf
 def encode(request: Request) -> Encoded:
     """The ``generateContent`` body for a request, with a note for every change made."""
     notes: list[Note] = []
-    raw_options = (request.provider_options or {}).get(WIRE)
-    options = dict(raw_options) if isinstance(raw_options, Mapping) else {}
+    options = _own_options(request.provider_options, notes)
     settings = {k: options.pop(k) for k in list(options) if k.startswith("_")}
     schema_field = settings.pop("_schema_field", "parametersJsonSchema")
     if schema_field not in _SCHEMA_FIELDS:
@@ -130,6 +138,25 @@ def encode(request: Request) -> Encoded:
     return Encoded(body=body, notes=tuple(notes))
 
 
+def _own_options(options: Mapping[str, Any] | None, notes: list[Note]) -> dict[str, Any]:
+    """This wire's options (a shallow copy, values as given); a note per other wire's setting."""
+    if not options:
+        return {}
+    mine: dict[str, Any] = {}
+    for wire, entry in options.items():
+        subject = f"provider_options[{wire!r}]"
+        if not isinstance(entry, Mapping):
+            notes.append(Note(kind="field_dropped", subject=subject,
+                              detail=f"not an object of body keys; not sent to {WIRE}"))
+        elif wire == WIRE:
+            mine = dict(entry)
+        else:
+            notes.extend(Note(kind="field_dropped", subject=subject,
+                              detail=f"{key!r} is set for {wire} only; not sent to {WIRE}")
+                         for key in entry)
+    return mine
+
+
 def encode_request(request: Request) -> dict[str, Any]:
     """`encode` without the notes."""
     return encode(request).body
@@ -139,22 +166,21 @@ def _contents(messages: tuple[Message, ...], encoder: PartEncoder) -> list[dict[
     contents: list[dict[str, Any]] = []
     i = 0
     while i < len(messages):
-        message, where = messages[i], f"messages[{i}]"
+        message = messages[i]
         role = "model" if message.role == "assistant" else "user"
-        if message.role == "assistant":
-            encoder.remember(message.parts)
         if message.role == "system":
             encoder.notes.append(Note(
-                kind="role_changed", subject=where,
+                kind="role_changed", subject=f"messages[{i}]",
                 detail="Gemini contents have no system role; sent as a user turn"))
-        parts = encoder.content(message.parts, where, model=role == "model")
+        parts = encoder.content(message.parts, i, model=role == "model")
         had_parts = bool(message.parts)
+        first = i
         if message.role == "tool" and i + 1 < len(messages) and messages[i + 1].role == "user":
             i += 1
-            parts.extend(encoder.content(messages[i].parts, f"messages[{i}]", model=False))
+            parts.extend(encoder.content(messages[i].parts, i, model=False))
             had_parts = had_parts or bool(messages[i].parts)
         if had_parts and not parts:
-            encoder.notes.append(Note(kind="message_dropped", subject=where,
+            encoder.notes.append(Note(kind="message_dropped", subject=f"messages[{first}]",
                                       detail="nothing in it can be sent to Gemini"))
         else:
             contents.append({"role": role, "parts": parts})
@@ -178,13 +204,14 @@ def _declaration(
             notes.append(Note(kind="schema_rewritten", subject=tool.name,
                               detail="; ".join(changes)))
     else:
-        out["parametersJsonSchema"] = copy.deepcopy(dict(tool.input_schema))
+        schema = tool.input_schema
+        out["parametersJsonSchema"] = schema if isinstance(schema, dict) else dict(schema)
     if tool.strict:
         notes.append(Note(kind="field_dropped", subject=tool.name,
                           detail="Gemini has no per-tool strict mode; strict not sent"))
     extra = declared.get(name)
     if isinstance(extra, Mapping):
-        out.update({k: copy.deepcopy(v) for k, v in extra.items() if k not in out})
+        out.update((k, v) for k, v in extra.items() if k not in out)
     return out
 
 
@@ -201,23 +228,24 @@ def _choice(
 
 
 def _deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """A new object: ``base`` with ``extra`` merged in key by key (values shared, not copied)."""
     out = dict(base)
     for key, value in extra.items():
         if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
             out[key] = _deep_merge(out[key], value)
         else:
-            out[key] = copy.deepcopy(value)
+            out[key] = value
     return out
 
 
 def _merge(body: dict[str, Any], options: Mapping[str, Any]) -> None:
     for key, value in options.items():
         if key == "tools" and isinstance(value, list) and isinstance(body.get("tools"), list):
-            body["tools"] = [*body["tools"], *copy.deepcopy(value)]
+            body["tools"] = [*body["tools"], *value]
         elif isinstance(value, Mapping) and isinstance(body.get(key), Mapping):
             body[key] = _deep_merge(body[key], value)
         else:
-            body[key] = copy.deepcopy(value)
+            body[key] = value
 
 
 # --------------------------------------------------------------------------- decode
@@ -232,32 +260,35 @@ def decode_request(
     fallback). Whatever is not read goes to ``provider_options["gemini-generate"]``.
     """
     if not isinstance(body, Mapping):
-        raise WireFormatError(f"a Gemini request is a JSON object, not {type(body).__name__}")
+        raise wrong("request body", "an object", body)
     data = dict(body)
     for snake, camel in (("system_instruction", "systemInstruction"),
                          ("tool_config", "toolConfig"), ("generation_config", "generationConfig")):
         if snake in data and camel not in data:
             data[camel] = data.pop(snake)
     options: dict[str, Any] = {}
-    tools = _decode_tools(data.get("tools"), options)
-    choice = _decode_choice(data.get("toolConfig"), options)
-    generation = data.get("generationConfig")
-    generation = dict(generation) if isinstance(generation, Mapping) else {}
+    tools = _decode_tools(as_list(data.get("tools"), "tools", "a list of tools"), options)
+    choice = _decode_choice(as_object(data.get("toolConfig"), "toolConfig"), options)
+    generation = dict(as_object(data.get("generationConfig"), "generationConfig") or {})
     temperature = generation.pop("temperature", None)
     max_tokens = generation.pop("maxOutputTokens", None)
-    if temperature is not None and not isinstance(temperature, int | float):
+    if temperature is not None and (isinstance(temperature, bool)
+                                    or not isinstance(temperature, int | float)):
         generation["temperature"], temperature = temperature, None
-    if max_tokens is not None and not isinstance(max_tokens, int):
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)):
         generation["maxOutputTokens"], max_tokens = max_tokens, None
     if generation:
         options["generationConfig"] = generation
     options.update({k: v for k, v in data.items() if k not in _READ})
     if model is None:
         raw_model = data.get("model")
-        model = str(raw_model).removeprefix("models/") if raw_model else ""
+        if raw_model is not None and not isinstance(raw_model, str):
+            raise wrong("model", "a string", raw_model)
+        model = raw_model.removeprefix("models/") if raw_model else ""
+    contents = as_list(data.get("contents"), "contents", "a list of contents")
     return Request(
         model=model,
-        messages=tuple(_decode_contents(data.get("contents"))),
+        messages=tuple(_decode_contents(contents)),
         system=_system_text(data.get("systemInstruction")),
         tools=tuple(tools),
         tool_choice=choice,
@@ -271,24 +302,29 @@ def decode_request(
 def _system_text(value: JSON) -> str | None:
     if isinstance(value, str):
         return value or None
-    if not isinstance(value, Mapping):
+    if value is None:
         return None
-    parts = value.get("parts")
-    items = parts if isinstance(parts, list) else []
-    texts = [p["text"] for p in items if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+    if not isinstance(value, Mapping):
+        raise wrong("systemInstruction", "an object (a content) or a string", value)
+    parts = check_parts(value.get("parts"), "systemInstruction")
+    texts = [p["text"] for p in parts if isinstance(p.get("text"), str)]
     return "\n".join(texts) or None
 
 
-def _decode_contents(contents: JSON) -> list[Message]:
+def _decode_contents(contents: list[Any]) -> list[Message]:
     messages: list[Message] = []
     previous: tuple[Any, ...] = ()
     names = NameMap()
-    for i, content in enumerate(contents if isinstance(contents, list) else []):
+    for i, content in enumerate(contents):
+        where = f"contents[{i}]"
         if not isinstance(content, Mapping):
-            continue
-        parts = decode_parts(content.get("parts"), names=names, seed=f"contents[{i}]",
-                             previous_calls=previous)
-        if content.get("role") == "model":
+            raise wrong(where, "an object (a content)", content)
+        role = content.get("role")
+        if role is not None and not isinstance(role, str):
+            raise wrong(f"{where}.role", "a string", role)
+        parts = decode_parts(check_parts(content.get("parts"), where), names=names,
+                             seed=where, previous_calls=previous)
+        if role == "model":
             message = Message(role="assistant", parts=tuple(parts))
             messages.append(message)
             previous = message.tool_calls
@@ -303,42 +339,54 @@ def _decode_contents(contents: JSON) -> list[Message]:
     return messages
 
 
-def _decode_tools(tools: JSON, options: dict[str, Any]) -> list[ToolSpec]:
+def _decode_tools(tools: list[Any], options: dict[str, Any]) -> list[ToolSpec]:
     specs: list[ToolSpec] = []
     other: list[Any] = []
     declared: dict[str, Any] = {}
-    for entry in tools if isinstance(tools, list) else []:
+    for i, entry in enumerate(tools):
         if not isinstance(entry, Mapping):
-            other.append(entry)
-            continue
-        declarations = entry.get("functionDeclarations", entry.get("function_declarations"))
+            raise wrong(f"tools[{i}]", "an object (a tool)", entry)
+        key = "function_declarations" if "function_declarations" in entry and \
+            "functionDeclarations" not in entry else "functionDeclarations"
+        declarations = as_list(entry.get(key), f"tools[{i}].{key}", "a list of declarations")
         rest = {k: v for k, v in entry.items()
                 if k not in ("functionDeclarations", "function_declarations")}
         if rest:
             other.append(rest)
-        for decl in declarations if isinstance(declarations, list) else []:
-            if not isinstance(decl, Mapping):
-                continue
-            name = str(decl.get("name") or "")
-            kwargs: dict[str, Any] = {
-                "name": name, "description": str(decl.get("description") or "")
-            }
-            if isinstance(decl.get("parametersJsonSchema"), Mapping):
-                kwargs["input_schema"] = decl["parametersJsonSchema"]
-            elif isinstance(decl.get("parameters"), Mapping):
-                kwargs["input_schema"] = from_openapi(decl["parameters"])
-                options["_schema_field"] = "parameters"
-            elif "parameters" in decl and decl.get("parametersJsonSchema") is None:
-                options["_schema_field"] = "parameters"
-            extra = {k: v for k, v in decl.items() if k not in _DECLARED}
-            if extra:
-                declared[name] = extra
-            specs.append(ToolSpec(**kwargs))
+        for j, decl in enumerate(declarations):
+            specs.append(_decode_declaration(decl, f"tools[{i}].{key}[{j}]", declared, options))
     if other:
         options["tools"] = other
     if declared:
         options["_declarations"] = declared
     return specs
+
+
+def _decode_declaration(
+    decl: Any, where: str, declared: dict[str, Any], options: dict[str, Any]
+) -> ToolSpec:
+    if not isinstance(decl, Mapping):
+        raise wrong(where, "an object (a function declaration)", decl)
+    name = decl.get("name")
+    if not isinstance(name, str) or not name:
+        raise wrong(f"{where}.name", "a non-empty string", name)
+    description = decl.get("description")
+    if description is not None and not isinstance(description, str):
+        raise wrong(f"{where}.description", "a string", description)
+    kwargs: dict[str, Any] = {"name": name, "description": description or ""}
+    json_schema = as_object(decl.get("parametersJsonSchema"), f"{where}.parametersJsonSchema")
+    parameters = as_object(decl.get("parameters"), f"{where}.parameters")
+    if json_schema is not None:
+        kwargs["input_schema"] = json_schema
+    elif parameters is not None:
+        kwargs["input_schema"] = from_openapi(parameters)
+        options["_schema_field"] = "parameters"
+    elif "parameters" in decl:
+        options["_schema_field"] = "parameters"
+    extra = {k: v for k, v in decl.items() if k not in _DECLARED}
+    if extra:
+        declared[name] = extra
+    return ToolSpec(**kwargs)
 
 
 def _decode_choice(config: JSON, options: dict[str, Any]) -> ToolChoice | None:
@@ -368,7 +416,7 @@ def _decode_choice(config: JSON, options: dict[str, Any]) -> ToolChoice | None:
         if left:
             rest["functionCallingConfig"] = left
     elif calling is not None:
-        rest["functionCallingConfig"] = calling
+        raise wrong("toolConfig.functionCallingConfig", "an object", calling)
     if rest:
         options["toolConfig"] = rest
     return choice

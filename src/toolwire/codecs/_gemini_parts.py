@@ -113,14 +113,14 @@ def check_parts(parts: Any, where: str) -> list[Any]:
     checked = as_list(parts, f"{where}.parts", "a list of parts")
     for j, part in enumerate(checked):
         at = f"{where}.parts[{j}]"
-        if not isinstance(part, Mapping):
+        if not isinstance(part, (dict, Mapping)):
             raise wrong(at, "an object (a part)", part)
         text = part.get("text")
         if text is not None and not isinstance(text, str):
             raise wrong(f"{at}.text", "a string", text)
         if "functionCall" in part:
             call = part["functionCall"]
-            if not isinstance(call, Mapping):
+            if not isinstance(call, (dict, Mapping)):
                 raise wrong(f"{at}.functionCall", "an object", call)
             if not isinstance(call.get("name"), str):
                 raise wrong(f"{at}.functionCall.name", "a string", call.get("name"))
@@ -129,7 +129,7 @@ def check_parts(parts: Any, where: str) -> list[Any]:
                 raise wrong(f"{at}.functionCall.args", "an object", args)
         if "functionResponse" in part:
             response = part["functionResponse"]
-            if not isinstance(response, Mapping):
+            if not isinstance(response, (dict, Mapping)):
                 raise wrong(f"{at}.functionResponse", "an object", response)
             if not isinstance(response.get("name"), str | None):
                 raise wrong(f"{at}.functionResponse.name", "a string", response.get("name"))
@@ -150,7 +150,7 @@ def call_seed(base: str, call: Mapping[str, JSON]) -> str:
 def decode_call(part: Mapping[str, JSON], *, names: NameMap, seed: str, index: int) -> ToolCallPart:
     """One ``functionCall`` part as a canonical call (the ``index``-th call of its content)."""
     fc = part.get("functionCall")
-    fc = fc if isinstance(fc, Mapping) else {}
+    fc = fc if isinstance(fc, (dict, Mapping)) else {}
     extras = {k: v for k, v in part.items() if k != "functionCall"}
     wire_id = fc.get("id")
     if isinstance(wire_id, str) and wire_id:
@@ -213,7 +213,7 @@ def decode_parts(
     calls = _Calls(previous_calls)
     call_index = result_index = 0
     for raw in parts:
-        if not isinstance(raw, Mapping):
+        if not isinstance(raw, (dict, Mapping)):
             continue
         if "functionCall" in raw:
             out.append(decode_call(raw, names=names, seed=seed, index=call_index))
@@ -242,7 +242,7 @@ def _decode_result(
     raw: Mapping[str, JSON], *, names: NameMap, seed: str, index: int, calls: _Calls
 ) -> ToolResultPart:
     fr = raw.get("functionResponse")
-    fr = fr if isinstance(fr, Mapping) else {}
+    fr = fr if isinstance(fr, (dict, Mapping)) else {}
     extras = {k: v for k, v in raw.items() if k != "functionResponse"}
     inner = {k: v for k, v in fr.items() if k not in ("name", "id", "response")}
     if inner:
@@ -303,9 +303,9 @@ class PartEncoder:
             data = part.provider_data
             return {"text": part.text, **(own(data) or {})} if data else {"text": part.text}
         if isinstance(part, ToolCallPart):
-            return self._call(part, own(part.provider_data) or {})
+            return self._call(part, own(part.provider_data) if part.provider_data else None)
         if isinstance(part, ToolResultPart):
-            return self._result(part, own(part.provider_data) or {})
+            return self._result(part, own(part.provider_data) if part.provider_data else None)
         if isinstance(part, ReasoningPart):
             entry = part.provider_data.get(WIRE) if part.provider_data else None
             if isinstance(entry, Mapping) and entry:
@@ -328,8 +328,8 @@ class PartEncoder:
             known = self._wire_names[name] = wire_name(self.names, name, self.tool_names)
         return known
 
-    def _call(self, call: ToolCallPart, extras: dict[str, Any]) -> dict[str, Any]:
-        generated = bool(extras.pop(GENERATED, False))
+    def _call(self, call: ToolCallPart, extras: dict[str, Any] | None) -> dict[str, Any]:
+        generated = bool(extras.pop(GENERATED, False)) if extras else False
         if generated:
             self._generated.add(call.id)
         self._call_names[call.id] = call.name
@@ -352,9 +352,12 @@ class PartEncoder:
             fc["id"] = call.id
         return {"functionCall": fc, **extras} if extras else {"functionCall": fc}
 
-    def _result(self, result: ToolResultPart, extras: dict[str, Any]) -> dict[str, Any]:
-        generated = bool(extras.pop(GENERATED, False)) or result.call_id in self._generated
-        inner = extras.pop("functionResponse", None)
+    def _result(self, result: ToolResultPart, extras: dict[str, Any] | None) -> dict[str, Any]:
+        inner = None
+        generated = result.call_id in self._generated
+        if extras:
+            generated = bool(extras.pop(GENERATED, False)) or generated
+            inner = extras.pop("functionResponse", None)
         name = result.name or self._call_names.get(result.call_id)
         if not name:
             name = "tool"
@@ -364,7 +367,7 @@ class PartEncoder:
         if not generated:
             fr["id"] = result.call_id
         fr["response"] = {"error" if result.is_error else "output": result.content}
-        if isinstance(inner, Mapping):
+        if inner is not None and isinstance(inner, Mapping):
             fr.update({k: v for k, v in inner.items() if k not in fr})
         return {"functionResponse": fr, **extras} if extras else {"functionResponse": fr}
 

@@ -124,7 +124,7 @@ def _count(meta: Mapping[str, JSON], key: str) -> int:
 
 
 def _usage(meta: JSON) -> Usage:
-    if not isinstance(meta, Mapping):
+    if not isinstance(meta, (dict, Mapping)):
         return Usage()
     thoughts = _count(meta, "thoughtsTokenCount")
     return Usage(
@@ -154,13 +154,13 @@ def _names(request: Request | None) -> NameMap:
 
 def decode_response(body: Mapping[str, Any], *, request: Request | None = None) -> Reply:
     """A whole ``generateContent`` reply as a canonical `Reply` (first candidate)."""
-    if not isinstance(body, Mapping):
+    if not isinstance(body, (dict, Mapping)):
         raise WireFormatError(f"a Gemini reply is a JSON object, not {type(body).__name__}")
     if "error" in body and "candidates" not in body:
         raise decode_error(0, body)
     candidates = as_list(body.get("candidates"), "candidates", "a list of candidates")
     for i, listed in enumerate(candidates):
-        if not isinstance(listed, Mapping):
+        if not isinstance(listed, (dict, Mapping)):
             raise wrong(f"candidates[{i}]", "an object (a candidate)", listed)
     cand: Mapping[str, JSON] = candidates[0] if candidates else {}
     content = as_object(cand.get("content"), "candidates[0].content")
@@ -182,9 +182,8 @@ def decode_response(body: Mapping[str, Any], *, request: Request | None = None) 
     response_extra = {k: v for k, v in body.items() if k not in _READ}
     candidate_extra = {k: v for k, v in cand.items() if k not in ("content", "finishReason")}
     meta = body.get("usageMetadata")
-    usage_extra = (
-        {k: v for k, v in meta.items() if k not in _COUNTED} if isinstance(meta, Mapping) else {}
-    )
+    usage_extra = ({k: v for k, v in meta.items() if k not in _COUNTED}
+                   if isinstance(meta, (dict, Mapping)) else {})
     for key, value in (("response", response_extra), ("candidate", candidate_extra),
                        ("usageMetadata", usage_extra), ("otherCandidates", candidates[1:])):
         if value:

@@ -242,7 +242,7 @@ class StreamDecoder:
             self._error = StreamError(f"a stream line is not JSON: {exc.msg}", wire=WIRE,
                                       body=line)
             return
-        if not isinstance(obj, Mapping):
+        if not isinstance(obj, (dict, Mapping)):
             self._error = StreamError("a stream line is not a JSON object", wire=WIRE, body=obj)
             return
         if "error" in obj:

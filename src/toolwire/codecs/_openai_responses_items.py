@@ -207,16 +207,18 @@ def _render_text(part: TextPart, index: int | None) -> Item:
 
 def render_call(call: ToolCallPart, names: NameMap, index: int | None) -> Item:
     data = own(call.provider_data)
-    item: Item = {}
+    item: Item
     if isinstance(data, dict):
-        item.update((k, v) for k, v in data.items() if k not in CALL_KEYS)
+        item = {k: v for k, v in data.items() if k not in CALL_KEYS}
     elif index is not None:
-        item["id"] = made_id("fc", index, call.id)
-        item["status"] = "incomplete" if call.parse_error else "completed"
-    item.update(
-        type="function_call", call_id=call.id, name=names.wire(call.name),
-        arguments=call.arguments_text,
-    )
+        item = {"id": made_id("fc", index, call.id),
+                "status": "incomplete" if call.parse_error else "completed"}
+    else:
+        item = {}
+    item["type"] = "function_call"
+    item["call_id"] = call.id
+    item["name"] = names.wire(call.name)
+    item["arguments"] = call.arguments_text
     return item
 
 
@@ -242,17 +244,30 @@ def part_from_item(
     kind = item.get("type", "message")
     if kind == "message":
         plain = TextPart(text=message_text(item))
-        if render_part(plain, names, index) == item:
+        if _may_be_rendered(item, "msg", index) and render_part(plain, names, index) == item:
             return plain
         return TextPart(text=plain.text, provider_data={WIRE: item})
     if kind == "function_call":
         return call_from_item(item, names, index, seed=seed, call_index=call_index)
     if kind == "reasoning":
         bare = ReasoningPart(text=reasoning_text(item))
-        if index is not None and render_part(bare, names, index) == item:
+        if index is not None and _may_be_rendered(item, "rs", index) \
+                and render_part(bare, names, index) == item:
             return bare
         return ReasoningPart(text=bare.text, provider_data={WIRE: item})
     return OpaquePart(wire=WIRE, kind=str(kind), payload=item)
+
+
+def _may_be_rendered(item: Item, prefix: str, index: int | None) -> bool:
+    """A quick test before rendering to compare: could this item's id be one `made_id` gives?
+
+    Request items are rendered without ids; server ids have another length than made ones.
+    """
+    item_id = item.get("id")
+    if index is None:
+        return item_id is None
+    return (isinstance(item_id, str) and len(item_id) == len(prefix) + 33
+            and item_id.startswith(prefix))
 
 
 def call_from_item(
@@ -270,7 +285,7 @@ def call_from_item(
         call = ToolCallPart.from_raw(id=call_id, name=name, raw_arguments="")
     else:
         call = ToolCallPart(id=call_id, name=name, arguments=args)
-    if render_call(call, names, index) == item:
+    if _may_be_rendered(item, "fc", index) and render_call(call, names, index) == item:
         return call
     extras = {k: v for k, v in item.items() if k not in CALL_KEYS}
     return ToolCallPart(

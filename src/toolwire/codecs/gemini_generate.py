@@ -209,8 +209,8 @@ def _declaration(
     if tool.strict:
         notes.append(Note(kind="field_dropped", subject=tool.name,
                           detail="Gemini has no per-tool strict mode; strict not sent"))
-    extra = declared.get(name)
-    if isinstance(extra, Mapping):
+    extra = declared.get(name) if declared else None
+    if extra is not None and isinstance(extra, Mapping):
         out.update((k, v) for k, v in extra.items() if k not in out)
     return out
 
@@ -317,7 +317,7 @@ def _decode_contents(contents: list[Any]) -> list[Message]:
     names = NameMap()
     for i, content in enumerate(contents):
         where = f"contents[{i}]"
-        if not isinstance(content, Mapping):
+        if not isinstance(content, (dict, Mapping)):
             raise wrong(where, "an object (a content)", content)
         role = content.get("role")
         if role is not None and not isinstance(role, str):

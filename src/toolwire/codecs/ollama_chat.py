@@ -239,8 +239,9 @@ def _drop(part: Part, subject: str, notes: list[Note]) -> None:
 
 
 def _with_extras(out: dict[str, Any], extras: Mapping[str, Any]) -> dict[str, Any]:
-    for key, value in extras.items():
-        out.setdefault(key, value)
+    if extras:
+        for key, value in extras.items():
+            out.setdefault(key, value)
     return out
 
 
@@ -251,14 +252,14 @@ def _result_text(part: ToolResultPart) -> str:
     return content
 
 
-def _encode_result(part: ToolResultPart, subject: str, names: NameMap,
+def _encode_result(part: ToolResultPart, m_index: int, p_index: int, names: NameMap,
                    call_names: Mapping[str, str], notes: list[Note]) -> dict[str, Any]:
     out: dict[str, Any] = {"role": "tool"}
     name = part.name if part.name is not None else call_names.get(part.call_id)
     if name is not None:
         out["tool_name"] = names.wire(name)
     else:
-        notes.append(Note(kind="field_dropped", subject=subject,
+        notes.append(Note(kind="field_dropped", subject=_where(m_index, p_index),
                           detail=f"result for call {part.call_id!r} has no tool name; the "
                                  "server matches it by position only"))
     if not _is_generated(part.call_id):
@@ -276,7 +277,7 @@ def _encode_message(msg: Message, m_index: int, names: NameMap, call_names: dict
     texts: list[str] = []
     for p_index, part in enumerate(msg.parts):
         if isinstance(part, ToolResultPart):
-            out.append(_encode_result(part, _where(m_index, p_index), names, call_names, notes))
+            out.append(_encode_result(part, m_index, p_index, names, call_names, notes))
         elif isinstance(part, TextPart) and msg.role != "tool":
             texts.append(part.text)
         elif isinstance(part, TextPart):

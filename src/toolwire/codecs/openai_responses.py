@@ -192,7 +192,7 @@ def decode_request(body: Mapping[str, Any]) -> Request:
 
     Raises `WireFormatError` naming the field when the body does not have the API's shape.
     """
-    if not isinstance(body, Mapping):
+    if not isinstance(body, (dict, Mapping)):
         raise _wrong("request body", "an object", body)
     options: dict[str, Any] = {k: v for k, v in body.items() if k not in _KNOWN_KEYS}
     tools: list[ToolSpec] = []

@@ -277,6 +277,8 @@ def test_a_torn_last_result_line_is_dropped_and_a_bad_one_is_named(tmp_path: Pat
     results.append({"id": "c", "ok": True})
     results.close()
     assert results.torn and [r["id"] for r in lines(out)] == ["a", "c"]
+    with ResultsFile(out), pytest.raises(BatchError, match="another batch is writing"):
+        ResultsFile(out)
     out.write_text('{"id": "a"}\nnot json\n{"id": "c"}\n')
     with pytest.raises(BatchError, match=r"out.jsonl line 2: not valid JSON"):
         ResultsFile(out)

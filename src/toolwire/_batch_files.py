@@ -8,6 +8,7 @@ module only reads and writes JSON lines.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -189,20 +190,35 @@ class ResultsFile:
 
     A last line cut short by a crash is dropped before appending. Each result line is written
     with one ``write`` call on a file opened in append mode, so a killed batch leaves whole
-    lines only (or one torn last line, dropped on the next open).
+    lines only (or one torn last line, dropped on the next open). The file is locked while
+    open, so two batches cannot write it at once (the lock goes with the process).
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.finished: dict[str, dict[str, Any]] = {}
         self.torn = False
-        self._read()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.close()
+            raise BatchError(f"another batch is writing {self.path}; wait for it to end or "
+                             "give another results file") from None
+        try:
+            self._read()
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> ResultsFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _read(self) -> None:
-        if not self.path.exists():
-            return
         data = self.path.read_bytes()
         if data and not data.endswith(b"\n"):
             self.torn = True

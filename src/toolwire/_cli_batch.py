@@ -68,6 +68,18 @@ class ProgressLine:
             self.err.flush()
 
 
+def _enough_files(concurrency: int) -> None:
+    """Each run in flight holds a connection and its run log open: raise the soft limit on
+    open files toward the hard one when the default would be too low."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 3 * concurrency + 256
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        top = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, top), hard))
+
+
 def cmd_batch(args: argparse.Namespace) -> int:
     from .batch import BatchProgress, default_runs_dir, run_batch
 
@@ -79,6 +91,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         from .cli import UserError
 
         raise UserError(f"--concurrency must be at least 1, got {args.concurrency}")
+    _enough_files(args.concurrency)
     line = ProgressLine(sys.stderr) if not args.quiet else None
     last: list[BatchProgress] = []
 

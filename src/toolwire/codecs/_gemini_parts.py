@@ -1,9 +1,9 @@
 """Gemini ``Part`` objects <-> canonical parts, shared by requests, replies and streams.
 
 Owns: the wire name, the tool-name rule and `NameMap` for Gemini, the ids made up for calls
-that came without one, and the two directions of part conversion (`decode_parts`,
-`PartEncoder`). Used only by the gemini-generate codec. Must not import transport, client or
-any vendor SDK.
+that came without one, the two directions of part conversion (`decode_parts`, `PartEncoder`),
+and the shape checks that make a wrong-shaped body a `WireFormatError` naming the field. Used
+only by the gemini-generate codec. Must not import transport, client or any vendor SDK.
 
 What rides in ``provider_data["gemini-generate"]``:
 

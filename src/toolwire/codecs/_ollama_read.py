@@ -1,10 +1,11 @@
 """Reading the Ollama native chat wire: replies, stream lines and error bodies.
 
-Owns the wire's name and stop-reason map, the decoding of an assistant message (thinking, text,
-whole tool calls with object arguments, ids made when missing), the assembly of a `Reply`, the
-NDJSON `StreamDecoder`, and reading error bodies. Used only by the ollama-chat codec, which
-re-exports what is public. Pure: no HTTP, no vendor SDK; imports only the transcript, the error
-tree and the codec base.
+Owns the wire's name, tool-name map and stop-reason map, the shape checks shared with request
+reading (`wrong`, `mapping`, `text_of`, `list_of`), the decoding of an assistant message
+(thinking, text, whole tool calls with object arguments, ids made when missing), the assembly
+of a `Reply`, the NDJSON `StreamDecoder`, and reading error bodies. Used only by the
+ollama-chat codec, which re-exports what is public. Pure: no HTTP, no vendor SDK; imports only
+the transcript, the error tree and the codec base.
 """
 
 from __future__ import annotations

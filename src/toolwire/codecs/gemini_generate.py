@@ -36,7 +36,10 @@ with ``_``. The encoder reads them and never puts them in the body:
 
 Every other key is merged into the body: objects key by key (``generationConfig``,
 ``toolConfig``), ``tools`` entries appended (``googleSearch``, ``codeExecution``, ...), anything
-else set as given. `decode_request` puts every part of a body it does not read there.
+else set as given (values are shared, not copied: bodies are serialised, never changed).
+`decode_request` puts every part of a body it does not read there. Options for other wires
+are not sent; each of their keys gets a ``field_dropped`` note. A body of the wrong shape
+raises `WireFormatError` naming the field.
 """
 
 from __future__ import annotations

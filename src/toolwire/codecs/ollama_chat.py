@@ -1,11 +1,11 @@
 """The Ollama native chat wire (``POST /api/chat``): canonical values to and from its JSON.
 
 Owns: encoding a `Request` as a chat body (tool names mapped, schemas cut down to the subset the
-server keeps, every change reported as a `Note`), reading such a body back, decoding replies,
-NDJSON streams and error bodies, and rendering a `Reply` as a reply body or a stream (what the
-provider emulator serves). Reading replies and streams lives in `_ollama_read`, the schema
-subset in `_ollama_schema`. Pure functions over JSON: must not import transport, HTTP clients,
-vendor SDKs, or any toolwire layer above the transcript.
+server keeps, every change reported as a `Note`), decoding replies, NDJSON streams and error
+bodies, and rendering a `Reply` as a reply body or a stream (what the provider emulator
+serves). Reading replies and streams lives in `_ollama_read`, reading request bodies back in
+`_ollama_request`, the schema subset in `_ollama_schema`. Pure functions over JSON: must not
+import transport, HTTP clients, vendor SDKs, or any toolwire layer above the transcript.
 
 How the wire's habits are handled:
 
@@ -28,6 +28,9 @@ How the wire's habits are handled:
   type, items, description, enum, properties, required``), with one note per tool naming every
   removed keyword. Local ``$ref``s are inlined first, ``oneOf`` becomes ``anyOf`` and ``const`` a
   one-value ``enum``, so their meaning survives. ``items`` and ``$defs`` are kept as written.
+- Settings for other wires in ``provider_options`` are not sent; each key gets a note.
+- Values given in the request (schemas that need no change, arguments, options) go into the
+  body as they are, not copied: bodies are serialised, never changed.
 - Tool results have no error flag: an error is sent as text starting with ``"Error: "``, an empty
   result as ``"(no output)"``; decoding reverses both.
 """

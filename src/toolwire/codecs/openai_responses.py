@@ -5,7 +5,9 @@ tools with ``strict`` always sent, ``tool_choice``) and error bodies; replies an
 in the private ``_openai_responses_*`` modules and are re-exported here. The canonical call id
 is the item's ``call_id``; the item id (``fc_...``), ``status``, ``phase`` and reasoning items
 with ``encrypted_content`` ride in ``provider_data`` and go back unchanged, in their original
-order. Pure: must not import transport, client or any vendor SDK.
+order. Options for other wires are not sent (a ``field_dropped`` note per key); values given in
+the request go into the body as they are, not copied. A body of the wrong shape raises
+`WireFormatError` naming the field. Pure: must not import transport, client or any vendor SDK.
 """
 
 from __future__ import annotations

@@ -631,8 +631,39 @@ def test_parts_another_wire_owns_are_dropped_with_notes() -> None:
     assert encoded.body["messages"][0]["content"] == [
         {"type": "text", "text": "look"},
         {"type": "image_url", "image_url": {"url": "https://x/y.png"}}]
-    assert [n.kind for n in encoded.notes] == ["opaque_dropped"]
+    assert [(n.kind, n.subject) for n in encoded.notes] == [
+        ("opaque_dropped", "messages[0].parts[2]")]
     sdk_valid(encoded.body)
+
+
+def test_dropped_parts_are_named_by_message_and_part() -> None:
+    request = Request(model="m", messages=(
+        Message.user("q"),
+        Message(role="assistant", parts=(
+            TextPart(text="a"),
+            ReasoningPart(text="r", provider_data={"gemini-generate": {"thought": True}}),
+            OpaquePart(wire="openai-responses", kind="web_search_call", payload={"id": "ws"}),
+        )),
+        Message(role="tool", parts=(ReasoningPart(text="stray"),)),
+    ))
+    notes = codec.encode(request).notes
+    assert [(n.kind, n.subject) for n in notes] == [
+        ("reasoning_dropped", "messages[1].parts[1]"),
+        ("opaque_dropped", "messages[1].parts[2]"),
+        ("reasoning_dropped", "messages[2].parts[0]"),
+    ]
+
+
+def test_options_for_other_wires_are_noted_once_per_wire() -> None:
+    request = Request(model="m", messages=(Message.user("q"),), provider_options={
+        W: {"seed": 1}, "anthropic-messages": {"top_k": 5}, "gemini-generate": {"x": 1}})
+    encoded = codec.encode(request)
+    assert encoded.body["seed"] == 1 and "top_k" not in encoded.body
+    assert [(n.kind, n.subject) for n in encoded.notes] == [
+        ("field_dropped", "provider_options['anthropic-messages']"),
+        ("field_dropped", "provider_options['gemini-generate']"),
+    ]
+    assert not codec.encode(Request(model="m", provider_options={W: {"seed": 1}})).notes
 
 
 def test_request_options_unknown_keys_and_max_tokens_field() -> None:
@@ -707,6 +738,50 @@ def _reply(message: dict[str, Any], finish: str | None = "tool_calls",
     return {"id": rid, "object": "chat.completion", "created": 5, "model": "m",
             "choices": [{"index": 0, "message": {"role": "assistant", **message},
                          "finish_reason": finish}]}
+
+
+# Argument text of every kind, valid or not: the parsed value or the parse error must be exactly
+# what the standard json module gives, whichever parser read it.
+_JSONISH = st.sampled_from(list('{}[]:," \t\n0123456789-+.eEtrufalsnNIify\\/u"aé\x00\ud800😀'))
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | texts,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
+    max_leaves=8)
+
+
+def _expected(text: str) -> tuple[Any, str | None]:
+    if not text.strip():
+        return {}, None
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"{exc.msg} at line {exc.lineno} column {exc.colno} (char {exc.pos})"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.text(_JSONISH, max_size=24),
+                 st.builds(json.dumps, _VALUES, ensure_ascii=st.booleans())))
+def test_argument_text_parses_exactly_as_json_module_does(text: str) -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": text}}
+    part = codec.decode_response(_reply({"content": None, "tool_calls": [call]})).tool_calls[0]
+    arguments, error = _expected(text)
+    assert part.raw_arguments == text and part.parse_error == error
+    assert json.dumps(part.arguments) == json.dumps(arguments)  # same values, same key order
+
+
+def test_decoded_values_are_frozen_dataclasses_with_their_declared_fields() -> None:
+    request = codec.decode_request({
+        "model": "m", "tools": [{"type": "function", "function": {"name": "f"}}],
+        "messages": [{"role": "user", "content": "hi"}]})
+    message, spec = request.messages[0], request.tools[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        message.role = "assistant"  # type: ignore[misc]
+    assert dataclasses.replace(message, parts=[TextPart(text="x")]).parts == (TextPart(text="x"),)
+    assert ToolSpec(name="f").input_schema is not ToolSpec(name="f").input_schema
+    assert spec == ToolSpec(name="f") and hash(message) == hash(Message.user("hi"))
+    assert Reply(message=message).usage == Usage()
+    with pytest.raises(TypeError):
+        Message("user")  # type: ignore[misc]  # keyword-only, as declared
 
 
 def test_arguments_as_object_are_accepted() -> None:

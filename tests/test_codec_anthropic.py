@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections.abc
 import copy
+import dataclasses
 import json
 import types
 import typing
@@ -46,6 +47,7 @@ from toolwire import (
 )
 from toolwire.codecs import anthropic_messages as am
 from toolwire.codecs import get_codec
+from toolwire.codecs._anthropic_blocks import ToolNames, full_name_map
 from toolwire.codecs._base import (
     ReasoningDelta,
     StreamEnd,
@@ -429,6 +431,84 @@ def test_reasoning_and_opaque_of_other_wires_are_dropped_with_notes() -> None:
     assert enc.body["messages"][1] == {"role": "assistant", "content": "done"}
     assert sorted(n.kind for n in enc.notes) == ["empty_text_dropped", "opaque_dropped",
                                                  "reasoning_dropped", "reasoning_dropped"]
+
+
+def test_dropped_parts_are_named_by_message_and_part() -> None:
+    req = Request(model="m", max_tokens=5, messages=(
+        Message.user("x"),
+        Message(role="assistant", parts=(
+            TextPart(text="a"),
+            ReasoningPart(text="r", provider_data={"openai-chat": {"reasoning": "r"}}),
+            ToolCallPart(id="c1", name="f", arguments={}),
+            OpaquePart(wire="gemini-generate", kind="executableCode", payload={"code": "1"}),
+        )),
+        Message(role="tool", parts=(
+            OpaquePart(wire="openai-responses", kind="web_search_call", payload={}),
+            ToolResultPart(call_id="c1", content="ok"),
+        )),
+    ))
+    enc = am.encode(req)
+    assert enc.body["messages"][2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "c1", "content": "ok"}]
+    assert [(n.kind, n.subject) for n in enc.notes] == [
+        ("reasoning_dropped", "messages[1].parts[1]"),
+        ("opaque_dropped", "messages[1].parts[3]"),
+        ("opaque_dropped", "messages[2].parts[0]"),  # its place in the message, not on the wire
+    ]
+
+
+def test_options_for_other_wires_are_noted_once_per_wire() -> None:
+    req = Request(model="m", max_tokens=5, messages=(Message.user("q"),), provider_options={
+        W: {"top_k": 5}, "openai-chat": {"seed": 1, "top_p": 0.5}, "ollama-chat": {"x": 1}})
+    enc = am.encode(req)
+    assert enc.body["top_k"] == 5 and "seed" not in enc.body
+    assert [(n.kind, n.subject) for n in enc.notes] == [
+        ("field_dropped", "provider_options['openai-chat']"),
+        ("field_dropped", "provider_options['ollama-chat']"),
+    ]
+
+
+def test_names_that_fit_need_no_mapping_and_one_that_does_maps_everywhere() -> None:
+    calls = Message(role="assistant", parts=(ToolCallPart(id="c1", name="f", arguments={}),
+                                             ToolCallPart(id="c2", name="a.b", arguments={})))
+    fits = Request(model="m", max_tokens=5, tools=(ToolSpec(name="f"),),
+                   messages=(Message.user("q"), calls))
+    enc = am.encode(fits)  # "a.b" is only in the history: it is mapped there all the same
+    assert [b["name"] for b in enc.body["messages"][1]["content"]] == ["f", "a_b"]
+    assert [(n.kind, n.subject) for n in enc.notes] == [("tool_name_mapped", "a.b")]
+    reply = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+             "content": [{"type": "tool_use", "id": "t1", "name": "a_b", "input": {}},
+                         {"type": "tool_use", "id": "t2", "name": "f", "input": {}}],
+             "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}}
+    back = am.decode_response(reply, request=fits)
+    assert [c.name for c in back.tool_calls] == ["a.b", "f"]
+    # a user tool named like the mapped name pushes the mapping to another name
+    clash = dataclasses.replace(fits, tools=(ToolSpec(name="f"), ToolSpec(name="a_b")))
+    mapped = am.encode(clash).body["messages"][1]["content"][1]["name"]
+    assert mapped not in ("a.b", "a_b") and mapped.startswith("a_b_")
+    assert [c.name for c in am.decode_response(reply, request=clash).tool_calls] == ["a_b", "f"]
+
+
+_NAMES = st.text(st.sampled_from("ab_-.1 é"), min_size=0, max_size=6)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_NAMES, max_size=4), st.lists(_NAMES, max_size=4), st.lists(_NAMES, max_size=6))
+def test_names_are_mapped_as_the_whole_name_map_would(
+    tools: list[str], history: list[str], asked: list[str],
+) -> None:
+    request = Request(model="m", tools=tuple(ToolSpec(name=n) for n in dict.fromkeys(tools)),
+                      messages=(Message(role="assistant", parts=tuple(
+                          ToolCallPart(id=f"c{i}", name=n, arguments={})
+                          for i, n in enumerate(history))),))
+    whole = full_name_map(request)
+    for name in [*asked, *tools, *history, *whole.from_wire]:
+        assert ToolNames(request).user(name) == whole.user(name)
+        assert ToolNames(request).wire(name) == whole.wire(name)
+    lazy = ToolNames(request)
+    for name in [*tools, *history]:
+        lazy.wire(name)
+    assert lazy.notes() == whole.notes()
 
 
 def test_arguments_that_are_not_an_object_are_sent_as_empty_with_a_note() -> None:

@@ -68,6 +68,7 @@ TEXT_KEYS = frozenset({"type", "text"})
 CALL_KEYS = frozenset({"type", "id", "name", "input"})
 RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
 REPLY_KEYS = frozenset({"id", "type", "role", "model", "content", "stop_reason", "usage"})
+_QUIET_REPLY_KEYS = REPLY_KEYS | {"stop_sequence"}  # with stop_sequence null: nothing to keep
 USAGE_KEYS = frozenset(
     {"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}
 )
@@ -182,6 +183,8 @@ def reply_seed(body: Mapping[str, Any]) -> str:
 
 
 def has_extras(block: Mapping[str, Any], known: frozenset[str]) -> bool:
+    if block.keys() <= known:
+        return False
     for key, value in block.items():  # noqa: SIM110 (a loop: any() over a generator is slower)
         if value is not None and key not in known:
             return True
@@ -222,8 +225,10 @@ def call_from_block(
     call_id = block.get("id")
     if type(call_id) is not str or not call_id:
         call_id = call_id if isinstance(call_id, str) and call_id else call_id_for(seed, ordinal)
-    name = nm.user(_text(block.get("name")))
-    pd = _keep(block, CALL_KEYS)
+    name = block.get("name")
+    name = nm.user(name if type(name) is str else _text(name))
+    pd = {WIRE: dict(block)} if not block.keys() <= CALL_KEYS and has_extras(block, CALL_KEYS) \
+        else None
     value = block.get("input")
     if type(value) is dict:
         pass
@@ -245,7 +250,10 @@ def part_from_block(block: Mapping[str, Any], *, nm: ToolNames, seed: str, ordin
     """One assistant-side block as a part. Unknown and server-tool blocks stay opaque."""
     kind = block.get("type")
     if kind == "text":
-        return TextPart(text=_text(block.get("text")), provider_data=_keep(block, TEXT_KEYS))
+        text = block.get("text")
+        return TextPart(text=text if type(text) is str else _text(text),
+                        provider_data=None if block.keys() <= TEXT_KEYS
+                        else _keep(block, TEXT_KEYS))
     if kind == "tool_use":
         return call_from_block(block, nm=nm, seed=seed, ordinal=ordinal)
     if kind in REASONING_TYPES:
@@ -260,10 +268,14 @@ def parts_from_blocks(blocks: Sequence[Any], *, nm: ToolNames, seed: str) -> lis
     for block in blocks:
         if type(block) is not dict and not isinstance(block, Mapping):
             raise WireFormatError(f"{WIRE}: a content block must be an object, got {block!r}")
-        part = part_from_block(block, nm=nm, seed=seed, ordinal=ordinal)
-        if type(part) is ToolCallPart:
+        kind = block.get("type")
+        if kind == "tool_use":
+            parts.append(call_from_block(block, nm=nm, seed=seed, ordinal=ordinal))
             ordinal += 1
-        parts.append(part)
+        elif kind == "text" and block.keys() <= TEXT_KEYS and type(block.get("text")) is str:
+            parts.append(TextPart(text=block["text"]))
+        else:
+            parts.append(part_from_block(block, nm=nm, seed=seed, ordinal=ordinal))
     return parts
 
 
@@ -364,13 +376,23 @@ def usage_from(raw: Any) -> Usage:
     if type(raw) is not dict and not isinstance(raw, Mapping):
         return Usage()
     get = raw.get
-    write = _int(get("cache_creation_input_tokens"))
-    read = _int(get("cache_read_input_tokens"))
+    given = get("input_tokens")
+    output = get("output_tokens")
+    write = get("cache_creation_input_tokens")
+    read = get("cache_read_input_tokens")
+    if type(given) is not int or type(output) is not int:
+        given, output = _int(given), _int(output)
+    if write is None and read is None:  # older bodies and some gateways leave both out
+        write = read = 0
+    else:
+        write, read = _int(write), _int(read)
     details = get("output_tokens_details")
-    thinking = _int(details.get("thinking_tokens")) if isinstance(details, Mapping) else 0
+    thinking = 0
+    if details is not None and isinstance(details, Mapping):
+        thinking = _int(details.get("thinking_tokens"))
     return Usage(
-        input_tokens=_int(get("input_tokens")) + write + read,
-        output_tokens=_int(get("output_tokens")),
+        input_tokens=given + write + read,
+        output_tokens=output,
         cache_read_tokens=read,
         cache_write_tokens=write,
         reasoning_tokens=thinking,
@@ -455,22 +477,26 @@ def decode_reply(body: Mapping[str, Any], *, nm: ToolNames) -> Reply:
         content = []
     if type(content) is not list and not isinstance(content, list):
         raise WireFormatError(f"{WIRE}: 'content' must be a list of blocks")
-    parts = parts_from_blocks(content, nm=nm, seed=reply_seed(body))
+    rid = get("id")
+    parts = parts_from_blocks(content, nm=nm,
+                              seed=rid if type(rid) is str and rid else reply_seed(body))
     raw = get("stop_reason")
     stop, truncated = stop_for(raw, parts)
     extras: dict[str, Any] | None = None
-    for key, value in body.items():
-        if value is not None and key not in REPLY_KEYS:
+    if not body.keys() <= _QUIET_REPLY_KEYS or get("stop_sequence") is not None:
+        for key, value in body.items():
+            if value is not None and key not in REPLY_KEYS:
+                if extras is None:
+                    extras = {}
+                extras[key] = value
+    usage = get("usage")
+    if type(usage) is not dict or not usage.keys() <= USAGE_KEYS:
+        more_usage = usage_extras(usage)
+        if more_usage:
             if extras is None:
                 extras = {}
-            extras[key] = value
-    usage = get("usage")
-    more_usage = usage_extras(usage)
-    if more_usage:
-        if extras is None:
-            extras = {}
-        extras["usage"] = more_usage
-    model, rid = get("model"), get("id")
+            extras["usage"] = more_usage
+    model = get("model")
     return Reply(
         message=Message(role="assistant", parts=tuple(parts)),
         stop=stop,

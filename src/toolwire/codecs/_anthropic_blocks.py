@@ -100,12 +100,13 @@ class ToolNames:
     another, so while every name seen fits there is nothing to build: no history scan.
     """
 
-    __slots__ = ("_map", "_request", "_tools")
+    __slots__ = ("_fit", "_map", "_request", "_tools")
 
     def __init__(self, request: Request | None) -> None:
         self._request = request
         self._map: NameMap | None = None if request is not None else NameMap()
         self._tools: set[str] | None = None
+        self._fit: set[str] = set()  # names already seen to fit
 
     @property
     def built(self) -> bool:
@@ -118,8 +119,12 @@ class ToolNames:
         return self._map
 
     def wire(self, name: str) -> str:
-        if self._map is None and NAME_PATTERN.match(name):
-            return name
+        if self._map is None:
+            if name in self._fit:
+                return name
+            if NAME_PATTERN.match(name):
+                self._fit.add(name)
+                return name
         return self.full().wire(name)
 
     def user(self, name: str) -> str:
@@ -352,6 +357,12 @@ def call_block(part: ToolCallPart, *, nm: ToolNames, ids: IdRewriter,
 def result_block(part: ToolResultPart, *, ids: IdRewriter) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": ids(part.call_id)}
     stored = own_data(part.provider_data)
+    if stored is None:
+        if part.content:
+            block["content"] = part.content
+        if part.is_error:
+            block["is_error"] = True
+        return block
     original = stored.get("content") if isinstance(stored, Mapping) else None
     if isinstance(original, list) and result_text(original)[0] == part.content:
         block["content"] = original
@@ -359,8 +370,7 @@ def result_block(part: ToolResultPart, *, ids: IdRewriter) -> dict[str, Any]:
         block["content"] = part.content
     if part.is_error:
         block["is_error"] = True
-    if stored is not None:
-        block.update(extras_of(stored, RESULT_KEYS))
+    block.update(extras_of(stored, RESULT_KEYS))
     return block
 
 

@@ -148,7 +148,12 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
             out.append({"role": "assistant", "content": _content(blocks)})
         elif role == "tool":
             parts = m.parts
-            if all(isinstance(p, ToolResultPart) for p in parts):
+            for part in parts:
+                if type(part) is not ToolResultPart:
+                    break
+            else:
+                part = None
+            if part is None:
                 blocks = _user_blocks(parts, index=i, ids=ids, notes=notes)
             else:  # results first, whatever else the message holds after them
                 order = sorted(range(len(parts)),

@@ -232,6 +232,8 @@ def content_parts(content: Any, *, keep_empty: bool) -> list[Part]:
 
 
 _CALL_KEYS = frozenset({"id", "type", "function", "index", "custom"})
+_PLAIN_CALL_KEYS = frozenset({"id", "type", "function", "index"})
+_PLAIN_FN_KEYS = frozenset({"name", "arguments"})
 
 
 def decode_call(
@@ -239,6 +241,15 @@ def decode_call(
 ) -> ToolCallPart | OpaquePart:
     """One entry of ``tool_calls``; ``position`` is its place in the message (for missing ids)."""
     fn = call.get("function")
+    if (type(fn) is dict and call.keys() <= _PLAIN_CALL_KEYS and fn.keys() <= _PLAIN_FN_KEYS
+            and call.get("type", "function") == "function"):  # the usual shape, read directly
+        name = fn.get("name")
+        call_id = call.get("id")
+        args = fn.get("arguments")
+        if type(name) is str and type(args) is str and type(call_id) is str and call_id and (
+                call_id != "null"):
+            return ToolCallPart.from_raw(id=call_id, raw_arguments=args,
+                                         name=names.user(name) if names is not None else name)
     if type(fn) is not dict and not isinstance(fn, Mapping):
         if isinstance(call.get("custom"), Mapping):
             return OpaquePart(wire=WIRE, kind="custom_tool_call", payload=plain(call))
@@ -269,9 +280,11 @@ def assistant_parts(
     ``made_ids`` (when given) receives the ids made up for calls that came without one.
     """
     parts: list[Part] = []
-    reasoning = reasoning_part(message)
-    if reasoning is not None:
-        parts.append(reasoning)
+    if "reasoning" in message or "reasoning_content" in message or (
+            "reasoning_details" in message):
+        reasoning = reasoning_part(message)
+        if reasoning is not None:
+            parts.append(reasoning)
     content = message.get("content")
     if isinstance(content, str):
         if content:
@@ -290,7 +303,7 @@ def assistant_parts(
                 if (made_ids is not None and type(part) is ToolCallPart
                         and part.id != call.get("id")):
                     made_ids.append(part.id)
-    elif string(mapping(message.get("function_call")).get("name")):
+    elif "function_call" in message and string(mapping(message["function_call"]).get("name")):
         # the legacy single-function shape, still sent by a few servers
         parts.append(decode_call({"function": message["function_call"]}, 0, seed, names))
     return parts

@@ -296,7 +296,7 @@ def _result(message: Mapping[str, Any], call_id: str, names: Mapping[str, str]) 
         text = text[len(ERROR_PREFIX):]
     elif text == EMPTY_RESULT:
         text = ""
-    extras = extras_of(message, _RESULT_KEYS)
+    extras = None if message.keys() <= _RESULT_KEYS else extras_of(message, _RESULT_KEYS)
     return ToolResultPart(call_id=call_id, content=text, is_error=is_error,
                           name=names.get(call_id), provider_data={WIRE: extras} if extras else None)
 
@@ -305,7 +305,7 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
     system: str | None = None
     start = 0
     first = raw[0] if raw else None
-    if (isinstance(first, Mapping) and len(first) == 2 and first.get("role") == "system"
+    if (type(first) is dict and len(first) == 2 and first.get("role") == "system"
             and isinstance(first.get("content"), str)):
         system, start = first["content"], 1
     out: list[Message] = []
@@ -318,7 +318,9 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
             continue
         role = msg.get("role")
         if role == "tool":
-            call_id = real_id(msg.get("tool_call_id")) or (pending.pop(0) if pending else "")
+            call_id = msg.get("tool_call_id")
+            if type(call_id) is not str or not call_id or call_id == "null":
+                call_id = real_id(call_id) or (pending.pop(0) if pending else "")
             results.append(_result(msg, call_id, call_names))
             continue
         if results:
@@ -329,19 +331,21 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
             parts = assistant_parts(msg, seed=f"messages[{index}]", names=None,
                                     made_ids=pending)
             call_names = {p.id: p.name for p in parts if type(p) is ToolCallPart}
-            extras = extras_of(msg, _ASSISTANT_KEYS)
+            extras = None if msg.keys() <= _ASSISTANT_KEYS else extras_of(msg, _ASSISTANT_KEYS)
             out.append(Message(role="assistant", parts=tuple(parts),
                                provider_data={WIRE: extras} if extras else None))
             continue
-        extras = extras_of(msg, _PLAIN_KEYS)
+        extras = None if msg.keys() <= _PLAIN_KEYS else extras_of(msg, _PLAIN_KEYS)
         if role == "system" or role == "user":
             canonical = role
         else:  # developer, function, anything newer: a user/system message that keeps its role
             canonical = "system" if role == "developer" else "user"
             extras = extras or {}
             extras["role"] = plain(role)
+        content = msg.get("content")
         out.append(Message(role=canonical,  # type: ignore[arg-type]
-                           parts=tuple(content_parts(msg.get("content"), keep_empty=True)),
+                           parts=(TextPart(text=content),) if type(content) is str
+                           else tuple(content_parts(content, keep_empty=True)),
                            provider_data={WIRE: extras} if extras else None))
     if results:
         out.append(Message(role="tool", parts=tuple(results)))
@@ -373,7 +377,7 @@ def _choice(raw: Any, parallel: Any) -> ToolChoice | None:
     par = parallel if isinstance(parallel, bool) else None
     if raw in ("auto", "required", "none"):
         return ToolChoice(mode=raw, parallel=par)
-    if isinstance(raw, Mapping) and raw.get("type") == "function":
+    if raw is not None and isinstance(raw, Mapping) and raw.get("type") == "function":
         fn = raw.get("function")
         if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
             return ToolChoice(mode="tool", name=fn["name"], parallel=par)
@@ -407,7 +411,7 @@ def decode_request(body: Mapping[str, Any]) -> Request:
     extra_tools: list[Any] = []
     raw_tools = get("tools")
     for raw in raw_tools if isinstance(raw_tools, list) else ():
-        spec = _tool(raw) if isinstance(raw, Mapping) else None
+        spec = _tool(raw) if type(raw) is dict or isinstance(raw, Mapping) else None
         if spec is None:
             extra_tools.append(plain(raw))
         else:

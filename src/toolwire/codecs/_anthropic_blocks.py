@@ -96,8 +96,10 @@ def full_name_map(request: Request | None) -> NameMap:
 class ToolNames:
     """`full_name_map` of a request, built only once a name that needs mapping turns up.
 
-    A name that fits the wire's rule is never mapped, and never chosen as the wire name of
-    another, so while every name seen fits there is nothing to build: no history scan.
+    A name that fits the wire's rule is never mapped, and no user's name is ever chosen as the
+    wire name of another (wire names are picked among names no tool has, and all fit), so
+    while every name seen fits, or is one of the tools, there is nothing to build: no scan of
+    the history.
     """
 
     __slots__ = ("_fit", "_map", "_request", "_tools")
@@ -133,7 +135,7 @@ class ToolNames:
             if tools is None:
                 assert self._request is not None
                 tools = self._tools = {t.name for t in self._request.tools}
-            if name in tools and NAME_PATTERN.match(name):
+            if name in tools:  # a user's name is never the wire name of another
                 return name
         return self.full().user(name)
 
@@ -275,7 +277,12 @@ def parts_from_blocks(blocks: Sequence[Any], *, nm: ToolNames, seed: str) -> lis
             raise WireFormatError(f"{WIRE}: a content block must be an object, got {block!r}")
         kind = block.get("type")
         if kind == "tool_use":
-            parts.append(call_from_block(block, nm=nm, seed=seed, ordinal=ordinal))
+            call_id, name, value = block.get("id"), block.get("name"), block.get("input")
+            if (type(call_id) is str and call_id and type(name) is str and type(value) is dict
+                    and block.keys() <= CALL_KEYS):  # the usual block, read directly
+                parts.append(ToolCallPart(id=call_id, name=nm.user(name), arguments=value))
+            else:
+                parts.append(call_from_block(block, nm=nm, seed=seed, ordinal=ordinal))
             ordinal += 1
         elif kind == "text" and block.keys() <= TEXT_KEYS and type(block.get("text")) is str:
             parts.append(TextPart(text=block["text"]))

@@ -321,7 +321,13 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
             call_id = msg.get("tool_call_id")
             if type(call_id) is not str or not call_id or call_id == "null":
                 call_id = real_id(call_id) or (pending.pop(0) if pending else "")
-            results.append(_result(msg, call_id, call_names))
+            content = msg.get("content")
+            if (type(content) is str and content and content[0] != "E" and content != EMPTY_RESULT
+                    and msg.keys() <= _RESULT_KEYS):  # the usual result, read directly
+                results.append(ToolResultPart(call_id=call_id, content=content,
+                                              name=call_names.get(call_id)))
+            else:
+                results.append(_result(msg, call_id, call_names))
             continue
         if results:
             out.append(Message(role="tool", parts=tuple(results)))
@@ -330,10 +336,16 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
             pending = []
             parts = assistant_parts(msg, seed=f"messages[{index}]", names=None,
                                     made_ids=pending)
-            call_names = {p.id: p.name for p in parts if type(p) is ToolCallPart}
-            extras = None if msg.keys() <= _ASSISTANT_KEYS else extras_of(msg, _ASSISTANT_KEYS)
-            out.append(Message(role="assistant", parts=tuple(parts),
-                               provider_data={WIRE: extras} if extras else None))
+            call_names = {}
+            for part in parts:
+                if type(part) is ToolCallPart:
+                    call_names[part.id] = part.name
+            if msg.keys() <= _ASSISTANT_KEYS:
+                out.append(Message(role="assistant", parts=tuple(parts)))
+            else:
+                extras = extras_of(msg, _ASSISTANT_KEYS)
+                out.append(Message(role="assistant", parts=tuple(parts),
+                                   provider_data={WIRE: extras} if extras else None))
             continue
         extras = None if msg.keys() <= _PLAIN_KEYS else extras_of(msg, _PLAIN_KEYS)
         if role == "system" or role == "user":

@@ -68,15 +68,20 @@ def _user_blocks(parts: Sequence[Part], *, index: int, ids: IdRewriter, notes: l
     """Blocks of the parts of message ``index`` (``positions``: where each part sits in it)."""
     blocks: list[dict[str, Any]] = []
     for n, part in enumerate(parts):
-        if isinstance(part, TextPart):
+        if isinstance(part, ToolResultPart):
+            if part.provider_data is None and part.content and not part.is_error:
+                blocks.append({"type": "tool_result", "tool_use_id": ids(part.call_id),
+                               "content": part.content})
+            else:
+                blocks.append(result_block(part, ids=ids))
+        elif isinstance(part, TextPart):
             if part.text:
-                blocks.append(text_block(part))
+                blocks.append({"type": "text", "text": part.text} if part.provider_data is None
+                              else text_block(part))
             else:
                 notes.append(Note(kind="empty_text_dropped",
                                   subject=part_subject(index, positions[n] if positions else n),
                                   detail="the API rejects empty text blocks"))
-        elif isinstance(part, ToolResultPart):
-            blocks.append(result_block(part, ids=ids))
         elif isinstance(part, OpaquePart) and part.wire == WIRE:
             blocks.append(as_dict(part.payload))
         else:
@@ -98,10 +103,16 @@ def _assistant_blocks(parts: Sequence[Part], *, index: int, nm: ToolNames, ids: 
     blocks: list[dict[str, Any]] = []
     for n, part in enumerate(parts):
         if isinstance(part, ToolCallPart):
-            blocks.append(call_block(part, nm=nm, ids=ids, notes=notes))
+            args = part.arguments
+            if type(args) is dict and part.provider_data is None and part.parse_error is None:
+                blocks.append({"type": "tool_use", "id": ids(part.id),
+                               "name": nm.wire(part.name), "input": args})
+            else:
+                blocks.append(call_block(part, nm=nm, ids=ids, notes=notes))
         elif isinstance(part, TextPart):
             if part.text:
-                blocks.append(text_block(part))
+                blocks.append({"type": "text", "text": part.text} if part.provider_data is None
+                              else text_block(part))
             else:
                 notes.append(Note(kind="empty_text_dropped", subject=part_subject(index, n),
                                   detail="the API rejects empty text blocks"))
@@ -187,8 +198,10 @@ def _encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: ToolNames,
         tool: dict[str, Any] = {"name": nm.wire(spec.name)}
         if spec.description:
             tool["description"] = spec.description
-        tool["input_schema"] = input_schema(spec.name, spec.input_schema, strict=spec.strict,
-                                            notes=notes)
+        schema = spec.input_schema
+        if spec.strict or type(schema) is not dict or "type" not in schema:
+            schema = input_schema(spec.name, schema, strict=spec.strict, notes=notes)
+        tool["input_schema"] = schema
         if spec.strict:
             tool["strict"] = True
         encoded.append(tool)

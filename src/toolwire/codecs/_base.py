@@ -240,10 +240,13 @@ class NameMap:
         max_len: int = 64,
         bad_char: re.Pattern[str] = re.compile(r"[^a-zA-Z0-9_-]"),
     ) -> NameMap:
+        fit = {n for n in names if pattern.match(n)}
+        if len(fit) == len(names) or fit.issuperset(names):
+            return cls({}, {})  # the usual case: every name is already one the wire accepts
         to_wire: dict[str, str] = {}
-        taken = {n for n in names if pattern.match(n)}
+        taken = set(fit)
         for name in names:
-            if pattern.match(name):
+            if name in fit:
                 continue
             base = bad_char.sub("_", name) or "tool"
             if not re.match(r"[a-zA-Z_]", base):

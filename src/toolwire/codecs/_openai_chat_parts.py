@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from ..transcript import (
     JSON,
@@ -115,6 +115,8 @@ def string(value: Any, default: str = "") -> str:
 
 
 def as_int(value: Any) -> int:
+    if type(value) is int:
+        return value
     if isinstance(value, bool):
         return 0
     if isinstance(value, int):
@@ -149,18 +151,52 @@ def name_map(tools: Sequence[ToolSpec]) -> NameMap:
     return NameMap.build([t.name for t in tools], pattern=NAME_RULE)
 
 
+class NameReader(Protocol):
+    """What reading a reply needs of a name map: the user's name for a wire name."""
+
+    def user(self, name: str) -> str: ...
+
+
+class ReplyNames:
+    """`name_map` of the tools, built only for a name that is not one of the tools' own.
+
+    A tool's own name is never chosen as the wire name of another (wire names all fit the
+    rule, and are picked among names no fitting tool has), so it maps back to itself.
+    """
+
+    __slots__ = ("_map", "_names", "_tools")
+
+    def __init__(self, tools: Sequence[ToolSpec]) -> None:
+        self._tools = tools
+        self._names: set[str] | None = None
+        self._map: NameMap | None = None
+
+    def user(self, name: str) -> str:
+        if self._map is None:
+            names = self._names
+            if names is None:
+                names = self._names = {t.name for t in self._tools}
+            if name in names:
+                return name
+            self._map = name_map(self._tools)
+        return self._map.user(name)
+
+
 class Names:
     """Tool names as sent: the tool list's map, plus a map for names only the history uses."""
 
-    __slots__ = ("stray", "tools")
+    __slots__ = ("mapped", "stray", "tools")
 
     def __init__(self, tools: Sequence[ToolSpec], history: Iterable[str] = ()) -> None:
         self.tools = name_map(tools)
         known = {t.name for t in tools}
         extra = list(dict.fromkeys(n for n in history if n not in known))
         self.stray = NameMap.build(extra, pattern=NAME_RULE)
+        self.mapped = bool(self.tools.to_wire or self.stray.to_wire)
 
     def wire(self, name: str) -> str:
+        if not self.mapped:
+            return name
         if name in self.tools.to_wire:
             return self.tools.to_wire[name]
         return self.stray.wire(name)
@@ -237,7 +273,7 @@ _PLAIN_FN_KEYS = frozenset({"name", "arguments"})
 
 
 def decode_call(
-    call: Mapping[str, Any], position: int, seed: str, names: NameMap | None
+    call: Mapping[str, Any], position: int, seed: str, names: NameReader | None
 ) -> ToolCallPart | OpaquePart:
     """One entry of ``tool_calls``; ``position`` is its place in the message (for missing ids)."""
     fn = call.get("function")
@@ -272,7 +308,7 @@ def decode_call(
 
 
 def assistant_parts(
-    message: Mapping[str, Any], *, seed: str, names: NameMap | None,
+    message: Mapping[str, Any], *, seed: str, names: NameReader | None,
     made_ids: list[str] | None = None,
 ) -> list[Part]:
     """Canonical parts of an assistant message: reasoning, text, refusal, then calls.
@@ -316,11 +352,13 @@ def encode_call(call: ToolCallPart, wire_name: str) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": call.id,
         "type": "function",
-        "function": {"name": wire_name, "arguments": call.arguments_text},
+        "function": {"name": wire_name, "arguments": call.raw_arguments
+                     if call.raw_arguments is not None else call.arguments_text},
     }
-    extras = wire_data(call.provider_data)
-    if extras:
-        out.update(plain(extras))
+    if call.provider_data is not None:
+        extras = wire_data(call.provider_data)
+        if extras:
+            out.update(plain(extras))
     return out
 
 
@@ -359,18 +397,21 @@ def dropped_opaque_note(subject: str, part: OpaquePart) -> Note:
 
 
 def decode_usage(raw: Any) -> Usage:
-    if not isinstance(raw, Mapping):
+    if raw is None or not isinstance(raw, Mapping):
         return Usage()
-    prompt = raw.get("prompt_tokens_details")
-    prompt = prompt if isinstance(prompt, Mapping) else {}
-    completion = raw.get("completion_tokens_details")
-    completion = completion if isinstance(completion, Mapping) else {}
-    cached = (as_int(prompt.get("cached_tokens")) or as_int(raw.get("prompt_cache_hit_tokens"))
-              or as_int(raw.get("num_cached_tokens")))
-    cost = raw.get("cost")
+    get = raw.get
+    prompt = get("prompt_tokens_details")
+    if prompt is None or not isinstance(prompt, Mapping):
+        prompt = {}
+    completion = get("completion_tokens_details")
+    if completion is None or not isinstance(completion, Mapping):
+        completion = {}
+    cached = (as_int(prompt.get("cached_tokens")) or as_int(get("prompt_cache_hit_tokens"))
+              or as_int(get("num_cached_tokens")))
+    cost = get("cost")
     return Usage(
-        input_tokens=as_int(raw.get("prompt_tokens")),
-        output_tokens=as_int(raw.get("completion_tokens")),
+        input_tokens=as_int(get("prompt_tokens")),
+        output_tokens=as_int(get("completion_tokens")),
         cache_read_tokens=cached,
         cache_write_tokens=as_int(prompt.get("cache_write_tokens")),
         reasoning_tokens=as_int(completion.get("reasoning_tokens")),
@@ -418,7 +459,7 @@ def pick_choice(body: Mapping[str, Any]) -> Mapping[str, Any]:
     if not isinstance(choices, list):
         return {}
     for choice in choices:
-        if isinstance(choice, Mapping) and choice.get("index", 0) == 0:
+        if (type(choice) is dict or isinstance(choice, Mapping)) and choice.get("index", 0) == 0:
             return choice
     first = choices[0] if choices else {}
     return first if isinstance(first, Mapping) else {}
@@ -426,17 +467,19 @@ def pick_choice(body: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def decode_body(body: Mapping[str, Any], request: Request | None) -> Reply:
     """A whole (non-streamed) reply body as a `Reply`."""
-    names = name_map(request.tools) if request is not None else None
+    names = ReplyNames(request.tools) if request is not None else None
     choice = pick_choice(body)
     message = choice.get("message")
-    message = message if isinstance(message, Mapping) else {}
+    if type(message) is not dict and not isinstance(message, Mapping):
+        message = {}
     parts = assistant_parts(message, seed=reply_seed(body), names=names)
     raw = choice.get("finish_reason")
     raw_stop = raw if isinstance(raw, str) else None
     stop, truncated = decide_stop(raw_stop, parts)
-    extras = {k: plain(v) for k, v in body.items() if k not in _REPLY_KEYS and v is not None}
+    extras = {} if body.keys() <= _REPLY_KEYS else {
+        k: plain(v) for k, v in body.items() if k not in _REPLY_KEYS and v is not None}
     for key in ("native_finish_reason", "error"):
-        if choice.get(key) is not None:
+        if key in choice and choice[key] is not None:
             extras[key] = plain(choice[key])
     model = body.get("model")
     return Reply(

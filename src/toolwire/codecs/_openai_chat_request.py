@@ -77,15 +77,24 @@ class _Encoder:
     def message(self, index: int, message: Message) -> list[dict[str, Any]]:
         pd = message.provider_data
         extras = plain(wire_data(pd) or {}) if pd is not None else None
-        if message.role == "assistant":
+        role = message.role
+        if role == "assistant":
             return self.assistant(index, message, extras)
-        results = [p for p in message.parts if isinstance(p, ToolResultPart)]
-        out = [self.result(r) for r in results]
-        if message.role == "tool":
+        out: list[dict[str, Any]] = []
+        if role == "tool":
             for j, part in enumerate(message.parts):
-                if not isinstance(part, ToolResultPart):
+                if isinstance(part, ToolResultPart):
+                    out.append(self.result(part))
+                else:
                     self.drop(index, j, part)
             return out
+        parts = message.parts
+        if len(parts) == 1 and extras is None:
+            only = parts[0]
+            if type(only) is TextPart and only.provider_data is None:  # the usual text turn
+                return [{"role": role, "content": only.text}]
+        results = [p for p in parts if isinstance(p, ToolResultPart)]
+        out = [self.result(r) for r in results]
         if len(results) < len(message.parts) or not results:
             rest = [(j, p) for j, p in enumerate(message.parts)
                     if not isinstance(p, ToolResultPart)]
@@ -115,7 +124,7 @@ class _Encoder:
     def assistant(
         self, index: int, message: Message, extras: dict[str, Any] | None
     ) -> list[dict[str, Any]]:
-        texts: list[tuple[int, Part]] = []
+        texts: list[tuple[int, TextPart]] = []
         refusals: list[str] = []
         others: list[dict[str, Any]] = []
         calls: list[dict[str, Any]] = []
@@ -128,7 +137,10 @@ class _Encoder:
                 else:
                     texts.append((j, part))
             elif isinstance(part, ToolCallPart):
-                calls.append(self.call(index, len(calls), part))
+                if part.id:
+                    calls.append(encode_call(part, self.names.wire(part.name)))
+                else:
+                    calls.append(self.call(index, len(calls), part))
             elif isinstance(part, ReasoningPart):
                 payload = reasoning_payload(part)
                 if payload is None:
@@ -143,7 +155,11 @@ class _Encoder:
             else:
                 self.drop(index, j, part)
         out: dict[str, Any] = {"role": "assistant"}
-        content: Any = self.content(index, texts)
+        content: Any
+        if len(texts) == 1 and texts[0][1].provider_data is None:
+            content = texts[0][1].text
+        else:
+            content = self.content(index, texts)
         if others:
             content = ([{"type": "text", "text": content}] if isinstance(content, str) and content
                        else content if isinstance(content, list) else []) + others

@@ -4,7 +4,9 @@ Owns the request-level rules of the ``anthropic-messages`` wire: the required ``
 the top-level ``system``, tools and ``tool_choice``, and the message list, where tool results
 travel first in a user message and this wire's own thinking and server-tool blocks go back
 verbatim. Body keys the canonical request has no field for ride in
-``Request.provider_options["anthropic-messages"]`` and are merged back on encode. Imports only
+``Request.provider_options["anthropic-messages"]`` and are merged back on encode. An encoded
+body shares what needs no change (tool schemas, call arguments, stored blocks) with the
+request instead of copying it; bodies are only serialised, never changed. Imports only
 `toolwire.transcript`, `toolwire.errors` and the codec helpers; never HTTP or a vendor SDK.
 """
 

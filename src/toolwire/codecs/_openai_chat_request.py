@@ -7,8 +7,11 @@ the transcript, `_base`, `_schema` and the shared chat pieces.
 Choices worth knowing: the system prompt is the first ``system`` message; tool results go out as
 one ``tool`` message each, with ``Error: `` in front of error results and ``(no output)`` for an
 empty one; arguments always go out as a string; empty call ids are replaced; ``tool_choice`` and
-``parallel_tool_calls`` are left out when there are no tools; ``max_completion_tokens`` carries
-`Request.max_tokens` unless ``provider_options`` asks for the older ``max_tokens`` field.
+``parallel_tool_calls`` are left out when there are no tools. Either token-limit field decodes
+into `Request.max_tokens`; encode sends ``max_completion_tokens`` unless the options hold
+``max_tokens_field: "max_tokens"`` (what decoding a body that used the older field leaves).
+Bodies are read in place and never changed, so decoded values (tool schemas) are shared with
+the body, and encoded bodies share the request's values: neither side is mutated.
 """
 
 from __future__ import annotations

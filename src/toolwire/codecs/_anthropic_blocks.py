@@ -108,7 +108,7 @@ class ToolNames:
         self._request = request
         self._map: NameMap | None = None if request is not None else NameMap()
         self._tools: set[str] | None = None
-        self._fit: set[str] = set()  # names already seen to fit
+        self._fit: set[str] | None = None  # names already seen to fit
 
     @property
     def built(self) -> bool:
@@ -122,10 +122,13 @@ class ToolNames:
 
     def wire(self, name: str) -> str:
         if self._map is None:
-            if name in self._fit:
+            fit = self._fit
+            if fit is None:
+                fit = self._fit = set()
+            elif name in fit:
                 return name
             if NAME_PATTERN.match(name):
-                self._fit.add(name)
+                fit.add(name)
                 return name
         return self.full().wire(name)
 
@@ -498,7 +501,12 @@ def decode_reply(body: Mapping[str, Any], *, nm: ToolNames) -> Reply:
     parts = parts_from_blocks(content, nm=nm,
                               seed=rid if type(rid) is str and rid else reply_seed(body))
     raw = get("stop_reason")
-    stop, truncated = stop_for(raw, parts)
+    stop: StopReason
+    truncated: bool
+    if raw == "tool_use" and parts and type(parts[-1]) is ToolCallPart:
+        stop, truncated = "tool_calls", False  # the usual tool turn
+    else:
+        stop, truncated = stop_for(raw, parts)
     extras: dict[str, Any] | None = None
     if not body.keys() <= _QUIET_REPLY_KEYS or get("stop_sequence") is not None:
         for key, value in body.items():

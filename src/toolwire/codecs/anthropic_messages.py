@@ -56,7 +56,7 @@ def encode_request(request: Request) -> dict[str, Any]:
 
 def decode_response(body: Mapping[str, Any], *, request: Request | None = None) -> Reply:
     """A non-streamed reply body as a `Reply`; with ``request``, tool names map back."""
-    return _blocks.decode_reply(body, nm=_blocks.name_map(request))
+    return _blocks.decode_reply(body, nm=_blocks.ToolNames(request))
 
 
 def encode_response(reply: Reply, *, request: Request | None = None) -> dict[str, Any]:

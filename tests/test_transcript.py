@@ -128,3 +128,25 @@ def test_any_transcript_round_trips(rounds: list[list[Message]], task: str,
     req = Request(model="m", messages=tuple(messages), tools=tuple(tools),
                   provider_options={"x": {"args": args}})
     assert from_json(json.loads(json.dumps(to_json(req)))) == req
+
+
+def test_fast_constructors_keep_the_declared_dataclass_behaviour() -> None:
+    import dataclasses
+    import inspect
+
+    for cls in (TextPart, ReasoningPart, ToolCallPart, OpaquePart, Message, ToolSpec,
+                ToolChoice, Request, Usage, Reply):
+        params = inspect.signature(cls).parameters.values()
+        assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params), cls
+        names = [f.name for f in dataclasses.fields(cls)]
+        assert [p.name for p in params] == names, cls
+    a, b = ToolSpec(name="f"), ToolSpec(name="f")
+    assert a.input_schema == {"type": "object", "properties": {}}
+    assert a.input_schema is not b.input_schema  # a default factory, called per value
+    assert Reply(message=Message.user("x")).usage == Usage()
+    assert Message(role="user", parts=[TextPart(text="x")]).parts == (TextPart(text="x"),)
+    assert Request(model="m", messages=[Message.user("x")]).messages == (Message.user("x"),)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.name = "g"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        ToolSpec(name="f", colour="red")  # type: ignore[call-arg]

@@ -4,12 +4,13 @@ Two measurements, in one process, with the cases taking turns in every round:
 
 1. Per wire: ``encode_request`` of a 20-message tool transcript (4 tools, 9 rounds of an
    assistant message with two calls and the tool message answering them), and decoding a reply
-   with two tool calls from its bytes (``json.loads`` + ``decode_response``).
+   with two tool calls from its bytes (the client's JSON reader + ``decode_response``).
 2. Against LiteLLM, on LiteLLM's own job: a 10-message OpenAI-format request with 4 tools made
    into an Anthropic Messages body (toolwire: ``convert(body, "openai-chat",
    "anthropic-messages")``; LiteLLM: ``AnthropicConfig.map_openai_params`` for the tools, then
    ``transform_request``), and an Anthropic reply with two tool calls made into a reply object
-   (toolwire: ``json.loads`` + ``decode_response``; LiteLLM: ``transform_response`` of an
+   (toolwire: its JSON reader, as the client uses it, + ``decode_response``; LiteLLM:
+   ``transform_response`` of an
    ``httpx.Response``, which parses the same bytes). LiteLLM's logging object is a stub whose
    ``post_call`` does nothing, so only its conversion is timed.
 
@@ -38,6 +39,7 @@ from _common import installed, table
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-list download
 os.environ.setdefault("LITELLM_TELEMETRY", "False")
 
+from toolwire._json import loads as toolwire_loads
 from toolwire.codecs import WIRES, get_codec
 from toolwire.conversion import convert
 from toolwire.transcript import (
@@ -191,13 +193,13 @@ def wire_cases() -> dict[str, Case]:
         codec = get_codec(wire)
         request = transcript(wire)
         raw = json.dumps(codec.encode_response(two_calls(wire), request=request)).encode()
-        assert len(codec.decode_response(json.loads(raw), request=request).tool_calls) == 2
+        assert len(codec.decode_response(toolwire_loads(raw), request=request).tool_calls) == 2
 
         def encode(codec: Any = codec, request: Request = request) -> object:
             return codec.encode_request(request)
 
         def decode(codec: Any = codec, raw: bytes = raw, request: Request = request) -> object:
-            return codec.decode_response(json.loads(raw), request=request)
+            return codec.decode_response(toolwire_loads(raw), request=request)
 
         cases[f"{wire} encode"] = encode
         cases[f"{wire} decode"] = decode
@@ -214,7 +216,7 @@ def toolwire_vs_cases() -> dict[str, Case]:
     assert out["max_tokens"] == 1024
     return {
         "toolwire request": lambda: convert(body, "openai-chat", "anthropic-messages"),
-        "toolwire reply": lambda: anthropic.decode_response(json.loads(raw), request=request),
+        "toolwire reply": lambda: anthropic.decode_response(toolwire_loads(raw), request=request),
         "toolwire encode": lambda: anthropic.encode(request),
     }
 

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from . import _json
 from .codecs import Codec, Note, get_codec
 from .codecs._base import StreamEnd, StreamEvent
 from .endpoints import Endpoint, parse_model_id
@@ -166,7 +167,7 @@ class HttpModel:
                 response = await self._send(wire_request)
                 raw = await response.read()
                 try:
-                    body = json.loads(raw)
+                    body = _json.loads(raw)
                 except ValueError as exc:
                     raise StreamError(
                         f"the server's reply is not JSON: {raw[:200]!r}",

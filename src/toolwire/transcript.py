@@ -13,11 +13,12 @@ sends it back to its own wire unchanged and ignores every other wire's entry.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
+
+from . import _json
 
 JSON: TypeAlias = Any
 """A value made of dict, list, str, int, float, bool and None."""
@@ -59,19 +60,6 @@ STOP_REASONS: tuple[StopReason, ...] = (
 
 def _freeze_parts(parts: Any) -> tuple[Part, ...]:
     return parts if isinstance(parts, tuple) else tuple(parts)
-
-
-@functools.cache
-def _fast_json() -> Callable[[str], JSON]:
-    """pydantic-core's JSON parser, imported on first use (it is not light to import).
-
-    Several times faster than `json.loads` on argument text. Whatever it accepts, `json.loads`
-    reads to the same value; what it refuses (lone surrogates, deep nesting) goes to
-    `json.loads`, so results and error messages stay those of the standard parser.
-    """
-    from pydantic_core import from_json
-
-    return from_json
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -130,12 +118,9 @@ class ToolCallPart:
         error: str | None = None
         if raw_arguments and not raw_arguments.isspace():
             try:
-                parsed = _fast_json()(raw_arguments)
-            except (ValueError, TypeError):  # not JSON to the fast parser: json decides
-                try:
-                    parsed = json.loads(raw_arguments)
-                except json.JSONDecodeError as exc:
-                    error = f"{exc.msg} at line {exc.lineno} column {exc.colno} (char {exc.pos})"
+                parsed = _json.loads(raw_arguments)
+            except json.JSONDecodeError as exc:
+                error = f"{exc.msg} at line {exc.lineno} column {exc.colno} (char {exc.pos})"
         else:
             parsed = {}
         return cls(

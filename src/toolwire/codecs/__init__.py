@@ -7,6 +7,7 @@ use. Every codec is pure functions over JSON: no HTTP, no vendor SDK imports.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import cast
 
 from ._base import WIRES, Codec, Encoded, Note, StreamEnd, StreamEvent, WireName
@@ -28,7 +29,10 @@ def get_codec(wire: str) -> Codec:
         raise ValueError(
             f"unknown wire {wire!r}; choose one of: {', '.join(WIRES)}"
         ) from None
-    return cast(Codec, importlib.import_module(f"{__name__}.{module}"))
+    loaded = sys.modules.get(f"{__name__}.{module}")  # the usual case: already imported
+    if loaded is None:
+        loaded = importlib.import_module(f"{__name__}.{module}")
+    return cast(Codec, loaded)
 
 
 __all__ = ["WIRES", "Codec", "Encoded", "Note", "StreamEnd", "StreamEvent", "WireName", "get_codec"]

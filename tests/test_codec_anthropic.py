@@ -457,14 +457,18 @@ def test_dropped_parts_are_named_by_message_and_part() -> None:
     ]
 
 
-def test_options_for_other_wires_are_noted_once_per_wire() -> None:
+def test_options_for_other_wires_are_noted_once_per_setting() -> None:
     req = Request(model="m", max_tokens=5, messages=(Message.user("q"),), provider_options={
         W: {"top_k": 5}, "openai-chat": {"seed": 1, "top_p": 0.5}, "ollama-chat": {"x": 1}})
     enc = am.encode(req)
     assert enc.body["top_k"] == 5 and "seed" not in enc.body
-    assert [(n.kind, n.subject) for n in enc.notes] == [
-        ("field_dropped", "provider_options['openai-chat']"),
-        ("field_dropped", "provider_options['ollama-chat']"),
+    assert [(n.kind, n.subject, n.detail) for n in enc.notes] == [
+        ("field_dropped", "provider_options['openai-chat']",
+         f"'seed' is set for openai-chat only; not sent to {W}"),
+        ("field_dropped", "provider_options['openai-chat']",
+         f"'top_p' is set for openai-chat only; not sent to {W}"),
+        ("field_dropped", "provider_options['ollama-chat']",
+         f"'x' is set for ollama-chat only; not sent to {W}"),
     ]
 
 

@@ -46,7 +46,7 @@ from ._anthropic_blocks import (
     text_from_block,
 )
 from ._anthropic_schema import input_schema
-from ._base import Encoded, Note
+from ._base import Encoded, Note, own_options
 
 DEFAULT_MAX_TOKENS = 4096
 """Sent when `Request.max_tokens` is None: the API requires the field."""
@@ -255,8 +255,7 @@ def _system_text(blocks: Sequence[Any]) -> str:
 def encode(request: Request) -> Encoded:
     notes: list[Note] = []
     nm = name_map(request)
-    all_opts = request.provider_options or {}
-    opts = dict(all_opts.get(WIRE) or {})
+    opts = own_options(request.provider_options, WIRE, notes)
     max_tokens = request.max_tokens
     if max_tokens is None:
         max_tokens = DEFAULT_MAX_TOKENS
@@ -287,10 +286,6 @@ def encode(request: Request) -> Encoded:
     if request.stream:
         body["stream"] = True
     body.update(opts)
-    for wire in all_opts:
-        if wire != WIRE:
-            notes.append(Note(kind="field_dropped", subject=f"provider_options[{wire!r}]",
-                              detail="options for another wire are not sent"))
     if nm.built:  # some name needed mapping: its notes go first, as the names come first
         notes[:0] = nm.notes()
     return Encoded(body=body, notes=tuple(notes))

@@ -24,6 +24,7 @@ from ..errors import (
     ProviderError,
     RateLimitError,
     ServerError,
+    WireFormatError,
 )
 from ..transcript import JSON, Reply, Request, ToolCallPart
 
@@ -390,3 +391,41 @@ def retry_after_from(headers: Mapping[str, str] | None) -> float | None:
         except ValueError:
             continue
     return None
+
+
+# --------------------------------------------------------------------------- shared by the codecs
+
+
+def own_options(options: Mapping[str, Any] | None, wire: str, notes: list[Note]) -> dict[str, Any]:
+    """``wire``'s entry of `Request.provider_options` (a shallow copy, values as given).
+
+    Adds a ``field_dropped`` note for each setting meant for another wire, and for an entry
+    that is not an object of body keys: nothing is dropped silently.
+    """
+    mine: dict[str, Any] = {}
+    for other, entry in (options or {}).items():
+        subject = f"provider_options[{other!r}]"
+        if not isinstance(entry, Mapping):
+            notes.append(Note(kind="field_dropped", subject=subject,
+                              detail=f"not an object of body keys; not sent to {wire}"))
+        elif other == wire:
+            mine = dict(entry)
+        else:
+            notes.extend(Note(kind="field_dropped", subject=subject,
+                              detail=f"{key!r} is set for {other} only; not sent to {wire}")
+                         for key in entry)
+    return mine
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return {dict: "an object", list: "a list", str: "a string", int: "an integer",
+            float: "a number"}.get(type(value), type(value).__name__)
+
+
+def wrong_shape(where: str, expected: str, value: Any) -> WireFormatError:
+    """The error for a body field of the wrong shape: where, what was expected, what came."""
+    return WireFormatError(f"{where}: expected {expected}, got {_json_kind(value)}")

@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import WireFormatError
 from ..transcript import (
     JSON,
     OpaquePart,
@@ -38,6 +37,7 @@ from ..transcript import (
     ToolSpec,
 )
 from ._base import NameMap, Note, call_id_for, dumps
+from ._base import wrong_shape as wrong
 
 WIRE = "gemini-generate"
 GENERATED = "_generated_id"
@@ -77,20 +77,6 @@ def _pd(extras: Mapping[str, JSON]) -> ProviderData | None:
 
 
 # --------------------------------------------------------------------------- shape checks
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    return {dict: "an object", list: "a list", str: "a string", int: "an integer",
-            float: "a number"}.get(type(value), type(value).__name__)
-
-
-def wrong(where: str, expected: str, value: Any) -> WireFormatError:
-    """The error for a field of the wrong shape: what was expected and what came."""
-    return WireFormatError(f"{where}: expected {expected}, got {_kind(value)}")
 
 
 def as_list(value: Any, where: str, expected: str) -> list[Any]:

@@ -31,6 +31,7 @@ from ._base import (
     provider_error,
     retry_after_from,
 )
+from ._base import wrong_shape as wrong
 from ._gemini_parts import (
     WIRE,
     PartEncoder,
@@ -40,7 +41,6 @@ from ._gemini_parts import (
     decode_parts,
     name_map,
     own,
-    wrong,
 )
 
 FINISH_REASONS: dict[str, StopReason] = {

@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import ProviderError, StreamError, WireFormatError
+from ..errors import ProviderError, StreamError
 from ..transcript import (
     JSON,
     Message,
@@ -39,6 +39,9 @@ from ._base import (
     ToolCallStarted,
     call_id_for,
     provider_error,
+)
+from ._base import (
+    wrong_shape as wrong,
 )
 
 WIRE = "ollama-chat"
@@ -97,20 +100,6 @@ class Seeder:
         """The id for the call added last."""
         self.fold()
         return call_id_for(self._hash.hexdigest(), self._count - 1)
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    return {dict: "an object", list: "a list", str: "a string", int: "an integer",
-            float: "a number"}.get(type(value), type(value).__name__)
-
-
-def wrong(where: str, expected: str, value: Any) -> WireFormatError:
-    """The error for a field of the wrong shape: what was expected and what came."""
-    return WireFormatError(f"{where}: expected {expected}, got {_kind(value)}")
 
 
 def mapping(value: Any, what: str) -> Mapping[str, Any]:

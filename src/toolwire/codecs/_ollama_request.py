@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import WireFormatError
 from ..transcript import Message, Request, TextPart, ToolCallPart, ToolResultPart, ToolSpec
 from ._base import NameMap, call_id_for
+from ._base import wrong_shape as wrong
 from ._ollama_read import (
     EMPTY_RESULT,
     ERROR_PREFIX,
@@ -27,7 +28,6 @@ from ._ollama_read import (
     text_of,
     unknown_keys,
     wrap_own,
-    wrong,
 )
 
 __all__ = ["decode_request"]

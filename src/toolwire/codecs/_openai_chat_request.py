@@ -31,7 +31,7 @@ from ..transcript import (
     ToolResultPart,
     ToolSpec,
 )
-from ._base import Encoded, Note, call_id_for
+from ._base import Encoded, Note, call_id_for, own_options
 from ._openai_chat_parts import (
     REASONING_KEYS,
     WIRE,
@@ -259,9 +259,7 @@ def encode(request: Request) -> Encoded:
     for i, message in enumerate(request.messages):
         messages.extend(enc.message(i, message))
     body: dict[str, Any] = {"model": request.model, "messages": messages}
-    all_options = request.provider_options or {}
-    options = plain(all_options.get(WIRE) or {})
-    options = options if isinstance(options, dict) else {}
+    options = plain(own_options(request.provider_options, WIRE, enc.notes))
     tools = [enc.tool(t) for t in request.tools]
     extra_tools = options.pop("tools", None)
     if isinstance(extra_tools, list):
@@ -287,10 +285,6 @@ def encode(request: Request) -> Encoded:
                 del body[key]
                 enc.notes.append(Note(kind="field_dropped", subject=key,
                                       detail="left out: the API refuses it without tools"))
-    for wire in all_options:
-        if wire != WIRE:
-            enc.notes.append(Note(kind="field_dropped", subject=f"provider_options[{wire!r}]",
-                                  detail="options for another wire are not sent"))
     return Encoded(body=body, notes=tuple(enc.notes))
 
 

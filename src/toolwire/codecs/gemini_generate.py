@@ -57,7 +57,8 @@ from ..transcript import (
     ToolResultPart,
     ToolSpec,
 )
-from ._base import Encoded, NameMap, Note, StreamEvent, drive_stream
+from ._base import Encoded, NameMap, Note, StreamEvent, drive_stream, own_options
+from ._base import wrong_shape as wrong
 from ._gemini_parts import (
     WIRE,
     PartEncoder,
@@ -67,7 +68,6 @@ from ._gemini_parts import (
     decode_parts,
     name_map,
     wire_name,
-    wrong,
 )
 from ._gemini_reply import (
     BLOCK_REASONS,
@@ -102,7 +102,7 @@ _READ = ("contents", "systemInstruction", "tools", "toolConfig", "generationConf
 def encode(request: Request) -> Encoded:
     """The ``generateContent`` body for a request, with a note for every change made."""
     notes: list[Note] = []
-    options = _own_options(request.provider_options, notes)
+    options = own_options(request.provider_options, WIRE, notes)
     settings = {k: options.pop(k) for k in list(options) if k.startswith("_")}
     schema_field = settings.pop("_schema_field", "parametersJsonSchema")
     if schema_field not in _SCHEMA_FIELDS:
@@ -139,25 +139,6 @@ def encode(request: Request) -> Encoded:
         body["generationConfig"] = generation
     _merge(body, options)
     return Encoded(body=body, notes=tuple(notes))
-
-
-def _own_options(options: Mapping[str, Any] | None, notes: list[Note]) -> dict[str, Any]:
-    """This wire's options (a shallow copy, values as given); a note per other wire's setting."""
-    if not options:
-        return {}
-    mine: dict[str, Any] = {}
-    for wire, entry in options.items():
-        subject = f"provider_options[{wire!r}]"
-        if not isinstance(entry, Mapping):
-            notes.append(Note(kind="field_dropped", subject=subject,
-                              detail=f"not an object of body keys; not sent to {WIRE}"))
-        elif wire == WIRE:
-            mine = dict(entry)
-        else:
-            notes.extend(Note(kind="field_dropped", subject=subject,
-                              detail=f"{key!r} is set for {wire} only; not sent to {WIRE}")
-                         for key in entry)
-    return mine
 
 
 def encode_request(request: Request) -> dict[str, Any]:

@@ -65,6 +65,7 @@ from ._base import (
     StreamEvent,
     drive_stream,
     dumps,
+    own_options,
     provider_error,
     retry_after_from,
 )
@@ -294,25 +295,6 @@ def _encode_message(msg: Message, m_index: int, names: NameMap, call_names: dict
     return out
 
 
-def _own_options(options: Mapping[str, Any] | None, notes: list[Note]) -> dict[str, Any]:
-    """This wire's body keys (a shallow copy, values as given); a note per other wire's key."""
-    if not options:
-        return {}
-    mine: dict[str, Any] = {}
-    for wire, entry in options.items():
-        subject = f"provider_options[{wire!r}]"
-        if not isinstance(entry, Mapping):
-            notes.append(Note(kind="field_dropped", subject=subject,
-                              detail=f"not an object of body keys; not sent to {WIRE}"))
-        elif wire == WIRE:
-            mine = dict(entry)
-        else:
-            notes.extend(Note(kind="field_dropped", subject=subject,
-                              detail=f"{key!r} is set for {wire} only; not sent to {WIRE}")
-                         for key in entry)
-    return mine
-
-
 def encode(request: Request) -> Encoded:
     """The ``/api/chat`` body for a request, with a note for every change made to fit the wire."""
     names = _names(request)
@@ -330,7 +312,7 @@ def encode(request: Request) -> Encoded:
     if request.tools and send_tools:
         body["tools"] = [_encode_tool(t, names, notes) for t in request.tools]
     body["stream"] = request.stream
-    own = _own_options(request.provider_options, notes)
+    own = own_options(request.provider_options, WIRE, notes)
     base = own.pop("options", None)
     options: dict[str, Any] = dict(base) if isinstance(base, Mapping) else {}
     if request.temperature is not None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
-from ..errors import ProviderError, WireFormatError
+from ..errors import ProviderError
 from ..transcript import (
     Message,
     OpaquePart,
@@ -28,7 +28,16 @@ from ..transcript import (
     ToolResultPart,
     ToolSpec,
 )
-from ._base import Encoded, NameMap, Note, loads_or_none, provider_error, retry_after_from
+from ._base import (
+    Encoded,
+    NameMap,
+    Note,
+    loads_or_none,
+    own_options,
+    provider_error,
+    retry_after_from,
+    wrong_shape,
+)
 from ._openai_responses_items import (
     WIRE,
     Item,
@@ -77,7 +86,7 @@ def encode(request: Request) -> Encoded:
     if request.system is not None:
         body["instructions"] = request.system
     body["input"] = _encode_input(request.messages, names, notes)
-    extra = _own_options(request.provider_options, notes)
+    extra = own_options(request.provider_options, WIRE, notes)
     tools = [encode_tool(tool, names, notes) for tool in request.tools]
     more_tools = extra.pop("tools", None)
     if isinstance(more_tools, list):
@@ -105,25 +114,6 @@ def encode(request: Request) -> Encoded:
         body["stream"] = True
     body.update(extra)
     return Encoded(body=body, notes=tuple(notes))
-
-
-def _own_options(options: Mapping[str, Any] | None, notes: list[Note]) -> dict[str, Any]:
-    """This wire's options (a shallow copy, values as given); a note per other wire's setting."""
-    if not options:
-        return {}
-    mine: dict[str, Any] = {}
-    for wire, entry in options.items():
-        subject = f"provider_options[{wire!r}]"
-        if not isinstance(entry, Mapping):
-            notes.append(Note(kind="field_dropped", subject=subject,
-                              detail=f"not an object of body keys; not sent to {WIRE}"))
-        elif wire == WIRE:
-            mine = dict(entry)
-        else:
-            notes.extend(Note(kind="field_dropped", subject=subject,
-                              detail=f"{key!r} is set for {wire} only; not sent to {WIRE}")
-                         for key in entry)
-    return mine
 
 
 def encode_request(request: Request) -> dict[str, Any]:
@@ -195,14 +185,14 @@ def decode_request(body: Mapping[str, Any]) -> Request:
     Raises `WireFormatError` naming the field when the body does not have the API's shape.
     """
     if not isinstance(body, (dict, Mapping)):
-        raise _wrong("request body", "an object", body)
+        raise wrong_shape("request body", "an object", body)
     options: dict[str, Any] = {k: v for k, v in body.items() if k not in _KNOWN_KEYS}
     tools: list[ToolSpec] = []
     other_tools: list[Any] = []
     raw_tools = _typed(body, "tools", list, "a list of tools")
     for t_index, tool in enumerate(raw_tools or ()):
         if not isinstance(tool, dict):
-            raise _wrong(f"tools[{t_index}]", "an object", tool)
+            raise wrong_shape(f"tools[{t_index}]", "an object", tool)
         if tool.get("type") == "function":
             tools.append(_decode_tool(tool, f"tools[{t_index}]"))
         else:
@@ -219,17 +209,17 @@ def decode_request(body: Mapping[str, Any]) -> Request:
     elif raw_input is None:
         messages = []
     else:
-        raise _wrong("input", "a string or a list of items", raw_input)
+        raise wrong_shape("input", "a string or a list of items", raw_input)
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         options["instructions"] = instructions
         instructions = None
     max_tokens = body.get("max_output_tokens")
     if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool)):
-        raise _wrong("max_output_tokens", "an integer", max_tokens)
+        raise wrong_shape("max_output_tokens", "an integer", max_tokens)
     temperature = body.get("temperature")
     if temperature is not None and not _number(temperature):
-        raise _wrong("temperature", "a number", temperature)
+        raise wrong_shape("temperature", "a number", temperature)
     return Request(
         model=_typed(body, "model", str, "a string") or "",
         messages=tuple(messages),
@@ -243,32 +233,18 @@ def decode_request(body: Mapping[str, Any]) -> Request:
     )
 
 
-def _kind(value: Any) -> str:
-    """A JSON reader's name for the type of ``value``."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    return {dict: "an object", list: "a list", str: "a string", int: "an integer",
-            float: "a number"}.get(type(value), type(value).__name__)
-
-
-def _wrong(where: str, expected: str, value: Any) -> WireFormatError:
-    return WireFormatError(f"{where}: expected {expected}, got {_kind(value)}")
-
-
 def _typed(obj: Mapping[str, Any], key: str, kind: type, expected: str, where: str = "") -> Any:
     """``obj[key]`` when it is absent, null or of type ``kind``; else a `WireFormatError`."""
     value = obj.get(key)
     if value is None or (isinstance(value, kind) and (kind is bool or not isinstance(value, bool))):
         return value
-    raise _wrong(f"{where}{key}", expected, value)
+    raise wrong_shape(f"{where}{key}", expected, value)
 
 
 def _decode_tool(tool: Item, where: str) -> ToolSpec:
     name = tool.get("name")
     if not isinstance(name, str) or not name:
-        raise _wrong(f"{where}.name", "a non-empty string", name)
+        raise wrong_shape(f"{where}.name", "a non-empty string", name)
     params = _typed(tool, "parameters", dict, "an object (a JSON Schema)", f"{where}.")
     return ToolSpec(
         name=name,
@@ -289,7 +265,7 @@ def _decode_choice(raw: Any, parallel: bool | None, options: dict[str, Any]) -> 
     if raw in ("auto", "required", "none"):
         return ToolChoice(mode=raw, parallel=par)
     if not isinstance(raw, (str, dict)):
-        raise _wrong("tool_choice", "a string or an object", raw)
+        raise wrong_shape("tool_choice", "a string or an object", raw)
     if isinstance(raw, dict) and raw.get("type") == "function" and isinstance(raw.get("name"), str):
         return ToolChoice(mode="tool", name=raw["name"], parallel=par)
     options["tool_choice"] = raw
@@ -304,31 +280,31 @@ def _decode_choice(raw: Any, parallel: bool | None, options: dict[str, Any]) -> 
 def _check_item(item: Any, where: str) -> str:
     """The item's type after checking the fields this codec reads; `WireFormatError` if wrong."""
     if not isinstance(item, dict):
-        raise _wrong(where, "an object (an input item)", item)
+        raise wrong_shape(where, "an object (an input item)", item)
     kind = item.get("type", "message")
     if not isinstance(kind, str):
-        raise _wrong(f"{where}.type", "a string", kind)
+        raise wrong_shape(f"{where}.type", "a string", kind)
     if kind == "message":
         _typed(item, "role", str, "a string", f"{where}.")
         content = item.get("content")
         if isinstance(content, list):
             for c_index, block in enumerate(content):
                 if not isinstance(block, dict):
-                    raise _wrong(f"{where}.content[{c_index}]", "an object", block)
+                    raise wrong_shape(f"{where}.content[{c_index}]", "an object", block)
         elif content is not None and not isinstance(content, str):
-            raise _wrong(f"{where}.content", "a string or a list of content parts", content)
+            raise wrong_shape(f"{where}.content", "a string or a list of content parts", content)
     elif kind == "function_call":
         _typed(item, "call_id", str, "a string", f"{where}.")
         name = item.get("name")
         if not isinstance(name, str):
-            raise _wrong(f"{where}.name", "a string", name)
+            raise wrong_shape(f"{where}.name", "a string", name)
         args = item.get("arguments")
         if args is not None and not isinstance(args, (str, dict)):
-            raise _wrong(f"{where}.arguments", "a string or an object", args)
+            raise wrong_shape(f"{where}.arguments", "a string or an object", args)
     elif kind == "function_call_output":
         call_id = item.get("call_id")
         if not isinstance(call_id, str):
-            raise _wrong(f"{where}.call_id", "a string", call_id)
+            raise wrong_shape(f"{where}.call_id", "a string", call_id)
     return kind
 
 

@@ -295,3 +295,14 @@ def test_mcp_serve_answers_an_mcp_client_over_stdio(tmp_path: Path) -> None:
     assert "read_file" in names and "run_tests" in names
     assert good == "1\thello"
     assert "outside the workspace" in bad
+
+
+def test_demo_without_pytest_says_what_to_install(tmp_path: Path) -> None:
+    # a Python that cannot import pytest: an empty package of that name that fails on import
+    blocker = tmp_path / "block" / "pytest"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('blocked for this test')\n")
+    env = {**ENV, "PYTHONPATH": str(tmp_path / "block")}
+    proc = toolwire("demo", "--workdir", str(tmp_path / "w"), env=env)
+    assert proc.returncode == 2
+    assert "pip install 'toolwire[demo]'" in proc.stderr and "Traceback" not in proc.stderr

@@ -29,7 +29,7 @@ def test_quick_start_is_two_commands_and_ci_runs_the_test_one() -> None:
     commands = [ln for ln in blocks("sh")[0].splitlines() if ln.strip()]
     assert quick.index("```sh") < quick.index("##")
     assert len(commands) == 2
-    assert commands[0] == "pip install . && toolwire demo"
+    assert commands[0] == 'pip install ".[demo]" && toolwire demo'
     assert commands[1] == "bash scripts/test"
     ci = (ROOT / ".ci" / "run").read_text()
     assert "bash scripts/test" in ci

@@ -303,6 +303,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .emulator import Emulator
     from .emulator.script import load_script
 
+    probe = subprocess.run([sys.executable, "-c", "import pytest"], capture_output=True)
+    if probe.returncode != 0:
+        raise ConfigError("the demo project's tests run with pytest, which is not installed: "
+                          "pip install 'toolwire[demo]' (or pip install pytest)")
     workdir = Path(args.workdir).resolve() if args.workdir else Path(
         tempfile.mkdtemp(prefix="toolwire-demo-"))
     demo_project(workdir)

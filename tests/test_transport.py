@@ -72,9 +72,7 @@ def model_for(wire: str, base_url: str, *, timeout: float = 10.0,
 
 
 def connections(emu: Emulator) -> int:
-    server = emu._server
-    assert isinstance(server, HttpServer)
-    return server.connections
+    return emu.connections
 
 
 Answer = Callable[[HttpRequest], Awaitable[HttpResponse]]

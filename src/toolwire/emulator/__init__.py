@@ -31,6 +31,9 @@ from .script import Fault, ScriptItem, load_script, parse_item
 __all__ = ["Emulator", "Fault", "load_script", "parse_item", "wire_for_path"]
 
 Responder = Callable[[Request, str], "Reply | Fault"]
+Script = Sequence[ScriptItem | Reply | dict[str, Any]] | Responder | str | Path
+"""Replies and faults in order, a function answering every request, or a script file."""
+
 
 @dataclass(slots=True)
 class Received:
@@ -51,7 +54,7 @@ class Emulator:
 
     def __init__(
         self,
-        script: Sequence[ScriptItem | dict[str, Any]] | Responder | str | Path | None = None,
+        script: Script | None = None,
         *,
         port: int = 0,
         check: bool = True,
@@ -80,6 +83,12 @@ class Emulator:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def connections(self) -> int:
+        """How many TCP connections the server has accepted (a client that reuses its
+        connections opens few)."""
+        return self._server.connections if self._server is not None else 0
 
     async def astart(self) -> Emulator:
         self._server = await serve(self._handle, port=self.port)

@@ -142,3 +142,31 @@ def test_top_level_functions_are_not_shadowed_by_submodules() -> None:
         value = getattr(toolwire, name)
         assert type(value).__name__ != "module", f"toolwire.{name} is a module"
     assert callable(toolwire.model) and callable(toolwire.convert)
+
+
+def test_users_get_the_types_of_the_lazy_names(tmp_path: Path) -> None:
+    """mypy --strict on code using the top-level names: lazy imports keep their types."""
+    user = tmp_path / "user.py"
+    user.write_text(textwrap.dedent('''
+        import toolwire
+        from toolwire.testing import ScriptedModel
+
+
+        @toolwire.tool
+        def add(a: int, b: int) -> int:
+            """Add."""
+            return a + b
+
+
+        model: toolwire.HttpModel = toolwire.model("anthropic:m@http://127.0.0.1:1")
+        agent = toolwire.Agent(model=ScriptedModel(["hi"]), tools=[add])
+        result: toolwire.RunResult[None] = agent.run("x")
+        stop: toolwire.RunStop = result.stop
+        checked: dict[str, object] = toolwire.validate_call([add], "add", "{}")
+        wrong: int = toolwire.convert({}, "openai-chat", "anthropic-messages")
+    '''))
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental",
+                           str(user)], capture_output=True, text=True)
+    # exactly one error: the deliberate one, which shows convert's real return type is known
+    assert proc.stdout.count("error:") == 1, proc.stdout
+    assert 'incompatible type "Conversion"' in proc.stdout or "Conversion" in proc.stdout

@@ -6,6 +6,8 @@ names are re-exported here and listed in ``__all__``.
 
 from __future__ import annotations
 
+import typing as _typing
+
 from .errors import (
     AuthenticationError,
     ConfigError,
@@ -43,6 +45,16 @@ from .transcript import (
 from .transcript_json import from_json, to_json
 
 __version__ = "0.1.0"
+
+if _typing.TYPE_CHECKING:  # what the lazy names below are, for type checkers and editors
+    from .client import HttpModel, RetryPolicy, model
+    from .conversion import Conversion, convert, detect_wire
+    from .dispatch import Approval
+    from .emulator import Emulator
+    from .loop import Agent, AgentRun, RunResult, RunStop, Step
+    from .protocol import Model
+    from .rules import Problem, check_transcript
+    from .schema import Tool, Toolset, tool, validate_call
 
 # Names whose modules pull in asyncio, HTTP or other weight are imported on first use.
 _LAZY: dict[str, str] = {

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from types import MappingProxyType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from toolwire._validate import _may_not_be_finite
 from toolwire.errors import ToolCallError
 from toolwire.schema import Tool, Toolset, validate_call
 
@@ -131,6 +135,8 @@ def test_unknown_tool_when_there_are_none() -> None:
         ('{"count": NaN}', "NaN is not a JSON value"),
         ('{"count": -Infinity}', "-Infinity is not a JSON value"),
         ('{"count": 1e400}', "the number 1e400 is too large for JSON"),
+        ('{"count": 1E+400}', "the number 1E+400 is too large for JSON"),
+        ('{"count": [-2.5e0999]}', "the number -2.5e0999 is too large for JSON"),
     ],
 )
 def test_invalid_json_says_where_it_broke_and_shows_an_example(text: str, detail: str) -> None:
@@ -377,3 +383,11 @@ def test_a_free_form_map_takes_any_field() -> None:
         input_schema={"type": "object", "properties": {"vars": {"type": "object"}}},
     )
     assert validate_call([tool], "env", {"vars": {"ANY": 1}}) == {"vars": {"ANY": 1}}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet='eE+-0123456789."NaIfinity ', max_size=40))
+def test_the_text_test_for_huge_numbers_misses_nothing(text: str) -> None:
+    # the cheap test must say "maybe" wherever an exponent of three digits or more appears
+    suspect = "NaN" in text or "Infinity" in text or re.search(r"[eE]\+?\d{3}", text)
+    assert _may_not_be_finite(text) == bool(suspect)

@@ -8,7 +8,7 @@ small phrases every message shares. Must not import anything from toolwire excep
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from typing import Any
 
 from ._schema_text import quote, show
@@ -64,15 +64,16 @@ def _distance(a: str, b: str, limit: int) -> int:
     return row[-1]
 
 
-Squashed = tuple[str, str, frozenset[str]]
-"""(name lowered without ``_-. ``, the name, its letters): a candidate prepared once."""
+Squashed = tuple[str, str, frozenset[str], int]
+"""(name lowered without ``_-. ``, the name, its letters, the lowered name's length): a
+candidate prepared once."""
 
 
 def squashed(names: Iterable[str]) -> list[Squashed]:
     out = []
     for name in names:
         key = _squash(name)
-        out.append((key, name, frozenset(key)))
+        out.append((key, name, frozenset(key), len(key)))
     return out
 
 
@@ -85,33 +86,38 @@ def closest(word: str, candidates: Sequence[str]) -> str | None:
     return closest_among(word, squashed(candidates))
 
 
-def closest_among(word: str, candidates: Sequence[Squashed]) -> str | None:
-    """`closest` over candidates prepared with `squashed`, in one pass."""
+def closest_among(
+    word: str, candidates: Sequence[Squashed], taken: Container[str] = ()
+) -> str | None:
+    """`closest` over candidates prepared with `squashed`, in one pass, skipping ``taken`` names."""
     target = _squash(word)
     if not target:
         return None
     size = len(target)
-    limit = max(1, size // 3)
+    limit = size // 3 or 1
     letters: set[str] | None = None
     best: str | None = None
     best_distance = limit + 1
     inside: str | None = None
     inside_gap = 0
-    for key, name, key_letters in candidates:
+    for key, name, key_letters, length in candidates:
+        if name in taken:
+            continue
         if key == target:
             return name
-        gap = abs(len(key) - size)
+        gap = length - size if length > size else size - length
         if gap <= limit:  # cheap bounds first: each alone may already need too many edits
             if letters is None:
                 letters = set(target)
             if len(letters - key_letters) <= limit:
                 d = _distance(target, key, limit)
-                if d < best_distance and d < min(size, len(key)):
+                if d < best_distance and d < size and d < length:
                     best, best_distance = name, d
         if (
-            min(len(key), size) >= 3
-            and (key in target or target in key)
+            length >= 3
+            and size >= 3
             and (inside is None or gap < inside_gap)
+            and (key in target or target in key)
         ):
             inside, inside_gap = name, gap
     return best if best is not None else inside

@@ -25,21 +25,34 @@ def schema_error(
 ) -> ToolCallError:
     """The error for arguments that parsed as an object but broke the schema."""
     report = _Report(schema, cache)
+    explain = report.explain
     for error in errors:
-        report.explain(error)
-    report.problems.sort()
-    lines = [text for _, text in report.problems]
-    shown = lines[:MAX_PROBLEMS]
+        explain(error)
+    problems = report.problems
+    if len(problems) > 1:
+        problems.sort()
+    lines = [text for _, text in problems]
     if len(lines) > MAX_PROBLEMS:
+        shown = lines[:MAX_PROBLEMS]
         shown.append(f"… and {count(len(lines) - MAX_PROBLEMS, 'more problem')}")
-    body = "\n- ".join(shown)
-    allowed = ""
-    if report.allowed:
-        allowed = "".join(["\n" + line for _, line in sorted(report.allowed.items())])
+        body = "\n- ".join(shown)
+    else:
+        body = "\n- ".join(lines)
+    head = cache.get(_HEAD)
+    if head is None:
+        head = cache[_HEAD] = f"Invalid arguments for tool {quote(tool)}:\n- "
+    allowed = report.allowed
+    if allowed:
+        if len(allowed) == 1:
+            body = f"{body}\n{next(iter(allowed.values()))}"
+        else:
+            body = "\n".join([body, *[line for _, line in sorted(allowed.items())]])
     kind = "unknown_field" if report.only_unknown else "schema"
-    message = f"Invalid arguments for tool {quote(tool)}:\n- {body}{allowed}"
-    return ToolCallError(message, kind=kind, tool=tool, problems=tuple(lines))
+    return ToolCallError(head + body, kind=kind, tool=tool, problems=tuple(lines))
 
+
+_HEAD = ("head",)
+"""The cache key of the message's first line (the cache belongs to one tool)."""
 
 _TYPE_MISMATCH = frozenset({"Type", "Enum", "Constant", "FalseSchema"})
 _BOUNDS = {
@@ -156,13 +169,14 @@ class _Report:
 
     def _fitting(self, path: list[str | int], context: Sequence[Sequence[Any]]) -> list[Any]:
         """The branches of a union whose type the value has (only their details can help)."""
-        return [
-            branch
-            for branch in context
-            if not any(
-                type(e.kind).__name__ in _TYPE_MISMATCH and e.instance_path == path for e in branch
-            )
-        ]
+        fitting = []
+        for branch in context:
+            for e in branch:
+                if e.instance_path == path and type(e.kind).__name__ in _TYPE_MISMATCH:
+                    break
+            else:
+                fitting.append(branch)
+        return fitting
 
     def _discriminated(self, branches: list[Any]) -> bool:
         """Report a union told apart by one field's fixed value (``"kind": "circle"``).
@@ -199,14 +213,19 @@ class _Report:
 
     def _missing(self, path: list[str | int], prop: str, error: Any) -> None:
         key = ("missing", prop, *error.schema_path)
-        text = self.cache.get(key)
-        if text is None:
+        found = self.cache.get(key)
+        if found is None:
             node = self.node(error)
             props = node.get("properties") if isinstance(node, dict) else None
             sub = props.get(prop) if isinstance(props, dict) else None
             text = "missing" if sub is None else f"missing, want {describe(sub, self.schema)}"
-            self.cache[key] = text
-        self.add([*path, prop], text)
+            shown = quote(prop)
+            found = self.cache[key] = (text, (shown, f"{shown}: {text}"))
+        if path:
+            self.add([*path, prop], found[0])
+        else:  # a top-level field: its whole line does not depend on the call
+            self.problems.append(found[1])
+            self.only_unknown = False
 
     def _fields(self, error: Any) -> tuple[list[Squashed], str, str]:
         """An object schema's allowed fields, prepared once: (candidates, list, root line)."""
@@ -227,11 +246,11 @@ class _Report:
 
     def _unknown(self, path: list[str | int], names: list[str], error: Any, value: Any) -> None:
         allowed, listed, root_line = self._fields(error)
-        free = [field for field in allowed if field[1] not in value] if value else allowed
+        taken = value if value else ()
         problems = self.problems
         for name in names:
-            guess = closest_among(name, free)
-            shown = json_path([*path, name])
+            guess = closest_among(name, allowed, taken)
+            shown = json_path([*path, name]) if path else quote(name)
             if guess is None:
                 problems.append((shown, f"{shown}: unknown field"))
             else:

@@ -124,10 +124,12 @@ def closest_among(
 
 
 def got(value: Any) -> str:
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list | tuple):
-        return "an array"
+    kind = type(value)
+    if kind is not str and kind is not int:  # the common cases skip the isinstance checks
+        if isinstance(value, dict):
+            return "an object"
+        if isinstance(value, (list, tuple)):
+            return "an array"
     return show(value)
 
 
@@ -136,7 +138,7 @@ def json_path(path: Sequence[str | int]) -> str:
         return quote(path[0])
     out = ""
     for step in path:
-        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else step)
+        out = (f"{out}.{step}" if out else step) if type(step) is str else f"{out}[{step}]"
     return quote(out) if out else "arguments"
 
 

@@ -96,3 +96,25 @@ def test_explain_a_request_says_no_answer_yet() -> None:
     expl = explain_body(body)
     assert expl.wire == "openai-chat" and labels(expl) == ["user task"]
     assert expl.stop_meaning == "a request: the model has not answered it yet"
+
+
+async def test_explain_a_run_log_lists_its_retries_and_what_the_codec_changed(
+        tmp_path: Path) -> None:
+    from toolwire.client import RetryPolicy
+    from toolwire.emulator import Fault
+
+    dotted = Tool(name="geo.weather", description="Weather for a city.",
+                  input_schema={"type": "object", "properties": {"city": {"type": "string"}},
+                                "required": ["city"]}, fn=lambda city: f"3°C in {city}")
+    log = tmp_path / "run.jsonl"
+    async with Emulator([Fault(kind="rate_limit", retry_after=0.01),
+                         Reply(message=Message.assistant("Cold."))]) as emu:
+        model = make_model(f"openai-compatible:m@{emu.base_url}", env={},
+                           retry=RetryPolicy(base=0.01))
+        result = await Agent(model=model, tools=[dotted]).arun("Weather?", log=log)
+        await model.aclose()
+    assert result.ok
+    notes = explain_file(log).notes
+    assert "turn 1: the request was retried after RateLimitError: 429 rate_limit_exceeded: " \
+           "Rate limit reached; retry after a pause." in notes
+    assert any("tool_name_mapped: geo.weather: sent as 'geo_weather'" in n for n in notes)

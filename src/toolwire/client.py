@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from . import _json
-from .codecs import Codec, Note, get_codec
+from .codecs import Codec, get_codec
 from .codecs._base import StreamEnd, StreamEvent
 from .endpoints import Endpoint, parse_model_id
 from .errors import OverloadedError, ProviderError, RateLimitError, StreamError, WireFormatError
@@ -82,7 +82,6 @@ class HttpModel:
         self.retry = retry or RetryPolicy()
         self.max_tokens = max_tokens
         self.options = dict(options or {})
-        self.notes: tuple[Note, ...] = ()
         self.retry_listeners: list[Callable[[RetryEvent], None]] = []
         self._rng = random.Random(seed)
         self.gate = gate
@@ -110,7 +109,6 @@ class HttpModel:
             changes["provider_options"] = opts
         request = dataclasses.replace(request, **changes)
         encoded = self.codec.encode(request)
-        self.notes = encoded.notes
         hook = model_hook.get()
         if hook is not None and encoded.notes:
             hook(WireNotes(wire=self.wire, notes=tuple(str(n) for n in encoded.notes)))

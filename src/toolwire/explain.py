@@ -174,26 +174,14 @@ def _from_runlog(path: Path) -> Explanation:
     header = run.header
     tools = [ToolSpec(name=t["name"], description=t.get("description", ""),
                       input_schema=t.get("input_schema", {})) for t in header.get("tools") or ()]
-    usage: list[Usage] = []
     notes = [f"model: {header.get('model')}"]
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        kind = event.get("event")
-        if kind == "reply":
-            u = event.get("reply", {}).get("usage", {})
-            usage.append(Usage(input_tokens=u.get("input_tokens", 0),
-                               output_tokens=u.get("output_tokens", 0)))
-        elif kind == "retry":
-            notes.append(f"turn {event.get('turn')}: the request was retried after "
-                         f"{event.get('error_type')}: {event.get('error')}")
-        elif kind == "stop":
-            notes.extend(str(n) for n in event.get("notes") or ())
+    notes += [f"turn {r.get('turn')}: the request was retried after {r.get('error_type')}: "
+              f"{r.get('error')}" for r in run.retries]
+    notes += run.notes
     return explain_conversation(
         source=f"run log {path}", wire=None, system=header.get("system"), tools=tools,
-        messages=run.messages, stop=run.stop or "interrupted", turn_usage=usage, notes=notes)
+        messages=run.messages, stop=run.stop or "interrupted", turn_usage=run.turn_usage,
+        notes=notes)
 
 
 def _decode_stream_text(wire: str, text: str) -> Reply:

@@ -157,6 +157,8 @@ class LoggedRun:
     the calls of the last assistant message when no tool message answers them yet;
     ``started`` holds the ids of calls that began running and ``results`` the results of calls
     that finished (so a pending call is one of: never started, started but cut off, finished).
+    ``turn_usage`` is each reply's usage in order (``usage`` is their sum), ``retries`` the
+    logged ``retry`` events, and ``notes`` the notes of the last ``stop``.
     """
 
     path: Path
@@ -164,6 +166,9 @@ class LoggedRun:
     messages: list[Message] = field(default_factory=list)
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
+    turn_usage: list[Usage] = field(default_factory=list)
+    retries: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     started: set[str] = field(default_factory=set)
     results: dict[str, ToolResultPart] = field(default_factory=dict)
     stop: str | None = None
@@ -232,6 +237,9 @@ def read_log(path: str | os.PathLike[str]) -> LoggedRun:
             _put(run, event.get("index"), reply.message, where)
             run.turns = max(run.turns, int(event.get("turn", run.turns + 1)))
             run.usage = run.usage + reply.usage
+            run.turn_usage.append(reply.usage)
+        elif kind == "retry":
+            run.retries.append(event)
         elif kind == "call_start":
             run.started.add(str(event.get("call_id")))
         elif kind == "call_end":
@@ -239,6 +247,7 @@ def read_log(path: str | os.PathLike[str]) -> LoggedRun:
             run.results[result.call_id] = result
         elif kind == "stop":
             run.stop = event.get("stop")
+            run.notes = [str(n) for n in event.get("notes") or ()]
         elif kind == "resume":
             run.stop = None
     if run is None:

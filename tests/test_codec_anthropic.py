@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections.abc
 import copy
-import dataclasses
 import json
 import types
 import typing
@@ -63,6 +62,7 @@ from toolwire.errors import (
     WireFormatError,
 )
 from toolwire.transcript import STOP_REASONS as CANONICAL_STOPS
+from toolwire.transcript import replace
 
 W = "anthropic-messages"
 HERE = Path(__file__).parent / "fixtures"
@@ -487,7 +487,7 @@ def test_names_that_fit_need_no_mapping_and_one_that_does_maps_everywhere() -> N
     back = am.decode_response(reply, request=fits)
     assert [c.name for c in back.tool_calls] == ["a.b", "f"]
     # a user tool named like the mapped name pushes the mapping to another name
-    clash = dataclasses.replace(fits, tools=(ToolSpec(name="f"), ToolSpec(name="a_b")))
+    clash = replace(fits, tools=(ToolSpec(name="f"), ToolSpec(name="a_b")))
     mapped = am.encode(clash).body["messages"][1]["content"][1]["name"]
     assert mapped not in ("a.b", "a_b") and mapped.startswith("a_b_")
     assert [c.name for c in am.decode_response(reply, request=clash).tool_calls] == ["a_b", "f"]
@@ -556,7 +556,7 @@ def test_system_block_list_keeps_cache_control() -> None:
 
 
 def _fields(req: Request) -> dict[str, Any]:
-    return {f: getattr(req, f) for f in Request.__dataclass_fields__}
+    return {f: getattr(req, f) for f in Request.__struct_fields__}
 
 
 def test_unknown_keys_and_tool_settings_survive_a_round_trip() -> None:

@@ -4,7 +4,6 @@ streams split anywhere, errors, name mapping, schema rewrites and the wire's qui
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 import re
 from pathlib import Path
@@ -50,6 +49,7 @@ from toolwire.transcript import (
     ToolResultPart,
     ToolSpec,
     Usage,
+    replace,
 )
 
 CORPUS = Path(__file__).parent / "fixtures" / "corpus"
@@ -796,7 +796,7 @@ def test_tool_choice_has_no_form_on_this_wire() -> None:
     base = Request(model="q", tools=(WEATHER,), messages=(Message.user("hi"),))
 
     def encode(choice: ToolChoice) -> tuple[dict[str, Any], list[str]]:
-        encoded = oc.encode(dataclasses.replace(base, tool_choice=choice))
+        encoded = oc.encode(replace(base, tool_choice=choice))
         return encoded.body, [n.detail for n in encoded.notes if n.kind == "choice_changed"]
 
     body, notes = encode(ToolChoice(mode="none"))

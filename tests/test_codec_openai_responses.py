@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,6 +56,7 @@ from toolwire.transcript import (
     ToolResultPart,
     ToolSpec,
     Usage,
+    replace,
 )
 
 W = codec.WIRE
@@ -490,7 +490,7 @@ def test_recorded_reply_decodes(path: Path) -> None:
     if "api.openai.com" in json.loads(path.read_text())["request_url"]:
         assert_sdk_valid(codec.encode_request(follow))
     again = codec.decode_response(codec.encode_response(reply))
-    assert again == dataclasses.replace(reply, raw_stop=reply.raw_stop or "completed")
+    assert again == replace(reply, raw_stop=reply.raw_stop or "completed")
 
 
 def test_deepseek_readable_reasoning_text_is_kept() -> None:
@@ -591,7 +591,7 @@ def test_stop_comes_from_status_and_details(fields: dict[str, Any], stop: str,
     assert (reply.stop, reply.raw_stop) == (stop, raw)
     assert reply.text == "hi"
     again = codec.decode_response(codec.encode_response(reply))
-    assert again == dataclasses.replace(reply, raw_stop=raw or "completed")
+    assert again == replace(reply, raw_stop=raw or "completed")
 
 
 def test_failed_reply_keeps_the_error() -> None:

@@ -8,7 +8,6 @@ comparison checks that text parses to the same arguments and otherwise ignores i
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
@@ -21,7 +20,7 @@ from toolwire.loop import Agent, RunResult, RunStop
 from toolwire.rules import check_transcript
 from toolwire.schema import tool
 from toolwire.testing import ScriptedModel, ScriptEntry, call, reply
-from toolwire.transcript import Message, Reply, Request, ToolCallPart, Usage
+from toolwire.transcript import Message, Reply, Request, ToolCallPart, Usage, replace
 
 
 @tool
@@ -87,9 +86,9 @@ def canonical(messages: tuple[Message, ...] | list[Message]) -> list[Message]:
         for part in message.parts:
             if isinstance(part, ToolCallPart) and part.raw_arguments is not None:
                 assert json.loads(part.raw_arguments) == part.arguments
-                part = dataclasses.replace(part, raw_arguments=None)
+                part = replace(part, raw_arguments=None)
             parts.append(part)
-        out.append(dataclasses.replace(message, parts=tuple(parts)))
+        out.append(replace(message, parts=tuple(parts)))
     return out
 
 

@@ -19,6 +19,7 @@ from toolwire.transcript import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    replace,
 )
 
 
@@ -416,10 +417,10 @@ def sound_transcripts(draw: st.DrawFn) -> list[Message]:
         assistant, tool = draw(tool_rounds(text_args=draw(st.booleans())))
         # ids are unique per round; suffix the round so they are unique in the transcript
         assistant = Message(role="assistant", parts=tuple(
-            dataclasses.replace(p, id=f"{p.id}_{k}") if isinstance(p, ToolCallPart) else p
+            replace(p, id=f"{p.id}_{k}") if isinstance(p, ToolCallPart) else p
             for p in assistant.parts))
         tool = Message(role="tool", parts=tuple(
-            dataclasses.replace(p, call_id=f"{p.call_id}_{k}") for p in tool.tool_results))
+            replace(p, call_id=f"{p.call_id}_{k}") for p in tool.tool_results))
         msgs += [assistant, tool]
     msgs.append(Message.assistant(draw(texts)))
     return msgs

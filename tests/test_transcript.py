@@ -130,15 +130,14 @@ def test_any_transcript_round_trips(rounds: list[list[Message]], task: str,
     assert from_json(json.loads(json.dumps(to_json(req)))) == req
 
 
-def test_fast_constructors_keep_the_declared_dataclass_behaviour() -> None:
-    import dataclasses
+def test_values_are_frozen_keyword_only_and_keep_their_declared_fields() -> None:
     import inspect
 
     for cls in (TextPart, ReasoningPart, ToolCallPart, OpaquePart, Message, ToolSpec,
                 ToolChoice, Request, Usage, Reply):
         params = inspect.signature(cls).parameters.values()
         assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params), cls
-        names = [f.name for f in dataclasses.fields(cls)]
+        names = list(cls.__struct_fields__)
         assert [p.name for p in params] == names, cls
     a, b = ToolSpec(name="f"), ToolSpec(name="f")
     assert a.input_schema == {"type": "object", "properties": {}}
@@ -146,7 +145,7 @@ def test_fast_constructors_keep_the_declared_dataclass_behaviour() -> None:
     assert Reply(message=Message.user("x")).usage == Usage()
     assert Message(role="user", parts=[TextPart(text="x")]).parts == (TextPart(text="x"),)
     assert Request(model="m", messages=[Message.user("x")]).messages == (Message.user("x"),)
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         a.name = "g"  # type: ignore[misc]
     with pytest.raises(TypeError):
         ToolSpec(name="f", colour="red")  # type: ignore[call-arg]

@@ -25,7 +25,7 @@ from .codecs._base import StreamEnd, StreamEvent
 from .endpoints import Endpoint, parse_model_id
 from .errors import OverloadedError, ProviderError, RateLimitError, StreamError, WireFormatError
 from .events import RetryEvent, WireNotes, model_hook
-from .transcript import Reply, Request
+from .transcript import Reply, Request, replace
 from .transport import HttpTransport, Transport, WireRequest, WireResponse
 
 
@@ -107,7 +107,7 @@ class HttpModel:
             wire_opts = {**self.options, **dict(opts.get(self.wire, {}))}
             opts[self.wire] = wire_opts
             changes["provider_options"] = opts
-        request = dataclasses.replace(request, **changes)
+        request = replace(request, **changes)
         encoded = self.codec.encode(request)
         hook = model_hook.get()
         if hook is not None and encoded.notes:

@@ -9,7 +9,6 @@ Must not import the loop, dispatch, transport or codec modules: it only speaks c
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from types import TracebackType
@@ -36,6 +35,7 @@ from .transcript import (
     ToolCallPart,
     ToolResultPart,
     Usage,
+    replace,
 )
 
 ScriptEntry: TypeAlias = (
@@ -133,11 +133,11 @@ def _with_ids(result: Reply, number: int) -> Reply:
     for part in result.message.parts:
         if isinstance(part, ToolCallPart):
             if not part.id:
-                part = dataclasses.replace(part, id=f"call_{number}_{index}")
+                part = replace(part, id=f"call_{number}_{index}")
             index += 1
         parts.append(part)
-    message = dataclasses.replace(result.message, parts=tuple(parts))
-    return dataclasses.replace(result, message=message)
+    message = replace(result.message, parts=tuple(parts))
+    return replace(result, message=message)
 
 
 class ScriptedModel:

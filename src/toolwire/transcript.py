@@ -12,11 +12,11 @@ sends it back to its own wire unchanged and ignores every other wire's entry.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypeVar
+
+import msgspec
 
 from . import _json
 
@@ -58,20 +58,33 @@ STOP_REASONS: tuple[StopReason, ...] = (
 )
 
 
+# Every value below is a frozen, keyword-only `msgspec.Struct`, compared field by field. Structs
+# are cheap to make, which matters because making them is most of what a codec does. A value
+# never refers back to itself, so the garbage collector need not track it (``gc=False``).
+# Change a field with `replace`.
+
+_force_set = msgspec.structs.force_setattr
+
+V = TypeVar("V", bound=msgspec.Struct)
+
+
+def replace(value: V, /, **changes: Any) -> V:
+    """A copy of a transcript value with some fields changed: ``replace(msg, parts=(...))``."""
+    return msgspec.structs.replace(value, **changes)
+
+
 def _freeze_parts(parts: Any) -> tuple[Part, ...]:
     return parts if isinstance(parts, tuple) else tuple(parts)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TextPart:
+class TextPart(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Plain text written by a person or a model."""
 
     text: str
     provider_data: ProviderData | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ReasoningPart:
+class ReasoningPart(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Reasoning a model produced.
 
     ``text`` is the readable reasoning or summary when there is one (it may be empty, for example
@@ -86,8 +99,7 @@ class ReasoningPart:
 _UNSET: Any = object()
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolCallPart:
+class ToolCallPart(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A model's request to run a tool.
 
     ``raw_arguments`` is the exact text the model sent when its wire carries arguments as a
@@ -145,8 +157,7 @@ class ToolCallPart:
         return self.raw_arguments if self.raw_arguments is not None else self.arguments
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolResultPart:
+class ToolResultPart(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The harness's answer to one tool call, matched by ``call_id``.
 
     ``name`` is the called tool's name; wires that match results by name (Ollama, Gemini) need it.
@@ -159,8 +170,7 @@ class ToolResultPart:
     provider_data: ProviderData | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class OpaquePart:
+class OpaquePart(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A provider block carried but not interpreted: server-side tool calls and their results.
 
     ``wire`` names the only wire it may be sent back to; ``payload`` is the block as it came.
@@ -175,8 +185,7 @@ class OpaquePart:
 Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart | OpaquePart
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Message:
+class Message(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One turn of the conversation.
 
     Roles: ``user``; ``assistant``; ``tool`` (the results answering the previous assistant
@@ -190,7 +199,7 @@ class Message:
 
     def __post_init__(self) -> None:
         if not isinstance(self.parts, tuple):
-            object.__setattr__(self, "parts", _freeze_parts(self.parts))
+            _force_set(self, "parts", _freeze_parts(self.parts))
 
     @property
     def text(self) -> str:
@@ -214,8 +223,7 @@ class Message:
         return cls(role="assistant", parts=(TextPart(text=text),))
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolSpec:
+class ToolSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """What the model is shown of a tool: a name, a description and a JSON Schema.
 
     ``strict=True`` asks wires that support it (OpenAI, Anthropic) to make the model's calls
@@ -224,14 +232,13 @@ class ToolSpec:
 
     name: str
     description: str = ""
-    input_schema: Mapping[str, JSON] = field(
+    input_schema: Mapping[str, JSON] = msgspec.field(
         default_factory=lambda: {"type": "object", "properties": {}}
     )
     strict: bool = False
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolChoice:
+class ToolChoice(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """How the model may use tools.
 
     ``mode``: ``auto`` (may call), ``required`` (must call some tool), ``tool`` (must call
@@ -243,8 +250,7 @@ class ToolChoice:
     parallel: bool | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Request:
+class Request(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Everything needed to ask a model for its next reply, in no particular wire."""
 
     model: str
@@ -259,13 +265,12 @@ class Request:
 
     def __post_init__(self) -> None:
         if not isinstance(self.messages, tuple):
-            object.__setattr__(self, "messages", tuple(self.messages))
+            _force_set(self, "messages", tuple(self.messages))
         if not isinstance(self.tools, tuple):
-            object.__setattr__(self, "tools", tuple(self.tools))
+            _force_set(self, "tools", tuple(self.tools))
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Usage:
+class Usage(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Token counts for one reply (or summed over a run with ``+``).
 
     ``input_tokens`` counts every prompt token, cached ones included; ``cache_read_tokens`` and
@@ -298,8 +303,7 @@ class Usage:
         )
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Reply:
+class Reply(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A model's reply: the assistant message and why it ended.
 
     ``stop`` is normalised and follows the content: a reply holding tool calls has
@@ -311,7 +315,7 @@ class Reply:
     message: Message
     stop: StopReason = "end_turn"
     raw_stop: str | None = None
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = msgspec.field(default_factory=Usage)
     model: str | None = None
     id: str | None = None
     truncated_call: bool = False
@@ -327,51 +331,3 @@ class Reply:
 
     def iter_parts(self) -> Iterator[Part]:
         return iter(self.message.parts)
-
-
-# --------------------------------------------------------------------------- construction speed
-
-
-class _Factory:
-    def __repr__(self) -> str:
-        return "<factory>"
-
-
-def _quick_init(cls: type) -> None:
-    """Give a frozen slots dataclass an ``__init__`` that stores fields through their slots.
-
-    The ``__init__`` that `dataclass` writes for a frozen class stores each field with
-    ``object.__setattr__``; calling each slot descriptor's ``__set__`` does the same in about
-    two thirds of the time, and making these values is most of what a codec does. The
-    signature, defaults, default factories and ``__post_init__`` stay exactly as declared.
-    """
-    factory = _Factory()
-    env: dict[str, Any] = {"_FACTORY": factory}
-    params: list[str] = []
-    lines: list[str] = []
-    for f in dataclasses.fields(cls):
-        name = f.name
-        env[f"_set_{name}"] = cls.__dict__[name].__set__
-        if f.default is not dataclasses.MISSING:
-            env[f"_default_{name}"] = f.default
-            params.append(f"{name}=_default_{name}")
-        elif f.default_factory is not dataclasses.MISSING:
-            env[f"_factory_{name}"] = f.default_factory
-            params.append(f"{name}=_FACTORY")
-            lines.append(f"if {name} is _FACTORY: {name} = _factory_{name}()")
-        else:
-            params.append(name)
-        lines.append(f"_set_{name}(self, {name})")
-    if hasattr(cls, "__post_init__"):
-        lines.append("self.__post_init__()")
-    source = f"def __init__(self, *, {', '.join(params)}):\n    " + "\n    ".join(lines)
-    exec(source, env)
-    init = env["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__annotations__ = dict(cls.__init__.__annotations__)  # type: ignore[misc]
-    cls.__init__ = init  # type: ignore[misc]
-
-
-for _cls in (TextPart, ReasoningPart, ToolCallPart, ToolResultPart, OpaquePart, Message,
-             ToolSpec, ToolChoice, Request, Usage, Reply):
-    _quick_init(_cls)

@@ -7,12 +7,13 @@ Two measurements, in one process, with the cases taking turns in every round:
    with two tool calls from its bytes (the client's JSON reader + ``decode_response``).
 2. Against LiteLLM, on LiteLLM's own job: a 10-message OpenAI-format request with 4 tools made
    into an Anthropic Messages body (toolwire: ``convert(body, "openai-chat",
-   "anthropic-messages")``; LiteLLM: ``AnthropicConfig.map_openai_params`` for the tools, then
+   "anthropic-messages")``; LiteLLM: what ``litellm.completion`` runs to build that body,
+   ``get_optional_params`` for the OpenAI parameters, then ``AnthropicConfig.transform_request``;
+   also shown, LiteLLM's provider step alone, ``AnthropicConfig.map_openai_params`` then
    ``transform_request``), and an Anthropic reply with two tool calls made into a reply object
    (toolwire: its JSON reader, as the client uses it, + ``decode_response``; LiteLLM:
-   ``transform_response`` of an
-   ``httpx.Response``, which parses the same bytes). LiteLLM's logging object is a stub whose
-   ``post_call`` does nothing, so only its conversion is timed.
+   ``transform_response`` of an ``httpx.Response``, which parses the same bytes). LiteLLM's
+   logging object is a stub whose ``post_call`` does nothing, so only its conversion is timed.
 
 Run: ``python bench/codecs.py`` (``--rounds N``, ``--profile`` to print toolwire's hot spots).
 Times are the median over rounds of the time per operation, in microseconds, wall clock and CPU.
@@ -232,19 +233,26 @@ def litellm_cases() -> dict[str, Case]:
     import httpx
     from litellm.llms.anthropic.chat.transformation import AnthropicConfig
     from litellm.types.utils import ModelResponse
+    from litellm.utils import get_optional_params
 
     body = openai_request()
     messages, tools, model = body["messages"], body["tools"], body["model"]
     config = AnthropicConfig()
     settings = {"tools": tools, "max_completion_tokens": 1024}
 
-    def request() -> object:
+    def request() -> object:  # as litellm.completion builds the body
+        params = get_optional_params(model=model, custom_llm_provider="anthropic",
+                                     messages=messages, **settings)  # type: ignore[arg-type]
+        return config.transform_request(model, messages, params, {}, {})
+
+    def provider_step() -> object:  # the Anthropic-specific part of the same work alone
         params = config.map_openai_params(dict(settings), {}, model, False)
         return config.transform_request(model, messages, params, {}, {})
 
-    out: Any = request()
-    assert len(out["messages"]) == 7 and len(out["tools"]) == 4 and "system" in out
-    assert out["max_tokens"] == 1024
+    for make in (request, provider_step):
+        out: Any = make()
+        assert len(out["messages"]) == 7 and len(out["tools"]) == 4 and "system" in out
+        assert out["max_tokens"] == 1024
     params = config.map_openai_params(dict(settings), {}, model, False)
     raw = httpx.Response(200, content=json.dumps(ANTHROPIC_REPLY).encode(),
                          headers={"content-type": "application/json"},
@@ -257,7 +265,8 @@ def litellm_cases() -> dict[str, Case]:
 
     result: Any = reply()
     assert len(result.choices[0].message.tool_calls) == 2
-    return {"litellm request": request, "litellm reply": reply}
+    return {"litellm request": request, "litellm provider step": provider_step,
+            "litellm reply": reply}
 
 
 # --------------------------------------------------------------------------- report
@@ -322,11 +331,14 @@ def main() -> None:
         missed |= min(wall_ratio, cpu_ratio) < TARGET
         rows.append([task, fmt(tw.wall_us), fmt(tw.cpu_us), fmt(ll.wall_us), fmt(ll.cpu_us),
                      f"{wall_ratio:.1f}x", f"{cpu_ratio:.1f}x"])
-    if have_litellm:  # for reference: the same body made from toolwire's own Request
-        tw, ll = speeds["toolwire encode"], speeds["litellm request"]
-        rows.append(["(request, encode only)", fmt(tw.wall_us), fmt(tw.cpu_us), fmt(ll.wall_us),
-                     fmt(ll.cpu_us), f"{ll.wall_us / tw.wall_us:.1f}x",
-                     f"{ll.cpu_us / tw.cpu_us:.1f}x"])
+    if have_litellm:  # for reference: LiteLLM's provider step alone; toolwire's encode alone
+        for label, mine_case, theirs_case in (
+                ("(request, LiteLLM provider step)", "toolwire request", "litellm provider step"),
+                ("(request, encode only)", "toolwire encode", "litellm request")):
+            tw, ll = speeds[mine_case], speeds[theirs_case]
+            rows.append([label, fmt(tw.wall_us), fmt(tw.cpu_us), fmt(ll.wall_us),
+                         fmt(ll.cpu_us), f"{ll.wall_us / tw.wall_us:.1f}x",
+                         f"{ll.cpu_us / tw.cpu_us:.1f}x"])
     print(table(["conversion", "toolwire µs", "(CPU)", "litellm µs", "(CPU)",
                  "litellm/toolwire", "(CPU)"], rows))
     if have_litellm:

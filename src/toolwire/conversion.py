@@ -11,18 +11,18 @@ pair up.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
-from .codecs import WIRES, Note, get_codec
+import msgspec
+
+from .codecs import Note, get_codec
 from .errors import WireFormatError
 from .transcript import Request
 
 BodyKind = Literal["request", "response", "stream"]
 
 
-@dataclass(frozen=True, slots=True)
-class Conversion:
+class Conversion(msgspec.Struct, frozen=True, kw_only=True):
     """A request body in the target wire, and what could not carry over."""
 
     body: dict[str, Any]
@@ -34,27 +34,25 @@ class Conversion:
 
 def convert(body: Mapping[str, Any], source: str, target: str) -> Conversion:
     """The conversation in ``body`` (a request in wire ``source``) as a request in ``target``."""
-    for wire in (source, target):
-        if wire not in WIRES:
-            raise ValueError(f"unknown wire {wire!r}; choose one of: {', '.join(WIRES)}")
+    decoder, encoder = get_codec(source), get_codec(target)  # ValueError naming the wires
     try:
-        request = get_codec(source).decode_request(body)
+        request = decoder.decode_request(body)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise WireFormatError(
             f"this body is not a request in the {source} format ({type(exc).__name__}: {exc})"
         ) from exc
-    encoded = get_codec(target).encode(request)
-    losses = list(encoded.notes)
-    options = (request.provider_options or {}).get(source)
+    encoded = encoder.encode(request)
+    losses = encoded.notes
+    options = request.provider_options.get(source) if request.provider_options else None
     if source != target and isinstance(options, Mapping) and options:
         # One loss per setting, in place of a codec's single note for the whole mapping.
         whole = f"provider_options[{source!r}]"
-        losses = [n for n in losses if not (n.kind == "field_dropped" and n.subject == whole)]
-        losses += [Note(kind="field_dropped", subject=str(key),
-                        detail=f"set for {source} only; not sent to {target}")
-                   for key in options]
+        losses = tuple(
+            [n for n in losses if not (n.kind == "field_dropped" and n.subject == whole)]
+            + [Note(kind="field_dropped", subject=str(key),
+                    detail=f"set for {source} only; not sent to {target}") for key in options])
     return Conversion(body=encoded.body, source=source, target=target, request=request,
-                      losses=tuple(losses))
+                      losses=losses)
 
 
 def _blocks(messages: Any) -> set[str]:

@@ -99,16 +99,17 @@ class ToolNames:
     A name that fits the wire's rule is never mapped, and no user's name is ever chosen as the
     wire name of another (wire names are picked among names no tool has, and all fit), so
     while every name seen fits, or is one of the tools, there is nothing to build: no scan of
-    the history.
+    the history. ``fit`` holds names already seen to fit, which are sent as they are even once
+    the mapping is built: a hot loop may send a name found there, and ask `wire` for any other.
     """
 
-    __slots__ = ("_fit", "_map", "_request", "_tools")
+    __slots__ = ("_map", "_request", "_tools", "fit")
 
     def __init__(self, request: Request | None) -> None:
         self._request = request
         self._map: NameMap | None = None if request is not None else NameMap()
         self._tools: set[str] | None = None
-        self._fit: set[str] | None = None  # names already seen to fit
+        self.fit: set[str] = set()
 
     @property
     def built(self) -> bool:
@@ -122,13 +123,10 @@ class ToolNames:
 
     def wire(self, name: str) -> str:
         if self._map is None:
-            fit = self._fit
-            if fit is None:
-                fit = self._fit = set()
-            elif name in fit:
+            if name in self.fit:
                 return name
             if NAME_PATTERN.match(name):
-                fit.add(name)
+                self.fit.add(name)
                 return name
         return self.full().wire(name)
 
@@ -161,18 +159,22 @@ def wire_id(call_id: str) -> str:
 
 
 class IdRewriter:
-    """Rewrites ids the API would reject, the same way for calls and results, noting each once."""
+    """Rewrites ids the API would reject, the same way for calls and results, noting each once.
 
-    __slots__ = ("_done", "_notes")
+    ``done`` maps every id seen so far to its wire id: a hot loop may look an id up there and
+    call the rewriter only for one it has not seen.
+    """
+
+    __slots__ = ("_notes", "done")
 
     def __init__(self, notes: list[Note] | None) -> None:
         self._notes = notes
-        self._done: dict[str, str] = {}
+        self.done: dict[str, str] = {}
 
     def __call__(self, call_id: str) -> str:
-        new = self._done.get(call_id)
+        new = self.done.get(call_id)
         if new is None:
-            new = self._done[call_id] = wire_id(call_id)
+            new = self.done[call_id] = wire_id(call_id)
             if new != call_id and self._notes is not None:
                 self._notes.append(Note(
                     kind="id_rewritten", subject=call_id,

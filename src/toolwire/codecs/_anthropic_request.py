@@ -150,17 +150,61 @@ def _content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
 def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
                      notes: list[Note]) -> list[dict[str, Any]]:
     ids = IdRewriter(notes)
+    done, fit = ids.done, nm.fit  # ids and names already seen, looked up before any call
     out: list[dict[str, Any]] = []
+    blocks: list[dict[str, Any]]
     i = 0
     count = len(messages)
     while i < count:
         m = messages[i]
         role = m.role
         if role == "assistant":
+            blocks = []
+            for part in m.parts:  # the usual parts (text, calls with object arguments) inline
+                if type(part) is ToolCallPart:
+                    args, call_id, name = part.arguments, part.id, part.name
+                    if (type(args) is not dict or part.provider_data is not None
+                            or part.parse_error is not None):
+                        break
+                    blocks.append({"type": "tool_use", "id": done.get(call_id) or ids(call_id),
+                                   "name": name if name in fit else nm.wire(name),
+                                   "input": args})
+                elif type(part) is TextPart and part.text and part.provider_data is None:
+                    blocks.append({"type": "text", "text": part.text})
+                else:
+                    break
+            else:
+                out.append({"role": "assistant", "content": blocks[0]["text"]
+                            if len(blocks) == 1 and blocks[0]["type"] == "text" else blocks})
+                i += 1
+                continue
             blocks = _assistant_blocks(m.parts, index=i, nm=nm, ids=ids, notes=notes)
             out.append({"role": "assistant", "content": _content(blocks)})
+        elif role == "user" and len(m.parts) == 1:
+            part = m.parts[0]
+            if type(part) is TextPart and part.text and part.provider_data is None:
+                out.append({"role": "user", "content": part.text})
+            else:
+                out.append({"role": "user", "content": _content(
+                    _user_blocks(m.parts, index=i, ids=ids, notes=notes))})
         elif role == "tool":
             parts = m.parts
+            blocks = []
+            for part in parts:  # the usual results inline
+                if (type(part) is not ToolResultPart or part.provider_data is not None
+                        or part.is_error or not part.content):
+                    break
+                call_id = part.call_id
+                blocks.append({"type": "tool_result",
+                               "tool_use_id": done.get(call_id) or ids(call_id),
+                               "content": part.content})
+            else:
+                if i + 1 < count and messages[i + 1].role == "user":
+                    i += 1
+                    blocks += _user_blocks(messages[i].parts, index=i, ids=ids, notes=notes)
+                out.append({"role": "user", "content": blocks})
+                i += 1
+                continue
             for part in parts:
                 if type(part) is not ToolResultPart:
                     break
@@ -196,14 +240,16 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
 def _encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: ToolNames,
                   notes: list[Note]) -> list[dict[str, Any]]:
     encoded: list[dict[str, Any]] = []
+    fit = nm.fit
     for spec in tools:
-        tool: dict[str, Any] = {"name": nm.wire(spec.name)}
-        if spec.description:
-            tool["description"] = spec.description
-        schema = spec.input_schema
+        name, schema = spec.name, spec.input_schema
         if spec.strict or type(schema) is not dict or "type" not in schema:
-            schema = input_schema(spec.name, schema, strict=spec.strict, notes=notes)
-        tool["input_schema"] = schema
+            schema = input_schema(name, schema, strict=spec.strict, notes=notes)
+        tool: dict[str, Any] = (
+            {"name": name if name in fit else nm.wire(name), "description": spec.description,
+             "input_schema": schema}
+            if spec.description else
+            {"name": name if name in fit else nm.wire(name), "input_schema": schema})
         if spec.strict:
             tool["strict"] = True
         encoded.append(tool)
@@ -255,7 +301,7 @@ def _system_text(blocks: Sequence[Any]) -> str:
 def encode(request: Request) -> Encoded:
     notes: list[Note] = []
     nm = name_map(request)
-    opts = own_options(request.provider_options, WIRE, notes)
+    opts = own_options(request.provider_options, WIRE, notes) if request.provider_options else {}
     max_tokens = request.max_tokens
     if max_tokens is None:
         max_tokens = DEFAULT_MAX_TOKENS

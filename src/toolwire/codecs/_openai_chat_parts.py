@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+from .._json import parse as parse_json
 from ..transcript import (
     JSON,
     Message,
@@ -272,6 +273,36 @@ _PLAIN_CALL_KEYS = frozenset({"id", "type", "function", "index"})
 _PLAIN_FN_KEYS = frozenset({"name", "arguments"})
 
 
+def plain_calls(calls: list[Any], names: NameReader | None) -> list[ToolCallPart] | None:
+    """Every call of a ``tool_calls`` list, when all have the usual shape; else None.
+
+    The usual shape: an id, a function name and argument text, and no other keys. Anything
+    else (a missing id, arguments as an object, extra keys) goes through `decode_call`.
+    """
+    out: list[ToolCallPart] = []
+    for call in calls:
+        if type(call) is not dict:
+            return None
+        fn = call.get("function")
+        if type(fn) is not dict or not (call.keys() <= _PLAIN_CALL_KEYS
+                                        and fn.keys() <= _PLAIN_FN_KEYS):
+            return None
+        call_id = call.get("id")
+        name = fn.get("name")
+        raw = fn.get("arguments")
+        if (type(call_id) is not str or not call_id or call_id == "null" or type(name) is not str
+                or type(raw) is not str or call.get("type", "function") != "function"):
+            return None
+        if names is not None:
+            name = names.user(name)
+        try:
+            out.append(ToolCallPart(id=call_id, name=name, arguments=parse_json(raw),
+                                    raw_arguments=raw))
+        except (ValueError, TypeError, RecursionError):  # empty or broken: the general reading
+            out.append(ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=raw))
+    return out
+
+
 def decode_call(
     call: Mapping[str, Any], position: int, seed: str, names: NameReader | None
 ) -> ToolCallPart | OpaquePart:
@@ -332,6 +363,10 @@ def assistant_parts(
         parts.append(TextPart(text=refusal, provider_data=REFUSAL))
     calls = message.get("tool_calls")
     if type(calls) is list and calls:
+        usual = plain_calls(calls, names)
+        if usual is not None:
+            parts += usual
+            return parts
         for i, call in enumerate(calls):
             if type(call) is dict or isinstance(call, Mapping):
                 part = decode_call(call, i, seed, names)

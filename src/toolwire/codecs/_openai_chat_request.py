@@ -46,6 +46,7 @@ from ._openai_chat_parts import (
     merge_reasoning,
     part_subject,
     plain,
+    plain_calls,
     real_id,
     reasoning_payload,
     wire_data,
@@ -60,6 +61,9 @@ MAX_TOKENS_FIELD = "max_tokens_field"
 """Option key (never sent) naming the token-limit field a decoded body used, when it was the
 older ``max_tokens``; encode then sends `Request.max_tokens` in that field again."""
 _ASSISTANT_KEYS = frozenset({"role", "content", "refusal", "tool_calls", *REASONING_KEYS})
+_USUAL_ASSISTANT_KEYS = frozenset({"role", "content", "tool_calls"})
+_USUAL_TOOL_KEYS = frozenset({"type", "function"})
+_USUAL_FUNCTION_KEYS = frozenset({"name", "description", "parameters"})
 
 
 # =========================================================================== encode
@@ -327,7 +331,45 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
     pending: list[str] = []
     for index in range(start, len(raw)):
         msg = raw[index]
-        if type(msg) is not dict and not isinstance(msg, Mapping):
+        if type(msg) is dict:  # the usual messages first, read with the fewest steps
+            keys = msg.keys()
+            if keys == _RESULT_KEYS:
+                call_id, content = msg["tool_call_id"], msg["content"]
+                if (msg["role"] == "tool" and type(call_id) is str and call_id
+                        and call_id != "null" and type(content) is str and content
+                        and content[0] != "E" and content != EMPTY_RESULT):
+                    results.append(ToolResultPart(call_id=call_id, content=content,
+                                                  name=call_names.get(call_id)))
+                    continue
+            elif keys == _PLAIN_KEYS:
+                role, content = msg["role"], msg["content"]
+                if type(content) is str and (role == "user" or role == "system"
+                                             or role == "assistant"):
+                    if results:
+                        out.append(Message(role="tool", parts=tuple(results)))
+                        results = []
+                    if role == "assistant":
+                        pending, call_names = [], {}
+                        out.append(Message(role=role, parts=(TextPart(text=content),)
+                                           if content else ()))
+                    else:
+                        out.append(Message(role=role, parts=(TextPart(text=content),)))
+                    continue
+            elif keys == _USUAL_ASSISTANT_KEYS:
+                calls, content = msg["tool_calls"], msg["content"]
+                if (msg["role"] == "assistant" and type(calls) is list
+                        and (content is None or type(content) is str)):
+                    usual = plain_calls(calls, None)
+                    if usual is not None:
+                        if results:
+                            out.append(Message(role="tool", parts=tuple(results)))
+                            results = []
+                        pending = []
+                        call_names = {p.id: p.name for p in usual}
+                        out.append(Message(role="assistant", parts=(
+                            (TextPart(text=content), *usual) if content else tuple(usual))))
+                        continue
+        elif not isinstance(msg, Mapping):
             continue
         role = msg.get("role")
         if role == "tool":
@@ -436,6 +478,14 @@ def decode_request(body: Mapping[str, Any]) -> Request:
     extra_tools: list[Any] = []
     raw_tools = get("tools")
     for raw in raw_tools if isinstance(raw_tools, list) else ():
+        if type(raw) is dict and raw.keys() == _USUAL_TOOL_KEYS:  # the usual tool, read directly
+            fn = raw["function"]
+            if type(fn) is dict and fn.keys() == _USUAL_FUNCTION_KEYS and raw["type"] == "function":
+                name, description, schema = fn["name"], fn["description"], fn["parameters"]
+                if type(name) is str and type(description) is str and type(schema) is dict:
+                    tools.append(ToolSpec(name=name, description=description,
+                                          input_schema=schema))
+                    continue
         spec = _tool(raw) if type(raw) is dict or isinstance(raw, Mapping) else None
         if spec is None:
             extra_tools.append(plain(raw))
@@ -443,13 +493,15 @@ def decode_request(body: Mapping[str, Any]) -> Request:
             tools.append(spec)
     if extra_tools:
         rest["tools"] = extra_tools
-    choice = _choice(get("tool_choice"), get("parallel_tool_calls"))
-    if choice is None:
-        for key in ("tool_choice", "parallel_tool_calls"):
-            if key in body:
-                rest[key] = plain(body[key])
-    elif "tool_choice" in body and body["tool_choice"] is None:
-        rest["tool_choice"] = None
+    choice = None
+    if "tool_choice" in body or "parallel_tool_calls" in body:
+        choice = _choice(get("tool_choice"), get("parallel_tool_calls"))
+        if choice is None:
+            for key in ("tool_choice", "parallel_tool_calls"):
+                if key in body:
+                    rest[key] = plain(body[key])
+        elif "tool_choice" in body and body["tool_choice"] is None:
+            rest["tool_choice"] = None
     limit = get("max_completion_tokens")
     legacy = get("max_tokens")
     max_tokens: int | None = None
@@ -466,7 +518,7 @@ def decode_request(body: Mapping[str, Any]) -> Request:
         elif "max_tokens" in body:
             rest["max_tokens"] = plain(legacy)
     temperature = get("temperature")
-    stream = get("stream", False) is True
+    stream = get("stream") is True
     if "stream_options" in body:
         stream_options = body["stream_options"]
         if not (stream and stream_options == {"include_usage": True}):
@@ -478,7 +530,8 @@ def decode_request(body: Mapping[str, Any]) -> Request:
         tools=tuple(tools),
         tool_choice=choice,
         max_tokens=max_tokens,
-        temperature=float(temperature) if isinstance(temperature, int | float) else None,
+        temperature=None if temperature is None else float(temperature)
+        if isinstance(temperature, int | float) else None,
         stream=stream,
         provider_options={WIRE: rest} if rest else None,
     )

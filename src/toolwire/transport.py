@@ -1,7 +1,8 @@
 """The one seam between toolwire and the network: ``send(WireRequest) -> WireResponse``.
 
 Owns `WireRequest`, `WireResponse`, the `Transport` protocol, `HttpTransport` (httpx2: async,
-connection reuse, timeouts, streamed bodies read incrementally) and `MockTransport(handler)`.
+connection reuse, timeouts, streamed bodies read incrementally; plain ``http://`` over the lean
+HTTP/1.1 connections of `toolwire._http1`) and `MockTransport(handler)`.
 Record and replay are transports too (see `toolwire.cassette`). Retries live one layer up, in
 `toolwire.client`, because a stream that breaks mid-reply is only seen while decoding it.
 Must not import codecs, the loop or anything vendor-specific. httpx2 is imported lazily, when
@@ -17,10 +18,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from . import _json
 from .errors import StreamError
 
 if TYPE_CHECKING:
     import httpx2
+
+    from ._http1 import Http1Transport
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,13 +106,23 @@ class HttpTransport:
     """Real HTTP with httpx2: one connection pool reused for every request.
 
     ``timeout`` is the connect/read/write timeout in seconds (a streamed read waits at most
-    ``timeout`` between two pieces, not for the whole reply).
+    ``timeout`` between two pieces, not for the whole reply). At most ``max_connections`` are
+    open at once; more requests wait for one to come free.
+
+    ``lean_http`` (on by default) sends plain ``http://`` requests (local servers, the
+    emulator) over `toolwire._http1.Http1Transport`, an httpx2 transport of toolwire's own that
+    costs a fraction of httpx2's default one per request. ``https://`` always goes through
+    httpx2's stock transport, and so does everything when the environment sets an HTTP proxy.
+    ``lean_http=False`` sends plain HTTP with httpx2's stock transport too.
     """
 
-    def __init__(self, *, timeout: float = 120.0, max_connections: int = 100) -> None:
+    def __init__(self, *, timeout: float = 120.0, max_connections: int = 100,
+                 lean_http: bool = True) -> None:
         self.timeout = timeout
         self.max_connections = max_connections
+        self.lean_http = lean_http
         self._client: httpx2.AsyncClient | None = None
+        self._http1: Http1Transport | None = None  # what plain http:// goes through, if lean
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _get_client(self) -> httpx2.AsyncClient:
@@ -119,10 +133,18 @@ class HttpTransport:
             import httpx2
 
             self._loop = loop
+            mounts: dict[str, httpx2.AsyncBaseTransport] | None = None
+            self._http1 = None
+            if self.lean_http and not _http_proxy():
+                from ._http1 import Http1Transport
+
+                self._http1 = Http1Transport(max_connections=self.max_connections)
+                mounts = {"http://": self._http1}
             self._client = httpx2.AsyncClient(
                 timeout=self.timeout,
                 limits=httpx2.Limits(max_connections=self.max_connections,
                                      max_keepalive_connections=self.max_connections),
+                mounts=mounts,
             )
         return self._client
 
@@ -130,7 +152,7 @@ class HttpTransport:
         import httpx2
 
         client = self._get_client()
-        content = json.dumps(request.body, ensure_ascii=False).encode()
+        content = _json.dumps(request.body)
         try:
             req = client.build_request(request.method, request.url, content=content,
                                        headers=dict(request.headers))
@@ -158,6 +180,16 @@ class HttpTransport:
         if self._client is not None and self._loop is asyncio.get_running_loop():
             await self._client.aclose()
         self._client = None
+
+
+def _http_proxy() -> bool:
+    """Whether the environment sends plain HTTP through a proxy (httpx2 then handles it)."""
+    from urllib.request import getproxies
+
+    proxies = getproxies()
+    if "*" in (host.strip() for host in proxies.get("no", "").split(",")):
+        return False
+    return bool(proxies.get("http") or proxies.get("all"))
 
 
 def _timeout(exc: Exception, what: str, seconds: float) -> StreamError:

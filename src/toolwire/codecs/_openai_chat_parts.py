@@ -271,6 +271,7 @@ def content_parts(content: Any, *, keep_empty: bool) -> list[Part]:
 _CALL_KEYS = frozenset({"id", "type", "function", "index", "custom"})
 _PLAIN_CALL_KEYS = frozenset({"id", "type", "function", "index"})
 _PLAIN_FN_KEYS = frozenset({"name", "arguments"})
+_USUAL_CALL_KEYS = frozenset({"id", "type", "function"})
 
 
 def plain_calls(calls: list[Any], names: NameReader | None) -> list[ToolCallPart] | None:
@@ -283,15 +284,18 @@ def plain_calls(calls: list[Any], names: NameReader | None) -> list[ToolCallPart
     for call in calls:
         if type(call) is not dict:
             return None
-        fn = call.get("function")
-        if type(fn) is not dict or not (call.keys() <= _PLAIN_CALL_KEYS
-                                        and fn.keys() <= _PLAIN_FN_KEYS):
+        keys = call.keys()
+        if keys == _USUAL_CALL_KEYS:
+            if call["type"] != "function":
+                return None
+        elif not keys <= _PLAIN_CALL_KEYS or call.get("type", "function") != "function":
             return None
-        call_id = call.get("id")
-        name = fn.get("name")
-        raw = fn.get("arguments")
-        if (type(call_id) is not str or not call_id or call_id == "null" or type(name) is not str
-                or type(raw) is not str or call.get("type", "function") != "function"):
+        fn = call.get("function")
+        if type(fn) is not dict or fn.keys() != _PLAIN_FN_KEYS:
+            return None
+        call_id, name, raw = call.get("id"), fn["name"], fn["arguments"]
+        if (type(call_id) is not str or type(name) is not str or type(raw) is not str
+                or not call_id or call_id == "null"):
             return None
         if names is not None:
             name = names.user(name)

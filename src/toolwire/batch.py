@@ -329,9 +329,9 @@ async def run_batch(
     """Run every task not yet in ``out``, at most ``concurrency`` at once, appending each
     result line to ``out`` as its run finishes.
 
-    ``model`` is a model id (made into `toolwire.HttpModel` s sharing one `RateGate`, one per
-    `POOL_SIZE` runs in flight, closed at the end) or a model you made and close yourself (an
-    `HttpModel` without a gate gets the batch's for the batch's duration).
+    ``model`` is a model id (made into one `toolwire.HttpModel` with the batch's `RateGate` and
+    a connection per run in flight, closed at the end) or a model you made and close yourself
+    (an `HttpModel` without a gate gets the batch's for the batch's duration).
     ``runs`` holds the run logs and working folders (default `default_runs_dir`). ``tools``
     makes each run's tools (default `task_tools`); ``options`` go to every `toolwire.Agent`.
     ``retry_failed`` also reruns ids whose result says ``error`` or ``provider_error``.
@@ -343,22 +343,20 @@ async def run_batch(
     book = Bookkeeper(load_tasks(tasks), out, runs, retry_failed=retry_failed,
                       on_progress=on_progress)
     owned = isinstance(model, str)
-    models: list[Any] = (_make_models(model, concurrency, gate, env) if isinstance(model, str)
-                         else [model])
-    lent = not owned and getattr(model, "gate", False) is None
+    used: Any = _make_model(model, concurrency, gate, env) if isinstance(model, str) else model
+    lent = not owned and getattr(used, "gate", False) is None
     if lent:
-        models[0].gate = gate
+        used.gate = gate
     queue = iter(book.todo)
 
-    async def worker(used: Model) -> None:
+    async def worker() -> None:
         for task in queue:
             book.started()
             line = await run_task(task, used, book.runs, tools=tools, options=options, log=log)
             book.finished(line)
 
     try:
-        workers = [asyncio.create_task(worker(models[k % len(models)]))
-                   for k in range(min(concurrency, len(book.todo)))]
+        workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, len(book.todo)))]
         try:
             await asyncio.gather(*workers)
         finally:
@@ -369,28 +367,19 @@ async def run_batch(
     finally:
         book.close()
         if lent:
-            models[0].gate = None
+            used.gate = None
         if owned:
-            for used in models:
-                await used.aclose()
+            await used.aclose()
     return book.summary()
 
 
-POOL_SIZE = 32
-"""Connections per pool. httpx2 looks at every connection of its pool for each request, so the
-cost per request grows with the pool; a batch with many runs in flight spreads them over
-several models of ``POOL_SIZE`` connections each, all with the batch's one `RateGate`."""
-
-
-def _make_models(model_id: str, concurrency: int, gate: RateGate,
-                 env: Mapping[str, str] | None) -> list[Model]:
+def _make_model(model_id: str, concurrency: int, gate: RateGate,
+                env: Mapping[str, str] | None) -> Model:
+    """The batch's model: one connection pool, a connection per run in flight."""
     from .client import model as make
     from .transport import HttpTransport
 
-    pools = -(-concurrency // POOL_SIZE)
-    size = -(-concurrency // pools)
-    return [make(model_id, env=env, gate=gate, transport=HttpTransport(max_connections=size))
-            for _ in range(pools)]
+    return make(model_id, env=env, gate=gate, transport=HttpTransport(max_connections=concurrency))
 
 
 __all__ = [

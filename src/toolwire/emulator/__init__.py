@@ -15,13 +15,13 @@ a list, a function ``(Request, wire) -> Reply | Fault`` can answer every request
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._json import dumps, loads
 from ..endpoints import wire_for_path
 from ..transcript import Message, Reply, Request
 from ._http import HttpRequest, HttpResponse, HttpServer, serve
@@ -168,7 +168,7 @@ class Emulator:
                                          "type": "not_found_error"}})
         wire, path_streams = route
         try:
-            body = json.loads(http.body or b"{}")
+            body = loads(http.body or b"{}")
         except ValueError as exc:
             return _json(400, error_body(wire, 400, f"the body is not valid JSON: {exc}"))
         self.received.append(Received(wire, http.path, body, http.headers))
@@ -252,5 +252,4 @@ def _wants_stream(wire: str, body: dict[str, Any]) -> bool:
 
 
 def _json(status: int, body: Any) -> HttpResponse:
-    return HttpResponse(status, {"content-type": "application/json"},
-                        body=json.dumps(body).encode())
+    return HttpResponse(status, {"content-type": "application/json"}, body=dumps(body))

@@ -47,12 +47,12 @@ async def _read_request(reader: asyncio.StreamReader) -> HttpRequest | None:
         head = await reader.readuntil(b"\r\n\r\n")
     except (asyncio.IncompleteReadError, ConnectionError):
         return None
-    lines = head.decode("latin-1").split("\r\n")
+    lines = head[:-4].decode("latin-1").split("\r\n")
     method, target, _ = lines[0].split(" ", 2)
     headers: dict[str, str] = {}
     for line in lines[1:]:
-        if ":" in line:
-            name, value = line.split(":", 1)
+        name, colon, value = line.partition(":")
+        if colon:
             headers[name.strip().lower()] = value.strip()
     body = b""
     if headers.get("transfer-encoding", "").lower() == "chunked":
@@ -67,8 +67,12 @@ async def _read_request(reader: asyncio.StreamReader) -> HttpRequest | None:
         body = b"".join(parts)
     elif "content-length" in headers:
         body = await reader.readexactly(int(headers["content-length"]))
-    url = urlsplit(target)
-    return HttpRequest(method, url.path, parse_qs(url.query), headers, body)
+    if target.startswith("/"):  # the usual origin form: no need for a URL parser
+        path, _, query = target.partition("?")
+    else:
+        url = urlsplit(target)
+        path, query = url.path, url.query
+    return HttpRequest(method, path, parse_qs(query) if query else {}, headers, body)
 
 
 def _head(status: int, headers: dict[str, str]) -> bytes:
@@ -113,7 +117,8 @@ async def _connection(handler: Handler, reader: asyncio.StreamReader,
         pass
     finally:
         writer.close()
-        with contextlib.suppress(Exception):
+        # Stopping the server cancels this task, maybe here: it ends quietly all the same.
+        with contextlib.suppress(Exception, asyncio.CancelledError):
             await writer.wait_closed()
 
 

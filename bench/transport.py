@@ -8,6 +8,8 @@ request at a time, reusing its connection:
 - toolwire: ``toolwire.client.model("anthropic:m@<emulator>").complete(request)`` (and the
   ``openai-compatible`` wire): encode, send, decode into a `Reply`;
 - bare httpx2: one reused ``AsyncClient``, POST of the body toolwire encodes, ``resp.json()``;
+  once with httpx2's stock transport and once with toolwire's plain-HTTP/1.1 transport mounted
+  for ``http://`` (``toolwire._http1.Http1Transport``, what toolwire itself sends with here);
 - the official ``anthropic`` and ``openai`` async clients pointed at the emulator;
 - ``litellm.acompletion`` with ``api_base`` set to the emulator.
 
@@ -138,6 +140,7 @@ async def make_cases(base_url: str) -> tuple[dict[str, Send], list[Callable[[], 
     """The clients to time, what closes them, and what is missing."""
     import httpx2
 
+    from toolwire._http1 import Http1Transport
     from toolwire.client import model
     from toolwire.codecs import get_codec
 
@@ -164,14 +167,16 @@ async def make_cases(base_url: str) -> tuple[dict[str, Send], list[Callable[[], 
         closers.append(tw.aclose)
 
     client = httpx2.AsyncClient(timeout=60)
-    closers.append(client.aclose)
+    lean = httpx2.AsyncClient(timeout=60, mounts={"http://": Http1Transport()})
+    closers += [client.aclose, lean.aclose]
     for wire in ("anthropic-messages", "openai-chat"):
-        async def bare(wire: str = wire) -> object:
-            content = json.dumps(bodies[wire]).encode()
-            resp = await client.post(urls[wire], content=content, headers=headers[wire])
-            return resp.json()
+        for label, used in (("httpx2", client), ("httpx2 + toolwire http1", lean)):
+            async def bare(wire: str = wire, used: httpx2.AsyncClient = used) -> object:
+                content = json.dumps(bodies[wire]).encode()
+                resp = await used.post(urls[wire], content=content, headers=headers[wire])
+                return resp.json()
 
-        cases[f"httpx2 {wire}"] = bare
+            cases[f"{label} {wire}"] = bare
 
     if installed("anthropic"):
         import anthropic

@@ -123,6 +123,7 @@ class HttpTransport:
         self.lean_http = lean_http
         self._client: httpx2.AsyncClient | None = None
         self._http1: Http1Transport | None = None  # what plain http:// goes through, if lean
+        self._urls: dict[str, httpx2.URL] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _get_client(self) -> httpx2.AsyncClient:
@@ -154,7 +155,12 @@ class HttpTransport:
         client = self._get_client()
         content = _json.dumps(request.body)
         try:
-            req = client.build_request(request.method, request.url, content=content,
+            url = self._urls.get(request.url)
+            if url is None:  # parsed once: a model sends to one or two URLs
+                if len(self._urls) >= 64:
+                    self._urls.clear()
+                url = self._urls[request.url] = httpx2.URL(request.url)
+            req = client.build_request(request.method, url, content=content,
                                        headers=dict(request.headers))
             resp = await client.send(req, stream=True)
         except httpx2.TimeoutException as exc:

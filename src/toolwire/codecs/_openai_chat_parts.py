@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from .._json import parse as parse_json
@@ -184,26 +184,37 @@ class ReplyNames:
 
 
 class Names:
-    """Tool names as sent: the tool list's map, plus a map for names only the history uses."""
+    """Tool names as sent: the tool list's map, plus a map for names only the history uses.
 
-    __slots__ = ("mapped", "stray", "tools")
+    A name the wire accepts is never mapped, so the history is read for names (``history``,
+    called at most once) only when a name that needs mapping turns up outside the tool list.
+    """
 
-    def __init__(self, tools: Sequence[ToolSpec], history: Iterable[str] = ()) -> None:
+    __slots__ = ("_history", "_specs", "_stray", "tools")
+
+    def __init__(self, tools: Sequence[ToolSpec], history: Callable[[], Iterable[str]]) -> None:
         self.tools = name_map(tools)
-        known = {t.name for t in tools}
-        extra = list(dict.fromkeys(n for n in history if n not in known))
-        self.stray = NameMap.build(extra, pattern=NAME_RULE)
-        self.mapped = bool(self.tools.to_wire or self.stray.to_wire)
+        self._specs = tools
+        self._history = history
+        self._stray: NameMap | None = None
+
+    def _strays(self) -> NameMap:
+        if self._stray is None:
+            known = {t.name for t in self._specs}
+            extra = list(dict.fromkeys(n for n in self._history() if n not in known))
+            self._stray = NameMap.build(extra, pattern=NAME_RULE)
+        return self._stray
 
     def wire(self, name: str) -> str:
-        if not self.mapped:
+        mapped = self.tools.to_wire.get(name)
+        if mapped is not None:
+            return mapped
+        if NAME_RULE.match(name):
             return name
-        if name in self.tools.to_wire:
-            return self.tools.to_wire[name]
-        return self.stray.wire(name)
+        return self._strays().wire(name)
 
     def notes(self) -> list[Note]:
-        return self.tools.notes() + self.stray.notes()
+        return self.tools.notes() + (self._stray.notes() if self._stray is not None else [])
 
 
 # --------------------------------------------------------------------------- reading messages

@@ -16,7 +16,7 @@ the body, and encoded bodies share the request's values: neither side is mutated
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..transcript import (
@@ -74,9 +74,9 @@ class _Encoder:
 
     def __init__(self, request: Request) -> None:
         self.request = request
-        history = [p.name for m in request.messages for p in m.parts if isinstance(p, ToolCallPart)]
-        self.names = Names(request.tools, history)
-        self.notes: list[Note] = self.names.notes()
+        self.names = Names(request.tools, lambda: [
+            p.name for m in request.messages for p in m.parts if isinstance(p, ToolCallPart)])
+        self.notes: list[Note] = []
         self.pending_ids: list[str] = []
 
     # ------------------------------------------------------------------ messages
@@ -254,13 +254,66 @@ class _Encoder:
             body["parallel_tool_calls"] = choice.parallel
 
 
+def _usual(message: Message, out: list[dict[str, Any]], enc: _Encoder,
+           wire_name: Callable[[str], str]) -> bool:
+    """Write the usual message (plain text, calls with ids, results) to ``out`` and say True;
+    say False, writing nothing, for anything the general path must handle."""
+    role, parts = message.role, message.parts
+    if role == "tool":
+        results: list[dict[str, Any]] = []
+        for part in parts:
+            if type(part) is not ToolResultPart or part.provider_data is not None or (
+                    not part.call_id):
+                return False
+            content = part.content
+            if part.is_error:
+                if not content.startswith("Error:"):
+                    content = ERROR_PREFIX + content
+            elif not content:
+                content = EMPTY_RESULT
+            results.append({"role": "tool", "tool_call_id": part.call_id, "content": content})
+        out += results
+        return True
+    if role == "assistant":
+        text: str | None = None
+        calls: list[dict[str, Any]] = []
+        for part in parts:
+            if type(part) is ToolCallPart:
+                if not part.id or part.provider_data is not None:
+                    return False
+                raw = part.raw_arguments
+                calls.append({"id": part.id, "type": "function", "function": {
+                    "name": wire_name(part.name),
+                    "arguments": raw if raw is not None else part.arguments_text}})
+            elif (type(part) is TextPart and text is None and not calls
+                  and part.provider_data is None):
+                text = part.text
+            else:
+                return False
+        enc.pending_ids = []
+        if calls:
+            out.append({"role": "assistant", "content": text or None, "tool_calls": calls})
+        else:
+            out.append({"role": "assistant", "content": text or ""})
+        return True
+    if len(parts) == 1:
+        only = parts[0]
+        if type(only) is TextPart and only.provider_data is None:
+            out.append({"role": role, "content": only.text})
+            return True
+    return False
+
+
 def encode(request: Request) -> Encoded:
     """The request as an OpenAI Chat Completions body, with notes on what was changed."""
     enc = _Encoder(request)
     messages: list[dict[str, Any]] = []
     if request.system is not None:
         messages.append({"role": "system", "content": request.system})
+    wire_name = enc.names.wire
     for i, message in enumerate(request.messages):
+        if message.provider_data is None and _usual(message, messages, enc, wire_name):
+            continue
         messages.extend(enc.message(i, message))
     body: dict[str, Any] = {"model": request.model, "messages": messages}
     options = plain(own_options(request.provider_options, WIRE, enc.notes))
@@ -289,7 +342,7 @@ def encode(request: Request) -> Encoded:
                 del body[key]
                 enc.notes.append(Note(kind="field_dropped", subject=key,
                                       detail="left out: the API refuses it without tools"))
-    return Encoded(body=body, notes=tuple(enc.notes))
+    return Encoded(body=body, notes=(*enc.names.notes(), *enc.notes))
 
 
 # =========================================================================== decode

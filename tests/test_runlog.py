@@ -251,3 +251,17 @@ def test_read_log_errors(tmp_path: Path) -> None:
         read_log(bad)
     with pytest.raises(ValueError, match="closed"):
         writer.write("late")
+
+
+def test_a_log_is_told_from_other_json_by_its_first_line(tmp_path: Path) -> None:
+    from toolwire.runlog import is_log_text
+
+    path = tmp_path / "run.jsonl"
+    with RunLog(path) as writer:
+        writer.header(model="m", system=None, tools=[])
+        writer.message(0, Message.user("hi"))
+    assert is_log_text(path.read_text()) and is_log_text("\n\n" + path.read_text())
+    assert not is_log_text('{\n  "event": "header"\n}')  # a pretty-printed body, not a log
+    assert not is_log_text('{"event": "turn"}\n')
+    assert not is_log_text("not json at all")
+    assert not is_log_text("")

@@ -98,14 +98,9 @@ def _messages_from(path: str) -> tuple[list[Any], str | None]:
     text = Path(path).read_text(encoding="utf-8") if Path(path).exists() else None
     if text is None:
         raise UserError(f"{path} does not exist")
-    first = text.lstrip().split("\n", 1)[0]
-    try:
-        head = json.loads(first)
-    except ValueError:
-        head = None
-    if isinstance(head, dict) and head.get("event") == "header":
-        from .runlog import read_log
+    from .runlog import is_log_text, read_log
 
+    if is_log_text(text):
         return list(read_log(path).messages), None
     body = _read_json(path)
     wire, kind = detect_wire(body)

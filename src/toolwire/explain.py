@@ -256,12 +256,9 @@ def explain_file(path: str | Path) -> Explanation:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise TranscriptError(f"{path} does not exist") from None
-    first = text.lstrip().split("\n", 1)[0]
-    try:
-        head = json.loads(first)
-    except ValueError:
-        head = None
-    if isinstance(head, dict) and head.get("event") == "header":
+    from .runlog import is_log_text
+
+    if is_log_text(text):
         return _from_runlog(path)
     try:
         data = json.loads(text)

@@ -197,6 +197,16 @@ def _put(run: LoggedRun, index: Any, message: Message, where: str) -> None:
     run.messages.append(message)
 
 
+def is_log_text(text: str) -> bool:
+    """Whether ``text`` (a file's contents) is a run log: its first line is a log header."""
+    first = text.lstrip().split("\n", 1)[0]
+    try:
+        head = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(head, dict) and head.get("event") == "header"
+
+
 def read_log(path: str | os.PathLike[str]) -> LoggedRun:
     """Read a run log back. A last line cut short by a crash is skipped (``torn=True``).
 

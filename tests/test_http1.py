@@ -452,6 +452,22 @@ async def test_aclose_closes_pooled_connections() -> None:
         assert server.open == 0 and transport.connections == 0
 
 
+async def test_aclose_fails_a_response_in_flight_and_frees_its_slot() -> None:
+    async def handle(server: Raw, reader: Reader, writer: Writer) -> None:
+        await server.request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+        await writer.drain()
+        await reader.read()
+
+    transport = Http1Transport()
+    async with Raw(handle) as server, httpx2.AsyncClient(mounts={"http://": transport}) as c:
+        resp = await c.send(c.build_request("GET", server.url + "/"), stream=True)
+        await transport.aclose()
+        with pytest.raises(httpx2.ReadError, match="closed on this side"):
+            await resp.aread()
+        assert transport.connections == 0
+
+
 # --------------------------------------------------------------------------- timeouts
 
 
@@ -513,6 +529,19 @@ async def test_no_server_on_the_port_is_a_connect_error() -> None:
     async with client() as c:
         with pytest.raises(httpx2.ConnectError, match=f"127.0.0.1:{port}"):
             await c.get(f"http://127.0.0.1:{port}/")
+
+
+async def test_an_answer_that_comes_before_the_whole_body_is_sent_is_read() -> None:
+    async def handle(server: Raw, reader: Reader, writer: Writer) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 8\r\n\r\ntoo big!")
+        await writer.drain()
+        await asyncio.sleep(60)  # the body is never read, the connection stays open
+
+    async with Raw(handle) as server, client() as c:
+        resp = await c.post(server.url + "/", content=b"z" * (32 << 20),
+                            timeout=httpx2.Timeout(5, write=1))
+    assert resp.status_code == 413 and resp.content == b"too big!"
 
 
 # --------------------------------------------------------------------------- malformed

@@ -229,18 +229,19 @@ class Http1Transport(httpx2.AsyncBaseTransport):
         self._release()
 
     async def aclose(self) -> None:
-        """Close every connection, idle or busy; waiting requests fail."""
-        for conn in list(self._open):
-            conn.close()
-        self._open.clear()
-        self._idle.clear()
-        self._count = 0
+        """Close every connection, idle or busy; requests waiting for one fail."""
         waiters, self._waiters = self._waiters, deque()
         for key, waiter in waiters:
             if not waiter.done():
                 waiter.set_exception(httpx2.PoolTimeout(
                     f"the transport was closed while a request to {key[0]}:{key[1]} waited "
                     "for a connection"))
+        idle, self._idle = self._idle, {}
+        for conns in idle.values():
+            for conn in conns:
+                self._discard(conn)
+        for conn in list(self._open):
+            conn.close()  # busy: its request fails and gives the slot back
 
 
 def _expire(waiter: asyncio.Future[Connection | None], error: Exception) -> None:
@@ -287,9 +288,14 @@ class _Whole(httpx2.AsyncByteStream):
     def __init__(self, data: bytes) -> None:
         self._data = data
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        if self._data:
-            yield self._data
+    def __aiter__(self) -> _Whole:  # type: ignore[override]
+        return self  # a plain iterator: cheaper than an async generator for one piece
+
+    async def __anext__(self) -> bytes:
+        data, self._data = self._data, b""
+        if not data:
+            raise StopAsyncIteration
+        return data
 
 
 class _Body(httpx2.AsyncByteStream):

@@ -104,15 +104,17 @@ class Connection(asyncio.Protocol):
 
     @property
     def healthy(self) -> bool:
-        """Open, and nothing unread: fit to carry another request."""
-        return not self.ended and not self.buf
+        """Open, nothing unread and the last request written out: fit to carry another."""
+        return not self.ended and not self.buf and not self._writing_paused
 
     def reusable(self, now: float, expiry: float) -> bool:
         """Fit for another request after being idle since ``idle_since``."""
-        return not self.ended and not self.buf and now - self.idle_since <= expiry
+        return self.healthy and now - self.idle_since <= expiry
 
     def close(self) -> None:
-        self.ended = True
+        if not self.ended:
+            self.ended = True
+            self.error = ConnectionAbortedError("closed on this side")
         if self.transport is not None:
             self.transport.abort()
 
@@ -193,7 +195,7 @@ class Connection(asyncio.Protocol):
         read_timeout = timeouts.get("read")
         answered = False
         while True:
-            found = parse_head(self.buf, method)
+            found = parse_head(self.buf, method) if self.buf else None
             if found is None:
                 if self.ended:
                     if not self.buf and not answered:
@@ -223,8 +225,9 @@ class Connection(asyncio.Protocol):
                                           "connection without answering")
 
     async def _drain(self, timeout: float | None) -> None:
-        """Wait until the request is written out (the socket took what was buffered)."""
-        while self._writing_paused and not self.ended:
+        """Wait until the request is written out (the socket took what was buffered), or the
+        server answers before reading all of it (then the connection is not reused)."""
+        while self._writing_paused and not self.ended and not self.buf:
             waiter = self._waiter = self.loop.create_future()
             timer = None if timeout is None else self.loop.call_later(
                 timeout, self._timed_out, waiter, timeout, httpx2.WriteTimeout)
@@ -233,7 +236,7 @@ class Connection(asyncio.Protocol):
             finally:
                 if timer is not None:
                     timer.cancel()
-        if self.ended and self.error is not None:
+        if self.ended and self.error is not None and not self.buf:
             raise Unanswered(httpx2.WriteError(
                 f"the connection to {self.where()} broke while sending the request: "
                 f"{self.error}"))

@@ -23,6 +23,7 @@ from ._http1_read import (
     UNTIL_CLOSE,
     ChunkDecoder,
     Connection,
+    Head,
     Unanswered,
 )
 
@@ -68,30 +69,23 @@ class Http1Transport(httpx2.AsyncBaseTransport):
         except httpx2.RequestNotRead:
             body = b"".join([part async for part in request.stream])  # type: ignore[union-attr]
         head, close = request_head(request, body)
-        data = head + body if len(body) < 65536 else head
-        rest = b"" if data is not head else body
+        if len(body) < 65536:  # one write; a large body goes on its own rather than copied
+            data, rest = head + body, b""
+        else:
+            data, rest = head, body
         key = (url.host, url.port or 80)
         conn, reused = await self._checkout(key, timeouts)
         try:
-            answer = await conn.exchange(data, rest, request.method, timeouts)
+            answer = await self._exchange(conn, data, rest, request.method, timeouts)
         except Unanswered as failed:
-            self._close(conn)  # its slot stays ours
             if not reused:
-                self._release()
                 raise failed.error from None
-            # A reused connection the server had just closed: once more on a new one.
-            conn = await self._connect(key, timeouts.get("connect"))
+            # A reused connection the server had just closed: once more, on a new one.
+            conn, _ = await self._checkout(key, timeouts, fresh=True)
             try:
-                answer = await conn.exchange(data, rest, request.method, timeouts)
+                answer = await self._exchange(conn, data, rest, request.method, timeouts)
             except Unanswered as again:
-                self._discard(conn)
                 raise again.error from None
-            except BaseException:
-                self._discard(conn)
-                raise
-        except BaseException:
-            self._discard(conn)
-            raise
         version, status, reason, headers, length, keep = answer
         keep = keep and not close
         stream: httpx2.AsyncByteStream
@@ -107,12 +101,22 @@ class Http1Transport(httpx2.AsyncBaseTransport):
         return httpx2.Response(status, headers=headers, stream=stream,
                                extensions={"http_version": version, "reason_phrase": reason})
 
+    async def _exchange(self, conn: Connection, data: bytes, rest: bytes, method: str,
+                        timeouts: Mapping[str, float | None]) -> Head:
+        """Send on ``conn`` and read the answer's head; a connection that failed is closed."""
+        try:
+            return await conn.exchange(data, rest, method, timeouts)
+        except BaseException:
+            self._discard(conn)
+            raise
+
     # ------------------------------------------------------------------ the pool
 
-    async def _checkout(self, key: Key, timeouts: Mapping[str, float | None]
-                        ) -> tuple[Connection, bool]:
-        """A connection to ``key``: an idle one (True) or a new one (False)."""
-        idle = self._idle.get(key)
+    async def _checkout(self, key: Key, timeouts: Mapping[str, float | None], *,
+                        fresh: bool = False) -> tuple[Connection, bool]:
+        """A connection to ``key``: an idle one (True), else (or when ``fresh``) a new one
+        (False)."""
+        idle = None if fresh else self._idle.get(key)
         if idle:
             now = time.monotonic()
             while idle:
@@ -125,7 +129,7 @@ class Http1Transport(httpx2.AsyncBaseTransport):
         elif not self._evict_idle():
             handed = await self._wait_for_slot(key, timeouts.get("pool"))
             if handed is not None:
-                if handed.healthy:
+                if handed.healthy and not fresh:
                     return handed, True
                 self._close(handed)  # its slot is ours: open a new connection in it
         return await self._connect(key, timeouts.get("connect")), False

@@ -360,6 +360,16 @@ async def test_an_idle_connection_the_server_closed_is_not_reused() -> None:
     assert server.connections == 2 and len(server.requests) == 2
 
 
+async def test_an_idle_connection_older_than_the_keepalive_expiry_is_not_reused() -> None:
+    async with Raw(answering(ok(), ok(), ok())) as server, client(keepalive_expiry=0.05) as c:
+        await c.get(server.url + "/")
+        await c.get(server.url + "/")
+        assert server.connections == 1
+        await asyncio.sleep(0.1)
+        await c.get(server.url + "/")
+    assert server.connections == 2
+
+
 async def test_a_reused_connection_closed_before_any_answer_is_retried_once() -> None:
     async def handle(server: Raw, reader: Reader, writer: Writer) -> None:
         await server.request(reader)

@@ -33,6 +33,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+import msgspec
+
+from . import _json
 from .errors import TranscriptError
 from .events import RetryEvent
 from .transcript import Message, Reply, ToolCallPart, ToolChoice, ToolResultPart, ToolSpec, Usage
@@ -41,8 +44,9 @@ from .transcript_json import from_json, to_json
 LOG_FORMAT = 1
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+_encode = msgspec.json.Encoder(enc_hook=str).encode
+"""One event as a compact UTF-8 JSON line (msgspec; a value JSON has no form for is written as
+its ``str``)."""
 
 
 def _drop_torn_line(path: Path) -> None:
@@ -70,14 +74,13 @@ class RunLog:
         self._fsync = fsync
         if repair:
             _drop_torn_line(self.path)
-        self._file: IO[str] | None = self.path.open("a", encoding="utf-8")
+        self._file: IO[bytes] | None = self.path.open("ab")
 
     def write(self, event: str, **fields: Any) -> None:
         """Append one event line and flush it."""
         if self._file is None:
             raise ValueError(f"run log {self.path} is closed")
-        line = _dumps({"event": event, "t": round(time.time(), 3), **fields})
-        self._file.write(line + "\n")
+        self._file.write(_encode({"event": event, "t": round(time.time(), 3), **fields}) + b"\n")
         self._file.flush()
         if self._fsync:
             os.fsync(self._file.fileno())
@@ -221,7 +224,7 @@ def read_log(path: str | os.PathLike[str]) -> LoggedRun:
             continue
         where = f"{where_file}:{number}"
         try:
-            event = json.loads(line)
+            event = _json.loads(line)
         except json.JSONDecodeError as exc:
             if number - 1 == last:  # the final line has no newline: cut off mid-write
                 if run is not None:

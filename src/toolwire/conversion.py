@@ -44,7 +44,7 @@ def convert(body: Mapping[str, Any], source: str, target: str) -> Conversion:
     encoded = encoder.encode(request)
     losses = encoded.notes
     options = request.provider_options.get(source) if request.provider_options else None
-    if source != target and isinstance(options, Mapping) and options:
+    if options and source != target and isinstance(options, Mapping):
         # One loss per setting, in place of a codec's single note for the whole mapping.
         whole = f"provider_options[{source!r}]"
         losses = tuple(

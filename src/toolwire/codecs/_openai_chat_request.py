@@ -375,7 +375,8 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
     system: str | None = None
     start = 0
     first = raw[0] if raw else None
-    if (isinstance(first, Mapping) and len(first) == 2 and first.get("role") == "system"
+    if ((type(first) is dict or isinstance(first, Mapping)) and len(first) == 2
+            and first.get("role") == "system"
             and isinstance(first.get("content"), str)):
         system, start = first["content"], 1
     out: list[Message] = []

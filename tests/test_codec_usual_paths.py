@@ -1,11 +1,12 @@
-"""The usual-shape paths of the OpenAI chat and Anthropic codecs agree with the general path.
+"""The usual-shape paths of the codecs agree with the general path.
 
 Reading and writing the usual messages (plain text, calls, results, function tools) takes a
-shorter path than the general one. These tests run the same conversation through both and
-require the same result: on encode, every part and message is given an empty
-``provider_data`` (which carries nothing, but sends each of them down the general path); on
-decode, every object of the body is wrapped in a read-only mapping that is not a ``dict``
-(which the usual paths do not take).
+shorter path than the general one in the OpenAI chat and Anthropic codecs; the encode test runs
+over every wire, so any codec that gains such a path is covered. These tests run the same
+conversation through both and require the same result: on encode, every part and message is
+given an empty ``provider_data`` (which carries nothing, but sends each of them down the
+general path); on decode, every object of the body is wrapped in a read-only mapping that is
+not a ``dict`` (which the usual paths do not take).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from toolwire.conversion import convert
 from toolwire.transcript import Message, Request, TextPart, ToolCallPart, ToolResultPart, replace
 
 SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large]
-WIRES = ("openai-chat", "anthropic-messages")
+WIRES = ("openai-chat", "anthropic-messages", "openai-responses", "ollama-chat",
+         "gemini-generate")
 
 
 @st.composite

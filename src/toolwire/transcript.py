@@ -96,9 +96,6 @@ class ReasoningPart(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     provider_data: ProviderData | None = None
 
 
-_UNSET: Any = object()
-
-
 class ToolCallPart(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A model's request to run a tool.
 

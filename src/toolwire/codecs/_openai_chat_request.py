@@ -16,7 +16,7 @@ the body, and encoded bodies share the request's values: neither side is mutated
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..transcript import (
@@ -254,8 +254,7 @@ class _Encoder:
             body["parallel_tool_calls"] = choice.parallel
 
 
-def _usual(message: Message, out: list[dict[str, Any]], enc: _Encoder,
-           wire_name: Callable[[str], str]) -> bool:
+def _usual(message: Message, out: list[dict[str, Any]], enc: _Encoder) -> bool:
     """Write the usual message (plain text, calls with ids, results) to ``out`` and say True;
     say False, writing nothing, for anything the general path must handle."""
     role, parts = message.role, message.parts
@@ -283,7 +282,7 @@ def _usual(message: Message, out: list[dict[str, Any]], enc: _Encoder,
                     return False
                 raw = part.raw_arguments
                 calls.append({"id": part.id, "type": "function", "function": {
-                    "name": wire_name(part.name),
+                    "name": enc.names.wire(part.name),
                     "arguments": raw if raw is not None else part.arguments_text}})
             elif (type(part) is TextPart and text is None and not calls
                   and part.provider_data is None):
@@ -310,9 +309,8 @@ def encode(request: Request) -> Encoded:
     messages: list[dict[str, Any]] = []
     if request.system is not None:
         messages.append({"role": "system", "content": request.system})
-    wire_name = enc.names.wire
     for i, message in enumerate(request.messages):
-        if message.provider_data is None and _usual(message, messages, enc, wire_name):
+        if message.provider_data is None and _usual(message, messages, enc):
             continue
         messages.extend(enc.message(i, message))
     body: dict[str, Any] = {"model": request.model, "messages": messages}
@@ -387,6 +385,7 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
         msg = raw[index]
         if type(msg) is dict:  # the usual messages first, read with the fewest steps
             keys = msg.keys()
+            made: Message | None = None
             if keys == _RESULT_KEYS:
                 call_id, content = msg["tool_call_id"], msg["content"]
                 if (msg["role"] == "tool" and type(call_id) is str and call_id
@@ -397,32 +396,27 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
                     continue
             elif keys == _PLAIN_KEYS:
                 role, content = msg["role"], msg["content"]
-                if type(content) is str and (role == "user" or role == "system"
-                                             or role == "assistant"):
-                    if results:
-                        out.append(Message(role="tool", parts=tuple(results)))
-                        results = []
-                    if role == "assistant":
-                        pending, call_names = [], {}
-                        out.append(Message(role=role, parts=(TextPart(text=content),)
-                                           if content else ()))
-                    else:
-                        out.append(Message(role=role, parts=(TextPart(text=content),)))
-                    continue
+                if type(content) is str and (role == "user" or role == "system"):
+                    made = Message(role=role, parts=(TextPart(text=content),))
+                elif type(content) is str and role == "assistant":
+                    pending, call_names = [], {}
+                    made = Message(role=role, parts=(TextPart(text=content),) if content else ())
             elif keys == _USUAL_ASSISTANT_KEYS:
                 calls, content = msg["tool_calls"], msg["content"]
                 if (msg["role"] == "assistant" and type(calls) is list
                         and (content is None or type(content) is str)):
                     usual = plain_calls(calls, None)
                     if usual is not None:
-                        if results:
-                            out.append(Message(role="tool", parts=tuple(results)))
-                            results = []
                         pending = []
                         call_names = {p.id: p.name for p in usual}
-                        out.append(Message(role="assistant", parts=(
-                            (TextPart(text=content), *usual) if content else tuple(usual))))
-                        continue
+                        made = Message(role="assistant", parts=(
+                            (TextPart(text=content), *usual) if content else tuple(usual)))
+            if made is not None:
+                if results:
+                    out.append(Message(role="tool", parts=tuple(results)))
+                    results = []
+                out.append(made)
+                continue
         elif not isinstance(msg, Mapping):
             continue
         role = msg.get("role")

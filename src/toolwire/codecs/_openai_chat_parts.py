@@ -285,36 +285,43 @@ _PLAIN_FN_KEYS = frozenset({"name", "arguments"})
 _USUAL_CALL_KEYS = frozenset({"id", "type", "function"})
 
 
-def plain_calls(calls: list[Any], names: NameReader | None) -> list[ToolCallPart] | None:
-    """Every call of a ``tool_calls`` list, when all have the usual shape; else None.
+def plain_call(call: Any, names: NameReader | None) -> ToolCallPart | None:
+    """One entry of ``tool_calls`` when it has the usual shape, else None.
 
     The usual shape: an id, a function name and argument text, and no other keys. Anything
     else (a missing id, arguments as an object, extra keys) goes through `decode_call`.
     """
+    if type(call) is not dict:
+        return None
+    keys = call.keys()
+    if keys == _USUAL_CALL_KEYS:
+        if call["type"] != "function":
+            return None
+    elif not keys <= _PLAIN_CALL_KEYS or call.get("type", "function") != "function":
+        return None
+    fn = call.get("function")
+    if type(fn) is not dict or fn.keys() != _PLAIN_FN_KEYS:
+        return None
+    call_id, name, raw = call.get("id"), fn["name"], fn["arguments"]
+    if (type(call_id) is not str or type(name) is not str or type(raw) is not str
+            or not call_id or call_id == "null"):
+        return None
+    if names is not None:
+        name = names.user(name)
+    try:
+        return ToolCallPart(id=call_id, name=name, arguments=parse_json(raw), raw_arguments=raw)
+    except (ValueError, TypeError, RecursionError):  # empty or broken: the general reading
+        return ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=raw)
+
+
+def plain_calls(calls: list[Any], names: NameReader | None) -> list[ToolCallPart] | None:
+    """Every call of a ``tool_calls`` list, when all have the usual shape (`plain_call`)."""
     out: list[ToolCallPart] = []
     for call in calls:
-        if type(call) is not dict:
+        part = plain_call(call, names)
+        if part is None:
             return None
-        keys = call.keys()
-        if keys == _USUAL_CALL_KEYS:
-            if call["type"] != "function":
-                return None
-        elif not keys <= _PLAIN_CALL_KEYS or call.get("type", "function") != "function":
-            return None
-        fn = call.get("function")
-        if type(fn) is not dict or fn.keys() != _PLAIN_FN_KEYS:
-            return None
-        call_id, name, raw = call.get("id"), fn["name"], fn["arguments"]
-        if (type(call_id) is not str or type(name) is not str or type(raw) is not str
-                or not call_id or call_id == "null"):
-            return None
-        if names is not None:
-            name = names.user(name)
-        try:
-            out.append(ToolCallPart(id=call_id, name=name, arguments=parse_json(raw),
-                                    raw_arguments=raw))
-        except (ValueError, TypeError, RecursionError):  # empty or broken: the general reading
-            out.append(ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=raw))
+        out.append(part)
     return out
 
 
@@ -322,16 +329,10 @@ def decode_call(
     call: Mapping[str, Any], position: int, seed: str, names: NameReader | None
 ) -> ToolCallPart | OpaquePart:
     """One entry of ``tool_calls``; ``position`` is its place in the message (for missing ids)."""
+    usual = plain_call(call, names)
+    if usual is not None:
+        return usual
     fn = call.get("function")
-    if (type(fn) is dict and call.keys() <= _PLAIN_CALL_KEYS and fn.keys() <= _PLAIN_FN_KEYS
-            and call.get("type", "function") == "function"):  # the usual shape, read directly
-        name = fn.get("name")
-        call_id = call.get("id")
-        args = fn.get("arguments")
-        if type(name) is str and type(args) is str and type(call_id) is str and call_id and (
-                call_id != "null"):
-            return ToolCallPart.from_raw(id=call_id, raw_arguments=args,
-                                         name=names.user(name) if names is not None else name)
     if type(fn) is not dict and not isinstance(fn, Mapping):
         if isinstance(call.get("custom"), Mapping):
             return OpaquePart(wire=WIRE, kind="custom_tool_call", payload=plain(call))

@@ -51,8 +51,8 @@ Runner = Callable[[Clock, bool], Coroutine[Any, Any, None]]
 
 
 async def run_toolwire(clock: Clock, sync_tool: bool) -> None:
-    from toolwire.loop import Agent, RunStop
-    from toolwire.schema import Tool
+    from toolwire.agent.loop import Agent, RunStop
+    from toolwire.schema.tool import Tool
     from toolwire.testing import ScriptedModel, call, reply
     from toolwire.transcript import Reply, Request
 

@@ -90,7 +90,7 @@ async def lookup(key: str) -> str:
 
 async def batch_toolwire(url: str, runs: int, n: int, start: int) -> tuple[int, int]:
     from toolwire.batch import run_batch
-    from toolwire.schema import Tool
+    from toolwire.schema.tool import Tool
 
     tool = Tool.from_function(lookup)
     tasks = [{"id": f"r{start + i}", "prompt": f"task {start + i}"} for i in range(runs)]
@@ -105,7 +105,7 @@ async def batch_toolwire(url: str, runs: int, n: int, start: int) -> tuple[int, 
 
 
 def _transcript(log: str) -> list[Any]:
-    from toolwire.runlog import read_log
+    from toolwire.agent.runlog import read_log
     from toolwire.transcript_json import to_json
 
     return [to_json(m) for m in read_log(log).messages]

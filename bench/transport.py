@@ -5,11 +5,11 @@ with the clients) and answers every request with the same reply: some text and t
 Every client sends the same conversation (6 messages, 2 tools) and reads the whole reply, one
 request at a time, reusing its connection:
 
-- toolwire: ``toolwire.client.model("anthropic:m@<emulator>").complete(request)`` (and the
+- toolwire: ``toolwire.http.client.model("anthropic:m@<emulator>").complete(request)`` (and the
   ``openai-compatible`` wire): encode, send, decode into a `Reply`;
 - bare httpx2: one reused ``AsyncClient``, POST of the body toolwire encodes, ``resp.json()``;
   once with httpx2's stock transport and once with toolwire's plain-HTTP/1.1 transport mounted
-  for ``http://`` (``toolwire._http1.Http1Transport``, what toolwire itself sends with here);
+  for ``http://`` (``toolwire.http.plain.Http1Transport``, what toolwire itself sends with here);
 - the official ``anthropic`` and ``openai`` async clients pointed at the emulator;
 - ``litellm.acompletion`` with ``api_base`` set to the emulator.
 
@@ -140,9 +140,9 @@ async def make_cases(base_url: str) -> tuple[dict[str, Send], list[Callable[[], 
     """The clients to time, what closes them, and what is missing."""
     import httpx2
 
-    from toolwire._http1 import Http1Transport
-    from toolwire.client import model
     from toolwire.codecs import get_codec
+    from toolwire.http.client import model
+    from toolwire.http.plain import Http1Transport
 
     request = conversation()
     cases: dict[str, Send] = {}

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import from_json
 
 from toolwire import ToolCallError
-from toolwire.schema import Tool, Toolset, validate_call
+from toolwire.schema.tool import Tool, Toolset, validate_call
 
 try:
     import orjson

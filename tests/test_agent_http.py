@@ -19,12 +19,12 @@ from toolwire import (
     Usage,
     check_transcript,
 )
-from toolwire.client import HttpModel, RetryPolicy
-from toolwire.client import model as make_model
 from toolwire.codecs import WIRES, get_codec
 from toolwire.emulator import Emulator, Fault
 from toolwire.events import RetryEvent, ToolFinished, ToolStarted, WireNotes
-from toolwire.schema import Tool
+from toolwire.http.client import HttpModel, RetryPolicy
+from toolwire.http.client import model as make_model
+from toolwire.schema.tool import Tool
 
 PROVIDER = {
     "anthropic-messages": "anthropic",

@@ -307,7 +307,7 @@ def test_the_command_shows_progress_and_its_summary(tmp_path: Path) -> None:
 
 
 def test_progress_redraws_in_place_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolwire._cli_batch import ProgressLine
+    from toolwire.cli.batch import ProgressLine
 
     monkeypatch.setenv("COLUMNS", "200")
     err = io.StringIO()

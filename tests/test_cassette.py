@@ -14,7 +14,11 @@ from typing import Any
 
 import pytest
 
-from toolwire.cassette import (
+from toolwire.agent.loop import Agent
+from toolwire.codecs import WIRES, StreamEnd, get_codec
+from toolwire.emulator import Emulator, Fault
+from toolwire.errors import RateLimitError
+from toolwire.http.cassette import (
     REDACTED,
     CassetteError,
     CassetteMismatch,
@@ -22,15 +26,11 @@ from toolwire.cassette import (
     ReplayTransport,
     load_cassette,
 )
-from toolwire.client import HttpModel, RetryPolicy
-from toolwire.codecs import WIRES, StreamEnd, get_codec
-from toolwire.emulator import Emulator, Fault
-from toolwire.endpoints import parse_model_id
-from toolwire.errors import RateLimitError
-from toolwire.loop import Agent
-from toolwire.schema import tool
+from toolwire.http.client import HttpModel, RetryPolicy
+from toolwire.http.endpoints import parse_model_id
+from toolwire.http.transport import HttpTransport, Transport
+from toolwire.schema.tool import tool
 from toolwire.transcript import Message, Reply, Request, TextPart, ToolCallPart, Usage
-from toolwire.transport import HttpTransport, Transport
 
 PROVIDER = {
     "anthropic-messages": "anthropic",

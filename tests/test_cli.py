@@ -13,9 +13,9 @@ from typing import Any
 import httpx2
 import pytest
 
+from toolwire.agent.runlog import read_log
 from toolwire.codecs import WIRES
 from toolwire.emulator import Emulator
-from toolwire.runlog import read_log
 from toolwire.transcript import ToolResultPart
 
 ENV = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
@@ -75,7 +75,7 @@ def test_demo_fixes_the_project_for_real(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("wire", [w for w in WIRES if w != "anthropic-messages"])
 def test_demo_in_every_wire(tmp_path: Path, wire: str) -> None:
-    from toolwire.cli import main
+    from toolwire.cli.app import main
 
     code = main(["demo", "--wire", wire, "--workdir", str(tmp_path)])
     assert code == 0

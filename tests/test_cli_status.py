@@ -76,7 +76,7 @@ def _drive(argv: list[str], answers: list[tuple[str, str]], env: dict[str, str])
 
 
 def test_approval_and_ask_user_prompt_in_the_terminal(tmp_path: Path) -> None:
-    from toolwire.runlog import read_log
+    from toolwire.agent.runlog import read_log
 
     script = [
         {"tool_calls": [

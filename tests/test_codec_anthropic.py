@@ -44,10 +44,10 @@ from toolwire import (
     ToolSpec,
     Usage,
 )
-from toolwire.codecs import anthropic_messages as am
 from toolwire.codecs import get_codec
-from toolwire.codecs._anthropic_blocks import ToolNames, full_name_map
-from toolwire.codecs._base import (
+from toolwire.codecs.anthropic_messages import codec as am
+from toolwire.codecs.anthropic_messages.parts import ToolNames, full_name_map
+from toolwire.codecs.base import (
     ReasoningDelta,
     StreamEnd,
     TextDelta,

@@ -15,7 +15,7 @@ from typing import Any, get_args
 import pytest
 
 from toolwire.codecs import WIRES, Codec, get_codec
-from toolwire.codecs._base import Note, StreamEnd
+from toolwire.codecs.base import Note, StreamEnd
 from toolwire.transcript import (
     JSON,
     Message,

@@ -14,8 +14,7 @@ from pydantic import ConfigDict, TypeAdapter, create_model
 from pydantic.alias_generators import to_camel
 
 from strategies import argument_objects, call_ids, json_values, texts, tool_names, tool_specs
-from toolwire.codecs import gemini_generate as G
-from toolwire.codecs._base import (
+from toolwire.codecs.base import (
     ReasoningDelta,
     StreamEnd,
     TextDelta,
@@ -23,6 +22,7 @@ from toolwire.codecs._base import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from toolwire.codecs.gemini_generate import codec as G
 from toolwire.errors import (
     AuthenticationError,
     ConfigError,
@@ -1228,7 +1228,7 @@ def test_encode_passes_given_values_through_and_leaves_them_unchanged() -> None:
 
 
 def test_tool_names_that_fit_give_an_empty_name_map() -> None:
-    from toolwire.codecs._gemini_parts import name_map
+    from toolwire.codecs.gemini_generate.parts import name_map
 
     assert name_map([ToolSpec(name="a.b:c-1"), ToolSpec(name="_x")]).to_wire == {}
     assert set(name_map([ToolSpec(name="my tool!")]).to_wire) == {"my tool!"}

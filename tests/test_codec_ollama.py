@@ -17,8 +17,7 @@ from pydantic import TypeAdapter
 
 from strategies import json_scalars, texts
 from toolwire.codecs import get_codec
-from toolwire.codecs import ollama_chat as oc
-from toolwire.codecs._base import (
+from toolwire.codecs.base import (
     ReasoningDelta,
     StreamEnd,
     TextDelta,
@@ -26,6 +25,7 @@ from toolwire.codecs._base import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from toolwire.codecs.ollama_chat import codec as oc
 from toolwire.errors import (
     ContextLengthError,
     InvalidRequestError,
@@ -1043,7 +1043,7 @@ def test_encode_passes_given_values_through_and_leaves_them_unchanged() -> None:
 
 
 def test_tool_names_that_fit_give_an_empty_name_map() -> None:
-    from toolwire.codecs._ollama_read import name_map
+    from toolwire.codecs.ollama_chat.parts import name_map
 
     assert name_map([ToolSpec(name="a_b-1"), ToolSpec(name="c")]).to_wire == {}
     assert name_map([ToolSpec(name="a.b")]).to_wire == {"a.b": "a_b"}

@@ -19,8 +19,7 @@ from pydantic import TypeAdapter
 
 from strategies import texts
 from toolwire.codecs import get_codec
-from toolwire.codecs import openai_chat as codec
-from toolwire.codecs._base import (
+from toolwire.codecs.base import (
     ReasoningDelta,
     StreamEnd,
     StreamEvent,
@@ -30,6 +29,7 @@ from toolwire.codecs._base import (
     ToolCallStarted,
     call_id_for,
 )
+from toolwire.codecs.openai_chat import codec
 from toolwire.conversion import convert
 from toolwire.errors import (
     AuthenticationError,

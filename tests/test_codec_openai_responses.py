@@ -21,8 +21,7 @@ from pydantic import TypeAdapter
 
 from strategies import argument_objects, call_ids, texts, tool_names
 from toolwire.codecs import get_codec
-from toolwire.codecs import openai_responses as codec
-from toolwire.codecs._base import (
+from toolwire.codecs.base import (
     ReasoningDelta,
     StreamEnd,
     StreamEvent,
@@ -31,6 +30,7 @@ from toolwire.codecs._base import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from toolwire.codecs.openai_responses import codec
 from toolwire.errors import (
     AuthenticationError,
     ContextLengthError,
@@ -1131,7 +1131,7 @@ def test_encode_passes_given_values_through_and_leaves_them_unchanged() -> None:
 
 
 def test_tool_names_that_fit_give_an_empty_name_map() -> None:
-    from toolwire.codecs._openai_responses_items import name_map
+    from toolwire.codecs.openai_responses.parts import name_map
 
     assert name_map([ToolSpec(name="a_b-1"), ToolSpec(name="c")]).to_wire == {}
     assert name_map([ToolSpec(name="a.b"), ToolSpec(name="c")]).to_wire == {"a.b": "a_b"}

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, field_validator
 
-from toolwire.dispatch import Dispatcher, cap_text, render_result
-from toolwire.schema import Tool
+from toolwire.agent.dispatch import Dispatcher, cap_text, render_result
+from toolwire.schema.tool import Tool
 from toolwire.transcript import ToolCallPart, ToolResultPart
 
 

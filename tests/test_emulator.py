@@ -11,9 +11,9 @@ import pytest
 
 import toolwire
 from toolwire import InvalidRequestError, Message, RateLimitError, Request, ToolSpec
-from toolwire.client import HttpModel, RetryEvent, RetryPolicy
 from toolwire.codecs import WIRES, StreamEnd
 from toolwire.emulator import Emulator, Fault
+from toolwire.http.client import HttpModel, RetryEvent, RetryPolicy
 from toolwire.transcript import Reply, TextPart, ToolCallPart, Usage
 
 PROVIDER = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from toolwire import ConfigError
-from toolwire.endpoints import parse_model_id
+from toolwire.http.endpoints import parse_model_id
 
 KEYS = {
     "ANTHROPIC_API_KEY": "sk-ant-test",

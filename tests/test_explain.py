@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from toolwire import Agent, Message, Reply, TextPart, ToolCallPart, Usage
-from toolwire.cassette import RecordTransport
-from toolwire.client import model as make_model
 from toolwire.codecs import WIRES
 from toolwire.emulator import Emulator
-from toolwire.explain import explain_body, explain_file, render_text
-from toolwire.schema import Tool
+from toolwire.explain.build import explain_body, explain_file, render_text
+from toolwire.http.cassette import RecordTransport
+from toolwire.http.client import model as make_model
+from toolwire.schema.tool import Tool
 from toolwire.transcript import ReasoningPart
 
 PROVIDER = {"anthropic-messages": "anthropic", "openai-chat": "openai-compatible",
@@ -100,8 +100,8 @@ def test_explain_a_request_says_no_answer_yet() -> None:
 
 async def test_explain_a_run_log_lists_its_retries_and_what_the_codec_changed(
         tmp_path: Path) -> None:
-    from toolwire.client import RetryPolicy
     from toolwire.emulator import Fault
+    from toolwire.http.client import RetryPolicy
 
     dotted = Tool(name="geo.weather", description="Weather for a city.",
                   input_schema={"type": "object", "properties": {"city": {"type": "string"}},

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from toolwire.cli import main
-from toolwire.explain import explain_file
-from toolwire.explain_html import render_html
+from toolwire.cli.app import main
+from toolwire.explain.build import explain_file
+from toolwire.explain.html import render_html
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"

@@ -1,10 +1,10 @@
-"""The plain-HTTP/1.1 transport (`toolwire._http1`) against real servers on 127.0.0.1.
+"""The plain-HTTP/1.1 transport (`toolwire.http.plain`) against real servers on 127.0.0.1.
 
 Each test runs a small asyncio server that reads requests and writes exact bytes: bodies by
 length, by chunks (split at awkward places, with extensions and trailers) or until the close,
 interim responses, bodies that must not be read, malformed answers, stalls and closes. The
 client side is an `httpx2.AsyncClient` with the transport mounted for ``http://``, as
-`toolwire.transport.HttpTransport` mounts it.
+`toolwire.http.transport.HttpTransport` mounts it.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import httpx2
 import pytest
 
-from toolwire._http1 import Http1Transport, request_head
 from toolwire.errors import StreamError
-from toolwire.transport import HttpTransport, WireRequest
+from toolwire.http.plain import Http1Transport, request_head
+from toolwire.http.transport import HttpTransport, WireRequest
 
 Reader = asyncio.StreamReader
 Writer = asyncio.StreamWriter

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from toolwire.client import model as make_model
-from toolwire.local import LocalServer
-from toolwire.loop import Agent, RunStop
+from toolwire.agent.loop import Agent, RunStop
+from toolwire.http.client import model as make_model
+from toolwire.http.local import LocalServer
 from toolwire.rules import check_transcript
-from toolwire.schema import Tool
+from toolwire.schema.tool import Tool
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from toolwire.codecs._base import StreamEnd, TextDelta, ToolCallFinished
+from toolwire.agent.loop import Agent, AgentRun, RunResult, RunStop, Step
+from toolwire.codecs.base import StreamEnd, TextDelta, ToolCallFinished
 from toolwire.errors import ContextLengthError, ServerError, ToolCallError, ToolError
-from toolwire.loop import Agent, AgentRun, RunResult, RunStop, Step
 from toolwire.rules import check_transcript
-from toolwire.schema import Tool, tool, validate_call
+from toolwire.schema.tool import Tool, tool, validate_call
 from toolwire.testing import ScriptedModel, call, reply
 from toolwire.transcript import (
     Message,

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from toolwire.agent.loop import Agent, RunResult, RunStop
 from toolwire.codecs import WIRES, get_codec
 from toolwire.errors import ToolError
-from toolwire.loop import Agent, RunResult, RunStop
 from toolwire.rules import check_transcript
-from toolwire.schema import tool
+from toolwire.schema.tool import tool
 from toolwire.testing import ScriptedModel, ScriptEntry, call, reply
 from toolwire.transcript import Message, Reply, Request, ToolCallPart, Usage, replace
 

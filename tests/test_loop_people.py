@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from toolwire.dispatch import Approval, ApprovalRequest
+from toolwire.agent.dispatch import Approval, ApprovalRequest
+from toolwire.agent.loop import Agent, RunStop
 from toolwire.errors import ToolCallError, ToolDefinitionError
-from toolwire.loop import Agent, RunStop
 from toolwire.rules import check_transcript
-from toolwire.schema import Tool, tool
+from toolwire.schema.tool import Tool, tool
 from toolwire.testing import ScriptedModel, call, reply
 from toolwire.tools import ask_user
 from toolwire.tools.ask_user import NO_USER

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
+from toolwire.agent.loop import Agent, RunStop
+from toolwire.agent.runlog import LOG_FORMAT, RunLog, read_log
 from toolwire.errors import TranscriptError
-from toolwire.loop import Agent, RunStop
 from toolwire.rules import check_transcript
-from toolwire.runlog import LOG_FORMAT, RunLog, read_log
-from toolwire.schema import Tool
+from toolwire.schema.tool import Tool
 from toolwire.testing import ScriptedModel, call, reply
 from toolwire.transcript import Message, ToolResultPart, Usage
 from toolwire.transcript_json import from_json
@@ -178,8 +178,8 @@ async def test_resume_keeps_structured_output_schema(tmp_path: Path) -> None:
 CHILD = textwrap.dedent(
     """
     import sys, time
-    from toolwire.loop import Agent
-    from toolwire.schema import Tool
+    from toolwire.agent.loop import Agent
+    from toolwire.schema.tool import Tool
     from toolwire.testing import ScriptedModel, call, reply
 
     def quick(x: str) -> str:
@@ -254,7 +254,7 @@ def test_read_log_errors(tmp_path: Path) -> None:
 
 
 def test_a_log_is_told_from_other_json_by_its_first_line(tmp_path: Path) -> None:
-    from toolwire.runlog import is_log_text
+    from toolwire.agent.runlog import is_log_text
 
     path = tmp_path / "run.jsonl"
     with RunLog(path) as writer:

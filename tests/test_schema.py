@@ -15,7 +15,7 @@ import typing_extensions
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from toolwire.errors import ToolCallError, ToolDefinitionError
-from toolwire.schema import Tool, Toolset, tool, validate_call
+from toolwire.schema.tool import Tool, Toolset, tool, validate_call
 from toolwire.transcript import ToolSpec
 
 # -- helpers --------------------------------------------------------------------------------------

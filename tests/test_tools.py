@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from toolwire import ToolError
-from toolwire.schema import Tool
+from toolwire.schema.tool import Tool
 from toolwire.tools.coding import NEEDS_APPROVAL, coding_tools
 
 

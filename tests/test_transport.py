@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 
-from toolwire.client import HttpModel, RetryEvent, RetryPolicy, model
 from toolwire.codecs import WIRES, StreamEnd, get_codec
-from toolwire.codecs._base import TextDelta
+from toolwire.codecs.base import TextDelta
 from toolwire.emulator import Emulator, Fault
 from toolwire.emulator._http import HttpRequest, HttpResponse, HttpServer, serve
 from toolwire.emulator.checks import error_body
@@ -31,8 +30,9 @@ from toolwire.errors import (
     RateLimitError,
     StreamError,
 )
+from toolwire.http.client import HttpModel, RetryEvent, RetryPolicy, model
+from toolwire.http.transport import HttpTransport, MockTransport, WireRequest, WireResponse
 from toolwire.transcript import Message, Reply, Request, TextPart, ToolCallPart, Usage
-from toolwire.transport import HttpTransport, MockTransport, WireRequest, WireResponse
 
 PROVIDER = {
     "anthropic-messages": "anthropic",

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire._validate import _may_not_be_finite
 from toolwire.errors import ToolCallError
-from toolwire.schema import Tool, Toolset, validate_call
+from toolwire.schema.tool import Tool, Toolset, validate_call
+from toolwire.schema.validate import _may_not_be_finite
 
 EDIT = Tool(
     name="edit_file",

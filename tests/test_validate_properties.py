@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from toolwire.errors import ToolCallError
-from toolwire.schema import Tool, validate_call
+from toolwire.schema.tool import Tool, validate_call
 
 SETTINGS = settings(
     max_examples=100,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typing as _typing
 
-from .errors import (
+from toolwire.errors import (
     AuthenticationError,
     ConfigError,
     ContextLengthError,
@@ -27,7 +27,7 @@ from .errors import (
     TranscriptError,
     WireFormatError,
 )
-from .transcript import (
+from toolwire.transcript import (
     Message,
     OpaquePart,
     Part,
@@ -42,42 +42,41 @@ from .transcript import (
     ToolSpec,
     Usage,
 )
-from .transcript_json import from_json, to_json
-
-__version__ = "0.1.0"
+from toolwire.transcript_json import from_json, to_json
+from toolwire.version import __version__
 
 if _typing.TYPE_CHECKING:  # what the lazy names below are, for type checkers and editors
-    from .client import HttpModel, RetryPolicy, model
-    from .conversion import Conversion, convert, detect_wire
-    from .dispatch import Approval
-    from .emulator import Emulator
-    from .loop import Agent, AgentRun, RunResult, RunStop, Step
-    from .protocol import Model
-    from .rules import Problem, check_transcript
-    from .schema import Tool, Toolset, tool, validate_call
+    from toolwire.agent.dispatch import Approval
+    from toolwire.agent.loop import Agent, AgentRun, RunResult, RunStop, Step
+    from toolwire.conversion import Conversion, convert, detect_wire
+    from toolwire.emulator import Emulator
+    from toolwire.http.client import HttpModel, RetryPolicy, model
+    from toolwire.protocol import Model
+    from toolwire.rules import Problem, check_transcript
+    from toolwire.schema.tool import Tool, Toolset, tool, validate_call
 
 # Names whose modules pull in asyncio, HTTP or other weight are imported on first use.
 _LAZY: dict[str, str] = {
-    "Agent": "loop",
-    "AgentRun": "loop",
-    "Approval": "dispatch",
+    "Agent": "agent.loop",
+    "AgentRun": "agent.loop",
+    "Approval": "agent.dispatch",
     "Conversion": "conversion",
     "Emulator": "emulator",
-    "HttpModel": "client",
+    "HttpModel": "http.client",
     "Model": "protocol",
     "Problem": "rules",
-    "RetryPolicy": "client",
-    "RunResult": "loop",
-    "RunStop": "loop",
-    "Step": "loop",
-    "Tool": "schema",
-    "Toolset": "schema",
+    "RetryPolicy": "http.client",
+    "RunResult": "agent.loop",
+    "RunStop": "agent.loop",
+    "Step": "agent.loop",
+    "Tool": "schema.tool",
+    "Toolset": "schema.tool",
     "check_transcript": "rules",
     "convert": "conversion",
     "detect_wire": "conversion",
-    "model": "client",
-    "tool": "schema",
-    "validate_call": "schema",
+    "model": "http.client",
+    "tool": "schema.tool",
+    "validate_call": "schema.tool",
 }
 
 

@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 import msgspec
 
-from .codecs import Note, get_codec
-from .errors import WireFormatError
-from .transcript import Request
+from toolwire.codecs import Note, get_codec
+from toolwire.errors import WireFormatError
+from toolwire.transcript import Request
 
 BodyKind = Literal["request", "response", "stream"]
 

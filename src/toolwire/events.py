@@ -13,8 +13,8 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from .errors import ProviderError
-from .transcript import ToolCallPart, ToolResultPart
+from toolwire.errors import ProviderError
+from toolwire.transcript import ToolCallPart, ToolResultPart
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,8 @@
 """The `Model` protocol: the one thing the agent loop needs from a model.
 
 Owns `Model`, `StreamingModel` and `model_name`. A model takes a canonical `Request` and gives
-back a canonical `Reply`; whether it speaks HTTP (`toolwire.client.HttpModel`), replays a script
-(`toolwire.testing.ScriptedModel`) or runs in process is its own business. Retries of failed
+back a canonical `Reply`; whether it speaks HTTP (`toolwire.http.client.HttpModel`), replays a
+script (`toolwire.testing.ScriptedModel`) or runs in process is its own business. Retries of failed
 requests belong to the model, not to the loop: the loop sees a `ProviderError` only once the
 model has given up.
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Protocol, runtime_checkable
 
-from .transcript import Reply, Request
+from toolwire.transcript import Reply, Request
 
 
 @runtime_checkable
@@ -34,7 +34,7 @@ class Model(Protocol):
 class StreamingModel(Model, Protocol):
     """A model that can also stream its reply.
 
-    ``stream`` yields `toolwire.codecs._base` stream events as they arrive and ends with a
+    ``stream`` yields `toolwire.codecs.base` stream events as they arrive and ends with a
     ``StreamEnd`` holding the whole reply. Other items (for example a client's retry notices)
     may appear in between; the loop passes them to its ``on_event`` callback and otherwise
     ignores them.

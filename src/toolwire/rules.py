@@ -17,10 +17,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from .transcript import Message, ReasoningPart, ToolCallPart, ToolResultPart
+from toolwire.transcript import Message, ReasoningPart, ToolCallPart, ToolResultPart
 
 if TYPE_CHECKING:
-    from .codecs._base import WireName
+    from toolwire.codecs.base import WireName
 
 Severity = Literal["error", "warning"]
 

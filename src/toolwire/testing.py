@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from types import TracebackType
 from typing import TypeAlias
 
-from .codecs._base import (
+from toolwire.codecs.base import (
     ReasoningDelta,
     StreamEnd,
     StreamEvent,
@@ -23,7 +23,7 @@ from .codecs._base import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from .transcript import (
+from toolwire.transcript import (
     JSON,
     Message,
     Part,

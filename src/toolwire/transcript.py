@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 
 import msgspec
 
-from . import _json
+from toolwire import _json
 
 JSON: TypeAlias = Any
 """A value made of dict, list, str, int, float, bool and None."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, assert_never
 
-from .errors import TranscriptError
-from .transcript import (
+from toolwire.errors import TranscriptError
+from toolwire.transcript import (
     JSON,
     Message,
     OpaquePart,

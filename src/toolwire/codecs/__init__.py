@@ -10,14 +10,14 @@ import importlib
 import sys
 from typing import cast
 
-from ._base import WIRES, Codec, Encoded, Note, StreamEnd, StreamEvent, WireName
+from toolwire.codecs.base import WIRES, Codec, Encoded, Note, StreamEnd, StreamEvent, WireName
 
 _MODULES: dict[str, str] = {
-    "anthropic-messages": "anthropic_messages",
-    "openai-chat": "openai_chat",
-    "openai-responses": "openai_responses",
-    "ollama-chat": "ollama_chat",
-    "gemini-generate": "gemini_generate",
+    "anthropic-messages": "anthropic_messages.codec",
+    "openai-chat": "openai_chat.codec",
+    "openai-responses": "openai_responses.codec",
+    "ollama-chat": "ollama_chat.codec",
+    "gemini-generate": "gemini_generate.codec",
 }
 
 

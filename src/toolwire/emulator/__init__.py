@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._json import dumps, loads
-from ..endpoints import wire_for_path
-from ..transcript import Message, Reply, Request
-from ._http import HttpRequest, HttpResponse, HttpServer, serve
-from .checks import check_body, check_pairing, error_body
-from .script import Fault, ScriptItem, load_script, parse_item
+from toolwire._json import dumps, loads
+from toolwire.emulator._http import HttpRequest, HttpResponse, HttpServer, serve
+from toolwire.emulator.checks import check_body, check_pairing, error_body
+from toolwire.emulator.script import Fault, ScriptItem, load_script, parse_item
+from toolwire.http.endpoints import wire_for_path
+from toolwire.transcript import Message, Reply, Request
 
 __all__ = ["Emulator", "Fault", "load_script", "parse_item", "wire_for_path"]
 
@@ -158,7 +158,7 @@ class Emulator:
     # ------------------------------------------------------------------ HTTP
 
     async def _handle(self, http: HttpRequest) -> HttpResponse:
-        from ..codecs import get_codec
+        from toolwire.codecs import get_codec
 
         if http.method == "GET" and http.path in ("/health", "/"):
             return _json(200, {"status": "ok"})

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any, cast
 
-from ..codecs._base import WireName
-from ..transcript import Request
+from toolwire.codecs.base import WireName
+from toolwire.transcript import Request
 
 _ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 
@@ -52,7 +52,7 @@ def check_body(wire: str, body: dict[str, Any]) -> str | None:
 
 def check_pairing(wire: str, request: Request) -> str | None:
     """The first pairing or ordering rule the decoded request breaks, or None."""
-    from ..rules import check_transcript
+    from toolwire.rules import check_transcript
 
     for problem in check_transcript(request.messages, cast(WireName, wire)):
         if problem.severity == "error":

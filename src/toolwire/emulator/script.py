@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import TranscriptError
-from ..transcript import Message, Part, Reply, TextPart, ToolCallPart, Usage
-from ..transcript_json import from_json
+from toolwire.errors import TranscriptError
+from toolwire.transcript import Message, Part, Reply, TextPart, ToolCallPart, Usage
+from toolwire.transcript_json import from_json
 
 FAULTS = ("rate_limit", "overloaded", "server_error", "drop_mid_stream", "slow_first_byte",
           "malformed_chunk", "auth", "bad_request")

@@ -20,8 +20,8 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._results import result_text
-    from .client import (
+    from toolwire.mcp._results import result_text
+    from toolwire.mcp.client import (
         McpConnection,
         McpConnectionError,
         Spec,
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
         connect,
         tools_from_server,
     )
-    from .group import McpTools, aopen_servers, open_servers
-    from .server import build_server, load_tools, serve_http, serve_main, serve_stdio
+    from toolwire.mcp.group import McpTools, aopen_servers, open_servers
+    from toolwire.mcp.server import build_server, load_tools, serve_http, serve_main, serve_stdio
 
 _LAZY: dict[str, str] = {
     "McpConnection": "client",

@@ -23,7 +23,7 @@ from mcp_types import (
     TextResourceContents,
 )
 
-from ..transcript import ToolResultPart
+from toolwire.transcript import ToolResultPart
 
 __all__ = ["block_text", "result_text", "to_mcp_result"]
 
@@ -80,5 +80,5 @@ def result_text(result: CallToolResult) -> str:
 
 
 def to_mcp_result(part: ToolResultPart) -> CallToolResult:
-    """A toolwire result (from `toolwire.dispatch.Dispatcher`) as an MCP tool result."""
+    """A toolwire result (from `toolwire.agent.dispatch.Dispatcher`) as an MCP tool result."""
     return CallToolResult(content=[TextContent(text=part.content)], is_error=part.is_error)

@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ..errors import ToolwireError
+from toolwire.errors import ToolwireError
 
 __all__ = ["add_serve_arguments", "main", "serve_from_args"]
 
@@ -36,7 +36,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
 
 def serve_from_args(args: argparse.Namespace) -> int:
     """Run the server the parsed options describe; returns the exit code."""
-    from .server import serve_main
+    from toolwire.mcp.server import serve_main
 
     return serve_main(args.target, builtin=args.builtin, workdir=args.workdir,
                       transport=args.transport, port=args.port,

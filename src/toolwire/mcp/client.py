@@ -32,10 +32,10 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult
 from mcp_types import Tool as McpTool
 
-from ..errors import ConfigError, ToolDefinitionError, ToolError
-from ..schema import Tool
-from ._results import result_text
-from ._session import Lost, SessionThread, describe
+from toolwire.errors import ConfigError, ToolDefinitionError, ToolError
+from toolwire.mcp._results import result_text
+from toolwire.mcp._session import Lost, SessionThread, describe
+from toolwire.schema.tool import Tool
 
 __all__ = [
     "McpConnection",

@@ -14,9 +14,9 @@ from collections.abc import Collection, Iterator, Sequence
 from types import TracebackType
 from typing import TextIO
 
-from ..schema import Tool
-from ._naming import plan_names, server_label
-from .client import McpConnection, McpConnectionError, Spec
+from toolwire.mcp._naming import plan_names, server_label
+from toolwire.mcp.client import McpConnection, McpConnectionError, Spec
+from toolwire.schema.tool import Tool
 
 __all__ = ["McpTools", "aopen_servers", "open_servers"]
 

@@ -3,9 +3,9 @@
 Owns `build_server` (an MCP SDK ``Server`` answering ``tools/list`` and ``tools/call`` from
 toolwire tools), `load_tools` (``MODULE:ATTR`` or ``path/file.py:ATTR``), `serve_stdio`,
 `serve_http` and `serve_main` (what ``toolwire mcp-serve`` runs). Calls go through
-`toolwire.dispatch.Dispatcher`, so a server answers exactly as an `Agent` would: a call that does
-not fit its schema gets `toolwire.schema.validate_call`'s message as an error result, a tool's
-`ToolError` is its error text, and the coding tools stay inside their workspace. Must not
+`toolwire.agent.dispatch.Dispatcher`, so a server answers exactly as an `Agent` would: a call
+that does not fit its schema gets `toolwire.schema.validate_call`'s message as an error result,
+a tool's `ToolError` is its error text, and the coding tools stay inside their workspace. Must not
 import the loop, codecs or the transport.
 """
 
@@ -34,11 +34,11 @@ from mcp_types import (
 )
 from mcp_types import Tool as McpTool
 
-from ..dispatch import Dispatcher
-from ..errors import ConfigError
-from ..schema import Tool, Toolset
-from ..transcript import ToolCallPart
-from ._results import to_mcp_result
+from toolwire.agent.dispatch import Dispatcher
+from toolwire.errors import ConfigError
+from toolwire.mcp._results import to_mcp_result
+from toolwire.schema.tool import Tool, Toolset
+from toolwire.transcript import ToolCallPart
 
 __all__ = [
     "Transport",
@@ -225,7 +225,7 @@ def serve_main(
     if builtin is not None:
         if builtin != "coding":
             raise ConfigError(f"unknown built-in tool set {builtin!r}; the one there is: coding")
-        from ..tools.coding import coding_tools
+        from toolwire.tools.coding import coding_tools
 
         folder = Path(workdir or ".")
         if not folder.is_dir():

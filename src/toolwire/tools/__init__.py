@@ -6,6 +6,6 @@ the transport or the loop.
 
 from __future__ import annotations
 
-from .ask_user import ask_user
+from toolwire.tools.ask_user import ask_user
 
 __all__ = ["ask_user"]

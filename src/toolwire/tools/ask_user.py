@@ -13,8 +13,8 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeAlias
 
-from ..errors import ToolError
-from ..schema import Tool
+from toolwire.errors import ToolError
+from toolwire.schema.tool import Tool
 
 Answerer: TypeAlias = Callable[[str, Sequence[str] | None], "str | Awaitable[str]"]
 """Gets the question and the offered choices (or None) and returns the user's answer.

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from ..schema import Tool
-from . import files, shell
-from .ask_user import Answerer, ask_user
+from toolwire.schema.tool import Tool
+from toolwire.tools import files, shell
+from toolwire.tools.ask_user import Answerer, ask_user
 
 NEEDS_APPROVAL = ("run_command", "write_file", "edit_file")
 

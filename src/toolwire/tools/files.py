@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import ToolError
+from toolwire.errors import ToolError
 
 SKIP_DIRS = frozenset({".git", "__pycache__", ".toolwire", ".venv", "node_modules",
                        ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})

@@ -11,9 +11,9 @@ import os
 import subprocess
 import sys
 
-from ..dispatch import cap_text
-from ..errors import ToolError
-from .files import Workspace
+from toolwire.agent.dispatch import cap_text
+from toolwire.errors import ToolError
+from toolwire.tools.files import Workspace
 
 MAX_OUTPUT = 20_000
 

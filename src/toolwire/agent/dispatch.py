@@ -1,0 +1,306 @@
+"""From tool calls to tool results: look up, validate, approve, run, and turn failures into values.
+
+Owns `Dispatcher`, the approval types (`Policy`, `Approval`, `ApprovalRequest`, `Approver`),
+and `render_result`. Every call gets exactly one `ToolResultPart`, in call order,
+whatever happens: a call that does not fit its tool, a denial, an exception, a timeout or a value
+that cannot be sent as JSON all come back as results with ``is_error=True`` whose text tells the
+model what went wrong. Calls in one batch run concurrently (async tools on the event loop, sync
+tools in a thread pool), at most ``max_concurrency`` at a time.
+
+Must not import the loop, codecs or transport: it works on canonical values and `schema.Tool`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+import pydantic_core
+
+from toolwire.errors import ToolCallError, ToolError
+from toolwire.schema.tool import Tool, Toolset, validate_call
+from toolwire.transcript import ToolCallPart, ToolResultPart
+
+Policy = Literal["allow", "ask", "deny"]
+"""What happens before a tool runs: run it, ask the approver first, or refuse it."""
+
+POLICIES: tuple[Policy, ...] = ("allow", "ask", "deny")
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """An approver's answer. A denial's ``reason`` is passed on to the model."""
+
+    approved: bool
+    reason: str | None = None
+
+    @classmethod
+    def allow(cls) -> Approval:
+        return cls(True)
+
+    @classmethod
+    def deny(cls, reason: str | None = None) -> Approval:
+        return cls(False, reason)
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """What an approver is asked about: the call as the model sent it and its checked arguments."""
+
+    call: ToolCallPart
+    tool: Tool
+    arguments: Mapping[str, Any]
+
+
+Approver: TypeAlias = Callable[
+    [ApprovalRequest], "Approval | bool | Awaitable[Approval | bool]"
+]
+"""Decides a call whose tool has the ``ask`` policy; ``True``/``False`` mean allow/deny.
+
+Calls needing approval are asked about one at a time, in call order, before any call of the
+reply runs. A plain function runs in a worker thread (a terminal prompt does not block the
+event loop); an async one runs on the loop."""
+
+CallHook: TypeAlias = Callable[[ToolCallPart], None]
+ResultHook: TypeAlias = Callable[[ToolCallPart, ToolResultPart, float], None]
+
+
+def render_result(value: Any) -> str:
+    """A tool's return value as result text: a string as it is, anything else as JSON.
+
+    Pydantic models, dataclasses and dates are written as Pydantic writes them; NaN and
+    infinities become ``null``. Raises ``TypeError`` when the value cannot be written as JSON.
+    """
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        pass
+    try:  # pydantic models, dataclasses, dates, ...
+        return pydantic_core.to_json(value, inf_nan_mode="null").decode("utf-8")
+    except pydantic_core.PydanticSerializationError as exc:
+        raise TypeError(str(exc)) from None
+
+
+def cap_text(text: str, limit: int) -> str:
+    """``text`` cut to about ``limit`` characters (head and tail kept), saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    cut = len(text) - limit
+    head = limit * 3 // 4
+    tail = limit - head
+    note = f"\n[... {cut} of {len(text)} characters cut here ...]\n"
+    return text[:head] + note + (text[-tail:] if tail else "")
+
+
+def _error(call: ToolCallPart, text: str) -> ToolResultPart:
+    return ToolResultPart(call_id=call.id, content=text, is_error=True, name=call.name)
+
+
+class Dispatcher:
+    """Runs the calls of one assistant reply and answers each of them.
+
+    ``policy`` is one `Policy` for every tool or a mapping from tool name to policy (``"*"``
+    sets the default, which is otherwise ``allow``). ``timeout`` (seconds) applies to tools that
+    set none. A sync tool that times out keeps running in its thread; its result is discarded.
+    """
+
+    def __init__(
+        self,
+        tools: Toolset | Sequence[Tool],
+        *,
+        policy: Policy | Mapping[str, Policy] = "allow",
+        approve: Approver | None = None,
+        max_concurrency: int = 8,
+        timeout: float | None = 300.0,
+        max_output_chars: int = 50_000,
+    ) -> None:
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        self.tools = tools if isinstance(tools, Toolset) else Toolset(tools)
+        if isinstance(policy, str):
+            self._default: Policy = policy
+            self._policies: dict[str, Policy] = {}
+        else:
+            self._policies = dict(policy)
+            self._default = self._policies.pop("*", "allow")
+        for name, value in [("*", self._default), *self._policies.items()]:
+            if value not in POLICIES:
+                raise ValueError(f"approval policy for {name!r} is {value!r}; use {POLICIES}")
+        self.approve = approve
+        self.max_concurrency = max_concurrency
+        self.timeout = timeout
+        self.max_output_chars = max_output_chars
+        self._executor: ThreadPoolExecutor | None = None
+        self._slots: asyncio.Semaphore | None = None
+        self._slots_loop: asyncio.AbstractEventLoop | None = None
+
+    def policy(self, name: str) -> Policy:
+        return self._policies.get(name, self._default)
+
+    async def run(
+        self,
+        calls: Sequence[ToolCallPart],
+        *,
+        on_start: CallHook | None = None,
+        on_end: ResultHook | None = None,
+    ) -> list[ToolResultPart]:
+        """One result per call, in call order."""
+        results: list[ToolResultPart | None] = [None] * len(calls)
+        ready: list[tuple[int, Tool, dict[str, Any]]] = []
+        for i, call in enumerate(calls):
+            try:
+                args = validate_call(self.tools, call.name, call.wire_arguments)
+            except ToolCallError as exc:
+                results[i] = _error(call, str(exc))
+                continue
+            tool = self.tools[call.name]
+            refusal = await self._check_approval(call, tool, args)
+            if refusal is not None:
+                results[i] = _error(call, refusal)
+            else:
+                ready.append((i, tool, args))
+        for i, result in enumerate(results):
+            if result is not None and on_end is not None:
+                on_end(calls[i], result, 0.0)
+        if len(ready) == 1:
+            i, tool, args = ready[0]
+            results[i] = await self._timed(calls[i], tool, args, on_start, on_end)
+        elif ready:
+            done = await asyncio.gather(
+                *(self._limited(calls[i], tool, args, on_start, on_end) for i, tool, args in ready)
+            )
+            for (i, _, _), result in zip(ready, done, strict=True):
+                results[i] = result
+        return [r for r in results if r is not None]
+
+    async def _check_approval(
+        self, call: ToolCallPart, tool: Tool, args: dict[str, Any]
+    ) -> str | None:
+        """None to go ahead, else the error text for the model."""
+        policy = self.policy(tool.name)
+        if policy == "allow":
+            return None
+        if policy == "deny":
+            return f"The user declined this call: the tool {tool.name!r} is not allowed to run."
+        if self.approve is None:
+            return (
+                f"The call to {tool.name!r} needs the user's approval, but no user is "
+                "available to give it, so it was not run."
+            )
+        asked = ApprovalRequest(call=call, tool=tool, arguments=args)
+        try:
+            if inspect.iscoroutinefunction(self.approve):
+                answer = await self.approve(asked)
+            else:  # a prompt may block: keep the event loop free
+                answer = await asyncio.to_thread(self.approve, asked)
+            if inspect.isawaitable(answer):
+                answer = await answer
+        except Exception as exc:
+            return f"The call to {tool.name!r} was not run: asking the user for approval " \
+                   f"failed ({type(exc).__name__}: {exc})."
+        if isinstance(answer, bool):
+            answer = Approval(answer)
+        if answer.approved:
+            return None
+        text = f"The user declined this call to {tool.name!r}."
+        if answer.reason:
+            text += f" Their reason: {answer.reason}"
+        return text
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots_loop is not loop:
+            self._slots = asyncio.Semaphore(self.max_concurrency)
+            self._slots_loop = loop
+        return self._slots
+
+    async def _limited(
+        self,
+        call: ToolCallPart,
+        tool: Tool,
+        args: dict[str, Any],
+        on_start: CallHook | None,
+        on_end: ResultHook | None,
+    ) -> ToolResultPart:
+        async with self._semaphore():
+            return await self._timed(call, tool, args, on_start, on_end)
+
+    async def _timed(
+        self,
+        call: ToolCallPart,
+        tool: Tool,
+        args: dict[str, Any],
+        on_start: CallHook | None,
+        on_end: ResultHook | None,
+    ) -> ToolResultPart:
+        if on_start is not None:
+            on_start(call)
+        started = time.perf_counter()
+        result = await self.execute(call, tool, args)
+        if on_end is not None:
+            on_end(call, result, time.perf_counter() - started)
+        return result
+
+    async def execute(self, call: ToolCallPart, tool: Tool, args: dict[str, Any]) -> ToolResultPart:
+        """Run one validated, approved call and make its result; never raises `Exception`."""
+        limit = tool.timeout if tool.timeout is not None else self.timeout
+        try:
+            async with asyncio.timeout(limit) as deadline:
+                if tool.is_async:
+                    value = await tool.call(args)
+                else:
+                    if self._executor is None:
+                        self._executor = ThreadPoolExecutor(
+                            max_workers=self.max_concurrency, thread_name_prefix="toolwire-tool"
+                        )
+                    loop = asyncio.get_running_loop()
+                    value = await loop.run_in_executor(self._executor, tool.call, args)
+                    if inspect.isawaitable(value):
+                        value = await value
+        except (ToolError, ToolCallError) as exc:
+            return _error(call, str(exc))
+        except TimeoutError as exc:
+            if deadline.expired():
+                return _error(
+                    call, f"Tool {tool.name!r} did not finish within {limit:g} seconds; "
+                    "it was abandoned and gave no result."
+                )
+            return _error(call, f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}")
+        except Exception as exc:
+            return _error(call, f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}")
+        try:
+            text = render_result(value)
+        except TypeError as exc:
+            return _error(
+                call, f"Tool {tool.name!r} returned a {type(value).__name__} value that cannot "
+                f"be sent as JSON ({exc})."
+            )
+        return ToolResultPart(
+            call_id=call.id, content=cap_text(text, self.max_output_chars), name=call.name
+        )
+
+    def close(self) -> None:
+        """Release the thread pool (tools still running in it are not waited for)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
+
+__all__ = [
+    "POLICIES",
+    "Approval",
+    "ApprovalRequest",
+    "Approver",
+    "Dispatcher",
+    "Policy",
+    "cap_text",
+    "render_result",
+]

@@ -1,0 +1,361 @@
+"""The agent loop: ask the model, answer every call it makes, repeat until something ends the run.
+
+Owns `Agent`; re-exports the run's values (`AgentRun`, `Step`, `RunResult`, `RunStop`) from
+`toolwire.agent.run`. The loop itself is `Agent._loop`,
+one async generator: limits are checked before each model call; the reply is appended exactly as
+it came; then exactly one result per call, in call order, goes into one tool message. Each step
+says what comes next, and the run's `RunResult.stop` says why it ended. `Agent.run` is a thin
+sync wrapper over `Agent.arun`, which drains `Agent.steps`.
+
+Watching a run step by step (`Agent.steps` returns an `AgentRun`, an async iterator)::
+
+    run = agent.steps("Fix the failing test")
+    async for step in run:
+        print(step.turn, [c.name for c in step.reply.tool_calls], step.usage.total_tokens)
+        if step.turn == 5:
+            run.stop("five turns are enough here")  # ends before the next model call
+    print(run.result.stop, run.result.answer)
+
+Tool calls are run by `toolwire.agent.dispatch`; structured output and resuming from a run
+log live in `toolwire.agent.steps`. Must not import codecs, the transport or the client: the
+model is anything with the `toolwire.protocol.Model` protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar, overload
+
+from toolwire.agent.dispatch import Approver, Dispatcher, Policy
+from toolwire.agent.run import AgentRun, OutputType, RunResult, RunState, RunStop, Step
+from toolwire.agent.steps import answer_calls, nudge_for_output, resume_state, start_state
+from toolwire.codecs.base import StreamEnd
+from toolwire.errors import ContextLengthError, ProviderError, StreamError, WireFormatError
+from toolwire.events import RetryEvent, ToolFinished, ToolStarted, WireNotes, model_hook
+from toolwire.protocol import Model, model_name
+from toolwire.schema.tool import Tool, Toolset
+from toolwire.transcript import (
+    Message,
+    Reply,
+    Request,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
+
+T = TypeVar("T")
+
+_REPLY_STOPS: dict[str, RunStop] = {
+    "max_tokens": RunStop.CUT_OFF,
+    "refusal": RunStop.REFUSED,
+    "content_filter": RunStop.CONTENT_FILTER,
+    "context_window_exceeded": RunStop.CONTEXT_FULL,
+    "error": RunStop.MODEL_ERROR,
+    "tool_call_failed": RunStop.MODEL_ERROR,
+}
+"""Reply stops that end a run without an answer; any other stop without calls is an answer."""
+
+Task = str | Message | Sequence[Message]
+"""A run starts from a user message text, a message, or a conversation to continue."""
+
+
+class Agent:
+    """A model, its tools and the rules of the loop; reusable for many runs, also at once.
+
+    Limits, checked before each model call: ``max_turns`` model calls, ``token_budget`` total
+    tokens, ``cost_budget`` (summed `Usage.cost`), ``time_limit`` seconds. Tools: ``approval``
+    is a `Policy` for all tools or a mapping of tool name to policy (``"*"`` for the rest) and
+    ``approve`` decides ``ask`` calls; ``tool_timeout`` seconds for tools that set none;
+    ``max_concurrency`` calls at once; results longer than ``max_output_chars`` are cut.
+    Structured output: ``can_force_tool=False`` for a model that rejects a forced tool choice
+    (Anthropic with extended thinking); ``output_retries`` bounds the retries of a bad answer.
+    ``stream=True`` uses the model's ``stream`` when it has one, passing each event to
+    ``on_event``. ``max_tokens``, ``temperature`` and ``provider_options`` go on every request.
+    ``log`` is a run log path, one run per file (see `toolwire.agent.runlog`); ``arun(log=...)``
+    sets one per run.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: Model,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        system: str | None = None,
+        max_turns: int = 50,
+        token_budget: int | None = None,
+        cost_budget: float | None = None,
+        time_limit: float | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        provider_options: Mapping[str, Any] | None = None,
+        parallel_calls: bool | None = None,
+        approval: Policy | Mapping[str, Policy] = "allow",
+        approve: Approver | None = None,
+        tool_timeout: float | None = 300.0,
+        max_concurrency: int = 8,
+        max_output_chars: int = 50_000,
+        can_force_tool: bool = True,
+        output_tool: str = "final_answer",
+        output_retries: int = 2,
+        stream: bool = False,
+        on_event: Callable[[object], None] | None = None,
+        log: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.model = model
+        toolset = Toolset(tools)
+        self.tools: tuple[Tool, ...] = tuple(toolset.values())
+        self.system = system
+        self.max_turns = max_turns
+        self.token_budget = token_budget
+        self.cost_budget = cost_budget
+        self.time_limit = time_limit
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.provider_options = provider_options
+        self.parallel_calls = parallel_calls
+        self.can_force_tool = can_force_tool
+        self.output_tool = output_tool
+        self.output_retries = output_retries
+        self.stream = stream
+        self.on_event = on_event
+        self.log = log
+        self.dispatcher = Dispatcher(
+            toolset, policy=approval, approve=approve, max_concurrency=max_concurrency,
+            timeout=tool_timeout, max_output_chars=max_output_chars,
+        )
+        self.specs: tuple[ToolSpec, ...] = tuple(t.spec for t in self.tools)
+
+    # ------------------------------------------------------------------ entry points
+
+    @overload
+    def steps(self, task: Task, *, output: type[T], log: Any = None) -> AgentRun[T]: ...
+    @overload
+    def steps(
+        self, task: Task, *, output: Mapping[str, Any] | None = None, log: Any = None
+    ) -> AgentRun[Any]: ...
+
+    def steps(
+        self,
+        task: Task,
+        *,
+        output: OutputType | None = None,
+        log: str | os.PathLike[str] | None = None,
+    ) -> AgentRun[Any]:
+        """Start a run and return it as an async iterator of `Step`, one per model call.
+
+        No model call is made until the first step is awaited. Between steps the caller may log,
+        inspect ``run.messages`` or call ``run.stop()``; ``run.result`` is set once the
+        iteration ends (see `AgentRun`).
+        """
+        log = log if log is not None else self.log
+        state = start_state(self, _task_messages(task), output, log)
+        return AgentRun(state, self._loop(state))
+
+    @overload
+    async def arun(self, task: Task, *, output: type[T], log: Any = None) -> RunResult[T]: ...
+    @overload
+    async def arun(
+        self, task: Task, *, output: Mapping[str, Any] | None = None, log: Any = None
+    ) -> RunResult[Any]: ...
+
+    async def arun(
+        self,
+        task: Task,
+        *,
+        output: OutputType | None = None,
+        log: str | os.PathLike[str] | None = None,
+    ) -> RunResult[Any]:
+        """Run until something ends the run, and say what did."""
+        return await self.steps(task, output=output, log=log).drain()
+
+    @overload
+    def run(self, task: Task, *, output: type[T], log: Any = None) -> RunResult[T]: ...
+    @overload
+    def run(
+        self, task: Task, *, output: Mapping[str, Any] | None = None, log: Any = None
+    ) -> RunResult[Any]: ...
+
+    def run(
+        self,
+        task: Task,
+        *,
+        output: OutputType | None = None,
+        log: str | os.PathLike[str] | None = None,
+    ) -> RunResult[Any]:
+        """`arun` for code without an event loop."""
+        _no_running_loop("run")
+        return asyncio.run(self.arun(task, output=output, log=log))
+
+    async def aresume(
+        self, log: str | os.PathLike[str], *, output: OutputType | None = None
+    ) -> RunResult[Any]:
+        """Continue the run recorded in ``log`` (see `toolwire.agent.steps.resume_state`)."""
+        state = await resume_state(self, log, output)
+        if state.result is not None:
+            return state.result
+        return await AgentRun[Any](state, self._loop(state)).drain()
+
+    def resume(
+        self, log: str | os.PathLike[str], *, output: OutputType | None = None
+    ) -> RunResult[Any]:
+        """`aresume` for code without an event loop."""
+        _no_running_loop("resume")
+        return asyncio.run(self.aresume(log, output=output))
+
+    # ------------------------------------------------------------------ the loop
+
+    async def _loop(self, s: RunState) -> AsyncIterator[Step]:
+        try:
+            while (stop := self._limit_reached(s)) is None:
+                request = s.next_request()
+                started = time.perf_counter()
+                try:
+                    reply = await self._ask(s, request)
+                except (ProviderError, WireFormatError) as exc:
+                    full = isinstance(exc, ContextLengthError)
+                    s.finish(RunStop.CONTEXT_FULL if full else RunStop.PROVIDER_ERROR, exc)
+                    return
+                seconds = time.perf_counter() - started
+                s.add_reply(reply, seconds)
+                results, stop = await self._answer(s, reply)
+                if stop is not None:
+                    s.finish(stop)
+                yield Step(turn=s.turns, request=request, reply=reply, results=results,
+                           stop=stop, usage=s.usage, seconds=seconds)
+                if stop is not None:
+                    return
+            s.finish(stop)
+        except (GeneratorExit, asyncio.CancelledError):
+            s.notes.append("the run was closed or cancelled before it ended")
+            s.finish(RunStop.STOPPED)
+            raise
+        except BaseException:  # a bug or a test double's complaint: the log stays resumable
+            if s.log is not None:
+                s.log.close()
+            raise
+
+    def _limit_reached(self, s: RunState) -> RunStop | None:
+        if s.stop_reason is not None:
+            s.notes.append(s.stop_reason)
+            return RunStop.STOPPED
+        if s.turns >= self.max_turns:
+            return RunStop.TURN_LIMIT
+        if self.token_budget is not None and s.usage.total_tokens >= self.token_budget:
+            return RunStop.TOKEN_BUDGET
+        if self.cost_budget is not None and (s.usage.cost or 0.0) >= self.cost_budget:
+            return RunStop.COST_BUDGET
+        if self.time_limit is not None and time.monotonic() - s.started >= self.time_limit:
+            return RunStop.TIME_LIMIT
+        return None
+
+    async def _ask(self, s: RunState, request: Request) -> Reply:
+        def on_report(event: RetryEvent | WireNotes) -> None:
+            if isinstance(event, WireNotes):
+                for note in event.notes:  # the same notes come every turn: keep each once
+                    text = f"{event.wire}: {note}"
+                    if text not in s.notes:
+                        s.notes.append(text)
+            elif s.log is not None:
+                s.log.retry(s.turns + 1, event)
+            if self.on_event is not None:
+                self.on_event(event)
+
+        token = model_hook.set(on_report)
+        try:
+            stream = getattr(self.model, "stream", None) if self.stream else None
+            if stream is None:
+                return await self.model.complete(request)
+            reply: Reply | None = None
+            async for event in stream(request):
+                if isinstance(event, RetryEvent):
+                    continue  # already reported through the retry hook
+                if self.on_event is not None:
+                    self.on_event(event)
+                if isinstance(event, StreamEnd):
+                    reply = event.reply
+        finally:
+            model_hook.reset(token)
+        if reply is None:
+            raise StreamError("the model's stream ended without a whole reply")
+        return reply
+
+    async def _answer(
+        self, s: RunState, reply: Reply
+    ) -> tuple[tuple[ToolResultPart, ...], RunStop | None]:
+        """Answer the reply's calls (if any) and decide whether the run goes on."""
+        calls = reply.tool_calls
+        if reply.truncated_call:
+            s.notes.append(
+                f"turn {s.turns}: the reply was cut off by the token limit in the middle of a "
+                "tool call; its calls were not run"
+            )
+            results = tuple(_cut_off(c) for c in calls)
+            if results:
+                s.add(Message(role="tool", parts=results))
+            return results, RunStop.CUT_OFF
+        if calls:
+            found, stop = await answer_calls(self, s, calls)
+            results = tuple(found)
+            s.add(Message(role="tool", parts=results))
+            return results, stop
+        if reply.stop == "pause_turn":
+            return (), None
+        stop = _REPLY_STOPS.get(reply.stop, RunStop.ANSWERED)
+        if stop is RunStop.ANSWERED and s.output is not None:
+            return (), nudge_for_output(self, s)
+        return (), stop
+
+    async def _run_calls(self, s: RunState, calls: Sequence[ToolCallPart]) -> list[ToolResultPart]:
+        """Dispatch ``calls``; log each one's start and end, and report them as events."""
+        log, turn, emit = s.log, s.turns, self.on_event
+        if log is None and emit is None:
+            return await self.dispatcher.run(calls)
+
+        def started(call: ToolCallPart) -> None:
+            if log is not None:
+                log.call_start(turn, call)
+            if emit is not None:
+                emit(ToolStarted(turn=turn, call=call))
+
+        def finished(call: ToolCallPart, result: ToolResultPart, seconds: float) -> None:
+            if log is not None:
+                log.call_end(turn, result, seconds)
+            if emit is not None:
+                emit(ToolFinished(turn=turn, call=call, result=result, seconds=seconds))
+
+        return await self.dispatcher.run(calls, on_start=started, on_end=finished)
+
+    def __repr__(self) -> str:
+        return f"Agent(model={model_name(self.model)!r}, tools={[t.name for t in self.tools]})"
+
+
+def _cut_off(call: ToolCallPart) -> ToolResultPart:
+    return ToolResultPart(
+        call_id=call.id, name=call.name, is_error=True,
+        content="Not run: the reply was cut off by the output token limit while this call was "
+        "being written, so its arguments may be incomplete.",
+    )
+
+
+def _task_messages(task: Task) -> list[Message]:
+    if isinstance(task, str):
+        return [Message.user(task)]
+    if isinstance(task, Message):
+        return [task]
+    return list(task)
+
+
+def _no_running_loop(name: str) -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(
+        f"Agent.{name}() cannot run inside a running event loop; use `await agent.a{name}(...)`"
+    )
+
+
+__all__ = ["Agent", "AgentRun", "RunResult", "RunStop", "Step", "Task"]

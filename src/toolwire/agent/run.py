@@ -1,0 +1,225 @@
+"""The values of one agent run: why it stopped, its steps, its result, and its live state.
+
+Owns `RunStop`, `Step`, `RunResult`, `AgentRun` (a run in progress, iterated step by step) and
+`RunState` (everything a run changes as it goes). `toolwire.agent.loop` drives them; this module
+does nothing by itself. Must not import the loop, dispatch, codecs or the transport.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import TracebackType
+from typing import Any, Generic, TypeVar
+
+from toolwire.agent.runlog import RunLog
+from toolwire.transcript import Message, Reply, Request, ToolResultPart, Usage
+
+T = TypeVar("T")
+OutputType = type[Any] | Mapping[str, Any]
+"""A Pydantic model class (the output is an instance) or a JSON Schema (the output is a dict)."""
+
+
+class RunStop(StrEnum):
+    """Why a run ended. Each member equals its string value (``RunStop.ANSWERED == "answered"``)."""
+
+    ANSWERED = "answered"
+    """The model gave its answer: a reply with no tool calls, or a valid structured output."""
+    TURN_LIMIT = "turn_limit"
+    """``max_turns`` model calls were made."""
+    TOKEN_BUDGET = "token_budget"
+    """The run's summed tokens reached ``token_budget``."""
+    COST_BUDGET = "cost_budget"
+    """The run's summed cost (`Usage.cost`, as the model reported it) reached ``cost_budget``."""
+    TIME_LIMIT = "time_limit"
+    """``time_limit`` seconds of wall time passed."""
+    CUT_OFF = "cut_off"
+    """A reply hit the output token limit: an answer cut short, or a call cut off mid-way
+    (such calls are not run; each gets an error result saying so)."""
+    REFUSED = "refused"
+    """The model refused (reply stop ``refusal``)."""
+    CONTENT_FILTER = "content_filter"
+    """The provider's content filter stopped the reply."""
+    CONTEXT_FULL = "context_full"
+    """The conversation no longer fits the model's context window."""
+    STOPPED = "stopped"
+    """Stopped by the caller: `AgentRun.stop`, or the step iteration was closed or cancelled."""
+    PROVIDER_ERROR = "provider_error"
+    """The model raised a `ProviderError` (after its own retries) or gave a reply that could not
+    be read (`WireFormatError`); see `RunResult.error`."""
+    MODEL_ERROR = "model_error"
+    """The reply itself ended in an error (reply stop ``error`` or ``tool_call_failed``)."""
+    OUTPUT_INVALID = "output_invalid"
+    """Structured output was still missing or invalid after ``output_retries`` retries."""
+
+
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Step:
+    """One model call and what the loop did with it.
+
+    ``results`` answer the reply's calls in call order (empty when there were none).
+    ``stop`` is None when the loop goes on to the next model call, else why the run ended.
+    ``usage`` is the run's total so far; ``seconds`` is how long the model took.
+    """
+
+    turn: int
+    request: Request
+    reply: Reply
+    results: tuple[ToolResultPart, ...]
+    stop: RunStop | None
+    usage: Usage
+    seconds: float
+
+    @property
+    def done(self) -> bool:
+        return self.stop is not None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RunResult(Generic[T]):
+    """How a run ended.
+
+    ``messages`` is the whole transcript (the system prompt is not in it). ``answer`` is the
+    text of the last assistant message. ``output`` is the parsed structured output when one was
+    asked for and given. ``notes`` say what the loop changed or noticed along the way.
+    """
+
+    stop: RunStop
+    messages: tuple[Message, ...]
+    answer: str
+    output: T | None
+    usage: Usage
+    turns: int
+    notes: tuple[str, ...] = ()
+    error: BaseException | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.stop is RunStop.ANSWERED
+
+
+@dataclass(slots=True)
+class RunState:
+    """Everything one run changes as it goes."""
+
+    messages: list[Message]
+    request_base: Request
+    output: Any = None  # a _loop_extra.OutputTool or None
+    log: RunLog | None = None
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    notes: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+    output_value: Any = None
+    output_failures: int = 0
+    stop_reason: str | None = None
+    result: RunResult[Any] | None = None
+
+    def add(self, message: Message) -> None:
+        """Add a message the harness wrote (the task, tool results, a nudge)."""
+        if self.log is not None:
+            self.log.message(len(self.messages), message)
+        self.messages.append(message)
+
+    def next_request(self) -> Request:
+        """The request for the next model call: the fixed parts and the history as it stands."""
+        base = self.request_base
+        if self.log is not None:
+            self.log.request(self.turns + 1, len(self.messages), base.tool_choice)
+        return Request(
+            model=base.model, messages=tuple(self.messages), system=base.system,
+            tools=base.tools, tool_choice=base.tool_choice, max_tokens=base.max_tokens,
+            temperature=base.temperature, provider_options=base.provider_options,
+        )
+
+    def add_reply(self, reply: Reply, seconds: float) -> None:
+        """Count the turn and its usage and append the reply's message exactly as it came."""
+        self.turns += 1
+        self.usage = self.usage + reply.usage
+        if self.log is not None:
+            self.log.reply(self.turns, len(self.messages), reply, seconds)
+        self.messages.append(reply.message)
+
+    def finish(self, stop: RunStop, error: BaseException | None = None) -> None:
+        if self.result is not None:
+            return
+        answer = ""
+        if self.messages and self.messages[-1].role == "assistant":
+            answer = self.messages[-1].text
+        elif len(self.messages) > 1 and self.messages[-2].role == "assistant":
+            answer = self.messages[-2].text
+        self.result = RunResult(
+            stop=stop, messages=tuple(self.messages), answer=answer, output=self.output_value,
+            usage=self.usage, turns=self.turns, notes=tuple(self.notes), error=error,
+        )
+        if self.log is not None:
+            detail = None if error is None else f"{type(error).__name__}: {error}"
+            self.log.stop(stop, turns=self.turns, usage=self.usage, notes=self.notes,
+                          error=detail)
+            self.log.close()
+
+
+class AgentRun(Generic[T]):
+    """A run in progress, from `Agent.steps`: an async iterator of `Step`, one per model call.
+
+    Iterate to drive the run; between steps, `stop` ends it before the next model call (the
+    iteration then ends with ``result.stop == RunStop.STOPPED``). ``result`` is set once the
+    iteration has ended; `drain` runs what is left and returns it. Leaving an
+    ``async with agent.steps(task) as run:`` block closes a run that has not ended (stop
+    ``stopped``).
+    """
+
+    def __init__(self, state: RunState, steps: AsyncIterator[Step]) -> None:
+        self._state = state
+        self._steps = steps
+
+    def __aiter__(self) -> AgentRun[T]:
+        return self
+
+    async def __anext__(self) -> Step:
+        return await self._steps.__anext__()
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """The transcript so far."""
+        return tuple(self._state.messages)
+
+    def stop(self, reason: str = "") -> None:
+        """End the run before its next model call; ``reason`` goes into the notes."""
+        self._state.stop_reason = reason or "stopped by the caller"
+
+    @property
+    def result(self) -> RunResult[T]:
+        if self._state.result is None:
+            raise RuntimeError("the run has not ended yet; iterate it to the end or await drain()")
+        return self._state.result
+
+    async def drain(self) -> RunResult[T]:
+        async for _ in self._steps:
+            pass
+        return self.result
+
+    async def aclose(self) -> None:
+        close = getattr(self._steps, "aclose", None)
+        if close is not None:
+            await close()
+        self._state.finish(RunStop.STOPPED)
+
+    async def __aenter__(self) -> AgentRun[T]:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+
+__all__ = ["AgentRun", "OutputType", "RunResult", "RunState", "RunStop", "Step"]

@@ -1,0 +1,279 @@
+"""The run log: an append-only JSONL record of one agent run, and reading it back.
+
+Owns `RunLog` (the writer), `LoggedRun` and `read_log` (the reader), and `LOG_FORMAT`.
+One JSON object per line, each with ``"event"`` and ``"t"`` (Unix time, seconds). Each line is
+flushed as it is written, so a crash loses nothing that already happened; a last line cut short
+by a crash is ignored on reading. Events:
+
+``header``      format version, toolwire version, model name, system prompt, tool specs,
+                the structured-output tool if any, and the run's limits
+``message``     a message added to the history by the harness (the task, tool results, nudges),
+                with its index in the history; each message is written once
+``request``     a model call: turn number and how many history messages it sent (the unchanged
+                prefix is never written again), plus the tool choice
+``reply``       the model's reply (its message is the next history entry) and the seconds it took
+``call_start``  a tool call is about to run (turn, call id, tool name)
+``call_end``    its result and the seconds it took
+``retry``       a model request failed and is being sent again (attempt, wait, the error)
+``stop``        why the run ended, turns, summed usage, notes
+``resume``      the run was continued from this log
+
+Values are written with `toolwire.transcript_json.to_json`. Must not import the loop, dispatch,
+codecs or transport.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+import msgspec
+
+from toolwire import _json
+from toolwire.errors import TranscriptError
+from toolwire.events import RetryEvent
+from toolwire.transcript import (
+    Message,
+    Reply,
+    ToolCallPart,
+    ToolChoice,
+    ToolResultPart,
+    ToolSpec,
+    Usage,
+)
+from toolwire.transcript_json import from_json, to_json
+
+LOG_FORMAT = 1
+
+
+_encode = msgspec.json.Encoder(enc_hook=str).encode
+"""One event as a compact UTF-8 JSON line (msgspec; a value JSON has no form for is written as
+its ``str``)."""
+
+
+def _drop_torn_line(path: Path) -> None:
+    """Cut a last line left without its newline by a crash, so appending starts a fresh line."""
+    if not path.exists():
+        return
+    with path.open("rb+") as f:
+        data = f.read()
+        if data and not data.endswith(b"\n"):
+            f.truncate(data.rfind(b"\n") + 1)
+
+
+class RunLog:
+    """Writes one run's events to a JSONL file, one flushed line per event.
+
+    Opens ``path`` for appending; ``fsync=True`` also asks the OS to put every line on disk
+    (slower; survives a power cut, not just a crash). ``repair=True`` first drops a last line
+    cut short by a crash (used when a run is resumed).
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, fsync: bool = False, repair: bool = False
+    ) -> None:
+        self.path = Path(path)
+        self._fsync = fsync
+        if repair:
+            _drop_torn_line(self.path)
+        self._file: IO[bytes] | None = self.path.open("ab")
+
+    def write(self, event: str, **fields: Any) -> None:
+        """Append one event line and flush it."""
+        if self._file is None:
+            raise ValueError(f"run log {self.path} is closed")
+        self._file.write(_encode({"event": event, "t": round(time.time(), 3), **fields}) + b"\n")
+        self._file.flush()
+        if self._fsync:
+            os.fsync(self._file.fileno())
+
+    def header(
+        self,
+        *,
+        model: str,
+        system: str | None,
+        tools: Sequence[ToolSpec],
+        output: ToolSpec | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> None:
+        from toolwire.version import __version__
+
+        self.write(
+            "header",
+            format=LOG_FORMAT,
+            toolwire=__version__,
+            model=model,
+            system=system,
+            tools=[to_json(t) for t in tools],
+            output=to_json(output) if output is not None else None,
+            settings=dict(settings or {}),
+        )
+
+    def message(self, index: int, message: Message) -> None:
+        self.write("message", index=index, message=to_json(message))
+
+    def request(self, turn: int, messages: int, tool_choice: ToolChoice | None) -> None:
+        choice = to_json(tool_choice) if tool_choice is not None else None
+        self.write("request", turn=turn, messages=messages, tool_choice=choice)
+
+    def reply(self, turn: int, index: int, reply: Reply, seconds: float) -> None:
+        self.write("reply", turn=turn, index=index, reply=to_json(reply),
+                   seconds=round(seconds, 6))
+
+    def call_start(self, turn: int, call: ToolCallPart) -> None:
+        self.write("call_start", turn=turn, call_id=call.id, name=call.name)
+
+    def call_end(self, turn: int, result: ToolResultPart, seconds: float) -> None:
+        self.write("call_end", turn=turn, call_id=result.call_id, result=to_json(result),
+                   seconds=round(seconds, 6))
+
+    def retry(self, turn: int, event: RetryEvent) -> None:
+        self.write("retry", turn=turn, attempt=event.attempt, wait=round(event.wait, 6),
+                   error=str(event.error), error_type=type(event.error).__name__)
+
+    def stop(
+        self, stop: str, *, turns: int, usage: Usage, notes: Sequence[str], error: str | None
+    ) -> None:
+        self.write("stop", stop=str(stop), turns=turns, usage=to_json(usage), notes=list(notes),
+                   error=error)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> RunLog:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+@dataclass(slots=True)
+class LoggedRun:
+    """A run as its log tells it.
+
+    ``messages`` is the history rebuilt from ``message`` and ``reply`` events. ``pending`` are
+    the calls of the last assistant message when no tool message answers them yet;
+    ``started`` holds the ids of calls that began running and ``results`` the results of calls
+    that finished (so a pending call is one of: never started, started but cut off, finished).
+    ``turn_usage`` is each reply's usage in order (``usage`` is their sum), ``retries`` the
+    logged ``retry`` events, and ``notes`` the notes of the last ``stop``.
+    """
+
+    path: Path
+    header: dict[str, Any]
+    messages: list[Message] = field(default_factory=list)
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    turn_usage: list[Usage] = field(default_factory=list)
+    retries: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    started: set[str] = field(default_factory=set)
+    results: dict[str, ToolResultPart] = field(default_factory=dict)
+    stop: str | None = None
+    torn: bool = False
+
+    @property
+    def pending(self) -> tuple[ToolCallPart, ...]:
+        if self.messages and self.messages[-1].role == "assistant":
+            return self.messages[-1].tool_calls
+        return ()
+
+
+def _load(data: Any, kind: type[Any], where: str) -> Any:
+    value = from_json(data)
+    if not isinstance(value, kind):
+        raise TranscriptError(f"{where}: expected a {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _put(run: LoggedRun, index: Any, message: Message, where: str) -> None:
+    if index != len(run.messages):
+        raise TranscriptError(
+            f"{where}: message index {index!r} does not follow the {len(run.messages)} "
+            "messages before it; the log was edited or mixes two runs"
+        )
+    run.messages.append(message)
+
+
+def is_log_text(text: str) -> bool:
+    """Whether ``text`` (a file's contents) is a run log: its first line is a log header."""
+    first = text.lstrip().split("\n", 1)[0]
+    try:
+        head = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(head, dict) and head.get("event") == "header"
+
+
+def read_log(path: str | os.PathLike[str]) -> LoggedRun:
+    """Read a run log back. A last line cut short by a crash is skipped (``torn=True``).
+
+    Raises `TranscriptError` naming the line for anything else that cannot be read.
+    """
+    where_file = Path(path)
+    lines = where_file.read_text(encoding="utf-8").split("\n")
+    run: LoggedRun | None = None
+    last = len(lines) - 1
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{where_file}:{number}"
+        try:
+            event = _json.loads(line)
+        except json.JSONDecodeError as exc:
+            if number - 1 == last:  # the final line has no newline: cut off mid-write
+                if run is not None:
+                    run.torn = True
+                continue
+            raise TranscriptError(f"{where}: not a JSON line ({exc.msg})") from None
+        if not isinstance(event, dict) or "event" not in event:
+            raise TranscriptError(f"{where}: a run log line must be an object with 'event'")
+        kind = event["event"]
+        if run is None:
+            if kind != "header":
+                raise TranscriptError(f"{where}: a run log starts with a header line")
+            if event.get("format") != LOG_FORMAT:
+                raise TranscriptError(
+                    f"{where}: run log format {event.get('format')!r} is not supported; "
+                    f"this toolwire reads format {LOG_FORMAT}"
+                )
+            run = LoggedRun(path=where_file, header=event)
+        elif kind == "message":
+            _put(run, event.get("index"), _load(event.get("message"), Message, where), where)
+        elif kind == "reply":
+            reply: Reply = _load(event.get("reply"), Reply, where)
+            _put(run, event.get("index"), reply.message, where)
+            run.turns = max(run.turns, int(event.get("turn", run.turns + 1)))
+            run.usage = run.usage + reply.usage
+            run.turn_usage.append(reply.usage)
+        elif kind == "retry":
+            run.retries.append(event)
+        elif kind == "call_start":
+            run.started.add(str(event.get("call_id")))
+        elif kind == "call_end":
+            result: ToolResultPart = _load(event.get("result"), ToolResultPart, where)
+            run.results[result.call_id] = result
+        elif kind == "stop":
+            run.stop = event.get("stop")
+            run.notes = [str(n) for n in event.get("notes") or ()]
+        elif kind == "resume":
+            run.stop = None
+    if run is None:
+        raise TranscriptError(f"{where_file}: empty run log (no header line)")
+    return run
+
+
+__all__ = ["LOG_FORMAT", "LoggedRun", "RunLog", "read_log"]

@@ -1,0 +1,233 @@
+"""The ``toolwire`` command line. Thin: every command is a few library calls.
+
+Exit codes, for every command: 0 success; 1 the command ran and found a problem (``check``
+found broken rules, a run ended without an answer); 2 bad usage or bad input (the message
+names what was wrong and what to do). User errors never print a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from toolwire.cli.common import EPILOG, EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, UserError
+
+WIRE_NAMES = ("anthropic-messages", "openai-chat", "openai-responses", "ollama-chat",
+              "gemini-generate")
+
+
+
+def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(text)
+
+
+def _read_json(path: str) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path} does not exist") from None
+    except ValueError as exc:
+        raise UserError(f"{path} is not valid JSON ({exc}); give a request body in any wire, "
+                        "a cassette or a run log") from None
+
+
+# ------------------------------------------------------------------------------- commands
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from toolwire.explain.build import explain_file, render_text
+    from toolwire.transcript_json import to_json
+
+    expl = explain_file(args.file)
+    if args.html:
+        from toolwire.explain.html import render_html
+
+        Path(args.html).write_text(render_html(expl, title=f"toolwire: {Path(args.file).name}"),
+                                   encoding="utf-8")
+        print(f"wrote {args.html}", file=sys.stderr)
+    data = {
+        "source": expl.source, "wire": expl.wire, "stop": expl.stop,
+        "stop_meaning": expl.stop_meaning,
+        "entries": [{"index": e.index, "lane": e.lane, "label": e.label, "summary": e.summary,
+                     "call_id": e.call_id, "answers": e.answers, "is_error": e.is_error}
+                    for e in expl.entries],
+        "usage_per_turn": [to_json(u) for u in expl.turn_usage],
+    }
+    _emit(args, data, render_text(expl))
+    return EXIT_OK
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from toolwire.conversion import convert, detect_wire
+
+    body = _read_json(args.file)
+    source = args.source
+    if source is None:
+        source, kind = detect_wire(body)
+        if kind != "request":
+            raise UserError(f"{args.file} is a {source} {kind}, not a request; convert takes a "
+                            "request body (a whole conversation)")
+    result = convert(body, source, args.to)
+    for loss in result.losses:
+        print(f"loss: {loss}", file=sys.stderr)
+    if not result.losses:
+        print(f"converted {source} -> {args.to} with nothing lost", file=sys.stderr)
+    print(json.dumps(result.body, indent=2, ensure_ascii=False))
+    return EXIT_OK
+
+
+def _messages_from(path: str) -> tuple[list[Any], str | None]:
+    """The canonical messages in a file (a request body in any wire, or a run log)."""
+    from toolwire.codecs import get_codec
+    from toolwire.conversion import detect_wire
+
+    text = Path(path).read_text(encoding="utf-8") if Path(path).exists() else None
+    if text is None:
+        raise UserError(f"{path} does not exist")
+    from toolwire.agent.runlog import is_log_text, read_log
+
+    if is_log_text(text):
+        return list(read_log(path).messages), None
+    body = _read_json(path)
+    wire, kind = detect_wire(body)
+    if kind != "request":
+        raise UserError(f"{path} is a {wire} {kind}; check takes a request body or a run log")
+    return list(get_codec(wire).decode_request(body).messages), wire
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from toolwire.rules import check_transcript
+
+    messages, detected = _messages_from(args.file)
+    wire = args.wire or detected
+    problems = check_transcript(messages, wire)  # type: ignore[arg-type]
+    data = {"wire": wire, "messages": len(messages),
+            "problems": [{"index": p.index, "rule": p.rule, "severity": p.severity,
+                          "message": p.message, "fix": p.fix} for p in problems]}
+    if problems:
+        text = "\n".join(str(p) for p in problems)
+    else:
+        text = f"{len(messages)} messages, no problems" + (f" for {wire}" if wire else "")
+    _emit(args, data, text)
+    return EXIT_PROBLEM if any(p.severity == "error" for p in problems) else EXIT_OK
+
+
+def cmd_emulate(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from toolwire.emulator import Emulator
+
+    emu = Emulator(Path(args.script), port=args.port)
+
+    async def serve() -> None:
+        await emu.astart()
+        print(f"toolwire emulator listening on {emu.base_url} "
+              f"({len(emu.unplayed)} scripted replies); Ctrl-C stops it", flush=True)
+        try:
+            while True:
+                await asyncio.sleep(3600)
+        finally:
+            await emu.astop()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve())
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from toolwire.version import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="toolwire",
+        description="LLM tool calling done right on the wire: run agents, explain and convert "
+                    "recorded conversations, emulate providers.",
+        epilog=EPILOG,
+    )
+    parser.add_argument("--version", action="version", version=f"toolwire {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    from toolwire.cli import batch as _cli_batch
+    from toolwire.cli import run as _cli_run
+    _cli_run.add_commands(sub, EPILOG)
+    _cli_batch.add_commands(sub, EPILOG)
+
+    p = sub.add_parser(
+        "explain", epilog=EPILOG,
+        help="name what every message in a run, cassette or body is doing",
+        description="Print every message in the context with what it is doing (system prompt, "
+                    "tool definitions, the task, assistant text, tool calls and the results "
+                    "answering them, reasoning passed back, the final answer), what ended the "
+                    "loop, and the tokens per turn. FILE is a run log, a cassette, or a request "
+                    "or reply body (or raw stream) in any wire, detected.")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--html", metavar="OUT", help="also write a self-contained HTML report")
+    p.add_argument("--json", action="store_true", help="print the explanation as JSON")
+    p.set_defaults(func=cmd_explain)
+
+    p = sub.add_parser(
+        "convert", epilog=EPILOG,
+        help="the same conversation in another wire format",
+        description="Read a request body in one wire and print the same conversation as a "
+                    "request in another. Everything that cannot carry over (reasoning of another "
+                    "provider, ids rewritten, tool names mapped, schema keywords removed) is "
+                    "listed on stderr.")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--to", required=True, choices=WIRE_NAMES, metavar="WIRE",
+                   help="target wire: " + ", ".join(WIRE_NAMES))
+    p.add_argument("--from", dest="source", choices=WIRE_NAMES, metavar="WIRE",
+                   help="source wire (detected when left out)")
+    p.set_defaults(func=cmd_convert)
+
+    p = sub.add_parser(
+        "check", epilog=EPILOG,
+        help="check a transcript against the rules the APIs enforce",
+        description="Report every break of the pairing and ordering rules (a call with no "
+                    "result, a result with no call, results out of place, duplicate ids) and, "
+                    "with a wire, that wire's own rules. Exit 1 when an error is found.")
+    p.add_argument("file", metavar="FILE", help="a request body in any wire, or a run log")
+    p.add_argument("--wire", choices=WIRE_NAMES, metavar="WIRE",
+                   help="also check this wire's own rules (default: the detected wire)")
+    p.add_argument("--json", action="store_true", help="print the problems as JSON")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser(
+        "emulate", epilog=EPILOG,
+        help="serve scripted replies in every wire over HTTP on 127.0.0.1",
+        description="Start the provider emulator: an HTTP server on 127.0.0.1 speaking every "
+                    "wire at its real path, checking each request as the provider does and "
+                    "answering from a script of replies and faults.")
+    p.add_argument("--script", required=True, metavar="FILE",
+                   help='JSON: {"replies": [...]} of replies and faults')
+    p.add_argument("--port", type=int, default=0, help="port (default: any free port)")
+    p.set_defaults(func=cmd_emulate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from toolwire.errors import ToolwireError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.func(args))
+    except (UserError, ToolwireError) as exc:
+        print(f"toolwire {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+        return 130
+

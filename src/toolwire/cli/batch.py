@@ -1,0 +1,168 @@
+"""The command line's ``batch`` command: many runs from a task file, on this machine or on Ray.
+
+Owns the terminal side of a batch: the progress line (done / running / failed and tokens so
+far) and the closing summary. Running the batch is `toolwire.batch.run_batch` or, with
+``--ray``, `toolwire.batch.on_ray.run_batch_ray`; nothing here decides anything a library user
+could not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import sys
+import time
+from typing import Any, TextIO
+
+BAR = 24
+
+
+def progress_text(p: Any, *, bar: bool = False) -> str:
+    """One line saying where a batch stands (``p`` is a `toolwire.batch.BatchProgress`)."""
+    rate = p.done / p.seconds if p.seconds > 0 else 0.0
+    text = (f"{p.finished}/{p.total} done · {p.running} running · {p.failed} failed · "
+            f"{p.tokens:,} tokens · {rate:.1f} runs/s")
+    if p.skipped:
+        text += f" · {p.skipped} from an earlier run"
+    if bar:
+        filled = round(BAR * p.finished / p.total) if p.total else BAR
+        text = "[" + "#" * filled + "." * (BAR - filled) + "] " + text
+    return "batch: " + text
+
+
+class ProgressLine:
+    """Shows batch progress on ``err``: redrawn in place on a terminal, else one line at most
+    every ``interval`` seconds (and always the first and the last)."""
+
+    def __init__(self, err: TextIO = sys.stderr, *, interval: float = 2.0,
+                 live: bool | None = None) -> None:
+        self.err = err
+        self.live = err.isatty() if live is None else live
+        self.interval = 0.1 if self.live else interval
+        self._last = -1e9
+        self._shown = ""
+
+    def __call__(self, progress: Any) -> None:
+        now = time.monotonic()
+        if now - self._last < self.interval:
+            return
+        self._last = now
+        self.show(progress)
+
+    def show(self, progress: Any) -> None:
+        text = progress_text(progress, bar=self.live)
+        if text == self._shown:
+            return
+        self._shown = text
+        if self.live:
+            width = shutil.get_terminal_size().columns - 1
+            self.err.write("\r\x1b[2K" + text[:width])
+        else:
+            self.err.write(text + "\n")
+        self.err.flush()
+
+    def close(self) -> None:
+        if self.live and self._shown:
+            self.err.write("\n")
+            self.err.flush()
+
+
+def _enough_files(concurrency: int) -> None:
+    """Each run in flight holds a connection and its run log open: raise the soft limit on
+    open files toward the hard one when the default would be too low."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 3 * concurrency + 256
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        top = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, top), hard))
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    from toolwire.batch.runner import BatchProgress, default_runs_dir, run_batch
+
+    options: dict[str, Any] = {}
+    for key in ("max_turns", "token_budget", "time_limit"):
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
+    if args.concurrency < 1:
+        from toolwire.cli.common import UserError
+
+        raise UserError(f"--concurrency must be at least 1, got {args.concurrency}")
+    _enough_files(args.concurrency)
+    line = ProgressLine(sys.stderr) if not args.quiet else None
+    last: list[BatchProgress] = []
+
+    def on_progress(p: BatchProgress) -> None:
+        last[:] = [p]
+        if line is not None:
+            line(p)
+
+    common: dict[str, Any] = {
+        "concurrency": args.concurrency, "runs": args.runs, "options": options,
+        "on_progress": on_progress, "retry_failed": args.retry_failed,
+    }
+    try:
+        if args.ray is not None:
+            from toolwire.batch.on_ray import run_batch_ray
+
+            summary = run_batch_ray(args.tasks, args.model, args.out, address=args.ray or None,
+                                    cpus_per_run=args.ray_cpus_per_run,
+                                    num_cpus=args.ray_cpus, **common)
+        else:
+            summary = asyncio.run(run_batch(args.tasks, args.model, args.out, **common))
+    finally:
+        if line is not None:
+            if last:
+                line.show(last[0])
+            line.close()
+    rate = summary.done / summary.seconds if summary.seconds > 0 else 0.0
+    runs = args.runs or default_runs_dir(args.out)
+    print(f"batch: {summary.done} run(s) in {summary.seconds:.1f} s ({rate:.1f} runs/s), "
+          f"{summary.failed} without an answer, {summary.tokens:,} tokens; "
+          f"{summary.skipped} already in {args.out}", file=sys.stderr)
+    print(f"results: {args.out}; run logs and working folders: {runs}", file=sys.stderr)
+    return 0 if summary.all_ok else 1
+
+
+def add_commands(sub: Any, epilog: str) -> None:
+    from toolwire.http.endpoints import MODEL_ID_FORMS
+
+    p = sub.add_parser(
+        "batch", epilog=epilog, help="run many tasks at once, resumably, here or on Ray",
+        description="Run every task in TASKS (JSONL: one object per line with id, prompt and "
+                    "optionally workdir, tools, limits, system, output, meta; see "
+                    "toolwire.batch) with at most --concurrency runs in flight. Each result "
+                    "is appended to --out as its run finishes (id, answer, stop reason, usage, "
+                    "turns, seconds, run log path); rerunning the same command skips the ids "
+                    "already there and continues cut-short runs from their logs. One backoff "
+                    "is shared by every run when the provider rate-limits. Exit 1 when some "
+                    "task has no answer.")
+    p.add_argument("tasks", metavar="TASKS", help="the task file (JSONL)")
+    p.add_argument("--model", required=True, metavar="ID",
+                   help="model id: " + "; ".join(MODEL_ID_FORMS))
+    p.add_argument("--out", required=True, metavar="RESULTS",
+                   help="the results file (JSONL), appended to")
+    p.add_argument("--concurrency", type=int, default=10, metavar="N",
+                   help="runs in flight at most (default 10)")
+    p.add_argument("--runs", metavar="DIR",
+                   help="where run logs and working folders go (default: RESULTS.runs/ next to "
+                        "the results file, with the results file's name)")
+    p.add_argument("--max-turns", type=int, metavar="N",
+                   help="model calls per run at most, unless a task sets its own (default 50)")
+    p.add_argument("--token-budget", type=int, metavar="N", help="tokens per run at most")
+    p.add_argument("--time-limit", type=float, metavar="S", help="seconds per run at most")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="also rerun ids whose result says error or provider_error")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="run on Ray: each run a Ray task; ADDRESS of a running cluster, or none "
+                        "for a local Ray instance (needs toolwire[ray]); put it after TASKS")
+    p.add_argument("--ray-cpus-per-run", type=float, default=1.0, metavar="F",
+                   help="CPUs each Ray task asks for (default 1; runs mostly wait, so 0.25 "
+                        "runs four per CPU)")
+    p.add_argument("--ray-cpus", type=int, metavar="N",
+                   help="CPUs of the local Ray instance (default: all)")
+    p.set_defaults(func=cmd_batch)

@@ -1,0 +1,5 @@
+"""The Anthropic Messages (``anthropic-messages``) wire, in the same modules as every wire.
+
+Every wire folder has the same modules: ``codec`` (the functions `toolwire.codecs.get_codec`
+hands out), ``request``, ``reply``, ``stream``, ``parts`` and ``schema``.
+"""

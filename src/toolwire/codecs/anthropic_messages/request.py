@@ -1,0 +1,476 @@
+"""Anthropic Messages: canonical `Request` <-> ``POST /v1/messages`` body.
+
+Owns the request-level rules of the ``anthropic-messages`` wire: the required ``max_tokens``,
+the top-level ``system``, tools and ``tool_choice``, and the message list, where tool results
+travel first in a user message and this wire's own thinking and server-tool blocks go back
+verbatim. Body keys the canonical request has no field for ride in
+``Request.provider_options["anthropic-messages"]`` and are merged back on encode. An encoded
+body shares what needs no change (tool schemas, call arguments, stored blocks) with the
+request instead of copying it; bodies are only serialised, never changed. Imports only
+`toolwire.transcript`, `toolwire.errors` and the codec helpers; never HTTP or a vendor SDK.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolwire.codecs.anthropic_messages.parts import (
+    TEXT_KEYS,
+    WIRE,
+    IdRewriter,
+    ToolNames,
+    as_dict,
+    call_block,
+    has_extras,
+    name_map,
+    part_from_block,
+    reasoning_block,
+    result_block,
+    result_from_block,
+    text_block,
+    text_from_block,
+)
+from toolwire.codecs.anthropic_messages.schema import input_schema
+from toolwire.codecs.base import Encoded, Note, own_options
+from toolwire.errors import WireFormatError
+from toolwire.transcript import (
+    Message,
+    OpaquePart,
+    Part,
+    ReasoningPart,
+    Request,
+    TextPart,
+    ToolCallPart,
+    ToolChoice,
+    ToolResultPart,
+    ToolSpec,
+)
+
+DEFAULT_MAX_TOKENS = 4096
+"""Sent when `Request.max_tokens` is None: the API requires the field."""
+
+_TOP_KEYS = frozenset(
+    {"model", "messages", "system", "tools", "tool_choice", "max_tokens", "stream"}
+)
+_TOOL_KEYS = frozenset({"name", "description", "input_schema", "strict"})
+
+
+# --------------------------------------------------------------------------- encode
+
+
+def part_subject(message: int, part: int) -> str:
+    """How notes name one part of one canonical message."""
+    return f"messages[{message}].parts[{part}]"
+
+
+def _user_blocks(parts: Sequence[Part], *, index: int, ids: IdRewriter, notes: list[Note],
+                 positions: Sequence[int] | None = None) -> list[dict[str, Any]]:
+    """Blocks of the parts of message ``index`` (``positions``: where each part sits in it)."""
+    blocks: list[dict[str, Any]] = []
+    for n, part in enumerate(parts):
+        if isinstance(part, ToolResultPart):
+            if part.provider_data is None and part.content and not part.is_error:
+                blocks.append({"type": "tool_result", "tool_use_id": ids(part.call_id),
+                               "content": part.content})
+            else:
+                blocks.append(result_block(part, ids=ids))
+        elif isinstance(part, TextPart):
+            if part.text:
+                blocks.append({"type": "text", "text": part.text} if part.provider_data is None
+                              else text_block(part))
+            else:
+                notes.append(Note(kind="empty_text_dropped",
+                                  subject=part_subject(index, positions[n] if positions else n),
+                                  detail="the API rejects empty text blocks"))
+        elif isinstance(part, OpaquePart) and part.wire == WIRE:
+            blocks.append(as_dict(part.payload))
+        else:
+            kind = "opaque_dropped" if isinstance(part, OpaquePart) else "part_dropped"
+            notes.append(Note(kind=kind,
+                              subject=part_subject(index, positions[n] if positions else n),
+                              detail=_dropped(part)))
+    return blocks
+
+
+def _dropped(part: Part) -> str:
+    if isinstance(part, OpaquePart):
+        return f"{part.kind!r} from {part.wire} has no meaning here"
+    return f"a {type(part).__name__} cannot be sent in this message"
+
+
+def _assistant_blocks(parts: Sequence[Part], *, index: int, nm: ToolNames, ids: IdRewriter,
+                      notes: list[Note]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for n, part in enumerate(parts):
+        if isinstance(part, ToolCallPart):
+            args = part.arguments
+            if type(args) is dict and part.provider_data is None and part.parse_error is None:
+                blocks.append({"type": "tool_use", "id": ids(part.id),
+                               "name": nm.wire(part.name), "input": args})
+            else:
+                blocks.append(call_block(part, nm=nm, ids=ids, notes=notes))
+        elif isinstance(part, TextPart):
+            if part.text:
+                blocks.append({"type": "text", "text": part.text} if part.provider_data is None
+                              else text_block(part))
+            else:
+                notes.append(Note(kind="empty_text_dropped", subject=part_subject(index, n),
+                                  detail="the API rejects empty text blocks"))
+        elif isinstance(part, ReasoningPart):
+            own = reasoning_block(part)
+            if own is None:
+                notes.append(Note(kind="reasoning_dropped", subject=part_subject(index, n),
+                                  detail="reasoning without an Anthropic signature cannot be "
+                                         "sent back to this wire"))
+            else:
+                blocks.append(own)
+        elif isinstance(part, OpaquePart):
+            if part.wire == WIRE:
+                blocks.append(as_dict(part.payload))
+            else:
+                notes.append(Note(kind="opaque_dropped", subject=part_subject(index, n),
+                                  detail=_dropped(part)))
+        else:
+            notes.append(Note(kind="part_dropped", subject=part_subject(index, n),
+                              detail="a tool result cannot be part of an assistant message"))
+    return blocks
+
+
+def _content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """A lone plain text block is sent as a string, as the API documents it."""
+    if len(blocks) == 1:
+        block = blocks[0]
+        if len(block) == 2 and block.get("type") == "text" and "text" in block:
+            return str(block["text"])
+    return blocks
+
+
+def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
+                     notes: list[Note]) -> list[dict[str, Any]]:
+    ids = IdRewriter(notes)
+    done, fit = ids.done, nm.fit  # ids and names already seen, looked up before any call
+    out: list[dict[str, Any]] = []
+    blocks: list[dict[str, Any]]
+    i = 0
+    count = len(messages)
+    while i < count:
+        m = messages[i]
+        role = m.role
+        if role == "assistant":
+            blocks = []
+            for part in m.parts:  # the usual parts (text, calls with object arguments) inline
+                if type(part) is ToolCallPart:
+                    args, call_id, name = part.arguments, part.id, part.name
+                    if (type(args) is not dict or part.provider_data is not None
+                            or part.parse_error is not None):
+                        break
+                    blocks.append({"type": "tool_use", "id": done.get(call_id) or ids(call_id),
+                                   "name": name if name in fit else nm.wire(name),
+                                   "input": args})
+                elif type(part) is TextPart and part.text and part.provider_data is None:
+                    blocks.append({"type": "text", "text": part.text})
+                else:
+                    break
+            else:
+                out.append({"role": "assistant", "content": blocks[0]["text"]
+                            if len(blocks) == 1 and blocks[0]["type"] == "text" else blocks})
+                i += 1
+                continue
+            blocks = _assistant_blocks(m.parts, index=i, nm=nm, ids=ids, notes=notes)
+            out.append({"role": "assistant", "content": _content(blocks)})
+        elif role == "user" and len(m.parts) == 1:
+            part = m.parts[0]
+            if type(part) is TextPart and part.text and part.provider_data is None:
+                out.append({"role": "user", "content": part.text})
+            else:
+                out.append({"role": "user", "content": _content(
+                    _user_blocks(m.parts, index=i, ids=ids, notes=notes))})
+        elif role == "tool":
+            parts = m.parts
+            blocks = []
+            for part in parts:  # the usual results inline
+                if (type(part) is not ToolResultPart or part.provider_data is not None
+                        or part.is_error or not part.content):
+                    break
+                call_id = part.call_id
+                blocks.append({"type": "tool_result",
+                               "tool_use_id": done.get(call_id) or ids(call_id),
+                               "content": part.content})
+            else:
+                if i + 1 < count and messages[i + 1].role == "user":
+                    i += 1
+                    blocks += _user_blocks(messages[i].parts, index=i, ids=ids, notes=notes)
+                out.append({"role": "user", "content": blocks})
+                i += 1
+                continue
+            for part in parts:
+                if type(part) is not ToolResultPart:
+                    break
+            else:
+                part = None
+            if part is None:
+                blocks = _user_blocks(parts, index=i, ids=ids, notes=notes)
+            else:  # results first, whatever else the message holds after them
+                order = sorted(range(len(parts)),
+                               key=lambda n: not isinstance(parts[n], ToolResultPart))
+                blocks = _user_blocks([parts[n] for n in order], index=i, ids=ids, notes=notes,
+                                      positions=order)
+            if i + 1 < count and messages[i + 1].role == "user":
+                i += 1
+                blocks += _user_blocks(messages[i].parts, index=i, ids=ids, notes=notes)
+            out.append({"role": "user", "content": blocks})
+        elif role == "system":
+            texts = [n for n, p in enumerate(m.parts) if isinstance(p, TextPart)]
+            blocks = _user_blocks([m.parts[n] for n in texts], index=i, ids=ids, notes=notes,
+                                  positions=texts)
+            for n, part in enumerate(m.parts):
+                if not isinstance(part, TextPart):
+                    notes.append(Note(kind="part_dropped", subject=part_subject(i, n),
+                                      detail="a system message carries text only"))
+            out.append({"role": "system", "content": _content(blocks)})
+        else:
+            blocks = _user_blocks(m.parts, index=i, ids=ids, notes=notes)
+            out.append({"role": "user", "content": _content(blocks)})
+        i += 1
+    return out
+
+
+def _encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: ToolNames,
+                  notes: list[Note]) -> list[dict[str, Any]]:
+    encoded: list[dict[str, Any]] = []
+    fit = nm.fit
+    for spec in tools:
+        name, schema = spec.name, spec.input_schema
+        if spec.strict or type(schema) is not dict or "type" not in schema:
+            schema = input_schema(name, schema, strict=spec.strict, notes=notes)
+        tool: dict[str, Any] = (
+            {"name": name if name in fit else nm.wire(name), "description": spec.description,
+             "input_schema": schema}
+            if spec.description else
+            {"name": name if name in fit else nm.wire(name), "input_schema": schema})
+        if spec.strict:
+            tool["strict"] = True
+        encoded.append(tool)
+    if not isinstance(stored, list):
+        return encoded
+    # The body this request was decoded from had server tools or per-tool settings
+    # (cache_control, defer_loading...): keep them, in their places.
+    out: list[dict[str, Any]] = []
+    for entry in stored:
+        if not isinstance(entry, Mapping):
+            continue
+        if entry.get("type") in (None, "custom"):
+            match = next((t for t in encoded if t["name"] == entry.get("name")), None)
+            if match is not None:
+                encoded.remove(match)
+                extra = {k: copy.deepcopy(v) for k, v in entry.items() if k not in _TOOL_KEYS}
+                out.append({**match, **extra})
+        else:
+            out.append(copy.deepcopy(dict(entry)))
+    return out + encoded
+
+
+def _encode_choice(choice: ToolChoice, *, nm: ToolNames, notes: list[Note]) -> dict[str, Any]:
+    out: dict[str, Any]
+    if choice.mode == "tool" and choice.name:
+        out = {"type": "tool", "name": nm.wire(choice.name)}
+    elif choice.mode == "tool":
+        notes.append(Note(kind="choice_changed", subject="tool_choice",
+                          detail="mode 'tool' without a name sent as 'any'"))
+        out = {"type": "any"}
+    elif choice.mode == "required":
+        out = {"type": "any"}
+    else:
+        out = {"type": choice.mode}
+    if choice.parallel is not None:
+        if choice.mode == "none":
+            notes.append(Note(kind="choice_changed", subject="tool_choice",
+                              detail="'none' takes no parallel setting; dropped"))
+        else:
+            out["disable_parallel_tool_use"] = not choice.parallel
+    return out
+
+
+def _system_text(blocks: Sequence[Any]) -> str:
+    return "\n".join(str(b.get("text") or "") for b in blocks
+                     if isinstance(b, Mapping) and b.get("type") == "text")
+
+
+def encode(request: Request) -> Encoded:
+    notes: list[Note] = []
+    nm = name_map(request)
+    opts = own_options(request.provider_options, WIRE, notes) if request.provider_options else {}
+    max_tokens = request.max_tokens
+    if max_tokens is None:
+        max_tokens = DEFAULT_MAX_TOKENS
+        notes.append(Note(kind="max_tokens_defaulted", subject="max_tokens",
+                          detail=f"the API requires it; sent {DEFAULT_MAX_TOKENS}"))
+    body: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens}
+    stored_system = opts.pop("system", None)
+    if request.system is None:
+        if stored_system is not None:
+            body["system"] = copy.deepcopy(stored_system)
+    elif isinstance(stored_system, list) and _system_text(stored_system) == request.system:
+        body["system"] = copy.deepcopy(stored_system)
+    else:
+        body["system"] = request.system
+    body["messages"] = _encode_messages(request.messages, nm=nm, notes=notes)
+    stored_tools = opts.pop("tools", None)
+    if request.tools or stored_tools:
+        body["tools"] = _encode_tools(request.tools, stored_tools, nm=nm, notes=notes)
+    if request.tool_choice is not None:
+        body["tool_choice"] = _encode_choice(request.tool_choice, nm=nm, notes=notes)
+        if request.tool_choice.name:
+            nm.wire(request.tool_choice.name)
+    if request.temperature is not None and "temperature" not in opts:
+        notes.append(Note(
+            kind="field_dropped", subject="temperature",
+            detail="current Claude models and the API types have no temperature; put it in "
+                   "provider_options['anthropic-messages'] to send it anyway"))
+    if request.stream:
+        body["stream"] = True
+    body.update(opts)
+    if nm.built:  # some name needed mapping: its notes go first, as the names come first
+        notes[:0] = nm.notes()
+    return Encoded(body=body, notes=tuple(notes))
+
+
+# --------------------------------------------------------------------------- decode
+
+
+def _blocks(content: Any, where: str) -> list[Mapping[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if content is None:
+        return []
+    if not isinstance(content, list) or not all(isinstance(b, Mapping) for b in content):
+        raise WireFormatError(f"{WIRE}: {where}.content must be a string or a list of blocks")
+    return content
+
+
+def _user_parts(blocks: Sequence[Mapping[str, Any]]) -> list[Part]:
+    parts: list[Part] = []
+    for block in blocks:
+        if block.get("type") == "text":
+            parts.append(text_from_block(block))
+        else:
+            parts.append(OpaquePart(wire=WIRE, kind=str(block.get("type")), payload=dict(block)))
+    return parts
+
+
+def _decode_messages(raw: Any) -> list[Message]:
+    if not isinstance(raw, list):
+        raise WireFormatError(f"{WIRE}: 'messages' must be a list")
+    nm = ToolNames(None)
+    out: list[Message] = []
+    names: dict[str, str] = {}
+    for i, wm in enumerate(raw):
+        where = f"messages[{i}]"
+        if not isinstance(wm, Mapping):
+            raise WireFormatError(f"{WIRE}: {where} must be an object")
+        role, blocks = wm.get("role"), _blocks(wm.get("content"), where)
+        if role == "assistant":
+            parts: list[Part] = []
+            for block in blocks:
+                ordinal = sum(isinstance(p, ToolCallPart) for p in parts)
+                part = part_from_block(block, nm=nm, seed=where, ordinal=ordinal)
+                if isinstance(part, ToolCallPart):
+                    names[part.id] = part.name
+                parts.append(part)
+            out.append(Message(role="assistant", parts=tuple(parts)))
+        elif role == "user":
+            results = [result_from_block(b, names) for b in blocks
+                       if b.get("type") == "tool_result"]
+            rest = _user_parts([b for b in blocks if b.get("type") != "tool_result"])
+            if results:
+                out.append(Message(role="tool", parts=tuple(results)))
+            if rest or not results:
+                out.append(Message(role="user", parts=tuple(rest)))
+        elif role == "system":
+            out.append(Message(role="system", parts=tuple(_user_parts(blocks))))
+        else:
+            raise WireFormatError(f"{WIRE}: {where} has unknown role {role!r}")
+    return out
+
+
+def _decode_tools(raw: Any) -> tuple[list[ToolSpec], bool]:
+    """The custom tools as specs, and whether the list held more than specs can say."""
+    if raw is None:
+        return [], False
+    if not isinstance(raw, list):
+        raise WireFormatError(f"{WIRE}: 'tools' must be a list")
+    specs: list[ToolSpec] = []
+    keep = False
+    for tool in raw:
+        if not isinstance(tool, Mapping):
+            raise WireFormatError(f"{WIRE}: every tool must be an object")
+        if tool.get("type") not in (None, "custom"):
+            keep = True
+            continue
+        extra = {k for k, v in tool.items() if k not in _TOOL_KEYS and v is not None}
+        keep = keep or bool(extra - {"type"})
+        schema = tool.get("input_schema")
+        specs.append(ToolSpec(
+            name=str(tool.get("name") or ""),
+            description=str(tool.get("description") or ""),
+            input_schema=dict(schema) if isinstance(schema, Mapping) else {"type": "object"},
+            strict=bool(tool.get("strict")),
+        ))
+    return specs, keep
+
+
+def _decode_choice(raw: Any) -> ToolChoice | None:
+    if not isinstance(raw, Mapping):
+        return None
+    kind = raw.get("type")
+    flag = raw.get("disable_parallel_tool_use")
+    parallel = None if not isinstance(flag, bool) else not flag
+    if kind == "auto":
+        return ToolChoice(mode="auto", parallel=parallel)
+    if kind == "any":
+        return ToolChoice(mode="required", parallel=parallel)
+    if kind == "tool":
+        return ToolChoice(mode="tool", name=str(raw.get("name") or ""), parallel=parallel)
+    if kind == "none":
+        return ToolChoice(mode="none")
+    return None
+
+
+def decode_request(body: Mapping[str, Any]) -> Request:
+    if not isinstance(body, Mapping):
+        raise WireFormatError(f"{WIRE}: a request body must be a JSON object")
+    model = body.get("model")
+    if not isinstance(model, str):
+        raise WireFormatError(f"{WIRE}: 'model' must be a string")
+    opts: dict[str, Any] = {k: copy.deepcopy(v) for k, v in body.items() if k not in _TOP_KEYS}
+    system = body.get("system")
+    system_text: str | None
+    if system is None or isinstance(system, str):
+        system_text = system
+    elif isinstance(system, list):
+        system_text = _system_text(system)
+        plain = len(system) == 1 and isinstance(system[0], Mapping) and \
+            system[0].get("type") == "text" and not has_extras(system[0], TEXT_KEYS)
+        if not plain:
+            opts["system"] = copy.deepcopy(system)
+    else:
+        raise WireFormatError(f"{WIRE}: 'system' must be a string or a list of text blocks")
+    tools, keep_tools = _decode_tools(body.get("tools"))
+    if keep_tools:
+        opts["tools"] = copy.deepcopy(body["tools"])
+    choice = _decode_choice(body.get("tool_choice"))
+    if choice is None and body.get("tool_choice") is not None:
+        opts["tool_choice"] = copy.deepcopy(body["tool_choice"])
+    max_tokens = body.get("max_tokens")
+    return Request(
+        model=model,
+        messages=tuple(_decode_messages(body.get("messages", []))),
+        system=system_text,
+        tools=tuple(tools),
+        tool_choice=choice,
+        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+        stream=body.get("stream") is True,
+        provider_options={WIRE: opts} if opts else None,
+    )

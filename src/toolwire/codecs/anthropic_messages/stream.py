@@ -1,0 +1,340 @@
+"""Anthropic Messages: the server-sent event stream, read incrementally and written back.
+
+Owns `StreamDecoder` (bytes split anywhere -> `StreamEvent` values, then the whole `Reply`) and
+`encode_stream` (a canonical reply as the event sequence the API sends). The decoder rebuilds
+the message the way the API's own snapshot works (blocks by index, tool input concatenated and
+parsed at ``content_block_stop``, cumulative usage overwritten by ``message_delta``) and hands
+it to the whole-reply decoder, so a streamed reply equals the same reply sent whole. Error
+events raise the typed `toolwire.errors` exception. Imports only toolwire's transcript, errors
+and codec helpers.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from toolwire.codecs.anthropic_messages.parts import (
+    WIRE,
+    call_from_block,
+    decode_reply,
+    encode_reply,
+    name_map,
+    reply_seed,
+)
+from toolwire.codecs.base import (
+    ReasoningDelta,
+    SSEEvent,
+    SSEFramer,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    call_id_for,
+    dumps,
+    provider_error,
+)
+from toolwire.errors import ProviderError, StreamError
+from toolwire.transcript import Reply, Request, ToolCallPart
+
+ERROR_STATUS: dict[str, int] = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "conflict_error": 409,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+"""The HTTP status each ``error.type`` comes with (used for errors that arrive mid-stream)."""
+
+_INPUT_BLOCKS = ("tool_use", "server_tool_use")
+# What a message_delta's usage holds; the rest (service tier, cache breakdown) only comes
+# with message_start.
+_DELTA_USAGE = frozenset({"input_tokens", "output_tokens", "cache_creation_input_tokens",
+                          "cache_read_input_tokens", "output_tokens_details", "server_tool_use"})
+
+
+def stream_error(payload: Mapping[str, Any]) -> ProviderError:
+    """The typed error for an ``error`` event; `StreamError` when its type is unknown."""
+    err = payload.get("error")
+    err = err if isinstance(err, Mapping) else {}
+    kind = err.get("type")
+    message = str(err.get("message") or "the stream carried an error event")
+    status = ERROR_STATUS.get(kind) if isinstance(kind, str) else None
+    if status is None:
+        return StreamError(message, error_type=kind if isinstance(kind, str) else None,
+                           wire=WIRE, body=dict(payload))
+    return provider_error(status, message, wire=WIRE, error_type=kind, body=dict(payload))
+
+
+class StreamDecoder:
+    """Feed it the response bytes as they arrive; `finish` returns the whole reply."""
+
+    def __init__(self, *, request: Request | None = None) -> None:
+        self._request = request
+        self._nm = name_map(request)
+        self._framer = SSEFramer()
+        self._message: dict[str, Any] | None = None
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._inputs: dict[int, list[str]] = {}
+        self._calls: dict[int, int] = {}
+        self._stopped = False
+        self._error: ProviderError | None = None
+
+    # ---------------------------------------------------------------- feeding
+
+    def feed(self, data: bytes) -> list[StreamEvent]:
+        if self._error is not None:
+            raise self._error
+        out: list[StreamEvent] = []
+        for event in self._framer.feed(data):
+            self._event(event, out)
+        return out
+
+    def _event(self, event: SSEEvent, out: list[StreamEvent]) -> None:
+        text = event.data.strip()
+        if not text or text == "[DONE]":
+            return
+        try:
+            payload = json.loads(text)
+        except json.JSONDecodeError as exc:
+            self._fail(StreamError(f"an event is not JSON: {text[:200]!r} ({exc.msg})", wire=WIRE))
+        if not isinstance(payload, Mapping):
+            return
+        kind = payload.get("type") or event.event
+        if kind == "error":
+            self._fail(stream_error(payload))
+        elif kind == "message_start":
+            message = payload.get("message")
+            self._message = copy.deepcopy(dict(message)) if isinstance(message, Mapping) else {}
+        elif kind == "content_block_start":
+            self._start(payload, out)
+        elif kind == "content_block_delta":
+            self._delta(payload, out)
+        elif kind == "content_block_stop":
+            self._stop(payload, out)
+        elif kind == "message_delta":
+            self._message_delta(payload)
+        elif kind == "message_stop":
+            self._stopped = True
+        # ping and event types added later are ignored
+
+    def _fail(self, error: ProviderError) -> Any:
+        self._error = error
+        raise error
+
+    def _snapshot(self) -> dict[str, Any]:
+        if self._message is None:
+            self._fail(StreamError("a content event came before message_start", wire=WIRE))
+        assert self._message is not None
+        return self._message
+
+    def _block(self, payload: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+        index = payload.get("index")
+        if not isinstance(index, int) or index not in self._blocks:
+            self._fail(StreamError(f"an event names content block {index!r}, which never "
+                                   "started", wire=WIRE))
+        assert isinstance(index, int)
+        return index, self._blocks[index]
+
+    def _start(self, payload: Mapping[str, Any], out: list[StreamEvent]) -> None:
+        message = self._snapshot()
+        index, raw = payload.get("index"), payload.get("content_block")
+        if not isinstance(index, int) or not isinstance(raw, Mapping):
+            self._fail(StreamError("content_block_start without an index or a block", wire=WIRE))
+        assert isinstance(index, int) and isinstance(raw, Mapping)
+        block = copy.deepcopy(dict(raw))
+        self._blocks[index] = block
+        if block.get("type") in _INPUT_BLOCKS:
+            self._inputs[index] = []
+        if block.get("type") == "tool_use":
+            ordinal = len(self._calls)
+            self._calls[index] = ordinal
+            if not block.get("id"):
+                block["id"] = _call_id(message, ordinal)
+            out.append(ToolCallStarted(index=ordinal, id=str(block["id"]),
+                                       name=self._nm.user(str(block.get("name") or ""))))
+
+    def _delta(self, payload: Mapping[str, Any], out: list[StreamEvent]) -> None:
+        index, block = self._block(payload)
+        delta = payload.get("delta")
+        if not isinstance(delta, Mapping):
+            return
+        kind = delta.get("type")
+        if kind == "text_delta":
+            piece = str(delta.get("text") or "")
+            block["text"] = str(block.get("text") or "") + piece
+            if piece:
+                out.append(TextDelta(text=piece))
+        elif kind == "thinking_delta":
+            piece = str(delta.get("thinking") or "")
+            block["thinking"] = str(block.get("thinking") or "") + piece
+            if piece:
+                out.append(ReasoningDelta(text=piece))
+        elif kind == "signature_delta":
+            before = str(block.get("signature") or "")
+            block["signature"] = before + str(delta.get("signature") or "")
+        elif kind == "input_json_delta":
+            piece = str(delta.get("partial_json") or "")
+            self._inputs.setdefault(index, []).append(piece)
+            if piece and index in self._calls:
+                out.append(ToolCallDelta(index=self._calls[index], fragment=piece))
+        elif kind == "citations_delta":
+            citations = block.get("citations")
+            block["citations"] = [*(citations if isinstance(citations, list) else []),
+                                  delta.get("citation")]
+
+    def _stop(self, payload: Mapping[str, Any], out: list[StreamEvent]) -> None:
+        index, block = self._block(payload)
+        pieces = self._inputs.pop(index, None)
+        if pieces is not None:
+            text = "".join(pieces)
+            if text.strip():
+                try:
+                    block["input"] = json.loads(text)
+                except json.JSONDecodeError:
+                    block["input"] = text  # cut off: decoded as broken arguments
+            elif not isinstance(block.get("input"), Mapping):
+                block["input"] = {}
+        if index in self._calls:
+            ordinal = self._calls[index]
+            seed = reply_seed(self._snapshot())
+            call: ToolCallPart = call_from_block(block, nm=self._nm, seed=seed, ordinal=ordinal)
+            out.append(ToolCallFinished(index=ordinal, call=call))
+
+    def _message_delta(self, payload: Mapping[str, Any]) -> None:
+        message = self._snapshot()
+        delta = payload.get("delta")
+        if isinstance(delta, Mapping):
+            message.update(copy.deepcopy(dict(delta)))
+        usage = payload.get("usage")
+        if isinstance(usage, Mapping):
+            totals = message.get("usage")
+            totals = dict(totals) if isinstance(totals, Mapping) else {}
+            # The numbers are running totals: overwrite, never add.
+            totals.update({k: copy.deepcopy(v) for k, v in usage.items() if v is not None})
+            message["usage"] = totals
+        for key, value in payload.items():
+            if key not in ("type", "delta", "usage"):
+                message[key] = copy.deepcopy(value)
+
+    # ---------------------------------------------------------------- finishing
+
+    def finish(self) -> Reply:
+        if self._error is not None:
+            raise self._error
+        rest: list[StreamEvent] = []
+        for event in self._framer.close():
+            self._event(event, rest)
+        if self._message is None or not self._stopped:
+            self._fail(StreamError("the stream ended before message_stop", wire=WIRE))
+        assert self._message is not None
+        if self._inputs:
+            self._fail(StreamError("the stream ended inside a content block", wire=WIRE))
+        body = dict(self._message)
+        body["content"] = [self._blocks[i] for i in sorted(self._blocks)]
+        return decode_reply(body, nm=self._nm)
+
+
+def _call_id(message: Mapping[str, Any], ordinal: int) -> str:
+    seed = message.get("id")
+    return call_id_for(seed if isinstance(seed, str) and seed else "stream", ordinal)
+
+
+# --------------------------------------------------------------------------- encoding
+
+
+def _pieces(text: str, n: int = 3) -> list[str]:
+    """``text`` in up to ``n`` pieces of similar length (never empty pieces)."""
+    if len(text) <= 1:
+        return [text] if text else []
+    size = max(1, -(-len(text) // n))
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+def _sse(payload: dict[str, Any]) -> bytes:
+    return f"event: {payload['type']}\ndata: {dumps(payload)}\n\n".encode()
+
+
+def _block_events(index: int, block: dict[str, Any]) -> list[dict[str, Any]]:
+    kind = block.get("type")
+    events: list[dict[str, Any]] = []
+
+    def delta(d: dict[str, Any]) -> None:
+        events.append({"type": "content_block_delta", "index": index, "delta": d})
+
+    start = dict(block)
+    if kind == "text":
+        start["text"] = ""
+        citations = start.pop("citations", None)
+        if isinstance(citations, list):
+            start["citations"] = []
+        events.append({"type": "content_block_start", "index": index, "content_block": start})
+        for citation in citations if isinstance(citations, list) else []:
+            delta({"type": "citations_delta", "citation": citation})
+        for piece in _pieces(str(block.get("text") or "")):
+            delta({"type": "text_delta", "text": piece})
+    elif kind == "thinking":
+        start["thinking"] = ""
+        if "signature" in start:
+            start["signature"] = ""
+        events.append({"type": "content_block_start", "index": index, "content_block": start})
+        for piece in _pieces(str(block.get("thinking") or "")):
+            delta({"type": "thinking_delta", "thinking": piece})
+        if block.get("signature"):
+            delta({"type": "signature_delta", "signature": block["signature"]})
+    elif kind in _INPUT_BLOCKS:
+        value = block.get("input")
+        start["input"] = {}
+        events.append({"type": "content_block_start", "index": index, "content_block": start})
+        text = value if isinstance(value, str) else dumps(value if value is not None else {})
+        delta({"type": "input_json_delta", "partial_json": ""})
+        for piece in _pieces(text if text != "{}" else ""):
+            delta({"type": "input_json_delta", "partial_json": piece})
+    else:
+        events.append({"type": "content_block_start", "index": index, "content_block": start})
+    events.append({"type": "content_block_stop", "index": index})
+    return events
+
+
+def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes]:
+    """The reply as the API streams it: one ``bytes`` per server-sent event."""
+    body = encode_reply(reply, nm=name_map(request), model=request.model if request else "")
+    _restore_broken_inputs(reply, body)
+    usage = body.pop("usage")
+    message = {k: v for k, v in body.items() if k not in ("content", "stop_reason",
+                                                          "stop_sequence", "stop_details")}
+    message.update({"content": [], "stop_reason": None, "stop_sequence": None,
+                    "usage": {**usage, "output_tokens": min(1, usage["output_tokens"])}})
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": message}]
+    for index, block in enumerate(body["content"]):
+        events.extend(_block_events(index, block))
+        if index == 0:
+            events.append({"type": "ping"})
+    delta: dict[str, Any] = {"stop_reason": body["stop_reason"],
+                             "stop_sequence": body.get("stop_sequence")}
+    if "stop_details" in body:
+        delta["stop_details"] = body["stop_details"]
+    running = {k: v for k, v in usage.items() if k in _DELTA_USAGE}
+    events.append({"type": "message_delta", "delta": delta, "usage": running})
+    events.append({"type": "message_stop"})
+    return [_sse(e) for e in events]
+
+
+def _restore_broken_inputs(reply: Reply, body: dict[str, Any]) -> None:
+    """A call cut off mid-arguments streams its broken text, as the API would have sent it."""
+    calls = iter(reply.message.tool_calls)
+    for block in body["content"]:
+        if block.get("type") != "tool_use":
+            continue
+        call = next(calls, None)
+        if call is not None and call.parse_error is not None and call.raw_arguments is not None:
+            block["input"] = call.raw_arguments

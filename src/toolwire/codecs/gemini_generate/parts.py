@@ -1,0 +1,363 @@
+"""Gemini ``Part`` objects <-> canonical parts, shared by requests, replies and streams.
+
+Owns: the wire name, the tool-name rule and `NameMap` for Gemini, the ids made up for calls
+that came without one, the two directions of part conversion (`decode_parts`, `PartEncoder`),
+and the shape checks that make a wrong-shaped body a `WireFormatError` naming the field. Used
+only by the gemini-generate codec. Must not import transport, client or any vendor SDK.
+
+What rides in ``provider_data["gemini-generate"]``:
+
+- `TextPart`, `ToolCallPart`, `ToolResultPart`: the part's keys other than its main one
+  (``thoughtSignature`` above all), kept exactly, sent back on the same part. A call or result
+  whose id was made up here (Gemini sent none) also has ``"_generated_id": true``; such ids are
+  never sent to Gemini.
+- `ReasoningPart`: the whole part as received: a ``thought: true`` text part, or an empty text
+  part that only carries a ``thoughtSignature``.
+- `OpaquePart`: any other part (``inlineData``, ``executableCode``, ...), whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolwire.codecs.base import NameMap, Note, call_id_for, dumps
+from toolwire.codecs.base import wrong_shape as wrong
+from toolwire.transcript import (
+    JSON,
+    OpaquePart,
+    Part,
+    ProviderData,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
+
+WIRE = "gemini-generate"
+GENERATED = "_generated_id"
+NAME_RULE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$")
+_BAD_CHAR = re.compile(r"[^a-zA-Z0-9_.:-]")
+
+
+def name_map(tools: Sequence[ToolSpec]) -> NameMap:
+    """The mapping between the user's tool names and names Gemini accepts (empty, and quick,
+    when every name already fits)."""
+    names = [t.name for t in tools]
+    if all(map(NAME_RULE.match, names)):
+        return NameMap()
+    return NameMap.build(names, pattern=NAME_RULE, max_len=128, bad_char=_BAD_CHAR)
+
+
+def wire_name(names: NameMap, name: str, tool_names: Sequence[str]) -> str:
+    """A name for the wire, including names in the history that are no longer in the tools."""
+    if name in names.to_wire or NAME_RULE.match(name):
+        return names.wire(name)
+    extended = NameMap.build(
+        [*tool_names, name], pattern=NAME_RULE, max_len=128, bad_char=_BAD_CHAR
+    )
+    return extended.wire(name)
+
+
+def own(data: ProviderData | None) -> dict[str, Any] | None:
+    """This wire's entry of a provider_data mapping, if it is an object."""
+    if not data:
+        return None
+    entry = data.get(WIRE)
+    return dict(entry) if isinstance(entry, Mapping) else None
+
+
+def _pd(extras: Mapping[str, JSON]) -> ProviderData | None:
+    return {WIRE: dict(extras)} if extras else None
+
+
+# --------------------------------------------------------------------------- shape checks
+
+
+def as_list(value: Any, where: str, expected: str) -> list[Any]:
+    """A list field; absent or null reads as empty."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise wrong(where, expected, value)
+    return value
+
+
+def as_object(value: Any, where: str) -> Mapping[str, Any] | None:
+    if value is None or isinstance(value, Mapping):
+        return value
+    raise wrong(where, "an object", value)
+
+
+def check_parts(parts: Any, where: str) -> list[Any]:
+    """A content's parts, each checked for the fields the codec reads."""
+    checked = as_list(parts, f"{where}.parts", "a list of parts")
+    for j, part in enumerate(checked):
+        at = f"{where}.parts[{j}]"
+        if not isinstance(part, (dict, Mapping)):
+            raise wrong(at, "an object (a part)", part)
+        text = part.get("text")
+        if text is not None and not isinstance(text, str):
+            raise wrong(f"{at}.text", "a string", text)
+        if "functionCall" in part:
+            call = part["functionCall"]
+            if not isinstance(call, (dict, Mapping)):
+                raise wrong(f"{at}.functionCall", "an object", call)
+            if not isinstance(call.get("name"), str):
+                raise wrong(f"{at}.functionCall.name", "a string", call.get("name"))
+            args = call.get("args")
+            if args is not None and not isinstance(args, Mapping | str):
+                raise wrong(f"{at}.functionCall.args", "an object", args)
+        if "functionResponse" in part:
+            response = part["functionResponse"]
+            if not isinstance(response, (dict, Mapping)):
+                raise wrong(f"{at}.functionResponse", "an object", response)
+            if not isinstance(response.get("name"), str | None):
+                raise wrong(f"{at}.functionResponse.name", "a string", response.get("name"))
+    return checked
+
+
+# --------------------------------------------------------------------------- parts
+
+
+def call_seed(base: str, call: Mapping[str, JSON]) -> str:
+    """A seed for made-up ids: the reply (or turn) and the call's own content."""
+    text = json.dumps(
+        [call.get("name"), call.get("args")], sort_keys=True, ensure_ascii=False, default=str
+    )
+    return f"{base}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
+def decode_call(part: Mapping[str, JSON], *, names: NameMap, seed: str, index: int) -> ToolCallPart:
+    """One ``functionCall`` part as a canonical call (the ``index``-th call of its content)."""
+    fc = part.get("functionCall")
+    fc = fc if isinstance(fc, (dict, Mapping)) else {}
+    extras = {k: v for k, v in part.items() if k != "functionCall"}
+    wire_id = fc.get("id")
+    if isinstance(wire_id, str) and wire_id:
+        call_id = wire_id
+    else:
+        call_id = call_id_for(call_seed(seed, fc), index)
+        extras[GENERATED] = True
+    name = names.user(str(fc.get("name") or ""))
+    args = fc.get("args")
+    if isinstance(args, str):
+        return ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=args,
+                                     provider_data=_pd(extras))
+    return ToolCallPart(id=call_id, name=name, arguments={} if args is None else args,
+                        provider_data=_pd(extras))
+
+
+def _result_content(response: JSON) -> tuple[str, bool]:
+    if isinstance(response, Mapping) and len(response) == 1:
+        ((key, value),) = response.items()
+        if key in ("output", "error"):
+            return (value if isinstance(value, str) else dumps(value)), key == "error"
+    if isinstance(response, str):
+        return response, False
+    return dumps(response), False
+
+
+@dataclass
+class _Calls:
+    """The calls of the previous model turn, for matching results that carry no id."""
+
+    calls: Sequence[ToolCallPart]
+    used: set[int] = field(default_factory=set)
+
+    def match(self, name: str, position: int) -> ToolCallPart | None:
+        for i, call in enumerate(self.calls):
+            if i not in self.used and call.name == name:
+                self.used.add(i)
+                return call
+        if position < len(self.calls) and position not in self.used:
+            self.used.add(position)
+            return self.calls[position]
+        return None
+
+
+def decode_parts(
+    parts: JSON,
+    *,
+    names: NameMap,
+    seed: str,
+    previous_calls: Sequence[ToolCallPart] = (),
+) -> list[Part]:
+    """A content's ``parts`` as canonical parts, in order.
+
+    Empty text parts that carry nothing else are skipped. ``previous_calls`` are the calls
+    that ``functionResponse`` parts without an id are matched against (by name, then position).
+    """
+    out: list[Part] = []
+    if not isinstance(parts, list):
+        return out
+    calls = _Calls(previous_calls)
+    call_index = result_index = 0
+    for raw in parts:
+        if not isinstance(raw, (dict, Mapping)):
+            continue
+        if "functionCall" in raw:
+            out.append(decode_call(raw, names=names, seed=seed, index=call_index))
+            call_index += 1
+        elif "functionResponse" in raw:
+            out.append(_decode_result(raw, names=names, seed=seed, index=result_index, calls=calls))
+            result_index += 1
+        elif raw.get("thought") is True:
+            text = raw.get("text")
+            out.append(ReasoningPart(text=text if isinstance(text, str) else "",
+                                     provider_data={WIRE: dict(raw)}))
+        elif "text" in raw:
+            text = raw["text"] if isinstance(raw["text"], str) else ""
+            extras = {k: v for k, v in raw.items() if k != "text"}
+            if text:
+                out.append(TextPart(text=text, provider_data=_pd(extras)))
+            elif extras:
+                out.append(ReasoningPart(text="", provider_data={WIRE: dict(raw)}))
+        else:
+            kind = next((k for k in raw if k != "thoughtSignature"), "part")
+            out.append(OpaquePart(wire=WIRE, kind=kind, payload=dict(raw)))
+    return out
+
+
+def _decode_result(
+    raw: Mapping[str, JSON], *, names: NameMap, seed: str, index: int, calls: _Calls
+) -> ToolResultPart:
+    fr = raw.get("functionResponse")
+    fr = fr if isinstance(fr, (dict, Mapping)) else {}
+    extras = {k: v for k, v in raw.items() if k != "functionResponse"}
+    inner = {k: v for k, v in fr.items() if k not in ("name", "id", "response")}
+    if inner:
+        extras["functionResponse"] = inner
+    name = names.user(str(fr.get("name") or ""))
+    wire_id = fr.get("id")
+    if isinstance(wire_id, str) and wire_id:
+        call_id = wire_id
+        for i, call in enumerate(calls.calls):
+            if call.id == wire_id:
+                calls.used.add(i)
+    else:
+        extras[GENERATED] = True
+        matched = calls.match(name, index)
+        call_id = matched.id if matched is not None else call_id_for(f"{seed}:result", index)
+    content, is_error = _result_content(fr.get("response"))
+    return ToolResultPart(call_id=call_id, content=content, is_error=is_error,
+                          name=name or None, provider_data=_pd(extras))
+
+
+@dataclass
+class PartEncoder:
+    """Canonical parts -> Gemini parts, collecting a `Note` for everything changed or dropped.
+
+    ``for_reply`` renders a reply (the emulator's side): a call whose arguments did not parse
+    is sent as its raw text, as a cut-off model reply would carry it. ``fill_signature``, when
+    set, goes on the first call of a model turn whose calls carry no signature (history that
+    Gemini did not produce). Calls are remembered as they are encoded, so that the results
+    after them find their names and know whether their ids were made up.
+    """
+
+    names: NameMap
+    tool_names: Sequence[str]
+    notes: list[Note] = field(default_factory=list)
+    for_reply: bool = False
+    fill_signature: str | None = None
+    _generated: set[str] = field(default_factory=set)
+    _call_names: dict[str, str] = field(default_factory=dict)
+    _wire_names: dict[str, str] = field(default_factory=dict)
+
+    def content(
+        self, parts: Sequence[Part], m_index: int | None, *, model: bool
+    ) -> list[dict[str, Any]]:
+        """The Gemini parts of one message (``m_index`` in the request; None for a reply)."""
+        out: list[dict[str, Any]] = []
+        for p_index, part in enumerate(parts):
+            encoded = self.part(part, m_index, p_index)
+            if encoded is not None:
+                out.append(encoded)
+        if model and self.fill_signature:
+            first = next((p for p in out if "functionCall" in p), None)
+            if first is not None and "thoughtSignature" not in first:
+                first["thoughtSignature"] = self.fill_signature
+        return out
+
+    def part(self, part: Part, m_index: int | None, p_index: int) -> dict[str, Any] | None:
+        if isinstance(part, TextPart):
+            data = part.provider_data
+            return {"text": part.text, **(own(data) or {})} if data else {"text": part.text}
+        if isinstance(part, ToolCallPart):
+            return self._call(part, own(part.provider_data) if part.provider_data else None)
+        if isinstance(part, ToolResultPart):
+            return self._result(part, own(part.provider_data) if part.provider_data else None)
+        if isinstance(part, ReasoningPart):
+            entry = part.provider_data.get(WIRE) if part.provider_data else None
+            if isinstance(entry, Mapping) and entry:
+                return entry if isinstance(entry, dict) else dict(entry)
+            self.notes.append(Note(kind="reasoning_dropped", subject=_where(m_index, p_index),
+                                   detail="reasoning from another wire cannot be sent to Gemini"))
+            return None
+        if isinstance(part, OpaquePart):
+            if part.wire == WIRE and isinstance(part.payload, Mapping):
+                return dict(part.payload)
+            self.notes.append(Note(
+                kind="opaque_dropped", subject=_where(m_index, p_index),
+                detail=f"{part.kind} block of {part.wire} cannot be sent to Gemini"))
+            return None
+        raise TypeError(f"not a part: {part!r}")  # pragma: no cover
+
+    def _wire_name(self, name: str) -> str:
+        known = self._wire_names.get(name)
+        if known is None:
+            known = self._wire_names[name] = wire_name(self.names, name, self.tool_names)
+        return known
+
+    def _call(self, call: ToolCallPart, extras: dict[str, Any] | None) -> dict[str, Any]:
+        generated = bool(extras.pop(GENERATED, False)) if extras else False
+        if generated:
+            self._generated.add(call.id)
+        self._call_names[call.id] = call.name
+        args: JSON = call.arguments
+        if isinstance(args, dict):
+            pass
+        elif isinstance(args, Mapping):
+            args = dict(args)
+        elif self.for_reply and call.raw_arguments is not None:
+            args = call.raw_arguments
+        else:
+            args = {}
+            if call.arguments is not None or call.parse_error is not None:
+                self.notes.append(Note(
+                    kind="arguments_replaced", subject=call.id,
+                    detail="Gemini carries arguments as an object; sent {} instead of "
+                           f"{call.arguments_text[:60]!r}"))
+        fc: dict[str, Any] = {"name": self._wire_name(call.name), "args": args}
+        if not generated:
+            fc["id"] = call.id
+        return {"functionCall": fc, **extras} if extras else {"functionCall": fc}
+
+    def _result(self, result: ToolResultPart, extras: dict[str, Any] | None) -> dict[str, Any]:
+        inner = None
+        generated = result.call_id in self._generated
+        if extras:
+            generated = bool(extras.pop(GENERATED, False)) or generated
+            inner = extras.pop("functionResponse", None)
+        name = result.name or self._call_names.get(result.call_id)
+        if not name:
+            name = "tool"
+            self.notes.append(Note(kind="field_dropped", subject=result.call_id,
+                                   detail="result has no tool name; sent as 'tool'"))
+        fr: dict[str, Any] = {"name": self._wire_name(name)}
+        if not generated:
+            fr["id"] = result.call_id
+        fr["response"] = {"error" if result.is_error else "output": result.content}
+        if inner is not None and isinstance(inner, Mapping):
+            fr.update({k: v for k, v in inner.items() if k not in fr})
+        return {"functionResponse": fr, **extras} if extras else {"functionResponse": fr}
+
+
+def _where(m_index: int | None, p_index: int) -> str:
+    """The subject of a note about one part: ``messages[i].parts[j]`` (``reply.parts[j]``)."""
+    return f"reply.parts[{p_index}]" if m_index is None else f"messages[{m_index}].parts[{p_index}]"

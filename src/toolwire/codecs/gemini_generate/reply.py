@@ -1,0 +1,502 @@
+"""Gemini replies: whole ``GenerateContentResponse`` bodies, SSE streams, and error bodies.
+
+Owns: the finish- and block-reason maps, `decode_response` / `encode_response`,
+`encode_stream`, the incremental `StreamDecoder` and `decode_error` for the gemini-generate
+codec (re-exported by ``gemini_generate``). Must not import transport, client or any vendor SDK.
+
+What a reply keeps in ``Reply.provider_data["gemini-generate"]``, so that rendering it again
+gives the same body: ``response`` (top-level keys not otherwise read, ``promptFeedback``
+included), ``candidate`` (``finishMessage``, ``safetyRatings``, ``index``, ...),
+``usageMetadata`` (usage keys other than the counted ones) and ``otherCandidates``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from toolwire.codecs.base import (
+    NameMap,
+    ReasoningDelta,
+    SSEFramer,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    provider_error,
+    retry_after_from,
+)
+from toolwire.codecs.base import wrong_shape as wrong
+from toolwire.codecs.gemini_generate.parts import (
+    WIRE,
+    PartEncoder,
+    as_list,
+    as_object,
+    decode_call,
+    decode_parts,
+    name_map,
+    own,
+)
+from toolwire.errors import ProviderError, StreamError, WireFormatError
+from toolwire.transcript import JSON, Message, Reply, Request, StopReason, Usage
+
+FINISH_REASONS: dict[str, StopReason] = {
+    "FINISH_REASON_UNSPECIFIED": "other",
+    "STOP": "end_turn",
+    "MAX_TOKENS": "max_tokens",
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "LANGUAGE": "other",
+    "OTHER": "other",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "SPII": "content_filter",
+    "MALFORMED_FUNCTION_CALL": "tool_call_failed",
+    "IMAGE_SAFETY": "content_filter",
+    "IMAGE_PROHIBITED_CONTENT": "content_filter",
+    "IMAGE_OTHER": "other",
+    "NO_IMAGE": "other",
+    "IMAGE_RECITATION": "content_filter",
+    "UNEXPECTED_TOOL_CALL": "tool_call_failed",
+    "TOO_MANY_TOOL_CALLS": "tool_call_failed",
+    "MISSING_THOUGHT_SIGNATURE": "error",
+    "MALFORMED_RESPONSE": "error",
+    "ESCALATION": "other",
+    "PUP_LIMITED_DISABLED": "other",
+    "CONTINUATION": "pause_turn",
+    "MODEL_ARMOR": "content_filter",
+}
+"""``candidates[].finishReason`` -> normalised stop (before the tool-call rule)."""
+
+BLOCK_REASONS: dict[str, StopReason] = {
+    "BLOCK_REASON_UNSPECIFIED": "refusal",
+    "BLOCKED_REASON_UNSPECIFIED": "refusal",
+    "SAFETY": "content_filter",
+    "OTHER": "refusal",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "IMAGE_SAFETY": "content_filter",
+    "MODEL_ARMOR": "content_filter",
+    "JAILBREAK": "content_filter",
+}
+"""``promptFeedback.blockReason`` (the prompt was refused, no candidates) -> stop."""
+
+# Replies requested with ``$alt=json;enum-encoding=int`` carry enum numbers.
+_FINISH_BY_NUMBER = {
+    0: "FINISH_REASON_UNSPECIFIED", 1: "STOP", 2: "MAX_TOKENS", 3: "SAFETY", 4: "RECITATION",
+    5: "OTHER", 6: "LANGUAGE", 7: "BLOCKLIST", 8: "PROHIBITED_CONTENT", 9: "SPII",
+    10: "MALFORMED_FUNCTION_CALL", 11: "IMAGE_SAFETY", 12: "UNEXPECTED_TOOL_CALL",
+    13: "TOO_MANY_TOOL_CALLS", 14: "IMAGE_PROHIBITED_CONTENT", 15: "IMAGE_OTHER",
+    16: "NO_IMAGE", 17: "IMAGE_RECITATION",
+}
+_BLOCK_BY_NUMBER = {
+    0: "BLOCK_REASON_UNSPECIFIED", 1: "SAFETY", 2: "OTHER", 3: "BLOCKLIST",
+    4: "PROHIBITED_CONTENT", 5: "IMAGE_SAFETY",
+}
+_FINISH_FOR_STOP: dict[str, str] = {
+    "end_turn": "STOP", "tool_calls": "STOP", "stop_sequence": "STOP",
+    "max_tokens": "MAX_TOKENS", "content_filter": "SAFETY",
+    "tool_call_failed": "MALFORMED_FUNCTION_CALL", "pause_turn": "CONTINUATION",
+    "context_window_exceeded": "OTHER", "error": "MALFORMED_RESPONSE", "other": "OTHER",
+    "refusal": "OTHER",
+}
+_COUNTED = ("promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount",
+            "cachedContentTokenCount", "totalTokenCount")
+_READ = ("candidates", "usageMetadata", "modelVersion", "responseId")
+
+
+def _enum_name(value: JSON, numbers: Mapping[int, str]) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return numbers.get(value, str(value))
+    return str(value)
+
+
+def _count(meta: Mapping[str, JSON], key: str) -> int:
+    try:
+        return int(meta.get(key) or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _usage(meta: JSON) -> Usage:
+    if not isinstance(meta, (dict, Mapping)):
+        return Usage()
+    thoughts = _count(meta, "thoughtsTokenCount")
+    return Usage(
+        input_tokens=_count(meta, "promptTokenCount") + _count(meta, "toolUsePromptTokenCount"),
+        output_tokens=_count(meta, "candidatesTokenCount") + thoughts,
+        cache_read_tokens=_count(meta, "cachedContentTokenCount"),
+        reasoning_tokens=thoughts,
+    )
+
+
+def _stop(raw: str | None, blocked: bool, message: Message) -> tuple[StopReason, bool]:
+    if blocked:
+        return BLOCK_REASONS.get(raw or "", "refusal"), False
+    calls = message.tool_calls
+    if calls:
+        if raw == "MAX_TOKENS" and any(c.parse_error is not None for c in calls):
+            return "max_tokens", True
+        return "tool_calls", False
+    if raw is None:
+        return "end_turn", False
+    return FINISH_REASONS.get(raw, "other"), False
+
+
+def _names(request: Request | None) -> NameMap:
+    return name_map(request.tools) if request is not None else NameMap()
+
+
+def decode_response(body: Mapping[str, Any], *, request: Request | None = None) -> Reply:
+    """A whole ``generateContent`` reply as a canonical `Reply` (first candidate)."""
+    if not isinstance(body, (dict, Mapping)):
+        raise WireFormatError(f"a Gemini reply is a JSON object, not {type(body).__name__}")
+    if "error" in body and "candidates" not in body:
+        raise decode_error(0, body)
+    candidates = as_list(body.get("candidates"), "candidates", "a list of candidates")
+    for i, listed in enumerate(candidates):
+        if not isinstance(listed, (dict, Mapping)):
+            raise wrong(f"candidates[{i}]", "an object (a candidate)", listed)
+    cand: Mapping[str, JSON] = candidates[0] if candidates else {}
+    content = as_object(cand.get("content"), "candidates[0].content")
+    parts = content.get("parts") if content else None  # parts are read leniently
+    if parts is not None and not isinstance(parts, list):
+        raise wrong("candidates[0].content.parts", "a list of parts", parts)
+    response_id = body.get("responseId")
+    message = Message(role="assistant", parts=tuple(decode_parts(
+        parts, names=_names(request), seed=str(response_id or ""))))
+    feedback = body.get("promptFeedback")
+    blocked = not candidates and isinstance(feedback, Mapping) and "blockReason" in feedback
+    if blocked:
+        assert isinstance(feedback, Mapping)
+        raw = _enum_name(feedback.get("blockReason"), _BLOCK_BY_NUMBER)
+    else:
+        raw = _enum_name(cand.get("finishReason"), _FINISH_BY_NUMBER)
+    stop, truncated = _stop(raw, blocked, message)
+    data: dict[str, JSON] = {}
+    response_extra = {k: v for k, v in body.items() if k not in _READ}
+    candidate_extra = {k: v for k, v in cand.items() if k not in ("content", "finishReason")}
+    meta = body.get("usageMetadata")
+    usage_extra = ({k: v for k, v in meta.items() if k not in _COUNTED}
+                   if isinstance(meta, (dict, Mapping)) else {})
+    for key, value in (("response", response_extra), ("candidate", candidate_extra),
+                       ("usageMetadata", usage_extra), ("otherCandidates", candidates[1:])):
+        if value:
+            data[key] = value
+    model = body.get("modelVersion")
+    return Reply(
+        message=message,
+        stop=stop,
+        raw_stop=raw,
+        usage=_usage(meta),
+        model=str(model) if model is not None else None,
+        id=str(response_id) if response_id is not None else None,
+        truncated_call=truncated,
+        provider_data={WIRE: data} if data else None,
+    )
+
+
+def encode_response(reply: Reply, *, request: Request | None = None) -> dict[str, Any]:
+    """A canonical reply as Gemini's non-streamed reply body."""
+    names = _names(request)
+    tool_names = [t.name for t in request.tools] if request is not None else []
+    parts = PartEncoder(names, tool_names, for_reply=True).content(
+        reply.message.parts, None, model=True)
+    data = own(reply.provider_data) or {}
+    response_extra = dict(data.get("response") or {})
+    feedback = response_extra.get("promptFeedback")
+    has_block = isinstance(feedback, Mapping) and "blockReason" in feedback
+    body: dict[str, Any] = {}
+    if not parts and (has_block or reply.stop == "refusal"):
+        if not has_block:
+            reason = reply.raw_stop if reply.raw_stop in BLOCK_REASONS else "OTHER"
+            response_extra["promptFeedback"] = {"blockReason": reason}
+    else:
+        cand: dict[str, Any] = {}
+        if parts:
+            cand["content"] = {"role": "model", "parts": parts}
+        raw = reply.raw_stop
+        cand["finishReason"] = raw if raw in FINISH_REASONS else _FINISH_FOR_STOP[reply.stop]
+        cand.update(data.get("candidate") or {})
+        body["candidates"] = [cand, *(data.get("otherCandidates") or [])]
+    usage_extra = dict(data.get("usageMetadata") or {})
+    u = reply.usage
+    usage: dict[str, Any] = {
+        "promptTokenCount": u.input_tokens - _count(usage_extra, "toolUsePromptTokenCount"),
+        "candidatesTokenCount": u.output_tokens - u.reasoning_tokens,
+    }
+    if u.reasoning_tokens:
+        usage["thoughtsTokenCount"] = u.reasoning_tokens
+    if u.cache_read_tokens:
+        usage["cachedContentTokenCount"] = u.cache_read_tokens
+    usage["totalTokenCount"] = u.input_tokens + u.output_tokens
+    usage.update(usage_extra)
+    body["usageMetadata"] = usage
+    if reply.model is not None:
+        body["modelVersion"] = reply.model
+    if reply.id is not None:
+        body["responseId"] = reply.id
+    body.update(response_extra)
+    return body
+
+
+# --------------------------------------------------------------------------- streams
+
+
+def _sse(chunk: Mapping[str, Any]) -> bytes:
+    return b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\r\n\r\n"
+
+
+def _pieces(text: str) -> list[str]:
+    step = max(1, -(-len(text) // 3))
+    return [text[i : i + step] for i in range(0, len(text), step)] or [text]
+
+
+def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes]:
+    """The reply as ``streamGenerateContent?alt=sse`` sends it: text in pieces, calls whole,
+    the finish reason and the full usage on the last chunk, no terminator."""
+    body = encode_response(reply, request=request)
+    candidates = body.get("candidates")
+    if not candidates:
+        return [_sse(body)]
+    cand = candidates[0]
+    head: dict[str, Any] = {k: body[k] for k in ("modelVersion", "responseId") if k in body}
+    usage = body["usageMetadata"]
+    early = {"promptTokenCount": usage["promptTokenCount"],
+             "totalTokenCount": usage["promptTokenCount"]}
+    groups: list[list[dict[str, Any]]] = []
+    calls_open = False
+    for part in cand.get("content", {}).get("parts", []):
+        if "functionCall" in part:
+            if calls_open:
+                groups[-1].append(part)
+            else:
+                groups.append([part])
+            calls_open = True
+            continue
+        calls_open = False
+        text = part.get("text")
+        if isinstance(text, str) and text:
+            pieces = _pieces(text)
+            marker = {"thought": True} if part.get("thought") is True else {}
+            groups.extend([{"text": piece, **marker}] for piece in pieces[:-1])
+            groups.append([{**part, "text": pieces[-1]}])
+        else:
+            groups.append([part])
+    index = {"index": cand["index"]} if "index" in cand else {}
+    chunks: list[dict[str, Any]] = [
+        {"candidates": [{"content": {"role": "model", "parts": g}, **index}],
+         "usageMetadata": early, **head}
+        for g in groups
+    ] or [{"candidates": [{}], **head}]
+    last = chunks[-1]
+    last["candidates"][0].update({k: v for k, v in cand.items() if k != "content"})
+    last["usageMetadata"] = usage
+    last.update({k: v for k, v in body.items() if k not in _READ})
+    return [_sse(c) for c in chunks]
+
+
+class StreamDecoder:
+    """Assembles ``streamGenerateContent?alt=sse`` chunks into events and a final `Reply`.
+
+    Text pieces are joined into one part (thought text apart from answer text); a
+    ``thoughtSignature`` that arrives on a later piece joins the part it continues; calls
+    arrive whole; the last ``usageMetadata`` wins. There is no terminator: a stream with no
+    ``finishReason`` (and no blocked prompt) ended early.
+    """
+
+    def __init__(self, *, request: Request | None = None) -> None:
+        self._request = request
+        self._names = _names(request)
+        self._framer = SSEFramer()
+        self._parts: list[dict[str, Any]] = []
+        self._open: int | None = None
+        self._calls = 0
+        self._finish: JSON = None
+        self._candidate: dict[str, JSON] = {}
+        self._response: dict[str, JSON] = {}
+        self._head: dict[str, JSON] = {}
+        self._usage: JSON = None
+        self._seen = False
+        self._had_candidates = False
+
+    def feed(self, data: bytes) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        for event in self._framer.feed(data):
+            self._event(event.data, events)
+        return events
+
+    def finish(self) -> Reply:
+        for event in self._framer.close():
+            self._event(event.data, [])
+        if not self._seen:
+            raise StreamError("the stream ended before any reply arrived", wire=WIRE)
+        feedback = self._response.get("promptFeedback")
+        blocked = (not self._had_candidates and isinstance(feedback, Mapping)
+                   and "blockReason" in feedback)
+        if self._finish is None and not blocked:
+            raise StreamError("the stream ended before the reply finished (no finishReason)",
+                              wire=WIRE)
+        return decode_response(self.body(), request=self._request)
+
+    def body(self) -> dict[str, Any]:
+        """The whole reply body the chunks so far add up to."""
+        body: dict[str, Any] = {}
+        if self._had_candidates:
+            cand: dict[str, Any] = {}
+            if self._parts:
+                cand["content"] = {"role": "model", "parts": [dict(p) for p in self._parts]}
+            if self._finish is not None:
+                cand["finishReason"] = self._finish
+            cand.update(self._candidate)
+            body["candidates"] = [cand]
+        if self._usage is not None:
+            body["usageMetadata"] = self._usage
+        body.update(self._head)
+        body.update(self._response)
+        return body
+
+    def _event(self, data: str, events: list[StreamEvent]) -> None:
+        text = data.strip()
+        if not text or text == "[DONE]":
+            return
+        try:
+            chunk = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise StreamError(f"a stream chunk is not JSON: {exc.msg}", wire=WIRE,
+                              body=text) from None
+        for item in chunk if isinstance(chunk, list) else [chunk]:
+            self._chunk(item, events)
+
+    def _chunk(self, chunk: JSON, events: list[StreamEvent]) -> None:
+        if not isinstance(chunk, Mapping):
+            raise StreamError("a stream chunk is not a JSON object", wire=WIRE, body=chunk)
+        if "error" in chunk:
+            error = decode_error(0, chunk)
+            if type(error) is ProviderError:
+                error = StreamError(error.message, status=error.status,
+                                    error_type=error.error_type, wire=WIRE, body=chunk)
+            raise error
+        self._seen = True
+        for key, value in chunk.items():
+            if key == "usageMetadata":
+                self._usage = value
+            elif key in ("modelVersion", "responseId"):
+                self._head[key] = value
+            elif key != "candidates":
+                self._response[key] = value
+        candidates = chunk.get("candidates")
+        if not isinstance(candidates, list) or not candidates:
+            return
+        self._had_candidates = True
+        cand = candidates[0]
+        if not isinstance(cand, Mapping):
+            return
+        for key, value in cand.items():
+            if key == "finishReason":
+                self._finish = value
+            elif key != "content":
+                self._candidate[key] = value
+        content = cand.get("content")
+        parts = content.get("parts") if isinstance(content, Mapping) else None
+        for part in parts if isinstance(parts, list) else []:
+            if isinstance(part, Mapping):
+                self._part(part, events)
+
+    def _part(self, part: Mapping[str, JSON], events: list[StreamEvent]) -> None:
+        if "functionCall" in part:
+            self._open = None
+            index = self._calls
+            self._calls += 1
+            self._parts.append(dict(part))
+            call = decode_call(part, names=self._names,
+                               seed=str(self._head.get("responseId") or ""), index=index)
+            events.append(ToolCallStarted(index=index, id=call.id, name=call.name))
+            events.append(ToolCallDelta(index=index, fragment=call.arguments_text))
+            events.append(ToolCallFinished(index=index, call=call))
+            return
+        if "functionResponse" in part or not ("text" in part or part.get("thought") is True):
+            self._open = None
+            self._parts.append(dict(part))
+            return
+        text = part.get("text")
+        text = text if isinstance(text, str) else ""
+        thought = part.get("thought") is True
+        if self._open is not None:
+            current = self._parts[self._open]
+            same_kind = (current.get("thought") is True) == thought
+            clash = "thoughtSignature" in current and "thoughtSignature" in part
+            if same_kind and not clash:
+                current["text"] = str(current.get("text", "")) + text
+                current.update((k, v) for k, v in part.items() if k != "text")
+                self._delta(text, thought, events)
+                return
+        if not text and set(part) <= {"text", "thought"}:
+            return
+        self._parts.append(dict(part))
+        self._open = len(self._parts) - 1
+        self._delta(text, thought, events)
+
+    @staticmethod
+    def _delta(text: str, thought: bool, events: list[StreamEvent]) -> None:
+        if text:
+            events.append(ReasoningDelta(text=text) if thought else TextDelta(text=text))
+
+
+# --------------------------------------------------------------------------- errors
+
+_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+
+
+def _retry_delay(details: JSON) -> float | None:
+    if not isinstance(details, list):
+        return None
+    for item in details:
+        if not isinstance(item, Mapping) or not str(item.get("@type", "")).endswith("RetryInfo"):
+            continue
+        delay = item.get("retryDelay")
+        if isinstance(delay, str) and (m := _DELAY.match(delay)):
+            return float(m.group(1))
+        if isinstance(delay, Mapping):
+            return float(delay.get("seconds") or 0) + float(delay.get("nanos") or 0) / 1e9
+    return None
+
+
+def decode_error(status: int, body: Any, headers: Mapping[str, str] | None = None) -> ProviderError:
+    """The typed error for a Gemini error body ``{"error": {code, message, status, details}}``.
+
+    ``error_type`` is the gRPC status name (``RESOURCE_EXHAUSTED``, ``UNAVAILABLE``, ...); the
+    wait comes from a ``Retry-After`` header or else the body's ``RetryInfo.retryDelay``.
+    """
+    parsed: Any = body
+    if isinstance(parsed, bytes | bytearray):
+        parsed = parsed.decode("utf-8", "replace")
+    text = parsed if isinstance(parsed, str) else ""
+    if isinstance(parsed, str):
+        try:
+            parsed = json.loads(parsed)
+        except json.JSONDecodeError:
+            parsed = text
+    if isinstance(parsed, list) and parsed and isinstance(parsed[0], Mapping):
+        parsed = parsed[0]
+    error = parsed.get("error") if isinstance(parsed, Mapping) else None
+    message, error_type, details = text.strip(), None, None
+    if isinstance(error, Mapping):
+        message = str(error.get("message") or message)
+        error_type = str(error["status"]) if error.get("status") else None
+        details = error.get("details")
+        code = error.get("code")
+        if not status and isinstance(code, int):
+            status = code
+    elif isinstance(error, str):
+        message = error
+    retry = retry_after_from(headers)
+    if retry is None:
+        retry = _retry_delay(details)
+    return provider_error(status, message or f"HTTP {status}", wire=WIRE, error_type=error_type,
+                          body=parsed, retry_after=retry)

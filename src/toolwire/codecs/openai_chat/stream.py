@@ -1,0 +1,413 @@
+"""OpenAI Chat Completions: streamed replies, both ways.
+
+Owns `ChatStreamDecoder` (SSE ``data:`` chunks in, stream events out, and at the end the same
+`Reply` that `decode_body` gives for the assembled body) and `encode_stream` (a reply as
+realistic chunks). Pure; imports only the transcript, `_base`, errors and the shared chat pieces.
+
+The decoder assumes every quirk compatible servers show: keep-alive comments, a missing or
+repeated ``index`` (a different non-empty id on a taken index opens a new call), ``name: ""`` or
+placeholder ids on continuation fragments, whole calls in one chunk, arguments sent as an object,
+``reasoning`` / ``reasoning_content`` / ``reasoning_details`` (details merged by their ``index``),
+a usage chunk with ``choices: []``, and an ``error`` chunk in the middle of the stream.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from toolwire.codecs.base import (
+    NameMap,
+    ReasoningDelta,
+    SSEFramer,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    call_id_for,
+    provider_error,
+)
+from toolwire.codecs.openai_chat.parts import (
+    WIRE,
+    decode_body,
+    decode_call,
+    dumps_body,
+    encode_usage,
+    finish_reason_of,
+    mapping,
+    name_map,
+    plain,
+    real_id,
+    reply_extras,
+    reply_id,
+    reply_message,
+    reply_seed,
+    string,
+)
+from toolwire.errors import ProviderError, StreamError
+from toolwire.transcript import Reply, Request, ToolCallPart
+
+_CHUNK_KEYS = frozenset({"id", "object", "created", "model", "choices", "usage", "error",
+                         "obfuscation"})
+_CONCAT = ("text", "summary", "data")
+
+
+class _Slot:
+    """One tool call being assembled."""
+
+    __slots__ = ("args", "args_obj", "custom_input", "custom_name", "extras", "id", "key",
+                 "name", "started", "type")
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+        self.id: str | None = None
+        self.name: str | None = None
+        self.type: str | None = None
+        self.args: list[str] = []
+        self.args_obj: Any = None
+        self.custom_name: str | None = None
+        self.custom_input: list[str] = []
+        self.extras: dict[str, Any] = {}
+        self.started = False
+
+    def body(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.id is not None:
+            out["id"] = self.id
+        if self.type == "custom":
+            out["type"] = "custom"
+            out["custom"] = {"name": self.custom_name or "", "input": "".join(self.custom_input)}
+        else:
+            out["type"] = self.type or "function"
+            args: Any = self.args_obj if self.args_obj is not None else "".join(self.args)
+            out["function"] = {"name": self.name or "", "arguments": args}
+        out.update(self.extras)
+        return out
+
+
+class ChatStreamDecoder:
+    """Incremental decoder for a streamed Chat Completions reply."""
+
+    def __init__(self, *, request: Request | None = None) -> None:
+        self._request = request
+        self._names: NameMap | None = name_map(request.tools) if request is not None else None
+        self._framer = SSEFramer()
+        self._head: dict[str, Any] = {}
+        self._extras: dict[str, Any] = {}
+        self._text: list[str] | None = None
+        self._refusal: list[str] = []
+        self._reasoning: dict[str, list[str]] = {}
+        self._details: dict[int, dict[str, Any]] = {}
+        self._slots: list[_Slot] = []
+        self._by_key: dict[int, _Slot] = {}
+        self._finish: str | None = None
+        self._native: Any = None
+        self._usage: Any = None
+        self._done = False
+        self._finished_calls = False
+        self._seen = False
+        self._error: ProviderError | None = None
+
+    # ------------------------------------------------------------------ feeding
+
+    def feed(self, data: bytes) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        for event in self._framer.feed(data):
+            self._event(event.data, out)
+        return out
+
+    def _event(self, data: str, out: list[StreamEvent]) -> None:
+        if self._error is not None or not data.strip():
+            return
+        if data.strip() == "[DONE]":
+            self._done = True
+            self._finish_calls(out)
+            return
+        try:
+            chunk = json.loads(data)
+        except json.JSONDecodeError:
+            self._error = StreamError(f"the stream sent a chunk that is not JSON: {data[:200]!r}",
+                                      wire=WIRE, body=data)
+            return
+        if not isinstance(chunk, Mapping):
+            return
+        self._seen = True
+        if chunk.get("error") is not None:
+            self._error = error_from_chunk(chunk)
+            return
+        for key in ("id", "model", "created"):
+            if key not in self._head and chunk.get(key) not in (None, ""):
+                self._head[key] = chunk[key]
+        for key, value in chunk.items():
+            if key not in _CHUNK_KEYS and value is not None:
+                self._extras[key] = plain(value)
+        if isinstance(chunk.get("usage"), Mapping):
+            self._usage = plain(chunk["usage"])
+        choices = chunk.get("choices")
+        for choice in choices if isinstance(choices, list) else []:
+            if isinstance(choice, Mapping) and choice.get("index", 0) == 0:
+                self._choice(choice, out)
+
+    def _choice(self, choice: Mapping[str, Any], out: list[StreamEvent]) -> None:
+        delta = choice.get("delta")
+        if isinstance(delta, Mapping):
+            self._delta(delta, out)
+        if choice.get("native_finish_reason") is not None:
+            self._native = plain(choice["native_finish_reason"])
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str):
+            self._finish = reason
+            self._finish_calls(out)
+
+    def _delta(self, delta: Mapping[str, Any], out: list[StreamEvent]) -> None:
+        content = delta.get("content")
+        if isinstance(content, str):
+            if self._text is None:
+                self._text = []
+            self._text.append(content)
+            if content:
+                out.append(TextDelta(text=content))
+        if isinstance(delta.get("refusal"), str):
+            self._refusal.append(delta["refusal"])
+        for key in ("reasoning", "reasoning_content"):
+            piece = delta.get(key)
+            if isinstance(piece, str):
+                self._reasoning.setdefault(key, []).append(piece)
+                if piece and next(iter(self._reasoning)) == key:  # one source of deltas only
+                    out.append(ReasoningDelta(text=piece))
+        details = delta.get("reasoning_details")
+        if isinstance(details, list):
+            for item in details:
+                if isinstance(item, Mapping):
+                    text = self._merge_detail(item)
+                    if text and not self._reasoning:
+                        out.append(ReasoningDelta(text=text))
+        calls = delta.get("tool_calls")
+        if isinstance(calls, list):
+            for position, call in enumerate(calls):
+                if isinstance(call, Mapping):
+                    self._call(position, call, out)
+
+    def _merge_detail(self, item: Mapping[str, Any]) -> str:
+        """Merge one reasoning_details fragment; return the readable text it added."""
+        index = item.get("index")
+        key = index if isinstance(index, int) and not isinstance(index, bool) else -1 - len(
+            self._details)
+        have = self._details.get(key)
+        if have is None:
+            self._details[key] = plain(item)
+        else:
+            for name, value in item.items():
+                if name in _CONCAT and isinstance(value, str):
+                    before = have.get(name)
+                    have[name] = (before if isinstance(before, str) else "") + value
+                elif value is not None or name not in have:
+                    have[name] = plain(value)
+        return "".join(item[k] for k in ("text", "summary") if isinstance(item.get(k), str))
+
+    def _call(self, position: int, call: Mapping[str, Any], out: list[StreamEvent]) -> None:
+        index = call.get("index")
+        key = index if isinstance(index, int) and not isinstance(index, bool) else position
+        call_id = real_id(call.get("id"))
+        slot = self._by_key.get(key)
+        if slot is None or _starts_another_call(slot, call_id, call):
+            slot = _Slot(key)
+            self._slots.append(slot)
+            self._by_key[key] = slot
+        if call_id is not None and slot.id is None:
+            slot.id = call_id
+        if isinstance(call.get("type"), str) and call["type"]:
+            slot.type = call["type"]
+        for name, value in call.items():
+            if name not in ("index", "id", "type", "function", "custom") and value is not None:
+                slot.extras[name] = plain(value)
+        custom = call.get("custom")
+        if slot.type == "custom" or (isinstance(custom, Mapping) and "function" not in call):
+            slot.type = "custom"
+            if isinstance(custom, Mapping):
+                if isinstance(custom.get("name"), str) and custom["name"]:
+                    slot.custom_name = custom["name"]
+                if isinstance(custom.get("input"), str):
+                    slot.custom_input.append(custom["input"])
+            return
+        fn = call.get("function")
+        fn = fn if isinstance(fn, Mapping) else {}
+        if isinstance(fn.get("name"), str) and fn["name"] and slot.name is None:
+            slot.name = fn["name"]
+        args = fn.get("arguments")
+        fragment = ""
+        if isinstance(args, str):
+            slot.args.append(args)
+            fragment = args
+        elif args is not None:
+            slot.args_obj = plain(args)
+            fragment = dumps_body(slot.args_obj)
+        number = self._slots.index(slot)
+        if not slot.started and (slot.name is not None or fragment):
+            slot.started = True
+            name = slot.name or ""
+            out.append(ToolCallStarted(
+                index=number,
+                id=slot.id or call_id_for(reply_seed(self._head), number),
+                name=self._names.user(name) if self._names else name,
+            ))
+        if fragment and slot.started:
+            out.append(ToolCallDelta(index=number, fragment=fragment))
+
+    def _finish_calls(self, out: list[StreamEvent]) -> None:
+        if self._finished_calls:
+            return
+        self._finished_calls = True
+        seed = reply_seed(self._head)
+        for number, slot in enumerate(self._slots):
+            part = decode_call(slot.body(), number, seed, self._names)
+            if isinstance(part, ToolCallPart):
+                out.append(ToolCallFinished(index=number, call=part))
+
+    # ------------------------------------------------------------------ the end
+
+    def body(self) -> dict[str, Any]:
+        """The whole reply body this stream amounts to."""
+        message: dict[str, Any] = {"role": "assistant"}
+        if self._text is not None:
+            message["content"] = "".join(self._text)
+        if self._refusal:
+            message["refusal"] = "".join(self._refusal)
+        for key, pieces in self._reasoning.items():
+            message[key] = "".join(pieces)
+        if self._details:
+            message["reasoning_details"] = [self._details[k] for k in sorted(
+                self._details, key=lambda k: (k < 0, k if k >= 0 else -k))]
+        if self._slots:
+            message["tool_calls"] = [slot.body() for slot in self._slots]
+        choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": self._finish}
+        if self._native is not None:
+            choice["native_finish_reason"] = self._native
+        body: dict[str, Any] = {**self._head, **self._extras, "choices": [choice]}
+        if self._usage is not None:
+            body["usage"] = self._usage
+        return body
+
+    def finish(self) -> Reply:
+        for event in self._framer.close():
+            self._event(event.data, [])
+        if self._error is not None:
+            raise self._error
+        if not self._seen:
+            raise StreamError("the stream ended before any chunk arrived", wire=WIRE)
+        if self._finish is None and not self._done:
+            raise StreamError("the stream ended before the reply was complete "
+                              "(no finish_reason and no [DONE])", wire=WIRE)
+        return decode_body(self.body(), self._request)
+
+
+def _starts_another_call(slot: _Slot, call_id: str | None, call: Mapping[str, Any]) -> bool:
+    """Whether a fragment for a taken index is really a new call (servers that reuse index 0).
+
+    It is when it carries a different id, or, with no id at all, when it names a function and
+    starts a new JSON object although the call in the slot already holds a complete one.
+    """
+    if call_id is not None:
+        return slot.id is not None and call_id != slot.id
+    fn = mapping(call.get("function"))
+    args = fn.get("arguments")
+    if not (isinstance(fn.get("name"), str) and fn["name"] and slot.name is not None):
+        return False
+    if not (isinstance(args, str) and args.lstrip().startswith("{")) or not slot.args:
+        return False
+    try:
+        return isinstance(json.loads("".join(slot.args)), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def error_from_chunk(chunk: Mapping[str, Any]) -> ProviderError:
+    """The error an ``error`` chunk stands for: typed when it says what kind, else StreamError."""
+    raw = chunk.get("error")
+    err = raw if isinstance(raw, Mapping) else {"message": str(raw)}
+    message = string(err.get("message"), "the stream reported an error")
+    meta = mapping(err.get("metadata"))
+    code = err.get("code")
+    kind = next((v for v in (meta.get("error_type"), err.get("type"), code)
+                 if isinstance(v, str) and v), None)
+    status: int | None = None
+    if isinstance(code, int) and not isinstance(code, bool) and 400 <= code < 600:
+        status = code
+    elif kind is not None:
+        lowered = kind.lower()
+        if "rate_limit" in lowered:
+            status = 429
+        elif "overloaded" in lowered:
+            status = 529
+        elif "context_length" in lowered:
+            status = 400
+    if status is None:
+        return StreamError(message, error_type=kind, wire=WIRE, body=plain(chunk))
+    return provider_error(status, message, wire=WIRE, error_type=kind, body=plain(chunk))
+
+
+# =========================================================================== encode
+
+
+def _pieces(text: str, count: int = 3) -> list[str]:
+    """``text`` in up to ``count`` consecutive pieces (a realistic split)."""
+    if len(text) <= 1:
+        return [text]
+    size = max(1, -(-len(text) // count))
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes]:
+    """The reply as a Chat Completions SSE stream, ending with a usage chunk and ``[DONE]``."""
+    names = name_map(request.tools) if request is not None else None
+    top, choice_extras = reply_extras(reply)
+    head: dict[str, Any] = {"id": reply_id(reply), "object": "chat.completion.chunk",
+                            "created": 0, "model": reply.model or "", **top}
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    message = reply_message(reply, names)
+    for key in ("reasoning", "reasoning_content"):
+        if isinstance(message.get(key), str):
+            deltas.extend({key: piece} for piece in _pieces(message[key]))
+    for item in message.get("reasoning_details") or []:
+        deltas.extend({"reasoning_details": [frag]} for frag in _detail_fragments(item))
+    if isinstance(message.get("content"), str):
+        deltas.extend({"content": piece} for piece in _pieces(message["content"]))
+    if isinstance(message.get("refusal"), str):
+        deltas.extend({"refusal": piece} for piece in _pieces(message["refusal"]))
+    for number, raw in enumerate(message.get("tool_calls") or []):
+        if raw.get("type") == "custom" or "function" not in raw:
+            deltas.append({"tool_calls": [{"index": number, **raw}]})
+            continue
+        fn = raw["function"]
+        first = {k: v for k, v in raw.items() if k != "function"}
+        first.update(index=number, function={"name": fn["name"], "arguments": ""})
+        deltas.append({"tool_calls": [first]})
+        if fn["arguments"]:
+            deltas.extend({"tool_calls": [{"index": number, "function": {"arguments": piece}}]}
+                          for piece in _pieces(fn["arguments"]))
+    chunks = [{**head, "choices": [{"index": 0, "delta": d, "finish_reason": None}]}
+              for d in deltas]
+    chunks.append({**head, "choices": [{"index": 0, "delta": {},
+                                        "finish_reason": finish_reason_of(reply),
+                                        **choice_extras}]})
+    chunks.append({**head, "choices": [], "usage": encode_usage(reply.usage)})
+    out = [f"data: {dumps_body(c)}\n\n".encode() for c in chunks]
+    out.append(b"data: [DONE]\n\n")
+    return out
+
+
+def _detail_fragments(item: Any) -> list[Any]:
+    """One reasoning_details item as the fragments a stream carries (merged back by index)."""
+    if not isinstance(item, Mapping) or not isinstance(item.get("index"), int):
+        return [item]
+    field = next((k for k in _CONCAT if isinstance(item.get(k), str) and len(item[k]) > 1), None)
+    if field is None:
+        return [item]
+    pieces = _pieces(item[field])
+    first = dict(item)
+    first[field] = pieces[0]
+    same = {k: item[k] for k in ("type", "index") if k in item}
+    rest = [{**same, field: p} for p in pieces[1:]]
+    return [first, *rest]

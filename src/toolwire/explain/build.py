@@ -1,0 +1,286 @@
+"""Naming what every message in a model's context is doing, and what ended the loop.
+
+Owns `Explanation`, `Entry`, `explain_file`, `explain_conversation` and `render_text`. Input is a
+run log, a cassette, or any request or reply body (or raw stream text) in any wire, detected.
+The HTML page is drawn from the same `Explanation` by `toolwire.explain.html`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, assert_never
+
+from toolwire.errors import TranscriptError
+from toolwire.transcript import (
+    Message,
+    OpaquePart,
+    ReasoningPart,
+    Reply,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+    Usage,
+)
+from toolwire.transcript_json import to_json
+
+Lane = Literal["harness", "model", "tools"]
+
+STOP_MEANINGS: dict[str, str] = {
+    "answered": "the model replied without asking for a tool: that reply is the answer",
+    "end_turn": "the model replied without asking for a tool: that reply is the answer",
+    "tool_calls": "the last reply asks for tools that have not been answered yet",
+    "max_turns": "the turn limit was reached",
+    "max_tokens": "the reply was cut off at the token limit",
+    "truncated": "the reply was cut off at the token limit in the middle of a tool call",
+    "refusal": "the model refused",
+    "refused": "the model refused",
+    "pause_turn": "the provider paused a long turn; send the reply back to continue",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One thing in the context, and what it is doing there."""
+
+    label: str
+    summary: str
+    lane: Lane
+    raw: Any
+    index: int | None = None  # position in the message list (None: system prompt, tools)
+    call_id: str | None = None  # set on a tool call
+    answers: str | None = None  # set on a tool result: the call it answers
+    is_error: bool = False
+    turn: int | None = None
+
+
+@dataclass(slots=True)
+class Explanation:
+    source: str
+    wire: str | None
+    entries: list[Entry] = field(default_factory=list)
+    stop: str | None = None
+    stop_meaning: str = ""
+    turn_usage: list[Usage] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for u in self.turn_usage:
+            total = total + u
+        return total
+
+
+def _short(text: str, limit: int = 100) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+def _part_entries(message: Message, index: int, names: dict[str, str], is_last: bool,
+                  turn: int | None) -> list[Entry]:
+    out: list[Entry] = []
+    final = message.role == "assistant" and is_last and not message.tool_calls
+    for part in message.parts:
+        raw = to_json(part)
+        if isinstance(part, TextPart):
+            if message.role == "assistant":
+                label = "final answer" if final else "assistant text"
+                lane: Lane = "model"
+            elif message.role == "system":
+                label, lane = "system instruction", "harness"
+            else:
+                label = "user task" if index == 0 else "user message"
+                lane = "harness"
+            out.append(Entry(label, _short(part.text), lane, raw, index, turn=turn))
+        elif isinstance(part, ToolCallPart):
+            names[part.id] = part.name
+            args = part.arguments_text
+            bad = f" (arguments do not parse: {part.parse_error})" if part.parse_error else ""
+            out.append(Entry(f"tool call {part.name}", f"id {part.id}: {_short(args, 80)}{bad}",
+                             "model", raw, index, call_id=part.id, turn=turn))
+        elif isinstance(part, ToolResultPart):
+            name = names.get(part.call_id, part.name or "?")
+            kind = "error result" if part.is_error else "result"
+            out.append(Entry(f"{kind} for {name}",
+                             f"answers call {part.call_id}: {_short(part.content, 80)}",
+                             "tools", raw, index, answers=part.call_id, is_error=part.is_error,
+                             turn=turn))
+        elif isinstance(part, ReasoningPart):
+            wires = ", ".join(sorted(part.provider_data or {})) or "no provider payload"
+            summary = _short(part.text) if part.text else "(no readable text)"
+            out.append(Entry("reasoning, passed back unchanged", f"{summary} [{wires}]",
+                             "model", raw, index, turn=turn))
+        elif isinstance(part, OpaquePart):
+            out.append(Entry(f"provider block {part.kind}",
+                             f"carried as is for {part.wire}; not run by the harness",
+                             "model", raw, index, turn=turn))
+        else:
+            assert_never(part)
+    return out
+
+
+def explain_conversation(
+    *,
+    source: str,
+    wire: str | None,
+    system: str | None,
+    tools: Sequence[ToolSpec],
+    messages: Sequence[Message],
+    stop: str | None,
+    turn_usage: Sequence[Usage] = (),
+    notes: Sequence[str] = (),
+) -> Explanation:
+    """The explanation of one conversation given as canonical values."""
+    expl = Explanation(source=source, wire=wire, stop=stop, turn_usage=list(turn_usage),
+                       notes=list(notes))
+    if system:
+        expl.entries.append(Entry("system prompt", _short(system), "harness",
+                                  {"system": system}))
+    if tools:
+        raws = [to_json(t) for t in tools]
+        size = len(json.dumps(raws))
+        expl.entries.append(Entry(
+            "tool definitions",
+            f"{len(tools)} tool(s), {size} characters: " + ", ".join(t.name for t in tools),
+            "harness", raws))
+    names: dict[str, str] = {}
+    turn = 0
+    for i, message in enumerate(messages):
+        if message.role == "assistant":
+            turn += 1
+        expl.entries.extend(_part_entries(message, i, names, i == len(messages) - 1,
+                                          turn if message.role != "user" else None))
+    if stop is not None:
+        expl.stop_meaning = STOP_MEANINGS.get(stop, stop.replace("_", " "))
+    return expl
+
+
+def _reply_stop(reply: Reply) -> str:
+    if reply.truncated_call:
+        return "truncated"
+    if reply.stop == "end_turn" and not reply.tool_calls:
+        return "answered"
+    return reply.stop
+
+
+def _from_runlog(path: Path) -> Explanation:
+    from toolwire.agent.runlog import read_log
+
+    run = read_log(path)
+    header = run.header
+    tools = [ToolSpec(name=t["name"], description=t.get("description", ""),
+                      input_schema=t.get("input_schema", {})) for t in header.get("tools") or ()]
+    notes = [f"model: {header.get('model')}"]
+    notes += [f"turn {r.get('turn')}: the request was retried after {r.get('error_type')}: "
+              f"{r.get('error')}" for r in run.retries]
+    notes += run.notes
+    return explain_conversation(
+        source=f"run log {path}", wire=None, system=header.get("system"), tools=tools,
+        messages=run.messages, stop=run.stop or "interrupted", turn_usage=run.turn_usage,
+        notes=notes)
+
+
+def _decode_stream_text(wire: str, text: str) -> Reply:
+    from toolwire.codecs import StreamEnd, get_codec
+
+    reply = None
+    for event in get_codec(wire).decode_stream([text.encode("utf-8")]):
+        if isinstance(event, StreamEnd):
+            reply = event.reply
+    assert reply is not None
+    return reply
+
+
+def _from_cassette(path: Path) -> Explanation:
+    from toolwire.codecs import get_codec
+    from toolwire.conversion import detect_wire
+    from toolwire.http.cassette import load_cassette
+    from toolwire.http.endpoints import wire_for_path
+
+    interactions = load_cassette(path)
+    if not interactions:
+        raise TranscriptError(f"cassette {path} holds no interaction")
+    replies: list[Reply] = []
+    wire = None
+    request = None
+    for item in interactions:
+        route = wire_for_path(str(item["request"].get("path", "")).split("?")[0])
+        wire = route[0] if route else detect_wire(item["request"]["body"])[0]
+        codec = get_codec(wire)
+        request = codec.decode_request(item["request"]["body"])
+        response = item["response"]
+        if "stream" in response and response.get("status", 200) < 400:
+            replies.append(_decode_stream_text(wire, "".join(response["stream"])))
+        elif "body" in response and response.get("status", 200) < 400:
+            replies.append(codec.decode_response(response["body"], request=request))
+    assert request is not None
+    messages = list(request.messages)
+    if replies:
+        messages.append(replies[-1].message)
+    return explain_conversation(
+        source=f"cassette {path}", wire=wire, system=request.system, tools=request.tools,
+        messages=messages, stop=_reply_stop(replies[-1]) if replies else None,
+        turn_usage=[r.usage for r in replies])
+
+
+def explain_body(body: Any, source: str = "body") -> Explanation:
+    """Explain one request or reply body (or raw stream text) in any wire."""
+    from toolwire.codecs import get_codec
+    from toolwire.conversion import detect_wire
+
+    wire, kind = detect_wire(body)
+    codec = get_codec(wire)
+    if kind == "request":
+        request = codec.decode_request(body)
+        expl = explain_conversation(source=f"{wire} request ({source})", wire=wire,
+                                    system=request.system, tools=request.tools,
+                                    messages=request.messages, stop=None)
+        expl.stop_meaning = "a request: the model has not answered it yet"
+        return expl
+    reply = (codec.decode_response(body) if kind == "response"
+             else _decode_stream_text(wire, body if isinstance(body, str) else body.decode()))
+    return explain_conversation(source=f"{wire} {'reply' if kind == 'response' else 'stream'} "
+                                f"({source})", wire=wire, system=None, tools=(),
+                                messages=[reply.message], stop=_reply_stop(reply),
+                                turn_usage=[reply.usage])
+
+
+def explain_file(path: str | Path) -> Explanation:
+    """Explain a run log, a cassette, or a body in any wire, read from ``path``."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TranscriptError(f"{path} does not exist") from None
+    from toolwire.agent.runlog import is_log_text
+
+    if is_log_text(text):
+        return _from_runlog(path)
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return explain_body(text, str(path))
+    if isinstance(data, dict) and "toolwire_cassette" in data:
+        return _from_cassette(path)
+    return explain_body(data, str(path))
+
+
+def render_text(expl: Explanation) -> str:
+    """The explanation as plain text for a terminal."""
+    lines = [f"{expl.source}" + (f" [{expl.wire}]" if expl.wire else "")]
+    for e in expl.entries:
+        where = f"#{e.index:<3}" if e.index is not None else "    "
+        lines.append(f"{where} {e.lane:<7} {e.label}: {e.summary}")
+    if expl.stop is not None or expl.stop_meaning:
+        lines.append(f"stop: {expl.stop or '-'}: {expl.stop_meaning}")
+    if expl.turn_usage:
+        lines.append("tokens per turn (input/output): " + ", ".join(
+            f"{n}: {u.input_tokens}/{u.output_tokens}" for n, u in enumerate(expl.turn_usage, 1)))
+        total = expl.usage
+        lines.append(f"total tokens: {total.input_tokens} in, {total.output_tokens} out")
+    lines.extend(f"note: {n}" for n in expl.notes)
+    return "\n".join(lines)

@@ -1,0 +1,221 @@
+"""Record and replay: transports that write a run to a cassette and play it back.
+
+Owns `RecordTransport`, `ReplayTransport`, `CassetteError` and `CassetteMismatch`. A cassette is
+one JSON file per run::
+
+    {"toolwire_cassette": 1,
+     "interactions": [
+        {"request": {"method", "path", "headers", "body"},
+         "response": {"status", "headers", "body"} | {"status", "headers", "stream"}}]}
+
+Bodies are stored parsed, streams as their raw events in order, so cassettes diff well. Headers
+pass through an allow-list: an API key, a cookie or an auth header is never written, and any
+value of a known key variable found anywhere is replaced before the file is written. The file
+is rewritten after every interaction, so a crash loses nothing that completed.
+
+A replay answers in order and fails, with a readable diff, on a request that differs from the
+recorded one: that is how a replay notices that a tool now returns something else. Closing a
+replay with interactions left unplayed is an error.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from toolwire.errors import ToolwireError
+from toolwire.http.transport import HttpTransport, Transport, WireRequest, WireResponse
+
+CASSETTE_VERSION = 1
+HEADER_ALLOW = frozenset({
+    "content-type", "anthropic-version", "anthropic-beta", "retry-after", "retry-after-ms",
+    "x-should-retry", "request-id", "x-request-id",
+})
+SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY",
+               "GOOGLE_API_KEY")
+REDACTED = "<redacted>"
+
+
+class CassetteError(ToolwireError):
+    """A cassette cannot be read, or a replay ended with interactions left unplayed."""
+
+
+class CassetteMismatch(CassetteError):
+    """A replayed run sent a request that differs from the recorded one."""
+
+
+def _path(url: str) -> str:
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+def _headers(headers: Any) -> dict[str, str]:
+    return {k.lower(): v for k, v in dict(headers).items() if k.lower() in HEADER_ALLOW}
+
+
+def _split_events(text: str) -> list[str]:
+    """Raw stream text as its events (SSE blocks or NDJSON lines), separators kept."""
+    sep = next((s for s in ("\r\n\r\n", "\n\n", "\r\r") if s in text), "\n")
+    pieces = text.split(sep)
+    out = [p + sep for p in pieces[:-1]]
+    if pieces[-1]:
+        out.append(pieces[-1])
+    return out
+
+
+def _known_secrets(given: Iterable[str]) -> list[str]:
+    """Values never to write: those given, and the keys set in the environment."""
+    return [s for s in (*given, *(os.environ.get(v, "") for v in SECRET_VARS)) if len(s) >= 4]
+
+
+def _redacted(body: Any, secrets: list[str]) -> Any:
+    """``body`` with every secret replaced, as a recording stores it."""
+    if not secrets:
+        return body
+    text = json.dumps(body, ensure_ascii=False)
+    if not any(secret in text for secret in secrets):
+        return body
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    return json.loads(text)
+
+
+class RecordTransport:
+    """Sends through ``inner`` (real HTTP by default) and writes every interaction to ``path``."""
+
+    def __init__(self, path: str | Path, inner: Transport | None = None,
+                 *, secrets: Iterable[str] = ()) -> None:
+        self.path = Path(path)
+        self.inner = inner or HttpTransport()
+        self.interactions: list[dict[str, Any]] = []
+        self._secrets = _known_secrets(secrets)
+
+    def _write(self) -> None:
+        text = json.dumps({"toolwire_cassette": CASSETTE_VERSION,
+                           "interactions": self.interactions}, indent=2, ensure_ascii=False)
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(self.path.suffix + ".tmp")
+        tmp.write_text(text + "\n", encoding="utf-8")
+        tmp.replace(self.path)
+
+    async def send(self, request: WireRequest) -> WireResponse:
+        response = await self.inner.send(request)
+        entry: dict[str, Any] = {
+            "request": {"method": request.method, "path": _path(request.url),
+                        "headers": _headers(request.headers), "body": request.body},
+        }
+        record = {"status": response.status, "headers": _headers(response.headers)}
+        if not request.stream or response.status >= 400:
+            raw = await response.read()
+            try:
+                record["body"] = json.loads(raw)
+            except ValueError:
+                record["text"] = raw.decode("utf-8", "replace")
+            entry["response"] = record
+            self.interactions.append(entry)
+            self._write()
+            return WireResponse(response.status, response.headers, content=raw)
+
+        async def tee() -> AsyncIterator[bytes]:
+            seen: list[bytes] = []
+            try:
+                async for chunk in response.aiter_bytes():
+                    seen.append(chunk)
+                    yield chunk
+            finally:
+                record["stream"] = _split_events(b"".join(seen).decode("utf-8", "replace"))
+                entry["response"] = record
+                self.interactions.append(entry)
+                self._write()
+
+        return WireResponse(response.status, response.headers, chunks=tee())
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def load_cassette(path: str | Path) -> list[dict[str, Any]]:
+    """The interactions of a cassette file; a clear error if it is not one."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CassetteError(f"cassette {path} does not exist; record it first") from None
+    except ValueError as exc:
+        raise CassetteError(f"cassette {path} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("toolwire_cassette") != CASSETTE_VERSION:
+        raise CassetteError(f"{path} is not a toolwire cassette (version {CASSETTE_VERSION})")
+    interactions = data.get("interactions")
+    if not isinstance(interactions, list):
+        raise CassetteError(f"cassette {path} has no 'interactions' list")
+    return interactions
+
+
+def _pretty(value: Any) -> list[str]:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+
+
+class ReplayTransport:
+    """Answers from a cassette, in order, checking that each request is the recorded one.
+
+    Secrets are redacted from each request before the comparison, as they were when recording.
+    """
+
+    def __init__(self, path: str | Path, *, strict: bool = True,
+                 secrets: Iterable[str] = ()) -> None:
+        self.path = Path(path)
+        self.interactions = load_cassette(self.path)
+        self.strict = strict
+        self.played = 0
+        self._secrets = _known_secrets(secrets)
+
+    @property
+    def unplayed(self) -> int:
+        return len(self.interactions) - self.played
+
+    async def send(self, request: WireRequest) -> WireResponse:
+        n = self.played
+        if n >= len(self.interactions):
+            raise CassetteMismatch(
+                f"request #{n + 1} to {_path(request.url)} was never recorded: cassette "
+                f"{self.path} holds {len(self.interactions)} interaction(s). Record the run again."
+            )
+        recorded = self.interactions[n]
+        want = recorded["request"]
+        got_path = _path(request.url)
+        body = _redacted(request.body, self._secrets)
+        if want.get("path") != got_path or want.get("body") != body:
+            diff = "\n".join(difflib.unified_diff(
+                _pretty({"path": want.get("path"), "body": want.get("body")}),
+                _pretty({"path": got_path, "body": body}),
+                fromfile=f"recorded request #{n + 1}", tofile="this run", lineterm="", n=2,
+            ))
+            raise CassetteMismatch(
+                f"request #{n + 1} differs from the one recorded in {self.path}:\n{diff}"
+            )
+        self.played += 1
+        resp = recorded["response"]
+        headers = resp.get("headers", {})
+        if "stream" in resp:
+            return WireResponse(resp["status"], headers,
+                                chunks=[e.encode("utf-8") for e in resp["stream"]])
+        if "body" in resp:
+            return WireResponse.from_json(resp["status"], resp["body"], headers)
+        return WireResponse(resp["status"], headers, content=resp.get("text", "").encode())
+
+    def assert_done(self) -> None:
+        if self.unplayed:
+            raise CassetteError(
+                f"cassette {self.path} has {self.unplayed} unplayed interaction(s) of "
+                f"{len(self.interactions)}: the run made fewer requests than were recorded"
+            )
+
+    async def aclose(self) -> None:
+        if self.strict:
+            self.assert_done()

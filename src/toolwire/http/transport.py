@@ -1,0 +1,242 @@
+"""The one seam between toolwire and the network: ``send(WireRequest) -> WireResponse``.
+
+Owns `WireRequest`, `WireResponse`, the `Transport` protocol, `HttpTransport` (httpx2: async,
+connection reuse, timeouts, streamed bodies read incrementally; plain ``http://`` over the lean
+HTTP/1.1 connections of `toolwire.http.plain`) and `MockTransport(handler)`.
+Record and replay are transports too (see `toolwire.http.cassette`). Retries live one layer up, in
+`toolwire.http.client`, because a stream that breaks mid-reply is only seen while decoding it.
+Must not import codecs, the loop or anything vendor-specific. httpx2 is imported lazily, when
+the first `HttpTransport` is made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from toolwire import _json
+from toolwire.errors import StreamError
+
+if TYPE_CHECKING:
+    import httpx2
+
+    from toolwire.http.plain import Http1Transport
+
+
+@dataclass(frozen=True, slots=True)
+class WireRequest:
+    """One HTTP request in a wire format: where it goes and the JSON body."""
+
+    url: str
+    body: Mapping[str, Any]
+    headers: Mapping[str, str] = field(default_factory=dict)
+    stream: bool = False
+    method: str = "POST"
+
+
+class WireResponse:
+    """A response: status, headers, and a body read whole (`read`) or in pieces (`aiter_bytes`)."""
+
+    def __init__(
+        self,
+        status: int,
+        headers: Mapping[str, str] | None = None,
+        *,
+        content: bytes | None = None,
+        chunks: AsyncIterator[bytes] | Iterable[bytes] | None = None,
+        close: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self.status = status
+        self.headers: dict[str, str] = {k.lower(): v for k, v in (headers or {}).items()}
+        self._content = content
+        self._chunks = chunks
+        self._close = close
+
+    @classmethod
+    def from_json(cls, status: int, body: Any, headers: Mapping[str, str] | None = None
+                  ) -> WireResponse:
+        data = json.dumps(body).encode()
+        return cls(status, {"content-type": "application/json", **(headers or {})}, content=data)
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        if self._content is not None:
+            if self._content:
+                yield self._content
+            return
+        chunks = self._chunks
+        try:
+            if chunks is None:
+                return
+            if hasattr(chunks, "__aiter__"):
+                async for chunk in chunks:
+                    yield chunk
+            else:
+                for chunk in chunks:
+                    yield chunk
+        finally:
+            await self.aclose()
+
+    async def read(self) -> bytes:
+        if self._content is None:
+            self._content = b"".join([c async for c in self.aiter_bytes()])
+        return self._content
+
+    async def json(self) -> Any:
+        return json.loads(await self.read())
+
+    async def aclose(self) -> None:
+        if self._close is not None:
+            close, self._close = self._close, None
+            await close()
+
+
+class Transport(Protocol):
+    """Anything that can send a wire request and return its response."""
+
+    async def send(self, request: WireRequest) -> WireResponse: ...
+
+    async def aclose(self) -> None: ...
+
+
+class HttpTransport:
+    """Real HTTP with httpx2: one connection pool reused for every request.
+
+    ``timeout`` is the connect/read/write timeout in seconds (a streamed read waits at most
+    ``timeout`` between two pieces, not for the whole reply). At most ``max_connections`` are
+    open at once; more requests wait for one to come free.
+
+    ``lean_http`` (on by default) sends plain ``http://`` requests (local servers, the
+    emulator) over `toolwire.http.plain.Http1Transport`, an httpx2 transport of toolwire's own that
+    costs a fraction of httpx2's default one per request. ``https://`` always goes through
+    httpx2's stock transport, and so does everything when the environment sets an HTTP proxy.
+    ``lean_http=False`` sends plain HTTP with httpx2's stock transport too.
+    """
+
+    def __init__(self, *, timeout: float = 120.0, max_connections: int = 100,
+                 lean_http: bool = True) -> None:
+        self.timeout = timeout
+        self.max_connections = max_connections
+        self.lean_http = lean_http
+        self._client: httpx2.AsyncClient | None = None
+        self._http1: Http1Transport | None = None  # what plain http:// goes through, if lean
+        self._urls: dict[str, httpx2.URL] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _get_client(self) -> httpx2.AsyncClient:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            # A pool is tied to the event loop that opened its connections: a model used from
+            # a new loop (one asyncio.run per call) gets a new pool; the old loop is gone.
+            import httpx2
+
+            self._loop = loop
+            mounts: dict[str, httpx2.AsyncBaseTransport] | None = None
+            self._http1 = None
+            if self.lean_http and not _http_proxy():
+                from toolwire.http.plain import Http1Transport
+
+                self._http1 = Http1Transport(max_connections=self.max_connections)
+                mounts = {"http://": self._http1}
+            self._client = httpx2.AsyncClient(
+                timeout=self.timeout,
+                limits=httpx2.Limits(max_connections=self.max_connections,
+                                     max_keepalive_connections=self.max_connections),
+                mounts=mounts,
+            )
+        return self._client
+
+    async def send(self, request: WireRequest) -> WireResponse:
+        import httpx2
+
+        client = self._get_client()
+        content = _json.dumps(request.body)
+        try:
+            url = self._urls.get(request.url)
+            if url is None:  # parsed once: a model sends to one or two URLs
+                if len(self._urls) >= 64:
+                    self._urls.clear()
+                url = self._urls[request.url] = httpx2.URL(request.url)
+            req = client.build_request(request.method, url, content=content,
+                                       headers=dict(request.headers))
+            resp = await client.send(req, stream=True)
+        except httpx2.TimeoutException as exc:
+            raise _timeout(exc, f"{request.url} sent no reply", self.timeout) from exc
+        except httpx2.TransportError as exc:
+            raise StreamError(f"could not reach {request.url}: {type(exc).__name__}: {exc}",
+                              error_type="connection_error", retryable=True) from exc
+        if not request.stream or resp.status_code >= 400:
+            try:
+                body = await resp.aread()
+            except httpx2.TimeoutException as exc:
+                raise _timeout(exc, "the reply stopped coming", self.timeout) from exc
+            except httpx2.TransportError as exc:
+                raise StreamError(f"connection dropped while reading the reply: {exc}",
+                                  error_type="connection_error", retryable=True) from exc
+            finally:
+                await resp.aclose()
+            return WireResponse(resp.status_code, resp.headers, content=body)
+        return WireResponse(resp.status_code, resp.headers,
+                            chunks=_iter_http(resp, self.timeout), close=resp.aclose)
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._loop is asyncio.get_running_loop():
+            await self._client.aclose()
+        self._client = None
+
+
+def _http_proxy() -> bool:
+    """Whether the environment sends plain HTTP through a proxy (httpx2 then handles it)."""
+    from urllib.request import getproxies
+
+    proxies = getproxies()
+    if "*" in (host.strip() for host in proxies.get("no", "").split(",")):
+        return False
+    return bool(proxies.get("http") or proxies.get("all"))
+
+
+def _timeout(exc: Exception, what: str, seconds: float) -> StreamError:
+    return StreamError(f"{what} within the {seconds:g} s timeout ({type(exc).__name__})",
+                       error_type="timeout", retryable=True)
+
+
+async def _iter_http(resp: httpx2.Response, timeout: float) -> AsyncIterator[bytes]:
+    import httpx2
+
+    try:
+        async for chunk in resp.aiter_raw():
+            yield chunk
+    except httpx2.TimeoutException as exc:
+        raise _timeout(exc, "the stream stopped mid-reply: nothing came", timeout) from exc
+    except httpx2.TransportError as exc:
+        raise StreamError(f"the stream broke mid-reply: {type(exc).__name__}: {exc}",
+                          error_type="connection_error", retryable=True) from exc
+
+
+Handler = Callable[[WireRequest], "WireResponse | Awaitable[WireResponse]"]
+
+
+class MockTransport:
+    """A transport that answers from a function, for unit tests of code above the seam.
+
+    ``handler(request)`` returns a `WireResponse` (or an awaitable of one). Every request is
+    kept in ``requests``.
+    """
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.requests: list[WireRequest] = []
+
+    async def send(self, request: WireRequest) -> WireResponse:
+        self.requests.append(request)
+        result = self.handler(request)
+        if inspect.isawaitable(result):
+            result = await result
+        assert isinstance(result, WireResponse)
+        return result
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,419 @@
+"""Tools as contracts: a name, a description, a closed JSON Schema and, optionally, a function.
+
+Owns: `Tool` (from a raw JSON Schema, from a function's signature and docstring, or from a
+Pydantic model), the `tool` decorator, `Toolset` (tools indexed by name, duplicates refused)
+and `validate_call`, which checks a model's call and raises a `ToolCallError` whose text tells
+the model how to fix its next call. Must not import codecs, transport, client or the loop.
+
+Closed means: every object schema that lists ``properties`` and says nothing of extra fields
+gets ``"additionalProperties": false``, in the schema the model is shown and in the one calls
+are checked against. An object without ``properties`` is a free-form map and stays open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Literal, overload
+
+from pydantic import BaseModel, ValidationError
+
+from toolwire.errors import ToolCallError, ToolDefinitionError
+from toolwire.schema import derive
+from toolwire.schema.validate import Checker, quote, unknown_tool
+from toolwire.schema.walk import JSONSchema, as_object_schema, close_objects
+from toolwire.transcript import ToolSpec
+
+__all__ = ["Tool", "Toolset", "tool", "validate_call"]
+
+_Mode = Literal["kwargs", "signature", "model"]
+
+
+def _checked_name(name: object) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise ToolDefinitionError(f"a tool needs a non-empty name, got {name!r}")
+    return name
+
+
+def _is_async(fn: Callable[..., Any] | None) -> bool:
+    if fn is None:
+        return False
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 - an object whose __call__ is async
+    )
+
+
+class Tool:
+    """A tool a model may call: what it is shown (name, description, schema) and what runs.
+
+    Build one from a raw JSON Schema with ``Tool(name=..., input_schema=..., fn=...)``, from a
+    function with `Tool.from_function` or the `tool` decorator, or from a Pydantic model with
+    `Tool.from_model`. ``fn=None`` makes a definition only (the model may call it; something
+    else answers). Tools are immutable.
+
+    How `call` passes the validated arguments to ``fn``:
+
+    - raw schema: as keyword arguments, ``fn(**arguments)``;
+    - from a function: as that function's parameters, each converted to its annotated type
+      (nested Pydantic models, dataclasses, enums, TypedDicts...);
+    - from a Pydantic model: one positional argument, the validated model instance.
+    """
+
+    __slots__ = (
+        "_checker",
+        "_fields",
+        "_mode",
+        "_model",
+        "description",
+        "fn",
+        "idempotent",
+        "input_schema",
+        "is_async",
+        "name",
+        "spec",
+        "strict",
+        "timeout",
+    )
+
+    name: str
+    description: str
+    input_schema: JSONSchema
+    """The closed schema exactly as shown to the model. Treat it as read-only."""
+    fn: Callable[..., Any] | None
+    idempotent: bool
+    """True when calling twice with the same arguments is as safe as calling once."""
+    timeout: float | None
+    """Seconds a call may take, or None for no limit of the tool's own."""
+    strict: bool
+    is_async: bool
+    spec: ToolSpec
+    _checker: Checker
+    _mode: _Mode
+    _model: type[BaseModel] | None
+    _fields: tuple[tuple[str, str, bool], ...]
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str = "",
+        input_schema: Mapping[str, Any] | None = None,
+        fn: Callable[..., Any] | None = None,
+        idempotent: bool = False,
+        timeout: float | None = None,
+        strict: bool = False,
+    ) -> None:
+        name = _checked_name(name)
+        raw = {"type": "object", "properties": {}} if input_schema is None else input_schema
+        schema = close_objects(as_object_schema(name, raw))
+        self._setup(name, description, schema, fn, idempotent, timeout, strict, "kwargs", None, ())
+
+    def _setup(
+        self,
+        name: str,
+        description: str | None,
+        schema: JSONSchema,
+        fn: Callable[..., Any] | None,
+        idempotent: bool,
+        timeout: float | None,
+        strict: bool,
+        mode: _Mode,
+        model: type[BaseModel] | None,
+        fields: tuple[tuple[str, str, bool], ...],
+    ) -> None:
+        if description is not None and not isinstance(description, str):
+            raise ToolDefinitionError(f"tool {name!r}: description must be a string")
+        if fn is not None and not callable(fn):
+            raise ToolDefinitionError(f"tool {name!r}: fn must be callable, got {fn!r}")
+        if timeout is not None and not timeout > 0:
+            raise ToolDefinitionError(f"tool {name!r}: timeout must be positive, got {timeout!r}")
+        checker = Checker(name, schema)
+        set_ = object.__setattr__
+        set_(self, "name", name)
+        set_(self, "description", description or "")
+        set_(self, "input_schema", schema)
+        set_(self, "fn", fn)
+        set_(self, "idempotent", bool(idempotent))
+        set_(self, "timeout", timeout)
+        set_(self, "strict", bool(strict))
+        set_(self, "is_async", _is_async(fn))
+        set_(self, "spec", ToolSpec(name=name, description=description or "", input_schema=schema,
+                                    strict=bool(strict)))  # fmt: skip
+        set_(self, "_checker", checker)
+        set_(self, "_mode", mode)
+        set_(self, "_model", model)
+        set_(self, "_fields", fields)
+
+    def __setattr__(self, key: str, value: object) -> None:
+        raise AttributeError(f"Tool is immutable (cannot set {key!r})")
+
+    def __repr__(self) -> str:
+        fn = getattr(self.fn, "__qualname__", None) if self.fn is not None else None
+        return f"Tool(name={self.name!r}, fn={fn})"
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        idempotent: bool = False,
+        timeout: float | None = None,
+        strict: bool = False,
+    ) -> Tool:
+        """A tool whose schema comes from ``fn``'s signature and docstring.
+
+        The docstring's text before its first section is the description; an ``Args:``
+        section (or NumPy ``Parameters``, or Sphinx ``:param x:``) gives each parameter's.
+        Parameters without a default are required; every object in the schema is closed.
+        """
+        if not callable(fn):
+            raise ToolDefinitionError(f"Tool.from_function needs a callable, got {fn!r}")
+        if name is None and not getattr(fn, "__name__", None):
+            raise ToolDefinitionError(f"cannot name a tool after {fn!r}: pass name=...")
+        tool_name = _checked_name(name if name is not None else fn.__name__)
+        made = derive.from_function(tool_name, fn)
+        self = cls.__new__(cls)
+        self._setup(
+            tool_name,
+            made.description if description is None else description,
+            made.schema,
+            fn,
+            idempotent,
+            timeout,
+            strict,
+            "signature",
+            made.model,
+            made.fields,
+        )
+        return self
+
+    @classmethod
+    def from_model(
+        cls,
+        model: type[BaseModel],
+        fn: Callable[[Any], Any] | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        idempotent: bool = False,
+        timeout: float | None = None,
+        strict: bool = False,
+    ) -> Tool:
+        """A tool whose input is one Pydantic model; ``fn`` receives the validated instance.
+
+        The name defaults to the model's class name and the description to its docstring.
+        """
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise ToolDefinitionError(
+                f"Tool.from_model needs a Pydantic model class, got {model!r}"
+            )
+        tool_name = _checked_name(name if name is not None else model.__name__)
+        made = derive.from_model(tool_name, model)
+        self = cls.__new__(cls)
+        self._setup(
+            tool_name,
+            made.description if description is None else description,
+            made.schema,
+            fn,
+            idempotent,
+            timeout,
+            strict,
+            "model",
+            model,
+            (),
+        )
+        return self
+
+    def validate(self, arguments: object) -> dict[str, Any]:
+        """The validated arguments of a call to this tool (see `validate_call`)."""
+        return self._checker.check(arguments)
+
+    def bind(self, arguments: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The positional and keyword arguments `call` gives ``fn`` for validated ``arguments``.
+
+        Raises `ToolCallError` (kind ``schema``) when a value fits the schema but not the
+        Python type it converts to (a model's own validators, for instance).
+        """
+        if self._mode == "kwargs":
+            return (), dict(arguments)
+        assert self._model is not None
+        try:
+            instance = self._model.model_validate(arguments)
+        except ValidationError as exc:
+            raise self._conversion_error(exc) from None
+        if self._mode == "model":
+            return (instance,), {}
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for field, param, positional in self._fields:
+            if positional:
+                args.append(getattr(instance, field))
+            elif field in instance.model_fields_set:
+                kwargs[param] = getattr(instance, field)
+            # else: not sent, so the function's own default applies
+        return tuple(args), kwargs
+
+    def _conversion_error(self, exc: ValidationError) -> ToolCallError:
+        problems = []
+        for error in exc.errors(include_url=False):
+            where = ".".join(str(p) for p in error["loc"]) or "arguments"
+            problems.append(f"{quote(where)}: {error['msg']}")
+        body = "\n".join(f"- {p}" for p in problems)
+        return ToolCallError(
+            f"Invalid arguments for tool {quote(self.name)}:\n{body}",
+            kind="schema",
+            tool=self.name,
+            problems=tuple(problems),
+        )
+
+    def call(self, arguments: Mapping[str, Any]) -> Any:
+        """Run ``fn`` with already validated ``arguments`` (an awaitable if ``fn`` is async)."""
+        if self.fn is None:
+            raise TypeError(f"tool {self.name!r} is a definition only (fn=None)")
+        args, kwargs = self.bind(arguments)
+        return self.fn(*args, **kwargs)
+
+    async def acall(self, arguments: Mapping[str, Any]) -> Any:
+        """Run ``fn`` with validated ``arguments`` and await it.
+
+        An async ``fn`` runs on the current event loop; a plain one runs in a worker thread
+        (``asyncio.to_thread``) so it does not block other calls.
+        """
+        if self.is_async:
+            return await self.call(arguments)
+        result = await asyncio.to_thread(self.call, arguments)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call ``fn`` directly, as if the tool were the function it wraps."""
+        if self.fn is None:
+            raise TypeError(f"tool {self.name!r} is a definition only (fn=None)")
+        return self.fn(*args, **kwargs)
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    idempotent: bool = False,
+    timeout: float | None = None,
+    strict: bool = False,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    idempotent: bool = False,
+    timeout: float | None = None,
+    strict: bool = False,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a function a `Tool` (see `Tool.from_function`); use bare or with options.
+
+    The result is still callable like the function it wraps.
+    """
+
+    def make(f: Callable[..., Any]) -> Tool:
+        return Tool.from_function(
+            f,
+            name=name,
+            description=description,
+            idempotent=idempotent,
+            timeout=timeout,
+            strict=strict,
+        )
+
+    return make if fn is None else make(fn)
+
+
+class Toolset(Mapping[str, Tool]):
+    """Tools indexed by name, built once: duplicate names are refused here.
+
+    Accepts tools, plain functions (made tools with `Tool.from_function`) or a mapping of
+    name -> tool. Iterating gives names, in the order given; `specs` is what a request sends.
+    """
+
+    __slots__ = ("_checks", "_index", "specs")
+
+    def __init__(
+        self, tools: Iterable[Tool | Callable[..., Any]] | Mapping[str, Tool] = ()
+    ) -> None:
+        index: dict[str, Tool] = {}
+        if isinstance(tools, Mapping):
+            for key, value in tools.items():
+                if not isinstance(value, Tool):
+                    raise ToolDefinitionError(f"{key!r} maps to {value!r}, which is not a Tool")
+                if key != value.name:
+                    raise ToolDefinitionError(f"{key!r} maps to a tool named {value.name!r}")
+            items: Iterable[Tool | Callable[..., Any]] = tools.values()
+        else:
+            items = tools
+        for item in items:
+            made = item if isinstance(item, Tool) else Tool.from_function(item)
+            if made.name in index:
+                raise ToolDefinitionError(
+                    f"two tools are named {made.name!r}; names must be unique"
+                )
+            index[made.name] = made
+        self._index = index
+        self._checks = {name: t._checker.check for name, t in index.items()}
+        self.specs: tuple[ToolSpec, ...] = tuple(t.spec for t in index.values())
+
+    def __getitem__(self, name: str) -> Tool:
+        return self._index[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __repr__(self) -> str:
+        return f"Toolset({list(self._index)!r})"
+
+    def validate(self, name: str, arguments: object) -> dict[str, Any]:
+        """`validate_call` on this toolset."""
+        found = self._index.get(name)
+        if found is None:
+            raise unknown_tool(name, list(self._index))
+        return found._checker.check(arguments)
+
+
+def validate_call(
+    tools: Toolset | Mapping[str, Tool] | Iterable[Tool], name: str, arguments: object
+) -> dict[str, Any]:
+    """Check a model's call of tool ``name`` and return its arguments as a dict.
+
+    ``arguments`` may be the JSON text the model sent, an already parsed object, or ``""``
+    or None (both mean no arguments). Raises `ToolCallError` whose ``str()`` tells the model
+    what was wrong and how to fix it; its ``kind`` is ``unknown_tool``, ``invalid_json``,
+    ``not_an_object``, ``unknown_field`` (only unknown fields) or ``schema``. Given a list,
+    the tools are indexed (and checked for duplicate names) on each call; a `Toolset` or a
+    mapping is faster.
+    """
+    if type(tools) is Toolset:
+        check = tools._checks.get(name)
+        if check is not None:
+            return check(arguments)
+        found = None
+    elif isinstance(tools, Mapping):
+        found = tools.get(name)
+    else:
+        tools = Toolset(tools)
+        found = tools._index.get(name)
+    if found is None:
+        raise unknown_tool(name, list(tools))
+    return found._checker.check(arguments)

@@ -1,0 +1,232 @@
+"""Checking a model's tool-call arguments, and the messages that tell it how to fix them.
+
+Owns: parsing argument text, the validator compiled once per tool (the fast path asks only
+``is_valid``; the full error list is built only when a call fails) and the text of the
+unknown-tool, invalid-JSON and not-an-object errors (schema problems are `_validate_report`'s).
+Must not import `schema`, codecs, transport or the loop.
+
+Argument text is parsed with pydantic-core's parser: nearly as fast as orjson, always installed,
+and exact for integers beyond 64 bits (orjson reads them as floats, changing the value). A
+failed parse is repeated with the standard library to report where the text broke.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import jsonschema_rs
+from pydantic_core import from_json
+
+from toolwire.errors import ToolCallError, ToolDefinitionError
+from toolwire.schema.names import closest, got, quote_all
+from toolwire.schema.report import schema_error
+from toolwire.schema.text import example, quote, show
+from toolwire.schema.walk import JSONSchema
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text} is too large for JSON")
+    return value
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+# An exponent of three digits or more: ``[eE]\+?\d{3}``, as two searches for a literal letter
+# (each much faster than one search for a class of letters).
+_LONG_EXPONENT = re.compile(r"e\+?\d{3}")
+_LONG_EXPONENT_UPPER = re.compile(r"E\+?\d{3}")
+
+
+def _may_not_be_finite(text: str) -> bool:
+    """Cheap test on the text: could the parse hold NaN or an infinity? (no false negatives)"""
+    return (
+        "NaN" in text
+        or "Infinity" in text
+        or len(text) > 200  # 1e308 needs 309 digits counting a two-digit exponent
+        or _LONG_EXPONENT.search(text) is not None
+        or ("E" in text and _LONG_EXPONENT_UPPER.search(text) is not None)
+    )
+
+
+def _not_finite(value: Any) -> bool:
+    """Whether a parsed value holds NaN or infinity (read from ``NaN`` or ``1e400``)."""
+    if type(value) is float:
+        return not math.isfinite(value)
+    if type(value) is dict:
+        return any(_not_finite(v) for v in value.values())
+    if type(value) is list:
+        return any(_not_finite(v) for v in value)
+    return False
+
+
+Check = Callable[[object], dict[str, Any]]
+
+__all__ = ["Checker", "closest", "quote", "unknown_tool"]
+
+
+def unknown_tool(name: object, available: Sequence[str]) -> ToolCallError:
+    name = name if isinstance(name, str) else str(name)
+    if not available:
+        message = f"Unknown tool {quote(name)}. No tools are available."
+    else:
+        guess = closest(name, available)
+        hint = f" Did you mean {quote(guess)}?" if guess else ""
+        message = f"Unknown tool {quote(name)}.{hint} Available tools: {quote_all(available)}."
+    return ToolCallError(message, kind="unknown_tool", tool=name, problems=(message,))
+
+
+def _where(text: str, error: json.JSONDecodeError) -> str:
+    what = error.msg[:1].lower() + error.msg[1:]
+    what = what.removesuffix(" at")
+    if what.startswith("unterminated string"):
+        what = "a string is not closed; it starts"
+    if error.pos >= len(text.rstrip()):
+        return (
+            f"{what} at the end (line {error.lineno}, column {error.colno}): the text stops early"
+        )
+    if error.pos == 0:
+        return f"{what} at line 1, column 1"
+    before = text[max(0, error.pos - 30) : error.pos]
+    cut = "…" if error.pos > 30 else ""
+    return f"{what} at line {error.lineno}, column {error.colno}, just after `{cut}{before}`"
+
+
+class Checker:
+    """One tool's compiled argument check, built once when the tool is defined."""
+
+    __slots__ = ("cache", "check", "example", "schema", "tool", "validator")
+
+    def __init__(self, tool: str, schema: JSONSchema) -> None:
+        try:
+            validator = jsonschema_rs.validator_for(schema, validate_formats=True, offline=True)
+        except Exception as exc:  # the Rust side raises ValidationError or ReferencingError
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ToolDefinitionError(
+                f"tool {tool!r}: input_schema is not a valid JSON Schema: {first}"
+            ) from None
+        self.tool = tool
+        self.schema = schema
+        self.validator = validator
+        self.cache: dict[Any, Any] = {}
+        self.example = show(example(schema, schema), limit=600)
+        self.check: Check = self._make_check()
+
+    def _make_check(self) -> Check:
+        is_valid = self.validator.is_valid
+        iter_errors = self.validator.iter_errors
+        loads = from_json
+        slow_parse = self._parse_slowly
+        fail = self._fail
+        tool, schema, cache = self.tool, self.schema, self.cache
+
+        def check(arguments: object) -> dict[str, Any]:
+            if type(arguments) is str:
+                if arguments:
+                    try:
+                        value = loads(arguments)
+                    except ValueError:
+                        value = slow_parse(arguments)
+                else:
+                    value = {}
+            elif arguments is None:
+                value = {}
+            else:
+                value = arguments
+            if type(value) is dict:
+                try:
+                    if is_valid(value):
+                        return value
+                except ValueError:
+                    pass
+            if type(arguments) is str and _may_not_be_finite(arguments) and _not_finite(value):
+                slow_parse(arguments)  # NaN, Infinity or 1e400: not JSON numbers; raises
+            if type(value) is not dict:
+                return fail(value)
+            try:  # the common failure, raised from here to save a frame
+                errors = list(iter_errors(value))
+            except ValueError:
+                return fail(value)
+            if errors:
+                raise schema_error(tool, schema, cache, errors)
+            return value
+
+        return check
+
+    # -- failures (not the hot path) ------------------------------------------------------------
+
+    def _parse_slowly(self, text: str) -> Any:
+        if not text.strip():
+            return {}
+        try:
+            return json.loads(text, parse_float=_finite, parse_constant=_not_json)
+        except json.JSONDecodeError as exc:
+            detail = _where(text, exc)
+        except (ValueError, RecursionError) as exc:
+            detail = str(exc)
+        message = (
+            f"Arguments for tool {quote(self.tool)} are not valid JSON: {detail}. "
+            f"Send a JSON object like {self.example}."
+        )
+        raise ToolCallError(message, kind="invalid_json", tool=self.tool, problems=(detail,))
+
+    def _fail(self, value: Any) -> dict[str, Any]:
+        if type(value) is dict:
+            pass
+        elif isinstance(value, bytes | bytearray):
+            try:
+                return self.check(bytes(value).decode("utf-8"))
+            except UnicodeDecodeError:
+                detail = "the bytes are not UTF-8 text"
+                raise ToolCallError(
+                    f"Arguments for tool {quote(self.tool)} are not valid JSON: {detail}. "
+                    f"Send a JSON object like {self.example}.",
+                    kind="invalid_json",
+                    tool=self.tool,
+                    problems=(detail,),
+                ) from None
+        elif isinstance(value, Mapping):
+            return self.check(dict(value))
+        else:
+            raise self._not_an_object(value)
+        try:
+            errors = list(self.validator.iter_errors(value))
+        except ValueError as exc:
+            detail = f"they hold a value JSON cannot carry ({exc})"
+            raise ToolCallError(
+                f"Invalid arguments for tool {quote(self.tool)}: {detail}.",
+                kind="schema",
+                tool=self.tool,
+                problems=(detail,),
+            ) from None
+        if not errors:
+            return value
+        raise schema_error(self.tool, self.schema, self.cache, errors)
+
+    def _not_an_object(self, value: Any) -> ToolCallError:
+        what = got(value)
+        if isinstance(value, str):
+            try:
+                inner = json.loads(value)
+            except ValueError:
+                inner = None
+            if isinstance(inner, dict):
+                what = "a string holding JSON (send the object itself, not a string)"
+            else:
+                what = f"the string {what}"
+        detail = f"must be a JSON object, got {what}"
+        message = (
+            f"Arguments for tool {quote(self.tool)} {detail}. "
+            f"Send a JSON object like {self.example}."
+        )
+        return ToolCallError(message, kind="not_an_object", tool=self.tool, problems=(detail,))
+
+    def _schema_error(self, value: dict[str, Any], errors: list[Any]) -> ToolCallError:
+        return schema_error(self.tool, self.schema, self.cache, errors)

@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from toolwire.agent.loop import Agent
-from toolwire.codecs import WIRES, StreamEnd, get_codec
+from toolwire.codecs import WIRES, get_codec
 from toolwire.emulator import Emulator, Fault
 from toolwire.errors import RateLimitError
+from toolwire.events import StreamEnd
 from toolwire.http.cassette import (
     REDACTED,
     CassetteError,

@@ -47,19 +47,19 @@ from toolwire import (
 from toolwire.codecs import get_codec
 from toolwire.codecs.anthropic_messages import codec as am
 from toolwire.codecs.anthropic_messages.parts import ToolNames, full_name_map
-from toolwire.codecs.base import (
+from toolwire.errors import (
+    AuthenticationError,
+    NotFoundError,
+    PermissionDeniedError,
+    WireFormatError,
+)
+from toolwire.events import (
     ReasoningDelta,
     StreamEnd,
     TextDelta,
     ToolCallDelta,
     ToolCallFinished,
     ToolCallStarted,
-)
-from toolwire.errors import (
-    AuthenticationError,
-    NotFoundError,
-    PermissionDeniedError,
-    WireFormatError,
 )
 from toolwire.transcript import STOP_REASONS as CANONICAL_STOPS
 from toolwire.transcript import replace
@@ -167,7 +167,7 @@ def test_conformance_adapter_checks_arrays_eagerly() -> None:
 
 
 def test_module_contract() -> None:
-    assert get_codec(W) is am
+    assert get_codec(W).module is am
     assert am.WIRE == W
     for name in ("encode", "encode_request", "decode_request", "decode_response",
                  "encode_response", "encode_stream", "stream_decoder", "decode_stream",

@@ -14,8 +14,9 @@ from typing import Any, get_args
 
 import pytest
 
-from toolwire.codecs import WIRES, Codec, get_codec
-from toolwire.codecs.base import Note, StreamEnd
+from toolwire.codecs import WIRES, Codec, WireModule, get_codec
+from toolwire.codecs.base import Note
+from toolwire.events import StreamEnd
 from toolwire.transcript import (
     JSON,
     Message,
@@ -34,7 +35,11 @@ from toolwire.transcript import (
 TEXT_ARGUMENT_WIRES = ("openai-chat", "openai-responses")
 """Wires that carry arguments as text: their calls decode with ``raw_arguments`` kept."""
 
-PROTOCOL_FUNCTIONS = sorted(
+PROTOCOL_FUNCTIONS = sorted(  # what each wire's codec module defines itself
+    name for name, value in vars(WireModule).items()
+    if not name.startswith("_") and inspect.isfunction(value)
+)
+DERIVED_FUNCTIONS = sorted(  # what `Codec` writes once for every wire
     name for name, value in vars(Codec).items()
     if not name.startswith("_") and inspect.isfunction(value)
 )
@@ -121,12 +126,16 @@ def conversation(wire: str) -> Request:
 @pytest.mark.parametrize("wire", WIRES)
 def test_every_wire_has_a_module_with_the_whole_protocol(wire: str) -> None:
     codec = get_codec(wire)
-    assert wire == codec.WIRE
-    assert {"encode_response", "encode_stream"} <= set(PROTOCOL_FUNCTIONS)
+    assert wire == codec.WIRE == codec.module.WIRE
+    assert {"encode_response", "encode_stream", "decode_request"} <= set(PROTOCOL_FUNCTIONS)
+    assert {"encode_request", "stream_decoder", "decode_stream"} <= set(DERIVED_FUNCTIONS)
+    for name in DERIVED_FUNCTIONS:
+        assert callable(getattr(codec, name)), f"{wire} has no function {name}"
     for name in PROTOCOL_FUNCTIONS:
-        function = getattr(codec, name, None)
+        function = getattr(codec.module, name, None)
         assert callable(function), f"{wire} has no function {name}"
-        wanted = inspect.signature(getattr(Codec, name))
+        assert getattr(codec, name) is function
+        wanted = inspect.signature(getattr(WireModule, name))
         got = inspect.signature(function)
         for param in list(wanted.parameters.values())[1:]:  # past self
             assert param.name in got.parameters, f"{wire}.{name} lacks {param.name!r}"

@@ -17,14 +17,6 @@ from pydantic import TypeAdapter
 
 from strategies import json_scalars, texts
 from toolwire.codecs import get_codec
-from toolwire.codecs.base import (
-    ReasoningDelta,
-    StreamEnd,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-)
 from toolwire.codecs.ollama_chat import codec as oc
 from toolwire.errors import (
     ContextLengthError,
@@ -36,6 +28,14 @@ from toolwire.errors import (
     ServerError,
     StreamError,
     WireFormatError,
+)
+from toolwire.events import (
+    ReasoningDelta,
+    StreamEnd,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallFinished,
+    ToolCallStarted,
 )
 from toolwire.transcript import (
     Message,
@@ -135,7 +135,7 @@ def test_sdk_check_catches_a_misspelled_field() -> None:
 
 
 def test_contract_names_and_registry() -> None:
-    assert get_codec("ollama-chat") is oc  # type: ignore[comparison-overlap]
+    assert get_codec("ollama-chat").module is oc
     for name in ("WIRE", "STOP_REASONS", "encode", "encode_request", "decode_request",
                  "decode_response", "encode_response", "encode_stream", "stream_decoder",
                  "decode_stream", "decode_error"):

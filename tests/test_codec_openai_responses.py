@@ -6,7 +6,7 @@ import copy
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import pydantic_core
 import pytest
@@ -21,15 +21,6 @@ from pydantic import TypeAdapter
 
 from strategies import argument_objects, call_ids, texts, tool_names
 from toolwire.codecs import get_codec
-from toolwire.codecs.base import (
-    ReasoningDelta,
-    StreamEnd,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-)
 from toolwire.codecs.openai_responses import codec
 from toolwire.errors import (
     AuthenticationError,
@@ -42,6 +33,15 @@ from toolwire.errors import (
     ServerError,
     StreamError,
     WireFormatError,
+)
+from toolwire.events import (
+    ReasoningDelta,
+    StreamEnd,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallFinished,
+    ToolCallStarted,
 )
 from toolwire.transcript import (
     Message,
@@ -123,7 +123,7 @@ WEATHER = ToolSpec(
 
 
 def test_contract_names_exist() -> None:
-    assert cast(object, get_codec("openai-responses")) is codec
+    assert get_codec("openai-responses").module is codec
     for name in ("WIRE", "STOP_REASONS", "encode", "encode_request", "decode_request",
                  "decode_response", "encode_response", "encode_stream", "stream_decoder",
                  "decode_stream", "decode_error"):

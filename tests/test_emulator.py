@@ -11,8 +11,9 @@ import pytest
 
 import toolwire
 from toolwire import InvalidRequestError, Message, RateLimitError, Request, ToolSpec
-from toolwire.codecs import WIRES, StreamEnd
+from toolwire.codecs import WIRES
 from toolwire.emulator import Emulator, Fault
+from toolwire.events import StreamEnd
 from toolwire.http.client import HttpModel, RetryEvent, RetryPolicy
 from toolwire.transcript import Reply, TextPart, ToolCallPart, Usage
 

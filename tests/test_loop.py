@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from toolwire.agent.loop import Agent, AgentRun, RunResult, RunStop, Step
-from toolwire.codecs.base import StreamEnd, TextDelta, ToolCallFinished
 from toolwire.errors import ContextLengthError, ServerError, ToolCallError, ToolError
+from toolwire.events import StreamEnd, TextDelta, ToolCallFinished
 from toolwire.rules import check_transcript
 from toolwire.schema.tool import Tool, tool, validate_call
 from toolwire.testing import ScriptedModel, call, reply

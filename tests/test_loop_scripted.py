@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from toolwire.agent.loop import Agent, RunStop
-from toolwire.codecs.base import StreamEnd, TextDelta, ToolCallDelta, ToolCallStarted
 from toolwire.errors import RateLimitError, StreamError, WireFormatError
+from toolwire.events import StreamEnd, TextDelta, ToolCallDelta, ToolCallStarted
 from toolwire.protocol import Model, StreamingModel, model_name
 from toolwire.testing import ScriptedModel, ScriptError, call, reply
 from toolwire.transcript import Message, Reply, Request, ToolCallPart

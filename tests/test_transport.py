@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from toolwire.codecs import WIRES, StreamEnd, get_codec
-from toolwire.codecs.base import TextDelta
+from toolwire.codecs import WIRES, get_codec
 from toolwire.emulator import Emulator, Fault
 from toolwire.emulator._http import HttpRequest, HttpResponse, HttpServer, serve
 from toolwire.emulator.checks import error_body
@@ -30,6 +29,7 @@ from toolwire.errors import (
     RateLimitError,
     StreamError,
 )
+from toolwire.events import StreamEnd, TextDelta
 from toolwire.http.client import HttpModel, RetryEvent, RetryPolicy, model
 from toolwire.http.transport import HttpTransport, MockTransport, WireRequest, WireResponse
 from toolwire.transcript import Message, Reply, Request, TextPart, ToolCallPart, Usage

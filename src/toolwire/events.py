@@ -14,7 +14,53 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from toolwire.errors import ProviderError
-from toolwire.transcript import ToolCallPart, ToolResultPart
+from toolwire.transcript import Reply, ToolCallPart, ToolResultPart
+
+# --------------------------------------------------------------------------- a reply as it streams
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallStarted:
+    index: int
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallDelta:
+    index: int
+    fragment: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallFinished:
+    index: int
+    call: ToolCallPart
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StreamEnd:
+    """The last event of every stream: the whole reply, as `decode_response` would give it."""
+
+    reply: Reply
+
+
+StreamEvent = (
+    TextDelta | ReasoningDelta | ToolCallStarted | ToolCallDelta | ToolCallFinished | StreamEnd
+)
+
+
+# --------------------------------------------------------------------------- a run as it works
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,4 +105,17 @@ model_hook: ContextVar[Callable[[RetryEvent | WireNotes], None] | None] = Contex
 """Set by the run waiting on a model; the model calls it with the notes of each request it
 encodes and before each retry it makes."""
 
-__all__ = ["RetryEvent", "ToolFinished", "ToolStarted", "WireNotes", "model_hook"]
+__all__ = [
+    "ReasoningDelta",
+    "RetryEvent",
+    "StreamEnd",
+    "StreamEvent",
+    "TextDelta",
+    "ToolCallDelta",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolFinished",
+    "ToolStarted",
+    "WireNotes",
+    "model_hook",
+]

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from types import TracebackType
 from typing import TypeAlias
 
-from toolwire.codecs.base import (
+from toolwire.events import (
     ReasoningDelta,
     StreamEnd,
     StreamEvent,

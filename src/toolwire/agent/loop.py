@@ -32,9 +32,8 @@ from typing import Any, TypeVar, overload
 from toolwire.agent.dispatch import Approver, Dispatcher, Policy
 from toolwire.agent.run import AgentRun, OutputType, RunResult, RunState, RunStop, Step
 from toolwire.agent.steps import answer_calls, nudge_for_output, resume_state, start_state
-from toolwire.codecs.base import StreamEnd
 from toolwire.errors import ContextLengthError, ProviderError, StreamError, WireFormatError
-from toolwire.events import RetryEvent, ToolFinished, ToolStarted, WireNotes, model_hook
+from toolwire.events import RetryEvent, StreamEnd, ToolFinished, ToolStarted, WireNotes, model_hook
 from toolwire.protocol import Model, model_name
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.transcript import (

@@ -65,8 +65,13 @@ class Terminal:
         self.status()
 
     def on_event(self, event: object) -> None:
-        from toolwire.codecs.base import TextDelta, ToolCallStarted
-        from toolwire.events import RetryEvent, ToolFinished, ToolStarted
+        from toolwire.events import (
+            RetryEvent,
+            TextDelta,
+            ToolCallStarted,
+            ToolFinished,
+            ToolStarted,
+        )
 
         if isinstance(event, ToolStarted):
             self.turn = event.turn

@@ -7,10 +7,10 @@ use. Every codec is pure functions over JSON: no HTTP, no vendor SDK imports.
 from __future__ import annotations
 
 import importlib
-import sys
 from typing import cast
 
-from toolwire.codecs.base import WIRES, Codec, Encoded, Note, StreamEnd, StreamEvent, WireName
+from toolwire.codecs.base import WIRES, Codec, Encoded, Note, WireModule, WireName
+from toolwire.events import StreamEnd, StreamEvent
 
 _MODULES: dict[str, str] = {
     "anthropic-messages": "anthropic_messages.codec",
@@ -20,19 +20,33 @@ _MODULES: dict[str, str] = {
     "gemini-generate": "gemini_generate.codec",
 }
 
+_LOADED: dict[str, Codec] = {}
+
 
 def get_codec(wire: str) -> Codec:
     """The codec for ``wire``, one of `WIRES`."""
+    codec = _LOADED.get(wire)  # the usual case: already made
+    if codec is not None:
+        return codec
     try:
         module = _MODULES[wire]
     except KeyError:
         raise ValueError(
             f"unknown wire {wire!r}; choose one of: {', '.join(WIRES)}"
         ) from None
-    loaded = sys.modules.get(f"{__name__}.{module}")  # the usual case: already imported
-    if loaded is None:
-        loaded = importlib.import_module(f"{__name__}.{module}")
-    return cast(Codec, loaded)
+    loaded = importlib.import_module(f"{__name__}.{module}")
+    codec = _LOADED[wire] = Codec(cast(WireModule, loaded))
+    return codec
 
 
-__all__ = ["WIRES", "Codec", "Encoded", "Note", "StreamEnd", "StreamEvent", "WireName", "get_codec"]
+__all__ = [
+    "WIRES",
+    "Codec",
+    "Encoded",
+    "Note",
+    "StreamEnd",
+    "StreamEvent",
+    "WireModule",
+    "WireName",
+    "get_codec",
+]

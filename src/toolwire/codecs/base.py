@@ -1,8 +1,10 @@
 """What every codec shares: stream events, stream framing, notes, and tool-name mapping.
 
-Owns: the `StreamEvent` values, the `SSEFramer` and `NDJSONFramer` byte framers, `Note` and
-`Encoded`, `NameMap`, and `drive_stream` (the generic ``decode_stream`` over a codec's
-incremental decoder). Pure: no HTTP, no vendor SDK, no globals that change.
+Owns: `Note` and `Encoded`, `NameMap`, `Codec` (one wire's functions, with the ones every wire
+derives the same way written once), `drive_stream` (the generic ``decode_stream`` over a
+codec's incremental decoder), typed provider errors, and small helpers the wires share. Stream
+events are `toolwire.events`'; byte framing is `toolwire.codecs.framing`'s. Pure: no HTTP, no
+vendor SDK, no globals that change.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -26,7 +28,8 @@ from toolwire.errors import (
     ServerError,
     WireFormatError,
 )
-from toolwire.transcript import JSON, Reply, Request, ToolCallPart
+from toolwire.events import StreamEnd, StreamEvent
+from toolwire.transcript import JSON, Reply, Request
 
 WireName = Literal[
     "anthropic-messages", "openai-chat", "openai-responses", "ollama-chat", "gemini-generate"
@@ -67,50 +70,6 @@ class Encoded:
     notes: tuple[Note, ...] = ()
 
 
-# --------------------------------------------------------------------------- stream events
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TextDelta:
-    text: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ReasoningDelta:
-    text: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolCallStarted:
-    index: int
-    id: str
-    name: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolCallDelta:
-    index: int
-    fragment: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolCallFinished:
-    index: int
-    call: ToolCallPart
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class StreamEnd:
-    """The last event of every stream: the whole reply, as `decode_response` would give it."""
-
-    reply: Reply
-
-
-StreamEvent = (
-    TextDelta | ReasoningDelta | ToolCallStarted | ToolCallDelta | ToolCallFinished | StreamEnd
-)
-
-
 class StreamDecoder(Protocol):
     """An incremental decoder: feed it bytes as they arrive, then finish."""
 
@@ -124,96 +83,6 @@ def drive_stream(decoder: StreamDecoder, chunks: Iterable[bytes]) -> Iterator[St
     for chunk in chunks:
         yield from decoder.feed(chunk)
     yield StreamEnd(reply=decoder.finish())
-
-
-# --------------------------------------------------------------------------- framing
-
-
-@dataclass(slots=True)
-class SSEEvent:
-    event: str | None
-    data: str
-
-
-class SSEFramer:
-    """Server-sent events from bytes split anywhere (mid-line, mid-UTF-8 character).
-
-    Follows the spec: ``event:`` and ``data:`` fields, multi-line data joined with newlines, a
-    blank line ends an event, lines starting with ``:`` are comments (keep-alives). CR, LF and
-    CRLF all end lines.
-    """
-
-    __slots__ = ("_buf", "_data", "_event")
-
-    def __init__(self) -> None:
-        self._buf = b""
-        self._event: str | None = None
-        self._data: list[str] = []
-
-    def feed(self, data: bytes) -> list[SSEEvent]:
-        self._buf += data
-        out: list[SSEEvent] = []
-        while True:
-            nl = self._buf.find(b"\n")
-            cr = self._buf.find(b"\r")
-            if nl < 0 and cr < 0:
-                break
-            if cr >= 0 and (nl < 0 or cr < nl):
-                if cr == len(self._buf) - 1:
-                    break  # a CR at the end may be the first half of CRLF
-                end, skip = cr, (2 if self._buf[cr + 1 : cr + 2] == b"\n" else 1)
-            else:
-                end, skip = nl, 1
-            line = self._buf[:end].decode("utf-8")
-            self._buf = self._buf[end + skip :]
-            self._line(line, out)
-        return out
-
-    def _line(self, line: str, out: list[SSEEvent]) -> None:
-        if not line:
-            if self._data or self._event is not None:
-                out.append(SSEEvent(self._event, "\n".join(self._data)))
-            self._event, self._data = None, []
-            return
-        if line.startswith(":"):
-            return
-        name, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if name == "data":
-            self._data.append(value)
-        elif name == "event":
-            self._event = value
-
-    def close(self) -> list[SSEEvent]:
-        """Flush what is left when the connection ends (a last event with no blank line)."""
-        out: list[SSEEvent] = []
-        if self._buf:
-            rest, self._buf = self._buf.decode("utf-8"), b""
-            for line in rest.splitlines():
-                self._line(line, out)
-        self._line("", out)
-        return out
-
-
-class NDJSONFramer:
-    """One JSON value per line, from bytes split anywhere. Blank lines are skipped."""
-
-    __slots__ = ("_buf",)
-
-    def __init__(self) -> None:
-        self._buf = b""
-
-    def feed(self, data: bytes) -> list[str]:
-        self._buf += data
-        if b"\n" not in self._buf:
-            return []
-        *lines, self._buf = self._buf.split(b"\n")
-        return [s for s in (ln.decode("utf-8").strip() for ln in lines) if s]
-
-    def close(self) -> list[str]:
-        rest, self._buf = self._buf.decode("utf-8").strip(), b""
-        return [rest] if rest else []
 
 
 # --------------------------------------------------------------------------- names
@@ -295,17 +164,18 @@ def loads_or_none(text: str) -> JSON:
         return None
 
 
-class Codec(Protocol):
-    """The functions every codec module has (checked by the contract test)."""
+class WireModule(Protocol):
+    """What one wire's ``codec`` module defines; `Codec` adds what every wire derives alike."""
 
     WIRE: str
     STOP_REASONS: Mapping[str, str]
+    StreamDecoder: Callable[..., StreamDecoder]
 
     def encode(self, request: Request) -> Encoded: ...
 
-    def encode_request(self, request: Request) -> dict[str, Any]: ...
-
-    def decode_request(self, body: Mapping[str, Any]) -> Request: ...
+    def decode_request(
+        self, body: Mapping[str, Any], *, model: str | None = None, stream: bool | None = None
+    ) -> Request: ...
 
     def decode_response(
         self, body: Mapping[str, Any], *, request: Request | None = None
@@ -317,15 +187,62 @@ class Codec(Protocol):
 
     def encode_stream(self, reply: Reply, *, request: Request | None = None) -> list[bytes]: ...
 
-    def stream_decoder(self, *, request: Request | None = None) -> StreamDecoder: ...
-
-    def decode_stream(
-        self, chunks: Iterable[bytes], *, request: Request | None = None
-    ) -> Iterator[StreamEvent]: ...
-
     def decode_error(
         self, status: int, body: Any, headers: Mapping[str, str] | None = None
     ) -> ProviderError: ...
+
+
+class Codec:
+    """One wire's codec: the same functions for every wire, as `toolwire.codecs.get_codec` gives.
+
+    The wire's own ``codec`` module supplies ``WIRE``, ``STOP_REASONS``, ``encode``,
+    ``decode_request`` (``model`` and ``stream`` are what a URL said, for wires that carry them
+    there), ``decode_response``, ``encode_response``, ``encode_stream``, ``StreamDecoder`` and
+    ``decode_error``; ``encode_request``, ``stream_decoder`` and ``decode_stream`` are derived
+    from them here, once for every wire.
+    """
+
+    __slots__ = (
+        "STOP_REASONS",
+        "StreamDecoder",
+        "WIRE",
+        "decode_error",
+        "decode_request",
+        "decode_response",
+        "encode",
+        "encode_response",
+        "encode_stream",
+        "module",
+    )
+
+    def __init__(self, module: WireModule) -> None:
+        self.module = module
+        self.WIRE = module.WIRE
+        self.STOP_REASONS = module.STOP_REASONS
+        self.StreamDecoder = module.StreamDecoder
+        self.encode = module.encode
+        self.decode_request = module.decode_request
+        self.decode_response = module.decode_response
+        self.encode_response = module.encode_response
+        self.encode_stream = module.encode_stream
+        self.decode_error = module.decode_error
+
+    def __repr__(self) -> str:
+        return f"<codec {self.WIRE}>"
+
+    def encode_request(self, request: Request) -> dict[str, Any]:
+        """The request body alone; `encode` also gives the notes on what was changed to fit."""
+        return self.encode(request).body
+
+    def stream_decoder(self, *, request: Request | None = None) -> StreamDecoder:
+        """An incremental decoder: ``feed(bytes) -> events``, then ``finish() -> Reply``."""
+        return self.StreamDecoder(request=request)
+
+    def decode_stream(
+        self, chunks: Iterable[bytes], *, request: Request | None = None
+    ) -> Iterator[StreamEvent]:
+        """Stream events as the chunks arrive, ending with `StreamEnd`."""
+        return drive_stream(self.StreamDecoder(request=request), chunks)
 
 
 # --------------------------------------------------------------------------- errors

@@ -185,7 +185,8 @@ def _from_runlog(path: Path) -> Explanation:
 
 
 def _decode_stream_text(wire: str, text: str) -> Reply:
-    from toolwire.codecs import StreamEnd, get_codec
+    from toolwire.codecs import get_codec
+    from toolwire.events import StreamEnd
 
     reply = None
     for event in get_codec(wire).decode_stream([text.encode("utf-8")]):

@@ -21,7 +21,6 @@ from typing import Any, Protocol
 
 from toolwire import _json
 from toolwire.codecs import Codec, get_codec
-from toolwire.codecs.base import StreamEnd, StreamEvent
 from toolwire.errors import (
     OverloadedError,
     ProviderError,
@@ -29,7 +28,7 @@ from toolwire.errors import (
     StreamError,
     WireFormatError,
 )
-from toolwire.events import RetryEvent, WireNotes, model_hook
+from toolwire.events import RetryEvent, StreamEnd, StreamEvent, WireNotes, model_hook
 from toolwire.http.endpoints import Endpoint, parse_model_id
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, WireResponse
 from toolwire.transcript import Reply, Request, replace

@@ -24,8 +24,9 @@ from typing import Any
 from toolwire.codecs.anthropic_messages import parts as _blocks
 from toolwire.codecs.anthropic_messages.request import DEFAULT_MAX_TOKENS, decode_request, encode
 from toolwire.codecs.anthropic_messages.stream import ERROR_STATUS, StreamDecoder, encode_stream
-from toolwire.codecs.base import StreamEvent, drive_stream, provider_error, retry_after_from
+from toolwire.codecs.base import drive_stream, provider_error, retry_after_from
 from toolwire.errors import ProviderError
+from toolwire.events import StreamEvent
 from toolwire.transcript import Reply, Request, StopReason
 
 WIRE: str = _blocks.WIRE

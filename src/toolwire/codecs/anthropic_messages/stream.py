@@ -24,20 +24,17 @@ from toolwire.codecs.anthropic_messages.parts import (
     name_map,
     reply_seed,
 )
-from toolwire.codecs.base import (
+from toolwire.codecs.base import call_id_for, dumps, provider_error
+from toolwire.codecs.framing import SSEEvent, SSEFramer
+from toolwire.errors import ProviderError, StreamError
+from toolwire.events import (
     ReasoningDelta,
-    SSEEvent,
-    SSEFramer,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
     ToolCallFinished,
     ToolCallStarted,
-    call_id_for,
-    dumps,
-    provider_error,
 )
-from toolwire.errors import ProviderError, StreamError
 from toolwire.transcript import Reply, Request, ToolCallPart
 
 ERROR_STATUS: dict[str, int] = {

@@ -47,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from toolwire.codecs.base import Encoded, NameMap, Note, StreamEvent, drive_stream, own_options
+from toolwire.codecs.base import Encoded, NameMap, Note, drive_stream, own_options
 from toolwire.codecs.base import wrong_shape as wrong
 from toolwire.codecs.gemini_generate.parts import (
     WIRE,
@@ -70,6 +70,7 @@ from toolwire.codecs.gemini_generate.reply import (
 )
 from toolwire.codecs.gemini_generate.schema import from_openapi, to_openapi
 from toolwire.errors import ConfigError
+from toolwire.events import StreamEvent
 from toolwire.transcript import (
     JSON,
     Message,

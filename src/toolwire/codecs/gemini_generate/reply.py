@@ -17,19 +17,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.codecs.base import (
-    NameMap,
-    ReasoningDelta,
-    SSEFramer,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    provider_error,
-    retry_after_from,
-)
+from toolwire.codecs.base import NameMap, provider_error, retry_after_from
 from toolwire.codecs.base import wrong_shape as wrong
+from toolwire.codecs.framing import SSEFramer
 from toolwire.codecs.gemini_generate.parts import (
     WIRE,
     PartEncoder,
@@ -41,6 +31,14 @@ from toolwire.codecs.gemini_generate.parts import (
     own,
 )
 from toolwire.errors import ProviderError, StreamError, WireFormatError
+from toolwire.events import (
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from toolwire.transcript import JSON, Message, Reply, Request, StopReason, Usage
 
 FINISH_REASONS: dict[str, StopReason] = {

@@ -47,7 +47,6 @@ from toolwire.codecs.base import (
     Encoded,
     NameMap,
     Note,
-    StreamEvent,
     drive_stream,
     dumps,
     own_options,
@@ -61,7 +60,6 @@ from toolwire.codecs.ollama_chat.parts import (
     STOP_REASONS,
     WIRE,
     Seeder,
-    StreamDecoder,
     build_reply,
     decode_assistant,
     mapping,
@@ -69,9 +67,13 @@ from toolwire.codecs.ollama_chat.parts import (
     name_map,
     unknown_keys,
 )
+from toolwire.codecs.ollama_chat.parts import (
+    StreamDecoder as _LineDecoder,
+)
 from toolwire.codecs.ollama_chat.request import decode_request
 from toolwire.codecs.ollama_chat.schema import rewrite_schema
 from toolwire.errors import ProviderError, WireFormatError
+from toolwire.events import StreamEvent
 from toolwire.transcript import (
     JSON,
     Message,
@@ -399,8 +401,15 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
     return [(dumps(obj) + "\n").encode() for obj in (*lines, final)]
 
 
+class StreamDecoder(_LineDecoder):
+    """The NDJSON stream decoder, with tool names mapped back for ``request``."""
+
+    def __init__(self, *, request: Request | None = None) -> None:
+        super().__init__(_names(request))
+
+
 def stream_decoder(*, request: Request | None = None) -> StreamDecoder:
-    return StreamDecoder(_names(request))
+    return StreamDecoder(request=request)
 
 
 def decode_stream(chunks: Iterable[bytes], *, request: Request | None = None

@@ -15,23 +15,20 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolwire.codecs.base import PORTABLE_NAME, NameMap, call_id_for, provider_error
 from toolwire.codecs.base import (
-    PORTABLE_NAME,
-    NameMap,
-    NDJSONFramer,
+    wrong_shape as wrong,
+)
+from toolwire.codecs.framing import NDJSONFramer
+from toolwire.errors import ProviderError, StreamError
+from toolwire.events import (
     ReasoningDelta,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
     ToolCallFinished,
     ToolCallStarted,
-    call_id_for,
-    provider_error,
 )
-from toolwire.codecs.base import (
-    wrong_shape as wrong,
-)
-from toolwire.errors import ProviderError, StreamError
 from toolwire.transcript import (
     JSON,
     Message,

@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from toolwire.codecs.base import StreamEvent, drive_stream, provider_error, retry_after_from
+from toolwire.codecs.base import drive_stream, provider_error, retry_after_from
 from toolwire.codecs.openai_chat.parts import (
     STOP_REASONS,
     WIRE,
@@ -35,6 +35,7 @@ from toolwire.codecs.openai_chat.parts import (
 from toolwire.codecs.openai_chat.request import decode_request, encode
 from toolwire.codecs.openai_chat.stream import ChatStreamDecoder, encode_stream, error_from_chunk
 from toolwire.errors import ContextLengthError, ProviderError
+from toolwire.events import StreamEvent
 from toolwire.transcript import Reply, Request
 
 __all__ = [
@@ -152,3 +153,5 @@ def decode_error(
     if "insufficient_quota" in (kind, code):
         error.retryable = False  # out of credit: waiting will not help
     return error
+
+StreamDecoder = ChatStreamDecoder

@@ -17,18 +17,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.codecs.base import (
-    NameMap,
-    ReasoningDelta,
-    SSEFramer,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    call_id_for,
-    provider_error,
-)
+from toolwire.codecs.base import NameMap, call_id_for, provider_error
+from toolwire.codecs.framing import SSEFramer
 from toolwire.codecs.openai_chat.parts import (
     WIRE,
     decode_body,
@@ -47,6 +37,14 @@ from toolwire.codecs.openai_chat.parts import (
     string,
 )
 from toolwire.errors import ProviderError, StreamError
+from toolwire.events import (
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from toolwire.transcript import Reply, Request, ToolCallPart
 
 _CHUNK_KEYS = frozenset({"id", "object", "created", "model", "choices", "usage", "error",

@@ -39,7 +39,12 @@ from toolwire.codecs.openai_responses.parts import (
     result_from_item,
 )
 from toolwire.codecs.openai_responses.reply import STOP_REASONS, decode_response, encode_response
-from toolwire.codecs.openai_responses.stream import decode_stream, encode_stream, stream_decoder
+from toolwire.codecs.openai_responses.stream import (
+    ResponsesStreamDecoder,
+    decode_stream,
+    encode_stream,
+    stream_decoder,
+)
 from toolwire.errors import ProviderError
 from toolwire.transcript import (
     Message,
@@ -391,3 +396,5 @@ def decode_error(
     return provider_error(status, message, wire=WIRE, error_type=error_type,
                           body=parsed if parsed is not None else text,
                           retry_after=retry_after_from(headers))
+
+StreamDecoder = ResponsesStreamDecoder

@@ -14,24 +14,19 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from toolwire.codecs.base import (
-    NameMap,
+from toolwire.codecs.base import NameMap, call_id_for, drive_stream, dumps, provider_error
+from toolwire.codecs.framing import SSEEvent, SSEFramer
+from toolwire.codecs.openai_responses.parts import WIRE, Item, call_from_item, name_map, output_text
+from toolwire.codecs.openai_responses.reply import decode_response, encode_response
+from toolwire.errors import ProviderError, StreamError
+from toolwire.events import (
     ReasoningDelta,
-    SSEEvent,
-    SSEFramer,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
     ToolCallFinished,
     ToolCallStarted,
-    call_id_for,
-    drive_stream,
-    dumps,
-    provider_error,
 )
-from toolwire.codecs.openai_responses.parts import WIRE, Item, call_from_item, name_map, output_text
-from toolwire.codecs.openai_responses.reply import decode_response, encode_response
-from toolwire.errors import ProviderError, StreamError
 from toolwire.transcript import Reply, Request
 
 TERMINAL_EVENTS = frozenset(

@@ -191,25 +191,33 @@ class WireModule(Protocol):
         self, status: int, body: Any, headers: Mapping[str, str] | None = None
     ) -> ProviderError: ...
 
+    def encode_error(self, status: int, message: str) -> dict[str, Any]: ...
+
+    def check_body(self, body: dict[str, Any]) -> str | None: ...
+
 
 class Codec:
     """One wire's codec: the same functions for every wire, as `toolwire.codecs.get_codec` gives.
 
     The wire's own ``codec`` module supplies ``WIRE``, ``STOP_REASONS``, ``encode``,
     ``decode_request`` (``model`` and ``stream`` are what a URL said, for wires that carry them
-    there), ``decode_response``, ``encode_response``, ``encode_stream``, ``StreamDecoder`` and
-    ``decode_error``; ``encode_request``, ``stream_decoder`` and ``decode_stream`` are derived
-    from them here, once for every wire.
+    there), ``decode_response``, ``encode_response``, ``encode_stream``, ``StreamDecoder``,
+    ``decode_error``, ``encode_error`` (an error body as the server sends it) and ``check_body``
+    (the first rule a raw request body breaks, worded as the provider words it).
+    ``encode_request``, ``stream_decoder`` and ``decode_stream`` are derived from them here,
+    once for every wire.
     """
 
     __slots__ = (
         "STOP_REASONS",
         "StreamDecoder",
         "WIRE",
+        "check_body",
         "decode_error",
         "decode_request",
         "decode_response",
         "encode",
+        "encode_error",
         "encode_response",
         "encode_stream",
         "module",
@@ -226,6 +234,8 @@ class Codec:
         self.encode_response = module.encode_response
         self.encode_stream = module.encode_stream
         self.decode_error = module.decode_error
+        self.encode_error = module.encode_error
+        self.check_body = module.check_body
 
     def __repr__(self) -> str:
         return f"<codec {self.WIRE}>"
@@ -346,3 +356,33 @@ def _json_kind(value: Any) -> str:
 def wrong_shape(where: str, expected: str, value: Any) -> WireFormatError:
     """The error for a body field of the wrong shape: where, what was expected, what came."""
     return WireFormatError(f"{where}: expected {expected}, got {_json_kind(value)}")
+
+
+# ------------------------------------------------------------------------- what providers refuse
+
+
+def tools_lack_schemas(tools: Any, key: str) -> str | None:
+    """A provider's refusal of a tool list whose tools lack a name or the ``key`` schema field."""
+    if tools is None:
+        return None
+    if not isinstance(tools, list):
+        return "tools: expected an array"
+    for n, tool in enumerate(tools):
+        fn = tool.get("function", tool) if isinstance(tool, dict) else None
+        if not isinstance(fn, dict) or not fn.get("name"):
+            return f"tools.{n}: a tool needs a name"
+        if key and key not in fn and tool.get("type") in (None, "custom", "function"):
+            return f"tools.{n}.{key}: Field required"
+    return None
+
+
+def role_problem(messages: Any, allowed: tuple[str, ...], field: str = "messages") -> str | None:
+    """A provider's refusal of an empty message list or of a role it does not take."""
+    if not isinstance(messages, list) or not messages:
+        return f"{field}: at least one message is required"
+    for n, m in enumerate(messages):
+        role = m.get("role") if isinstance(m, dict) else None
+        if role is not None and role not in allowed:
+            return (f"{field}.{n}.role: Input should be " + " or ".join(repr(r) for r in allowed)
+                    + f", got {role!r}")
+    return None

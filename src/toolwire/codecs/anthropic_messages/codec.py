@@ -22,7 +22,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from toolwire.codecs.anthropic_messages import parts as _blocks
-from toolwire.codecs.anthropic_messages.request import DEFAULT_MAX_TOKENS, decode_request, encode
+from toolwire.codecs.anthropic_messages.request import (
+    DEFAULT_MAX_TOKENS,
+    check_body,
+    decode_request,
+    encode,
+)
 from toolwire.codecs.anthropic_messages.stream import ERROR_STATUS, StreamDecoder, encode_stream
 from toolwire.codecs.base import drive_stream, provider_error, retry_after_from
 from toolwire.errors import ProviderError
@@ -38,11 +43,13 @@ __all__ = [
     "STOP_REASONS",
     "WIRE",
     "StreamDecoder",
+    "check_body",
     "decode_error",
     "decode_request",
     "decode_response",
     "decode_stream",
     "encode",
+    "encode_error",
     "encode_request",
     "encode_response",
     "encode_stream",
@@ -106,3 +113,15 @@ def decode_error(status: int, body: Any, headers: Mapping[str, str] | None = Non
     if should_retry in ("true", "false"):
         error.retryable = should_retry == "true"
     return error
+
+
+_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                404: "not_found_error", 429: "rate_limit_error", 500: "api_error",
+                529: "overloaded_error"}
+
+
+def encode_error(status: int, message: str) -> dict[str, Any]:
+    """An error body as this wire's server sends it for ``status``."""
+    return {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"),
+                                       "message": message},
+            "request_id": "req_emulator"}

@@ -13,6 +13,7 @@ request instead of copying it; bodies are only serialised, never changed. Import
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,7 +34,7 @@ from toolwire.codecs.anthropic_messages.parts import (
     text_from_block,
 )
 from toolwire.codecs.anthropic_messages.schema import input_schema
-from toolwire.codecs.base import Encoded, Note, own_options
+from toolwire.codecs.base import Encoded, Note, own_options, role_problem, tools_lack_schemas
 from toolwire.errors import WireFormatError
 from toolwire.transcript import (
     Message,
@@ -474,3 +475,39 @@ def decode_request(body: Mapping[str, Any]) -> Request:
         stream=body.get("stream") is True,
         provider_options={WIRE: opts} if opts else None,
     )
+
+
+# ------------------------------------------------------------------------ what the provider refuses
+
+
+_ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
+
+
+def check_body(body: dict[str, Any]) -> str | None:
+    """The first rule the raw ``body`` breaks, worded as the provider words it, or None."""
+    if "max_tokens" not in body:
+        return "max_tokens: Field required"
+    problem = role_problem(body.get("messages"), ("user", "assistant")) or tools_lack_schemas(
+        body.get("tools"), "input_schema")
+    if problem:
+        return problem
+    for i, m in enumerate(body["messages"]):
+        content = m.get("content")
+        if not isinstance(content, list):
+            continue
+        seen_other = False
+        for j, block in enumerate(content):
+            kind = block.get("type")
+            if kind == "text" and not block.get("text"):
+                return f"messages.{i}.content.{j}: text content blocks must be non-empty"
+            for key in ("id", "tool_use_id"):
+                if kind in ("tool_use", "tool_result") and key in block \
+                        and not _ID_PATTERN.match(str(block[key])):
+                    return (f"messages.{i}.content.{j}.{kind}.{key}: String should match "
+                            f"pattern '^[a-zA-Z0-9_-]+$'")
+            if kind == "tool_result" and seen_other:
+                return (f"messages.{i}.content.{j}: tool_result blocks must come first in the "
+                        "user message, before any other content")
+            if kind != "tool_result":
+                seen_other = True
+    return None

@@ -47,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from toolwire.codecs.base import Encoded, NameMap, Note, drive_stream, own_options
+from toolwire.codecs.base import Encoded, NameMap, Note, drive_stream, own_options, role_problem
 from toolwire.codecs.base import wrong_shape as wrong
 from toolwire.codecs.gemini_generate.parts import (
     WIRE,
@@ -427,13 +427,50 @@ __all__ = [
     "FINISH_REASONS",
     "STOP_REASONS",
     "WIRE",
+    "check_body",
     "decode_error",
     "decode_request",
     "decode_response",
     "decode_stream",
     "encode",
+    "encode_error",
     "encode_request",
     "encode_response",
     "encode_stream",
     "stream_decoder",
 ]
+
+
+# ------------------------------------------------------------------------ what the provider refuses
+
+
+def check_body(body: dict[str, Any]) -> str | None:
+    """The first rule the raw ``body`` breaks, worded as the provider words it, or None."""
+    contents = body.get("contents")
+    problem = role_problem(contents, ("user", "model", "function"), "contents")
+    if problem or not isinstance(contents, list):
+        return problem
+    for i, content in enumerate(contents):
+        calls = sum(1 for p in content.get("parts", ()) if "functionCall" in p)
+        if not calls:
+            continue
+        following = contents[i + 1] if i + 1 < len(contents) else None
+        if following is None:
+            continue
+        answers = sum(1 for p in following.get("parts", ()) if "functionResponse" in p)
+        if answers != calls:
+            return ("Please ensure that the number of function response parts is equal to the "
+                    f"number of function call parts of the function call turn (contents.{i} "
+                    f"has {calls} call(s), contents.{i + 1} has {answers} response(s)).")
+    return None
+
+
+_ERROR_STATUSES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
+                   404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL",
+                   503: "UNAVAILABLE"}
+
+
+def encode_error(status: int, message: str) -> dict[str, Any]:
+    """An error body as this wire's server sends it for ``status``."""
+    return {"error": {"code": status, "message": message,
+                      "status": _ERROR_STATUSES.get(status, "INTERNAL")}}

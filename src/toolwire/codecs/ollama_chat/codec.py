@@ -70,7 +70,7 @@ from toolwire.codecs.ollama_chat.parts import (
 from toolwire.codecs.ollama_chat.parts import (
     StreamDecoder as _LineDecoder,
 )
-from toolwire.codecs.ollama_chat.request import decode_request
+from toolwire.codecs.ollama_chat.request import check_body, decode_request
 from toolwire.codecs.ollama_chat.schema import rewrite_schema
 from toolwire.errors import ProviderError, WireFormatError
 from toolwire.events import StreamEvent
@@ -92,11 +92,13 @@ from toolwire.transcript import (
 __all__ = [
     "STOP_REASONS",
     "WIRE",
+    "check_body",
     "decode_error",
     "decode_request",
     "decode_response",
     "decode_stream",
     "encode",
+    "encode_error",
     "encode_request",
     "encode_response",
     "encode_stream",
@@ -429,3 +431,6 @@ def decode_error(status: int, body: Any, headers: Mapping[str, str] | None = Non
                           retry_after=retry_after_from(headers))
 
 
+def encode_error(status: int, message: str) -> dict[str, Any]:
+    """An error body as this wire's server sends it (the same shape for every status)."""
+    return {"error": message}

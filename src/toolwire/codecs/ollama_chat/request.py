@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.codecs.base import NameMap, call_id_for
+from toolwire.codecs.base import NameMap, call_id_for, role_problem
 from toolwire.codecs.base import wrong_shape as wrong
 from toolwire.codecs.ollama_chat.parts import (
     EMPTY_RESULT,
@@ -165,3 +165,19 @@ def decode_request(body: Mapping[str, Any]) -> Request:
         stream=stream is not False,
         provider_options=wrap_own(extra),
     )
+
+
+# ------------------------------------------------------------------------ what the provider refuses
+
+
+def check_body(body: dict[str, Any]) -> str | None:
+    """The first rule the raw ``body`` breaks, worded as the provider words it, or None."""
+    problem = role_problem(body.get("messages"), ("system", "user", "assistant", "tool"))
+    if problem:
+        return problem
+    for i, m in enumerate(body["messages"]):
+        for call in m.get("tool_calls") or ():
+            if not isinstance(call.get("function", {}).get("arguments", {}), dict):
+                return (f"messages.{i}: json: cannot unmarshal string into Go struct field "
+                        "ToolCallFunction.messages.tool_calls.function.arguments")
+    return None

@@ -32,7 +32,7 @@ from toolwire.codecs.openai_chat.parts import (
     reply_message,
     string,
 )
-from toolwire.codecs.openai_chat.request import decode_request, encode
+from toolwire.codecs.openai_chat.request import check_body, decode_request, encode
 from toolwire.codecs.openai_chat.stream import ChatStreamDecoder, encode_stream, error_from_chunk
 from toolwire.errors import ContextLengthError, ProviderError
 from toolwire.events import StreamEvent
@@ -42,11 +42,13 @@ __all__ = [
     "STOP_REASONS",
     "WIRE",
     "ChatStreamDecoder",
+    "check_body",
     "decode_error",
     "decode_request",
     "decode_response",
     "decode_stream",
     "encode",
+    "encode_error",
     "encode_request",
     "encode_response",
     "encode_stream",
@@ -155,3 +157,14 @@ def decode_error(
     return error
 
 StreamDecoder = ChatStreamDecoder
+
+
+_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error",
+                404: "invalid_request_error", 429: "rate_limit_exceeded", 500: "server_error",
+                503: "server_error"}
+
+
+def encode_error(status: int, message: str) -> dict[str, Any]:
+    """An error body as this wire's server sends it for ``status``."""
+    return {"error": {"message": message, "type": _ERROR_TYPES.get(status, "server_error"),
+                      "param": None, "code": "rate_limit_exceeded" if status == 429 else None}}

@@ -19,7 +19,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolwire.codecs.base import Encoded, Note, call_id_for, own_options
+from toolwire.codecs.base import (
+    Encoded,
+    Note,
+    call_id_for,
+    own_options,
+    role_problem,
+    tools_lack_schemas,
+)
 from toolwire.codecs.openai_chat.parts import (
     REASONING_KEYS,
     WIRE,
@@ -583,3 +590,15 @@ def decode_request(body: Mapping[str, Any]) -> Request:
         stream=stream,
         provider_options={WIRE: rest} if rest else None,
     )
+
+
+# ------------------------------------------------------------------------ what the provider refuses
+
+
+def check_body(body: dict[str, Any]) -> str | None:
+    """The first rule the raw ``body`` breaks, worded as the provider words it, or None."""
+    if not body.get("tools") and ("tool_choice" in body or "parallel_tool_calls" in body):
+        return "'tool_choice' is only allowed when 'tools' are specified"
+    return role_problem(body.get("messages"),
+                  ("system", "developer", "user", "assistant", "tool", "function")) or \
+        tools_lack_schemas(body.get("tools"), "")

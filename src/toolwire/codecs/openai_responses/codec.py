@@ -23,6 +23,7 @@ from toolwire.codecs.base import (
     own_options,
     provider_error,
     retry_after_from,
+    tools_lack_schemas,
     wrong_shape,
 )
 from toolwire.codecs.openai_responses.parts import (
@@ -62,11 +63,13 @@ from toolwire.transcript import (
 __all__ = [
     "STOP_REASONS",
     "WIRE",
+    "check_body",
     "decode_error",
     "decode_request",
     "decode_response",
     "decode_stream",
     "encode",
+    "encode_error",
     "encode_request",
     "encode_response",
     "encode_stream",
@@ -398,3 +401,28 @@ def decode_error(
                           retry_after=retry_after_from(headers))
 
 StreamDecoder = ResponsesStreamDecoder
+
+
+# ------------------------------------------------------------------------ what the provider refuses
+
+
+def check_body(body: dict[str, Any]) -> str | None:
+    """The first rule the raw ``body`` breaks, worded as the provider words it, or None."""
+    if not body.get("tools") and "tool_choice" in body:
+        return "'tool_choice' is only allowed when 'tools' are specified"
+    items = body.get("input")
+    if isinstance(items, str):
+        return None
+    return tools_lack_schemas(body.get("tools"), "parameters") or (
+        None if isinstance(items, list) and items else "input: at least one item is required")
+
+
+_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error",
+                404: "invalid_request_error", 429: "rate_limit_exceeded", 500: "server_error",
+                503: "server_error"}
+
+
+def encode_error(status: int, message: str) -> dict[str, Any]:
+    """An error body as this wire's server sends it for ``status``."""
+    return {"error": {"message": message, "type": _ERROR_TYPES.get(status, "server_error"),
+                      "param": None, "code": "rate_limit_exceeded" if status == 429 else None}}

@@ -29,3 +29,21 @@ def test_examples_print_what_the_page_shows(page: Path) -> None:
         with contextlib.redirect_stdout(out):
             exec(compile(code, str(page), "exec"), namespace)
         assert out.getvalue() == expected
+
+
+def test_the_architecture_picture_is_drawn_from_todays_code() -> None:
+    """docs/architecture.md holds what scripts/architecture.py draws from the layer contract
+    and the import graph now: an import or a layer change without a new picture fails here."""
+    import importlib.util
+
+    path = DOCS.parent / "scripts" / "architecture.py"
+    spec = importlib.util.spec_from_file_location("architecture", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    assert module.current_block(text) == module.picture(), (
+        "run: python scripts/architecture.py --write")
+    for layer in module.layers():
+        for name in layer:
+            assert f"`{name}" in text, f"docs/architecture.md does not describe {name}"

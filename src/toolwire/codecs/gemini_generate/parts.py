@@ -1,9 +1,11 @@
 """Gemini ``Part`` objects <-> canonical parts, shared by requests, replies and streams.
 
-Owns: the wire name, the tool-name rule and `NameMap` for Gemini, the ids made up for calls
-that came without one, the two directions of part conversion (`decode_parts`, `PartEncoder`),
-and the shape checks that make a wrong-shaped body a `WireFormatError` naming the field. Used
-only by the gemini-generate codec. Must not import transport, client or any vendor SDK.
+Owns: the wire name, the tool-name rule and `NameMap` for Gemini (`name_map`, and
+`request_names` for a reply's request), the ids made up for calls that came without one, the
+two directions of part conversion (`decode_parts`, `PartEncoder`), and the shape checks that
+make a wrong-shaped body a `WireFormatError` naming the field. Used only by the modules of the
+gemini-generate wire. Must not import the other modules of this wire, transport, client or any
+vendor SDK.
 
 What rides in ``provider_data["gemini-generate"]``:
 
@@ -33,6 +35,7 @@ from toolwire.transcript import (
     Part,
     ProviderData,
     ReasoningPart,
+    Request,
     TextPart,
     ToolCallPart,
     ToolResultPart,
@@ -52,6 +55,11 @@ def name_map(tools: Sequence[ToolSpec]) -> NameMap:
     if all(map(NAME_RULE.match, names)):
         return NameMap()
     return NameMap.build(names, pattern=NAME_RULE, max_len=128, bad_char=_BAD_CHAR)
+
+
+def request_names(request: Request | None) -> NameMap:
+    """The name map of a request's tools (empty with no request): what a reply's names mean."""
+    return name_map(request.tools) if request is not None else NameMap()
 
 
 def wire_name(names: NameMap, name: str, tool_names: Sequence[str]) -> str:

@@ -1,9 +1,12 @@
-"""Gemini's OpenAPI-subset ``Schema`` (the ``parameters`` field of a function declaration).
+"""How a gemini-generate tool definition carries its JSON Schema, both directions.
 
-Owns: `to_openapi`, which rewrites an ordinary JSON Schema into the subset Gemini's
-``parameters`` accepts (on a copy, listing every change), and `from_openapi`, which reads such a
-schema back as JSON Schema. Used only by the gemini-generate codec. Imports nothing from toolwire
-but the transcript's JSON alias; no HTTP, no vendor SDK.
+Owns: the ``FunctionDeclaration`` of a tool (`encode_declaration`) and the tools of a request
+body read back (`decode_tools`), the choice between ``parametersJsonSchema`` (the schema sent
+unchanged) and ``parameters``, and for the latter Gemini's OpenAPI-subset ``Schema``:
+`to_openapi` rewrites an ordinary JSON Schema into it (on a copy, listing every change, which
+becomes one ``schema_rewritten`` note per tool), `from_openapi` reads it back as JSON Schema.
+Must not import the other modules of this wire but ``parts``, transport, client or any vendor
+SDK.
 
 The subset: upper-case ``type`` names (one type per node, ``nullable`` for null), string
 ``enum`` values only, ``anyOf`` rather than ``oneOf``, inclusive bounds only, no
@@ -17,7 +20,14 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.transcript import JSON
+from toolwire.codecs.base import NameMap, Note
+from toolwire.codecs.base import wrong_shape as wrong
+from toolwire.codecs.gemini_generate.parts import as_list, as_object
+from toolwire.transcript import JSON, ToolSpec
+
+SCHEMA_FIELDS = ("parametersJsonSchema", "parameters")
+"""The two fields a declaration may carry its schema in; the ``_schema_field`` setting."""
+_DECLARED = ("name", "description", "parameters", "parametersJsonSchema")
 
 # Keywords copied as they are (after their sub-schemas are rewritten).
 _PLAIN = (
@@ -298,3 +308,88 @@ def from_openapi(schema: JSON) -> JSON:
         elif isinstance(out.get("anyOf"), list):
             out["anyOf"] = [*out["anyOf"], {"type": "null"}]
     return out
+
+
+# --------------------------------------------------------------------------- declarations
+
+
+def encode_declaration(
+    tool: ToolSpec, names: NameMap, schema_field: str, declared: Mapping[str, JSON],
+    notes: list[Note],
+) -> dict[str, Any]:
+    """The ``FunctionDeclaration`` for ``tool``, its schema in ``schema_field``; ``declared``
+    holds extra fields by wire name (the ``_declarations`` setting)."""
+    name = names.wire(tool.name)
+    out: dict[str, Any] = {"name": name}
+    if tool.description:
+        out["description"] = tool.description
+    if schema_field == "parameters":
+        params, changes = to_openapi(tool.input_schema)
+        if params is not None:
+            out["parameters"] = params
+        if changes:
+            notes.append(Note(kind="schema_rewritten", subject=tool.name,
+                              detail="; ".join(changes)))
+    else:
+        schema = tool.input_schema
+        out["parametersJsonSchema"] = schema if isinstance(schema, dict) else dict(schema)
+    if tool.strict:
+        notes.append(Note(kind="field_dropped", subject=tool.name,
+                          detail="Gemini has no per-tool strict mode; strict not sent"))
+    extra = declared.get(name) if declared else None
+    if extra is not None and isinstance(extra, Mapping):
+        out.update((k, v) for k, v in extra.items() if k not in out)
+    return out
+
+
+def decode_tools(tools: list[Any], options: dict[str, Any]) -> list[ToolSpec]:
+    """A body's ``tools`` as specs; what a spec cannot hold goes to ``options`` (other tool
+    entries under ``tools``, extra declaration fields under ``_declarations``, and
+    ``_schema_field`` when the body used ``parameters``)."""
+    specs: list[ToolSpec] = []
+    other: list[Any] = []
+    declared: dict[str, Any] = {}
+    for i, entry in enumerate(tools):
+        if not isinstance(entry, Mapping):
+            raise wrong(f"tools[{i}]", "an object (a tool)", entry)
+        key = "function_declarations" if "function_declarations" in entry and \
+            "functionDeclarations" not in entry else "functionDeclarations"
+        declarations = as_list(entry.get(key), f"tools[{i}].{key}", "a list of declarations")
+        rest = {k: v for k, v in entry.items()
+                if k not in ("functionDeclarations", "function_declarations")}
+        if rest:
+            other.append(rest)
+        for j, decl in enumerate(declarations):
+            specs.append(_decode_declaration(decl, f"tools[{i}].{key}[{j}]", declared, options))
+    if other:
+        options["tools"] = other
+    if declared:
+        options["_declarations"] = declared
+    return specs
+
+
+def _decode_declaration(
+    decl: Any, where: str, declared: dict[str, Any], options: dict[str, Any]
+) -> ToolSpec:
+    if not isinstance(decl, Mapping):
+        raise wrong(where, "an object (a function declaration)", decl)
+    name = decl.get("name")
+    if not isinstance(name, str) or not name:
+        raise wrong(f"{where}.name", "a non-empty string", name)
+    description = decl.get("description")
+    if description is not None and not isinstance(description, str):
+        raise wrong(f"{where}.description", "a string", description)
+    kwargs: dict[str, Any] = {"name": name, "description": description or ""}
+    json_schema = as_object(decl.get("parametersJsonSchema"), f"{where}.parametersJsonSchema")
+    parameters = as_object(decl.get("parameters"), f"{where}.parameters")
+    if json_schema is not None:
+        kwargs["input_schema"] = json_schema
+    elif parameters is not None:
+        kwargs["input_schema"] = from_openapi(parameters)
+        options["_schema_field"] = "parameters"
+    elif "parameters" in decl:
+        options["_schema_field"] = "parameters"
+    extra = {k: v for k, v in decl.items() if k not in _DECLARED}
+    if extra:
+        declared[name] = extra
+    return ToolSpec(**kwargs)

@@ -14,6 +14,7 @@ from pydantic import ConfigDict, TypeAdapter, create_model
 from pydantic.alias_generators import to_camel
 
 from strategies import argument_objects, call_ids, json_values, texts, tool_names, tool_specs
+from toolwire.codecs import get_codec
 from toolwire.codecs.gemini_generate import codec as G
 from toolwire.errors import (
     AuthenticationError,
@@ -53,7 +54,8 @@ from toolwire.transcript import (
 )
 
 WIRE = "gemini-generate"
-CORPUS = Path(__file__).parent / "fixtures" / "corpus"
+C = get_codec(WIRE)  # the codec with the functions derived once for every wire
+CORPUS = Path(__file__).parent.parent / "fixtures" / "corpus"
 SIG_A = base64.b64encode(b"\x0a\xdc\x01signature-a").decode()
 SIG_B = base64.b64encode(b"\x0a\xcd\x01sig-b").decode()
 WEATHER_SCHEMA = {
@@ -76,7 +78,7 @@ def sse(*chunks: dict[str, Any]) -> bytes:
 
 
 def assemble(chunks: list[bytes], request: Request | None = None) -> tuple[list[Any], Reply]:
-    events = list(G.decode_stream(chunks, request=request))
+    events = list(C.decode_stream(chunks, request=request))
     end = events[-1]
     assert isinstance(end, StreamEnd)
     return events[:-1], end.reply
@@ -85,9 +87,6 @@ def assemble(chunks: list[bytes], request: Request | None = None) -> tuple[list[
 def gen_id(call: ToolCallPart) -> bool:
     data = (call.provider_data or {}).get(WIRE) or {}
     return bool(data.get("_generated_id"))
-
-
-# --------------------------------------------------------------------------- SDK conformance
 
 
 def _body_adapter() -> TypeAdapter[Any]:
@@ -126,16 +125,69 @@ def check_reply(body: dict[str, Any]) -> None:
     gt.GenerateContentResponse.model_validate(body, extra="forbid")
 
 
+signatures = st.binary(min_size=4, max_size=24).map(lambda b: base64.b64encode(b).decode())
+maybe_signature = st.none() | signatures
+flags = st.booleans()
+call_counts = st.integers(1, 3)
+id_lists = {n: st.lists(call_ids, min_size=n, max_size=n, unique=True) for n in (1, 2, 3)}
+history_kinds = st.lists(st.sampled_from(["user", "round", "text", "image"]), max_size=5)
+reply_kinds = st.lists(st.sampled_from(["text", "thought", "sig", "calls", "code"]), max_size=5)
+tool_lists = st.lists(tool_specs(), max_size=3, unique_by=lambda t: t.name)
+models = st.from_regex(r"\Agemini-[a-z0-9.]{1,8}\Z")
+response_ids = st.none() | st.from_regex(r"\A[A-Za-z0-9_-]{6,20}\Z")
+maybe_text = st.none() | texts
+maybe_max_tokens = st.none() | st.integers(1, 65536)
+maybe_temperature = st.none() | st.floats(0, 2, allow_nan=False)
+plain_choices = st.none() | st.sampled_from(
+    [ToolChoice(mode=m) for m in ("auto", "required", "none")])
+option_sets: st.SearchStrategy[dict[str, Any] | None] = st.sampled_from([
+    None,
+    {WIRE: {"generationConfig": {"thinkingConfig": {"includeThoughts": True}}}},
+    {WIRE: {"tools": [{"googleSearch": {}}]}},
+])
+finish_with_calls = st.sampled_from(["STOP", "MAX_TOKENS"])
+finish_plain = st.sampled_from(sorted(G.FINISH_REASONS))
+counts = st.integers(0, 5000)
+reply_extras = st.sampled_from([None, {WIRE: {"candidate": {"index": 0, "finishMessage": "ok"},
+                                              "usageMetadata": {"trafficType": "ON_DEMAND"}}}])
+model_versions = st.none() | st.just("gemini-3-flash")
+HYP = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def draw_calls(draw: st.DrawFn) -> list[ToolCallPart]:
+    out = []
+    for i, call_id in enumerate(draw(id_lists[draw(call_counts)])):
+        data = {WIRE: {"thoughtSignature": draw(signatures)}} if i == 0 and draw(flags) else None
+        out.append(ToolCallPart(id=call_id, name=draw(tool_names),
+                                arguments=draw(argument_objects), provider_data=data))
+    return out
+
+
+# --- codec
+
+
+def test_module_has_the_codec_contract() -> None:
+    for name in ("WIRE", "STOP_REASONS", "encode", "encode_request", "decode_request",
+                 "decode_response", "encode_response", "encode_stream", "stream_decoder",
+                 "decode_stream", "decode_error"):
+        assert hasattr(C, name), name
+    for name in ("encode_request", "stream_decoder", "decode_stream"):
+        assert not hasattr(G, name), f"{name} is derived by Codec, not written by the wire"
+    assert G.WIRE == WIRE
+    assert get_codec(WIRE).module is G
+    assert isinstance(C.stream_decoder(), G.StreamDecoder)
+
+
+# --- request
+
+
 def test_sdk_check_catches_a_misspelled_field() -> None:
-    good = G.encode_request(Request(model="m", messages=(Message.user("hi"),), tools=(WEATHER,)))
+    good = C.encode_request(Request(model="m", messages=(Message.user("hi"),), tools=(WEATHER,)))
     check_body(good)
     bad = json.loads(json.dumps(good))
     bad["tools"][0]["functionDeclarations"][0]["parameter"] = {}
     with pytest.raises(ValueError, match="parameter"):
         check_body(bad)
-
-
-# --------------------------------------------------------------------------- golden: requests
 
 
 def test_request_golden_matches_the_documented_shape() -> None:
@@ -163,106 +215,17 @@ def test_request_golden_matches_the_documented_shape() -> None:
     assert G.decode_request(encoded.body, model="gemini-3-flash") == request
 
 
-def test_parameters_setting_rewrites_a_copy_and_stays_out_of_the_body() -> None:
-    request = Request(model="m", messages=(Message.user("x"),), tools=(WEATHER,),
-                      provider_options={WIRE: {"_schema_field": "parameters"}})
-    encoded = G.encode(request)
-    decl = encoded.body["tools"][0]["functionDeclarations"][0]
-    assert decl["parameters"] == {"type": "OBJECT", "properties": {"city": {"type": "STRING"}},
-                                  "required": ["city"]}
-    assert "parametersJsonSchema" not in decl
-    assert "_schema_field" not in encoded.body
-    assert WEATHER.input_schema == WEATHER_SCHEMA  # the user's schema is untouched
-    (note,) = encoded.notes
-    assert note.kind == "schema_rewritten" and note.subject == "get_weather"
-    assert "additionalProperties" in note.detail and "upper case" in note.detail
-    check_body(encoded.body)
-
-
 def test_bad_schema_field_setting_is_a_config_error() -> None:
     request = Request(model="m", provider_options={WIRE: {"_schema_field": "schema"}})
     with pytest.raises(ConfigError, match="_schema_field"):
         G.encode(request)
 
 
-def test_schema_rewrite_covers_each_unsupported_keyword() -> None:
-    schema = {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "type": "object",
-        "properties": {
-            "name": {"type": ["string", "null"], "format": "email"},
-            "mode": {"const": "fast"},
-            "level": {"type": "integer", "enum": [1, 2, 3]},
-            "ratio": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
-            "either": {"type": ["string", "integer"]},
-            "pick": {"oneOf": [{"type": "string"}, {"type": "boolean"}]},
-            "maybe": {"anyOf": [{"$ref": "#/$defs/Point"}, {"type": "null"}]},
-            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
-            "when": {"type": "string", "format": "date-time"},
-        },
-        "required": ["name"],
-        "additionalProperties": False,
-        "$defs": {"Point": {"type": "object", "properties": {"x": {"type": "number"}},
-                            "additionalProperties": False}},
-    }
-    tool = ToolSpec(name="t", input_schema=schema)
-    encoded = G.encode(Request(model="m", tools=(tool,),
-                               provider_options={WIRE: {"_schema_field": "parameters"}}))
-    params = encoded.body["tools"][0]["functionDeclarations"][0]["parameters"]
-    props = params["properties"]
-    assert params["type"] == "OBJECT" and "$schema" not in params and "$defs" not in params
-    assert "additionalProperties" not in params
-    assert props["name"] == {"type": "STRING", "nullable": True}
-    assert props["mode"] == {"type": "STRING", "enum": ["fast"]}
-    assert props["level"] == {"type": "STRING", "enum": ["1", "2", "3"]}
-    assert props["ratio"] == {"type": "NUMBER", "minimum": 0, "maximum": 1}
-    assert props["either"] == {"anyOf": [{"type": "STRING"}, {"type": "INTEGER"}]}
-    assert props["pick"] == {"anyOf": [{"type": "STRING"}, {"type": "BOOLEAN"}]}
-    assert props["maybe"] == {"type": "OBJECT", "properties": {"x": {"type": "NUMBER"}},
-                              "nullable": True}
-    assert props["tags"] == {"type": "ARRAY", "items": {"type": "STRING"}}
-    assert props["when"] == {"type": "STRING", "format": "date-time"}
-    (note,) = encoded.notes
-    for word in ("$schema", "const", "enum values turned into strings", "exclusiveMinimum",
-                 "exclusiveMaximum", "oneOf", "type list", "$ref", "uniqueItems",
-                 "format 'email'", "additionalProperties"):
-        assert word in note.detail, word
-    check_body(encoded.body)
-
-
-def test_schema_rewrite_handles_recursion_and_empty_tools() -> None:
-    tree = {"type": "object", "properties": {"child": {"$ref": "#"}}}
-    empty = ToolSpec(name="ping")
-    encoded = G.encode(Request(model="m", tools=(ToolSpec(name="tree", input_schema=tree), empty),
-                               provider_options={WIRE: {"_schema_field": "parameters"}}))
-    tree_decl, ping_decl = encoded.body["tools"][0]["functionDeclarations"]
-    child = tree_decl["parameters"]["properties"]["child"]
-    assert child["properties"]["child"] == {"type": "OBJECT"}
-    assert "parameters" not in ping_decl  # Gemini rejects an OBJECT with empty properties
-    kinds = {n.subject: n.detail for n in encoded.notes}
-    assert "recursive" in kinds["tree"] and "left out" in kinds["ping"]
-    back = G.decode_request(encoded.body)
-    assert back.tools[1] == empty
-    assert back.provider_options == {WIRE: {"_schema_field": "parameters"}}
-
-
-def test_parameters_bodies_read_back_as_json_schema() -> None:
-    schema = {"type": "object", "properties": {"n": {"type": ["integer", "null"]},
-                                               "s": {"type": "string", "enum": ["a"]}},
-              "required": ["n"]}
-    request = Request(model="m", tools=(ToolSpec(name="t", input_schema=schema),),
-                      provider_options={WIRE: {"_schema_field": "parameters"}})
-    body = G.encode_request(request)
-    assert body["tools"][0]["functionDeclarations"][0]["parameters"]["properties"]["n"] == {
-        "type": "INTEGER", "nullable": True}
-    assert G.decode_request(body, model="m") == request
-
-
 def test_tool_choice_modes() -> None:
     tools = (WEATHER, ToolSpec(name="other"))
 
     def config(choice: ToolChoice) -> Any:
-        return G.encode_request(Request(model="m", tools=tools, tool_choice=choice))["toolConfig"]
+        return C.encode_request(Request(model="m", tools=tools, tool_choice=choice))["toolConfig"]
 
     assert config(ToolChoice(mode="auto")) == {"functionCallingConfig": {"mode": "AUTO"}}
     assert config(ToolChoice(mode="required")) == {"functionCallingConfig": {"mode": "ANY"}}
@@ -280,10 +243,10 @@ def test_tool_config_that_the_canonical_choice_cannot_hold_is_kept() -> None:
         "mode": "ANY", "allowedFunctionNames": ["a", "b"]}}}
     request = G.decode_request(body)
     assert request.tool_choice == ToolChoice(mode="required")
-    assert G.encode_request(request) == body
+    assert C.encode_request(request) == body
     validated = {"contents": [], "toolConfig": {"functionCallingConfig": {"mode": "VALIDATED"}}}
     assert G.decode_request(validated).tool_choice == ToolChoice(mode="auto")
-    assert G.encode_request(G.decode_request(validated)) == validated
+    assert C.encode_request(G.decode_request(validated)) == validated
 
 
 def test_provider_options_merge_into_the_body_and_read_back() -> None:
@@ -294,7 +257,7 @@ def test_provider_options_merge_into_the_body_and_read_back() -> None:
     }
     request = Request(model="m", messages=(Message.user("hi"),), tools=(WEATHER,),
                       max_tokens=100, temperature=0.5, provider_options={WIRE: options})
-    body = G.encode_request(request)
+    body = C.encode_request(request)
     assert body["generationConfig"] == {"temperature": 0.5, "maxOutputTokens": 100,
                                         "thinkingConfig": {"thinkingBudget": 0,
                                                            "includeThoughts": True}}
@@ -303,14 +266,55 @@ def test_provider_options_merge_into_the_body_and_read_back() -> None:
     assert G.decode_request(body, model="m") == request
 
 
-def test_declaration_fields_beyond_the_canonical_ones_survive() -> None:
-    body = {"contents": [], "tools": [{"functionDeclarations": [
-        {"name": "slow", "description": "d", "parametersJsonSchema": {"type": "object"},
-         "behavior": "NON_BLOCKING"}]}]}
-    request = G.decode_request(body)
-    assert request.tools == (ToolSpec(name="slow", description="d",
-                                      input_schema={"type": "object"}),)
-    assert G.encode_request(request) == body
+def test_settings_for_other_wires_give_one_note_per_key() -> None:
+    request = Request(model="m", messages=(Message.user("hi"),), provider_options={
+        "anthropic-messages": {"top_k": 5},
+        "openai-chat": {"seed": 7, "top_p": 0.5},
+        WIRE: {"safetySettings": []},
+    })
+    encoded = G.encode(request)
+    assert encoded.body["safetySettings"] == []
+    assert not {"top_k", "seed", "top_p"} & set(encoded.body)
+    notes = [(n.kind, n.subject, n.detail) for n in encoded.notes]
+    assert [(k, s) for k, s, _ in notes] == [
+        ("field_dropped", "provider_options['anthropic-messages']"),
+        ("field_dropped", "provider_options['openai-chat']"),
+        ("field_dropped", "provider_options['openai-chat']"),
+    ]
+    assert "'top_k'" in notes[0][2] and "'seed'" in notes[1][2] and "'top_p'" in notes[2][2]
+    check_body(encoded.body)
+
+
+def test_own_options_that_are_not_an_object_are_noted_not_sent() -> None:
+    encoded = G.encode(Request(model="m", provider_options={WIRE: ["safetySettings"]}))
+    assert encoded.body == {"contents": []}
+    assert [(n.kind, n.subject) for n in encoded.notes] == [
+        ("field_dropped", f"provider_options[{WIRE!r}]")]
+
+
+def test_encode_passes_given_values_through_and_leaves_them_unchanged() -> None:
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+    args = {"q": "x", "nested": {"deep": [1]}}
+    thought = {"text": "hmm", "thought": True, "thoughtSignature": SIG_A}
+    safety = [{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_NONE"}]
+    request = Request(model="m", tools=(ToolSpec(name="f", input_schema=schema),), messages=(
+        Message.user("hi"),
+        Message(role="assistant", parts=(
+            ReasoningPart(text="hmm", provider_data={WIRE: thought}),
+            ToolCallPart(id="c1", name="f", arguments=args))),
+    ), provider_options={WIRE: {"safetySettings": safety,
+                                "_declarations": {"f": {"response": {"type": "object"}}}}})
+    before = json.dumps([schema, args, thought, safety])
+    body = C.encode_request(request)
+    declaration = body["tools"][0]["functionDeclarations"][0]
+    assert declaration["parametersJsonSchema"] is schema
+    assert declaration["response"] == {"type": "object"}
+    model_parts = body["contents"][1]["parts"]
+    assert model_parts[0] is thought
+    assert model_parts[1]["functionCall"]["args"] is args
+    assert body["safetySettings"] is safety
+    assert json.dumps([schema, args, thought, safety]) == before
+    check_body(body)
 
 
 def test_history_with_calls_results_and_signatures() -> None:
@@ -360,7 +364,7 @@ def test_history_with_calls_results_and_signatures() -> None:
     assert [r.call_id for r in tool.tool_results] == [c.id for c in calls]
     assert [r.is_error for r in tool.tool_results] == [False, True]
     assert tool.tool_results[0].content == "18°C, cloudy"
-    assert G.encode_request(back) == encoded.body
+    assert C.encode_request(back) == encoded.body
 
 
 def test_results_echo_call_ids_that_came_from_the_wire() -> None:
@@ -371,7 +375,7 @@ def test_results_echo_call_ids_that_came_from_the_wire() -> None:
         Message(role="tool", parts=(ToolResultPart(call_id="grBScFvZ", content="ok"),)),
         Message.user("and now?"),
     ))
-    contents = G.encode_request(request)["contents"]
+    contents = C.encode_request(request)["contents"]
     assert contents[0]["parts"] == [{"functionCall": {
         "name": "lookup", "args": {"order_id": "A-1"}, "id": "grBScFvZ"},
         "thoughtSignature": SIG_A}]
@@ -403,40 +407,6 @@ def test_function_role_and_odd_result_objects_decode() -> None:
     assert not results[0].is_error
 
 
-def test_reasoning_and_opaque_parts_of_other_wires_are_dropped_with_notes() -> None:
-    request = Request(model="m", messages=(
-        Message.user("q"),
-        Message(role="assistant", parts=(
-            ReasoningPart(text="hmm", provider_data={"anthropic-messages": {"signature": "s"}}),
-            OpaquePart(wire="anthropic-messages", kind="server_tool_use", payload={"id": "x"}),
-            TextPart(text="answer"),
-        )),
-        Message(role="assistant", parts=(ReasoningPart(text="only"),)),
-    ))
-    encoded = G.encode(request)
-    assert encoded.body["contents"] == [
-        {"role": "user", "parts": [{"text": "q"}]},
-        {"role": "model", "parts": [{"text": "answer"}]},
-    ]
-    kinds = [n.kind for n in encoded.notes]
-    assert kinds == ["reasoning_dropped", "opaque_dropped", "reasoning_dropped", "message_dropped"]
-
-
-def test_own_reasoning_and_opaque_parts_go_back_verbatim() -> None:
-    thought = {"text": "Let me think", "thought": True, "thoughtSignature": SIG_B}
-    code = {"executableCode": {"language": "PYTHON", "code": "print(1)"}}
-    signature_only = {"text": "", "thoughtSignature": SIG_A}
-    body = {"contents": [{"role": "model", "parts": [thought, code, signature_only]}]}
-    request = G.decode_request(body)
-    parts = request.messages[0].parts
-    assert parts[0] == ReasoningPart(text="Let me think", provider_data={WIRE: thought})
-    assert parts[1] == OpaquePart(wire=WIRE, kind="executableCode", payload=code)
-    assert parts[2] == ReasoningPart(text="", provider_data={WIRE: {"text": "",
-                                                                    "thoughtSignature": SIG_A}})
-    assert G.encode_request(request) == body
-    check_body(body)
-
-
 def test_system_message_mid_conversation_and_strict_are_noted() -> None:
     request = Request(model="m", tools=(ToolSpec(name="t", strict=True),), messages=(
         Message.user("a"), Message(role="system", parts=(TextPart(text="be brief"),))))
@@ -451,21 +421,14 @@ def test_fill_signature_marks_foreign_call_turns_only() -> None:
                             provider_data={WIRE: {"thoughtSignature": SIG_A}})
     messages = (Message(role="assistant", parts=(foreign, foreign)),
                 Message(role="assistant", parts=(own_call,)))
-    plain = G.encode_request(Request(model="m", messages=messages))
+    plain = C.encode_request(Request(model="m", messages=messages))
     assert "thoughtSignature" not in plain["contents"][0]["parts"][0]
-    filled = G.encode_request(Request(model="m", messages=messages, provider_options={
+    filled = C.encode_request(Request(model="m", messages=messages, provider_options={
         WIRE: {"_fill_signature": "skip_thought_signature_validator"}}))
     first, second = filled["contents"][0]["parts"]
     assert first["thoughtSignature"] == "skip_thought_signature_validator"
     assert "thoughtSignature" not in second
     assert filled["contents"][1]["parts"][0]["thoughtSignature"] == SIG_A
-
-
-def test_arguments_that_are_not_an_object_are_replaced_with_a_note() -> None:
-    bad = ToolCallPart.from_raw(id="c", name="t", raw_arguments='{"a": ')
-    encoded = G.encode(Request(model="m", messages=(Message(role="assistant", parts=(bad,)),)))
-    assert encoded.body["contents"][0]["parts"][0]["functionCall"]["args"] == {}
-    assert [n.kind for n in encoded.notes] == ["arguments_replaced"]
 
 
 def test_decode_request_keeps_unknown_keys_and_reads_the_model() -> None:
@@ -476,38 +439,139 @@ def test_decode_request_keeps_unknown_keys_and_reads_the_model() -> None:
     assert request.system == "s"
     assert request.messages == (Message.user("hi"),)
     assert request.provider_options == {WIRE: {"cachedContent": "cachedContents/abc"}}
-    assert G.encode_request(request)["cachedContent"] == "cachedContents/abc"
+    assert C.encode_request(request)["cachedContent"] == "cachedContents/abc"
 
 
-# --------------------------------------------------------------------------- names
+@pytest.mark.parametrize(("body", "message"), [
+    ({"contents": "x"}, "contents: expected a list of contents, got a string"),
+    ({"contents": {"role": "user"}}, "contents: expected a list of contents, got an object"),
+    ({"contents": ["hi"]}, "contents[0]: expected an object (a content), got a string"),
+    ({"contents": [{"role": 1, "parts": []}]}, "contents[0].role: expected a string, got an "
+                                               "integer"),
+    ({"contents": [{"role": "user", "parts": "hi"}]},
+     "contents[0].parts: expected a list of parts, got a string"),
+    ({"contents": [{"role": "user", "parts": ["hi"]}]},
+     "contents[0].parts[0]: expected an object (a part), got a string"),
+    ({"contents": [{"role": "user", "parts": [{"text": 5}]}]},
+     "contents[0].parts[0].text: expected a string, got an integer"),
+    ({"contents": [{"role": "model", "parts": [{"functionCall": "f"}]}]},
+     "contents[0].parts[0].functionCall: expected an object, got a string"),
+    ({"contents": [{"role": "model", "parts": [{"functionCall": {"args": {}}}]}]},
+     "contents[0].parts[0].functionCall.name: expected a string, got null"),
+    ({"contents": [{"role": "model", "parts": [{"functionCall": {"name": "f", "args": [1]}}]}]},
+     "contents[0].parts[0].functionCall.args: expected an object, got a list"),
+    ({"contents": [{"role": "user", "parts": [{"functionResponse": []}]}]},
+     "contents[0].parts[0].functionResponse: expected an object, got a list"),
+    ({"systemInstruction": 5},
+     "systemInstruction: expected an object (a content) or a string, got an integer"),
+    ({"systemInstruction": {"parts": "be brief"}},
+     "systemInstruction.parts: expected a list of parts, got a string"),
+    ({"tools": {"functionDeclarations": []}}, "tools: expected a list of tools, got an object"),
+    ({"tools": ["f"]}, "tools[0]: expected an object (a tool), got a string"),
+    ({"tools": [{"functionDeclarations": {"name": "f"}}]},
+     "tools[0].functionDeclarations: expected a list of declarations, got an object"),
+    ({"tools": [{"functionDeclarations": ["f"]}]},
+     "tools[0].functionDeclarations[0]: expected an object (a function declaration), got a "
+     "string"),
+    ({"tools": [{"functionDeclarations": [{"description": "no name"}]}]},
+     "tools[0].functionDeclarations[0].name: expected a non-empty string, got null"),
+    ({"tools": [{"function_declarations": [{"name": "f", "parameters": "{}"}]}]},
+     "tools[0].function_declarations[0].parameters: expected an object, got a string"),
+    ({"toolConfig": "AUTO"}, "toolConfig: expected an object, got a string"),
+    ({"toolConfig": {"functionCallingConfig": "ANY"}},
+     "toolConfig.functionCallingConfig: expected an object, got a string"),
+    ({"generationConfig": 0.5}, "generationConfig: expected an object, got a number"),
+    ({"model": 3}, "model: expected a string, got an integer"),
+])
+def test_a_body_of_the_wrong_shape_is_an_error_naming_the_field(
+    body: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(WireFormatError) as info:
+        G.decode_request(body)
+    assert str(info.value) == message
 
 
-def test_dotted_names_are_legal_on_gemini_and_bad_ones_are_mapped_everywhere() -> None:
-    tools = (ToolSpec(name="math.sum"), ToolSpec(name="my tool!"))
-    call = ToolCallPart(id="c1", name="my tool!", arguments={"a": 1})
-    request = Request(model="m", tools=tools, tool_choice=ToolChoice(mode="tool", name="my tool!"),
-                      messages=(Message(role="assistant", parts=(call,)), Message(
-                          role="tool", parts=(ToolResultPart(call_id="c1", content="2",
-                                                             name="my tool!"),))))
-    encoded = G.encode(request)
-    decl_names = [d["name"] for d in encoded.body["tools"][0]["functionDeclarations"]]
-    assert decl_names[0] == "math.sum"
-    mapped = decl_names[1]
-    assert mapped != "my tool!" and G.decode_request(encoded.body).tools[1].name == mapped
-    assert encoded.body["toolConfig"]["functionCallingConfig"]["allowedFunctionNames"] == [mapped]
-    assert encoded.body["contents"][0]["parts"][0]["functionCall"]["name"] == mapped
-    assert encoded.body["contents"][1]["parts"][0]["functionResponse"]["name"] == mapped
-    assert [(n.kind, n.subject) for n in encoded.notes] == [("tool_name_mapped", "my tool!")]
-    reply = G.decode_response({"candidates": [{"content": {"parts": [
-        {"functionCall": {"name": mapped, "args": {}}},
-        {"functionCall": {"name": "math.sum", "args": {"a": 1}}}]}, "finishReason": "STOP"}]},
-        request=request)
-    assert [c.name for c in reply.tool_calls] == ["my tool!", "math.sum"]
-    assert G.encode_response(reply, request=request)["candidates"][0]["content"]["parts"][0][
-        "functionCall"]["name"] == mapped
+def test_a_request_body_that_is_not_an_object_is_an_error() -> None:
+    with pytest.raises(WireFormatError, match="request body: expected an object, got a list"):
+        G.decode_request([])  # type: ignore[arg-type]
 
 
-# --------------------------------------------------------------------------- golden: replies
+def test_lenient_where_clients_vary() -> None:
+    request = G.decode_request({
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]}, {"role": "user"}],
+        "system_instruction": "be brief", "tools": None, "toolConfig": None,
+        "generationConfig": {"temperature": "warm"},
+    })
+    assert request.system == "be brief"
+    assert [m.text for m in request.messages] == ["hi", ""]
+    assert request.temperature is None
+    assert request.provider_options == {WIRE: {"generationConfig": {"temperature": "warm"}}}
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[Message]:
+    messages: list[Message] = []
+    for kind in draw(history_kinds):
+        if kind == "user":
+            messages.append(Message.user(draw(texts)))
+        elif kind == "image":
+            blob = {"inlineData": {"mimeType": "image/png", "data": draw(signatures)}}
+            image = OpaquePart(wire=WIRE, kind="inlineData", payload=blob)
+            messages.append(Message(role="user", parts=(TextPart(text=draw(texts)), image)))
+        elif kind == "text":
+            sig = draw(maybe_signature)
+            data = {WIRE: {"thoughtSignature": sig}} if sig else None
+            said = draw(texts)
+            thought = {"text": said, "thought": True}
+            messages.append(Message(role="assistant", parts=(
+                ReasoningPart(text=said, provider_data={WIRE: thought}),
+                TextPart(text=draw(texts), provider_data=data))))
+        else:
+            made = draw_calls(draw)
+            lead = [TextPart(text=draw(texts))] if draw(flags) else []
+            messages.append(Message(role="assistant", parts=(*lead, *made)))
+            messages.append(Message(role="tool", parts=tuple(
+                ToolResultPart(call_id=c.id, content=draw(texts), is_error=draw(flags),
+                               name=c.name) for c in made)))
+    return messages
+
+
+@st.composite
+def requests(draw: st.DrawFn) -> Request:
+    tools: list[ToolSpec] = draw(tool_lists)
+    choice = draw(plain_choices)
+    named: bool = draw(flags)
+    if tools and named:
+        choice = ToolChoice(mode="tool", name=tools[draw(st.integers(0, len(tools) - 1))].name)
+    return Request(
+        model=draw(models),
+        system=draw(maybe_text),
+        messages=tuple(draw(histories())),
+        tools=tuple(tools),
+        tool_choice=choice,
+        max_tokens=draw(maybe_max_tokens),
+        temperature=draw(maybe_temperature),
+        stream=draw(flags),
+        provider_options=draw(option_sets),
+    )
+
+
+@HYP
+@given(requests())
+def test_request_round_trip(request: Request) -> None:
+    body = C.encode_request(request)
+    assert G.decode_request(body, model=request.model, stream=request.stream) == request
+    check_body(body)
+    # results always travel in one user content right after the calls
+    for i, content in enumerate(body["contents"]):
+        if any("functionResponse" in p for p in content["parts"]):
+            previous = body["contents"][i - 1]
+            n_calls = sum("functionCall" in p for p in previous["parts"])
+            n_results = sum("functionResponse" in p for p in content["parts"])
+            assert previous["role"] == "model" and n_calls == n_results
+
+
+# --- reply
 
 
 def test_final_reply_text_signature_is_kept_and_echoed() -> None:
@@ -523,7 +587,7 @@ def test_final_reply_text_signature_is_kept_and_echoed() -> None:
     assert reply.model == "gemini-3-flash" and reply.id is None
     assert G.encode_response(reply) == body
     check_reply(body)
-    nxt = G.encode_request(Request(model="m", messages=(reply.message,)))
+    nxt = C.encode_request(Request(model="m", messages=(reply.message,)))
     assert nxt["contents"][0]["parts"] == [{"text": "Paris is 18°C and cloudy.",
                                             "thoughtSignature": SIG_B}]
 
@@ -603,21 +667,17 @@ def test_cut_off_string_arguments_mean_truncated() -> None:
     assert whole.stop == "tool_calls" and whole.tool_calls[0].arguments == {"a": 1}
 
 
-def test_generated_ids_are_stable_and_never_sent() -> None:
-    body = corpus("gemini__pydantic-ai__test-google-instructions-only-with-tool-calls")["body"]
-    first = G.decode_response(body)
-    assert first == G.decode_response(body)
-    ids = [c.id for c in first.tool_calls]
-    assert len(set(ids)) == 3 and all(gen_id(c) for c in first.tool_calls)
-    rendered = G.encode_response(first)
-    assert all("id" not in p["functionCall"] for p in rendered["candidates"][0]["content"]["parts"])
-    assert G.decode_response(rendered) == first
-    _, streamed = assemble(G.encode_stream(first))
-    assert streamed == first
-    check_reply(rendered)
+@pytest.mark.parametrize(("body", "message"), [
+    ({"candidates": "x"}, "candidates: expected a list of candidates, got a string"),
+    ({"candidates": [3]}, r"candidates\[0\]: expected an object \(a candidate\), got an integer"),
+    ({"candidates": [{"content": "hi"}]}, r"candidates\[0\]\.content: expected an object"),
+    ({"candidates": [{"content": {"parts": "hi"}}]},
+     r"candidates\[0\]\.content\.parts: expected a list of parts"),
+])
+def test_a_reply_of_the_wrong_shape_is_an_error(body: dict[str, Any], message: str) -> None:
+    with pytest.raises(WireFormatError, match=message):
+        G.decode_response(body)
 
-
-# --------------------------------------------------------------------------- corpus
 
 CORPUS_EXPECT: dict[str, tuple[list[str], list[dict[str, Any]], list[str | None], list[bool]]] = {
     # name: (tool names, arguments, wire ids (None = made up), signature present per call)
@@ -689,7 +749,7 @@ def test_corpus_signatures_are_echoed_verbatim() -> None:
     entry = corpus("gemini__pydantic-ai__test-google-model-retry__1")
     part = entry["body"]["candidates"][0]["content"]["parts"][0]
     reply = G.decode_response(entry["body"])
-    body = G.encode_request(Request(model="m", messages=(Message.user("q"), reply.message)))
+    body = C.encode_request(Request(model="m", messages=(Message.user("q"), reply.message)))
     sent = body["contents"][1]["parts"][0]
     assert sent["thoughtSignature"] == part["thoughtSignature"]
     assert sent["functionCall"] == {"name": "get_capital", "args": {"country": "La France"}}
@@ -701,7 +761,99 @@ def test_integer_enum_replies_decode() -> None:
     assert reply.id == "WB-jaP3dOIP7nsEPuraKqAc"
 
 
-# --------------------------------------------------------------------------- streams
+@pytest.mark.parametrize(("status", "grpc", "message", "cls"), [
+    (400, "INVALID_ARGUMENT", "Invalid JSON payload received. Unknown name \"x\"",
+     InvalidRequestError),
+    (400, "INVALID_ARGUMENT", "The input token count (1200000) exceeds the maximum number of "
+     "tokens allowed (1048576).", ContextLengthError),
+    (401, "UNAUTHENTICATED", "API key not valid.", AuthenticationError),
+    (403, "PERMISSION_DENIED", "Permission denied.", PermissionDeniedError),
+    (404, "NOT_FOUND", "models/gemini-9 is not found", NotFoundError),
+    (429, "RESOURCE_EXHAUSTED", "Quota exceeded", RateLimitError),
+    (500, "INTERNAL", "An internal error has occurred.", ServerError),
+    (503, "UNAVAILABLE", "The model is overloaded. Please try again later.", OverloadedError),
+])
+def test_error_bodies(status: int, grpc: str, message: str, cls: type[ProviderError]) -> None:
+    body = {"error": {"code": status, "message": message, "status": grpc}}
+    for form in (body, json.dumps(body), json.dumps(body).encode(), [body]):
+        error = G.decode_error(status, form)
+        assert type(error) is cls
+        assert error.message == message and error.error_type == grpc
+        assert error.status == status and error.wire == WIRE
+
+
+def test_retry_delay_comes_from_retry_info_or_headers() -> None:
+    body = {"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED",
+                      "details": [
+                          {"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                           "violations": [{"quotaId": "PerMinute"}]},
+                          {"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                           "retryDelay": "37s"}]}}
+    error = G.decode_error(429, body)
+    assert isinstance(error, RateLimitError) and error.retry_after == 37.0 and error.retryable
+    assert G.decode_error(429, body, {"Retry-After": "5"}).retry_after == 5.0
+    plain = G.decode_error(502, "<html>Bad gateway</html>")
+    assert isinstance(plain, ServerError) and "Bad gateway" in plain.message
+    assert G.decode_error(429, {"error": {"message": "x"}}).retry_after is None
+
+
+def test_error_body_given_to_decode_response_raises() -> None:
+    with pytest.raises(OverloadedError):
+        G.decode_response({"error": {"code": 503, "message": "busy", "status": "UNAVAILABLE"}})
+
+
+@st.composite
+def replies(draw: st.DrawFn) -> Reply:
+    """Replies the wire (and its stream) can carry: no two text parts of one kind side by side."""
+    parts: list[Any] = []
+    last = None
+    for kind in draw(reply_kinds):
+        family = "text" if kind == "sig" else kind
+        if family == last and family in ("text", "thought", "calls"):
+            continue
+        last = family
+        if kind == "text":
+            sig = draw(maybe_signature)
+            parts.append(TextPart(text=draw(texts),
+                                  provider_data={WIRE: {"thoughtSignature": sig}} if sig else None))
+        elif kind == "thought":
+            said = draw(texts)
+            payload: dict[str, Any] = {"text": said, "thought": True}
+            if draw(flags):
+                payload["thoughtSignature"] = draw(signatures)
+            parts.append(ReasoningPart(text=said, provider_data={WIRE: payload}))
+        elif kind == "sig":
+            only = {"text": "", "thoughtSignature": draw(signatures)}
+            parts.append(ReasoningPart(provider_data={WIRE: only}))
+        elif kind == "calls":
+            parts.extend(draw_calls(draw))
+        else:
+            code = {"executableCode": {"language": "PYTHON", "code": draw(texts)}}
+            parts.append(OpaquePart(wire=WIRE, kind="executableCode", payload=code))
+    message = Message(role="assistant", parts=tuple(parts))
+    stop: StopReason = "tool_calls"
+    if message.tool_calls:
+        raw = draw(finish_with_calls)
+    else:
+        raw = draw(finish_plain)
+        stop = G.FINISH_REASONS[raw]
+    output = draw(counts)
+    usage = Usage(input_tokens=draw(counts), output_tokens=output,
+                  cache_read_tokens=draw(counts), reasoning_tokens=min(output, draw(counts)))
+    return Reply(message=message, stop=stop, raw_stop=raw, usage=usage,
+                 model=draw(model_versions), id=draw(response_ids),
+                 provider_data=draw(reply_extras))
+
+
+@HYP
+@given(replies())
+def test_reply_round_trip(reply: Reply) -> None:
+    body = G.encode_response(reply)
+    assert G.decode_response(body) == reply
+    check_reply(body)
+
+
+# --- stream
 
 
 def test_stream_text_pieces_and_late_signature() -> None:
@@ -775,38 +927,20 @@ def test_stream_tolerates_keepalives_done_and_keeps_signature_only_parts() -> No
     assert isinstance(first, ToolCallPart)
     assert first.provider_data == {WIRE: {"thoughtSignature": SIG_A, "_generated_id": True}}
     assert second == ReasoningPart(provider_data={WIRE: {"text": "", "thoughtSignature": SIG_B}})
-    body = G.encode_request(Request(model="m", messages=(reply.message,)))
+    body = C.encode_request(Request(model="m", messages=(reply.message,)))
     assert body["contents"][0]["parts"] == [
         {"functionCall": {"name": "t", "args": {}}, "thoughtSignature": SIG_A},
         {"text": "", "thoughtSignature": SIG_B}]
 
 
-def test_module_has_the_codec_contract() -> None:
-    for name in ("WIRE", "STOP_REASONS", "encode", "encode_request", "decode_request",
-                 "decode_response", "encode_response", "encode_stream", "stream_decoder",
-                 "decode_stream", "decode_error"):
-        assert hasattr(G, name), name
-    assert G.WIRE == WIRE
-    from toolwire.codecs import get_codec
-
-    assert get_codec(WIRE).module is G
-
-
-def test_non_text_values_are_read_leniently() -> None:
-    reply = G.decode_response({"candidates": [{"content": {"parts": [
-        {"text": None}, "junk", {"functionCall": {"name": "t"}}]}, "finishReason": "STOP"}]})
-    (call,) = reply.message.parts
-    assert isinstance(call, ToolCallPart) and call.arguments == {}
-
-
 def test_stream_without_finish_reason_ended_early() -> None:
     raw = sse({"candidates": [{"content": {"parts": [{"text": "partial"}]}}]})
-    decoder = G.stream_decoder()
+    decoder = C.stream_decoder()
     assert [type(e) for e in decoder.feed(raw)] == [TextDelta]
     with pytest.raises(StreamError, match="finishReason"):
         decoder.finish()
     with pytest.raises(StreamError):
-        G.stream_decoder().finish()
+        C.stream_decoder().finish()
     cut = sse({"candidates": [{"content": {"parts": [{"text": "a"}]}, "finishReason": "STOP"}]})
     with pytest.raises(StreamError, match="not JSON"):
         assemble([cut[:30]])
@@ -830,219 +964,6 @@ def test_stream_error_event_raises_the_typed_error(
     assert type(info.value) is cls
     assert info.value.wire == WIRE and info.value.message == message
     assert info.value.error_type == status
-
-
-# --------------------------------------------------------------------------- errors
-
-
-@pytest.mark.parametrize(("status", "grpc", "message", "cls"), [
-    (400, "INVALID_ARGUMENT", "Invalid JSON payload received. Unknown name \"x\"",
-     InvalidRequestError),
-    (400, "INVALID_ARGUMENT", "The input token count (1200000) exceeds the maximum number of "
-     "tokens allowed (1048576).", ContextLengthError),
-    (401, "UNAUTHENTICATED", "API key not valid.", AuthenticationError),
-    (403, "PERMISSION_DENIED", "Permission denied.", PermissionDeniedError),
-    (404, "NOT_FOUND", "models/gemini-9 is not found", NotFoundError),
-    (429, "RESOURCE_EXHAUSTED", "Quota exceeded", RateLimitError),
-    (500, "INTERNAL", "An internal error has occurred.", ServerError),
-    (503, "UNAVAILABLE", "The model is overloaded. Please try again later.", OverloadedError),
-])
-def test_error_bodies(status: int, grpc: str, message: str, cls: type[ProviderError]) -> None:
-    body = {"error": {"code": status, "message": message, "status": grpc}}
-    for form in (body, json.dumps(body), json.dumps(body).encode(), [body]):
-        error = G.decode_error(status, form)
-        assert type(error) is cls
-        assert error.message == message and error.error_type == grpc
-        assert error.status == status and error.wire == WIRE
-
-
-def test_retry_delay_comes_from_retry_info_or_headers() -> None:
-    body = {"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED",
-                      "details": [
-                          {"@type": "type.googleapis.com/google.rpc.QuotaFailure",
-                           "violations": [{"quotaId": "PerMinute"}]},
-                          {"@type": "type.googleapis.com/google.rpc.RetryInfo",
-                           "retryDelay": "37s"}]}}
-    error = G.decode_error(429, body)
-    assert isinstance(error, RateLimitError) and error.retry_after == 37.0 and error.retryable
-    assert G.decode_error(429, body, {"Retry-After": "5"}).retry_after == 5.0
-    plain = G.decode_error(502, "<html>Bad gateway</html>")
-    assert isinstance(plain, ServerError) and "Bad gateway" in plain.message
-    assert G.decode_error(429, {"error": {"message": "x"}}).retry_after is None
-
-
-def test_error_body_given_to_decode_response_raises() -> None:
-    with pytest.raises(OverloadedError):
-        G.decode_response({"error": {"code": 503, "message": "busy", "status": "UNAVAILABLE"}})
-
-
-# --------------------------------------------------------------------------- round trips
-
-signatures = st.binary(min_size=4, max_size=24).map(lambda b: base64.b64encode(b).decode())
-maybe_signature = st.none() | signatures
-flags = st.booleans()
-call_counts = st.integers(1, 3)
-id_lists = {n: st.lists(call_ids, min_size=n, max_size=n, unique=True) for n in (1, 2, 3)}
-history_kinds = st.lists(st.sampled_from(["user", "round", "text", "image"]), max_size=5)
-reply_kinds = st.lists(st.sampled_from(["text", "thought", "sig", "calls", "code"]), max_size=5)
-tool_lists = st.lists(tool_specs(), max_size=3, unique_by=lambda t: t.name)
-models = st.from_regex(r"\Agemini-[a-z0-9.]{1,8}\Z")
-response_ids = st.none() | st.from_regex(r"\A[A-Za-z0-9_-]{6,20}\Z")
-maybe_text = st.none() | texts
-maybe_max_tokens = st.none() | st.integers(1, 65536)
-maybe_temperature = st.none() | st.floats(0, 2, allow_nan=False)
-plain_choices = st.none() | st.sampled_from(
-    [ToolChoice(mode=m) for m in ("auto", "required", "none")])
-option_sets: st.SearchStrategy[dict[str, Any] | None] = st.sampled_from([
-    None,
-    {WIRE: {"generationConfig": {"thinkingConfig": {"includeThoughts": True}}}},
-    {WIRE: {"tools": [{"googleSearch": {}}]}},
-])
-finish_with_calls = st.sampled_from(["STOP", "MAX_TOKENS"])
-finish_plain = st.sampled_from(sorted(G.FINISH_REASONS))
-counts = st.integers(0, 5000)
-reply_extras = st.sampled_from([None, {WIRE: {"candidate": {"index": 0, "finishMessage": "ok"},
-                                              "usageMetadata": {"trafficType": "ON_DEMAND"}}}])
-model_versions = st.none() | st.just("gemini-3-flash")
-HYP = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def draw_calls(draw: st.DrawFn) -> list[ToolCallPart]:
-    out = []
-    for i, call_id in enumerate(draw(id_lists[draw(call_counts)])):
-        data = {WIRE: {"thoughtSignature": draw(signatures)}} if i == 0 and draw(flags) else None
-        out.append(ToolCallPart(id=call_id, name=draw(tool_names),
-                                arguments=draw(argument_objects), provider_data=data))
-    return out
-
-
-@st.composite
-def histories(draw: st.DrawFn) -> list[Message]:
-    messages: list[Message] = []
-    for kind in draw(history_kinds):
-        if kind == "user":
-            messages.append(Message.user(draw(texts)))
-        elif kind == "image":
-            blob = {"inlineData": {"mimeType": "image/png", "data": draw(signatures)}}
-            image = OpaquePart(wire=WIRE, kind="inlineData", payload=blob)
-            messages.append(Message(role="user", parts=(TextPart(text=draw(texts)), image)))
-        elif kind == "text":
-            sig = draw(maybe_signature)
-            data = {WIRE: {"thoughtSignature": sig}} if sig else None
-            said = draw(texts)
-            thought = {"text": said, "thought": True}
-            messages.append(Message(role="assistant", parts=(
-                ReasoningPart(text=said, provider_data={WIRE: thought}),
-                TextPart(text=draw(texts), provider_data=data))))
-        else:
-            made = draw_calls(draw)
-            lead = [TextPart(text=draw(texts))] if draw(flags) else []
-            messages.append(Message(role="assistant", parts=(*lead, *made)))
-            messages.append(Message(role="tool", parts=tuple(
-                ToolResultPart(call_id=c.id, content=draw(texts), is_error=draw(flags),
-                               name=c.name) for c in made)))
-    return messages
-
-
-@st.composite
-def requests(draw: st.DrawFn) -> Request:
-    tools: list[ToolSpec] = draw(tool_lists)
-    choice = draw(plain_choices)
-    named: bool = draw(flags)
-    if tools and named:
-        choice = ToolChoice(mode="tool", name=tools[draw(st.integers(0, len(tools) - 1))].name)
-    return Request(
-        model=draw(models),
-        system=draw(maybe_text),
-        messages=tuple(draw(histories())),
-        tools=tuple(tools),
-        tool_choice=choice,
-        max_tokens=draw(maybe_max_tokens),
-        temperature=draw(maybe_temperature),
-        stream=draw(flags),
-        provider_options=draw(option_sets),
-    )
-
-
-@HYP
-@given(requests())
-def test_request_round_trip(request: Request) -> None:
-    body = G.encode_request(request)
-    assert G.decode_request(body, model=request.model, stream=request.stream) == request
-    check_body(body)
-    # results always travel in one user content right after the calls
-    for i, content in enumerate(body["contents"]):
-        if any("functionResponse" in p for p in content["parts"]):
-            previous = body["contents"][i - 1]
-            n_calls = sum("functionCall" in p for p in previous["parts"])
-            n_results = sum("functionResponse" in p for p in content["parts"])
-            assert previous["role"] == "model" and n_calls == n_results
-
-
-@st.composite
-def replies(draw: st.DrawFn) -> Reply:
-    """Replies the wire (and its stream) can carry: no two text parts of one kind side by side."""
-    parts: list[Any] = []
-    last = None
-    for kind in draw(reply_kinds):
-        family = "text" if kind == "sig" else kind
-        if family == last and family in ("text", "thought", "calls"):
-            continue
-        last = family
-        if kind == "text":
-            sig = draw(maybe_signature)
-            parts.append(TextPart(text=draw(texts),
-                                  provider_data={WIRE: {"thoughtSignature": sig}} if sig else None))
-        elif kind == "thought":
-            said = draw(texts)
-            payload: dict[str, Any] = {"text": said, "thought": True}
-            if draw(flags):
-                payload["thoughtSignature"] = draw(signatures)
-            parts.append(ReasoningPart(text=said, provider_data={WIRE: payload}))
-        elif kind == "sig":
-            only = {"text": "", "thoughtSignature": draw(signatures)}
-            parts.append(ReasoningPart(provider_data={WIRE: only}))
-        elif kind == "calls":
-            parts.extend(draw_calls(draw))
-        else:
-            code = {"executableCode": {"language": "PYTHON", "code": draw(texts)}}
-            parts.append(OpaquePart(wire=WIRE, kind="executableCode", payload=code))
-    message = Message(role="assistant", parts=tuple(parts))
-    stop: StopReason = "tool_calls"
-    if message.tool_calls:
-        raw = draw(finish_with_calls)
-    else:
-        raw = draw(finish_plain)
-        stop = G.FINISH_REASONS[raw]
-    output = draw(counts)
-    usage = Usage(input_tokens=draw(counts), output_tokens=output,
-                  cache_read_tokens=draw(counts), reasoning_tokens=min(output, draw(counts)))
-    return Reply(message=message, stop=stop, raw_stop=raw, usage=usage,
-                 model=draw(model_versions), id=draw(response_ids),
-                 provider_data=draw(reply_extras))
-
-
-@HYP
-@given(replies())
-def test_reply_round_trip(reply: Reply) -> None:
-    body = G.encode_response(reply)
-    assert G.decode_response(body) == reply
-    check_reply(body)
-
-
-@HYP
-@given(replies(), st.lists(st.integers(0, 10**6), max_size=12))
-def test_stream_round_trip_split_anywhere(reply: Reply, cuts: list[int]) -> None:
-    raw = b"".join(G.encode_stream(reply))
-    points = sorted({c % (len(raw) + 1) for c in cuts})
-    pieces = [raw[a:b] for a, b in zip([0, *points], [*points, len(raw)], strict=True)]
-    events, streamed = assemble(pieces)
-    assert streamed == reply
-    text = "".join(e.text for e in events if isinstance(e, TextDelta))
-    assert text == reply.text
-    assert [e.call for e in events if isinstance(e, ToolCallFinished)] == list(reply.tool_calls)
-    started = [(e.index, e.id, e.name) for e in events if isinstance(e, ToolCallStarted)]
-    assert started == [(i, c.id, c.name) for i, c in enumerate(reply.tool_calls)]
 
 
 def test_encode_stream_splits_text_and_keeps_calls_whole() -> None:
@@ -1075,33 +996,56 @@ def test_json_values_in_arguments_survive_the_stream() -> None:
     check()
 
 
-# --------------------------------------------------------------------------- review fixes
+@HYP
+@given(replies(), st.lists(st.integers(0, 10**6), max_size=12))
+def test_stream_round_trip_split_anywhere(reply: Reply, cuts: list[int]) -> None:
+    raw = b"".join(G.encode_stream(reply))
+    points = sorted({c % (len(raw) + 1) for c in cuts})
+    pieces = [raw[a:b] for a, b in zip([0, *points], [*points, len(raw)], strict=True)]
+    events, streamed = assemble(pieces)
+    assert streamed == reply
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert text == reply.text
+    assert [e.call for e in events if isinstance(e, ToolCallFinished)] == list(reply.tool_calls)
+    started = [(e.index, e.id, e.name) for e in events if isinstance(e, ToolCallStarted)]
+    assert started == [(i, c.id, c.name) for i, c in enumerate(reply.tool_calls)]
 
 
-def test_settings_for_other_wires_give_one_note_per_key() -> None:
-    request = Request(model="m", messages=(Message.user("hi"),), provider_options={
-        "anthropic-messages": {"top_k": 5},
-        "openai-chat": {"seed": 7, "top_p": 0.5},
-        WIRE: {"safetySettings": []},
-    })
+# --- parts
+
+
+def test_reasoning_and_opaque_parts_of_other_wires_are_dropped_with_notes() -> None:
+    request = Request(model="m", messages=(
+        Message.user("q"),
+        Message(role="assistant", parts=(
+            ReasoningPart(text="hmm", provider_data={"anthropic-messages": {"signature": "s"}}),
+            OpaquePart(wire="anthropic-messages", kind="server_tool_use", payload={"id": "x"}),
+            TextPart(text="answer"),
+        )),
+        Message(role="assistant", parts=(ReasoningPart(text="only"),)),
+    ))
     encoded = G.encode(request)
-    assert encoded.body["safetySettings"] == []
-    assert not {"top_k", "seed", "top_p"} & set(encoded.body)
-    notes = [(n.kind, n.subject, n.detail) for n in encoded.notes]
-    assert [(k, s) for k, s, _ in notes] == [
-        ("field_dropped", "provider_options['anthropic-messages']"),
-        ("field_dropped", "provider_options['openai-chat']"),
-        ("field_dropped", "provider_options['openai-chat']"),
+    assert encoded.body["contents"] == [
+        {"role": "user", "parts": [{"text": "q"}]},
+        {"role": "model", "parts": [{"text": "answer"}]},
     ]
-    assert "'top_k'" in notes[0][2] and "'seed'" in notes[1][2] and "'top_p'" in notes[2][2]
-    check_body(encoded.body)
+    kinds = [n.kind for n in encoded.notes]
+    assert kinds == ["reasoning_dropped", "opaque_dropped", "reasoning_dropped", "message_dropped"]
 
 
-def test_own_options_that_are_not_an_object_are_noted_not_sent() -> None:
-    encoded = G.encode(Request(model="m", provider_options={WIRE: ["safetySettings"]}))
-    assert encoded.body == {"contents": []}
-    assert [(n.kind, n.subject) for n in encoded.notes] == [
-        ("field_dropped", f"provider_options[{WIRE!r}]")]
+def test_own_reasoning_and_opaque_parts_go_back_verbatim() -> None:
+    thought = {"text": "Let me think", "thought": True, "thoughtSignature": SIG_B}
+    code = {"executableCode": {"language": "PYTHON", "code": "print(1)"}}
+    signature_only = {"text": "", "thoughtSignature": SIG_A}
+    body = {"contents": [{"role": "model", "parts": [thought, code, signature_only]}]}
+    request = G.decode_request(body)
+    parts = request.messages[0].parts
+    assert parts[0] == ReasoningPart(text="Let me think", provider_data={WIRE: thought})
+    assert parts[1] == OpaquePart(wire=WIRE, kind="executableCode", payload=code)
+    assert parts[2] == ReasoningPart(text="", provider_data={WIRE: {"text": "",
+                                                                    "thoughtSignature": SIG_A}})
+    assert C.encode_request(request) == body
+    check_body(body)
 
 
 def test_every_dropped_part_is_named_by_message_and_part_index() -> None:
@@ -1124,107 +1068,57 @@ def test_every_dropped_part_is_named_by_message_and_part_index() -> None:
     check_body(encoded.body)
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ({"contents": "x"}, "contents: expected a list of contents, got a string"),
-    ({"contents": {"role": "user"}}, "contents: expected a list of contents, got an object"),
-    ({"contents": ["hi"]}, "contents[0]: expected an object (a content), got a string"),
-    ({"contents": [{"role": 1, "parts": []}]}, "contents[0].role: expected a string, got an "
-                                               "integer"),
-    ({"contents": [{"role": "user", "parts": "hi"}]},
-     "contents[0].parts: expected a list of parts, got a string"),
-    ({"contents": [{"role": "user", "parts": ["hi"]}]},
-     "contents[0].parts[0]: expected an object (a part), got a string"),
-    ({"contents": [{"role": "user", "parts": [{"text": 5}]}]},
-     "contents[0].parts[0].text: expected a string, got an integer"),
-    ({"contents": [{"role": "model", "parts": [{"functionCall": "f"}]}]},
-     "contents[0].parts[0].functionCall: expected an object, got a string"),
-    ({"contents": [{"role": "model", "parts": [{"functionCall": {"args": {}}}]}]},
-     "contents[0].parts[0].functionCall.name: expected a string, got null"),
-    ({"contents": [{"role": "model", "parts": [{"functionCall": {"name": "f", "args": [1]}}]}]},
-     "contents[0].parts[0].functionCall.args: expected an object, got a list"),
-    ({"contents": [{"role": "user", "parts": [{"functionResponse": []}]}]},
-     "contents[0].parts[0].functionResponse: expected an object, got a list"),
-    ({"systemInstruction": 5},
-     "systemInstruction: expected an object (a content) or a string, got an integer"),
-    ({"systemInstruction": {"parts": "be brief"}},
-     "systemInstruction.parts: expected a list of parts, got a string"),
-    ({"tools": {"functionDeclarations": []}}, "tools: expected a list of tools, got an object"),
-    ({"tools": ["f"]}, "tools[0]: expected an object (a tool), got a string"),
-    ({"tools": [{"functionDeclarations": {"name": "f"}}]},
-     "tools[0].functionDeclarations: expected a list of declarations, got an object"),
-    ({"tools": [{"functionDeclarations": ["f"]}]},
-     "tools[0].functionDeclarations[0]: expected an object (a function declaration), got a "
-     "string"),
-    ({"tools": [{"functionDeclarations": [{"description": "no name"}]}]},
-     "tools[0].functionDeclarations[0].name: expected a non-empty string, got null"),
-    ({"tools": [{"function_declarations": [{"name": "f", "parameters": "{}"}]}]},
-     "tools[0].function_declarations[0].parameters: expected an object, got a string"),
-    ({"toolConfig": "AUTO"}, "toolConfig: expected an object, got a string"),
-    ({"toolConfig": {"functionCallingConfig": "ANY"}},
-     "toolConfig.functionCallingConfig: expected an object, got a string"),
-    ({"generationConfig": 0.5}, "generationConfig: expected an object, got a number"),
-    ({"model": 3}, "model: expected a string, got an integer"),
-])
-def test_a_body_of_the_wrong_shape_is_an_error_naming_the_field(
-    body: dict[str, Any], message: str
-) -> None:
-    with pytest.raises(WireFormatError) as info:
-        G.decode_request(body)
-    assert str(info.value) == message
+def test_arguments_that_are_not_an_object_are_replaced_with_a_note() -> None:
+    bad = ToolCallPart.from_raw(id="c", name="t", raw_arguments='{"a": ')
+    encoded = G.encode(Request(model="m", messages=(Message(role="assistant", parts=(bad,)),)))
+    assert encoded.body["contents"][0]["parts"][0]["functionCall"]["args"] == {}
+    assert [n.kind for n in encoded.notes] == ["arguments_replaced"]
 
 
-def test_a_request_body_that_is_not_an_object_is_an_error() -> None:
-    with pytest.raises(WireFormatError, match="request body: expected an object, got a list"):
-        G.decode_request([])  # type: ignore[arg-type]
+def test_non_text_values_are_read_leniently() -> None:
+    reply = G.decode_response({"candidates": [{"content": {"parts": [
+        {"text": None}, "junk", {"functionCall": {"name": "t"}}]}, "finishReason": "STOP"}]})
+    (call,) = reply.message.parts
+    assert isinstance(call, ToolCallPart) and call.arguments == {}
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ({"candidates": "x"}, "candidates: expected a list of candidates, got a string"),
-    ({"candidates": [3]}, r"candidates\[0\]: expected an object \(a candidate\), got an integer"),
-    ({"candidates": [{"content": "hi"}]}, r"candidates\[0\]\.content: expected an object"),
-    ({"candidates": [{"content": {"parts": "hi"}}]},
-     r"candidates\[0\]\.content\.parts: expected a list of parts"),
-])
-def test_a_reply_of_the_wrong_shape_is_an_error(body: dict[str, Any], message: str) -> None:
-    with pytest.raises(WireFormatError, match=message):
-        G.decode_response(body)
+def test_generated_ids_are_stable_and_never_sent() -> None:
+    body = corpus("gemini__pydantic-ai__test-google-instructions-only-with-tool-calls")["body"]
+    first = G.decode_response(body)
+    assert first == G.decode_response(body)
+    ids = [c.id for c in first.tool_calls]
+    assert len(set(ids)) == 3 and all(gen_id(c) for c in first.tool_calls)
+    rendered = G.encode_response(first)
+    assert all("id" not in p["functionCall"] for p in rendered["candidates"][0]["content"]["parts"])
+    assert G.decode_response(rendered) == first
+    _, streamed = assemble(G.encode_stream(first))
+    assert streamed == first
+    check_reply(rendered)
 
 
-def test_lenient_where_clients_vary() -> None:
-    request = G.decode_request({
-        "contents": [{"role": "user", "parts": [{"text": "hi"}]}, {"role": "user"}],
-        "system_instruction": "be brief", "tools": None, "toolConfig": None,
-        "generationConfig": {"temperature": "warm"},
-    })
-    assert request.system == "be brief"
-    assert [m.text for m in request.messages] == ["hi", ""]
-    assert request.temperature is None
-    assert request.provider_options == {WIRE: {"generationConfig": {"temperature": "warm"}}}
-
-
-def test_encode_passes_given_values_through_and_leaves_them_unchanged() -> None:
-    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
-    args = {"q": "x", "nested": {"deep": [1]}}
-    thought = {"text": "hmm", "thought": True, "thoughtSignature": SIG_A}
-    safety = [{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_NONE"}]
-    request = Request(model="m", tools=(ToolSpec(name="f", input_schema=schema),), messages=(
-        Message.user("hi"),
-        Message(role="assistant", parts=(
-            ReasoningPart(text="hmm", provider_data={WIRE: thought}),
-            ToolCallPart(id="c1", name="f", arguments=args))),
-    ), provider_options={WIRE: {"safetySettings": safety,
-                                "_declarations": {"f": {"response": {"type": "object"}}}}})
-    before = json.dumps([schema, args, thought, safety])
-    body = G.encode_request(request)
-    declaration = body["tools"][0]["functionDeclarations"][0]
-    assert declaration["parametersJsonSchema"] is schema
-    assert declaration["response"] == {"type": "object"}
-    model_parts = body["contents"][1]["parts"]
-    assert model_parts[0] is thought
-    assert model_parts[1]["functionCall"]["args"] is args
-    assert body["safetySettings"] is safety
-    assert json.dumps([schema, args, thought, safety]) == before
-    check_body(body)
+def test_dotted_names_are_legal_on_gemini_and_bad_ones_are_mapped_everywhere() -> None:
+    tools = (ToolSpec(name="math.sum"), ToolSpec(name="my tool!"))
+    call = ToolCallPart(id="c1", name="my tool!", arguments={"a": 1})
+    request = Request(model="m", tools=tools, tool_choice=ToolChoice(mode="tool", name="my tool!"),
+                      messages=(Message(role="assistant", parts=(call,)), Message(
+                          role="tool", parts=(ToolResultPart(call_id="c1", content="2",
+                                                             name="my tool!"),))))
+    encoded = G.encode(request)
+    decl_names = [d["name"] for d in encoded.body["tools"][0]["functionDeclarations"]]
+    assert decl_names[0] == "math.sum"
+    mapped = decl_names[1]
+    assert mapped != "my tool!" and G.decode_request(encoded.body).tools[1].name == mapped
+    assert encoded.body["toolConfig"]["functionCallingConfig"]["allowedFunctionNames"] == [mapped]
+    assert encoded.body["contents"][0]["parts"][0]["functionCall"]["name"] == mapped
+    assert encoded.body["contents"][1]["parts"][0]["functionResponse"]["name"] == mapped
+    assert [(n.kind, n.subject) for n in encoded.notes] == [("tool_name_mapped", "my tool!")]
+    reply = G.decode_response({"candidates": [{"content": {"parts": [
+        {"functionCall": {"name": mapped, "args": {}}},
+        {"functionCall": {"name": "math.sum", "args": {"a": 1}}}]}, "finishReason": "STOP"}]},
+        request=request)
+    assert [c.name for c in reply.tool_calls] == ["my tool!", "math.sum"]
+    assert G.encode_response(reply, request=request)["candidates"][0]["content"]["parts"][0][
+        "functionCall"]["name"] == mapped
 
 
 def test_tool_names_that_fit_give_an_empty_name_map() -> None:
@@ -1237,6 +1131,108 @@ def test_tool_names_that_fit_give_an_empty_name_map() -> None:
 def test_history_names_outside_the_tools_are_mapped_once_per_request() -> None:
     calls = tuple(Message(role="assistant", parts=(
         ToolCallPart(id=f"c{i}", name="old tool", arguments={}),)) for i in range(3))
-    body = G.encode_request(Request(model="m", messages=(Message.user("hi"), *calls)))
+    body = C.encode_request(Request(model="m", messages=(Message.user("hi"), *calls)))
     names = {c["parts"][0]["functionCall"]["name"] for c in body["contents"][1:]}
     assert len(names) == 1 and names != {"old tool"}
+
+
+# --- schema
+
+
+def test_parameters_setting_rewrites_a_copy_and_stays_out_of_the_body() -> None:
+    request = Request(model="m", messages=(Message.user("x"),), tools=(WEATHER,),
+                      provider_options={WIRE: {"_schema_field": "parameters"}})
+    encoded = G.encode(request)
+    decl = encoded.body["tools"][0]["functionDeclarations"][0]
+    assert decl["parameters"] == {"type": "OBJECT", "properties": {"city": {"type": "STRING"}},
+                                  "required": ["city"]}
+    assert "parametersJsonSchema" not in decl
+    assert "_schema_field" not in encoded.body
+    assert WEATHER.input_schema == WEATHER_SCHEMA  # the user's schema is untouched
+    (note,) = encoded.notes
+    assert note.kind == "schema_rewritten" and note.subject == "get_weather"
+    assert "additionalProperties" in note.detail and "upper case" in note.detail
+    check_body(encoded.body)
+
+
+def test_schema_rewrite_covers_each_unsupported_keyword() -> None:
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "name": {"type": ["string", "null"], "format": "email"},
+            "mode": {"const": "fast"},
+            "level": {"type": "integer", "enum": [1, 2, 3]},
+            "ratio": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+            "either": {"type": ["string", "integer"]},
+            "pick": {"oneOf": [{"type": "string"}, {"type": "boolean"}]},
+            "maybe": {"anyOf": [{"$ref": "#/$defs/Point"}, {"type": "null"}]},
+            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+            "when": {"type": "string", "format": "date-time"},
+        },
+        "required": ["name"],
+        "additionalProperties": False,
+        "$defs": {"Point": {"type": "object", "properties": {"x": {"type": "number"}},
+                            "additionalProperties": False}},
+    }
+    tool = ToolSpec(name="t", input_schema=schema)
+    encoded = G.encode(Request(model="m", tools=(tool,),
+                               provider_options={WIRE: {"_schema_field": "parameters"}}))
+    params = encoded.body["tools"][0]["functionDeclarations"][0]["parameters"]
+    props = params["properties"]
+    assert params["type"] == "OBJECT" and "$schema" not in params and "$defs" not in params
+    assert "additionalProperties" not in params
+    assert props["name"] == {"type": "STRING", "nullable": True}
+    assert props["mode"] == {"type": "STRING", "enum": ["fast"]}
+    assert props["level"] == {"type": "STRING", "enum": ["1", "2", "3"]}
+    assert props["ratio"] == {"type": "NUMBER", "minimum": 0, "maximum": 1}
+    assert props["either"] == {"anyOf": [{"type": "STRING"}, {"type": "INTEGER"}]}
+    assert props["pick"] == {"anyOf": [{"type": "STRING"}, {"type": "BOOLEAN"}]}
+    assert props["maybe"] == {"type": "OBJECT", "properties": {"x": {"type": "NUMBER"}},
+                              "nullable": True}
+    assert props["tags"] == {"type": "ARRAY", "items": {"type": "STRING"}}
+    assert props["when"] == {"type": "STRING", "format": "date-time"}
+    (note,) = encoded.notes
+    for word in ("$schema", "const", "enum values turned into strings", "exclusiveMinimum",
+                 "exclusiveMaximum", "oneOf", "type list", "$ref", "uniqueItems",
+                 "format 'email'", "additionalProperties"):
+        assert word in note.detail, word
+    check_body(encoded.body)
+
+
+def test_schema_rewrite_handles_recursion_and_empty_tools() -> None:
+    tree = {"type": "object", "properties": {"child": {"$ref": "#"}}}
+    empty = ToolSpec(name="ping")
+    encoded = G.encode(Request(model="m", tools=(ToolSpec(name="tree", input_schema=tree), empty),
+                               provider_options={WIRE: {"_schema_field": "parameters"}}))
+    tree_decl, ping_decl = encoded.body["tools"][0]["functionDeclarations"]
+    child = tree_decl["parameters"]["properties"]["child"]
+    assert child["properties"]["child"] == {"type": "OBJECT"}
+    assert "parameters" not in ping_decl  # Gemini rejects an OBJECT with empty properties
+    kinds = {n.subject: n.detail for n in encoded.notes}
+    assert "recursive" in kinds["tree"] and "left out" in kinds["ping"]
+    back = G.decode_request(encoded.body)
+    assert back.tools[1] == empty
+    assert back.provider_options == {WIRE: {"_schema_field": "parameters"}}
+
+
+def test_parameters_bodies_read_back_as_json_schema() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": ["integer", "null"]},
+                                               "s": {"type": "string", "enum": ["a"]}},
+              "required": ["n"]}
+    request = Request(model="m", tools=(ToolSpec(name="t", input_schema=schema),),
+                      provider_options={WIRE: {"_schema_field": "parameters"}})
+    body = C.encode_request(request)
+    assert body["tools"][0]["functionDeclarations"][0]["parameters"]["properties"]["n"] == {
+        "type": "INTEGER", "nullable": True}
+    assert G.decode_request(body, model="m") == request
+
+
+def test_declaration_fields_beyond_the_canonical_ones_survive() -> None:
+    body = {"contents": [], "tools": [{"functionDeclarations": [
+        {"name": "slow", "description": "d", "parametersJsonSchema": {"type": "object"},
+         "behavior": "NON_BLOCKING"}]}]}
+    request = G.decode_request(body)
+    assert request.tools == (ToolSpec(name="slow", description="d",
+                                      input_schema={"type": "object"}),)
+    assert C.encode_request(request) == body

@@ -1,23 +1,24 @@
-"""Anthropic Messages: canonical `Request` <-> ``POST /v1/messages`` body.
+"""Anthropic Messages: canonical `Request` <-> ``POST /v1/messages`` body, and what it refuses.
 
-Owns the request-level rules of the ``anthropic-messages`` wire: the required ``max_tokens``,
-the top-level ``system``, tools and ``tool_choice``, and the message list, where tool results
-travel first in a user message and this wire's own thinking and server-tool blocks go back
-verbatim. Body keys the canonical request has no field for ride in
+Owns `encode`, `decode_request` and `check_body` of the ``anthropic-messages`` wire: the
+required ``max_tokens``, the top-level ``system``, ``tool_choice``, and the message list, where
+tool results travel first in a user message and this wire's own thinking and server-tool
+blocks go back verbatim. Body keys the canonical request has no field for ride in
 ``Request.provider_options["anthropic-messages"]`` and are merged back on encode. An encoded
 body shares what needs no change (tool schemas, call arguments, stored blocks) with the
 request instead of copying it; bodies are only serialised, never changed. Imports only
-`toolwire.transcript`, `toolwire.errors` and the codec helpers; never HTTP or a vendor SDK.
+`toolwire.transcript`, `toolwire.errors`, the codec helpers and this wire's ``parts`` and
+``schema``; never HTTP or a vendor SDK.
 """
 
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire.codecs.anthropic_messages.parts import (
+    ID_PATTERN,
     TEXT_KEYS,
     WIRE,
     IdRewriter,
@@ -33,7 +34,7 @@ from toolwire.codecs.anthropic_messages.parts import (
     text_block,
     text_from_block,
 )
-from toolwire.codecs.anthropic_messages.schema import input_schema
+from toolwire.codecs.anthropic_messages.schema import decode_tools, encode_tools
 from toolwire.codecs.base import Encoded, Note, own_options, role_problem, tools_lack_schemas
 from toolwire.errors import WireFormatError
 from toolwire.transcript import (
@@ -46,7 +47,6 @@ from toolwire.transcript import (
     ToolCallPart,
     ToolChoice,
     ToolResultPart,
-    ToolSpec,
 )
 
 DEFAULT_MAX_TOKENS = 4096
@@ -55,7 +55,6 @@ DEFAULT_MAX_TOKENS = 4096
 _TOP_KEYS = frozenset(
     {"model", "messages", "system", "tools", "tool_choice", "max_tokens", "stream"}
 )
-_TOOL_KEYS = frozenset({"name", "description", "input_schema", "strict"})
 
 
 # --------------------------------------------------------------------------- encode
@@ -238,41 +237,6 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
     return out
 
 
-def _encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: ToolNames,
-                  notes: list[Note]) -> list[dict[str, Any]]:
-    encoded: list[dict[str, Any]] = []
-    fit = nm.fit
-    for spec in tools:
-        name, schema = spec.name, spec.input_schema
-        if spec.strict or type(schema) is not dict or "type" not in schema:
-            schema = input_schema(name, schema, strict=spec.strict, notes=notes)
-        tool: dict[str, Any] = (
-            {"name": name if name in fit else nm.wire(name), "description": spec.description,
-             "input_schema": schema}
-            if spec.description else
-            {"name": name if name in fit else nm.wire(name), "input_schema": schema})
-        if spec.strict:
-            tool["strict"] = True
-        encoded.append(tool)
-    if not isinstance(stored, list):
-        return encoded
-    # The body this request was decoded from had server tools or per-tool settings
-    # (cache_control, defer_loading...): keep them, in their places.
-    out: list[dict[str, Any]] = []
-    for entry in stored:
-        if not isinstance(entry, Mapping):
-            continue
-        if entry.get("type") in (None, "custom"):
-            match = next((t for t in encoded if t["name"] == entry.get("name")), None)
-            if match is not None:
-                encoded.remove(match)
-                extra = {k: copy.deepcopy(v) for k, v in entry.items() if k not in _TOOL_KEYS}
-                out.append({**match, **extra})
-        else:
-            out.append(copy.deepcopy(dict(entry)))
-    return out + encoded
-
-
 def _encode_choice(choice: ToolChoice, *, nm: ToolNames, notes: list[Note]) -> dict[str, Any]:
     out: dict[str, Any]
     if choice.mode == "tool" and choice.name:
@@ -320,7 +284,7 @@ def encode(request: Request) -> Encoded:
     body["messages"] = _encode_messages(request.messages, nm=nm, notes=notes)
     stored_tools = opts.pop("tools", None)
     if request.tools or stored_tools:
-        body["tools"] = _encode_tools(request.tools, stored_tools, nm=nm, notes=notes)
+        body["tools"] = encode_tools(request.tools, stored_tools, nm=nm, notes=notes)
     if request.tool_choice is not None:
         body["tool_choice"] = _encode_choice(request.tool_choice, nm=nm, notes=notes)
         if request.tool_choice.name:
@@ -396,32 +360,6 @@ def _decode_messages(raw: Any) -> list[Message]:
     return out
 
 
-def _decode_tools(raw: Any) -> tuple[list[ToolSpec], bool]:
-    """The custom tools as specs, and whether the list held more than specs can say."""
-    if raw is None:
-        return [], False
-    if not isinstance(raw, list):
-        raise WireFormatError(f"{WIRE}: 'tools' must be a list")
-    specs: list[ToolSpec] = []
-    keep = False
-    for tool in raw:
-        if not isinstance(tool, Mapping):
-            raise WireFormatError(f"{WIRE}: every tool must be an object")
-        if tool.get("type") not in (None, "custom"):
-            keep = True
-            continue
-        extra = {k for k, v in tool.items() if k not in _TOOL_KEYS and v is not None}
-        keep = keep or bool(extra - {"type"})
-        schema = tool.get("input_schema")
-        specs.append(ToolSpec(
-            name=str(tool.get("name") or ""),
-            description=str(tool.get("description") or ""),
-            input_schema=dict(schema) if isinstance(schema, Mapping) else {"type": "object"},
-            strict=bool(tool.get("strict")),
-        ))
-    return specs, keep
-
-
 def _decode_choice(raw: Any) -> ToolChoice | None:
     if not isinstance(raw, Mapping):
         return None
@@ -439,12 +377,22 @@ def _decode_choice(raw: Any) -> ToolChoice | None:
     return None
 
 
-def decode_request(body: Mapping[str, Any]) -> Request:
+def decode_request(
+    body: Mapping[str, Any], *, model: str | None = None, stream: bool | None = None
+) -> Request:
+    """A ``/v1/messages`` body as a `Request`; body keys it does not model go to provider_options.
+
+    ``model`` and ``stream`` are what a URL said: ``model`` is used when the body names none,
+    ``stream`` when the body has no ``stream`` key (the API's default is not to stream).
+    """
     if not isinstance(body, Mapping):
         raise WireFormatError(f"{WIRE}: a request body must be a JSON object")
-    model = body.get("model")
-    if not isinstance(model, str):
+    name = body.get("model")
+    if name is None:
+        name = model
+    if not isinstance(name, str):
         raise WireFormatError(f"{WIRE}: 'model' must be a string")
+    streams = body.get("stream")
     opts: dict[str, Any] = {k: copy.deepcopy(v) for k, v in body.items() if k not in _TOP_KEYS}
     system = body.get("system")
     system_text: str | None
@@ -458,7 +406,7 @@ def decode_request(body: Mapping[str, Any]) -> Request:
             opts["system"] = copy.deepcopy(system)
     else:
         raise WireFormatError(f"{WIRE}: 'system' must be a string or a list of text blocks")
-    tools, keep_tools = _decode_tools(body.get("tools"))
+    tools, keep_tools = decode_tools(body.get("tools"))
     if keep_tools:
         opts["tools"] = copy.deepcopy(body["tools"])
     choice = _decode_choice(body.get("tool_choice"))
@@ -466,21 +414,18 @@ def decode_request(body: Mapping[str, Any]) -> Request:
         opts["tool_choice"] = copy.deepcopy(body["tool_choice"])
     max_tokens = body.get("max_tokens")
     return Request(
-        model=model,
+        model=name,
         messages=tuple(_decode_messages(body.get("messages", []))),
         system=system_text,
         tools=tuple(tools),
         tool_choice=choice,
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-        stream=body.get("stream") is True,
+        stream=streams is True if streams is not None or stream is None else stream,
         provider_options={WIRE: opts} if opts else None,
     )
 
 
 # ------------------------------------------------------------------------ what the provider refuses
-
-
-_ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 
 
 def check_body(body: dict[str, Any]) -> str | None:
@@ -502,9 +447,9 @@ def check_body(body: dict[str, Any]) -> str | None:
                 return f"messages.{i}.content.{j}: text content blocks must be non-empty"
             for key in ("id", "tool_use_id"):
                 if kind in ("tool_use", "tool_result") and key in block \
-                        and not _ID_PATTERN.match(str(block[key])):
+                        and not ID_PATTERN.match(str(block[key])):
                     return (f"messages.{i}.content.{j}.{kind}.{key}: String should match "
-                            f"pattern '^[a-zA-Z0-9_-]+$'")
+                            f"pattern '{ID_PATTERN.pattern}'")
             if kind == "tool_result" and seen_other:
                 return (f"messages.{i}.content.{j}: tool_result blocks must come first in the "
                         "user message, before any other content")

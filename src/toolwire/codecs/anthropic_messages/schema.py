@@ -1,20 +1,26 @@
-"""Anthropic Messages: tool input schemas rewritten to what the API accepts, on copies.
+"""Anthropic Messages: tool definitions, and their input schemas as the API accepts them.
 
-Owns the rules for ``input_schema``: the root must say ``"type": "object"``, and a tool sent
-with ``strict: true`` needs ``"additionalProperties": false`` on every object and may not use
-numeric or length constraints (those are moved into the description, where the model can
-still read them) nor ``oneOf`` (sent as ``anyOf``). Never changes the caller's schema; reports
-every change. Imports nothing from toolwire but `toolwire.codecs.base`.
+Owns how a tool is written and read (``name``, ``description``, ``input_schema``, ``strict``,
+other per-tool settings and server tools kept in their places) and the rules for
+``input_schema``: the root must say ``"type": "object"``, and a tool sent with ``strict: true``
+needs ``"additionalProperties": false`` on every object and may not use numeric or length
+constraints (those are moved into the description, where the model can still read them) nor
+``oneOf`` (sent as ``anyOf``). Never changes the caller's schema; reports every change as a
+note. Imports only `toolwire.transcript`, `toolwire.errors`, `toolwire.codecs.base` and this
+wire's ``parts``.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolwire.codecs.anthropic_messages.parts import WIRE, ToolNames
 from toolwire.codecs.base import Note
+from toolwire.errors import WireFormatError
+from toolwire.transcript import ToolSpec
 
 # Keywords the strict-mode grammar compiler does not take; kept for the model as text.
 _MOVED = (
@@ -96,3 +102,69 @@ def input_schema(name: str, schema: Mapping[str, Any], *, strict: bool,
     if changes:
         notes.append(Note(kind="schema_rewritten", subject=name, detail="; ".join(changes)))
     return out
+
+
+# --------------------------------------------------------------------------- tool definitions
+
+_TOOL_KEYS = frozenset({"name", "description", "input_schema", "strict"})
+
+
+def encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: ToolNames,
+                  notes: list[Note]) -> list[dict[str, Any]]:
+    encoded: list[dict[str, Any]] = []
+    fit = nm.fit
+    for spec in tools:
+        name, schema = spec.name, spec.input_schema
+        if spec.strict or type(schema) is not dict or "type" not in schema:
+            schema = input_schema(name, schema, strict=spec.strict, notes=notes)
+        tool: dict[str, Any] = (
+            {"name": name if name in fit else nm.wire(name), "description": spec.description,
+             "input_schema": schema}
+            if spec.description else
+            {"name": name if name in fit else nm.wire(name), "input_schema": schema})
+        if spec.strict:
+            tool["strict"] = True
+        encoded.append(tool)
+    if not isinstance(stored, list):
+        return encoded
+    # The body this request was decoded from had server tools or per-tool settings
+    # (cache_control, defer_loading...): keep them, in their places.
+    out: list[dict[str, Any]] = []
+    for entry in stored:
+        if not isinstance(entry, Mapping):
+            continue
+        if entry.get("type") in (None, "custom"):
+            match = next((t for t in encoded if t["name"] == entry.get("name")), None)
+            if match is not None:
+                encoded.remove(match)
+                extra = {k: copy.deepcopy(v) for k, v in entry.items() if k not in _TOOL_KEYS}
+                out.append({**match, **extra})
+        else:
+            out.append(copy.deepcopy(dict(entry)))
+    return out + encoded
+
+
+def decode_tools(raw: Any) -> tuple[list[ToolSpec], bool]:
+    """The custom tools as specs, and whether the list held more than specs can say."""
+    if raw is None:
+        return [], False
+    if not isinstance(raw, list):
+        raise WireFormatError(f"{WIRE}: 'tools' must be a list")
+    specs: list[ToolSpec] = []
+    keep = False
+    for tool in raw:
+        if not isinstance(tool, Mapping):
+            raise WireFormatError(f"{WIRE}: every tool must be an object")
+        if tool.get("type") not in (None, "custom"):
+            keep = True
+            continue
+        extra = {k for k, v in tool.items() if k not in _TOOL_KEYS and v is not None}
+        keep = keep or bool(extra - {"type"})
+        schema = tool.get("input_schema")
+        specs.append(ToolSpec(
+            name=str(tool.get("name") or ""),
+            description=str(tool.get("description") or ""),
+            input_schema=dict(schema) if isinstance(schema, Mapping) else {"type": "object"},
+            strict=bool(tool.get("strict")),
+        ))
+    return specs, keep

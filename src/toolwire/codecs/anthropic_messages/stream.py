@@ -5,8 +5,8 @@ Owns `StreamDecoder` (bytes split anywhere -> `StreamEvent` values, then the who
 the message the way the API's own snapshot works (blocks by index, tool input concatenated and
 parsed at ``content_block_stop``, cumulative usage overwritten by ``message_delta``) and hands
 it to the whole-reply decoder, so a streamed reply equals the same reply sent whole. Error
-events raise the typed `toolwire.errors` exception. Imports only toolwire's transcript, errors
-and codec helpers.
+events raise the typed `toolwire.errors` exception. Imports only toolwire's transcript, errors,
+events, codec helpers and this wire's ``parts`` and ``reply``.
 """
 
 from __future__ import annotations
@@ -16,14 +16,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.codecs.anthropic_messages.parts import (
-    WIRE,
-    call_from_block,
-    decode_reply,
-    encode_reply,
-    name_map,
-    reply_seed,
-)
+from toolwire.codecs.anthropic_messages.parts import WIRE, call_from_block, name_map, reply_seed
+from toolwire.codecs.anthropic_messages.reply import ERROR_STATUS, decode_reply, encode_reply
 from toolwire.codecs.base import call_id_for, dumps, provider_error
 from toolwire.codecs.framing import SSEEvent, SSEFramer
 from toolwire.errors import ProviderError, StreamError
@@ -36,21 +30,6 @@ from toolwire.events import (
     ToolCallStarted,
 )
 from toolwire.transcript import Reply, Request, ToolCallPart
-
-ERROR_STATUS: dict[str, int] = {
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "billing_error": 402,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "conflict_error": 409,
-    "request_too_large": 413,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "timeout_error": 504,
-    "overloaded_error": 529,
-}
-"""The HTTP status each ``error.type`` comes with (used for errors that arrive mid-stream)."""
 
 _INPUT_BLOCKS = ("tool_use", "server_tool_use")
 # What a message_delta's usage holds; the rest (service tier, cache breakdown) only comes

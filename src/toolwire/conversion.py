@@ -5,21 +5,23 @@ decode with the source codec, encode with the target codec. Everything the targe
 is listed in ``Conversion.losses`` (reasoning and provider blocks that only the source wire
 understands, ids rewritten to the target's character set, tool names mapped, schema keywords
 removed), never dropped silently. Ids are rewritten consistently, so calls and results still
-pair up.
+pair up. Which wire a body is in is the wire registry's to say (`toolwire.codecs.registry`).
+
+Must not import: the transport, the agent, anything that does I/O; codec modules only through
+``get_codec``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
 from toolwire.codecs import Note, get_codec
+from toolwire.codecs.registry import BodyKind, detect_body, detect_stream_text
 from toolwire.errors import WireFormatError
 from toolwire.transcript import Request
-
-BodyKind = Literal["request", "response", "stream"]
 
 
 class Conversion(msgspec.Struct, frozen=True, kw_only=True):
@@ -55,79 +57,24 @@ def convert(body: Mapping[str, Any], source: str, target: str) -> Conversion:
                       losses=losses)
 
 
-def _blocks(messages: Any) -> set[str]:
-    kinds: set[str] = set()
-    for m in messages if isinstance(messages, list) else ():
-        content = m.get("content") if isinstance(m, dict) else None
-        if isinstance(content, list):
-            kinds.update(b.get("type", "") for b in content if isinstance(b, dict))
-    return kinds
-
-
-def _chat_flavour(body: Mapping[str, Any]) -> str:
-    """Anthropic, Ollama or OpenAI chat, for a body with ``messages``."""
-    messages = body.get("messages")
-    if _blocks(messages) & {"tool_use", "tool_result", "thinking", "redacted_thinking"}:
-        return "anthropic-messages"
-    if "system" in body or any("input_schema" in t for t in body.get("tools") or ()
-                               if isinstance(t, dict)):
-        return "anthropic-messages"
-    if any(k in body for k in ("options", "think", "keep_alive", "format")):
-        return "ollama-chat"
-    for m in messages if isinstance(messages, list) else ():
-        if not isinstance(m, dict):
-            continue
-        if "tool_name" in m or "thinking" in m or "images" in m:
-            return "ollama-chat"
-        for call in m.get("tool_calls") or ():
-            args = call.get("function", {}).get("arguments") if isinstance(call, dict) else None
-            if isinstance(args, dict):
-                return "ollama-chat"
-    return "openai-chat"
-
-
 def detect_wire(body: Any) -> tuple[str, BodyKind]:
     """Which wire a body is in, and whether it is a request, a reply or raw stream text.
 
-    Raises `WireFormatError` when the body matches no wire.
+    Asks every registered wire's recogniser (`toolwire.codecs.registry`). Raises
+    `WireFormatError` when the body matches no wire.
     """
     if isinstance(body, bytes | str):
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-        return _detect_stream(text), "stream"
+        wire = detect_stream_text(text)
+        if wire is None:
+            raise WireFormatError("this text is not a stream of any known wire")
+        return wire, "stream"
     if not isinstance(body, Mapping):
         raise WireFormatError(f"expected a JSON object, got {type(body).__name__}")
-    if "contents" in body:
-        return "gemini-generate", "request"
-    if "candidates" in body or "promptFeedback" in body:
-        return "gemini-generate", "response"
-    if body.get("object") == "response" or ("output" in body and "status" in body):
-        return "openai-responses", "response"
-    if "input" in body or "instructions" in body:
-        return "openai-responses", "request"
-    if "choices" in body:
-        return "openai-chat", "response"
-    if body.get("type") == "message" and "content" in body:
-        return "anthropic-messages", "response"
-    if "done" in body and "message" in body:
-        return "ollama-chat", "response"
-    if "messages" in body:
-        return _chat_flavour(body), "request"
-    raise WireFormatError(
-        "this JSON is not a request or reply of any known wire: expected keys such as "
-        "'messages', 'input', 'contents', 'choices', 'content', 'output' or 'candidates'"
-    )
-
-
-def _detect_stream(text: str) -> str:
-    head = text.lstrip()[:4000]
-    if "event: message_start" in head or '"type":"message_start"' in head.replace(" ", ""):
-        return "anthropic-messages"
-    if "event: response." in head or '"type":"response.' in head.replace(" ", ""):
-        return "openai-responses"
-    if "chat.completion.chunk" in head or "data: [DONE]" in text:
-        return "openai-chat"
-    if '"candidates"' in head:
-        return "gemini-generate"
-    if head.startswith("{") and '"done"' in head:
-        return "ollama-chat"
-    raise WireFormatError("this text is not a stream of any known wire")
+    found = detect_body(body)
+    if found is None:
+        raise WireFormatError(
+            "this JSON is not a request or reply of any known wire: expected keys such as "
+            "'messages', 'input', 'contents', 'choices', 'content', 'output' or 'candidates'"
+        )
+    return found

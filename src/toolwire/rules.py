@@ -4,49 +4,24 @@ Owns: `Problem` and `check_transcript`. The check only reads: it never changes, 
 repairs a message. Without a wire it applies the rules every API shares (each call answered
 exactly once, in the tool message directly after the assistant message that made it; unique
 call ids; calls only in assistant messages, results only in tool messages). With a wire it adds
-that wire's own rules (id characters, tool names, result placement and turn order).
+that wire's own rules (id characters, tool names, result placement and turn order), as the
+wire registry records them (`toolwire.codecs.registry.WireRules`).
 
-Imports only `transcript` (and, for type checking alone, the wire names from `codecs._base`, to
-keep ``import toolwire`` light); never a codec module, the transport or anything that does I/O.
+Imports only `transcript` and the wire registry (which loads no codec); must not import a codec
+module, the transport or anything that does I/O.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
+from toolwire.codecs.registry import Wire, get_wire
 from toolwire.transcript import Message, ReasoningPart, ToolCallPart, ToolResultPart
-
-if TYPE_CHECKING:
-    from toolwire.codecs.base import WireName
 
 Severity = Literal["error", "warning"]
 
-_ID_REQUIRED: frozenset[str] = frozenset({"anthropic-messages", "openai-chat", "openai-responses"})
-_MATCH_BY_POSITION: frozenset[str] = frozenset({"ollama-chat", "gemini-generate"})
-_ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")
-_NAME_RULES: dict[str, tuple[re.Pattern[str], str]] = {
-    "anthropic-messages": (
-        re.compile(r"[a-zA-Z0-9_-]{1,128}"),
-        "letters, digits, '_' and '-', 1 to 128 characters",
-    ),
-    "openai-chat": (
-        re.compile(r"[a-zA-Z0-9_-]{1,64}"),
-        "letters, digits, '_' and '-', 1 to 64 characters",
-    ),
-    "openai-responses": (
-        re.compile(r"[a-zA-Z0-9_-]{1,64}"),
-        "letters, digits, '_' and '-', 1 to 64 characters",
-    ),
-    "ollama-chat": (re.compile(r".+", re.DOTALL), "a name that is not empty"),
-    "gemini-generate": (
-        re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}"),
-        "a letter or '_' first, then letters, digits, '_', '.', ':' or '-', at most 128 characters",
-    ),
-}
-"""Tool-name rule per wire; its keys are also the wire names `check_transcript` accepts."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -85,21 +60,18 @@ def _call_label(part: ToolCallPart) -> str:
     return f"call {part.id!r} ({part.name})"
 
 
-def check_transcript(
-    messages: Iterable[Message], wire: WireName | None = None
-) -> list[Problem]:
+def check_transcript(messages: Iterable[Message], wire: str | None = None) -> list[Problem]:
     """Every rule the transcript breaks, in message order; an empty list when it is sound.
 
-    ``wire`` is one of ``anthropic-messages``, ``openai-chat``, ``openai-responses``,
-    ``ollama-chat`` or ``gemini-generate``; ``None`` checks only the rules all of them share.
+    ``wire`` is a registered wire's name (see `toolwire.codecs.WIRES`); ``None`` checks only
+    the rules all of them share. An unknown name is a `ValueError` naming the wires.
     """
-    if wire is not None and wire not in _NAME_RULES:
-        raise ValueError(f"unknown wire {wire!r}; choose one of: {', '.join(_NAME_RULES)}")
+    on = None if wire is None else get_wire(wire)
     msgs = tuple(messages)
     problems: list[Problem] = []
-    problems += _check_shapes(msgs, wire)
-    problems += _check_ids(msgs, wire)
-    problems += _check_pairing(msgs, wire)
+    problems += _check_shapes(msgs, on)
+    problems += _check_ids(msgs, on)
+    problems += _check_pairing(msgs, on)
     problems.sort(key=lambda p: p.index)
     return problems
 
@@ -107,7 +79,7 @@ def check_transcript(
 # --------------------------------------------------------------------------- message shapes
 
 
-def _check_shapes(msgs: Sequence[Message], wire: str | None) -> list[Problem]:
+def _check_shapes(msgs: Sequence[Message], wire: Wire | None) -> list[Problem]:
     out: list[Problem] = []
     for i, msg in enumerate(msgs):
         for part in msg.parts:
@@ -135,12 +107,13 @@ def _check_shapes(msgs: Sequence[Message], wire: str | None) -> list[Problem]:
                 ))
         if msg.role == "tool":
             out += _check_tool_message(msgs, i, wire)
-        if wire == "gemini-generate" and msg.role == "assistant" and msg.tool_calls:
-            out += _check_gemini_turn(msgs, i)
+        calls_here = msg.role == "assistant" and msg.tool_calls
+        if wire is not None and wire.rules.call_after_user and calls_here:
+            out += _check_call_turn(msgs, i, wire.name)
     return out
 
 
-def _check_tool_message(msgs: Sequence[Message], i: int, wire: str | None) -> list[Problem]:
+def _check_tool_message(msgs: Sequence[Message], i: int, wire: Wire | None) -> list[Problem]:
     msg = msgs[i]
     if not msg.tool_results:
         prev = msgs[i - 1] if i > 0 else None
@@ -150,19 +123,19 @@ def _check_tool_message(msgs: Sequence[Message], i: int, wire: str | None) -> li
             fix = "remove it"
         return [Problem(index=i, rule="empty_tool_message",
                         message="a tool message holds no results", fix=fix)]
-    if wire == "anthropic-messages":
+    if wire is not None and wire.rules.results_first:
         last_result = max(j for j, p in enumerate(msg.parts) if isinstance(p, ToolResultPart))
         if any(not isinstance(p, ToolResultPart) for p in msg.parts[:last_result]):
             return [Problem(
                 index=i, rule="text_before_results",
                 message="the tool message has other content before its results; "
-                        "anthropic-messages wants every tool result first in the user message",
+                        f"{wire.name} wants every tool result first in the user message",
                 fix="put the text after the results",
             )]
     return []
 
 
-def _check_gemini_turn(msgs: Sequence[Message], i: int) -> list[Problem]:
+def _check_call_turn(msgs: Sequence[Message], i: int, wire: str) -> list[Problem]:
     j = i - 1
     while j >= 0 and msgs[j].role == "system":
         j -= 1
@@ -171,7 +144,7 @@ def _check_gemini_turn(msgs: Sequence[Message], i: int) -> list[Problem]:
     where = f"follows an {msgs[j].role} message" if j >= 0 else "has no user message before it"
     return [Problem(
         index=i, rule="turn_order",
-        message=f"the assistant message with tool calls {where}; gemini-generate wants a "
+        message=f"the assistant message with tool calls {where}; {wire} wants a "
                 "function-call turn directly after a user turn or a function-response turn",
         fix="insert a user message before it, or merge it into the assistant message before it",
     )]
@@ -180,7 +153,7 @@ def _check_gemini_turn(msgs: Sequence[Message], i: int) -> list[Problem]:
 # --------------------------------------------------------------------------- ids and names
 
 
-def _check_ids(msgs: Sequence[Message], wire: str | None) -> list[Problem]:
+def _check_ids(msgs: Sequence[Message], wire: Wire | None) -> list[Problem]:
     out: list[Problem] = []
     first_use: dict[str, int] = {}
     for i, msg in enumerate(msgs):
@@ -199,28 +172,27 @@ def _check_ids(msgs: Sequence[Message], wire: str | None) -> list[Problem]:
     return out
 
 
-def _check_call_for_wire(i: int, call: ToolCallPart, wire: str) -> list[Problem]:
+def _check_call_for_wire(i: int, call: ToolCallPart, wire: Wire) -> list[Problem]:
     out: list[Problem] = []
-    if not call.id and wire in _ID_REQUIRED:
+    rules = wire.rules
+    if not call.id and rules.results_by == "id":
         out.append(Problem(
             index=i, rule="empty_call_id",
             message=f"the call to {call.name} has an empty id; "
-                    f"{wire} matches results to calls by id",
+                    f"{wire.name} matches results to calls by id",
             fix="give the call an id and use the same id as its result's call_id",
         ))
-    elif wire == "anthropic-messages" and not _ANTHROPIC_ID.fullmatch(call.id):
+    elif rules.id_pattern is not None and not rules.id_pattern.fullmatch(call.id):
         out.append(Problem(
             index=i, rule="bad_call_id",
-            message=f"anthropic-messages rejects {_call_label(call)}: "
-                    "an id may hold only letters, digits, '_' and '-'",
+            message=f"{wire.name} rejects {_call_label(call)}: {rules.id_wording}",
             fix="rewrite the id (and its result's call_id) with only those characters",
         ))
-    pattern, allowed = _NAME_RULES[wire]
-    if not pattern.fullmatch(call.name):
+    if not rules.name_pattern.fullmatch(call.name):
         out.append(Problem(
             index=i, rule="bad_tool_name",
-            message=f"{wire} rejects the tool name {call.name!r} of call {call.id!r}; "
-                    f"it allows {allowed}",
+            message=f"{wire.name} rejects the tool name {call.name!r} of call {call.id!r}; "
+                    f"it allows {rules.name_wording}",
             fix="rename the tool (in the tool list and in every call) to a name the wire accepts",
         ))
     return out
@@ -229,7 +201,7 @@ def _check_call_for_wire(i: int, call: ToolCallPart, wire: str) -> list[Problem]
 # --------------------------------------------------------------------------- pairing
 
 
-def _check_pairing(msgs: Sequence[Message], wire: str | None) -> list[Problem]:
+def _check_pairing(msgs: Sequence[Message], wire: Wire | None) -> list[Problem]:
     by_id: dict[str, list[_Call]] = {}
     for i, msg in enumerate(msgs):
         for pos, part in enumerate(msg.tool_calls):
@@ -312,21 +284,21 @@ def _missing(msgs: Sequence[Message], call: _Call) -> Problem:
 
 
 def _check_batch(
-    msgs: Sequence[Message], r: int, matched: list[tuple[ToolResultPart, _Call]], wire: str
+    msgs: Sequence[Message], r: int, matched: list[tuple[ToolResultPart, _Call]], wire: Wire
 ) -> list[Problem]:
     """Wire rules on the results answering the assistant message just before message ``r``."""
     out: list[Problem] = []
     calls = msgs[r - 1].tool_calls if msgs[r - 1].role == "assistant" else ()
     results = msgs[r].tool_results
-    if wire == "gemini-generate" and calls and len(results) != len(calls):
+    if wire.rules.one_result_per_call and calls and len(results) != len(calls):
         out.append(Problem(
             index=r, rule="result_count",
             message=f"the tool message holds {len(results)} result(s) for the {len(calls)} "
-                    f"call(s) of message {r - 1}; gemini-generate wants exactly one function "
+                    f"call(s) of message {r - 1}; {wire.name} wants exactly one function "
                     "response per function call, all in one turn",
             fix="answer every call exactly once in this one tool message",
         ))
-    if wire not in _MATCH_BY_POSITION:
+    if wire.rules.results_by != "position":
         return out
     positions = [call.pos for _, call in matched]
     if positions != sorted(positions):
@@ -335,7 +307,7 @@ def _check_batch(
         out.append(Problem(
             index=r, rule="result_order", severity="warning",
             message=f"the results come in the order {got} but the calls were made in the order "
-                    f"{want}; {wire} matches results to calls by position",
+                    f"{want}; {wire.name} matches results to calls by position",
             fix="put the results in the order of the calls",
         ))
     for res, call in matched:
@@ -343,7 +315,8 @@ def _check_batch(
             out.append(Problem(
                 index=r, rule="result_name_mismatch", severity="warning",
                 message=f"the result for call {res.call_id!r} names the tool {res.name!r} but "
-                        f"the call was to {call.part.name!r}; {wire} matches results by tool name",
+                        f"the call was to {call.part.name!r}; {wire.name} matches results by "
+                        "tool name",
                 fix=f"set the result's name to {call.part.name!r}",
             ))
     return out

@@ -1,6 +1,7 @@
 """One codec per wire format, all with the same functions.
 
-``get_codec(wire)`` returns the codec module for a wire name; modules are imported on first
+``get_codec(wire)`` returns the codec for a wire name; the wire registry
+(`toolwire.codecs.registry`) says which module that is, and the module is imported on first
 use. Every codec is pure functions over JSON: no HTTP, no vendor SDK imports.
 """
 
@@ -9,33 +10,20 @@ from __future__ import annotations
 import importlib
 from typing import cast
 
-from toolwire.codecs.base import WIRES, Codec, Encoded, Note, WireModule, WireName
+from toolwire.codecs.base import Codec, Encoded, Note, WireModule
+from toolwire.codecs.registry import WIRES, WireName, get_wire
 from toolwire.events import StreamEnd, StreamEvent
 
-_MODULES: dict[str, str] = {
-    "anthropic-messages": "anthropic_messages.codec",
-    "openai-chat": "openai_chat.codec",
-    "openai-responses": "openai_responses.codec",
-    "ollama-chat": "ollama_chat.codec",
-    "gemini-generate": "gemini_generate.codec",
-}
-
-_LOADED: dict[str, Codec] = {}
+_LOADED: dict[str, Codec] = {}  # by codec module path
 
 
 def get_codec(wire: str) -> Codec:
-    """The codec for ``wire``, one of `WIRES`."""
-    codec = _LOADED.get(wire)  # the usual case: already made
-    if codec is not None:
-        return codec
-    try:
-        module = _MODULES[wire]
-    except KeyError:
-        raise ValueError(
-            f"unknown wire {wire!r}; choose one of: {', '.join(WIRES)}"
-        ) from None
-    loaded = importlib.import_module(f"{__name__}.{module}")
-    codec = _LOADED[wire] = Codec(cast(WireModule, loaded))
+    """The codec for ``wire``: one of `WIRES`, or a wire added with
+    `toolwire.codecs.registry.register_wire`."""
+    module = get_wire(wire).module  # ValueError naming the registered wires
+    codec = _LOADED.get(module)  # the usual case: already made
+    if codec is None:
+        codec = _LOADED[module] = Codec(cast(WireModule, importlib.import_module(module)))
     return codec
 
 

@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from toolwire.errors import (
     AuthenticationError,
@@ -30,17 +30,6 @@ from toolwire.errors import (
 )
 from toolwire.events import StreamEnd, StreamEvent
 from toolwire.transcript import JSON, Reply, Request
-
-WireName = Literal[
-    "anthropic-messages", "openai-chat", "openai-responses", "ollama-chat", "gemini-generate"
-]
-WIRES: tuple[WireName, ...] = (
-    "anthropic-messages",
-    "openai-chat",
-    "openai-responses",
-    "ollama-chat",
-    "gemini-generate",
-)
 
 # --------------------------------------------------------------------------- notes
 

@@ -1,0 +1,290 @@
+"""The wire registry: what each wire (a body format) is, one record per wire.
+
+Owns `Wire` and `WireRules` (the record), `Route` (what a URL path says), the registry itself
+(`register_wire`, `unregister_wire`, `get_wire`, `wire_names`, `wire_at`, `detect_body`,
+`detect_stream_text`), the built-in records and `WIRES` / `WireName` (the built-in names). A
+wire's record names its codec module, its stream framing, whether a body without ``stream``
+streams, the path its API serves (and whether the model and streaming are in the URL), how to
+recognise its bodies, its id and tool-name rules, and the status it answers when overloaded.
+Which servers speak a wire, and how to authenticate to them, is `toolwire.http.providers`'.
+
+Adding a wire is one codec folder plus one `register_wire` call. Everything that needs to know
+something about a wire (``get_codec``, ``convert``, ``rules``, the emulator, the command line)
+reads it here instead of comparing wire names.
+
+Must not import: any codec module (``get_codec`` imports one on first use, by the module path
+recorded here), the transport, anything that does I/O. Importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from toolwire.codecs import detect
+from toolwire.codecs.detect import Kind
+
+WireName = Literal[
+    "anthropic-messages", "openai-chat", "openai-responses", "ollama-chat", "gemini-generate"
+]
+"""The built-in wires' names (a type; `wire_names` also lists the wires registered later)."""
+
+Framing = Literal["sse", "ndjson"]
+BodyKind = Literal["request", "response", "stream"]
+
+_MEDIA_TYPES: dict[str, str] = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class WireRules:
+    """The rules a wire's API adds to the ones every API shares (see `toolwire.rules`).
+
+    ``results_by``: how the API pairs a result with its call: by ``"id"`` (an id is required)
+    or by ``"position"`` (ids are toolwire's own; order and tool names matter). ``id_pattern``
+    and ``id_wording``: the characters a call id may hold, when the API restricts them.
+    ``name_pattern`` and ``name_wording``: the tool names it accepts. ``results_first``: a tool
+    message must hold its results before any other content. ``call_after_user``: a turn with
+    calls must follow a user or tool turn. ``one_result_per_call``: the turn after a turn with
+    calls answers every call exactly once.
+    """
+
+    results_by: Literal["id", "position"] = "id"
+    id_pattern: re.Pattern[str] | None = None
+    id_wording: str = ""
+    name_pattern: re.Pattern[str] = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+    name_wording: str = "letters, digits, '_' and '-', 1 to 64 characters"
+    results_first: bool = False
+    call_after_user: bool = False
+    one_result_per_call: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Wire:
+    """One wire: a request and reply body format, its streaming, its path and its rules.
+
+    ``module`` is the dotted path of the codec module (imported by ``get_codec`` on first use).
+    ``path`` is the path its API serves, relative to a server's base URL; ``{model}`` in it
+    means the model is in the URL, and then ``stream_path`` is the path that asks for a stream.
+    ``detect`` and ``detect_stream`` recognise its bodies and raw stream text; the registry
+    tries wires by ``detect_rank`` (lower first), so a catch-all recogniser gets a high rank.
+    """
+
+    name: str
+    module: str
+    path: str
+    stream_path: str | None = None
+    framing: Framing = "sse"
+    streams_by_default: bool = False
+    overloaded_status: int = 503
+    rules: WireRules = field(default_factory=WireRules)
+    detect: Callable[[Mapping[str, Any]], Kind | None] | None = None
+    detect_stream: Callable[[str, str], bool] | None = None
+    detect_rank: int = 50
+
+    @property
+    def model_in_path(self) -> bool:
+        """Whether the URL carries the model and whether to stream (not the body)."""
+        return "{model}" in self.path
+
+    @property
+    def media_type(self) -> str:
+        """The content type of this wire's streamed replies."""
+        return _MEDIA_TYPES[self.framing]
+
+    def wants_stream(self, body: Mapping[str, Any]) -> bool:
+        """Whether a request body in this wire asks for a streamed reply."""
+        return bool(body.get("stream", self.streams_by_default))
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """What a request path says: the wire served there, and the model and streaming if the
+    path carries them (``model`` is None and ``stream`` False for wires that do not)."""
+
+    wire: Wire
+    model: str | None = None
+    stream: bool = False
+
+
+# --------------------------------------------------------------------------- built-in wires
+
+_PORTABLE = "letters, digits, '_' and '-'"
+
+ANTHROPIC_MESSAGES = Wire(
+    name="anthropic-messages",
+    module="toolwire.codecs.anthropic_messages.codec",
+    path="/v1/messages",
+    overloaded_status=529,
+    rules=WireRules(
+        id_pattern=re.compile(r"[a-zA-Z0-9_-]+"),
+        id_wording=f"an id may hold only {_PORTABLE}",
+        name_pattern=re.compile(r"[a-zA-Z0-9_-]{1,128}"),
+        name_wording=f"{_PORTABLE}, 1 to 128 characters",
+        results_first=True,
+    ),
+    detect=detect.anthropic_body,
+    detect_stream=detect.anthropic_stream,
+    detect_rank=30,
+)
+OPENAI_CHAT = Wire(
+    name="openai-chat",
+    module="toolwire.codecs.openai_chat.codec",
+    path="/v1/chat/completions",
+    detect=detect.chat_body,
+    detect_stream=detect.chat_stream,
+    detect_rank=90,  # any other body with "messages" is taken for an OpenAI chat body
+)
+OPENAI_RESPONSES = Wire(
+    name="openai-responses",
+    module="toolwire.codecs.openai_responses.codec",
+    path="/v1/responses",
+    detect=detect.responses_body,
+    detect_stream=detect.responses_stream,
+    detect_rank=20,
+)
+OLLAMA_CHAT = Wire(
+    name="ollama-chat",
+    module="toolwire.codecs.ollama_chat.codec",
+    path="/api/chat",
+    framing="ndjson",
+    streams_by_default=True,
+    rules=WireRules(results_by="position", name_pattern=re.compile(r".+", re.DOTALL),
+                    name_wording="a name that is not empty"),
+    detect=detect.ollama_body,
+    detect_stream=detect.ollama_stream,
+    detect_rank=40,
+)
+GEMINI_GENERATE = Wire(
+    name="gemini-generate",
+    module="toolwire.codecs.gemini_generate.codec",
+    path="/v1beta/models/{model}:generateContent",
+    stream_path="/v1beta/models/{model}:streamGenerateContent",
+    rules=WireRules(
+        results_by="position",
+        name_pattern=re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}"),
+        name_wording="a letter or '_' first, then letters, digits, '_', '.', ':' or '-', "
+                     "at most 128 characters",
+        call_after_user=True,
+        one_result_per_call=True,
+    ),
+    detect=detect.gemini_body,
+    detect_stream=detect.gemini_stream,
+    detect_rank=10,
+)
+
+_BUILT_IN = (ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES, OLLAMA_CHAT, GEMINI_GENERATE)
+WIRES: tuple[WireName, ...] = cast("tuple[WireName, ...]", tuple(w.name for w in _BUILT_IN))
+"""The built-in wires, in their usual order (`wire_names` adds wires registered later)."""
+
+_REGISTRY: dict[str, Wire] = {w.name: w for w in _BUILT_IN}
+
+
+# --------------------------------------------------------------------------- the registry
+
+
+def register_wire(wire: Wire, *, replace: bool = False) -> Wire:
+    """Add ``wire`` to the registry (``replace=True`` lets it take the place of a same-named
+    one); from then on every part of toolwire knows it."""
+    if wire.name in _REGISTRY and not replace:
+        raise ValueError(f"a wire named {wire.name!r} is already registered")
+    _REGISTRY[wire.name] = wire
+    return wire
+
+
+def unregister_wire(name: str) -> None:
+    """Remove a wire registered with `register_wire` (a missing name is not an error)."""
+    _REGISTRY.pop(name, None)
+
+
+def wire_names() -> tuple[str, ...]:
+    """Every registered wire's name: the built-in ones first, then in order of registration."""
+    return tuple(_REGISTRY)
+
+
+def get_wire(name: str) -> Wire:
+    """The record for wire ``name``; `ValueError` naming the registered wires otherwise."""
+    wire = _REGISTRY.get(name)
+    if wire is None:
+        raise ValueError(f"unknown wire {name!r}; choose one of: {', '.join(_REGISTRY)}")
+    return wire
+
+
+def _versionless(path: str) -> str:
+    """``path`` without its leading API version segment (``/v1/x`` -> ``/x``)."""
+    return re.sub(r"^/v\d+[a-z0-9]*/", "/", path, count=1)
+
+
+def _match(wire: Wire, path: str) -> Route | None:
+    if not wire.model_in_path:
+        if path.endswith(wire.path) or path.endswith(_versionless(wire.path)):
+            return Route(wire)
+        return None
+    for template, stream in ((wire.path, False), (wire.stream_path, True)):
+        if template is None:
+            continue
+        prefix, _, suffix = template.partition("{model}")
+        if not path.endswith(suffix):
+            continue
+        head = path[: len(path) - len(suffix)]
+        before, _, model = head.rpartition("/")
+        if model and (before + "/").endswith(_versionless(prefix)):
+            return Route(wire, model=model, stream=stream)
+    return None
+
+
+def wire_at(path: str) -> Route | None:
+    """The wire whose API serves ``path`` (with or without its version prefix, after any base
+    path a server adds), with the model and streaming when the path carries them."""
+    path = path.split("?", 1)[0]
+    for wire in _REGISTRY.values():
+        route = _match(wire, path)
+        if route is not None:
+            return route
+    return None
+
+
+def _by_rank() -> list[Wire]:
+    return sorted(_REGISTRY.values(), key=lambda w: w.detect_rank)
+
+
+def detect_body(body: Mapping[str, Any]) -> tuple[str, Kind] | None:
+    """The wire of a JSON object and whether it is a request or a reply; None if no wire's."""
+    for wire in _by_rank():
+        kind = wire.detect(body) if wire.detect is not None else None
+        if kind is not None:
+            return wire.name, kind
+    return None
+
+
+def detect_stream_text(text: str) -> str | None:
+    """The wire of raw stream text (server-sent events or JSON lines); None if no wire's."""
+    head = text.lstrip()[:4000]
+    for wire in _by_rank():
+        if wire.detect_stream is not None and wire.detect_stream(head, text):
+            return wire.name
+    return None
+
+
+__all__ = [
+    "ANTHROPIC_MESSAGES",
+    "GEMINI_GENERATE",
+    "OLLAMA_CHAT",
+    "OPENAI_CHAT",
+    "OPENAI_RESPONSES",
+    "WIRES",
+    "BodyKind",
+    "Framing",
+    "Route",
+    "Wire",
+    "WireName",
+    "WireRules",
+    "detect_body",
+    "detect_stream_text",
+    "get_wire",
+    "register_wire",
+    "unregister_wire",
+    "wire_at",
+    "wire_names",
+]

@@ -40,7 +40,8 @@ def test_the_layer_contracts_hold() -> None:
     # a codec reaching up to the agent breaks the layers
     ("codecs/base.py", "import toolwire.agent.loop", "Layers: every module imports only downwards"),
     # the agent reaching down past the Model protocol to the client breaks its own contract
-    ("agent/run.py", "import toolwire.http.client", "The agent reaches models only through toolwire.protocol"),
+    ("agent/run.py", "import toolwire.http.client",
+     "The agent reaches models only through toolwire.protocol"),
     # two modules of one folder importing each other make a circle
     ("schema/walk.py", "import toolwire.schema.text", "No import circle within any folder"),
 ])

@@ -1,15 +1,15 @@
 """OpenAI Chat Completions: the pieces shared by requests, replies and streams.
 
-Owns: the wire name and stop map, tool-name mapping, reading and writing one assistant message
-(reasoning fields, content, refusal, tool calls), usage, and turning a whole reply body into a
-`Reply` (the stream decoder assembles such a body and calls the same function, so both paths
-agree). Pure functions over JSON; imports only the transcript, `_base` and errors.
+Owns: the wire name, the tool-name rule and name mapping (`NameMap` use, in both directions),
+reading and writing one assistant message (reasoning fields, content, refusal, tool calls),
+reading one ``tool`` message as a result (with the ``Error: `` and ``(no output)`` conventions),
+the notes for parts this wire cannot carry, and small JSON helpers. Pure functions over JSON;
+imports only the transcript, `toolwire._json` and `toolwire.codecs.base`; must not import the
+wire's request, reply or stream modules.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
@@ -18,17 +18,13 @@ from toolwire._json import parse as parse_json
 from toolwire.codecs.base import NameMap, Note, call_id_for
 from toolwire.transcript import (
     JSON,
-    Message,
     OpaquePart,
     Part,
     ReasoningPart,
-    Reply,
-    Request,
-    StopReason,
     TextPart,
     ToolCallPart,
+    ToolResultPart,
     ToolSpec,
-    Usage,
 )
 
 WIRE = "openai-chat"
@@ -36,37 +32,9 @@ WIRE = "openai-chat"
 NAME_RULE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """Function names this wire accepts."""
 
-STOP_REASONS: dict[str, StopReason] = {
-    "stop": "end_turn",
-    "length": "max_tokens",
-    "tool_calls": "tool_calls",
-    "function_call": "tool_calls",
-    "content_filter": "content_filter",
-    "error": "error",
-    # values seen from compatible servers
-    "eos": "end_turn",
-    "eos_token": "end_turn",
-    "end_turn": "end_turn",
-    "stop_sequence": "stop_sequence",
-    "max_tokens": "max_tokens",
-    "tool_use": "tool_calls",
-    "refusal": "refusal",
-    "abort": "error",
-    "cancelled": "error",
-    "model_context_window_exceeded": "context_window_exceeded",
-}
-
-# A call whose arguments do not parse counts as cut off only when the reply says it hit the
-# token limit. Broken JSON under any other signal (including a server that reports
-# "tool_calls" for a cut-off call) goes back to the model as an error result it can fix.
-_LIMIT_STOPS = frozenset({"length", "max_tokens"})
 REASONING_KEYS = ("reasoning", "reasoning_content", "reasoning_details")
 REFUSAL: Mapping[str, JSON] = {WIRE: {"type": "refusal"}}
 """``provider_data`` of a `TextPart` that holds a refusal."""
-
-# top-level reply keys read into Reply fields (or meaningless per chunk)
-_REPLY_KEYS = frozenset({"id", "object", "created", "model", "choices", "usage", "error",
-                         "obfuscation"})
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -113,19 +81,6 @@ def mapping(value: Any) -> Mapping[str, Any]:
 def string(value: Any, default: str = "") -> str:
     """``value`` when it is a string, else ``default``."""
     return value if isinstance(value, str) else default
-
-
-def as_int(value: Any) -> int:
-    if type(value) is int:
-        return value
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value)
-    return 0
-
 
 def wire_data(provider_data: Mapping[str, JSON] | None) -> dict[str, Any] | None:
     """This wire's entry of a provider_data mapping, when it is an object."""
@@ -434,178 +389,43 @@ def part_subject(message: int, part: int) -> str:
     return f"messages[{message}].parts[{part}]"
 
 
-def dropped_reasoning_note(subject: str) -> Note:
-    return Note(kind="reasoning_dropped", subject=subject,
-                detail="reasoning from another wire cannot be sent to openai-chat")
+def dropped_note(subject: str, part: Part) -> Note:
+    """The note for a part left out of the body: this wire has no place for it there."""
+    if isinstance(part, ReasoningPart):
+        return Note(kind="reasoning_dropped", subject=subject,
+                    detail="reasoning from another wire cannot be sent to openai-chat")
+    if isinstance(part, OpaquePart):
+        return Note(kind="opaque_dropped", subject=subject,
+                    detail=f"{part.kind} block belongs to {part.wire}")
+    return Note(kind="field_dropped", subject=subject,
+                detail=f"a {type(part).__name__} has no place in this message")
 
 
-def dropped_opaque_note(subject: str, part: OpaquePart) -> Note:
-    return Note(kind="opaque_dropped", subject=subject,
-                detail=f"{part.kind} block belongs to {part.wire}")
+# --------------------------------------------------------------------------- tool results
+
+ERROR_PREFIX = "Error: "
+EMPTY_RESULT = "(no output)"
+RESULT_KEYS = frozenset({"role", "tool_call_id", "content"})
+"""The keys of the usual ``tool`` message."""
 
 
-# --------------------------------------------------------------------------- usage
-
-
-def decode_usage(raw: Any) -> Usage:
-    if raw is None or not isinstance(raw, Mapping):
-        return Usage()
-    get = raw.get
-    prompt = get("prompt_tokens_details")
-    if prompt is None or not isinstance(prompt, Mapping):
-        prompt = {}
-    completion = get("completion_tokens_details")
-    if completion is None or not isinstance(completion, Mapping):
-        completion = {}
-    cached = (as_int(prompt.get("cached_tokens")) or as_int(get("prompt_cache_hit_tokens"))
-              or as_int(get("num_cached_tokens")))
-    cost = get("cost")
-    return Usage(
-        input_tokens=as_int(get("prompt_tokens")),
-        output_tokens=as_int(get("completion_tokens")),
-        cache_read_tokens=cached,
-        cache_write_tokens=as_int(prompt.get("cache_write_tokens")),
-        reasoning_tokens=as_int(completion.get("reasoning_tokens")),
-        cost=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
-    )
-
-
-def encode_usage(usage: Usage) -> dict[str, Any]:
-    prompt: dict[str, Any] = {"cached_tokens": usage.cache_read_tokens}
-    if usage.cache_write_tokens:
-        prompt["cache_write_tokens"] = usage.cache_write_tokens
-    out: dict[str, Any] = {
-        "prompt_tokens": usage.input_tokens,
-        "completion_tokens": usage.output_tokens,
-        "total_tokens": usage.input_tokens + usage.output_tokens,
-        "prompt_tokens_details": prompt,
-        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
-    }
-    if usage.cost is not None:
-        out["cost"] = usage.cost
-    return out
-
-
-# --------------------------------------------------------------------------- whole replies
-
-
-def decide_stop(raw: str | None, parts: Sequence[Part]) -> tuple[StopReason, bool]:
-    """Normalised stop and whether a call was cut off: the content decides, not the signal."""
-    calls = [p for p in parts if isinstance(p, ToolCallPart)]
-    if calls:
-        if raw in _LIMIT_STOPS and any(c.parse_error is not None for c in calls):
-            return "max_tokens", True
-        return "tool_calls", False
-    if not raw:
-        return "end_turn", False
-    stop = STOP_REASONS.get(raw, "other")
-    refused = any(isinstance(p, TextPart) and is_refusal(p) for p in parts)
-    if stop == "end_turn" and refused:
-        return "refusal", False
-    return stop, False
-
-
-def pick_choice(body: Mapping[str, Any]) -> Mapping[str, Any]:
-    choices = body.get("choices")
-    if not isinstance(choices, list):
-        return {}
-    for choice in choices:
-        if (type(choice) is dict or isinstance(choice, Mapping)) and choice.get("index", 0) == 0:
-            return choice
-    first = choices[0] if choices else {}
-    return first if isinstance(first, Mapping) else {}
-
-
-def decode_body(body: Mapping[str, Any], request: Request | None) -> Reply:
-    """A whole (non-streamed) reply body as a `Reply`."""
-    names = ReplyNames(request.tools) if request is not None else None
-    choice = pick_choice(body)
-    message = choice.get("message")
-    if type(message) is not dict and not isinstance(message, Mapping):
-        message = {}
-    parts = assistant_parts(message, seed=reply_seed(body), names=names)
-    raw = choice.get("finish_reason")
-    raw_stop = raw if isinstance(raw, str) else None
-    stop, truncated = decide_stop(raw_stop, parts)
-    extras = {} if body.keys() <= _REPLY_KEYS else {
-        k: plain(v) for k, v in body.items() if k not in _REPLY_KEYS and v is not None}
-    for key in ("native_finish_reason", "error"):
-        if key in choice and choice[key] is not None:
-            extras[key] = plain(choice[key])
-    model = body.get("model")
-    return Reply(
-        message=Message(role="assistant", parts=tuple(parts)),
-        stop=stop,
-        raw_stop=raw_stop,
-        usage=decode_usage(body.get("usage")),
-        model=model if isinstance(model, str) and model else None,
-        id=real_id(body.get("id")),
-        truncated_call=truncated,
-        provider_data={WIRE: extras} if extras else None,
-    )
-
-
-FINISH_FOR: dict[StopReason, str] = {
-    "end_turn": "stop",
-    "tool_calls": "tool_calls",
-    "max_tokens": "length",
-    "stop_sequence": "stop",
-    "pause_turn": "stop",
-    "refusal": "stop",
-    "content_filter": "content_filter",
-    "context_window_exceeded": "length",
-    "tool_call_failed": "stop",
-    "error": "error",
-    "other": "stop",
-}
-
-
-def finish_reason_of(reply: Reply) -> str:
-    return reply.raw_stop if reply.raw_stop is not None else FINISH_FOR[reply.stop]
-
-
-def reply_id(reply: Reply) -> str:
-    if reply.id is not None:
-        return reply.id
-    digest = hashlib.sha256(repr(reply.message).encode()).hexdigest()[:24]
-    return f"chatcmpl-{digest}"
-
-
-def reply_extras(reply: Reply) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Provider data of a reply split into (top-level keys, choice keys)."""
-    extras: dict[str, Any] = plain(wire_data(reply.provider_data) or {})
-    choice: dict[str, Any] = {k: extras.pop(k) for k in ("native_finish_reason", "error")
-                              if k in extras}
-    return extras, choice
-
-
-def reply_message(reply: Reply, names: NameMap | None) -> dict[str, Any]:
-    """The ``message`` object of a reply body."""
-    text: list[str] = []
-    refusal: list[str] = []
-    calls: list[dict[str, Any]] = []
-    message: dict[str, Any] = {"role": "assistant"}
-    reasoning: dict[str, Any] = {}
-    for part in reply.message.parts:
-        if isinstance(part, TextPart):
-            (refusal if is_refusal(part) else text).append(part.text)
-        elif isinstance(part, ReasoningPart):
-            payload = reasoning_payload(part)
-            if payload is not None:
-                merge_reasoning(reasoning, payload)
-            elif part.text:
-                merge_reasoning(reasoning, {"reasoning": part.text})
-        elif isinstance(part, ToolCallPart):
-            calls.append(encode_call(part, names.wire(part.name) if names else part.name))
-        elif isinstance(part, OpaquePart) and part.wire == WIRE and part.kind == "custom_tool_call":
-            calls.append(plain(part.payload))
-    message["content"] = "".join(text) if text else None
-    message["refusal"] = "".join(refusal) if refusal else None
-    message.update(reasoning)
-    if calls:
-        message["tool_calls"] = calls
-    return message
-
-
-def dumps_body(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+def decode_result(
+    message: Mapping[str, Any], call_id: str, names: Mapping[str, str]
+) -> ToolResultPart:
+    """A ``tool`` message as a result; ``names`` gives the name of the call it answers."""
+    content = message.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        text = "".join(p.text for p in content_parts(content, keep_empty=True)
+                       if isinstance(p, TextPart))
+    else:
+        text = ""
+    is_error = text.startswith(ERROR_PREFIX)
+    if is_error:
+        text = text[len(ERROR_PREFIX):]
+    elif text == EMPTY_RESULT:
+        text = ""
+    extras = None if message.keys() <= RESULT_KEYS else extras_of(message, RESULT_KEYS)
+    return ToolResultPart(call_id=call_id, content=text, is_error=is_error,
+                          name=names.get(call_id), provider_data={WIRE: extras} if extras else None)

@@ -1,8 +1,10 @@
-"""OpenAI Chat Completions: request bodies, both ways.
+"""OpenAI Chat Completions: request bodies, both ways, and what the provider refuses in one.
 
 Owns `encode` (a canonical `Request` as the body the API documents, with a `Note` for every
-change made to fit) and `decode_request` (any such body back to a `Request`). Pure; imports only
-the transcript, `_base`, `_schema` and the shared chat pieces.
+change made to fit), `decode_request` (any such body back to a `Request`) and `check_body` (the
+first rule a raw body breaks, worded as the API words it). Pure; imports only the transcript,
+`toolwire.codecs.base` and the chat `parts` and `schema`; must not import the wire's reply or
+stream modules.
 
 Choices worth knowing: the system prompt is the first ``system`` message; tool results go out as
 one ``tool`` message each, with ``Error: `` in front of error results and ``(no output)`` for an
@@ -28,13 +30,16 @@ from toolwire.codecs.base import (
     tools_lack_schemas,
 )
 from toolwire.codecs.openai_chat.parts import (
+    EMPTY_RESULT,
+    ERROR_PREFIX,
     REASONING_KEYS,
+    RESULT_KEYS,
     WIRE,
     Names,
     assistant_parts,
     content_parts,
-    dropped_opaque_note,
-    dropped_reasoning_note,
+    decode_result,
+    dropped_note,
     encode_call,
     extras_of,
     is_refusal,
@@ -46,7 +51,12 @@ from toolwire.codecs.openai_chat.parts import (
     reasoning_payload,
     wire_data,
 )
-from toolwire.codecs.strict import StrictSchemaError, strict_schema
+from toolwire.codecs.openai_chat.schema import (
+    decode_choice,
+    decode_tools,
+    encode_choice,
+    encode_tool,
+)
 from toolwire.transcript import (
     Message,
     OpaquePart,
@@ -55,22 +65,14 @@ from toolwire.transcript import (
     Request,
     TextPart,
     ToolCallPart,
-    ToolChoice,
     ToolResultPart,
-    ToolSpec,
 )
 
-ERROR_PREFIX = "Error: "
-EMPTY_RESULT = "(no output)"
-
-_DEFAULT_SCHEMA = {"type": "object", "properties": {}}
 MAX_TOKENS_FIELD = "max_tokens_field"
 """Option key (never sent) naming the token-limit field a decoded body used, when it was the
 older ``max_tokens``; encode then sends `Request.max_tokens` in that field again."""
 _ASSISTANT_KEYS = frozenset({"role", "content", "refusal", "tool_calls", *REASONING_KEYS})
 _USUAL_ASSISTANT_KEYS = frozenset({"role", "content", "tool_calls"})
-_USUAL_TOOL_KEYS = frozenset({"type", "function"})
-_USUAL_FUNCTION_KEYS = frozenset({"name", "description", "parameters"})
 
 
 # =========================================================================== encode
@@ -158,7 +160,7 @@ class _Encoder:
             elif isinstance(part, ReasoningPart):
                 payload = reasoning_payload(part)
                 if payload is None:
-                    self.notes.append(dropped_reasoning_note(part_subject(index, j)))
+                    self.notes.append(dropped_note(part_subject(index, j), part))
                 else:
                     merge_reasoning(reasoning, payload)
             elif isinstance(part, OpaquePart) and part.wire == WIRE:
@@ -215,50 +217,7 @@ class _Encoder:
         return out
 
     def drop(self, index: int, position: int, part: Part) -> None:
-        subject = part_subject(index, position)
-        if isinstance(part, ReasoningPart):
-            self.notes.append(dropped_reasoning_note(subject))
-        elif isinstance(part, OpaquePart):
-            self.notes.append(dropped_opaque_note(subject, part))
-        else:
-            self.notes.append(Note(kind="field_dropped", subject=subject,
-                                   detail=f"a {type(part).__name__} has no place in this message"))
-
-    # ------------------------------------------------------------------ tools
-
-    def tool(self, spec: ToolSpec) -> dict[str, Any]:
-        fn: dict[str, Any] = {"name": self.names.wire(spec.name)}
-        if spec.description:
-            fn["description"] = spec.description
-        schema: Any = spec.input_schema
-        if type(schema) is not dict:  # a dict goes out as it is: bodies are never changed
-            schema = plain(schema)
-        if spec.strict:
-            try:
-                schema, changes = strict_schema(schema)
-            except StrictSchemaError as exc:
-                self.notes.append(Note(kind="schema_rewritten", subject=spec.name,
-                                       detail=f"sent without strict mode: {exc}"))
-            else:
-                fn["strict"] = True
-                if changes:
-                    self.notes.append(Note(kind="schema_rewritten", subject=spec.name,
-                                           detail="; ".join(changes)))
-        fn["parameters"] = schema
-        return {"type": "function", "function": fn}
-
-    def choice(self, choice: ToolChoice, body: dict[str, Any]) -> None:
-        if choice.mode == "tool" and choice.name:
-            body["tool_choice"] = {"type": "function",
-                                   "function": {"name": self.names.wire(choice.name)}}
-        elif choice.mode == "tool":
-            body["tool_choice"] = "required"
-            self.notes.append(Note(kind="choice_changed", subject="tool_choice",
-                                   detail="a named choice without a name was sent as 'required'"))
-        else:
-            body["tool_choice"] = choice.mode
-        if choice.parallel is not None:
-            body["parallel_tool_calls"] = choice.parallel
+        self.notes.append(dropped_note(part_subject(index, position), part))
 
 
 def _usual(message: Message, out: list[dict[str, Any]], enc: _Encoder) -> bool:
@@ -322,14 +281,14 @@ def encode(request: Request) -> Encoded:
         messages.extend(enc.message(i, message))
     body: dict[str, Any] = {"model": request.model, "messages": messages}
     options = plain(own_options(request.provider_options, WIRE, enc.notes))
-    tools = [enc.tool(t) for t in request.tools]
+    tools = [encode_tool(t, enc.names, enc.notes) for t in request.tools]
     extra_tools = options.pop("tools", None)
     if isinstance(extra_tools, list):
         tools.extend(extra_tools)
     if tools:
         body["tools"] = tools
     if request.tool_choice is not None:
-        enc.choice(request.tool_choice, body)
+        encode_choice(request.tool_choice, enc.names, enc.notes, body)
     field = "max_tokens" if options.pop(MAX_TOKENS_FIELD, None) == "max_tokens" else (
         "max_completion_tokens")
     if request.max_tokens is not None:
@@ -353,28 +312,7 @@ def encode(request: Request) -> Encoded:
 # =========================================================================== decode
 
 
-_RESULT_KEYS = frozenset({"role", "tool_call_id", "content"})
 _PLAIN_KEYS = frozenset({"role", "content"})
-
-
-def _result(message: Mapping[str, Any], call_id: str, names: Mapping[str, str]) -> ToolResultPart:
-    content = message.get("content")
-    if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):
-        text = "".join(p.text for p in content_parts(content, keep_empty=True)
-                       if isinstance(p, TextPart))
-    else:
-        text = ""
-    is_error = text.startswith(ERROR_PREFIX)
-    if is_error:
-        text = text[len(ERROR_PREFIX):]
-    elif text == EMPTY_RESULT:
-        text = ""
-    extras = None if message.keys() <= _RESULT_KEYS else extras_of(message, _RESULT_KEYS)
-    return ToolResultPart(call_id=call_id, content=text, is_error=is_error,
-                          name=names.get(call_id), provider_data={WIRE: extras} if extras else None)
-
 
 def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
     system: str | None = None
@@ -393,7 +331,7 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
         if type(msg) is dict:  # the usual messages first, read with the fewest steps
             keys = msg.keys()
             made: Message | None = None
-            if keys == _RESULT_KEYS:
+            if keys == RESULT_KEYS:
                 call_id, content = msg["tool_call_id"], msg["content"]
                 if (msg["role"] == "tool" and type(call_id) is str and call_id
                         and call_id != "null" and type(content) is str and content
@@ -433,11 +371,11 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
                 call_id = real_id(call_id) or (pending.pop(0) if pending else "")
             content = msg.get("content")
             if (type(content) is str and content and content[0] != "E" and content != EMPTY_RESULT
-                    and msg.keys() <= _RESULT_KEYS):  # the usual result, read directly
+                    and msg.keys() <= RESULT_KEYS):  # the usual result, read directly
                 results.append(ToolResultPart(call_id=call_id, content=content,
                                               name=call_names.get(call_id)))
             else:
-                results.append(_result(msg, call_id, call_names))
+                results.append(decode_result(msg, call_id, call_names))
             continue
         if results:
             out.append(Message(role="tool", parts=tuple(results)))
@@ -474,39 +412,6 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
     return system, out
 
 
-def _tool(raw: Mapping[str, Any]) -> ToolSpec | None:
-    fn = raw.get("function")
-    if type(fn) is not dict and not isinstance(fn, Mapping):
-        return None
-    if raw.get("type", "function") != "function":
-        return None
-    name = fn.get("name")
-    if not isinstance(name, str):
-        return None
-    schema = fn.get("parameters")
-    description = fn.get("description")
-    if type(schema) is not dict:  # a dict is kept as it is: request values are never changed
-        schema = plain(schema) if isinstance(schema, Mapping) else dict(_DEFAULT_SCHEMA)
-    return ToolSpec(
-        name=name,
-        description=description if isinstance(description, str) else "",
-        input_schema=schema,
-        strict=fn.get("strict") is True,
-    )
-
-
-def _choice(raw: Any, parallel: Any) -> ToolChoice | None:
-    par = parallel if isinstance(parallel, bool) else None
-    if raw in ("auto", "required", "none"):
-        return ToolChoice(mode=raw, parallel=par)
-    if raw is not None and isinstance(raw, Mapping) and raw.get("type") == "function":
-        fn = raw.get("function")
-        if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
-            return ToolChoice(mode="tool", name=fn["name"], parallel=par)
-    if raw is None and par is not None:
-        return ToolChoice(mode="auto", parallel=par)
-    return None
-
 
 def _is_int(value: Any) -> bool:
     return type(value) is int or (isinstance(value, int) and not isinstance(value, bool))
@@ -519,44 +424,26 @@ _REQUEST_KEYS = frozenset({
 })
 
 
-def decode_request(body: Mapping[str, Any]) -> Request:
+def decode_request(
+    body: Mapping[str, Any], *, model: str | None = None, stream: bool | None = None
+) -> Request:
     """Any Chat Completions request body as a `Request`; unknown keys go to provider_options.
 
-    The body is read, never changed; tool schemas are shared with it, not copied.
+    The body is read, never changed; tool schemas are shared with it, not copied. ``model``
+    and ``stream`` (what a URL said) count only when the body names no model or has no
+    ``stream`` key.
     """
     rest = extras_of(body, _REQUEST_KEYS) or {}
     get = body.get
     raw_messages = get("messages")
     system, messages = _messages(raw_messages if isinstance(raw_messages, list) else [])
-    model = get("model", "")
-    tools: list[ToolSpec] = []
-    extra_tools: list[Any] = []
-    raw_tools = get("tools")
-    for raw in raw_tools if isinstance(raw_tools, list) else ():
-        if type(raw) is dict and raw.keys() == _USUAL_TOOL_KEYS:  # the usual tool, read directly
-            fn = raw["function"]
-            if type(fn) is dict and fn.keys() == _USUAL_FUNCTION_KEYS and raw["type"] == "function":
-                name, description, schema = fn["name"], fn["description"], fn["parameters"]
-                if type(name) is str and type(description) is str and type(schema) is dict:
-                    tools.append(ToolSpec(name=name, description=description,
-                                          input_schema=schema))
-                    continue
-        spec = _tool(raw) if type(raw) is dict or isinstance(raw, Mapping) else None
-        if spec is None:
-            extra_tools.append(plain(raw))
-        else:
-            tools.append(spec)
+    name = get("model", "")
+    if model is not None and (name is None or name == ""):
+        name = model
+    tools, extra_tools = decode_tools(get("tools"))
     if extra_tools:
         rest["tools"] = extra_tools
-    choice = None
-    if "tool_choice" in body or "parallel_tool_calls" in body:
-        choice = _choice(get("tool_choice"), get("parallel_tool_calls"))
-        if choice is None:
-            for key in ("tool_choice", "parallel_tool_calls"):
-                if key in body:
-                    rest[key] = plain(body[key])
-        elif "tool_choice" in body and body["tool_choice"] is None:
-            rest["tool_choice"] = None
+    choice = decode_choice(body, rest)
     limit = get("max_completion_tokens")
     legacy = get("max_tokens")
     max_tokens: int | None = None
@@ -573,13 +460,13 @@ def decode_request(body: Mapping[str, Any]) -> Request:
         elif "max_tokens" in body:
             rest["max_tokens"] = plain(legacy)
     temperature = get("temperature")
-    stream = get("stream") is True
+    streams = get("stream") is True if "stream" in body or stream is None else stream
     if "stream_options" in body:
         stream_options = body["stream_options"]
-        if not (stream and stream_options == {"include_usage": True}):
+        if not (streams and stream_options == {"include_usage": True}):
             rest["stream_options"] = plain(stream_options)
     return Request(
-        model=model if isinstance(model, str) else str(model),
+        model=name if isinstance(name, str) else str(name),
         messages=tuple(messages),
         system=system,
         tools=tuple(tools),
@@ -587,7 +474,7 @@ def decode_request(body: Mapping[str, Any]) -> Request:
         max_tokens=max_tokens,
         temperature=None if temperature is None else float(temperature)
         if isinstance(temperature, int | float) else None,
-        stream=stream,
+        stream=streams,
         provider_options={WIRE: rest} if rest else None,
     )
 

@@ -1,8 +1,10 @@
 """OpenAI Chat Completions: streamed replies, both ways.
 
-Owns `ChatStreamDecoder` (SSE ``data:`` chunks in, stream events out, and at the end the same
+Owns `StreamDecoder` (SSE ``data:`` chunks in, stream events out, and at the end the same
 `Reply` that `decode_body` gives for the assembled body) and `encode_stream` (a reply as
-realistic chunks). Pure; imports only the transcript, `_base`, errors and the shared chat pieces.
+realistic chunks). Pure; imports only the transcript, errors, events, `toolwire.codecs.base`,
+`toolwire.codecs.framing` and the chat `parts` and `reply`; must not import the wire's request
+module.
 
 The decoder assumes every quirk compatible servers show: keep-alive comments, a missing or
 repeated ``index`` (a different non-empty id on a taken index opens a new call), ``name: ""`` or
@@ -17,24 +19,25 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.codecs.base import NameMap, call_id_for, provider_error
+from toolwire.codecs.base import NameMap, call_id_for, dumps
 from toolwire.codecs.framing import SSEFramer
 from toolwire.codecs.openai_chat.parts import (
     WIRE,
-    decode_body,
     decode_call,
-    dumps_body,
-    encode_usage,
-    finish_reason_of,
     mapping,
     name_map,
     plain,
     real_id,
+    reply_seed,
+)
+from toolwire.codecs.openai_chat.reply import (
+    decode_body,
+    encode_usage,
+    error_from_chunk,
+    finish_reason_of,
     reply_extras,
     reply_id,
     reply_message,
-    reply_seed,
-    string,
 )
 from toolwire.errors import ProviderError, StreamError
 from toolwire.events import (
@@ -85,7 +88,7 @@ class _Slot:
         return out
 
 
-class ChatStreamDecoder:
+class StreamDecoder:
     """Incremental decoder for a streamed Chat Completions reply."""
 
     def __init__(self, *, request: Request | None = None) -> None:
@@ -241,7 +244,7 @@ class ChatStreamDecoder:
             fragment = args
         elif args is not None:
             slot.args_obj = plain(args)
-            fragment = dumps_body(slot.args_obj)
+            fragment = dumps(slot.args_obj)
         number = self._slots.index(slot)
         if not slot.started and (slot.name is not None or fragment):
             slot.started = True
@@ -321,31 +324,6 @@ def _starts_another_call(slot: _Slot, call_id: str | None, call: Mapping[str, An
         return False
 
 
-def error_from_chunk(chunk: Mapping[str, Any]) -> ProviderError:
-    """The error an ``error`` chunk stands for: typed when it says what kind, else StreamError."""
-    raw = chunk.get("error")
-    err = raw if isinstance(raw, Mapping) else {"message": str(raw)}
-    message = string(err.get("message"), "the stream reported an error")
-    meta = mapping(err.get("metadata"))
-    code = err.get("code")
-    kind = next((v for v in (meta.get("error_type"), err.get("type"), code)
-                 if isinstance(v, str) and v), None)
-    status: int | None = None
-    if isinstance(code, int) and not isinstance(code, bool) and 400 <= code < 600:
-        status = code
-    elif kind is not None:
-        lowered = kind.lower()
-        if "rate_limit" in lowered:
-            status = 429
-        elif "overloaded" in lowered:
-            status = 529
-        elif "context_length" in lowered:
-            status = 400
-    if status is None:
-        return StreamError(message, error_type=kind, wire=WIRE, body=plain(chunk))
-    return provider_error(status, message, wire=WIRE, error_type=kind, body=plain(chunk))
-
-
 # =========================================================================== encode
 
 
@@ -391,7 +369,7 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
                                         "finish_reason": finish_reason_of(reply),
                                         **choice_extras}]})
     chunks.append({**head, "choices": [], "usage": encode_usage(reply.usage)})
-    out = [f"data: {dumps_body(c)}\n\n".encode() for c in chunks]
+    out = [f"data: {dumps(c)}\n\n".encode() for c in chunks]
     out.append(b"data: [DONE]\n\n")
     return out
 

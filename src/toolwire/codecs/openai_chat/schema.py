@@ -1,0 +1,145 @@
+"""OpenAI Chat Completions: tool definitions and the tool choice, both ways.
+
+Owns how this wire writes and reads a tool (``{"type": "function", "function": {"name",
+"description", "parameters", "strict"}}``) and the ``tool_choice`` / ``parallel_tool_calls``
+pair. A tool marked strict gets the strict-mode rewrite of `toolwire.codecs.strict`, made on a
+copy and reported as a ``schema_rewritten`` note; a schema strict mode cannot take is sent
+without ``strict``, with a note saying why. A schema needing no change goes out as the very
+object given, and a decoded schema is the body's own object: bodies are never changed. A tool
+with no ``parameters`` decodes with an empty object schema; a tool that is not a function tool
+is kept for the options, as it came.
+
+Pure functions over JSON; imports only the transcript, `toolwire.codecs.base`,
+`toolwire.codecs.strict` and the chat `parts`; must not import the wire's request, reply or
+stream modules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from toolwire.codecs.base import Note
+from toolwire.codecs.openai_chat.parts import Names, plain
+from toolwire.codecs.strict import StrictSchemaError, strict_schema
+from toolwire.transcript import ToolChoice, ToolSpec
+
+_DEFAULT_SCHEMA = {"type": "object", "properties": {}}
+_USUAL_TOOL_KEYS = frozenset({"type", "function"})
+_USUAL_FUNCTION_KEYS = frozenset({"name", "description", "parameters"})
+
+
+# --------------------------------------------------------------------------- encode
+
+
+def encode_tool(spec: ToolSpec, names: Names, notes: list[Note]) -> dict[str, Any]:
+    """One tool as a function tool; a strict one rewritten for strict mode, on a copy."""
+    fn: dict[str, Any] = {"name": names.wire(spec.name)}
+    if spec.description:
+        fn["description"] = spec.description
+    schema: Any = spec.input_schema
+    if type(schema) is not dict:  # a dict goes out as it is: bodies are never changed
+        schema = plain(schema)
+    if spec.strict:
+        try:
+            schema, changes = strict_schema(schema)
+        except StrictSchemaError as exc:
+            notes.append(Note(kind="schema_rewritten", subject=spec.name,
+                              detail=f"sent without strict mode: {exc}"))
+        else:
+            fn["strict"] = True
+            if changes:
+                notes.append(Note(kind="schema_rewritten", subject=spec.name,
+                                  detail="; ".join(changes)))
+    fn["parameters"] = schema
+    return {"type": "function", "function": fn}
+
+
+def encode_choice(
+    choice: ToolChoice, names: Names, notes: list[Note], body: dict[str, Any]
+) -> None:
+    """Put ``tool_choice`` (and ``parallel_tool_calls`` when set) in ``body``."""
+    if choice.mode == "tool" and choice.name:
+        body["tool_choice"] = {"type": "function",
+                               "function": {"name": names.wire(choice.name)}}
+    elif choice.mode == "tool":
+        body["tool_choice"] = "required"
+        notes.append(Note(kind="choice_changed", subject="tool_choice",
+                          detail="a named choice without a name was sent as 'required'"))
+    else:
+        body["tool_choice"] = choice.mode
+    if choice.parallel is not None:
+        body["parallel_tool_calls"] = choice.parallel
+
+
+# --------------------------------------------------------------------------- decode
+
+
+def decode_tools(raw_tools: Any) -> tuple[list[ToolSpec], list[Any]]:
+    """The function tools of a ``tools`` list, and copies of the entries that are not one."""
+    tools: list[ToolSpec] = []
+    others: list[Any] = []
+    for raw in raw_tools if isinstance(raw_tools, list) else ():
+        if type(raw) is dict and raw.keys() == _USUAL_TOOL_KEYS:  # the usual tool, read directly
+            fn = raw["function"]
+            if type(fn) is dict and fn.keys() == _USUAL_FUNCTION_KEYS and raw["type"] == "function":
+                name, description, schema = fn["name"], fn["description"], fn["parameters"]
+                if type(name) is str and type(description) is str and type(schema) is dict:
+                    tools.append(ToolSpec(name=name, description=description,
+                                          input_schema=schema))
+                    continue
+        spec = decode_tool(raw) if type(raw) is dict or isinstance(raw, Mapping) else None
+        if spec is None:
+            others.append(plain(raw))
+        else:
+            tools.append(spec)
+    return tools, others
+
+
+def decode_tool(raw: Mapping[str, Any]) -> ToolSpec | None:
+    """One entry of ``tools`` as a `ToolSpec`, or None when it is not a function tool."""
+    fn = raw.get("function")
+    if type(fn) is not dict and not isinstance(fn, Mapping):
+        return None
+    if raw.get("type", "function") != "function":
+        return None
+    name = fn.get("name")
+    if not isinstance(name, str):
+        return None
+    schema = fn.get("parameters")
+    description = fn.get("description")
+    if type(schema) is not dict:  # a dict is kept as it is: request values are never changed
+        schema = plain(schema) if isinstance(schema, Mapping) else dict(_DEFAULT_SCHEMA)
+    return ToolSpec(
+        name=name,
+        description=description if isinstance(description, str) else "",
+        input_schema=schema,
+        strict=fn.get("strict") is True,
+    )
+
+
+def decode_choice(body: Mapping[str, Any], rest: dict[str, Any]) -> ToolChoice | None:
+    """The body's tool choice; what cannot be read as one is kept in ``rest`` as it came."""
+    if "tool_choice" not in body and "parallel_tool_calls" not in body:
+        return None
+    choice = _choice(body.get("tool_choice"), body.get("parallel_tool_calls"))
+    if choice is None:
+        for key in ("tool_choice", "parallel_tool_calls"):
+            if key in body:
+                rest[key] = plain(body[key])
+    elif "tool_choice" in body and body["tool_choice"] is None:
+        rest["tool_choice"] = None
+    return choice
+
+
+def _choice(raw: Any, parallel: Any) -> ToolChoice | None:
+    par = parallel if isinstance(parallel, bool) else None
+    if raw in ("auto", "required", "none"):
+        return ToolChoice(mode=raw, parallel=par)
+    if raw is not None and isinstance(raw, Mapping) and raw.get("type") == "function":
+        fn = raw.get("function")
+        if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
+            return ToolChoice(mode="tool", name=fn["name"], parallel=par)
+    if raw is None and par is not None:
+        return ToolChoice(mode="auto", parallel=par)
+    return None

@@ -1,11 +1,13 @@
 """From tool calls to tool results: look up, validate, approve, run, and turn failures into values.
 
 Owns `Dispatcher`, the approval types (`Policy`, `Approval`, `ApprovalRequest`, `Approver`),
-and `render_result`. Every call gets exactly one `ToolResultPart`, in call order,
-whatever happens: a call that does not fit its tool, a denial, an exception, a timeout or a value
-that cannot be sent as JSON all come back as results with ``is_error=True`` whose text tells the
-model what went wrong. Calls in one batch run concurrently (async tools on the event loop, sync
-tools in a thread pool), at most ``max_concurrency`` at a time.
+and `render_result`. Each call's tool is looked up once and its arguments are read once (the
+value its codec parsed is checked, not the text again; see `Toolset.check_call`). Every call
+gets exactly one `ToolResultPart`, in call order, whatever happens: a call that does not fit
+its tool, a denial, an exception, a timeout or a value that cannot be sent as JSON all come
+back as results with ``is_error=True`` whose text tells the model what went wrong. Calls in
+one batch run concurrently (async tools on the event loop, sync tools in a thread pool), at
+most ``max_concurrency`` at a time.
 
 Must not import the loop, codecs or transport: it works on canonical values and `schema.Tool`.
 """
@@ -24,7 +26,7 @@ from typing import Any, Literal, TypeAlias
 import pydantic_core
 
 from toolwire.errors import ToolCallError, ToolError
-from toolwire.schema.tool import Tool, Toolset, validate_call
+from toolwire.schema.tool import Tool, Toolset
 from toolwire.transcript import ToolCallPart, ToolResultPart
 
 Policy = Literal["allow", "ask", "deny"]
@@ -155,13 +157,13 @@ class Dispatcher:
         """One result per call, in call order."""
         results: list[ToolResultPart | None] = [None] * len(calls)
         ready: list[tuple[int, Tool, dict[str, Any]]] = []
+        check = self.tools.check_call
         for i, call in enumerate(calls):
             try:
-                args = validate_call(self.tools, call.name, call.wire_arguments)
+                tool, args = check(call)
             except ToolCallError as exc:
                 results[i] = _error(call, str(exc))
                 continue
-            tool = self.tools[call.name]
             refusal = await self._check_approval(call, tool, args)
             if refusal is not None:
                 results[i] = _error(call, refusal)

@@ -1,8 +1,9 @@
 """Tools as contracts: a name, a description, a closed JSON Schema and, optionally, a function.
 
 Owns: `Tool` (from a raw JSON Schema, from a function's signature and docstring, or from a
-Pydantic model), the `tool` decorator, `Toolset` (tools indexed by name, duplicates refused)
-and `validate_call`, which checks a model's call and raises a `ToolCallError` whose text tells
+Pydantic model), the `tool` decorator, `Toolset` (tools indexed by name, duplicates refused;
+`Toolset.check_call` finds a call's tool and checks its arguments in one lookup) and
+`validate_call`, which checks a model's call and raises a `ToolCallError` whose text tells
 the model how to fix its next call. Must not import codecs, transport, client or the loop.
 
 Closed means: every object schema that lists ``properties`` and says nothing of extra fields
@@ -23,7 +24,7 @@ from toolwire.errors import ToolCallError, ToolDefinitionError
 from toolwire.schema import derive
 from toolwire.schema.validate import Checker, quote, unknown_tool
 from toolwire.schema.walk import JSONSchema, as_object_schema, close_objects
-from toolwire.transcript import ToolSpec
+from toolwire.transcript import ToolCallPart, ToolSpec
 
 __all__ = ["Tool", "Toolset", "tool", "validate_call"]
 
@@ -231,6 +232,17 @@ class Tool:
         """The validated arguments of a call to this tool (see `validate_call`)."""
         return self._checker.check(arguments)
 
+    def validate_part(self, call: ToolCallPart) -> dict[str, Any]:
+        """The validated arguments of ``call``, a call to this tool, read once.
+
+        A call a codec made from argument text (`ToolCallPart.from_raw`) holds the parsed value
+        already: that value is checked, and the text is parsed again only to say where it broke.
+        """
+        raw = call.raw_arguments
+        if raw is None or call.arguments is None:
+            return self._checker.check(call.wire_arguments)
+        return self._checker.check_parsed(call.arguments, raw)
+
     def bind(self, arguments: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """The positional and keyword arguments `call` gives ``fn`` for validated ``arguments``.
 
@@ -383,6 +395,17 @@ class Toolset(Mapping[str, Tool]):
 
     def __repr__(self) -> str:
         return f"Toolset({list(self._index)!r})"
+
+    def check_call(self, call: ToolCallPart) -> tuple[Tool, dict[str, Any]]:
+        """The tool ``call`` names and the call's validated arguments, in one lookup.
+
+        Raises `ToolCallError` like `validate_call`; argument text a codec already parsed is not
+        parsed again (`Tool.validate_part`).
+        """
+        found = self._index.get(call.name)
+        if found is None:
+            raise unknown_tool(call.name, list(self._index))
+        return found, found.validate_part(call)
 
     def validate(self, name: str, arguments: object) -> dict[str, Any]:
         """`validate_call` on this toolset."""

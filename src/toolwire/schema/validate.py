@@ -2,8 +2,10 @@
 
 Owns: parsing argument text, the validator compiled once per tool (the fast path asks only
 ``is_valid``; the full error list is built only when a call fails) and the text of the
-unknown-tool, invalid-JSON and not-an-object errors (schema problems are `_validate_report`'s).
-Must not import `schema`, codecs, transport or the loop.
+unknown-tool, invalid-JSON and not-an-object errors (schema problems are `schema.report`'s).
+A value a codec already parsed is checked as it is (`Checker.check_parsed`): the text is read
+again only when it must be, to say where it holds NaN, an infinity or a number out of range.
+Must not import `schema.tool`, the transcript, codecs, transport or the loop.
 
 Argument text is parsed with pydantic-core's parser: nearly as fast as orjson, always installed,
 and exact for integers beyond 64 bits (orjson reads them as floats, changing the value). A
@@ -68,6 +70,7 @@ def _not_finite(value: Any) -> bool:
 
 
 Check = Callable[[object], dict[str, Any]]
+CheckParsed = Callable[[object, "str | None"], dict[str, Any]]
 
 __all__ = ["Checker", "closest", "quote", "unknown_tool"]
 
@@ -102,7 +105,7 @@ def _where(text: str, error: json.JSONDecodeError) -> str:
 class Checker:
     """One tool's compiled argument check, built once when the tool is defined."""
 
-    __slots__ = ("cache", "check", "example", "schema", "tool", "validator")
+    __slots__ = ("cache", "check", "check_parsed", "example", "schema", "tool", "validator")
 
     def __init__(self, tool: str, schema: JSONSchema) -> None:
         try:
@@ -117,18 +120,33 @@ class Checker:
         self.validator = validator
         self.cache: dict[Any, Any] = {}
         self.example = show(example(schema, schema), limit=600)
-        self.check: Check = self._make_check()
+        self.check: Check
+        """The arguments as a model sent them (text, bytes, an object or None), checked."""
+        self.check_parsed: CheckParsed
+        """A value already parsed from the given text (or None), checked without parsing again:
+        the text is read again only to say where it holds a number JSON cannot carry."""
+        self.check, self.check_parsed = self._make_check()
 
-    def _make_check(self) -> Check:
+    def _make_check(self) -> tuple[Check, CheckParsed]:
         is_valid = self.validator.is_valid
-        iter_errors = self.validator.iter_errors
         loads = from_json
         slow_parse = self._parse_slowly
-        fail = self._fail
-        tool, schema, cache = self.tool, self.schema, self.cache
+        refused = self._refused
+
+        def check_parsed(value: object, text: str | None) -> dict[str, Any]:
+            if type(value) is dict:
+                try:
+                    if is_valid(value):
+                        return value
+                except ValueError:
+                    pass
+            return refused(value, text)
 
         def check(arguments: object) -> dict[str, Any]:
+            # check_parsed's fast path written out again: a call less on every valid call
+            text: str | None = None
             if type(arguments) is str:
+                text = arguments
                 if arguments:
                     try:
                         value = loads(arguments)
@@ -136,29 +154,17 @@ class Checker:
                         value = slow_parse(arguments)
                 else:
                     value = {}
-            elif arguments is None:
-                value = {}
             else:
-                value = arguments
+                value = {} if arguments is None else arguments
             if type(value) is dict:
                 try:
                     if is_valid(value):
                         return value
                 except ValueError:
                     pass
-            if type(arguments) is str and _may_not_be_finite(arguments) and _not_finite(value):
-                slow_parse(arguments)  # NaN, Infinity or 1e400: not JSON numbers; raises
-            if type(value) is not dict:
-                return fail(value)
-            try:  # the common failure, raised from here to save a frame
-                errors = list(iter_errors(value))
-            except ValueError:
-                return fail(value)
-            if errors:
-                raise schema_error(tool, schema, cache, errors)
-            return value
+            return refused(value, text)
 
-        return check
+        return check, check_parsed
 
     # -- failures (not the hot path) ------------------------------------------------------------
 
@@ -177,10 +183,27 @@ class Checker:
         )
         raise ToolCallError(message, kind="invalid_json", tool=self.tool, problems=(detail,))
 
-    def _fail(self, value: Any) -> dict[str, Any]:
-        if type(value) is dict:
-            pass
-        elif isinstance(value, bytes | bytearray):
+    def _refused(self, value: Any, text: str | None) -> dict[str, Any]:
+        """What the fast check refused: raise the error for the model (or check a conversion)."""
+        if text is not None and _may_not_be_finite(text) and _not_finite(value):
+            self._parse_slowly(text)  # NaN, Infinity or 1e400: not JSON numbers; raises
+        if type(value) is not dict:
+            return self._convert(value)
+        try:
+            errors = list(self.validator.iter_errors(value))
+        except ValueError as exc:  # a key or value of a Python type JSON does not have
+            detail = f"they hold a value JSON cannot carry ({exc})"
+            raise ToolCallError(
+                f"Invalid arguments for tool {quote(self.tool)}: {detail}.",
+                kind="schema",
+                tool=self.tool,
+                problems=(detail,),
+            ) from None
+        raise schema_error(self.tool, self.schema, self.cache, errors)
+
+    def _convert(self, value: Any) -> dict[str, Any]:
+        """Bytes are checked as text and other mappings as dicts; anything else is refused."""
+        if isinstance(value, bytes | bytearray):
             try:
                 return self.check(bytes(value).decode("utf-8"))
             except UnicodeDecodeError:
@@ -192,23 +215,9 @@ class Checker:
                     tool=self.tool,
                     problems=(detail,),
                 ) from None
-        elif isinstance(value, Mapping):
+        if isinstance(value, Mapping):
             return self.check(dict(value))
-        else:
-            raise self._not_an_object(value)
-        try:
-            errors = list(self.validator.iter_errors(value))
-        except ValueError as exc:
-            detail = f"they hold a value JSON cannot carry ({exc})"
-            raise ToolCallError(
-                f"Invalid arguments for tool {quote(self.tool)}: {detail}.",
-                kind="schema",
-                tool=self.tool,
-                problems=(detail,),
-            ) from None
-        if not errors:
-            return value
-        raise schema_error(self.tool, self.schema, self.cache, errors)
+        raise self._not_an_object(value)
 
     def _not_an_object(self, value: Any) -> ToolCallError:
         what = got(value)
@@ -227,6 +236,3 @@ class Checker:
             f"Send a JSON object like {self.example}."
         )
         return ToolCallError(message, kind="not_an_object", tool=self.tool, problems=(detail,))
-
-    def _schema_error(self, value: dict[str, Any], errors: list[Any]) -> ToolCallError:
-        return schema_error(self.tool, self.schema, self.cache, errors)

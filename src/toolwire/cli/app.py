@@ -2,7 +2,10 @@
 
 Exit codes, for every command: 0 success; 1 the command ran and found a problem (``check``
 found broken rules, a run ended without an answer); 2 bad usage or bad input (the message
-names what was wrong and what to do). User errors never print a traceback.
+names what was wrong and what to do). User errors never print a traceback. The wire choices
+are the wire registry's (`toolwire.codecs.registry`), read when the parser is built. Must not
+import a codec module, the transport or the agent at module level: commands import what they
+use when they run.
 """
 
 from __future__ import annotations
@@ -16,10 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from toolwire.cli.common import EPILOG, EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, UserError
-
-WIRE_NAMES = ("anthropic-messages", "openai-chat", "openai-responses", "ollama-chat",
-              "gemini-generate")
-
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
@@ -108,7 +107,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     messages, detected = _messages_from(args.file)
     wire = args.wire or detected
-    problems = check_transcript(messages, wire)  # type: ignore[arg-type]
+    problems = check_transcript(messages, wire)
     data = {"wire": wire, "messages": len(messages),
             "problems": [{"index": p.index, "rule": p.rule, "severity": p.severity,
                           "message": p.message, "fix": p.fix} for p in problems]}
@@ -146,8 +145,10 @@ def cmd_emulate(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from toolwire.codecs.registry import wire_names
     from toolwire.version import __version__
 
+    wires = wire_names()
     parser = argparse.ArgumentParser(
         prog="toolwire",
         description="LLM tool calling done right on the wire: run agents, explain and convert "
@@ -183,9 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "provider, ids rewritten, tool names mapped, schema keywords removed) is "
                     "listed on stderr.")
     p.add_argument("file", metavar="FILE")
-    p.add_argument("--to", required=True, choices=WIRE_NAMES, metavar="WIRE",
-                   help="target wire: " + ", ".join(WIRE_NAMES))
-    p.add_argument("--from", dest="source", choices=WIRE_NAMES, metavar="WIRE",
+    p.add_argument("--to", required=True, choices=wires, metavar="WIRE",
+                   help="target wire: " + ", ".join(wires))
+    p.add_argument("--from", dest="source", choices=wires, metavar="WIRE",
                    help="source wire (detected when left out)")
     p.set_defaults(func=cmd_convert)
 
@@ -196,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "result, a result with no call, results out of place, duplicate ids) and, "
                     "with a wire, that wire's own rules. Exit 1 when an error is found.")
     p.add_argument("file", metavar="FILE", help="a request body in any wire, or a run log")
-    p.add_argument("--wire", choices=WIRE_NAMES, metavar="WIRE",
+    p.add_argument("--wire", choices=wires, metavar="WIRE",
                    help="also check this wire's own rules (default: the detected wire)")
     p.add_argument("--json", action="store_true", help="print the problems as JSON")
     p.set_defaults(func=cmd_check)

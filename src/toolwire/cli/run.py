@@ -21,16 +21,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
+from toolwire.codecs import WIRES
 from toolwire.errors import ConfigError
+from toolwire.http.providers import provider_for
 
 DEMO_TASK = "The tests in this project fail. Find out why and fix it."
-DEMO_WIRES = {
-    "anthropic-messages": "anthropic",
-    "openai-chat": "openai-compatible",
-    "openai-responses": "openai-responses",
-    "ollama-chat": "ollama",
-    "gemini-generate": "gemini",
-}
+DEMO_WIRES = {wire: provider_for(wire) for wire in WIRES}  # wire -> provider at the emulator
 
 
 class Terminal:
@@ -413,7 +409,7 @@ def add_commands(sub: Any, epilog: str) -> None:
                     "back and the next call fixing it. --model runs the task on a real model.")
     p.add_argument("scenario", nargs="?", choices=("fix", "recover"), default="fix",
                    help="fix (default) or recover")
-    p.add_argument("--wire", choices=tuple(DEMO_WIRES), default="anthropic-messages",
+    p.add_argument("--wire", choices=tuple(DEMO_WIRES), default=WIRES[0],
                    help="the wire the emulator speaks (default anthropic-messages)")
     p.add_argument("--model", metavar="ID", help=f"run on a real model instead: {forms}")
     p.add_argument("--workdir", metavar="DIR", help="where to copy the project (default: a "

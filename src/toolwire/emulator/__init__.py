@@ -1,10 +1,13 @@
 """The provider emulator: a real HTTP server on 127.0.0.1 that speaks every wire.
 
-Owns `Emulator`, `Fault` and the script format. Each request is routed by its path to a wire
-(``/v1/messages``, ``/v1/chat/completions``, ``/v1/responses``, ``/api/chat``,
-``/v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``), checked the way
-that provider checks it (see `toolwire.emulator.checks`), and answered with the next scripted
-reply rendered into that wire, whole or streamed, or with a scripted fault.
+Owns `Emulator`, `Fault` and the script format. Each request is routed by its path to a wire,
+at the path the wire registry (`toolwire.codecs.registry`) records for it (``/v1/messages``,
+``/v1/chat/completions``, ``/v1/responses``, ``/api/chat``,
+``/v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``, and any wire
+registered later), checked the way that provider checks it (see `toolwire.emulator.checks`),
+and answered with the next scripted reply rendered into that wire, whole or streamed in the
+wire's framing, or with a scripted fault. Must not import a wire's codec module directly (only
+through ``get_codec``) nor compare wire names: what differs between wires is in the registry.
 
 A script is a list of items, used in order: a `Reply`, a `Fault`, or their JSON forms (a reply
 in toolwire's JSON form, or the shorthand ``{"text": ..., "tool_calls": [{"name": ...,
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from toolwire._json import dumps, loads
+from toolwire.codecs.registry import Wire, wire_at
 from toolwire.emulator._http import HttpRequest, HttpResponse, HttpServer, serve
 from toolwire.emulator.checks import check_body, check_pairing, error_body
 from toolwire.emulator.script import Fault, ScriptItem, load_script, parse_item
@@ -162,11 +166,12 @@ class Emulator:
 
         if http.method == "GET" and http.path in ("/health", "/"):
             return _json(200, {"status": "ok"})
-        route = wire_for_path(http.path)
+        route = wire_at(http.path)
         if route is None:
             return _json(404, {"error": {"message": f"no wire is served at {http.path}",
                                          "type": "not_found_error"}})
-        wire, path_streams = route
+        spec = route.wire
+        wire = spec.name
         try:
             body = loads(http.body or b"{}")
         except ValueError as exc:
@@ -178,10 +183,8 @@ class Emulator:
         problem = check_body(wire, body) if self.check else None
         if problem is None:
             try:
-                if wire == "gemini-generate":  # the model and streaming are in the URL
-                    model = http.path.rsplit("/", 1)[-1].split(":", 1)[0]
-                    request = codec.decode_request(  # type: ignore[call-arg]
-                        body, model=model, stream=path_streams)
+                if spec.model_in_path:  # the model and streaming are in the URL
+                    request = codec.decode_request(body, model=route.model, stream=route.stream)
                 else:
                     request = codec.decode_request(body)
             except Exception as exc:  # a body our codec cannot read is the client's error
@@ -190,7 +193,7 @@ class Emulator:
                 problem = check_pairing(wire, request) if self.check else None
         if problem is not None:
             return _json(400, error_body(wire, 400, problem))
-        stream = path_streams or _wants_stream(wire, body)
+        stream = route.stream if spec.model_in_path else spec.wants_stream(body)
         item = self._next(request, wire)
         if item is None:
             return _json(500, error_body(
@@ -198,23 +201,21 @@ class Emulator:
                 f"the emulator's script has no reply left for request #{len(self.received)}",
             ))
         if isinstance(item, Fault):
-            return await self._fault(item, wire, codec, request, stream)
+            return await self._fault(item, spec, codec, request, stream)
         if item.delay:
             await asyncio.sleep(item.delay)
-        return self._reply(item.reply, wire, codec, request, stream)
+        return self._reply(item.reply, spec, codec, request, stream)
 
-    def _reply(self, reply: Reply, wire: str, codec: Any, request: Request, stream: bool,
+    def _reply(self, reply: Reply, wire: Wire, codec: Any, request: Request, stream: bool,
                *, cut: bool = False, garbage: bool = False) -> HttpResponse:
         if not stream:
             return _json(200, codec.encode_response(reply, request=request))
         chunks: list[bytes] = list(codec.encode_stream(reply, request=request))
         if garbage:
-            bad = b'{"broken": \n' if wire == "ollama-chat" else b'data: {"broken": \n\n'
-            chunks.insert(max(1, len(chunks) // 2), bad)
+            chunks.insert(max(1, len(chunks) // 2), _BROKEN_UNIT[wire.framing])
         if cut:
             chunks = chunks[: max(1, len(chunks) // 2)]
-        media = "application/x-ndjson" if wire == "ollama-chat" else "text/event-stream"
-        return HttpResponse(200, {"content-type": media},
+        return HttpResponse(200, {"content-type": wire.media_type},
                             chunks=self._paced(chunks), drop=cut)
 
     async def _paced(self, chunks: list[bytes]) -> AsyncIterator[bytes]:
@@ -223,7 +224,7 @@ class Emulator:
                 await asyncio.sleep(self.chunk_delay)
             yield chunk
 
-    async def _fault(self, fault: Fault, wire: str, codec: Any, request: Request,
+    async def _fault(self, fault: Fault, wire: Wire, codec: Any, request: Request,
                      stream: bool) -> HttpResponse:
         if fault.delay:
             await asyncio.sleep(fault.delay)
@@ -240,15 +241,14 @@ class Emulator:
         headers = {}
         if fault.retry_after is not None:
             headers["retry-after"] = f"{fault.retry_after:g}"
-        resp = _json(status, error_body(wire, status, fault.message or fault.default_message()))
+        message = fault.message or fault.default_message()
+        resp = _json(status, error_body(wire.name, status, message))
         resp.headers.update(headers)
         return resp
 
 
-def _wants_stream(wire: str, body: dict[str, Any]) -> bool:
-    if wire == "ollama-chat":
-        return bool(body.get("stream", True))
-    return bool(body.get("stream", False))
+_BROKEN_UNIT = {"ndjson": b'{"broken": \n', "sse": b'data: {"broken": \n\n'}
+"""A unit that breaks off mid-JSON, in each framing (for the ``malformed_chunk`` fault)."""
 
 
 def _json(status: int, body: Any) -> HttpResponse:

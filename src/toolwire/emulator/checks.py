@@ -4,15 +4,15 @@ Owns `check_body` and `check_pairing` (the first rule a request breaks, as the p
 word it, or None) and `error_body` (an error in the wire's own shape). Raw-body checks are each
 wire's own (``check_body`` of its codec: roles, a tool without a schema, Gemini's response
 counts), and so are error bodies (``encode_error``); the pairing rules come from
-`toolwire.rules.check_transcript` on the decoded request.
+`toolwire.rules.check_transcript` on the decoded request. Must not import a codec module
+directly (only through ``get_codec``) nor compare wire names.
 """
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from toolwire.codecs import get_codec
-from toolwire.codecs.base import WireName
 from toolwire.transcript import Request
 
 
@@ -30,7 +30,7 @@ def check_pairing(wire: str, request: Request) -> str | None:
     """The first pairing or ordering rule the decoded request breaks, or None."""
     from toolwire.rules import check_transcript
 
-    for problem in check_transcript(request.messages, cast(WireName, wire)):
+    for problem in check_transcript(request.messages, wire):
         if problem.severity == "error":
             return f"messages.{problem.index}: {problem.message}"
     return None

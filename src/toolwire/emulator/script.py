@@ -1,7 +1,8 @@
 """The emulator's script: replies and faults, read from values or JSON.
 
 Owns `ScriptReply`, `Fault`, `parse_item` and `load_script`. A file is a JSON object
-``{"replies": [...]}`` or a bare JSON list of items.
+``{"replies": [...]}`` or a bare JSON list of items. What a fault looks like in a wire (the
+overloaded status) is the wire registry's. Must not import the HTTP server or a codec module.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolwire.codecs.registry import Wire, get_wire
 from toolwire.errors import TranscriptError
 from toolwire.transcript import Message, Part, Reply, TextPart, ToolCallPart, Usage
 from toolwire.transcript_json import from_json
@@ -30,8 +32,9 @@ class ScriptReply:
 class Fault:
     """A scripted failure.
 
-    ``kind``: ``rate_limit`` (429, with ``retry_after``), ``overloaded`` (529 on Anthropic,
-    503 elsewhere), ``server_error`` (500), ``auth`` (401), ``bad_request`` (400),
+    ``kind``: ``rate_limit`` (429, with ``retry_after``), ``overloaded`` (the wire's
+    ``overloaded_status``: 529 on Anthropic, 503 elsewhere), ``server_error`` (500), ``auth``
+    (401), ``bad_request`` (400),
     ``drop_mid_stream`` (the connection closes half way through a streamed ``reply``),
     ``malformed_chunk`` (a broken event in the middle of a stream), ``slow_first_byte`` (waits
     ``delay`` seconds, then answers with ``reply``: put it in the script as a reply with a
@@ -44,9 +47,10 @@ class Fault:
     message: str | None = None
     reply: Reply | None = None
 
-    def status_for(self, wire: str) -> int:
+    def status_for(self, wire: Wire | str) -> int:
+        """The HTTP status this fault answers with in ``wire`` (a record or a wire's name)."""
         if self.kind == "overloaded":
-            return 529 if wire == "anthropic-messages" else 503
+            return (get_wire(wire) if isinstance(wire, str) else wire).overloaded_status
         return {"rate_limit": 429, "server_error": 500, "auth": 401,
                 "bad_request": 400}.get(self.kind, 500)
 

@@ -1,7 +1,9 @@
 """Model ids: which wire, which server, which key.
 
-Owns `parse_model_id` and `Endpoint`. A model id is ``provider:model`` with an optional
-``@base_url`` suffix that sends that wire to another server:
+Owns `parse_model_id`, `Endpoint` and `wire_for_path`. A model id is ``provider:model`` with an
+optional ``@base_url`` suffix that sends that wire to another server. The providers are the
+provider registry's (`toolwire.http.providers`, where `register_provider` adds one); the
+built-in ones:
 
 =====================  ==================  ==========================================
 provider               wire                key (environment variable)
@@ -17,8 +19,10 @@ provider               wire                key (environment variable)
 =====================  ==================  ==========================================
 
 With ``@base_url`` a missing key is not an error (local servers need none); without it, a
-missing key is a `ConfigError` naming the variable, raised before any request. Imports nothing
-heavy; no I/O beyond reading the environment.
+missing key is a `ConfigError` naming the variable, raised before any request.
+
+Must not import: a codec module, the transport, anything heavy; no I/O beyond reading the
+environment.
 """
 
 from __future__ import annotations
@@ -26,50 +30,21 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import quote
 
+from toolwire.codecs.registry import wire_at
 from toolwire.errors import ConfigError
-
-
-@dataclass(frozen=True, slots=True)
-class _Provider:
-    wire: str
-    base_url: str
-    key_vars: tuple[str, ...]
-    path: str  # appended to the base URL; {model} is replaced for Gemini
-    stream_path: str | None = None
-
-
-PROVIDERS: dict[str, _Provider] = {
-    "anthropic": _Provider("anthropic-messages", "https://api.anthropic.com",
-                           ("ANTHROPIC_API_KEY",), "/v1/messages"),
-    "openai": _Provider("openai-chat", "https://api.openai.com", ("OPENAI_API_KEY",),
-                        "/v1/chat/completions"),
-    "openai-responses": _Provider("openai-responses", "https://api.openai.com",
-                                  ("OPENAI_API_KEY",), "/v1/responses"),
-    "openrouter": _Provider("openai-chat", "https://openrouter.ai/api", ("OPENROUTER_API_KEY",),
-                            "/v1/chat/completions"),
-    "ollama": _Provider("ollama-chat", "http://127.0.0.1:11434", (), "/api/chat"),
-    "gemini": _Provider("gemini-generate", "https://generativelanguage.googleapis.com",
-                        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-                        "/v1beta/models/{model}:generateContent",
-                        "/v1beta/models/{model}:streamGenerateContent?alt=sse"),
-    "openai-compatible": _Provider("openai-chat", "", ("OPENAI_API_KEY",),
-                                   "/v1/chat/completions"),
-    "local": _Provider("openai-chat", "", (), "/v1/chat/completions"),
-}
-
-MODEL_ID_FORMS = (
-    "anthropic:<model>",
-    "openai:<model>",
-    "openai-responses:<model>",
-    "openrouter:<vendor/model>",
-    "ollama:<model>",
-    "gemini:<model>",
-    "openai-compatible:<model>@<base_url>",
-    "local:smollm2",
-    "any of these + @<base_url> to send that wire to another server",
+from toolwire.http.providers import (
+    BEARER,
+    PROVIDERS,
+    Auth,
+    BodyTransform,
+    model_id_forms,
 )
+
+MODEL_ID_FORMS = model_id_forms()
+"""The built-in providers' model id forms (`model_id_forms` also lists ones added later)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +59,8 @@ class Endpoint:
     key_var: str | None = None
     _path: str = ""
     _stream_path: str | None = None
+    _auth: Auth | None = None
+    _transform: BodyTransform | None = field(default=None, compare=False, repr=False)
 
     @property
     def model_id(self) -> str:
@@ -101,18 +78,16 @@ class Endpoint:
         return base + path
 
     def headers(self) -> dict[str, str]:
-        """The auth and version headers this wire needs (never logged or recorded)."""
-        out = {"content-type": "application/json"}
-        if self.wire == "anthropic-messages":
-            out["anthropic-version"] = "2023-06-01"
-            if self.key:
-                out["x-api-key"] = self.key
-        elif self.wire == "gemini-generate":
-            if self.key:
-                out["x-goog-api-key"] = self.key
-        elif self.key:
-            out["authorization"] = f"Bearer {self.key}"
-        return out
+        """The auth and version headers this provider needs (never logged or recorded)."""
+        auth = self._auth
+        if auth is None:  # an Endpoint made by hand: its provider's way, if registered
+            spec = PROVIDERS.get(self.provider)
+            auth = spec.auth if spec is not None else BEARER
+        return {"content-type": "application/json", **auth.headers(self.key)}
+
+    def prepare_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The request body as this provider wants it sent (most send it unchanged)."""
+        return self._transform(body) if self._transform is not None else body
 
 
 def parse_model_id(model_id: str, env: Mapping[str, str] | None = None) -> Endpoint:
@@ -121,7 +96,7 @@ def parse_model_id(model_id: str, env: Mapping[str, str] | None = None) -> Endpo
     provider, sep, rest = model_id.partition(":")
     if not sep or provider not in PROVIDERS:
         raise ConfigError(
-            f"unknown model id {model_id!r}. Use one of: " + "; ".join(MODEL_ID_FORMS)
+            f"unknown model id {model_id!r}. Use one of: " + "; ".join(model_id_forms())
         )
     spec = PROVIDERS[provider]
     model, at, base_url = rest.partition("@")
@@ -132,13 +107,13 @@ def parse_model_id(model_id: str, env: Mapping[str, str] | None = None) -> Endpo
             f"in model id {model_id!r}, {base_url!r} is not a base URL; "
             "write it as http://host:port or https://host"
         )
-    if provider == "openai-compatible" and not at:
+    if spec.needs_base_url and not at:
         raise ConfigError(
-            f"model id {model_id!r} needs a server: write openai-compatible:<model>@<base_url>, "
-            "for example openai-compatible:qwen3@http://127.0.0.1:8000"
+            f"model id {model_id!r} needs a server: write {provider}:<model>@<base_url>, "
+            f"for example {provider}:qwen3@http://127.0.0.1:8000"
         )
-    if provider == "ollama" and not at:
-        base_url = env.get("OLLAMA_HOST", "") or spec.base_url
+    if spec.host_var and not at:
+        base_url = env.get(spec.host_var, "") or spec.base_url
         if not base_url.startswith(("http://", "https://")):
             base_url = "http://" + base_url
     elif not at:
@@ -156,6 +131,7 @@ def parse_model_id(model_id: str, env: Mapping[str, str] | None = None) -> Endpo
             f"(for example: export {spec.key_vars[0]}=...), or give a server with "
             f"{provider}:{model}@<base_url>"
         )
+    path, stream_path = spec.paths()
     return Endpoint(
         provider=provider,
         wire=spec.wire,
@@ -163,27 +139,15 @@ def parse_model_id(model_id: str, env: Mapping[str, str] | None = None) -> Endpo
         base_url=base_url,
         key=key,
         key_var=key_var or (spec.key_vars[0] if spec.key_vars else None),
-        _path=spec.path,
-        _stream_path=spec.stream_path,
+        _path=path,
+        _stream_path=stream_path,
+        _auth=spec.auth,
+        _transform=spec.transform,
     )
 
 
-_PATHS = {
-    "/v1/messages": "anthropic-messages",
-    "/v1/chat/completions": "openai-chat",
-    "/v1/responses": "openai-responses",
-    "/api/chat": "ollama-chat",
-}
-
-
 def wire_for_path(path: str) -> tuple[str, bool] | None:
-    """The wire served at ``path`` and whether the path itself asks for a stream (Gemini)."""
-    for suffix, wire in _PATHS.items():
-        if path.endswith(suffix) or path.endswith(suffix.replace("/v1/", "/", 1)):
-            return wire, False
-    if path.startswith("/v1beta/models/") or path.startswith("/v1/models/"):
-        if path.endswith(":generateContent"):
-            return "gemini-generate", False
-        if path.endswith(":streamGenerateContent"):
-            return "gemini-generate", True
-    return None
+    """The wire served at ``path`` and whether the path itself asks for a stream (Gemini's
+    does); `toolwire.codecs.registry.wire_at` also gives the model a path names."""
+    route = wire_at(path)
+    return None if route is None else (route.wire.name, route.stream)

@@ -1,0 +1,153 @@
+"""The provider registry: the servers toolwire can talk to, and how.
+
+Owns `Provider` (one record per provider: the wire it speaks, its base URL and paths, the
+environment variables that hold its key, its `Auth` strategy and any body transform), `Auth`
+and the built-in strategies, and the registry (`register_provider`, `unregister_provider`,
+`get_provider`, `provider_for`, `model_id_forms`). Several providers share one wire (OpenRouter
+and every OpenAI-compatible server speak the OpenAI chat wire); what a wire is belongs to the
+wire registry, `toolwire.codecs.registry`, and the providers name wires only through it.
+
+Must not import: a codec module, the transport, anything that does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolwire.codecs import registry as wires
+
+
+@dataclass(frozen=True, slots=True)
+class Auth:
+    """How a provider takes its key: ``header`` carries ``scheme`` + the key (no header when
+    ``header`` is None or there is no key); the ``always`` headers go with every request."""
+
+    header: str | None = "authorization"
+    scheme: str = "Bearer "
+    always: tuple[tuple[str, str], ...] = ()
+
+    def headers(self, key: str | None) -> dict[str, str]:
+        out = dict(self.always)
+        if key and self.header:
+            out[self.header] = self.scheme + key
+        return out
+
+
+BEARER = Auth()
+ANTHROPIC_KEY = Auth("x-api-key", "", (("anthropic-version", "2023-06-01"),))
+GOOGLE_KEY = Auth("x-goog-api-key", "")
+NO_AUTH = Auth(None)
+
+BodyTransform = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Provider:
+    """One provider: what a model id ``name:model`` means.
+
+    ``path`` and ``stream_path`` default to the wire's (``{model}`` is replaced by the model).
+    ``host_var`` names an environment variable that sets the server; ``needs_base_url`` says a
+    model id must give one (``@base_url``); ``any_server`` marks the provider to name for its
+    wire at a server given by ``@base_url`` (`provider_for`). ``form`` is how a model id for it
+    is written in messages; ``transform`` rewrites a request body before it is sent.
+    """
+
+    name: str
+    wire: str
+    base_url: str
+    key_vars: tuple[str, ...] = ()
+    auth: Auth = BEARER
+    path: str | None = None
+    stream_path: str | None = None
+    host_var: str | None = None
+    needs_base_url: bool = False
+    any_server: bool = False
+    form: str = ""
+    transform: BodyTransform | None = field(default=None, compare=False)
+
+    @property
+    def model_id_form(self) -> str:
+        return self.form or f"{self.name}:<model>"
+
+    def paths(self) -> tuple[str, str | None]:
+        """The path of a request, and of a streamed one when the URL says so."""
+        wire = wires.get_wire(self.wire)
+        return self.path or wire.path, self.stream_path or wire.stream_path
+
+
+_BUILT_IN = (
+    Provider(name="anthropic", wire=wires.ANTHROPIC_MESSAGES.name,
+             base_url="https://api.anthropic.com", key_vars=("ANTHROPIC_API_KEY",),
+             auth=ANTHROPIC_KEY, any_server=True),
+    Provider(name="openai", wire=wires.OPENAI_CHAT.name, base_url="https://api.openai.com",
+             key_vars=("OPENAI_API_KEY",)),
+    Provider(name="openai-responses", wire=wires.OPENAI_RESPONSES.name,
+             base_url="https://api.openai.com", key_vars=("OPENAI_API_KEY",), any_server=True),
+    Provider(name="openrouter", wire=wires.OPENAI_CHAT.name, base_url="https://openrouter.ai/api",
+             key_vars=("OPENROUTER_API_KEY",), form="openrouter:<vendor/model>"),
+    Provider(name="ollama", wire=wires.OLLAMA_CHAT.name, base_url="http://127.0.0.1:11434",
+             host_var="OLLAMA_HOST", any_server=True),
+    Provider(name="gemini", wire=wires.GEMINI_GENERATE.name,
+             base_url="https://generativelanguage.googleapis.com",
+             key_vars=("GEMINI_API_KEY", "GOOGLE_API_KEY"), auth=GOOGLE_KEY,
+             stream_path=f"{wires.GEMINI_GENERATE.stream_path}?alt=sse", any_server=True),
+    Provider(name="openai-compatible", wire=wires.OPENAI_CHAT.name, base_url="",
+             key_vars=("OPENAI_API_KEY",), needs_base_url=True, any_server=True,
+             form="openai-compatible:<model>@<base_url>"),
+    Provider(name="local", wire=wires.OPENAI_CHAT.name, base_url="", form="local:smollm2"),
+)
+
+PROVIDERS: dict[str, Provider] = {p.name: p for p in _BUILT_IN}
+"""Every registered provider by name (read it; change it with `register_provider`)."""
+
+
+def register_provider(provider: Provider, *, replace: bool = False) -> Provider:
+    """Add ``provider``; from then on ``name:model`` model ids reach it."""
+    if provider.name in PROVIDERS and not replace:
+        raise ValueError(f"a provider named {provider.name!r} is already registered")
+    wires.get_wire(provider.wire)  # ValueError for a wire nobody registered
+    PROVIDERS[provider.name] = provider
+    return provider
+
+
+def unregister_provider(name: str) -> None:
+    """Remove a provider (a missing name is not an error)."""
+    PROVIDERS.pop(name, None)
+
+
+def get_provider(name: str) -> Provider | None:
+    return PROVIDERS.get(name)
+
+
+def provider_for(wire: str) -> str:
+    """The provider to name in a model id that sends ``wire`` to a server given by
+    ``@base_url`` (the one marked ``any_server``, else the first that speaks it)."""
+    speakers = [p for p in PROVIDERS.values() if p.wire == wire]
+    if not speakers:
+        raise ValueError(f"no provider speaks the wire {wire!r}")
+    return next((p for p in speakers if p.any_server), speakers[0]).name
+
+
+def model_id_forms() -> tuple[str, ...]:
+    """How model ids are written, one form per provider, for messages and help."""
+    return (*(p.model_id_form for p in PROVIDERS.values()),
+            "any of these + @<base_url> to send that wire to another server")
+
+
+__all__ = [
+    "ANTHROPIC_KEY",
+    "BEARER",
+    "GOOGLE_KEY",
+    "NO_AUTH",
+    "PROVIDERS",
+    "Auth",
+    "BodyTransform",
+    "Provider",
+    "get_provider",
+    "model_id_forms",
+    "provider_for",
+    "register_provider",
+    "unregister_provider",
+]

@@ -18,7 +18,7 @@ from toolwire.agent.loop import Agent
 from toolwire.codecs import WIRES, get_codec
 from toolwire.emulator import Emulator, Fault
 from toolwire.errors import RateLimitError
-from toolwire.events import StreamEnd
+from toolwire.events import StreamEnd, listen
 from toolwire.http.cassette import (
     REDACTED,
     CassetteError,
@@ -222,8 +222,8 @@ async def test_errors_are_recorded_and_replayed_with_their_retry(tmp_path: Path)
     assert first["status"] == 429 and first["headers"]["retry-after"] == "0.01"
     retried: list[Any] = []
     m = make_model("anthropic-messages", "http://127.0.0.1:9", ReplayTransport(path))
-    m.retry_listeners.append(retried.append)
-    replayed = await m.complete(ask())
+    with listen(retried.append):
+        replayed = await m.complete(ask())
     await m.aclose()
     assert shape(replayed) == shape(recorded)
     assert [type(e.error) for e in retried] == [RateLimitError]

@@ -13,7 +13,7 @@ import toolwire
 from toolwire import InvalidRequestError, Message, RateLimitError, Request, ToolSpec
 from toolwire.codecs import WIRES
 from toolwire.emulator import Emulator, Fault
-from toolwire.events import StreamEnd
+from toolwire.events import StreamEnd, listen
 from toolwire.http.client import HttpModel, RetryEvent, RetryPolicy
 from toolwire.transcript import Reply, TextPart, ToolCallPart, Usage
 
@@ -85,8 +85,8 @@ async def test_rate_limit_is_retried_after_the_servers_pause() -> None:
     seen: list[RetryEvent] = []
     async with Emulator([Fault(kind="rate_limit", retry_after=0.01), ANSWER]) as emu:
         m = fast_model("anthropic-messages", emu)
-        m.retry_listeners.append(seen.append)
-        reply = await m.complete(ask())
+        with listen(seen.append):
+            reply = await m.complete(ask())
         await m.aclose()
     assert reply.text == ANSWER.text
     assert len(seen) == 1 and isinstance(seen[0].error, RateLimitError)
@@ -108,10 +108,12 @@ async def test_overload_and_server_errors_are_retried(wire: str, kind: str) -> N
 async def test_a_stream_dropped_mid_reply_is_retried_whole(wire: str) -> None:
     async with Emulator([Fault(kind="drop_mid_stream", reply=TWO_CALLS), TWO_CALLS]) as emu:
         m = fast_model(wire, emu)
-        events = [e async for e in m.stream(ask(stream=True))]
+        heard: list[object] = []
+        with listen(heard.append):
+            events = [e async for e in m.stream(ask(stream=True))]
         await m.aclose()
-    retries = [e for e in events if isinstance(e, RetryEvent)]
-    assert len(retries) == 1
+    retries = [e for e in heard if isinstance(e, RetryEvent)]
+    assert len(retries) == 1 and not any(isinstance(e, RetryEvent) for e in events)
     final = events[-1]
     assert isinstance(final, StreamEnd) and shape(final.reply) == shape(TWO_CALLS)
 
@@ -120,9 +122,11 @@ async def test_a_stream_dropped_mid_reply_is_retried_whole(wire: str) -> None:
 async def test_a_malformed_chunk_is_an_error_then_retried(wire: str) -> None:
     async with Emulator([Fault(kind="malformed_chunk", reply=ANSWER), ANSWER]) as emu:
         m = fast_model(wire, emu)
-        events = [e async for e in m.stream(ask(stream=True))]
+        heard: list[object] = []
+        with listen(heard.append):
+            events = [e async for e in m.stream(ask(stream=True))]
         await m.aclose()
-    assert any(isinstance(e, RetryEvent) for e in events)
+    assert any(isinstance(e, RetryEvent) for e in heard)
     final = events[-1]
     assert isinstance(final, StreamEnd) and final.reply.text == ANSWER.text
 

@@ -29,7 +29,7 @@ from toolwire.errors import (
     RateLimitError,
     StreamError,
 )
-from toolwire.events import StreamEnd, TextDelta
+from toolwire.events import StreamEnd, TextDelta, listen
 from toolwire.http.client import HttpModel, RetryEvent, RetryPolicy, model
 from toolwire.http.transport import HttpTransport, MockTransport, WireRequest, WireResponse
 from toolwire.transcript import Message, Reply, Request, TextPart, ToolCallPart, Usage
@@ -273,8 +273,8 @@ async def test_a_timed_out_request_is_retried_and_then_answered() -> None:
     async with Emulator([Fault(kind="slow_first_byte", delay=2.0), ANSWER]) as emu:
         m = model_for("ollama-chat", emu.base_url, timeout=0.3)
         seen: list[RetryEvent] = []
-        m.retry_listeners.append(seen.append)
-        reply = await m.complete(ask())
+        with listen(seen.append):
+            reply = await m.complete(ask())
         await m.aclose()
         assert connections(emu) == 2  # the timed-out connection is not reused
     assert reply.text == ANSWER.text
@@ -288,9 +288,9 @@ async def test_retry_after_is_honoured() -> None:
     async with Emulator([Fault(kind="rate_limit", retry_after=0.3), ANSWER]) as emu:
         m = model_for("anthropic-messages", emu.base_url)
         seen: list[RetryEvent] = []
-        m.retry_listeners.append(seen.append)
         started = time.monotonic()
-        reply = await m.complete(ask())
+        with listen(seen.append):
+            reply = await m.complete(ask())
         waited = time.monotonic() - started
         await m.aclose()
     assert reply.text == ANSWER.text
@@ -310,8 +310,8 @@ async def test_retry_after_ms_is_honoured() -> None:
     async with Bare(answer) as server:
         m = model_for("openai-chat", server.base_url)
         seen: list[RetryEvent] = []
-        m.retry_listeners.append(seen.append)
-        reply = await m.complete(ask())
+        with listen(seen.append):
+            reply = await m.complete(ask())
         await m.aclose()
     assert reply.text == ANSWER.text
     assert [e.wait for e in seen] == [0.25]
@@ -382,8 +382,8 @@ async def test_a_connection_closed_before_any_reply_is_retried() -> None:
     try:
         m = model_for("openai-chat", f"http://127.0.0.1:{port}")
         seen: list[RetryEvent] = []
-        m.retry_listeners.append(seen.append)
-        reply = await m.complete(ask())
+        with listen(seen.append):
+            reply = await m.complete(ask())
         await m.aclose()
     finally:
         server.close()
@@ -410,8 +410,8 @@ async def test_a_reply_cut_off_mid_body_is_retried() -> None:
     async with Bare(answer) as server:
         m = model_for("gemini-generate", server.base_url)
         seen: list[RetryEvent] = []
-        m.retry_listeners.append(seen.append)
-        reply = await m.complete(ask())
+        with listen(seen.append):
+            reply = await m.complete(ask())
         await m.aclose()
     assert reply.text == ANSWER.text
     assert len(seen) == 1 and isinstance(seen[0].error, StreamError)
@@ -426,8 +426,7 @@ async def test_a_server_that_is_not_there_is_a_retryable_connection_error() -> N
     m = model_for("openai-chat", f"http://127.0.0.1:{port}", retry=RetryPolicy(max_attempts=2,
                                                                                base=0.001))
     seen: list[RetryEvent] = []
-    m.retry_listeners.append(seen.append)
-    with pytest.raises(StreamError) as caught:
+    with pytest.raises(StreamError) as caught, listen(seen.append):
         await m.complete(ask())
     await m.aclose()
     assert caught.value.retryable and caught.value.error_type == "connection_error"

@@ -1,20 +1,28 @@
-"""What a run reports while it works, besides the stream of the model's reply.
+"""Everything a run reports while it works, and the one channel it reaches listeners by.
 
-Owns `RetryEvent`, `WireNotes`, `ToolStarted`, `ToolFinished` and `model_hook`. The loop passes
-each of these to its ``on_event`` callback, writes retries to the run log and keeps the wire
-notes in the run's notes. `model_hook` is how a model tells the run waiting on it that it is
-retrying, or what its codec changed to fit the wire: a context variable, so that many runs
-sharing one model each hear only about their own requests. Imports only the transcript values.
+Owns the stream events (`TextDelta`, `ReasoningDelta`, `ToolCallStarted`, `ToolCallDelta`,
+`ToolCallFinished`, `StreamEnd`), the run events (`MessageAdded`, `RequestSent`, `RetryEvent`,
+`WireNotes`, `ReplyReceived`, `ToolStarted`, `ToolFinished`, `RunResumed`, `RunStopped`), the
+`Event` union of both, and the channel: `emit` and `listen`.
+
+The channel is a context variable. A run listens (`listen`) while it waits on its model, so a
+model shared by many runs at once reports each retry and each set of wire notes (`emit`) to the
+run that is waiting on that request, and to no other. The loop hands every other event of a run
+to the same listener, which passes it on to the run's listeners: its ``on_event`` callback and
+its run log (`toolwire.agent.runlog.RunLog` is one such listener). Code that calls a model
+directly hears its retries with ``with listen(callback): ...``. Imports only the transcript
+values and the errors.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
+from types import TracebackType
 
 from toolwire.errors import ProviderError
-from toolwire.transcript import Reply, ToolCallPart, ToolResultPart
+from toolwire.transcript import Message, Reply, Request, ToolCallPart, ToolResultPart, Usage
 
 # --------------------------------------------------------------------------- a reply as it streams
 
@@ -64,8 +72,27 @@ StreamEvent = (
 
 
 @dataclass(frozen=True, slots=True)
+class MessageAdded:
+    """The harness added a message to the history (the task, tool results, a nudge); ``index``
+    is its place in the history."""
+
+    index: int
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSent:
+    """Model call number ``turn`` is about to be made with ``request``."""
+
+    turn: int
+    request: Request
+
+
+@dataclass(frozen=True, slots=True)
 class RetryEvent:
-    """A failed attempt at a model request that will be tried again after ``wait`` seconds."""
+    """A failed attempt at a model request that will be tried again after ``wait`` seconds.
+
+    Deltas a stream gave before it broke belong to the failed attempt: the reply starts over."""
 
     attempt: int
     wait: float
@@ -79,6 +106,17 @@ class WireNotes:
 
     wire: str
     notes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyReceived:
+    """The model's reply to call ``turn``, which becomes history entry ``index``; ``seconds``
+    the call took."""
+
+    turn: int
+    index: int
+    reply: Reply
+    seconds: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,15 +137,87 @@ class ToolFinished:
     seconds: float
 
 
-model_hook: ContextVar[Callable[[RetryEvent | WireNotes], None] | None] = ContextVar(
-    "toolwire_model_hook", default=None
+@dataclass(frozen=True, slots=True)
+class RunResumed:
+    """A run goes on from its log, which held ``messages`` history entries and ``turns``."""
+
+    messages: int
+    turns: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunStopped:
+    """The run ended: ``stop`` is its `toolwire.agent.run.RunStop` value, ``error`` what was
+    raised when the stop is an error."""
+
+    stop: str
+    turns: int
+    usage: Usage
+    notes: tuple[str, ...]
+    error: BaseException | None = None
+
+
+RunEvent = (
+    MessageAdded | RequestSent | RetryEvent | WireNotes | ReplyReceived | ToolStarted
+    | ToolFinished | RunResumed | RunStopped
 )
-"""Set by the run waiting on a model; the model calls it with the notes of each request it
-encodes and before each retry it makes."""
+Event = StreamEvent | RunEvent
+"""Everything a run's listeners may be given."""
+
+Listener = Callable[[Event], None]
+"""Takes each event as it happens. It runs inside the run, so it should be quick and not raise."""
+
+
+# --------------------------------------------------------------------------- the channel
+
+_listener: ContextVar[Listener | None] = ContextVar("toolwire_listener", default=None)
+
+
+def emit(event: Event) -> None:
+    """Give ``event`` to whoever listens in the current context (nobody: nothing happens).
+
+    A model calls this for each retry it makes and with the notes of each request it encodes.
+    """
+    listener = _listener.get()
+    if listener is not None:
+        listener(event)
+
+
+class listen:  # lower case: it is used like a function, ``with listen(callback):``
+    """``with listen(callback):`` gives ``callback`` what is emitted inside the block, in this
+    task and the tasks it starts; the listener that was there before is back afterwards."""
+
+    __slots__ = ("_listener", "_token")
+
+    def __init__(self, listener: Listener | None) -> None:
+        self._listener = listener
+        self._token: Token[Listener | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _listener.set(self._listener)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._token is not None:
+            _listener.reset(self._token)
+            self._token = None
+
 
 __all__ = [
+    "Event",
+    "Listener",
+    "MessageAdded",
     "ReasoningDelta",
+    "ReplyReceived",
+    "RequestSent",
     "RetryEvent",
+    "RunEvent",
+    "RunResumed",
+    "RunStopped",
     "StreamEnd",
     "StreamEvent",
     "TextDelta",
@@ -117,5 +227,6 @@ __all__ = [
     "ToolFinished",
     "ToolStarted",
     "WireNotes",
-    "model_hook",
+    "emit",
+    "listen",
 ]

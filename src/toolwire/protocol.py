@@ -1,13 +1,19 @@
 """The `Model` protocol: the one thing the agent loop needs from a model.
 
-Owns `Model`, `StreamingModel` and `model_name`. A model takes a canonical `Request` and gives
-back a canonical `Reply`; whether it speaks HTTP (`toolwire.http.client.HttpModel`), replays a
-script (`toolwire.testing.ScriptedModel`) or runs in process is its own business. Retries of failed
-requests belong to the model, not to the loop: the loop sees a `ProviderError` only once the
-model has given up.
+Owns `Model`, `StreamingModel`, `model_name` and `provider_model`. A model takes a canonical
+`Request` and gives back a canonical `Reply`; whether it speaks HTTP
+(`toolwire.http.client.HttpModel`), replays a script (`toolwire.testing.ScriptedModel`) or runs in
+process is its own business. Retries of failed requests belong to the model, not to the loop: the
+loop sees a `ProviderError` only once the model has given up, and hears of each retry through
+`toolwire.events.emit`.
+
+Two names, each with one meaning: `model_name` is what the caller calls the model (a model id
+such as ``anthropic:claude-sonnet-4-5``; run logs keep it so a run can be resumed), and
+`provider_model` is what the provider calls it (``claude-sonnet-4-5``), which is what
+`Request.model` holds everywhere, above the client as on the wire.
 
 Must not import the loop, dispatch, transport or any codec module; it only names values from
-`toolwire.transcript`.
+`toolwire.transcript` and `toolwire.events`.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Protocol, runtime_checkable
 
+from toolwire.events import StreamEvent
 from toolwire.transcript import Reply, Request
 
 
@@ -23,8 +30,9 @@ class Model(Protocol):
     """Anything that answers a `Request` with a `Reply`.
 
     ``complete`` raises a `toolwire.errors.ProviderError` when the provider fails for good.
-    A model may also have a ``name`` (a string naming the model, used as `Request.model` and in
-    run logs); without one, ``str(model)`` is used.
+    A model may also have a ``name`` (a string: what the caller calls the model, kept in run
+    logs; without one, ``str(model)``) and a ``provider_model`` (a string: what the provider
+    calls it, put in `Request.model`; without one, the ``name``).
     """
 
     async def complete(self, request: Request) -> Reply: ...
@@ -34,13 +42,13 @@ class Model(Protocol):
 class StreamingModel(Model, Protocol):
     """A model that can also stream its reply.
 
-    ``stream`` yields `toolwire.codecs.base` stream events as they arrive and ends with a
-    ``StreamEnd`` holding the whole reply. Other items (for example a client's retry notices)
-    may appear in between; the loop passes them to its ``on_event`` callback and otherwise
-    ignores them.
+    ``stream`` yields `toolwire.events` stream events as they arrive and ends with a
+    ``StreamEnd`` holding the whole reply. A stream retried after it broke says so with a
+    `toolwire.events.RetryEvent` given to `toolwire.events.emit`, not in the stream; the loop
+    passes every stream event to the run's listeners.
     """
 
-    def stream(self, request: Request) -> AsyncIterator[object]: ...
+    def stream(self, request: Request) -> AsyncIterator[StreamEvent]: ...
 
 
 def model_name(model: object) -> str:
@@ -49,4 +57,11 @@ def model_name(model: object) -> str:
     return name if isinstance(name, str) else str(model)
 
 
-__all__ = ["Model", "StreamingModel", "model_name"]
+def provider_model(model: object) -> str:
+    """What the provider calls a model, for `Request.model`: its ``provider_model`` attribute
+    when that is a string, else `model_name`."""
+    name = getattr(model, "provider_model", None)
+    return name if isinstance(name, str) else model_name(model)
+
+
+__all__ = ["Model", "StreamingModel", "model_name", "provider_model"]

@@ -16,9 +16,15 @@ Watching a run step by step (`Agent.steps` returns an `AgentRun`, an async itera
             run.stop("five turns are enough here")  # ends before the next model call
     print(run.result.stop, run.result.answer)
 
-Tool calls are run by `toolwire.agent.dispatch`; structured output and resuming from a run
-log live in `toolwire.agent.steps`. Must not import codecs, the transport or the client: the
-model is anything with the `toolwire.protocol.Model` protocol.
+Everything a run reports goes one way: the loop gives each `toolwire.events` event to
+`RunState.emit`, which hands it to the run's listeners (its run log, then ``on_event``). While
+the loop waits on the model it listens (`toolwire.events.listen`) with that same function, so
+the model's retries and wire notes reach this run and no other run sharing the model.
+
+Tool calls are run by `toolwire.agent.dispatch`; structured output lives in
+`toolwire.agent.output`, starting and resuming a run in `toolwire.agent.resume` (neither imports
+this module). Must not import codecs, the transport or the client: the model is anything with
+the `toolwire.protocol.Model` protocol.
 """
 
 from __future__ import annotations
@@ -30,10 +36,11 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from toolwire.agent.dispatch import Approver, Dispatcher, Policy
+from toolwire.agent.output import answer_calls, nudge_for_output
+from toolwire.agent.resume import resume_state, start_state
 from toolwire.agent.run import AgentRun, OutputType, RunResult, RunState, RunStop, Step
-from toolwire.agent.steps import answer_calls, nudge_for_output, resume_state, start_state
 from toolwire.errors import ContextLengthError, ProviderError, StreamError, WireFormatError
-from toolwire.events import RetryEvent, StreamEnd, ToolFinished, ToolStarted, WireNotes, model_hook
+from toolwire.events import StreamEnd, ToolFinished, ToolStarted, listen
 from toolwire.protocol import Model, model_name
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.transcript import (
@@ -71,10 +78,11 @@ class Agent:
     ``max_concurrency`` calls at once; results longer than ``max_output_chars`` are cut.
     Structured output: ``can_force_tool=False`` for a model that rejects a forced tool choice
     (Anthropic with extended thinking); ``output_retries`` bounds the retries of a bad answer.
-    ``stream=True`` uses the model's ``stream`` when it has one, passing each event to
-    ``on_event``. ``max_tokens``, ``temperature`` and ``provider_options`` go on every request.
-    ``log`` is a run log path, one run per file (see `toolwire.agent.runlog`); ``arun(log=...)``
-    sets one per run.
+    ``stream=True`` uses the model's ``stream`` when it has one. ``on_event`` is given every
+    `toolwire.events` event of each run as it happens: the stream events, each message, request,
+    retry, reply, tool start and end, and the stop. ``max_tokens``, ``temperature`` and
+    ``provider_options`` go on every request. ``log`` is a run log path, one run per file (see
+    `toolwire.agent.runlog`); ``arun(log=...)`` sets one per run.
     """
 
     def __init__(
@@ -126,6 +134,15 @@ class Agent:
             timeout=tool_timeout, max_output_chars=max_output_chars,
         )
         self.specs: tuple[ToolSpec, ...] = tuple(t.spec for t in self.tools)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The limits a run log's header keeps."""
+        return {
+            "max_turns": self.max_turns, "token_budget": self.token_budget,
+            "cost_budget": self.cost_budget, "time_limit": self.time_limit,
+            "can_force_tool": self.can_force_tool,
+        }
 
     # ------------------------------------------------------------------ entry points
 
@@ -191,8 +208,8 @@ class Agent:
     async def aresume(
         self, log: str | os.PathLike[str], *, output: OutputType | None = None
     ) -> RunResult[Any]:
-        """Continue the run recorded in ``log`` (see `toolwire.agent.steps.resume_state`)."""
-        state = await resume_state(self, log, output)
+        """Continue the run recorded in ``log`` (see `toolwire.agent.resume.resume_state`)."""
+        state = await resume_state(self, log, output, self._run_calls)
         if state.result is not None:
             return state.result
         return await AgentRun[Any](state, self._loop(state)).drain()
@@ -232,8 +249,7 @@ class Agent:
             s.finish(RunStop.STOPPED)
             raise
         except BaseException:  # a bug or a test double's complaint: the log stays resumable
-            if s.log is not None:
-                s.log.close()
+            s.abort()
             raise
 
     def _limit_reached(self, s: RunState) -> RunStop | None:
@@ -251,32 +267,17 @@ class Agent:
         return None
 
     async def _ask(self, s: RunState, request: Request) -> Reply:
-        def on_report(event: RetryEvent | WireNotes) -> None:
-            if isinstance(event, WireNotes):
-                for note in event.notes:  # the same notes come every turn: keep each once
-                    text = f"{event.wire}: {note}"
-                    if text not in s.notes:
-                        s.notes.append(text)
-            elif s.log is not None:
-                s.log.retry(s.turns + 1, event)
-            if self.on_event is not None:
-                self.on_event(event)
-
-        token = model_hook.set(on_report)
-        try:
+        """One model call, listening for what the model reports about it."""
+        emit = s.emit
+        with listen(emit):
             stream = getattr(self.model, "stream", None) if self.stream else None
             if stream is None:
                 return await self.model.complete(request)
             reply: Reply | None = None
             async for event in stream(request):
-                if isinstance(event, RetryEvent):
-                    continue  # already reported through the retry hook
-                if self.on_event is not None:
-                    self.on_event(event)
-                if isinstance(event, StreamEnd):
+                emit(event)
+                if type(event) is StreamEnd:
                     reply = event.reply
-        finally:
-            model_hook.reset(token)
         if reply is None:
             raise StreamError("the model's stream ended without a whole reply")
         return reply
@@ -296,7 +297,7 @@ class Agent:
                 s.add(Message(role="tool", parts=results))
             return results, RunStop.CUT_OFF
         if calls:
-            found, stop = await answer_calls(self, s, calls)
+            found, stop = await answer_calls(s, calls, self._run_calls, self.output_retries)
             results = tuple(found)
             s.add(Message(role="tool", parts=results))
             return results, stop
@@ -304,26 +305,20 @@ class Agent:
             return (), None
         stop = _REPLY_STOPS.get(reply.stop, RunStop.ANSWERED)
         if stop is RunStop.ANSWERED and s.output is not None:
-            return (), nudge_for_output(self, s)
+            return (), nudge_for_output(s, self.output_retries)
         return (), stop
 
     async def _run_calls(self, s: RunState, calls: Sequence[ToolCallPart]) -> list[ToolResultPart]:
-        """Dispatch ``calls``; log each one's start and end, and report them as events."""
-        log, turn, emit = s.log, s.turns, self.on_event
-        if log is None and emit is None:
+        """Dispatch ``calls``, telling the run of each one's start and end."""
+        if not s.listeners:
             return await self.dispatcher.run(calls)
+        turn, emit = s.turns, s.emit
 
         def started(call: ToolCallPart) -> None:
-            if log is not None:
-                log.call_start(turn, call)
-            if emit is not None:
-                emit(ToolStarted(turn=turn, call=call))
+            emit(ToolStarted(turn=turn, call=call))
 
         def finished(call: ToolCallPart, result: ToolResultPart, seconds: float) -> None:
-            if log is not None:
-                log.call_end(turn, result, seconds)
-            if emit is not None:
-                emit(ToolFinished(turn=turn, call=call, result=result, seconds=seconds))
+            emit(ToolFinished(turn=turn, call=call, result=result, seconds=seconds))
 
         return await self.dispatcher.run(calls, on_start=started, on_end=finished)
 

@@ -1,20 +1,30 @@
 """The values of one agent run: why it stopped, its steps, its result, and its live state.
 
 Owns `RunStop`, `Step`, `RunResult`, `AgentRun` (a run in progress, iterated step by step) and
-`RunState` (everything a run changes as it goes). `toolwire.agent.loop` drives them; this module
-does nothing by itself. Must not import the loop, dispatch, codecs or the transport.
+`RunState` (everything a run changes as it goes, and the run's channel: `RunState.emit` hands
+each `toolwire.events` event to the run's listeners, the run log among them). The loop drives
+them; this module does nothing by itself. Must not import the loop, dispatch, codecs, the
+transport or the run log (a log is just one of the listeners).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
-from toolwire.agent.runlog import RunLog
+from toolwire.events import (
+    Event,
+    Listener,
+    MessageAdded,
+    ReplyReceived,
+    RequestSent,
+    RunStopped,
+    WireNotes,
+)
 from toolwire.transcript import Message, Reply, Request, ToolResultPart, Usage
 
 T = TypeVar("T")
@@ -53,8 +63,6 @@ class RunStop(StrEnum):
     """The reply itself ended in an error (reply stop ``error`` or ``tool_call_failed``)."""
     OUTPUT_INVALID = "output_invalid"
     """Structured output was still missing or invalid after ``output_retries`` retries."""
-
-
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -104,12 +112,18 @@ class RunResult(Generic[T]):
 
 @dataclass(slots=True)
 class RunState:
-    """Everything one run changes as it goes."""
+    """Everything one run changes as it goes.
+
+    ``listeners`` get every event of the run through `emit`, in order; the wire notes among
+    them also go into ``notes``, each once. ``close`` is called when the run stops before it
+    ends (a bug, a crash): it lets a run log close without a stop line, so it can be resumed.
+    """
 
     messages: list[Message]
     request_base: Request
-    output: Any = None  # a _loop_extra.OutputTool or None
-    log: RunLog | None = None
+    output: Any = None  # a toolwire.agent.output.OutputTool or None
+    listeners: tuple[Listener, ...] = ()
+    close: Callable[[], None] | None = None
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
     notes: list[str] = field(default_factory=list)
@@ -119,29 +133,40 @@ class RunState:
     stop_reason: str | None = None
     result: RunResult[Any] | None = None
 
+    def emit(self, event: Event) -> None:
+        """Hand ``event`` to the run: its wire notes to ``notes``, the event to each listener."""
+        if type(event) is WireNotes:
+            for note in event.notes:  # the same notes come every turn: keep each once
+                text = f"{event.wire}: {note}"
+                if text not in self.notes:
+                    self.notes.append(text)
+        for listener in self.listeners:
+            listener(event)
+
     def add(self, message: Message) -> None:
         """Add a message the harness wrote (the task, tool results, a nudge)."""
-        if self.log is not None:
-            self.log.message(len(self.messages), message)
+        if self.listeners:
+            self.emit(MessageAdded(len(self.messages), message))
         self.messages.append(message)
 
     def next_request(self) -> Request:
         """The request for the next model call: the fixed parts and the history as it stands."""
         base = self.request_base
-        if self.log is not None:
-            self.log.request(self.turns + 1, len(self.messages), base.tool_choice)
-        return Request(
+        request = Request(
             model=base.model, messages=tuple(self.messages), system=base.system,
             tools=base.tools, tool_choice=base.tool_choice, max_tokens=base.max_tokens,
             temperature=base.temperature, provider_options=base.provider_options,
         )
+        if self.listeners:
+            self.emit(RequestSent(self.turns + 1, request))
+        return request
 
     def add_reply(self, reply: Reply, seconds: float) -> None:
         """Count the turn and its usage and append the reply's message exactly as it came."""
         self.turns += 1
         self.usage = self.usage + reply.usage
-        if self.log is not None:
-            self.log.reply(self.turns, len(self.messages), reply, seconds)
+        if self.listeners:
+            self.emit(ReplyReceived(self.turns, len(self.messages), reply, seconds))
         self.messages.append(reply.message)
 
     def finish(self, stop: RunStop, error: BaseException | None = None) -> None:
@@ -156,11 +181,13 @@ class RunState:
             stop=stop, messages=tuple(self.messages), answer=answer, output=self.output_value,
             usage=self.usage, turns=self.turns, notes=tuple(self.notes), error=error,
         )
-        if self.log is not None:
-            detail = None if error is None else f"{type(error).__name__}: {error}"
-            self.log.stop(stop, turns=self.turns, usage=self.usage, notes=self.notes,
-                          error=detail)
-            self.log.close()
+        if self.listeners:
+            self.emit(RunStopped(str(stop), self.turns, self.usage, tuple(self.notes), error))
+
+    def abort(self) -> None:
+        """The run cannot go on and has no stop to report (a bug, a test double's complaint)."""
+        if self.close is not None:
+            self.close()
 
 
 class AgentRun(Generic[T]):
@@ -219,7 +246,6 @@ class AgentRun(Generic[T]):
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-
 
 
 __all__ = ["AgentRun", "OutputType", "RunResult", "RunState", "RunStop", "Step"]

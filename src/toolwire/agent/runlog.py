@@ -3,10 +3,14 @@
 Owns `RunLog` (the writer), `LoggedRun` and `read_log` (the reader), and `LOG_FORMAT`.
 One JSON object per line, each with ``"event"`` and ``"t"`` (Unix time, seconds). Each line is
 flushed as it is written, so a crash loses nothing that already happened; a last line cut short
-by a crash is ignored on reading. Events:
+by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is given each
+`toolwire.events` event of the run, writes the ones below and ignores the rest. Events:
 
-``header``      format version, toolwire version, model name, system prompt, tool specs,
-                the structured-output tool if any, and the run's limits
+``header``      the log's format version (``format``, the first line's first field after the
+                event), toolwire version, model name (what the caller calls the model, so
+                ``toolwire resume`` can rebuild it), ``request_model`` (`Request.model`, what
+                the provider calls it; format 2 on), system prompt, tool specs, the
+                structured-output tool if any, and the run's limits
 ``message``     a message added to the history by the harness (the task, tool results, nudges),
                 with its index in the history; each message is written once
 ``request``     a model call: turn number and how many history messages it sent (the unchanged
@@ -15,8 +19,16 @@ by a crash is ignored on reading. Events:
 ``call_start``  a tool call is about to run (turn, call id, tool name)
 ``call_end``    its result and the seconds it took
 ``retry``       a model request failed and is being sent again (attempt, wait, the error)
-``stop``        why the run ended, turns, summed usage, notes
-``resume``      the run was continued from this log
+``stop``        why the run ended, turns, summed usage, notes, and the error if any (its
+                type in ``error_type``, format 2 on)
+``resume``      the run was continued from this log; ``format`` (format 2 on) is the format of
+                the lines after it, which may be newer than the header's when an older log
+                is resumed
+
+Format versions: every change to what is written bumps `LOG_FORMAT`, and `read_log` reads every
+format up to it (1: the first; 2: ``request_model``, ``error_type`` and the resume line's
+``format``). A log with a newer format than this toolwire knows (in its header or in a resume
+line) is refused with a `TranscriptError` saying to upgrade.
 
 Values are written with `toolwire.transcript_json.to_json`. Must not import the loop, dispatch,
 codecs or transport.
@@ -27,7 +39,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -37,7 +49,17 @@ import msgspec
 
 from toolwire import _json
 from toolwire.errors import TranscriptError
-from toolwire.events import RetryEvent
+from toolwire.events import (
+    Event,
+    MessageAdded,
+    ReplyReceived,
+    RequestSent,
+    RetryEvent,
+    RunResumed,
+    RunStopped,
+    ToolFinished,
+    ToolStarted,
+)
 from toolwire.transcript import (
     Message,
     Reply,
@@ -49,7 +71,8 @@ from toolwire.transcript import (
 )
 from toolwire.transcript_json import from_json, to_json
 
-LOG_FORMAT = 1
+LOG_FORMAT = 2
+"""The format version this toolwire writes; it reads this one and every earlier one."""
 
 
 _encode = msgspec.json.Encoder(enc_hook=str).encode
@@ -83,6 +106,13 @@ class RunLog:
         if repair:
             _drop_torn_line(self.path)
         self._file: IO[bytes] | None = self.path.open("ab")
+        self._turn = 0
+
+    def __call__(self, event: Event) -> None:
+        """Write ``event`` if it is one the log keeps (a run listener); a stop closes the log."""
+        writer = _WRITERS.get(type(event))
+        if writer is not None:
+            writer(self, event)
 
     def write(self, event: str, **fields: Any) -> None:
         """Append one event line and flush it."""
@@ -101,6 +131,7 @@ class RunLog:
         tools: Sequence[ToolSpec],
         output: ToolSpec | None = None,
         settings: Mapping[str, Any] | None = None,
+        request_model: str | None = None,
     ) -> None:
         from toolwire.version import __version__
 
@@ -109,6 +140,7 @@ class RunLog:
             format=LOG_FORMAT,
             toolwire=__version__,
             model=model,
+            request_model=model if request_model is None else request_model,
             system=system,
             tools=[to_json(t) for t in tools],
             output=to_json(output) if output is not None else None,
@@ -138,10 +170,47 @@ class RunLog:
                    error=str(event.error), error_type=type(event.error).__name__)
 
     def stop(
-        self, stop: str, *, turns: int, usage: Usage, notes: Sequence[str], error: str | None
+        self,
+        stop: str,
+        *,
+        turns: int,
+        usage: Usage,
+        notes: Sequence[str],
+        error: BaseException | None = None,
     ) -> None:
+        detail = None if error is None else f"{type(error).__name__}: {error}"
         self.write("stop", stop=str(stop), turns=turns, usage=to_json(usage), notes=list(notes),
-                   error=error)
+                   error=detail, error_type=None if error is None else type(error).__name__)
+
+    # ------------------------------------------------------------------ as a run's listener
+
+    def _on_message(self, e: MessageAdded) -> None:
+        self.message(e.index, e.message)
+
+    def _on_request(self, e: RequestSent) -> None:
+        self._turn = e.turn
+        self.request(e.turn, len(e.request.messages), e.request.tool_choice)
+
+    def _on_retry(self, e: RetryEvent) -> None:
+        self.retry(self._turn, e)
+
+    def _on_reply(self, e: ReplyReceived) -> None:
+        self.reply(e.turn, e.index, e.reply, e.seconds)
+
+    def _on_start(self, e: ToolStarted) -> None:
+        self.call_start(e.turn, e.call)
+
+    def _on_end(self, e: ToolFinished) -> None:
+        self.call_end(e.turn, e.result, e.seconds)
+
+    def _on_resume(self, e: RunResumed) -> None:
+        self._turn = e.turns
+        self.write("resume", format=LOG_FORMAT, messages=e.messages, turns=e.turns)
+
+    def _on_stop(self, e: RunStopped) -> None:
+        if self._file is not None:
+            self.stop(e.stop, turns=e.turns, usage=e.usage, notes=e.notes, error=e.error)
+            self.close()
 
     def close(self) -> None:
         if self._file is not None:
@@ -158,6 +227,20 @@ class RunLog:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+_WRITERS: dict[type[Any], Callable[[RunLog, Any], None]] = {
+    MessageAdded: RunLog._on_message,
+    RequestSent: RunLog._on_request,
+    RetryEvent: RunLog._on_retry,
+    ReplyReceived: RunLog._on_reply,
+    ToolStarted: RunLog._on_start,
+    ToolFinished: RunLog._on_end,
+    RunResumed: RunLog._on_resume,
+    RunStopped: RunLog._on_stop,
+}
+"""What the log writes for each event it keeps; other events (stream deltas, wire notes) it
+skips."""
 
 
 @dataclass(slots=True)
@@ -218,6 +301,24 @@ def is_log_text(text: str) -> bool:
     return isinstance(head, dict) and head.get("event") == "header"
 
 
+def _check_format(version: Any, where: str) -> None:
+    """Refuse a log whose format this toolwire cannot read, saying which and what to do."""
+    if isinstance(version, int) and not isinstance(version, bool) and 1 <= version <= LOG_FORMAT:
+        return
+    from toolwire.version import __version__
+
+    if isinstance(version, int) and not isinstance(version, bool) and version > LOG_FORMAT:
+        raise TranscriptError(
+            f"{where}: run log format {version} is not supported by this toolwire "
+            f"({__version__}), which reads formats 1 to {LOG_FORMAT}: a newer toolwire wrote "
+            "it. Upgrade toolwire (pip install -U toolwire) to read, explain or resume it"
+        )
+    raise TranscriptError(
+        f"{where}: run log format {version!r} is not supported: toolwire writes formats 1 to "
+        f"{LOG_FORMAT}, numbered; the header line was edited or this is not a toolwire run log"
+    )
+
+
 def read_log(path: str | os.PathLike[str]) -> LoggedRun:
     """Read a run log back. A last line cut short by a crash is skipped (``torn=True``).
 
@@ -245,11 +346,7 @@ def read_log(path: str | os.PathLike[str]) -> LoggedRun:
         if run is None:
             if kind != "header":
                 raise TranscriptError(f"{where}: a run log starts with a header line")
-            if event.get("format") != LOG_FORMAT:
-                raise TranscriptError(
-                    f"{where}: run log format {event.get('format')!r} is not supported; "
-                    f"this toolwire reads format {LOG_FORMAT}"
-                )
+            _check_format(event.get("format"), where)
             run = LoggedRun(path=where_file, header=event)
         elif kind == "message":
             _put(run, event.get("index"), _load(event.get("message"), Message, where), where)
@@ -270,6 +367,8 @@ def read_log(path: str | os.PathLike[str]) -> LoggedRun:
             run.stop = event.get("stop")
             run.notes = [str(n) for n in event.get("notes") or ()]
         elif kind == "resume":
+            if "format" in event:
+                _check_format(event["format"], where)
             run.stop = None
     if run is None:
         raise TranscriptError(f"{where_file}: empty run log (no header line)")

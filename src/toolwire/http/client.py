@@ -1,10 +1,14 @@
 """Where a codec, an endpoint and a transport meet: a `Model` backed by a real server.
 
-Owns `HttpModel`, `RetryPolicy`, `RetryEvent` and `model(id)`. ``complete`` is encode -> send ->
+Owns `HttpModel`, `RetryPolicy`, `Gate` and `model(id)`. ``complete`` is encode -> send ->
 decode; ``stream`` is encode -> send -> feed the bytes to the codec's stream decoder as they
 arrive. Retries (rate limits, overload, 5xx, dropped connections, streams broken mid-reply)
 happen here, with exponential backoff and jitter, honouring the provider's retry-after; a
-broken stream is retried as a whole request, so a half reply never reaches a transcript.
+broken stream is retried as a whole request, so a half reply never reaches a transcript. Each
+retry, and the notes of each request the codec encodes, go to `toolwire.events.emit`: the run
+waiting on this request hears them, and only that run (the events themselves live in
+`toolwire.events`). An `HttpModel` is one model: it sends every request under its endpoint's
+model name, its `provider_model`, which is what a run puts in `Request.model`.
 An optional `Gate` shared by many callers paces them together: every send waits on it, and a
 rate-limit or overload answer makes all of them back off (see `toolwire.batch.RateGate`).
 """
@@ -15,7 +19,7 @@ import asyncio
 import dataclasses
 import json
 import random
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -28,7 +32,7 @@ from toolwire.errors import (
     StreamError,
     WireFormatError,
 )
-from toolwire.events import RetryEvent, StreamEnd, StreamEvent, WireNotes, model_hook
+from toolwire.events import RetryEvent, StreamEnd, StreamEvent, WireNotes, emit
 from toolwire.http.endpoints import Endpoint, parse_model_id
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, WireResponse
 from toolwire.transcript import Reply, Request, replace
@@ -87,7 +91,6 @@ class HttpModel:
         self.retry = retry or RetryPolicy()
         self.max_tokens = max_tokens
         self.options = dict(options or {})
-        self.retry_listeners: list[Callable[[RetryEvent], None]] = []
         self._rng = random.Random(seed)
         self.gate = gate
         self._owned: Any = None  # a server started for this model (local:), stopped on aclose
@@ -97,14 +100,22 @@ class HttpModel:
 
     @property
     def name(self) -> str:
+        """The model id it was made from (``anthropic:claude-sonnet-4-5``)."""
         return self.endpoint.model_id
+
+    @property
+    def provider_model(self) -> str:
+        """What the provider calls the model (``claude-sonnet-4-5``): `Request.model`."""
+        return self.endpoint.model
 
     @property
     def wire(self) -> str:
         return self.endpoint.wire
 
     def _prepare(self, request: Request, *, stream: bool) -> tuple[Request, WireRequest]:
-        changes: dict[str, Any] = {"model": self.endpoint.model, "stream": stream}
+        changes: dict[str, Any] = {"stream": stream}
+        if request.model != self.endpoint.model:
+            changes["model"] = self.endpoint.model
         if request.max_tokens is None and self.max_tokens is not None:
             changes["max_tokens"] = self.max_tokens
         if self.options:
@@ -114,12 +125,11 @@ class HttpModel:
             changes["provider_options"] = opts
         request = replace(request, **changes)
         encoded = self.codec.encode(request)
-        hook = model_hook.get()
-        if hook is not None and encoded.notes:
-            hook(WireNotes(wire=self.wire, notes=tuple(str(n) for n in encoded.notes)))
+        if encoded.notes:
+            emit(WireNotes(wire=self.wire, notes=tuple(str(n) for n in encoded.notes)))
         wire_request = WireRequest(
             url=self.endpoint.url(stream=stream),
-            body=encoded.body,
+            body=self.endpoint.prepare_body(encoded.body),
             headers=self.endpoint.headers(),
             stream=stream,
         )
@@ -136,7 +146,7 @@ class HttpModel:
         return error
 
     def _retry_event(self, attempt: int, error: ProviderError) -> RetryEvent:
-        """Raise ``error`` if it is final; else tell listeners when the next try will be."""
+        """Raise ``error`` if it is final; else say (`emit`) when the next try will be."""
         if not error.retryable or attempt >= self.retry.max_attempts:
             raise error
         event = RetryEvent(attempt=attempt, wait=self.retry.wait(attempt, error, self._rng),
@@ -144,11 +154,7 @@ class HttpModel:
         if self.gate is not None and (isinstance(error, RateLimitError | OverloadedError)
                                       or error.retry_after is not None):
             self.gate.backoff(event.wait)
-        for listener in self.retry_listeners:
-            listener(event)
-        hook = model_hook.get()
-        if hook is not None:
-            hook(event)
+        emit(event)
         return event
 
     async def _send(self, wire_request: WireRequest) -> WireResponse:
@@ -185,11 +191,11 @@ class HttpModel:
             except ProviderError as error:
                 await asyncio.sleep(self._retry_event(attempt, error).wait)
 
-    async def stream(self, request: Request) -> AsyncIterator[StreamEvent | RetryEvent]:
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         """Send ``request`` streamed; yield events as they arrive, ending with `StreamEnd`.
 
-        When the stream breaks and is retried, a `RetryEvent` is yielded: deltas shown so far
-        belong to the failed attempt and the reply starts over.
+        When the stream breaks and is retried, its `RetryEvent` is emitted (`toolwire.events`):
+        deltas yielded so far belong to the failed attempt and the reply starts over.
         """
         request, wire_request = self._prepare(request, stream=True)
         attempt = 0
@@ -211,9 +217,7 @@ class HttpModel:
                 yield StreamEnd(reply=reply)
                 return
             except ProviderError as error:
-                retry = self._retry_event(attempt, error)
-                yield retry
-                await asyncio.sleep(retry.wait)
+                await asyncio.sleep(self._retry_event(attempt, error).wait)
 
     async def aclose(self) -> None:
         await self.transport.aclose()

@@ -1,0 +1,201 @@
+"""Starting a run and resuming one from its run log.
+
+Owns `RunSetup` (what a run needs to know of its agent), `start_state` and `resume_state`. Both
+build a `RunState` whose listeners are the run log (when there is one) and the agent's
+``on_event``; resuming also rebuilds the history from the log and answers the calls it left
+waiting. Running calls comes in as a function (`toolwire.agent.output.RunCalls`), so this module
+never sees the `Agent` itself. Must not import the loop, codecs, the transport or the client.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from toolwire.agent.dispatch import Dispatcher
+from toolwire.agent.output import OutputTool, RunCalls, answer_calls, make_output
+from toolwire.agent.run import OutputType, RunState, RunStop
+from toolwire.agent.runlog import RunLog, read_log
+from toolwire.events import Listener, RunResumed
+from toolwire.protocol import model_name, provider_model
+from toolwire.transcript import Message, Request, ToolCallPart, ToolChoice, ToolResultPart, ToolSpec
+
+
+class RunSetup(Protocol):
+    """The settings of an agent that starting or resuming a run reads (`toolwire.Agent` has
+    them all)."""
+
+    @property
+    def model(self) -> object: ...
+    @property
+    def system(self) -> str | None: ...
+    @property
+    def specs(self) -> tuple[ToolSpec, ...]: ...
+    @property
+    def dispatcher(self) -> Dispatcher: ...
+    @property
+    def parallel_calls(self) -> bool | None: ...
+    @property
+    def can_force_tool(self) -> bool: ...
+    @property
+    def output_tool(self) -> str: ...
+    @property
+    def output_retries(self) -> int: ...
+    @property
+    def max_tokens(self) -> int | None: ...
+    @property
+    def temperature(self) -> float | None: ...
+    @property
+    def provider_options(self) -> Mapping[str, Any] | None: ...
+    @property
+    def settings(self) -> dict[str, Any]: ...
+    @property
+    def on_event(self) -> Callable[[object], None] | None: ...
+
+
+def _output(setup: RunSetup, output: OutputType | None) -> OutputTool | None:
+    if output is None:
+        return None
+    return make_output(output, setup.output_tool, setup.dispatcher.tools)
+
+
+def _base_request(setup: RunSetup, out: OutputTool | None, notes: list[str]) -> Request:
+    system = setup.system
+    parallel = setup.parallel_calls
+    choice = None if parallel is None else ToolChoice(parallel=parallel)
+    specs = setup.specs
+    if out is not None:
+        specs = (*specs, out.tool.spec)
+        if setup.can_force_tool:
+            if setup.specs:
+                choice = ToolChoice(mode="required", parallel=parallel)
+            else:
+                choice = ToolChoice(mode="tool", name=out.name, parallel=parallel)
+        else:
+            ask = f"When you have the answer, give it by calling the {out.name!r} tool."
+            system = f"{system}\n\n{ask}" if system else ask
+            notes.append(
+                f"the model cannot be forced to call a tool, so {out.name!r} is asked for with "
+                "tool choice auto and a line in the system prompt"
+            )
+    return Request(
+        model=provider_model(setup.model), system=system, tools=specs, tool_choice=choice,
+        max_tokens=setup.max_tokens, temperature=setup.temperature,
+        provider_options=setup.provider_options,
+    )
+
+
+def _listeners(setup: RunSetup, log: RunLog | None) -> tuple[Listener, ...]:
+    """The run log first (it keeps what happened even when a callback fails), then on_event."""
+    found: list[Listener] = []
+    if log is not None:
+        found.append(log)
+    if setup.on_event is not None:
+        found.append(setup.on_event)
+    return tuple(found)
+
+
+def start_state(
+    setup: RunSetup,
+    messages: Sequence[Message],
+    output: OutputType | None,
+    log: str | os.PathLike[str] | None,
+) -> RunState:
+    """A new run on ``messages``, logged to ``log`` (a new or empty file) when given."""
+    notes: list[str] = []
+    out = _output(setup, output)
+    base = _base_request(setup, out, notes)
+    runlog = None
+    if log is not None:
+        path = Path(log)
+        if path.exists() and path.stat().st_size > 0:
+            raise FileExistsError(
+                f"run log {path} already holds a run; continue it with Agent.resume({str(path)!r})"
+                " or log this run to a new path"
+            )
+        runlog = RunLog(path)
+        runlog.header(model=model_name(setup.model), request_model=base.model,
+                      system=base.system, tools=setup.specs,
+                      output=out.tool.spec if out else None, settings=setup.settings)
+    state = RunState(messages=[], request_base=base, output=out, notes=notes,
+                     listeners=_listeners(setup, runlog),
+                     close=runlog.close if runlog is not None else None)
+    for message in messages:
+        state.add(message)
+    return state
+
+
+def _interrupted(call: ToolCallPart) -> ToolResultPart:
+    return ToolResultPart(
+        call_id=call.id, name=call.name, is_error=True,
+        content="The run was interrupted while this call was running, so its result is unknown. "
+        "The tool may or may not have done its work; check before calling it again.",
+    )
+
+
+async def resume_state(
+    setup: RunSetup, log: str | os.PathLike[str], output: OutputType | None, run_calls: RunCalls
+) -> RunState:
+    """The state of the run in ``log``, with every call answered, ready to go on.
+
+    Calls that finished keep their logged results; calls that never started are run now (with
+    ``run_calls``); calls cut off mid-run are run again when their tool is idempotent, and
+    otherwise answered with an error result saying the run was interrupted. Logs of every
+    format `toolwire.agent.runlog.read_log` reads can be resumed; what is added is written in
+    today's format.
+    """
+    logged = read_log(log)
+    saved_output = logged.header.get("output")
+    if output is None and isinstance(saved_output, Mapping):
+        output = saved_output.get("input_schema")
+    notes = [f"resumed from {logged.path} after {logged.turns} turns"]
+    if logged.torn:
+        notes.append("the log's last line was cut off by the crash and was dropped")
+    out = _output(setup, output)
+    base = _base_request(setup, out, notes)
+    logged_tools = [t.get("name") for t in logged.header.get("tools", [])]
+    if logged_tools != [s.name for s in setup.specs]:
+        notes.append(f"the run was logged with tools {logged_tools}; it goes on with "
+                     f"{[s.name for s in setup.specs]}")
+    if logged.header.get("system") != base.system:
+        notes.append("the system prompt differs from the one the run was logged with")
+    runlog = RunLog(log, repair=True)
+    state = RunState(messages=list(logged.messages), request_base=base, output=out,
+                     listeners=_listeners(setup, runlog), close=runlog.close,
+                     turns=logged.turns, usage=logged.usage, notes=notes)
+    state.emit(RunResumed(len(logged.messages), logged.turns))
+    pending = logged.pending
+    if not pending:
+        last = state.messages[-1] if state.messages else None
+        if last is not None and last.role == "assistant":
+            state.finish(RunStop(logged.stop) if logged.stop else RunStop.ANSWERED)
+        return state
+    results: list[ToolResultPart | None] = [None] * len(pending)
+    rerun: list[int] = []
+    for i, call in enumerate(pending):
+        tool = setup.dispatcher.tools.get(call.name)
+        if call.id in logged.results:
+            results[i] = logged.results[call.id]
+        elif call.id in logged.started and not (tool is not None and tool.idempotent):
+            results[i] = _interrupted(call)
+        else:
+            rerun.append(i)
+    notes.append(
+        f"{len(pending)} calls were waiting for results: {len(pending) - len(rerun)} answered "
+        f"from the log or marked interrupted, {len(rerun)} run now"
+    )
+    stop = None
+    if rerun:
+        calls = [pending[i] for i in rerun]
+        ran, stop = await answer_calls(state, calls, run_calls, setup.output_retries)
+        for i, result in zip(rerun, ran, strict=True):
+            results[i] = result
+    state.add(Message(role="tool", parts=tuple(r for r in results if r is not None)))
+    if stop is not None:
+        state.finish(stop)
+    return state
+
+
+__all__ = ["RunSetup", "resume_state", "start_state"]

@@ -1,63 +1,52 @@
-"""Reading the Ollama native chat wire: replies, stream lines and error bodies.
+"""Ollama native chat: what requests, replies and streams share (messages and names).
 
-Owns the wire's name, tool-name map and stop-reason map, the shape checks shared with request
-reading (`wrong`, `mapping`, `text_of`, `list_of`), the decoding of an assistant message
-(thinking, text, whole tool calls with object arguments, ids made when missing), the assembly
-of a `Reply`, the NDJSON `StreamDecoder`, and reading error bodies. Used only by the
-ollama-chat codec, which re-exports what is public. Pure: no HTTP, no vendor SDK; imports only
-the transcript, the error tree and the codec base.
+Owns the wire's name, the tool-name map (`name_map`, `names_for`), the id rules (made when
+missing by `Seeder`; ids in that generated form are never sent back), the shape checks the
+readers share (`mapping`, `text_of`, `list_of`), an assistant message both ways (thinking,
+text, whole tool calls with object arguments) and the notes for parts this wire cannot carry.
+Pure: no HTTP, no vendor SDK; imports only the transcript, the error tree and the codec base,
+never this wire's other modules.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
-from toolwire.codecs.base import PORTABLE_NAME, NameMap, call_id_for, provider_error
 from toolwire.codecs.base import (
-    wrong_shape as wrong,
+    PORTABLE_NAME,
+    NameMap,
+    Note,
+    call_id_for,
 )
-from toolwire.codecs.framing import NDJSONFramer
-from toolwire.errors import ProviderError, StreamError
-from toolwire.events import (
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-)
+from toolwire.codecs.base import wrong_shape as wrong
 from toolwire.transcript import (
     JSON,
     Message,
+    OpaquePart,
+    Part,
     ReasoningPart,
-    Reply,
-    StopReason,
+    Request,
     TextPart,
     ToolCallPart,
     ToolSpec,
-    Usage,
 )
 
 WIRE = "ollama-chat"
 
-STOP_REASONS: dict[str, StopReason] = {
-    "stop": "end_turn",
-    "length": "max_tokens",
-    "load": "other",
-    "unload": "other",
-}
-
-REPLY_KEYS = frozenset({"model", "message", "done", "done_reason", "prompt_eval_count",
-                         "eval_count"})
 MESSAGE_KEYS = frozenset({"role", "content", "thinking", "tool_calls", "tool_name",
                            "tool_call_id"})
 
+_GENERATED_ID = re.compile(r"\Acall_[0-9a-f]{24}\Z")
 
-ERROR_PREFIX = "Error: "
-EMPTY_RESULT = "(no output)"
+_NOTHING: Mapping[str, Any] = MappingProxyType({})
+
+
+# --------------------------------------------------------------------------- names, ids and shapes
 
 
 def name_map(tools: Sequence[ToolSpec]) -> NameMap:
@@ -66,6 +55,24 @@ def name_map(tools: Sequence[ToolSpec]) -> NameMap:
     if all(map(PORTABLE_NAME.match, names)):
         return NameMap()
     return NameMap.build(names, pattern=PORTABLE_NAME)
+
+
+def names_for(request: Request | None) -> NameMap:
+    return name_map(request.tools) if request is not None else NameMap()
+
+
+def own(data: Mapping[str, JSON] | None) -> Mapping[str, Any]:
+    """This wire's entry of a provider_data mapping when it is an object (not copied)."""
+    if not data:
+        return _NOTHING
+    value = data.get(WIRE)
+    if isinstance(value, dict):
+        return value
+    return value if isinstance(value, Mapping) else _NOTHING
+
+
+def is_generated(call_id: str) -> bool:
+    return len(call_id) == 29 and bool(_GENERATED_ID.match(call_id))
 
 
 class Seeder:
@@ -124,6 +131,17 @@ def list_of(value: Any, what: str, items: str) -> list[Any]:
     return value
 
 
+def unknown_keys(obj: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k not in known}
+
+
+def wrap_own(extras: Mapping[str, Any]) -> dict[str, JSON] | None:
+    return {WIRE: dict(extras)} if extras else None
+
+
+# --------------------------------------------------------------------------- message -> parts
+
+
 def decode_call(raw: Any, seeder: Seeder, names: NameMap, where: str) -> ToolCallPart:
     """One call; arguments are an object (a string is accepted and kept as raw text)."""
     call = mapping(raw, where)
@@ -139,14 +157,6 @@ def decode_call(raw: Any, seeder: Seeder, names: NameMap, where: str) -> ToolCal
     if isinstance(args, str):
         return ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=args)
     return ToolCallPart(id=call_id, name=name, arguments={} if args is None else args)
-
-
-def unknown_keys(obj: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
-    return {k: v for k, v in obj.items() if k not in known}
-
-
-def wrap_own(extras: Mapping[str, Any]) -> dict[str, JSON] | None:
-    return {WIRE: dict(extras)} if extras else None
 
 
 def decode_assistant(raw: Any, seeder: Seeder, names: NameMap, where: str = "message"
@@ -166,147 +176,91 @@ def decode_assistant(raw: Any, seeder: Seeder, names: NameMap, where: str = "mes
                    provider_data=wrap_own(unknown_keys(msg, MESSAGE_KEYS)))
 
 
-def stop_of(calls: tuple[ToolCallPart, ...], raw: str | None) -> tuple[StopReason, bool]:
-    """The normalised stop and whether a call was cut off; calls decide, not done_reason."""
+# --------------------------------------------------------------------------- parts -> message
+
+
+def encode_call(call: ToolCallPart, index: int, names: NameMap, notes: list[Note] | None,
+                 *, keep_generated_id: bool) -> dict[str, Any]:
+    args: Any = call.arguments
+    if call.parse_error is not None or not isinstance(args, dict):
+        if call.parse_error is None and isinstance(args, Mapping):
+            args = dict(args)
+        else:
+            if notes is not None and (call.parse_error is not None or args is not None):
+                why = (f"did not parse as JSON ({call.parse_error})"
+                       if call.parse_error is not None else "are not a JSON object")
+                notes.append(Note(kind="arguments_replaced", subject=call.id,
+                                  detail=f"arguments {why}; sent {{}} because this wire only "
+                                         "carries argument objects"))
+            args = {}
+    function = {"index": index, "name": names.wire(call.name), "arguments": args}
+    if keep_generated_id or not is_generated(call.id):
+        return {"id": call.id, "function": function}
+    return {"function": function}
+
+
+def _thinking_of(part: ReasoningPart) -> str | None:
+    """The thinking text to send for a reasoning part, or None when it belongs to another wire."""
+    data = part.provider_data
+    if not data:
+        return part.text
+    if WIRE in data:
+        own = data[WIRE]
+        return own if isinstance(own, str) else part.text
+    return None
+
+
+def part_subject(m_index: int, p_index: int) -> str:
+    return f"messages[{m_index}].parts[{p_index}]"
+
+
+def encode_assistant(msg: Message, m_index: int | None, names: NameMap,
+                      notes: list[Note] | None, *, keep_generated_id: bool,
+                      call_names: dict[str, str] | None = None) -> dict[str, Any]:
+    """An assistant message; ``m_index`` None (with ``notes`` None) renders a reply."""
+    texts: list[str] = []
+    thinking: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for p_index, part in enumerate(msg.parts):
+        if isinstance(part, TextPart):
+            texts.append(part.text)
+        elif isinstance(part, ToolCallPart):
+            if call_names is not None:
+                call_names[part.id] = part.name
+            calls.append(encode_call(part, len(calls), names, notes,
+                                      keep_generated_id=keep_generated_id))
+        elif isinstance(part, ReasoningPart):
+            text = _thinking_of(part)
+            if text is not None:
+                thinking.append(text)
+            elif notes is not None and m_index is not None:
+                note_dropped(part, part_subject(m_index, p_index), notes)
+        elif notes is not None and m_index is not None:
+            note_dropped(part, part_subject(m_index, p_index), notes)
+    out: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
+    if thinking:
+        out["thinking"] = "".join(thinking)
     if calls:
-        # Broken arguments count as cut off only when the reply says it hit the token limit;
-        # otherwise they go back to the model as an error result it can fix.
-        if raw == "length" and any(c.parse_error is not None for c in calls):
-            return "max_tokens", True
-        return "tool_calls", False
-    if raw is None:
-        return "end_turn", False
-    return STOP_REASONS.get(raw, "other"), False
+        out["tool_calls"] = calls
+    return with_extras(out, own(msg.provider_data))
 
 
-def count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def note_dropped(part: Part, subject: str, notes: list[Note]) -> None:
+    if isinstance(part, OpaquePart):
+        notes.append(Note(kind="opaque_dropped", subject=subject,
+                          detail=f"{part.kind} block from {part.wire} has no form on this wire"))
+    elif isinstance(part, ReasoningPart):
+        wires = ", ".join(sorted(part.provider_data or {}))
+        notes.append(Note(kind="reasoning_dropped", subject=subject,
+                          detail=f"reasoning from {wires} cannot be sent to this wire" if wires
+                          else "reasoning outside an assistant message cannot be sent"))
+    else:
+        notes.append(Note(kind="part_dropped", subject=subject,
+                          detail=f"{type(part).__name__} cannot appear in this message here"))
 
 
-def build_reply(message: Message, final: Mapping[str, Any], model: Any,
-                extras: dict[str, Any]) -> Reply:
-    """The reply from its message and the final body (or final stream line)."""
-    raw = final.get("done_reason")
-    raw_stop = raw if isinstance(raw, str) and raw else None
-    stop, truncated = stop_of(message.tool_calls, raw_stop)
-    usage = Usage(input_tokens=count(final.get("prompt_eval_count")),
-                  output_tokens=count(final.get("eval_count")))
-    return Reply(message=message, stop=stop, raw_stop=raw_stop, usage=usage,
-                 model=model if isinstance(model, str) else None, truncated_call=truncated,
-                 provider_data=wrap_own(extras))
-
-
-class StreamDecoder:
-    """Assembles an NDJSON stream line by line; an error line is raised on the next call."""
-
-    def __init__(self, names: NameMap) -> None:
-        self._names = names
-        self._framer = NDJSONFramer()
-        self._seeder: Seeder | None = None
-        self._model: Any = None
-        self._thinking: list[str] = []
-        self._text: list[str] = []
-        self._calls: list[ToolCallPart] = []
-        self._message_extras: dict[str, Any] = {}
-        self._logprobs: list[Any] = []
-        self._final: Mapping[str, Any] | None = None
-        self._error: ProviderError | None = None
-
-    def feed(self, data: bytes) -> list[StreamEvent]:
-        if self._error is not None:
-            raise self._error
-        events: list[StreamEvent] = []
-        for line in self._framer.feed(data):
-            self._line(line, events)
-        return events
-
-    def _line(self, line: str, events: list[StreamEvent]) -> None:
-        if self._error is not None or self._final is not None:
-            return
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            self._error = StreamError(f"a stream line is not JSON: {exc.msg}", wire=WIRE,
-                                      body=line)
-            return
-        if not isinstance(obj, (dict, Mapping)):
-            self._error = StreamError("a stream line is not a JSON object", wire=WIRE, body=obj)
-            return
-        if "error" in obj:
-            self._error = stream_error(obj)
-            return
-        if self._seeder is None:
-            self._seeder = Seeder(obj.get("model"), obj.get("created_at"))
-        self._model = obj.get("model", self._model)
-        if isinstance(obj.get("logprobs"), list):
-            self._logprobs.extend(obj["logprobs"])
-        msg = mapping(obj.get("message") or {}, "message")
-        self._message_extras.update(unknown_keys(msg, MESSAGE_KEYS))
-        thinking = text_of(msg.get("thinking"), "message.thinking")
-        if thinking:
-            self._thinking.append(thinking)
-            events.append(ReasoningDelta(text=thinking))
-        content = text_of(msg.get("content"), "message.content")
-        if content:
-            self._text.append(content)
-            events.append(TextDelta(text=content))
-        calls = list_of(msg.get("tool_calls"), "message.tool_calls", "tool calls")
-        for i, raw in enumerate(calls):
-            index = len(self._calls)
-            call = decode_call(raw, self._seeder, self._names, f"message.tool_calls[{i}]")
-            self._seeder.fold()  # the call leaves in an event: hash it as it is now
-            self._calls.append(call)
-            events.append(ToolCallStarted(index=index, id=call.id, name=call.name))
-            events.append(ToolCallDelta(index=index, fragment=call.arguments_text))
-            events.append(ToolCallFinished(index=index, call=call))
-        if obj.get("done") is True:
-            self._final = obj
-
-    def finish(self) -> Reply:
-        for line in self._framer.close():
-            self._line(line, [])
-        if self._error is not None:
-            raise self._error
-        if self._final is None:
-            raise StreamError("the stream ended before its final line (done: true)", wire=WIRE)
-        parts: list[Any] = []
-        thinking = "".join(self._thinking)
-        if thinking:
-            parts.append(ReasoningPart(text=thinking, provider_data={WIRE: thinking}))
-        if self._text:
-            parts.append(TextPart(text="".join(self._text)))
-        parts.extend(self._calls)
-        message = Message(role="assistant", parts=tuple(parts),
-                          provider_data=wrap_own(self._message_extras))
-        extras = unknown_keys(self._final, REPLY_KEYS)
-        if self._logprobs:
-            extras["logprobs"] = self._logprobs
-        return build_reply(message, self._final, self._model, extras)
-
-
-def message_and_type(body: Any, status: int) -> tuple[str, str | None, Any]:
-    """Message, error type and parsed body of ``{"error": "..."}`` (or the /v1 object form)."""
-    if isinstance(body, bytes | bytearray):
-        body = bytes(body).decode("utf-8", errors="replace")
-    if isinstance(body, str):
-        try:
-            body = json.loads(body)
-        except json.JSONDecodeError:
-            return (body.strip() or f"HTTP {status}"), None, body
-    if isinstance(body, Mapping):
-        error = body.get("error")
-        if isinstance(error, str):
-            return error, None, body
-        if isinstance(error, Mapping):  # the OpenAI-style shape of the /v1 layer
-            kind = error.get("type")
-            return (str(error.get("message") or f"HTTP {status}"),
-                    kind if isinstance(kind, str) else None, body)
-    return f"HTTP {status}", None, body
-
-
-def stream_error(obj: Mapping[str, Any]) -> ProviderError:
-    """An error line inside a stream: typed when its message says what it is."""
-    message, kind, _ = message_and_type(obj, 200)
-    typed = provider_error(200, message, wire=WIRE, error_type=kind, body=obj)
-    cls = StreamError if type(typed) is ProviderError else type(typed)
-    return cls(message, error_type=kind, wire=WIRE, body=dict(obj))
+def with_extras(out: dict[str, Any], extras: Mapping[str, Any]) -> dict[str, Any]:
+    if extras:
+        for key, value in extras.items():
+            out.setdefault(key, value)
+    return out

@@ -1,11 +1,12 @@
-"""Reading an Ollama ``/api/chat`` request body back as a canonical `Request`.
+"""Ollama native chat: canonical `Request` <-> ``/api/chat`` body, and what the server refuses.
 
-Owns `decode_request` for the ollama-chat codec (which re-exports it): messages back to
-canonical messages (tool results matched to their calls by id, else by name and order), tools,
-``options`` split into temperature, max tokens and the rest. Fields the codec reads must have
-the API's shape; anything else raises `WireFormatError` naming the field. Keys it does not model
-go to ``provider_options[WIRE]``. Pure: imports only the transcript, the error tree, the codec
-base and ``_ollama_read``; no HTTP, no vendor SDK.
+Owns `encode` (a body with a note for every change made to fit: no tool choice, results
+without an error flag, options), `decode_request` (messages back to canonical messages, tool
+results matched to their calls by id, else by name and order; ``options`` split into
+temperature, max tokens and the rest) and `check_body`. Fields the decoder reads must have the
+API's shape; anything else raises `WireFormatError` naming the field. Keys it does not model go
+to ``provider_options[WIRE]``. Pure: imports only the transcript, the error tree, the codec
+base and this wire's ``parts`` and ``schema``; no HTTP, no vendor SDK.
 """
 
 from __future__ import annotations
@@ -13,26 +14,154 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.codecs.base import NameMap, call_id_for, role_problem
+from toolwire.codecs.base import (
+    Encoded,
+    NameMap,
+    Note,
+    call_id_for,
+    own_options,
+    role_problem,
+)
 from toolwire.codecs.base import wrong_shape as wrong
 from toolwire.codecs.ollama_chat.parts import (
-    EMPTY_RESULT,
-    ERROR_PREFIX,
     MESSAGE_KEYS,
+    WIRE,
     Seeder,
     decode_assistant,
+    encode_assistant,
+    is_generated,
     list_of,
     mapping,
+    names_for,
+    note_dropped,
+    own,
+    part_subject,
     text_of,
     unknown_keys,
+    with_extras,
     wrap_own,
 )
+from toolwire.codecs.ollama_chat.schema import decode_tool, encode_tool
 from toolwire.errors import WireFormatError
-from toolwire.transcript import Message, Request, TextPart, ToolCallPart, ToolResultPart, ToolSpec
+from toolwire.transcript import (
+    Message,
+    Request,
+    TextPart,
+    ToolCallPart,
+    ToolChoice,
+    ToolResultPart,
+)
 
-__all__ = ["decode_request"]
+ERROR_PREFIX = "Error: "
+
+EMPTY_RESULT = "(no output)"
 
 _BODY_KEYS = frozenset({"model", "messages", "tools", "stream", "options"})
+
+
+# --------------------------------------------------------------------------- encode
+
+
+def _choice_allows_tools(choice: ToolChoice, has_tools: bool, notes: list[Note]) -> bool:
+    """Note what the wire cannot express; False when the tools must be left out."""
+    if choice.parallel is False:
+        notes.append(Note(kind="choice_changed", subject="tool_choice",
+                          detail="parallel=False cannot be expressed; the model may make "
+                                 "several calls"))
+    if choice.mode == "none":
+        if has_tools:
+            notes.append(Note(kind="choice_changed", subject="tool_choice",
+                              detail="'none' honoured by leaving the tools out of the request"))
+        return False
+    if choice.mode == "required":
+        notes.append(Note(kind="choice_changed", subject="tool_choice",
+                          detail="'required' cannot be expressed (no tool_choice on this wire); "
+                                 "the model may answer without a call"))
+    elif choice.mode == "tool":
+        notes.append(Note(kind="choice_changed", subject="tool_choice",
+                          detail=f"forcing tool {choice.name!r} cannot be expressed (no "
+                                 "tool_choice on this wire); the model chooses freely"))
+    return True
+
+
+def _result_text(part: ToolResultPart) -> str:
+    content = part.content or EMPTY_RESULT
+    if part.is_error and not content.startswith("Error:"):
+        content = ERROR_PREFIX + content
+    return content
+
+
+def _encode_result(part: ToolResultPart, m_index: int, p_index: int, names: NameMap,
+                   call_names: Mapping[str, str], notes: list[Note]) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": "tool"}
+    name = part.name if part.name is not None else call_names.get(part.call_id)
+    if name is not None:
+        out["tool_name"] = names.wire(name)
+    else:
+        notes.append(Note(kind="field_dropped", subject=part_subject(m_index, p_index),
+                          detail=f"result for call {part.call_id!r} has no tool name; the "
+                                 "server matches it by position only"))
+    if not is_generated(part.call_id):
+        out["tool_call_id"] = part.call_id
+    out["content"] = _result_text(part)
+    return with_extras(out, own(part.provider_data))
+
+
+def _encode_message(msg: Message, m_index: int, names: NameMap, call_names: dict[str, str],
+                    notes: list[Note]) -> list[dict[str, Any]]:
+    if msg.role == "assistant":
+        return [encode_assistant(msg, m_index, names, notes, keep_generated_id=False,
+                                  call_names=call_names)]
+    out: list[dict[str, Any]] = []
+    texts: list[str] = []
+    for p_index, part in enumerate(msg.parts):
+        if isinstance(part, ToolResultPart):
+            out.append(_encode_result(part, m_index, p_index, names, call_names, notes))
+        elif isinstance(part, TextPart) and msg.role != "tool":
+            texts.append(part.text)
+        elif isinstance(part, TextPart):
+            notes.append(Note(kind="part_dropped", subject=part_subject(m_index, p_index),
+                              detail="text outside a tool result cannot be sent in a tool message"))
+        else:
+            note_dropped(part, part_subject(m_index, p_index), notes)
+    if msg.role != "tool" and (texts or not out):
+        out.append(with_extras({"role": msg.role, "content": "".join(texts)},
+                                own(msg.provider_data)))
+    return out
+
+
+def encode(request: Request) -> Encoded:
+    """The ``/api/chat`` body for a request, with a note for every change made to fit the wire."""
+    names = names_for(request)
+    notes: list[Note] = names.notes()
+    messages: list[dict[str, Any]] = []
+    if request.system is not None:
+        messages.append({"role": "system", "content": request.system})
+    call_names: dict[str, str] = {}
+    for index, msg in enumerate(request.messages):
+        messages.extend(_encode_message(msg, index, names, call_names, notes))
+    send_tools = True
+    if request.tool_choice is not None:
+        send_tools = _choice_allows_tools(request.tool_choice, bool(request.tools), notes)
+    body: dict[str, Any] = {"model": request.model, "messages": messages}
+    if request.tools and send_tools:
+        body["tools"] = [encode_tool(t, names, notes) for t in request.tools]
+    body["stream"] = request.stream
+    own = own_options(request.provider_options, WIRE, notes)
+    base = own.pop("options", None)
+    options: dict[str, Any] = dict(base) if isinstance(base, Mapping) else {}
+    if request.temperature is not None:
+        options["temperature"] = request.temperature
+    if request.max_tokens is not None:
+        options["num_predict"] = request.max_tokens
+    if options:
+        body["options"] = options
+    elif base is not None:
+        body["options"] = base
+    return Encoded(body=with_extras(body, own), notes=tuple(notes))
+
+
+# --------------------------------------------------------------------------- decode
 
 
 def _result_of(text: str) -> tuple[str, bool]:
@@ -106,26 +235,17 @@ def _decode_messages(raw: list[Any], model: Any, offset: int) -> list[Message]:
     return out
 
 
-def _decode_tool(raw: Any, where: str) -> ToolSpec:
-    tool = mapping(raw, where)
-    if "function" in tool:
-        where = f"{where}.function"
-    function = mapping(tool.get("function", tool), where)
-    name = text_of(function.get("name"), f"{where}.name")
-    if not name:
-        raise wrong(f"{where}.name", "a non-empty string", function.get("name"))
-    description = text_of(function.get("description"), f"{where}.description")
-    parameters = function.get("parameters")
-    if parameters is None:
-        return ToolSpec(name=name, description=description)
-    return ToolSpec(name=name, description=description,
-                    input_schema=dict(mapping(parameters, f"{where}.parameters")))
+def decode_request(
+    body: Mapping[str, Any], *, model: str | None = None, stream: bool | None = None
+) -> Request:
+    """Read an ``/api/chat`` body back; keys this codec does not model go to provider_options.
 
-
-def decode_request(body: Mapping[str, Any]) -> Request:
-    """Read an ``/api/chat`` body back; keys this codec does not model go to provider_options."""
+    ``model`` and ``stream`` are what a URL said: ``model`` is used when the body names none,
+    ``stream`` when the body has no ``stream`` key (the server's default is to stream).
+    """
     body = mapping(body, "request body")
-    model = text_of(body.get("model"), "model")
+    given = body.get("model")
+    name = text_of(model if given is None and model is not None else given, "model")
     raw_messages = list_of(body.get("messages"), "messages", "messages")
     system: str | None = None
     first = raw_messages[0] if raw_messages else None
@@ -151,18 +271,20 @@ def decode_request(body: Mapping[str, Any]) -> Request:
             extra["options"] = rest
     elif options is not None:
         raise wrong("options", "an object", options)
-    stream = body.get("stream")
-    if stream is not None and not isinstance(stream, bool):
-        raise wrong("stream", "true or false", stream)
+    streams = body.get("stream")
+    if streams is None:
+        streams = stream
+    elif not isinstance(streams, bool):
+        raise wrong("stream", "true or false", streams)
     tools = list_of(body.get("tools"), "tools", "tools")
     return Request(
-        model=model,
-        messages=tuple(_decode_messages(raw_messages, model, offset)),
+        model=name,
+        messages=tuple(_decode_messages(raw_messages, name, offset)),
         system=system,
-        tools=tuple(_decode_tool(t, f"tools[{i}]") for i, t in enumerate(tools)),
+        tools=tuple(decode_tool(t, f"tools[{i}]") for i, t in enumerate(tools)),
         max_tokens=max_tokens,
         temperature=temperature,
-        stream=stream is not False,
+        stream=streams is not False,
         provider_options=wrap_own(extra),
     )
 

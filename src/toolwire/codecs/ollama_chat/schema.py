@@ -1,7 +1,8 @@
-"""The JSON Schema subset the Ollama server keeps for tool parameters.
+"""Ollama native chat: tool definitions, and the JSON Schema subset the server keeps.
 
-Owns `rewrite_schema`: on a copy, cut a tool's schema down to what ``/api/chat`` passes on to
-the model, and describe every change in a short phrase for the codec's `Note`. The server keeps,
+Owns how a tool definition is written (`encode_tool`, with notes) and read (`decode_tool`), and
+`rewrite_schema`: on a copy, cut a tool's schema down to what ``/api/chat`` passes on to the
+model, and describe every change in a short phrase for the codec's `Note`. The server keeps,
 at the top level, ``type, $defs, items, required, properties``, and for each property ``anyOf,
 type, items, description, enum, properties, required``; everything else is dropped without a
 word, so it is removed here where it can be reported. Local ``$ref``s are inlined (once per
@@ -9,7 +10,8 @@ reference chain, so recursive schemas end), ``oneOf`` is sent as ``anyOf`` and `
 one-value ``enum``, keeping their meaning. ``items`` and ``$defs`` are sent as written: the
 server keeps those subtrees whole.
 
-Used only by the ollama-chat codec. Pure functions over plain JSON; imports nothing from toolwire.
+Pure functions over plain JSON; imports only the transcript, the codec base and this wire's
+``parts``.
 """
 
 from __future__ import annotations
@@ -17,11 +19,58 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["rewrite_schema"]
+from toolwire.codecs.base import (
+    NameMap,
+    Note,
+)
+from toolwire.codecs.base import wrong_shape as wrong
+from toolwire.codecs.ollama_chat.parts import (
+    mapping,
+    text_of,
+)
+from toolwire.transcript import (
+    ToolSpec,
+)
 
 _TOP_KEEP = frozenset({"type", "$defs", "items", "required", "properties"})
+
 _PROP_KEEP = frozenset({"anyOf", "type", "items", "description", "enum", "properties",
                         "required"})
+
+
+# --------------------------------------------------------------------------- tool definitions
+
+
+def encode_tool(tool: ToolSpec, names: NameMap, notes: list[Note]) -> dict[str, Any]:
+    parameters, changes = rewrite_schema(tool.input_schema)
+    if changes:
+        notes.append(Note(kind="schema_rewritten", subject=tool.name,
+                          detail="the server ignores other keywords: " + "; ".join(changes)))
+    if tool.strict:
+        notes.append(Note(kind="field_dropped", subject=tool.name,
+                          detail="strict mode does not exist on this wire; calls are not forced "
+                                 "to follow the schema"))
+    return {"type": "function", "function": {
+        "name": names.wire(tool.name), "description": tool.description, "parameters": parameters}}
+
+
+def decode_tool(raw: Any, where: str) -> ToolSpec:
+    tool = mapping(raw, where)
+    if "function" in tool:
+        where = f"{where}.function"
+    function = mapping(tool.get("function", tool), where)
+    name = text_of(function.get("name"), f"{where}.name")
+    if not name:
+        raise wrong(f"{where}.name", "a non-empty string", function.get("name"))
+    description = text_of(function.get("description"), f"{where}.description")
+    parameters = function.get("parameters")
+    if parameters is None:
+        return ToolSpec(name=name, description=description)
+    return ToolSpec(name=name, description=description,
+                    input_schema=dict(mapping(parameters, f"{where}.parameters")))
+
+
+# --------------------------------------------------------------------------- the schema subset
 
 
 def rewrite_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:

@@ -6,7 +6,8 @@ false``) and list every property as required; a property that was optional stays
 meaning by also accepting ``null``. Keywords the mode does not take are removed, ``oneOf`` becomes
 ``anyOf``, ``allOf`` is merged, OpenAPI's ``nullable`` becomes a ``null`` type, and a ``$ref``
 with sibling keywords is inlined. Each change is described in a short sentence so codecs can put
-it in a `Note`.
+it in a `Note`. The ``schema`` module of each OpenAI wire (openai-chat, openai-responses) decides
+when to call it and how to report what it changed.
 
 Pure functions over plain JSON values. Must not import any other toolwire module.
 """

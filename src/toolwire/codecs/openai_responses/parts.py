@@ -1,10 +1,13 @@
 """OpenAI Responses items <-> canonical parts, shared by the request, reply and stream code.
 
-Owns: the wire name, the tool-name rule, the made-up item ids of the emulated wire, and the
-conversion of one ``input`` or ``output`` item to one canonical part and back. An item that
-carries more than its canonical part can say (server ids, ``status``, ``phase``, annotations,
-``encrypted_content``) keeps that in ``provider_data[WIRE]``, so it goes back unchanged and in
-its original position. Must not import transport, client or any vendor SDK.
+Owns: the wire name, the tool-name rule (`NameMap` use), the made-up item ids of the emulated
+wire, the conversion of one ``input`` or ``output`` item to one canonical part and back, and the
+shape checks of the fields the codec reads (`typed`, `check_item`: a `WireFormatError` naming
+the field). An item that carries more than its canonical part can say (server ids, ``status``,
+``phase``, annotations, ``encrypted_content``) keeps that in ``provider_data[WIRE]``, so it goes
+back unchanged and in its original position. Imports only the transcript and
+`toolwire.codecs.base`; must not import the wire's other modules, transport, client or any
+vendor SDK.
 """
 
 from __future__ import annotations
@@ -14,8 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from toolwire.codecs.base import NameMap, Note, call_id_for, dumps
-from toolwire.codecs.strict import StrictSchemaError, strict_schema
+from toolwire.codecs.base import NameMap, call_id_for, dumps, wrong_shape
 from toolwire.transcript import (
     JSON,
     OpaquePart,
@@ -23,7 +25,6 @@ from toolwire.transcript import (
     ReasoningPart,
     TextPart,
     ToolCallPart,
-    ToolChoice,
     ToolResultPart,
     ToolSpec,
 )
@@ -66,48 +67,6 @@ def own(data: Mapping[str, JSON] | None) -> Any:
 def content_seed(value: JSON) -> str:
     """A stable seed for made-up call ids when a reply has no id."""
     return hashlib.sha256(dumps(value).encode()).hexdigest()[:16]
-
-
-# --------------------------------------------------------------------------- tools
-
-
-def encode_tool(tool: ToolSpec, names: NameMap, notes: list[Note] | None = None) -> dict[str, Any]:
-    """A flat function tool; ``strict`` is always sent, strict schemas rewritten on a copy.
-
-    A schema that needs no rewrite is sent as the very object given (bodies are only
-    serialised, never changed).
-    """
-    given = tool.input_schema
-    schema: dict[str, Any] = given if isinstance(given, dict) else dict(given)
-    strict = tool.strict
-    said: list[Note] = []
-    if strict:
-        try:
-            schema, changes = strict_schema(schema)
-        except StrictSchemaError as exc:
-            strict = False
-            said.append(Note(kind="schema_rewritten", subject=tool.name,
-                             detail=f"sent with strict false: {exc}"))
-        else:
-            if changes:
-                said.append(Note(kind="schema_rewritten", subject=tool.name,
-                                 detail="strict mode: " + "; ".join(changes)))
-    if notes is not None:
-        notes.extend(said)
-    out: dict[str, Any] = {"type": "function", "name": names.wire(tool.name)}
-    if tool.description:
-        out["description"] = tool.description
-    out["parameters"] = schema
-    out["strict"] = strict
-    return out
-
-
-def encode_choice(choice: ToolChoice, names: NameMap) -> Any:
-    if choice.mode == "tool":
-        if choice.name:
-            return {"type": "function", "name": names.wire(choice.name)}
-        return "required"
-    return choice.mode
 
 
 # --------------------------------------------------------------------------- text of items
@@ -314,3 +273,45 @@ def result_from_item(item: Item, name: str | None) -> ToolResultPart:
         call_id=str(item.get("call_id") or ""), content=text, is_error=is_error, name=name,
         provider_data={WIRE: extras} if extras else None,
     )
+
+
+# --------------------------------------------------------------------------- shape checks
+
+
+def typed(obj: Mapping[str, Any], key: str, kind: type, expected: str, where: str = "") -> Any:
+    """``obj[key]`` when it is absent, null or of type ``kind``; else a `WireFormatError`."""
+    value = obj.get(key)
+    if value is None or (isinstance(value, kind) and (kind is bool or not isinstance(value, bool))):
+        return value
+    raise wrong_shape(f"{where}{key}", expected, value)
+
+
+def check_item(item: Any, where: str) -> str:
+    """The item's type after checking the fields this codec reads; `WireFormatError` if wrong."""
+    if not isinstance(item, dict):
+        raise wrong_shape(where, "an object (an input item)", item)
+    kind = item.get("type", "message")
+    if not isinstance(kind, str):
+        raise wrong_shape(f"{where}.type", "a string", kind)
+    if kind == "message":
+        typed(item, "role", str, "a string", f"{where}.")
+        content = item.get("content")
+        if isinstance(content, list):
+            for c_index, block in enumerate(content):
+                if not isinstance(block, dict):
+                    raise wrong_shape(f"{where}.content[{c_index}]", "an object", block)
+        elif content is not None and not isinstance(content, str):
+            raise wrong_shape(f"{where}.content", "a string or a list of content parts", content)
+    elif kind == "function_call":
+        typed(item, "call_id", str, "a string", f"{where}.")
+        name = item.get("name")
+        if not isinstance(name, str):
+            raise wrong_shape(f"{where}.name", "a string", name)
+        args = item.get("arguments")
+        if args is not None and not isinstance(args, (str, dict)):
+            raise wrong_shape(f"{where}.arguments", "a string or an object", args)
+    elif kind == "function_call_output":
+        call_id = item.get("call_id")
+        if not isinstance(call_id, str):
+            raise wrong_shape(f"{where}.call_id", "a string", call_id)
+    return kind

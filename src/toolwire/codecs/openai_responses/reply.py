@@ -1,8 +1,11 @@
-"""OpenAI Responses reply bodies: decode a ``response`` object to a `Reply` and render one back.
+"""OpenAI Responses: whole reply bodies, both ways, and error bodies.
 
 Owns: the stop-reason map (the wire has no finish reason: it is derived from ``status``,
-``incomplete_details`` and the items present), usage, and the whole-reply conversions. Must not
-import transport, client or any vendor SDK.
+``incomplete_details`` and the items present), usage, the whole-reply conversions
+(`decode_response`, `encode_response`) and error bodies (`decode_error`, `encode_error`).
+Imports only the transcript, errors, `toolwire.codecs.base` and the Responses `parts` and
+`schema`; must not import the wire's request or stream modules, transport, client or any
+vendor SDK.
 """
 
 from __future__ import annotations
@@ -11,13 +14,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.codecs.base import NameMap
+from toolwire.codecs.base import NameMap, loads_or_none, provider_error, retry_after_from
 from toolwire.codecs.openai_responses.parts import (
     WIRE,
     Item,
     content_seed,
-    encode_choice,
-    encode_tool,
     has_refusal,
     made_id,
     name_map,
@@ -25,7 +26,8 @@ from toolwire.codecs.openai_responses.parts import (
     part_from_item,
     render_part,
 )
-from toolwire.errors import WireFormatError
+from toolwire.codecs.openai_responses.schema import encode_choice, encode_tool
+from toolwire.errors import ProviderError, WireFormatError
 from toolwire.transcript import (
     Message,
     Part,
@@ -221,3 +223,43 @@ def encode_response(reply: Reply, *, request: Request | None = None) -> dict[str
         "tools": [encode_tool(t, names) for t in request.tools] if request is not None else [],
         "usage": encode_usage(reply.usage),
     }
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def decode_error(
+    status: int, body: Any, headers: Mapping[str, str] | None = None
+) -> ProviderError:
+    """The typed error for an HTTP error reply ``{"error": {message, type, param, code}}``."""
+    text = ""
+    parsed: Any = body
+    if isinstance(body, (bytes, bytearray)):
+        body = bytes(body).decode("utf-8", "replace")
+    if isinstance(body, str):
+        text = body.strip()
+        parsed = loads_or_none(text) if text else None
+    err = parsed.get("error") if isinstance(parsed, dict) else None
+    if not isinstance(err, dict):
+        err = parsed if isinstance(parsed, dict) and "message" in parsed else {"message": err}
+    message = err.get("message")
+    if not isinstance(message, str) or not message:
+        message = text or f"HTTP {status} with no error message"
+    kind, code = err.get("type"), err.get("code")
+    error_type = kind if isinstance(kind, str) and kind else code if isinstance(code, str) else None
+    if isinstance(code, str) and "context_length" in code:
+        error_type = code
+    return provider_error(status, message, wire=WIRE, error_type=error_type,
+                          body=parsed if parsed is not None else text,
+                          retry_after=retry_after_from(headers))
+
+
+_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error",
+                404: "invalid_request_error", 429: "rate_limit_exceeded", 500: "server_error",
+                503: "server_error"}
+
+
+def encode_error(status: int, message: str) -> dict[str, Any]:
+    """An error body as this wire's server sends it for ``status``."""
+    return {"error": {"message": message, "type": _ERROR_TYPES.get(status, "server_error"),
+                      "param": None, "code": "rate_limit_exceeded" if status == 429 else None}}

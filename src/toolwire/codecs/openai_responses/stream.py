@@ -1,20 +1,22 @@
 """OpenAI Responses streaming: SSE events with ``event:`` names, in both directions.
 
-Owns: `encode_stream` (a reply as the event sequence the API sends) and
-`ResponsesStreamDecoder` (events back to stream events and a `Reply`). Argument deltas are keyed
-by the item id (``fc_...``), so the decoder maps item ids to output positions and call ids
-itself. Reasoning items are taken from ``response.output_item.done`` (the copy in ``.added`` may
-be incomplete). Must not import transport, client or any vendor SDK.
+Owns: `encode_stream` (a reply as the event sequence the API sends), `StreamDecoder` (events
+back to stream events and a `Reply`) and `stream_error` (an ``error`` event as a typed error).
+Argument deltas are keyed by the item id (``fc_...``), so the decoder maps item ids to output
+positions and call ids itself. Reasoning items are taken from ``response.output_item.done``
+(the copy in ``.added`` may be incomplete). Imports only the transcript, errors, events,
+`toolwire.codecs.base`, `toolwire.codecs.framing` and the Responses `parts` and `reply`; must
+not import the wire's request module, transport, client or any vendor SDK.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from toolwire.codecs.base import NameMap, call_id_for, drive_stream, dumps, provider_error
+from toolwire.codecs.base import NameMap, call_id_for, dumps, provider_error
 from toolwire.codecs.framing import SSEEvent, SSEFramer
 from toolwire.codecs.openai_responses.parts import WIRE, Item, call_from_item, name_map, output_text
 from toolwire.codecs.openai_responses.reply import decode_response, encode_response
@@ -163,7 +165,7 @@ def stream_error(payload: Mapping[str, Any]) -> ProviderError:
     return provider_error(status, message, wire=WIRE, error_type=label, body=dict(payload))
 
 
-class ResponsesStreamDecoder:
+class StreamDecoder:
     """Incremental decoder: feed SSE bytes, get stream events; `finish` gives the Reply."""
 
     def __init__(self, *, request: Request | None = None) -> None:
@@ -341,14 +343,3 @@ class ResponsesStreamDecoder:
         delta = payload.get("delta")
         if isinstance(delta, str) and delta:
             out.append(ReasoningDelta(text=delta))
-
-
-def stream_decoder(*, request: Request | None = None) -> ResponsesStreamDecoder:
-    return ResponsesStreamDecoder(request=request)
-
-
-def decode_stream(
-    chunks: Iterable[bytes], *, request: Request | None = None
-) -> Iterator[StreamEvent]:
-    """Stream events for SSE chunks, ending with `StreamEnd` holding the whole reply."""
-    return drive_stream(ResponsesStreamDecoder(request=request), chunks)

@@ -1,0 +1,283 @@
+"""OpenAI Responses: request bodies, both ways, and what the provider refuses in one.
+
+Owns `encode` (a canonical `Request` as the body the API documents: ``instructions``, ``input``
+items, tools and ``tool_choice``, with a `Note` for every change made to fit), `decode_request`
+(any such body back to a `Request`; a body of the wrong shape raises `WireFormatError` naming
+the field) and `check_body` (the first rule a raw body breaks, worded as the API words it).
+Assistant-side items in a row read as one assistant message, ``function_call_output`` items in
+a row as one tool message. Pure; imports only the transcript, `toolwire.codecs.base` and the
+Responses `parts` and `schema`; must not import the wire's reply or stream modules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Literal
+
+from toolwire.codecs.base import (
+    Encoded,
+    NameMap,
+    Note,
+    own_options,
+    tools_lack_schemas,
+    wrong_shape,
+)
+from toolwire.codecs.openai_responses.parts import (
+    WIRE,
+    Item,
+    check_item,
+    content_seed,
+    name_map,
+    own,
+    part_from_item,
+    render_part,
+    render_result,
+    result_from_item,
+    typed,
+)
+from toolwire.codecs.openai_responses.schema import (
+    decode_choice,
+    decode_tools,
+    encode_choice,
+    encode_tool,
+)
+from toolwire.transcript import (
+    Message,
+    OpaquePart,
+    Part,
+    ReasoningPart,
+    Request,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+_KNOWN_KEYS: Final = frozenset({
+    "model", "instructions", "input", "tools", "tool_choice", "parallel_tool_calls",
+    "max_output_tokens", "temperature", "stream",
+})
+
+# --------------------------------------------------------------------------- encode
+
+
+def encode(request: Request) -> Encoded:
+    """The request body the API documents, and a note for every change made to fit it."""
+    notes: list[Note] = []
+    names = name_map(request.tools)
+    notes.extend(names.notes())
+    body: dict[str, Any] = {"model": request.model}
+    if request.system is not None:
+        body["instructions"] = request.system
+    body["input"] = _encode_input(request.messages, names, notes)
+    extra = own_options(request.provider_options, WIRE, notes)
+    tools = [encode_tool(tool, names, notes) for tool in request.tools]
+    more_tools = extra.pop("tools", None)
+    if isinstance(more_tools, list):
+        tools.extend(more_tools)
+    elif more_tools is not None:
+        notes.append(Note(kind="field_dropped", subject=f"provider_options[{WIRE!r}]",
+                          detail="'tools' is not a list of tools; not sent"))
+    if tools:
+        body["tools"] = tools
+    choice = request.tool_choice
+    if choice is not None:
+        if tools:
+            body["tool_choice"] = encode_choice(choice, names)
+            if choice.parallel is not None:
+                body["parallel_tool_calls"] = choice.parallel
+        else:
+            notes.append(Note(kind="choice_changed", subject="tool_choice",
+                              detail="dropped: the request has no tools and the API refuses "
+                                     "tool_choice without them"))
+    if request.max_tokens is not None:
+        body["max_output_tokens"] = request.max_tokens
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.stream:
+        body["stream"] = True
+    body.update(extra)
+    return Encoded(body=body, notes=tuple(notes))
+
+
+
+def _encode_input(messages: Sequence[Message], names: NameMap, notes: list[Note]) -> list[Item]:
+    items: list[Item] = []
+    for m_index, message in enumerate(messages):
+        role = message.role
+        if role == "user" or role == "system":
+            items.append(_encode_text_message(message, m_index, notes))
+            continue
+        for p_index, part in enumerate(message.parts):
+            if role == "tool":
+                if isinstance(part, ToolResultPart):
+                    items.append(render_result(part))
+                else:
+                    _dropped(part, m_index, p_index, "tool", notes)
+                continue
+            item = None if isinstance(part, ToolResultPart) else render_part(part, names, None)
+            if item is not None:
+                items.append(item)
+            else:
+                _dropped(part, m_index, p_index, role, notes)
+    return items
+
+
+def _dropped(part: Part, m_index: int, p_index: int, role: str, notes: list[Note]) -> None:
+    """The note for a part this wire cannot send, subject ``messages[i].parts[j]``."""
+    where = f"messages[{m_index}].parts[{p_index}]"
+    if isinstance(part, ReasoningPart):
+        notes.append(Note(kind="reasoning_dropped", subject=where,
+                          detail=f"reasoning with no Responses item to send back ({role} "
+                                 "message)"))
+    elif isinstance(part, OpaquePart):
+        notes.append(Note(kind="opaque_dropped", subject=where,
+                          detail=f"{part.kind} block of {part.wire} ({role} message)"))
+    else:
+        notes.append(Note(kind="field_dropped", subject=where,
+                          detail=f"a {type(part).__name__} in a {role} message"))
+
+
+def _encode_text_message(message: Message, m_index: int, notes: list[Note]) -> Item:
+    role: str = message.role
+    parts = message.parts
+    data = own(message.provider_data)
+    if role == "system" and isinstance(data, dict) and data.get("role") == "developer":
+        role = "developer"
+    if len(parts) == 1 and isinstance(parts[0], TextPart):
+        return {"role": role, "content": parts[0].text}
+    blocks: list[Any] = []
+    for p_index, part in enumerate(parts):
+        if isinstance(part, TextPart):
+            blocks.append({"type": "input_text", "text": part.text})
+        elif isinstance(part, OpaquePart) and part.wire == WIRE:
+            blocks.append(part.payload)
+        else:
+            _dropped(part, m_index, p_index, message.role, notes)
+    return {"role": role, "content": blocks}
+
+
+
+# --------------------------------------------------------------------------- decode
+
+def decode_request(
+    body: Mapping[str, Any], *, model: str | None = None, stream: bool | None = None
+) -> Request:
+    """Read a request body back; keys this codec does not model go to provider_options.
+
+    ``model`` and ``stream`` (what a URL said) count only when the body names no model or has
+    no ``stream`` key. Raises `WireFormatError` naming the field when the body does not have
+    the API's shape.
+    """
+    if not isinstance(body, (dict, Mapping)):
+        raise wrong_shape("request body", "an object", body)
+    options: dict[str, Any] = {k: v for k, v in body.items() if k not in _KNOWN_KEYS}
+    tools, other_tools = decode_tools(typed(body, "tools", list, "a list of tools"))
+    if other_tools:
+        options["tools"] = other_tools
+    choice = decode_choice(body.get("tool_choice"),
+                           typed(body, "parallel_tool_calls", bool, "true or false"), options)
+    raw_input = body.get("input")
+    if isinstance(raw_input, str):
+        messages: list[Message] = [Message.user(raw_input)]
+    elif isinstance(raw_input, list):
+        messages = _decode_input(raw_input)
+    elif raw_input is None:
+        messages = []
+    else:
+        raise wrong_shape("input", "a string or a list of items", raw_input)
+    instructions = body.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        options["instructions"] = instructions
+        instructions = None
+    max_tokens = body.get("max_output_tokens")
+    if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool)):
+        raise wrong_shape("max_output_tokens", "an integer", max_tokens)
+    temperature = body.get("temperature")
+    if temperature is not None and not _number(temperature):
+        raise wrong_shape("temperature", "a number", temperature)
+    name = typed(body, "model", str, "a string")
+    streams = typed(body, "stream", bool, "true or false")
+    return Request(
+        model=name or model or "",
+        messages=tuple(messages),
+        system=instructions,
+        tools=tuple(tools),
+        tool_choice=choice,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        stream=streams is True if streams is not None or stream is None else stream,
+        provider_options={WIRE: options} if options else None,
+    )
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _decode_input(items: list[Any]) -> list[Message]:
+    """Input items as messages: assistant-side items in a row make one assistant message,
+    ``function_call_output`` items in a row make one tool message."""
+    names = NameMap()
+    kinds = [check_item(item, f"input[{i}]") for i, item in enumerate(items)]
+    seed = content_seed(items)
+    messages: list[Message] = []
+    group: list[Part] = []
+    group_role: Literal["assistant", "tool"] | None = None
+    call_names: dict[str, str] = {}
+    calls = 0
+    for item, kind in zip(items, kinds, strict=True):
+        is_text = kind == "message" and item.get("role") in ("user", "system", "developer")
+        role: Literal["assistant", "tool"] | None = (
+            None if is_text else "tool" if kind == "function_call_output" else "assistant"
+        )
+        if role != group_role and group_role is not None:
+            messages.append(Message(role=group_role, parts=tuple(group)))
+            group, calls = [], 0
+        group_role = role
+        if is_text:
+            messages.append(_decode_text_message(item))
+        elif role == "tool":
+            call_id = str(item.get("call_id") or "")
+            group.append(result_from_item(item, call_names.get(call_id)))
+        else:
+            part = part_from_item(item, names, None, seed=seed, call_index=calls)
+            if isinstance(part, ToolCallPart):
+                call_names[part.id] = part.name
+                calls += 1
+            group.append(part)
+    if group_role is not None:
+        messages.append(Message(role=group_role, parts=tuple(group)))
+    return messages
+
+
+def _decode_text_message(item: Item) -> Message:
+    role = item.get("role")
+    content = item.get("content")
+    parts: list[Part] = []
+    if isinstance(content, str):
+        parts.append(TextPart(text=content))
+    elif isinstance(content, list):
+        for block in content:
+            if block.get("type") in ("input_text", "output_text") and isinstance(
+                block.get("text"), str
+            ):
+                parts.append(TextPart(text=block["text"]))
+            else:
+                parts.append(OpaquePart(wire=WIRE, kind=str(block.get("type")), payload=block))
+    if role == "user":
+        return Message(role="user", parts=tuple(parts))
+    data = {WIRE: {"role": "developer"}} if role == "developer" else None
+    return Message(role="system", parts=tuple(parts), provider_data=data)
+
+# ------------------------------------------------------------------------ what the provider refuses
+
+
+def check_body(body: dict[str, Any]) -> str | None:
+    """The first rule the raw ``body`` breaks, worded as the provider words it, or None."""
+    if not body.get("tools") and "tool_choice" in body:
+        return "'tool_choice' is only allowed when 'tools' are specified"
+    items = body.get("input")
+    if isinstance(items, str):
+        return None
+    return tools_lack_schemas(body.get("tools"), "parameters") or (
+        None if isinstance(items, list) and items else "input: at least one item is required")

@@ -1,0 +1,123 @@
+"""OpenAI Responses: tool definitions and the tool choice, both ways.
+
+Owns how this wire writes and reads a tool: a flat function tool (``{"type": "function",
+"name", "description", "parameters", "strict"}``) with ``strict`` always sent. A strict tool
+gets the strict-mode rewrite of `toolwire.codecs.strict`, made on a copy and reported as a
+``schema_rewritten`` note; a schema strict mode cannot take goes out with ``strict: false``,
+with a note saying why. A schema needing no change goes out as the very object given. On the
+way in, tools that are not function tools (built-in ones) are handed back for the options as
+they came, a tool with no ``parameters`` gets an empty object schema, and a field of the wrong
+shape raises `WireFormatError` naming it. Also the ``tool_choice`` both ways: a choice the
+canonical form cannot say exactly (``allowed_tools``, a built-in tool) is kept as it came.
+
+Pure functions over JSON; imports only the transcript, `toolwire.codecs.base`,
+`toolwire.codecs.strict` and the Responses `parts`; must not import the wire's request, reply
+or stream modules.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from toolwire.codecs.base import NameMap, Note, wrong_shape
+from toolwire.codecs.openai_responses.parts import Item, typed
+from toolwire.codecs.strict import StrictSchemaError, strict_schema
+from toolwire.transcript import ToolChoice, ToolSpec
+
+_EMPTY_SCHEMA: Final = {"type": "object", "properties": {}}
+
+
+# --------------------------------------------------------------------------- encode
+
+
+def encode_tool(tool: ToolSpec, names: NameMap, notes: list[Note] | None = None) -> dict[str, Any]:
+    """A flat function tool; ``strict`` is always sent, strict schemas rewritten on a copy.
+
+    A schema that needs no rewrite is sent as the very object given (bodies are only
+    serialised, never changed).
+    """
+    given = tool.input_schema
+    schema: dict[str, Any] = given if isinstance(given, dict) else dict(given)
+    strict = tool.strict
+    said: list[Note] = []
+    if strict:
+        try:
+            schema, changes = strict_schema(schema)
+        except StrictSchemaError as exc:
+            strict = False
+            said.append(Note(kind="schema_rewritten", subject=tool.name,
+                             detail=f"sent with strict false: {exc}"))
+        else:
+            if changes:
+                said.append(Note(kind="schema_rewritten", subject=tool.name,
+                                 detail="strict mode: " + "; ".join(changes)))
+    if notes is not None:
+        notes.extend(said)
+    out: dict[str, Any] = {"type": "function", "name": names.wire(tool.name)}
+    if tool.description:
+        out["description"] = tool.description
+    out["parameters"] = schema
+    out["strict"] = strict
+    return out
+
+
+def encode_choice(choice: ToolChoice, names: NameMap) -> Any:
+    """The ``tool_choice`` value for a canonical choice (a nameless named choice: required)."""
+    if choice.mode == "tool":
+        if choice.name:
+            return {"type": "function", "name": names.wire(choice.name)}
+        return "required"
+    return choice.mode
+
+
+# --------------------------------------------------------------------------- decode
+
+
+def decode_tools(raw_tools: list[Any] | None) -> tuple[list[ToolSpec], list[Any]]:
+    """The function tools of a ``tools`` list, and the other (built-in) tools as they came."""
+    tools: list[ToolSpec] = []
+    others: list[Any] = []
+    for t_index, tool in enumerate(raw_tools or ()):
+        if not isinstance(tool, dict):
+            raise wrong_shape(f"tools[{t_index}]", "an object", tool)
+        if tool.get("type") == "function":
+            tools.append(decode_tool(tool, f"tools[{t_index}]"))
+        else:
+            others.append(tool)
+    return tools, others
+
+
+def decode_tool(tool: Item, where: str) -> ToolSpec:
+    """A function tool as a `ToolSpec`; ``where`` names it in errors (``tools[2]``)."""
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        raise wrong_shape(f"{where}.name", "a non-empty string", name)
+    params = typed(tool, "parameters", dict, "an object (a JSON Schema)", f"{where}.")
+    return ToolSpec(
+        name=name,
+        description=typed(tool, "description", str, "a string", f"{where}.") or "",
+        input_schema=params if params is not None else dict(_EMPTY_SCHEMA),
+        strict=tool.get("strict") is True,
+    )
+
+
+def decode_choice(
+    raw: Any, parallel: bool | None, options: dict[str, Any]
+) -> ToolChoice | None:
+    """The canonical choice; a raw choice it cannot say exactly is kept in ``options``."""
+    par = parallel
+    if raw is None:
+        return ToolChoice(parallel=par) if par is not None else None
+    if raw in ("auto", "required", "none"):
+        return ToolChoice(mode=raw, parallel=par)
+    if not isinstance(raw, (str, dict)):
+        raise wrong_shape("tool_choice", "a string or an object", raw)
+    if isinstance(raw, dict) and raw.get("type") == "function" and isinstance(raw.get("name"), str):
+        return ToolChoice(mode="tool", name=raw["name"], parallel=par)
+    options["tool_choice"] = raw
+    mode = raw.get("mode") if isinstance(raw, dict) else None
+    if isinstance(raw, dict) and raw.get("type") == "allowed_tools" and mode == "required":
+        return ToolChoice(mode="required", parallel=par)
+    if isinstance(raw, dict) and raw.get("type") != "allowed_tools":
+        return ToolChoice(mode="required", parallel=par)
+    return ToolChoice(mode="auto", parallel=par)

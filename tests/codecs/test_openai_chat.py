@@ -620,13 +620,14 @@ def test_generated_requests_fit_the_sdk_type(request: Request) -> None:
 
 def test_decode_request_takes_model_and_stream_from_the_url_only_when_the_body_lacks_them(
 ) -> None:
-    bare = {"messages": [{"role": "user", "content": "hi"}]}
+    usage = {"include_usage": True}
+    bare = {"messages": [{"role": "user", "content": "hi"}], "stream_options": usage}
     request = codec.decode_request(bare, model="gpt-x", stream=True)
-    assert (request.model, request.stream) == ("gpt-x", True)
-    assert (codec.decode_request(bare).model, codec.decode_request(bare).stream) == ("", False)
+    assert (request.model, request.stream, request.provider_options) == ("gpt-x", True, None)
+    assert codec.encode_request(request) == {**bare, "model": "gpt-x", "stream": True}
+    assert codec.decode_request(bare).provider_options == {W: {"stream_options": usage}}
     full = {**bare, "model": "m", "stream": False}
     assert codec.decode_request(full, model="gpt-x", stream=True) == codec.decode_request(full)
-    assert codec.decode_request(full).model == "m"
 
 
 # --- reply

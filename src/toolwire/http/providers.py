@@ -83,7 +83,7 @@ _BUILT_IN = (
              auth=ANTHROPIC_KEY, any_server=True),
     Provider(name="openai", wire=wires.OPENAI_CHAT.name, base_url="https://api.openai.com",
              key_vars=("OPENAI_API_KEY",)),
-    Provider(name="openai-responses", wire=wires.OPENAI_RESPONSES.name,
+    Provider(name=wires.OPENAI_RESPONSES.name, wire=wires.OPENAI_RESPONSES.name,  # named after it
              base_url="https://api.openai.com", key_vars=("OPENAI_API_KEY",), any_server=True),
     Provider(name="openrouter", wire=wires.OPENAI_CHAT.name, base_url="https://openrouter.ai/api",
              key_vars=("OPENROUTER_API_KEY",), form="openrouter:<vendor/model>"),

@@ -1,0 +1,225 @@
+"""The wire and provider registries: every part of toolwire reads them, so one registry line
+adds a wire (here the tests' own ``dialogue-chat``, in tests/dialogue_wire.py) everywhere."""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+import dialogue_wire
+import toolwire
+from toolwire.cli.app import build_parser, main
+from toolwire.codecs import WIRES, get_codec
+from toolwire.codecs.registry import (
+    GEMINI_GENERATE,
+    Wire,
+    detect_body,
+    get_wire,
+    register_wire,
+    unregister_wire,
+    wire_at,
+    wire_names,
+)
+from toolwire.conversion import convert, detect_wire
+from toolwire.emulator import Emulator, Fault
+from toolwire.errors import ConfigError
+from toolwire.http.client import RetryPolicy
+from toolwire.http.endpoints import parse_model_id
+from toolwire.http.providers import (
+    PROVIDERS,
+    Provider,
+    model_id_forms,
+    provider_for,
+    register_provider,
+    unregister_provider,
+)
+from toolwire.rules import check_transcript
+from toolwire.transcript import Message, Reply, Request, ToolCallPart, ToolResultPart
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "toolwire"
+ANSWER = Reply(message=Message.assistant("Dialogue says hello."), stop="end_turn")
+ANTHROPIC_BODY = {
+    "model": "m", "max_tokens": 64, "system": "Be brief.",
+    "messages": [{"role": "user", "content": "Hello?"}],
+}
+
+
+def _mark_body(body: dict[str, Any]) -> dict[str, Any]:
+    return {**body, "via": "dialogue-provider"}
+
+
+@pytest.fixture
+def dialogue() -> Iterator[Wire]:
+    """The tests' own wire and a provider for it, registered for one test only."""
+    wire = register_wire(dialogue_wire.RECORD)
+    register_provider(Provider(name="dialogue", wire=wire.name, base_url="https://dialogue.test",
+                               key_vars=("DIALOGUE_KEY",), any_server=True,
+                               transform=_mark_body))
+    try:
+        yield wire
+    finally:
+        unregister_provider("dialogue")
+        unregister_wire(wire.name)
+
+
+# --------------------------------------------------------------------------- the registries
+
+
+def test_the_built_in_wires_are_the_registry_s_in_their_order() -> None:
+    assert wire_names() == WIRES
+    assert [get_wire(name).name for name in WIRES] == list(WIRES)
+
+
+def test_an_unknown_wire_is_refused_naming_the_wires() -> None:
+    with pytest.raises(ValueError, match="unknown wire 'nope'; choose one of: " + WIRES[0]):
+        get_wire("nope")
+    with pytest.raises(ValueError, match="unknown wire 'nope'"):
+        get_codec("nope")
+
+
+def test_a_wire_is_registered_once_unless_replaced(dialogue: Wire) -> None:
+    with pytest.raises(ValueError, match="already registered"):
+        register_wire(dialogue_wire.RECORD)
+    assert register_wire(dialogue_wire.RECORD, replace=True) is dialogue_wire.RECORD
+
+
+def test_paths_route_to_wires_with_the_model_and_stream_a_url_carries() -> None:
+    route = wire_at("/v1beta/models/gemini-3-flash:streamGenerateContent?alt=sse")
+    assert route is not None and route.wire is GEMINI_GENERATE
+    assert (route.model, route.stream) == ("gemini-3-flash", True)
+    route = wire_at("/v1/models/m:generateContent")
+    assert route is not None and (route.model, route.stream) == ("m", False)
+    for name in WIRES:  # every wire's own path, and behind a server's base path
+        path = get_wire(name).path.replace("{model}", "m")
+        assert [r.wire.name for r in (wire_at(path), wire_at("/proxy" + path)) if r] == [name] * 2
+    assert wire_at("/v2/unknown") is None
+
+
+def test_every_provider_speaks_a_registered_wire_and_each_wire_has_a_provider() -> None:
+    assert all(get_wire(p.wire) for p in PROVIDERS.values())
+    for wire in WIRES:
+        assert PROVIDERS[provider_for(wire)].wire == wire
+        ep = parse_model_id(f"{provider_for(wire)}:m@http://127.0.0.1:9", {})
+        assert ep.wire == wire and ep.url().startswith("http://127.0.0.1:9/")
+    with pytest.raises(ValueError, match="no provider speaks"):
+        provider_for("nope")
+
+
+def test_a_provider_for_an_unknown_wire_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown wire 'nope'"):
+        register_provider(Provider(name="x", wire="nope", base_url="http://127.0.0.1:1"))
+    assert "x" not in PROVIDERS
+
+
+# --------------------------------------------------------------------------- a new wire
+
+
+def test_a_registered_wire_is_reached_through_get_codec(dialogue: Wire) -> None:
+    codec = get_codec(dialogue.name)
+    assert dialogue.name == codec.WIRE
+    body = codec.encode_request(Request(model="m", messages=(Message.user("Hi"),)))
+    assert "dialogue" in body and "messages" not in body
+    assert codec.decode_request(body).messages[0].text == "Hi"
+
+
+def test_a_registered_wire_is_reached_through_convert_and_detect(dialogue: Wire) -> None:
+    there = toolwire.convert(ANTHROPIC_BODY, WIRES[0], dialogue.name)
+    assert there.target == dialogue.name and there.body["dialogue"][-1]["content"] == "Hello?"
+    assert detect_wire(there.body) == (dialogue.name, "request")
+    back = convert(there.body, dialogue.name, WIRES[0])
+    assert back.body["messages"] == ANTHROPIC_BODY["messages"]
+    reply = get_codec(dialogue.name).encode_response(ANSWER)
+    assert detect_wire(json.loads(json.dumps(reply))) == (dialogue.name, "response")
+    assert detect_body({"messages": []}) == (WIRES[1], "request")  # other bodies as before
+
+
+def test_a_registered_wire_has_its_own_transcript_rules(dialogue: Wire) -> None:
+    messages = [
+        Message.user("Go"),
+        Message(role="assistant", parts=(ToolCallPart(id="c1", name="Lookup", arguments={}),)),
+        Message(role="tool", parts=(ToolResultPart(call_id="c1", content="ok"),)),
+    ]
+    problems = check_transcript(messages, dialogue.name)
+    assert [p.rule for p in problems] == ["bad_tool_name"]
+    assert "dialogue-chat rejects the tool name 'Lookup'" in problems[0].message
+    assert "lowercase letters and '_'" in problems[0].message
+    assert check_transcript(messages, WIRES[0]) == []
+
+
+def test_a_registered_wire_is_a_choice_of_the_command_line(
+    dialogue: Wire, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = build_parser().parse_args(["check", "x.json", "--wire", dialogue.name])
+    assert args.wire == dialogue.name
+    src = tmp_path / "a.json"
+    src.write_text(json.dumps(ANTHROPIC_BODY), encoding="utf-8")
+    assert main(["convert", str(src), "--to", dialogue.name]) == 0
+    assert json.loads(capsys.readouterr().out)["dialogue"][-1]["content"] == "Hello?"
+    out = tmp_path / "d.json"
+    out.write_text(json.dumps(convert(ANTHROPIC_BODY, WIRES[0], dialogue.name).body), "utf-8")
+    assert main(["convert", str(out), "--to", WIRES[0]]) == 0  # --from detected
+    assert json.loads(capsys.readouterr().out)["messages"] == ANTHROPIC_BODY["messages"]
+
+
+def test_a_wire_no_longer_registered_is_no_choice() -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["convert", "x.json", "--to", dialogue_wire.WIRE])
+    with pytest.raises(ValueError, match="unknown wire 'dialogue-chat'"):
+        get_codec(dialogue_wire.WIRE)
+
+
+def test_the_emulator_serves_a_registered_wire_at_its_path(dialogue: Wire) -> None:
+    body = get_codec(dialogue.name).encode_request(
+        Request(model="m", messages=(Message.user("Hi"),)))
+    with Emulator([ANSWER, Fault(kind="overloaded")]) as emu:
+        resp = httpx2.post(emu.base_url + dialogue_wire.PATH, json=body)
+        refused = httpx2.post(emu.base_url + dialogue_wire.PATH, json={"dialogue": []})
+        overloaded = httpx2.post(emu.base_url + "/proxy" + dialogue_wire.PATH, json=body)
+    assert resp.status_code == 200 and resp.json()["object"] == "dialogue.turn"
+    assert get_codec(dialogue.name).decode_response(resp.json()).text == ANSWER.text
+    assert refused.status_code == 400  # checked as the wire checks a body
+    assert overloaded.status_code == dialogue.overloaded_status == 503
+    assert [r.wire for r in emu.received] == [dialogue.name] * 3
+
+
+async def test_a_registered_provider_reaches_the_wire_through_a_model_id(dialogue: Wire) -> None:
+    assert "dialogue:<model>" in model_id_forms()
+    with pytest.raises(ConfigError, match="set DIALOGUE_KEY in the environment"):
+        parse_model_id("dialogue:m", {})
+    async with Emulator([ANSWER]) as emu:
+        m = toolwire.model(f"dialogue:m@{emu.base_url}", env={"DIALOGUE_KEY": "k"},
+                           retry=RetryPolicy(base=0.001))
+        reply = await m.complete(Request(model="m", messages=(Message.user("Hi"),)))
+        await m.aclose()
+    assert reply.text == ANSWER.text
+    (received,) = emu.received
+    assert received.wire == dialogue.name and received.body["via"] == "dialogue-provider"
+    assert received.headers.get("authorization") == "Bearer k"
+
+
+# --------------------------------------------------------------------------- no wire literals
+
+
+def _wire_literals(path: Path, root: Path = SRC) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [f"{path.relative_to(root)}:{node.lineno}: {node.value!r}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and node.value in WIRES]
+
+
+def test_no_module_outside_codecs_names_a_wire_in_a_string_literal() -> None:
+    files = [p for p in SRC.rglob("*.py") if "codecs" not in p.relative_to(SRC).parts]
+    assert len(files) > 20
+    assert [hit for p in files for hit in _wire_literals(p)] == []
+
+
+def test_the_literal_check_finds_a_wire_name(tmp_path: Path) -> None:
+    planted = tmp_path / "x.py"
+    planted.write_text(f"if wire == {WIRES[3]!r}:\n    pass\n", encoding="utf-8")
+    assert _wire_literals(planted, tmp_path) == [f"x.py:1: {WIRES[3]!r}"]

@@ -24,15 +24,10 @@ from toolwire.emulator import Emulator, Fault
 from toolwire.events import RetryEvent, ToolFinished, ToolStarted, WireNotes
 from toolwire.http.client import HttpModel, RetryPolicy
 from toolwire.http.client import model as make_model
+from toolwire.http.providers import provider_for
 from toolwire.schema.tool import Tool
 
-PROVIDER = {
-    "anthropic-messages": "anthropic",
-    "openai-chat": "openai-compatible",
-    "openai-responses": "openai-responses",
-    "ollama-chat": "ollama",
-    "gemini-generate": "gemini",
-}
+PROVIDER = {wire: provider_for(wire) for wire in WIRES}
 
 CALLS = Reply(
     message=Message(role="assistant", parts=(

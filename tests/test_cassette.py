@@ -29,17 +29,12 @@ from toolwire.http.cassette import (
 )
 from toolwire.http.client import HttpModel, RetryPolicy
 from toolwire.http.endpoints import parse_model_id
+from toolwire.http.providers import provider_for
 from toolwire.http.transport import HttpTransport, Transport
 from toolwire.schema.tool import tool
 from toolwire.transcript import Message, Reply, Request, TextPart, ToolCallPart, Usage
 
-PROVIDER = {
-    "anthropic-messages": "anthropic",
-    "openai-chat": "openai-compatible",
-    "openai-responses": "openai-responses",
-    "ollama-chat": "ollama",
-    "gemini-generate": "gemini",
-}
+PROVIDER = {wire: provider_for(wire) for wire in WIRES}
 SECRET = "sk-ant-secret-123"
 
 CALLS = Reply(

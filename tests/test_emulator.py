@@ -12,18 +12,14 @@ import pytest
 import toolwire
 from toolwire import InvalidRequestError, Message, RateLimitError, Request, ToolSpec
 from toolwire.codecs import WIRES
+from toolwire.codecs.registry import get_wire
 from toolwire.emulator import Emulator, Fault
 from toolwire.events import StreamEnd, listen
 from toolwire.http.client import HttpModel, RetryEvent, RetryPolicy
+from toolwire.http.providers import provider_for
 from toolwire.transcript import Reply, TextPart, ToolCallPart, Usage
 
-PROVIDER = {
-    "anthropic-messages": "anthropic",
-    "openai-chat": "openai-compatible",
-    "openai-responses": "openai-responses",
-    "ollama-chat": "ollama",
-    "gemini-generate": "gemini",
-}
+PROVIDER = {wire: provider_for(wire) for wire in WIRES}
 
 WEATHER = ToolSpec(
     name="get_weather",
@@ -183,7 +179,7 @@ MISSING_RESULT = {
 
 @pytest.mark.parametrize("wire", sorted(MISSING_RESULT))
 def test_a_call_without_its_result_is_refused_like_the_provider(wire: str) -> None:
-    path = {"anthropic-messages": "/v1/messages", "openai-chat": "/v1/chat/completions"}[wire]
+    path = get_wire(wire).path
     with Emulator([ANSWER]) as emu:
         resp = httpx2.post(emu.base_url + path, json=MISSING_RESULT[wire])
     assert resp.status_code == 400

@@ -13,12 +13,11 @@ from toolwire.emulator import Emulator
 from toolwire.explain.build import explain_body, explain_file, render_text
 from toolwire.http.cassette import RecordTransport
 from toolwire.http.client import model as make_model
+from toolwire.http.providers import provider_for
 from toolwire.schema.tool import Tool
 from toolwire.transcript import ReasoningPart
 
-PROVIDER = {"anthropic-messages": "anthropic", "openai-chat": "openai-compatible",
-            "openai-responses": "openai-responses", "ollama-chat": "ollama",
-            "gemini-generate": "gemini"}
+PROVIDER = {wire: provider_for(wire) for wire in WIRES}
 
 THINKING = ReasoningPart(text="Look it up.", provider_data={"anthropic-messages": {
     "type": "thinking", "thinking": "Look it up.", "signature": "EqQBsig=="}})

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from toolwire.codecs import WIRES, get_codec
+from toolwire.codecs.registry import get_wire
 from toolwire.emulator import Emulator, Fault
 from toolwire.emulator._http import HttpRequest, HttpResponse, HttpServer, serve
 from toolwire.emulator.checks import error_body
@@ -31,23 +32,12 @@ from toolwire.errors import (
 )
 from toolwire.events import StreamEnd, TextDelta, listen
 from toolwire.http.client import HttpModel, RetryEvent, RetryPolicy, model
+from toolwire.http.providers import provider_for
 from toolwire.http.transport import HttpTransport, MockTransport, WireRequest, WireResponse
 from toolwire.transcript import Message, Reply, Request, TextPart, ToolCallPart, Usage
 
-PROVIDER = {
-    "anthropic-messages": "anthropic",
-    "openai-chat": "openai-compatible",
-    "openai-responses": "openai-responses",
-    "ollama-chat": "ollama",
-    "gemini-generate": "gemini",
-}
-PATHS = {
-    "anthropic-messages": "/v1/messages",
-    "openai-chat": "/v1/chat/completions",
-    "openai-responses": "/v1/responses",
-    "ollama-chat": "/api/chat",
-    "gemini-generate": "/v1beta/models/m:generateContent",
-}
+PROVIDER = {wire: provider_for(wire) for wire in WIRES}
+PATHS = {wire: get_wire(wire).path.replace("{model}", "m") for wire in WIRES}
 ANSWER = Reply(message=Message.assistant("Zürich is 18°C."), stop="end_turn",
                usage=Usage(input_tokens=12, output_tokens=5))
 CALLS = Reply(

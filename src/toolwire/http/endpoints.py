@@ -151,3 +151,6 @@ def wire_for_path(path: str) -> tuple[str, bool] | None:
     does); `toolwire.codecs.registry.wire_at` also gives the model a path names."""
     route = wire_at(path)
     return None if route is None else (route.wire.name, route.stream)
+
+
+__all__ = ["MODEL_ID_FORMS", "PROVIDERS", "Endpoint", "parse_model_id", "wire_for_path"]

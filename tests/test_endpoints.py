@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from toolwire import ConfigError
-from toolwire.http.endpoints import parse_model_id
+from toolwire.http.endpoints import MODEL_ID_FORMS, Endpoint, parse_model_id
+from toolwire.http.providers import (
+    ANTHROPIC_KEY,
+    PROVIDERS,
+    Provider,
+    model_id_forms,
+    register_provider,
+    unregister_provider,
+)
 
 KEYS = {
     "ANTHROPIC_API_KEY": "sk-ant-test",
@@ -96,3 +104,38 @@ def test_ollama_host() -> None:
 def test_bad_ids_explain_the_forms(model_id: str, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         parse_model_id(model_id, KEYS)
+
+
+def test_the_forms_in_messages_are_the_provider_registry_s() -> None:
+    assert model_id_forms() == MODEL_ID_FORMS
+    assert MODEL_ID_FORMS[:2] == ("anthropic:<model>", "openai:<model>")
+    assert [f.split(":")[0] for f in MODEL_ID_FORMS[:-1]] == list(PROVIDERS)
+
+
+def test_an_endpoint_made_by_hand_authenticates_as_its_provider() -> None:
+    parsed = parse_model_id("gemini:m", KEYS)
+    by_hand = Endpoint(provider="gemini", wire=parsed.wire, model="m", base_url="http://h",
+                       key="gem-test")
+    assert by_hand.headers() == parsed.headers()
+    assert by_hand.headers()["x-goog-api-key"] == "gem-test"
+    unknown = Endpoint(provider="mine", wire=parsed.wire, model="m", base_url="http://h", key="k")
+    assert unknown.headers()["authorization"] == "Bearer k"
+
+
+def test_a_registered_provider_gets_the_built_in_ones_behaviour() -> None:
+    spec = PROVIDERS["openai-compatible"]
+    register_provider(Provider(name="gateway", wire=spec.wire, base_url="", needs_base_url=True,
+                               host_var="GATEWAY_HOST", auth=ANTHROPIC_KEY))
+    try:
+        with pytest.raises(ConfigError, match="needs a server: write gateway:<model>@<base_url>"):
+            parse_model_id("gateway:m", {})
+        ep = parse_model_id("gateway:m@http://127.0.0.1:5/v1", {})
+        assert ep.url() == "http://127.0.0.1:5/v1/chat/completions"
+        assert ep.headers()["anthropic-version"] == "2023-06-01" and "x-api-key" not in ep.headers()
+        assert ep.prepare_body({"a": 1}) == {"a": 1}
+        with pytest.raises(ConfigError, match=r"Use one of: .*gateway:<model>"):
+            parse_model_id("nope:m", {})
+    finally:
+        unregister_provider("gateway")
+    with pytest.raises(ConfigError, match="unknown model id 'gateway:m'"):
+        parse_model_id("gateway:m", {})

@@ -1,8 +1,8 @@
 """The canonical transcript: frozen, keyword-only, vendor-neutral values.
 
 Owns: the parts of a message, `Message`, `ToolSpec`, `ToolChoice`, `Request`, `Reply`, `Usage`
-and the normalised stop reasons. Must not import anything else from toolwire except `errors`;
-every other layer (codecs, loop, CLI) speaks in these values.
+and the normalised stop reasons. Must not import anything else from toolwire except `errors`
+and `_json` (the JSON reader); every other layer (codecs, loop, CLI) speaks in these values.
 
 Provider-only data (Anthropic thinking signatures, OpenRouter ``reasoning_details``, Responses
 ``encrypted_content``, Gemini ``thoughtSignature``, server-tool blocks) rides in

@@ -485,3 +485,91 @@ def test_generated_transcripts(msgs: list[Message], data: st.DataObject) -> None
     check_drop(msgs, data, wire)
     check_duplicate(msgs, data, wire)
     check_move(msgs, data, wire)
+
+
+# --------------------------------------------------------------------------- edges
+
+
+def rules(problems: list[Problem]) -> list[tuple[int, str]]:
+    return [(p.index, p.rule) for p in problems]
+
+
+def test_a_call_and_its_result_in_the_same_message() -> None:
+    both = Message(role="assistant", parts=(
+        ToolCallPart(id="c1", name="f", arguments={}), ToolResultPart(call_id="c1", content="ok"),
+    ))
+    problems = check_transcript([user(), both])
+    assert rules(problems) == [(1, "result_outside_tool"), (1, "result_before_call")]
+    assert problems[1].message == "the result for call 'c1' (f) comes before the call " \
+        "(made in message 1)"
+
+
+def test_a_transcript_that_starts_with_an_assistant_message() -> None:
+    problems = check_transcript([calls("c1", "c2"), results("c1")], "gemini-generate")
+    assert rules(problems) == [(0, "turn_order"), (0, "missing_result"), (1, "result_count")]
+    assert problems[0].message.startswith(
+        "the assistant message with tool calls has no user message before it; "
+    )
+    problems = check_transcript([Message.assistant("hi"), calls("c1"), results("c1")],
+                                "gemini-generate")
+    assert rules(problems) == [(1, "turn_order")]
+    assert problems[0].message.startswith(
+        "the assistant message with tool calls follows an assistant message; "
+    )
+    problems = check_transcript([calls("c1"), Message(role="tool", parts=(TextPart(text="x"),))])
+    assert rules(problems) == [(0, "missing_result"), (1, "empty_tool_message")]
+    assert problems[1].fix == "put the results for the calls of message 0 in it"
+
+
+def test_a_transcript_that_starts_with_a_tool_message() -> None:
+    problems = check_transcript([results("c0"), user(), calls("c1", "c2")], "gemini-generate")
+    assert rules(problems) == [(0, "orphan_result"), (2, "missing_result"), (2, "missing_result")]
+    empty = Message(role="tool", parts=(TextPart(text="x"),))
+    problems = check_transcript([empty, user(), calls("c1")])
+    assert rules(problems) == [(0, "empty_tool_message"), (2, "missing_result")]
+    assert problems[0].fix == "remove it"
+
+
+def test_duplicate_call_ids_when_a_wire_is_given() -> None:
+    msgs = [user(), calls("c1:read", "c1:grep"), results("c1", "c1")]
+    for wire in WIRES:
+        problems = check_transcript(msgs, wire)
+        assert rules(problems)[:1] == [(1, "duplicate_call_id")], wire
+        assert problems[0].message == (
+            "call id 'c1' (grep) is used again; a call in message 1 already has it"
+        )
+
+
+def test_results_outside_a_tool_message_are_not_checked_as_a_batch() -> None:
+    holds_result = Message(role="user", parts=(ToolResultPart(call_id="c1", content="ok"),))
+    problems = check_transcript([user(), calls("c1", "c2"), holds_result], "gemini-generate")
+    assert rules(problems) == [(1, "missing_result"), (2, "result_outside_tool")]
+    holds_calls = Message(role="user", parts=(
+        ToolCallPart(id="c1", name="f", arguments={}),
+        ToolCallPart(id="c2", name="f", arguments={}),
+    ))
+    problems = check_transcript([holds_calls, results("c1")], "gemini-generate")
+    assert rules(problems) == [(0, "call_outside_assistant")] * 2 + [(0, "missing_result")]
+
+
+def test_shape_problems_stay_when_a_turn_is_checked() -> None:
+    stray = Message(role="user", parts=(ToolResultPart(call_id="z", content="ok"),))
+    problems = check_transcript([stray, calls("c1"), results("c1")], "gemini-generate")
+    assert rules(problems) == [(0, "result_outside_tool"), (0, "orphan_result")]
+
+
+def test_reasoning_in_a_tool_message_says_where_it_goes() -> None:
+    tool_msg = Message(role="tool", parts=(
+        ToolResultPart(call_id="c1", content="ok"), ReasoningPart(text="hm"),
+    ))
+    p = only(check_transcript([user(), calls("c1"), tool_msg]))
+    assert str(p) == (
+        "message 2: error [unexpected_part] a tool message holds a reasoning part; a tool "
+        "message carries results (and text after them). Fix: move the reasoning into the "
+        "assistant message it belongs to."
+    )
+
+
+def test_missing_result_names_the_next_message() -> None:
+    p = only(check_transcript([user(), calls("c1"), Message.assistant("so")]))
+    assert p.message == "call 'c1' (f) has no result: the next message is a assistant message"

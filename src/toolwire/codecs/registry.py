@@ -107,6 +107,11 @@ class Route:
     model: str | None = None
     stream: bool = False
 
+    def url_says(self) -> dict[str, Any]:
+        """The keywords for the codec's ``decode_request``: the model and streaming this path
+        names, for a wire that puts them in the URL; nothing for the other wires."""
+        return {"model": self.model, "stream": self.stream} if self.wire.model_in_path else {}
+
 
 # --------------------------------------------------------------------------- built-in wires
 

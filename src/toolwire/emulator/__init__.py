@@ -183,10 +183,7 @@ class Emulator:
         problem = check_body(wire, body) if self.check else None
         if problem is None:
             try:
-                if spec.model_in_path:  # the model and streaming are in the URL
-                    request = codec.decode_request(body, model=route.model, stream=route.stream)
-                else:
-                    request = codec.decode_request(body)
+                request = codec.decode_request(body, **route.url_says())
             except Exception as exc:  # a body our codec cannot read is the client's error
                 problem = f"malformed request: {type(exc).__name__}: {exc}"
             else:

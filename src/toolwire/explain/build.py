@@ -198,9 +198,9 @@ def _decode_stream_text(wire: str, text: str) -> Reply:
 
 def _from_cassette(path: Path) -> Explanation:
     from toolwire.codecs import get_codec
+    from toolwire.codecs.registry import wire_at
     from toolwire.conversion import detect_wire
     from toolwire.http.cassette import load_cassette
-    from toolwire.http.endpoints import wire_for_path
 
     interactions = load_cassette(path)
     if not interactions:
@@ -209,10 +209,11 @@ def _from_cassette(path: Path) -> Explanation:
     wire = None
     request = None
     for item in interactions:
-        route = wire_for_path(str(item["request"].get("path", "")).split("?")[0])
-        wire = route[0] if route else detect_wire(item["request"]["body"])[0]
+        route = wire_at(str(item["request"].get("path", "")).split("?")[0])
+        wire = route.wire.name if route else detect_wire(item["request"]["body"])[0]
         codec = get_codec(wire)
-        request = codec.decode_request(item["request"]["body"])
+        said = route.url_says() if route else {}
+        request = codec.decode_request(item["request"]["body"], **said)
         response = item["response"]
         if "stream" in response and response.get("status", 200) < 400:
             replies.append(_decode_stream_text(wire, "".join(response["stream"])))

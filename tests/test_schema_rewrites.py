@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-from toolwire.codecs.strict import StrictSchemaError, strict_schema
+from toolwire.codecs.openai_shared import StrictSchemaError, strict_schema
 
 
 def _objects(node: Any) -> list[dict[str, Any]]:

@@ -17,9 +17,9 @@ decodes leniently what those servers really send. Rules worth knowing:
 - A 200 body or a stream chunk holding only ``error`` raises that error, typed.
 
 Owns nothing itself: it names the wire's surface, defined in ``request`` (`encode`,
-`decode_request`, `check_body`), ``reply`` (`STOP_REASONS`, `decode_response`,
-`encode_response`, `decode_error`, `encode_error`) and ``stream`` (`StreamDecoder`,
-`encode_stream`). Pure; must not import transport or client code.
+`decode_request`, `check_body`), ``reply`` (`STOP_REASONS`, `decode_response`, `encode_response`,
+`decode_error`; `encode_error` is OpenAI's, from `toolwire.codecs.openai_shared`) and ``stream``
+(`StreamDecoder`, `encode_stream`). Pure; must not import transport or client code.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from toolwire.codecs.openai_chat.reply import (
     STOP_REASONS,
     decode_error,
     decode_response,
-    encode_error,
     encode_response,
 )
 from toolwire.codecs.openai_chat.request import check_body, decode_request, encode
 from toolwire.codecs.openai_chat.stream import StreamDecoder, encode_stream
+from toolwire.codecs.openai_shared import encode_error
 
 __all__ = [
     "STOP_REASONS",

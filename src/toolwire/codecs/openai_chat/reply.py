@@ -1,11 +1,12 @@
 """OpenAI Chat Completions: whole reply bodies, both ways, and error bodies.
 
-Owns the stop-reason map `STOP_REASONS` (and the finish reason written back for each stop),
-usage, `decode_response` (a reply body as a `Reply`; the stream decoder assembles such a body
-and reads it with the same `decode_body`, so both paths agree), `encode_response`, and error
-bodies: `decode_error` (an HTTP error reply as a typed error), `error_from_chunk` (an ``error``
-object inside a 200 body or a stream) and `encode_error`. Pure functions over JSON: imports only
-the transcript, errors, `toolwire.codecs.base` and the chat `parts`; no HTTP, no vendor SDK.
+Owns the stop-reason map `STOP_REASONS` (and the finish reason written back for each stop), usage,
+`decode_response` (a reply body as a `Reply`; the stream decoder assembles such a body and reads it
+with the same `decode_body`, so both paths agree), `encode_response`, and error bodies:
+`decode_error` (an HTTP error reply as a typed error), `error_from_chunk` (an ``error`` object
+inside a 200 body or a stream); the error body it sends is `toolwire.codecs.openai_shared`'s. Pure
+functions over JSON: imports only the transcript, errors, `toolwire.codecs.base` and the chat
+`parts`; no HTTP, no vendor SDK.
 """
 
 from __future__ import annotations
@@ -364,14 +365,3 @@ def error_from_chunk(chunk: Mapping[str, Any]) -> ProviderError:
     if status is None:
         return StreamError(message, error_type=kind, wire=WIRE, body=plain(chunk))
     return provider_error(status, message, wire=WIRE, error_type=kind, body=plain(chunk))
-
-
-_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error",
-                404: "invalid_request_error", 429: "rate_limit_exceeded", 500: "server_error",
-                503: "server_error"}
-
-
-def encode_error(status: int, message: str) -> dict[str, Any]:
-    """An error body as this wire's server sends it for ``status``."""
-    return {"error": {"message": message, "type": _ERROR_TYPES.get(status, "server_error"),
-                      "param": None, "code": "rate_limit_exceeded" if status == 429 else None}}

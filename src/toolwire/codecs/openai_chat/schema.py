@@ -2,15 +2,15 @@
 
 Owns how this wire writes and reads a tool (``{"type": "function", "function": {"name",
 "description", "parameters", "strict"}}``) and the ``tool_choice`` / ``parallel_tool_calls``
-pair. A tool marked strict gets the strict-mode rewrite of `toolwire.codecs.strict`, made on a
-copy and reported as a ``schema_rewritten`` note; a schema strict mode cannot take is sent
+pair. A tool marked strict gets the strict-mode rewrite of `toolwire.codecs.openai_shared`, made
+on a copy and reported as a ``schema_rewritten`` note; a schema strict mode cannot take is sent
 without ``strict``, with a note saying why. A schema needing no change goes out as the very
 object given, and a decoded schema is the body's own object: bodies are never changed. A tool
 with no ``parameters`` decodes with an empty object schema; a tool that is not a function tool
 is kept for the options, as it came.
 
 Pure functions over JSON; imports only the transcript, `toolwire.codecs.base`,
-`toolwire.codecs.strict` and the chat `parts`; must not import the wire's request, reply or
+`toolwire.codecs.openai_shared` and the chat `parts`; must not import the wire's request, reply or
 stream modules.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 
 from toolwire.codecs.base import Note
 from toolwire.codecs.openai_chat.parts import Names, plain
-from toolwire.codecs.strict import StrictSchemaError, strict_schema
+from toolwire.codecs.openai_shared import StrictSchemaError, strict_schema
 from toolwire.transcript import ToolChoice, ToolSpec
 
 _DEFAULT_SCHEMA = {"type": "object", "properties": {}}

@@ -16,9 +16,9 @@
   `WireFormatError` naming the field.
 
 Owns nothing itself: it names the wire's surface, defined in ``request`` (`encode`,
-`decode_request`, `check_body`), ``reply`` (`STOP_REASONS`, `decode_response`,
-`encode_response`, `decode_error`, `encode_error`) and ``stream`` (`StreamDecoder`,
-`encode_stream`). Pure: must not import transport, client or any vendor SDK.
+`decode_request`, `check_body`), ``reply`` (`STOP_REASONS`, `decode_response`, `encode_response`,
+`decode_error`; `encode_error` is OpenAI's, from `toolwire.codecs.openai_shared`) and ``stream``
+(`StreamDecoder`, `encode_stream`). Pure: must not import transport, client or any vendor SDK.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from toolwire.codecs.openai_responses.reply import (
     STOP_REASONS,
     decode_error,
     decode_response,
-    encode_error,
     encode_response,
 )
 from toolwire.codecs.openai_responses.request import check_body, decode_request, encode
 from toolwire.codecs.openai_responses.stream import StreamDecoder, encode_stream
+from toolwire.codecs.openai_shared import encode_error
 
 __all__ = [
     "STOP_REASONS",

@@ -2,7 +2,8 @@
 
 Owns: the stop-reason map (the wire has no finish reason: it is derived from ``status``,
 ``incomplete_details`` and the items present), usage, the whole-reply conversions
-(`decode_response`, `encode_response`) and error bodies (`decode_error`, `encode_error`).
+(`decode_response`, `encode_response`) and error bodies (`decode_error`; the error body it
+sends is `toolwire.codecs.openai_shared`'s).
 Imports only the transcript, errors, `toolwire.codecs.base` and the Responses `parts` and
 `schema`; must not import the wire's request or stream modules, transport, client or any
 vendor SDK.
@@ -252,14 +253,3 @@ def decode_error(
     return provider_error(status, message, wire=WIRE, error_type=error_type,
                           body=parsed if parsed is not None else text,
                           retry_after=retry_after_from(headers))
-
-
-_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error",
-                404: "invalid_request_error", 429: "rate_limit_exceeded", 500: "server_error",
-                503: "server_error"}
-
-
-def encode_error(status: int, message: str) -> dict[str, Any]:
-    """An error body as this wire's server sends it for ``status``."""
-    return {"error": {"message": message, "type": _ERROR_TYPES.get(status, "server_error"),
-                      "param": None, "code": "rate_limit_exceeded" if status == 429 else None}}

@@ -2,7 +2,7 @@
 
 Owns how this wire writes and reads a tool: a flat function tool (``{"type": "function",
 "name", "description", "parameters", "strict"}``) with ``strict`` always sent. A strict tool
-gets the strict-mode rewrite of `toolwire.codecs.strict`, made on a copy and reported as a
+gets the strict-mode rewrite of `toolwire.codecs.openai_shared`, made on a copy and reported as a
 ``schema_rewritten`` note; a schema strict mode cannot take goes out with ``strict: false``,
 with a note saying why. A schema needing no change goes out as the very object given. On the
 way in, tools that are not function tools (built-in ones) are handed back for the options as
@@ -11,7 +11,7 @@ shape raises `WireFormatError` naming it. Also the ``tool_choice`` both ways: a 
 canonical form cannot say exactly (``allowed_tools``, a built-in tool) is kept as it came.
 
 Pure functions over JSON; imports only the transcript, `toolwire.codecs.base`,
-`toolwire.codecs.strict` and the Responses `parts`; must not import the wire's request, reply
+`toolwire.codecs.openai_shared` and the Responses `parts`; must not import the wire's request, reply
 or stream modules.
 """
 
@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from toolwire.codecs.base import NameMap, Note, wrong_shape
 from toolwire.codecs.openai_responses.parts import Item, typed
-from toolwire.codecs.strict import StrictSchemaError, strict_schema
+from toolwire.codecs.openai_shared import StrictSchemaError, strict_schema
 from toolwire.transcript import ToolChoice, ToolSpec
 
 _EMPTY_SCHEMA: Final = {"type": "object", "properties": {}}

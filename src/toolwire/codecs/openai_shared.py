@@ -1,13 +1,13 @@
-"""Schema rewrites a wire's strict mode needs, always made on a copy and always reported.
+"""What OpenAI's two wires (openai-chat, openai-responses) share: strict schemas, error bodies.
 
-Owns `strict_schema`: the rewrite OpenAI's strict function calling (Chat Completions and
-Responses) asks for. In that mode every object must close itself (``additionalProperties:
-false``) and list every property as required; a property that was optional stays optional in
-meaning by also accepting ``null``. Keywords the mode does not take are removed, ``oneOf`` becomes
-``anyOf``, ``allOf`` is merged, OpenAPI's ``nullable`` becomes a ``null`` type, and a ``$ref``
-with sibling keywords is inlined. Each change is described in a short sentence so codecs can put
-it in a `Note`. The ``schema`` module of each OpenAI wire (openai-chat, openai-responses) decides
-when to call it and how to report what it changed.
+Owns `encode_error` (the error body both APIs send) and `strict_schema`: the rewrite OpenAI's strict
+function calling (Chat Completions and Responses) asks for. In that mode every object must close
+itself (``additionalProperties: false``) and list every property as required; a property that was
+optional stays optional in meaning by also accepting ``null``. Keywords the mode does not take are
+removed, ``oneOf`` becomes ``anyOf``, ``allOf`` is merged, OpenAPI's ``nullable`` becomes a ``null``
+type, and a ``$ref`` with sibling keywords is inlined. Each change is described in a short sentence
+so codecs can put it in a `Note`. The ``schema`` module of each OpenAI wire (openai-chat,
+openai-responses) decides when to call it and how to report what it changed.
 
 Pure functions over plain JSON values. Must not import any other toolwire module.
 """
@@ -18,7 +18,23 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["STRICT_FORMATS", "STRICT_KEYWORDS", "StrictSchemaError", "strict_schema"]
+__all__ = [
+    "STRICT_FORMATS",
+    "STRICT_KEYWORDS",
+    "StrictSchemaError",
+    "encode_error",
+    "strict_schema",
+]
+
+_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error",
+                404: "invalid_request_error", 429: "rate_limit_exceeded", 500: "server_error",
+                503: "server_error"}
+
+
+def encode_error(status: int, message: str) -> dict[str, Any]:
+    """An error body as OpenAI's servers send it for ``status``."""
+    return {"error": {"message": message, "type": _ERROR_TYPES.get(status, "server_error"),
+                      "param": None, "code": "rate_limit_exceeded" if status == 429 else None}}
 
 STRICT_KEYWORDS = frozenset({
     "type", "properties", "required", "additionalProperties", "items", "enum", "const",

@@ -181,7 +181,9 @@ class Checker:
             f"Arguments for tool {quote(self.tool)} are not valid JSON: {detail}. "
             f"Send a JSON object like {self.example}."
         )
-        raise ToolCallError(message, kind="invalid_json", tool=self.tool, problems=(detail,))
+        raise ToolCallError(
+            message, kind="invalid_json", tool=self.tool, problems=(detail,)
+        ) from None  # not chained to the fast parser's error
 
     def _refused(self, value: Any, text: str | None) -> dict[str, Any]:
         """What the fast check refused: raise the error for the model (or check a conversion)."""

@@ -1,0 +1,192 @@
+"""The rarer messages of argument checking, each pinned: the keywords few schemas use, where
+broken text broke, refused schemas, and the checker's cheap tests on text and values."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from toolwire.errors import ToolCallError, ToolDefinitionError
+from toolwire.schema.tool import Tool, validate_call
+from toolwire.schema.validate import _may_not_be_finite, _not_finite
+
+PLAIN = Tool(name="t", input_schema={"properties": {"a": {"type": "string"}}})
+
+
+def failure(tool: Tool, arguments: Any, name: str | None = None) -> ToolCallError:
+    with pytest.raises(ToolCallError) as caught:
+        validate_call([tool], tool.name if name is None else name, arguments)
+    return caught.value
+
+
+def shows_no_chained_error(error: BaseException) -> bool:
+    return error.__cause__ is None and (error.__context__ is None or error.__suppress_context__)
+
+
+def lines(schema: dict[str, Any], arguments: Any) -> str:
+    return str(failure(Tool(name="t", input_schema=schema), arguments))
+
+
+# -- keywords few schemas use ---------------------------------------------------------------
+
+
+def test_contains() -> None:
+    schema = {"properties": {"xs": {"type": "array", "contains": {"type": "integer"}}}}
+    assert lines(schema, {"xs": ["a", "b"]}) == (
+        'Invalid arguments for tool "t":\n- "xs": want at least one item that is an integer'
+    )
+
+
+def test_max_and_min_properties() -> None:
+    schema = {"properties": {"m": {"type": "object", "maxProperties": 1, "minProperties": 1}}}
+    assert lines(schema, {"m": {"a": 1, "b": 2}}) == (
+        'Invalid arguments for tool "t":\n- "m": got 2 fields, want at most 1'
+    )
+    assert lines(schema, {"m": {}}) == (
+        'Invalid arguments for tool "t":\n- "m": got 0 fields, want at least 1'
+    )
+
+
+def test_unevaluated_properties() -> None:
+    schema = {"type": "object", "properties": {"name": {"type": "string"}},
+              "unevaluatedProperties": False}
+    error = failure(Tool(name="t", input_schema=schema), {"nmae": "y"})
+    assert (error.kind, str(error)) == (
+        "unknown_field",
+        'Invalid arguments for tool "t":\n- "nmae": unknown field; did you mean "name"?\n'
+        'Allowed fields: "name".',
+    )
+
+
+def test_one_of_with_several_matches() -> None:
+    schema = {"properties": {"v": {"oneOf": [{"type": "integer"}, {"type": "number"},
+                                             {"type": "string"}]}}}
+    assert lines(schema, {"v": 3}) == (
+        'Invalid arguments for tool "t":\n'
+        '- "v": got 3, which fits more than one of: an integer, a number or a string; want one'
+    )
+
+
+def test_formats_are_checked() -> None:
+    schema = {"properties": {"day": {"type": "string", "format": "date"}}}
+    assert lines(schema, {"day": "soon"}) == (
+        'Invalid arguments for tool "t":\n- "day": got "soon", want a date string'
+    )
+
+
+# -- schemas refused ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ref", "why"),
+    [
+        ("file:///nowhere/s.json", "Retrieval is disabled, cannot fetch file:///nowhere/s.json"),
+        ("other.json", "No base URI is available"),
+    ],
+)
+def test_remote_refs_are_refused(ref: str, why: str) -> None:
+    with pytest.raises(ToolDefinitionError) as caught:
+        Tool(name="t", input_schema={"properties": {"a": {"$ref": ref}}})
+    assert str(caught.value) == (
+        f"tool 't': input_schema is not a valid JSON Schema: Resource '{ref}' is not present "
+        f"in a registry and retrieving it failed: {why}"
+    )
+
+
+def test_an_invalid_schema_is_named_by_its_first_line() -> None:
+    with pytest.raises(ToolDefinitionError) as caught:
+        Tool(name="t", input_schema={"type": "object", "properties": {"a": {"type": "nope"}}})
+    assert str(caught.value) == (
+        "tool 't': input_schema is not a valid JSON Schema: \"nope\" is not valid under any "
+        "of the schemas listed in the 'anyOf' keyword"
+    )
+
+
+# -- where text broke -----------------------------------------------------------------------
+
+
+def test_a_control_character_in_a_string() -> None:
+    error = failure(PLAIN, '{"a": "x\ny"}')
+    assert error.problems == (
+        'invalid control character at line 1, column 9, just after `{"a": "x`',
+    )
+
+
+def test_the_text_before_a_break_is_cut_past_thirty_characters() -> None:
+    at_30 = failure(PLAIN, '{"a": "' + "x" * 21 + '" "b": 1}')
+    assert at_30.problems == (
+        "expecting ',' delimiter at line 1, column 31, just after "
+        '`{"a": "xxxxxxxxxxxxxxxxxxxxx" `',
+    )
+    at_31 = failure(PLAIN, '{"a": "' + "x" * 22 + '" "b": 1}')
+    assert at_31.problems == (
+        "expecting ',' delimiter at line 1, column 32, just after "
+        '`…"a": "xxxxxxxxxxxxxxxxxxxxxx" `',
+    )
+
+
+def test_bytes_that_are_not_utf8() -> None:
+    error = failure(PLAIN, b"\xff\xfe")
+    assert (error.kind, error.tool, error.problems) == (
+        "invalid_json", "t", ("the bytes are not UTF-8 text",)
+    )
+    assert shows_no_chained_error(error)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "kind", "problem"),
+    [
+        ("[1]", "not_an_object", "must be a JSON object, got an array"),
+        ("{", "invalid_json", "expecting property name enclosed in double quotes at the end "
+                              "(line 1, column 2): the text stops early"),
+        ({"a": object()}, "schema", "they hold a value JSON cannot carry "
+                                    "(Unsupported type: 'object')"),
+        ({1: "a"}, "schema", "they hold a value JSON cannot carry "
+                             "(Dict key must be str or str enum. Got 'int')"),
+    ],
+)
+def test_every_error_names_its_tool_and_problems(arguments: Any, kind: str, problem: str) -> None:
+    error = failure(PLAIN, arguments)
+    assert (error.kind, error.tool, error.problems) == (kind, "t", (problem,))
+    assert shows_no_chained_error(error)
+
+
+def test_an_unknown_tool_that_is_not_a_string() -> None:
+    error = failure(PLAIN, "{}", name=42)  # type: ignore[arg-type]
+    message = 'Unknown tool "42". Available tools: "t".'
+    assert (str(error), error.tool, error.problems) == (message, "42", (message,))
+
+
+# -- examples in messages -------------------------------------------------------------------
+
+
+def test_the_example_follows_refs_and_is_cut_at_600_characters() -> None:
+    refd = Tool(name="r", input_schema={
+        "$defs": {"P": {"type": "object", "properties": {"x": {"type": "integer",
+                                                                "examples": [7]}},
+                        "required": ["x"]}},
+        "properties": {"p": {"$ref": "#/$defs/P"}}, "required": ["p"],
+    })
+    assert str(failure(refd, "nope")).endswith('Send a JSON object like {"p": {"x": 7}}.')
+    names = [f"field_number_{i}" for i in range(40)]
+    big = Tool(name="big", input_schema={"properties": {n: {"type": "string"} for n in names},
+                                         "required": names})
+    example = str(failure(big, "nope")).split("Send a JSON object like ", 1)[1][:-1]
+    assert len(example) == 600 and example.endswith('"field_num…')
+
+
+# -- cheap tests ----------------------------------------------------------------------------
+
+
+def test_long_text_may_hold_a_huge_number() -> None:
+    assert not _may_not_be_finite("1" * 200)
+    assert _may_not_be_finite("1" * 201)
+
+
+def test_not_finite_looks_into_objects_and_lists() -> None:
+    assert not _not_finite({"a": "NaN", "b": [1, "x", None, True], "c": {"d": 1.5}})
+    assert _not_finite({"a": [1, {"b": math.inf}]})
+    assert _not_finite([math.nan])
+    assert not _not_finite(7)

@@ -12,7 +12,10 @@ from toolwire.errors import ToolCallError, ToolDefinitionError
 from toolwire.schema.tool import Tool, validate_call
 from toolwire.schema.validate import _may_not_be_finite, _not_finite
 
-PLAIN = Tool(name="t", input_schema={"properties": {"a": {"type": "string"}}})
+
+def plain() -> Tool:
+    """Built in each test: building a tool compiles its check, which is under test too."""
+    return Tool(name="t", input_schema={"properties": {"a": {"type": "string"}}})
 
 
 def failure(tool: Tool, arguments: Any, name: str | None = None) -> ToolCallError:
@@ -108,19 +111,19 @@ def test_an_invalid_schema_is_named_by_its_first_line() -> None:
 
 
 def test_a_control_character_in_a_string() -> None:
-    error = failure(PLAIN, '{"a": "x\ny"}')
+    error = failure(plain(), '{"a": "x\ny"}')
     assert error.problems == (
         'invalid control character at line 1, column 9, just after `{"a": "x`',
     )
 
 
 def test_the_text_before_a_break_is_cut_past_thirty_characters() -> None:
-    at_30 = failure(PLAIN, '{"a": "' + "x" * 21 + '" "b": 1}')
+    at_30 = failure(plain(), '{"a": "' + "x" * 21 + '" "b": 1}')
     assert at_30.problems == (
         "expecting ',' delimiter at line 1, column 31, just after "
         '`{"a": "xxxxxxxxxxxxxxxxxxxxx" `',
     )
-    at_31 = failure(PLAIN, '{"a": "' + "x" * 22 + '" "b": 1}')
+    at_31 = failure(plain(), '{"a": "' + "x" * 22 + '" "b": 1}')
     assert at_31.problems == (
         "expecting ',' delimiter at line 1, column 32, just after "
         '`…"a": "xxxxxxxxxxxxxxxxxxxxxx" `',
@@ -128,7 +131,7 @@ def test_the_text_before_a_break_is_cut_past_thirty_characters() -> None:
 
 
 def test_bytes_that_are_not_utf8() -> None:
-    error = failure(PLAIN, b"\xff\xfe")
+    error = failure(plain(), b"\xff\xfe")
     assert (error.kind, error.tool, error.problems) == (
         "invalid_json", "t", ("the bytes are not UTF-8 text",)
     )
@@ -148,15 +151,33 @@ def test_bytes_that_are_not_utf8() -> None:
     ],
 )
 def test_every_error_names_its_tool_and_problems(arguments: Any, kind: str, problem: str) -> None:
-    error = failure(PLAIN, arguments)
+    error = failure(plain(), arguments)
     assert (error.kind, error.tool, error.problems) == (kind, "t", (problem,))
     assert shows_no_chained_error(error)
 
 
 def test_an_unknown_tool_that_is_not_a_string() -> None:
-    error = failure(PLAIN, "{}", name=42)  # type: ignore[arg-type]
+    error = failure(plain(), "{}", name=42)  # type: ignore[arg-type]
     message = 'Unknown tool "42". Available tools: "t".'
     assert (str(error), error.tool, error.problems) == (message, "42", (message,))
+
+
+# -- what the compiled check passes and refuses ----------------------------------------------
+
+
+def test_empty_arguments_and_numbers_json_cannot_carry() -> None:
+    tool = Tool(name="t", input_schema={"properties": {"n": {"type": ["number", "null"]}}})
+    for empty in ("", None, " "):
+        assert validate_call([tool], "t", empty) == {}
+    assert validate_call([tool], "t", '{"n": 1.5}') == {"n": 1.5}
+    for text, detail in [('{"n": NaN, "x": 1}', "NaN is not a JSON value"),
+                         ('{"n": 1e999, "x": 1}', "the number 1e999 is too large for JSON")]:
+        error = failure(tool, text)
+        assert (error.kind, error.problems) == ("invalid_json", (detail,))
+    # a parsed object holding NaN is checked as the validator reads it (as null)
+    error = failure(Tool(name="t", input_schema={"properties": {"a": {"type": "string"}}}),
+                    {"a": math.nan})
+    assert (error.kind, error.problems) == ("schema", ('"a": got null, want a string',))
 
 
 # -- examples in messages -------------------------------------------------------------------

@@ -111,7 +111,7 @@ class Checker:
         try:
             validator = jsonschema_rs.validator_for(schema, validate_formats=True, offline=True)
         except Exception as exc:  # the Rust side raises ValidationError or ReferencingError
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            first = str(exc).strip().partition("\n")[0]
             raise ToolDefinitionError(
                 f"tool {tool!r}: input_schema is not a valid JSON Schema: {first}"
             ) from None

@@ -42,6 +42,12 @@ def test_the_layer_contracts_hold() -> None:
     # the agent reaching down past the Model protocol to the client breaks its own contract
     ("agent/run.py", "import toolwire.http.client",
      "The agent reaches models only through toolwire.protocol"),
+    # one wire borrowing from another wire's folder breaks the wires' independence
+    ("codecs/openai_chat/parts.py", "import toolwire.codecs.anthropic_messages.parts",
+     "Inside codecs: wires and the registry never import each other"),
+    # the run log reaching up to the loop it listens to
+    ("agent/runlog.py", "import toolwire.agent.loop",
+     "Inside agent: the loop drives, a run's values know nothing of it"),
     # two modules of one folder importing each other make a circle
     ("schema/walk.py", "import toolwire.schema.text", "No import circle within any folder"),
 ])

@@ -211,3 +211,77 @@ def test_not_finite_looks_into_objects_and_lists() -> None:
     assert _not_finite({"a": [1, {"b": math.inf}]})
     assert _not_finite([math.nan])
     assert not _not_finite(7)
+
+
+# -- how problems are reported ----------------------------------------------------------------
+
+REFS = {"$defs": {"P": {"type": "object", "properties": {"x": {"type": "integer"}},
+                        "required": ["x"]}}}
+
+
+def test_ten_problems_are_all_listed() -> None:
+    schema = {"properties": {f"f{i}": {"type": "integer"} for i in range(10)}}
+    text = lines(schema, {f"f{i}": "x" for i in range(10)})
+    assert text.count("\n- ") == 10 and "more problem" not in text
+
+
+def test_a_union_with_one_branch_of_the_right_type_explains_that_branch() -> None:
+    branch = {"type": "object", "properties": {"kind": {"const": "a"}, "r": {"type": "number"}},
+              "required": ["kind", "r"]}
+    schema = {"properties": {"v": {"anyOf": [{"type": "string"}, branch]}}}
+    assert lines(schema, {"v": {"kind": "b", "r": "x"}}) == (
+        'Invalid arguments for tool "t":\n- "v.kind": got "b", want exactly "a"\n'
+        '- "v.r": got "x", want a number'
+    )
+
+
+def test_a_union_told_apart_by_an_enum() -> None:
+    circle = {"type": "object", "properties": {"kind": {"enum": ["circle", "round"]},
+                                               "r": {"type": "number"}}, "required": ["kind"]}
+    square = {"type": "object", "properties": {"kind": {"enum": ["square"]}},
+              "required": ["kind"]}
+    schema = {"properties": {"s": {"anyOf": [circle, square]}}}
+    assert lines(schema, {"s": {"kind": "tri"}}) == (
+        'Invalid arguments for tool "t":\n'
+        '- "s.kind": got "tri", want one of "circle", "round", "square"'
+    )
+
+
+@pytest.mark.parametrize(
+    "closed",
+    [
+        {"type": "object", "unevaluatedProperties": False},
+        {"type": "object", "patternProperties": {"^y": {}}, "additionalProperties": False},
+    ],
+)
+def test_a_nested_object_that_takes_no_fields(closed: dict[str, Any]) -> None:
+    error = failure(Tool(name="t", input_schema={"properties": {"o": closed}}), {"o": {"x": 1}})
+    assert (error.kind, str(error)) == (
+        "unknown_field",
+        'Invalid arguments for tool "t":\n- "o.x": unknown field\n"o" takes no fields: send {}.',
+    )
+
+
+def test_missing_fields_of_objects_without_properties_and_behind_refs() -> None:
+    schema = {"properties": {"o": {"type": "object", "required": ["x"]}}}
+    assert lines(schema, {"o": {}}) == 'Invalid arguments for tool "t":\n- "o.x": missing'
+    schema = {**REFS, "properties": {"p": {"$ref": "#/$defs/P"}}, "required": ["p"]}
+    assert lines(schema, {}) == 'Invalid arguments for tool "t":\n- "p": missing, want an object'
+
+
+def test_what_is_wanted_behind_refs() -> None:
+    schema = {**REFS, "properties": {"xs": {"type": "array", "contains": {"$ref": "#/$defs/P"}},
+                                     "v": {"anyOf": [{"$ref": "#/$defs/P"}, {"type": "string"}]}}}
+    assert lines(schema, {"xs": [1], "v": 1}) == (
+        'Invalid arguments for tool "t":\n- "v": got 1, want an object or a string\n'
+        '- "xs": want at least one item that is an object'
+    )
+
+
+def test_a_keyword_without_its_own_wording_keeps_the_validators() -> None:
+    schema = {"properties": {"xs": {"type": "array", "prefixItems": [{"type": "integer"}],
+                                    "unevaluatedItems": False}}}
+    assert lines(schema, {"xs": [1, 2]}) == (
+        'Invalid arguments for tool "t":\n'
+        "- \"xs\": Unevaluated items are not allowed ('2' was unexpected)"
+    )

@@ -37,8 +37,7 @@ def schema_error(
     for error in errors:
         explain(error)
     problems = report.problems
-    if len(problems) > 1:
-        problems.sort()
+    problems.sort()
     lines = [text for _, text in problems]
     if len(lines) > MAX_PROBLEMS:
         shown = lines[:MAX_PROBLEMS]
@@ -130,12 +129,7 @@ class _Report:
         elif name == "Constant":
             self.add(path, f"got {got(value)}, want exactly {show(kind.expected_value)}")
         elif name in _BOUNDS:
-            node = self.node(error)
-            noun = (
-                "an integer"
-                if isinstance(node, dict) and node.get("type") == "integer"
-                else "a number"
-            )
+            noun = "an integer" if self.node(error).get("type") == "integer" else "a number"
             self.add(path, f"got {show(value)}, want {noun} {_BOUNDS[name]} {show(kind.limit)}")
         else:
             self.add(path, self._other(name, kind, value, error))
@@ -161,7 +155,7 @@ class _Report:
             return "got repeated items, want each item once"
         if name == "Contains":
             node = self.node(error)
-            wanted = node.get("contains") if isinstance(node, dict) else None
+            wanted = node.get("contains")  # node: the schema holding the keyword, a dict
             return f"want at least one item that is {describe(wanted, self.schema)}"
         if name == "FalseSchema":
             return "not allowed here"
@@ -223,8 +217,7 @@ class _Report:
         key = ("missing", prop, *error.schema_path)
         found = self.cache.get(key)
         if found is None:
-            node = self.node(error)
-            props = node.get("properties") if isinstance(node, dict) else None
+            props = self.node(error).get("properties")  # the node holding a keyword is a dict
             sub = props.get(prop) if isinstance(props, dict) else None
             text = "missing" if sub is None else f"missing, want {describe(sub, self.schema)}"
             shown = quote(prop)
@@ -240,8 +233,7 @@ class _Report:
         key = ("fields", *error.schema_path)
         found = self.cache.get(key)
         if found is None:
-            node = self.node(error)
-            props = node.get("properties") if isinstance(node, dict) else None
+            props = self.node(error).get("properties")  # the node holding a keyword is a dict
             allowed = list(props) if isinstance(props, dict) else []
             listed = quote_all(allowed)
             root_line = (
@@ -254,11 +246,10 @@ class _Report:
 
     def _unknown(self, path: list[str | int], names: list[str], error: Any, value: Any) -> None:
         allowed, listed, root_line = self._fields(error)
-        taken = value if value else ()
         problems = self.problems
         for name in names:
-            guess = closest_among(name, allowed, taken)
-            shown = json_path([*path, name]) if path else quote(name)
+            guess = closest_among(name, allowed, value)
+            shown = json_path([*path, name])
             if guess is None:
                 problems.append((shown, f"{shown}: unknown field"))
             else:

@@ -4,7 +4,8 @@ Owns: reading a docstring's description and per-parameter text (Google ``Args:``
 ``Parameters`` and Sphinx ``:param x:`` styles), building the Pydantic model that both yields
 the JSON Schema shown to the model and turns validated JSON into the Python values a function
 receives, and tidying that schema (local refs inlined, titles dropped, every object closed).
-Must not import `schema`, `_validate`, codecs, transport or the loop.
+Imports only `errors` and `schema.walk`; must not import `schema.tool`, `schema.validate`,
+codecs, transport or the loop.
 """
 
 from __future__ import annotations

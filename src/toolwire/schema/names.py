@@ -3,7 +3,7 @@
 Owns: `closest` (the name a misspelt one most likely meant: same letters up to case and
 ``_-.``, a few typos away, or one inside the other), JSON paths (``"opts.tags[0]"``) and the
 small phrases every message shares. Must not import anything from toolwire except
-`_schema_text`.
+`schema.text`.
 """
 
 from __future__ import annotations

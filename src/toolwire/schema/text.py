@@ -2,7 +2,7 @@
 
 Owns: `example` (the ``send JSON like {...}`` value), `describe` (``a string or null``),
 `show` and `quote` (values and names as compact JSON text). Pure functions over schema dicts.
-Must not import anything from toolwire except `_schema_walk`.
+Must not import anything from toolwire except `schema.walk`.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ def test_status_line_shows_turn_tool_and_tokens(tmp_path: Path) -> None:
     os.close(master)
     screen = b"".join(chunks).decode("utf-8", "replace")
     assert proc.returncode == 0
-    assert "turn 1 · running run_command · 0 tokens" in screen
+    assert "turn 1 · running run_command · 1,234 tokens" in screen
     assert "turn 1 · waiting for the model · 1,234 tokens" in screen
     assert "\r\x1b[2K" in screen  # the line is redrawn in place, not appended
     assert "stopped: answered after 2 turn(s), 2,539 tokens" in screen

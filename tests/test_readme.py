@@ -71,3 +71,14 @@ def test_help_output_in_the_readme_is_real() -> None:
                           text=True, env=env)
     assert proc.returncode == 0
     assert proc.stdout == marked_block("help-output")
+
+
+def test_python_examples_leave_nothing_open(tmp_path: Path) -> None:
+    """The README's Python blocks, run as one script under ``-X dev`` with warnings as errors:
+    no connection, socket or file is left for the garbage collector to close."""
+    script = tmp_path / "readme_examples.py"
+    script.write_text("\n".join(blocks("python")), encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-X", "dev", "-W", "error::ResourceWarning",
+                           str(script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "ResourceWarning" not in proc.stderr and "unclosed" not in proc.stderr

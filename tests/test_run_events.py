@@ -122,5 +122,5 @@ async def test_request_model_is_what_the_provider_calls_the_model(tmp_path: Path
         sent = emu.received[0].body["model"]
     assert steps[0].request.model == sent == m.provider_model == "gpt-4.1"
     head = json.loads(log.read_text().splitlines()[0])
-    assert head["model"] == m.name == "openai-compatible:gpt-4.1"
+    assert head["model"] == m.name == f"openai-compatible:gpt-4.1@{emu.base_url}"
     assert head["request_model"] == "gpt-4.1"

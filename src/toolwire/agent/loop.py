@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from toolwire.agent.dispatch import Approver, Dispatcher, Policy
@@ -201,9 +201,9 @@ class Agent:
         output: OutputType | None = None,
         log: str | os.PathLike[str] | None = None,
     ) -> RunResult[Any]:
-        """`arun` for code without an event loop."""
+        """`arun` for code without an event loop (see `_own_loop`)."""
         _no_running_loop("run")
-        return asyncio.run(self.arun(task, output=output, log=log))
+        return asyncio.run(self._own_loop(self.arun(task, output=output, log=log)))
 
     async def aresume(
         self, log: str | os.PathLike[str], *, output: OutputType | None = None
@@ -217,9 +217,20 @@ class Agent:
     def resume(
         self, log: str | os.PathLike[str], *, output: OutputType | None = None
     ) -> RunResult[Any]:
-        """`aresume` for code without an event loop."""
+        """`aresume` for code without an event loop (see `_own_loop`)."""
         _no_running_loop("resume")
-        return asyncio.run(self.aresume(log, output=output))
+        return asyncio.run(self._own_loop(self.aresume(log, output=output)))
+
+    async def _own_loop(self, run: Awaitable[RunResult[Any]]) -> RunResult[Any]:
+        """Await ``run`` in an event loop made for it, then let the model give back what it
+        holds in that loop (its ``release``, when it has one: open connections, which would
+        outlive the loop), as the loop ends with the run."""
+        try:
+            return await run
+        finally:
+            release = getattr(self.model, "release", None)
+            if callable(release):
+                await release()
 
     # ------------------------------------------------------------------ the loop
 

@@ -319,6 +319,22 @@ def _check_format(version: Any, where: str) -> None:
     )
 
 
+def _check_header(header: dict[str, Any], where: str) -> None:
+    """Refuse a header whose fields have the wrong types, naming the field."""
+    for key in ("model", "request_model", "system", "toolwire"):
+        if header.get(key) is not None and not isinstance(header[key], str):
+            raise TranscriptError(f"{where}: the header's {key!r} must be a string, got "
+                                  f"{type(header[key]).__name__}")
+    tools = header.get("tools")
+    if tools is not None and not (isinstance(tools, list) and all(
+            isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools)):
+        raise TranscriptError(f"{where}: the header's 'tools' must be a list of tool "
+                              "definitions, each with a string 'name'")
+    for key in ("settings", "output"):
+        if header.get(key) is not None and not isinstance(header[key], dict):
+            raise TranscriptError(f"{where}: the header's {key!r} must be an object")
+
+
 def read_log(path: str | os.PathLike[str]) -> LoggedRun:
     """Read a run log back. A last line cut short by a crash is skipped (``torn=True``).
 
@@ -342,37 +358,53 @@ def read_log(path: str | os.PathLike[str]) -> LoggedRun:
             raise TranscriptError(f"{where}: not a JSON line ({exc.msg})") from None
         if not isinstance(event, dict) or "event" not in event:
             raise TranscriptError(f"{where}: a run log line must be an object with 'event'")
-        kind = event["event"]
         if run is None:
-            if kind != "header":
+            if event["event"] != "header":
                 raise TranscriptError(f"{where}: a run log starts with a header line")
             _check_format(event.get("format"), where)
+            _check_header(event, where)
             run = LoggedRun(path=where_file, header=event)
-        elif kind == "message":
-            _put(run, event.get("index"), _load(event.get("message"), Message, where), where)
-        elif kind == "reply":
-            reply: Reply = _load(event.get("reply"), Reply, where)
-            _put(run, event.get("index"), reply.message, where)
-            run.turns = max(run.turns, int(event.get("turn", run.turns + 1)))
-            run.usage = run.usage + reply.usage
-            run.turn_usage.append(reply.usage)
-        elif kind == "retry":
-            run.retries.append(event)
-        elif kind == "call_start":
-            run.started.add(str(event.get("call_id")))
-        elif kind == "call_end":
-            result: ToolResultPart = _load(event.get("result"), ToolResultPart, where)
-            run.results[result.call_id] = result
-        elif kind == "stop":
-            run.stop = event.get("stop")
-            run.notes = [str(n) for n in event.get("notes") or ()]
-        elif kind == "resume":
-            if "format" in event:
-                _check_format(event["format"], where)
-            run.stop = None
+            continue
+        try:
+            _read_event(run, event, where)
+        except TranscriptError:
+            raise
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise TranscriptError(f"{where}: a {event['event']!r} line holds a value of the "
+                                  f"wrong type ({type(exc).__name__}: {exc}); the log was "
+                                  "edited or damaged") from None
     if run is None:
         raise TranscriptError(f"{where_file}: empty run log (no header line)")
     return run
+
+
+def _read_event(run: LoggedRun, event: dict[str, Any], where: str) -> None:
+    """Add what one line after the header tells to ``run``."""
+    kind = event["event"]
+    if kind == "message":
+        _put(run, event.get("index"), _load(event.get("message"), Message, where), where)
+    elif kind == "reply":
+        reply: Reply = _load(event.get("reply"), Reply, where)
+        _put(run, event.get("index"), reply.message, where)
+        run.turns = max(run.turns, int(event.get("turn", run.turns + 1)))
+        run.usage = run.usage + reply.usage
+        run.turn_usage.append(reply.usage)
+    elif kind == "retry":
+        run.retries.append(event)
+    elif kind == "call_start":
+        run.started.add(str(event.get("call_id")))
+    elif kind == "call_end":
+        result: ToolResultPart = _load(event.get("result"), ToolResultPart, where)
+        run.results[result.call_id] = result
+    elif kind == "stop":
+        if not isinstance(event.get("stop"), str):
+            raise TypeError(f"'stop' must be a string, got {type(event.get('stop')).__name__}")
+        run.stop = event["stop"]
+        run.notes = [str(n) for n in event.get("notes") or ()]
+    elif kind == "resume":
+        if "format" in event:
+            _check_format(event["format"], where)
+        run.stop = None
 
 
 __all__ = ["LOG_FORMAT", "LoggedRun", "RunLog", "read_log"]

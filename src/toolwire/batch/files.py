@@ -49,6 +49,13 @@ class BatchTask:
     test_command: str | None = None
     meta: Any = None
     line: int = 0
+    json_id: str | int | None = None
+    """The id as the task line gave it, a string or a number; result lines repeat it so."""
+
+    @property
+    def given_id(self) -> str | int:
+        """The id with the JSON type the task line gave it (``id`` is always its text)."""
+        return self.id if self.json_id is None else self.json_id
 
     @property
     def slug(self) -> str:
@@ -60,7 +67,7 @@ class BatchTask:
 
     def to_dict(self) -> dict[str, Any]:
         """The task as a task line would give it (``workdir`` resolved)."""
-        data: dict[str, Any] = {"id": self.id, "prompt": self.prompt}
+        data: dict[str, Any] = {"id": self.given_id, "prompt": self.prompt}
         for key in ("workdir", "system", "output", "test_command", "meta"):
             value = getattr(self, key)
             if value is not None:
@@ -122,7 +129,7 @@ def parse_task(data: Any, where: str, base: Path | None = None, line: int = 0) -
     if unknown:
         raise BatchError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}; a task "
                          f"has {', '.join(TASK_KEYS)}")
-    task_id = data.get("id")
+    task_id = given = data.get("id")
     if isinstance(task_id, int) and not isinstance(task_id, bool):
         task_id = str(task_id)
     if not isinstance(task_id, str) or not task_id.strip():
@@ -145,7 +152,7 @@ def parse_task(data: Any, where: str, base: Path | None = None, line: int = 0) -
         id=task_id, prompt=prompt, workdir=workdir, tools=_tools(data.get("tools"), where),
         limits=_limits(data.get("limits"), where), system=_optional_str(data, "system", where),
         output=output, test_command=_optional_str(data, "test_command", where),
-        meta=data.get("meta"), line=line,
+        meta=data.get("meta"), line=line, json_id=given if isinstance(given, int) else None,
     )
 
 
@@ -233,10 +240,11 @@ class ResultsFile:
             except ValueError as exc:
                 raise BatchError(f"results file {self.path} line {number}: not valid JSON "
                                  f"({exc}); fix or remove that line") from None
-            if not isinstance(line, dict) or not isinstance(line.get("id"), str):
+            found = line.get("id") if isinstance(line, dict) else None
+            if not isinstance(found, str | int) or isinstance(found, bool):
                 raise BatchError(f'results file {self.path} line {number}: a result line is '
-                                 'an object with a string "id"')
-            self.finished[line["id"]] = line
+                                 'an object with an "id", a string or a whole number')
+            self.finished[str(found)] = line
 
     def append(self, line: Mapping[str, Any]) -> None:
         if self._fd is None:

@@ -229,7 +229,7 @@ async def run_task(
     except Exception as exc:
         line = error_line(task, f"{type(exc).__name__}: {exc}")
     else:
-        line = {"id": task.id, "stop": str(result.stop), "ok": result.ok,
+        line = {"id": task.given_id, "stop": str(result.stop), "ok": result.ok,
                 "answer": result.answer, "turns": result.turns, "usage": _usage(result.usage),
                 "error": str(result.error) if result.error is not None else None,
                 "notes": list(result.notes)}
@@ -249,7 +249,7 @@ def error_line(task: BatchTask, error: str) -> dict[str, Any]:
     """The result line of a run that raised instead of ending (``stop`` is ``"error"``)."""
     from toolwire.transcript import Usage
 
-    return {"id": task.id, "stop": "error", "ok": False, "answer": "", "turns": 0,
+    return {"id": task.given_id, "stop": "error", "ok": False, "answer": "", "turns": 0,
             "usage": _usage(Usage()), "error": error, "notes": [], "seconds": 0.0,
             "log": None, "workdir": None, "resumed": False}
 

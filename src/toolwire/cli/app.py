@@ -2,7 +2,9 @@
 
 Exit codes, for every command: 0 success; 1 the command ran and found a problem (``check``
 found broken rules, a run ended without an answer); 2 bad usage or bad input (the message
-names what was wrong and what to do). User errors never print a traceback. The wire choices
+names what was wrong and what to do); 3 an internal error, whose traceback goes to a file
+(`toolwire.cli.common.report_crash`). User errors never print a traceback: every command
+checks its arguments and files (`toolwire.cli.checks`) before doing anything. The wire choices
 are the wire registry's (`toolwire.codecs.registry`), read when the parser is built. Must not
 import a codec module, the transport or the agent at module level: commands import what they
 use when they run.
@@ -18,7 +20,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from toolwire.cli.common import EPILOG, EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, UserError
+from toolwire.cli import checks
+from toolwire.cli.common import (
+    EPILOG,
+    EXIT_OK,
+    EXIT_PROBLEM,
+    EXIT_USAGE,
+    UserError,
+    one_line,
+    report_crash,
+)
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
@@ -28,16 +39,6 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
         print(text)
 
 
-def _read_json(path: str) -> Any:
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{path} does not exist") from None
-    except ValueError as exc:
-        raise UserError(f"{path} is not valid JSON ({exc}); give a request body in any wire, "
-                        "a cassette or a run log") from None
-
-
 # ------------------------------------------------------------------------------- commands
 
 
@@ -45,12 +46,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from toolwire.explain.build import explain_file, render_text
     from toolwire.transcript_json import to_json
 
+    checks.read_text(args.file)
+    html = checks.output_path(args.html, "--html") if args.html else None
     expl = explain_file(args.file)
-    if args.html:
+    if html is not None:
         from toolwire.explain.html import render_html
 
-        Path(args.html).write_text(render_html(expl, title=f"toolwire: {Path(args.file).name}"),
-                                   encoding="utf-8")
+        html.write_text(render_html(expl, title=f"toolwire: {Path(args.file).name}"),
+                        encoding="utf-8")
         print(f"wrote {args.html}", file=sys.stderr)
     data = {
         "source": expl.source, "wire": expl.wire, "stop": expl.stop,
@@ -64,38 +67,85 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _log_request(path: str) -> Any:
+    """The conversation of a run log as a `Request`: its system prompt, tools and messages."""
+    from toolwire.agent.runlog import read_log
+    from toolwire.transcript import Request, ToolSpec
+    from toolwire.transcript_json import from_json
+
+    run = read_log(path)
+    header = run.header
+    tools = tuple(from_json(t) for t in header.get("tools") or ())
+    specs = tuple(t for t in tools if isinstance(t, ToolSpec))
+    if len(specs) != len(tools):
+        raise UserError(f"{path}: the header's tools are not tool definitions")
+    model = header.get("request_model") or header.get("model") or "model"
+    return Request(model=str(model), system=header.get("system"), tools=specs,
+                   messages=tuple(run.messages))
+
+
+def _check_source(path: str, body: Any, source: str) -> None:
+    """Refuse a --from that reads the body as another wire would not: it would lose content."""
+    from toolwire.codecs import get_codec
+    from toolwire.conversion import detect_wire
+    from toolwire.errors import WireFormatError
+
+    try:
+        detected, kind = detect_wire(body)
+    except WireFormatError:
+        return  # no wire claims it: the person's word stands
+    if kind != "request" or detected == source:
+        return
+    theirs = get_codec(detected).decode_request(body)
+    try:
+        mine = get_codec(source).decode_request(body)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        mine = None
+    if mine is None or mine.messages != theirs.messages or mine.tools != theirs.tools:
+        raise UserError(f"{path} is a {detected} request; read as {source} it would lose part "
+                        f"of the conversation. Give --from {detected}, or leave --from out to "
+                        "detect the wire")
+
+
 def cmd_convert(args: argparse.Namespace) -> int:
+    from toolwire.agent.runlog import is_log_text
+    from toolwire.codecs import get_codec
     from toolwire.conversion import convert, detect_wire
 
-    body = _read_json(args.file)
-    source = args.source
-    if source is None:
-        source, kind = detect_wire(body)
-        if kind != "request":
-            raise UserError(f"{args.file} is a {source} {kind}, not a request; convert takes a "
-                            "request body (a whole conversation)")
-    result = convert(body, source, args.to)
-    for loss in result.losses:
+    text = checks.read_text(args.file)
+    if is_log_text(text):
+        request = _log_request(args.file)
+        encoded = get_codec(args.to).encode(request)
+        source, body, losses = "run log", encoded.body, encoded.notes
+    else:
+        data = checks.read_json(args.file)
+        source = args.source
+        if source is None:
+            source, kind = detect_wire(data)
+            if kind != "request":
+                raise UserError(f"{args.file} is a {source} {kind}, not a request; convert takes "
+                                "a request body (a whole conversation) or a run log")
+        else:
+            _check_source(args.file, data, source)
+        result = convert(data, source, args.to)
+        body, losses = result.body, result.losses
+    for loss in losses:
         print(f"loss: {loss}", file=sys.stderr)
-    if not result.losses:
+    if not losses:
         print(f"converted {source} -> {args.to} with nothing lost", file=sys.stderr)
-    print(json.dumps(result.body, indent=2, ensure_ascii=False))
+    print(json.dumps(body, indent=2, ensure_ascii=False))
     return EXIT_OK
 
 
 def _messages_from(path: str) -> tuple[list[Any], str | None]:
     """The canonical messages in a file (a request body in any wire, or a run log)."""
+    from toolwire.agent.runlog import is_log_text, read_log
     from toolwire.codecs import get_codec
     from toolwire.conversion import detect_wire
 
-    text = Path(path).read_text(encoding="utf-8") if Path(path).exists() else None
-    if text is None:
-        raise UserError(f"{path} does not exist")
-    from toolwire.agent.runlog import is_log_text, read_log
-
-    if is_log_text(text):
+    if is_log_text(checks.read_text(path)):
         return list(read_log(path).messages), None
-    body = _read_json(path)
+    body = checks.read_json(path)
     wire, kind = detect_wire(body)
     if kind != "request":
         raise UserError(f"{path} is a {wire} {kind}; check takes a request body or a run log")
@@ -123,8 +173,11 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     import asyncio
 
     from toolwire.emulator import Emulator
+    from toolwire.emulator.script import load_script
 
-    emu = Emulator(Path(args.script), port=args.port)
+    checks.read_json(args.script, "--script")
+    checks.free_port(args.port)
+    emu = Emulator(load_script(Path(args.script)), port=args.port)
 
     async def serve() -> None:
         await emu.astart()
@@ -210,14 +263,17 @@ def build_parser() -> argparse.ArgumentParser:
                     "answering from a script of replies and faults.")
     p.add_argument("--script", required=True, metavar="FILE",
                    help='JSON: {"replies": [...]} of replies and faults')
-    p.add_argument("--port", type=int, default=0, help="port (default: any free port)")
+    p.add_argument("--port", type=checks.port, default=0,
+                   help="port (default: any free port)")
     p.set_defaults(func=cmd_emulate)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command ``argv`` (default: this process's arguments); return its exit code."""
     from toolwire.errors import ToolwireError
 
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -226,9 +282,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (UserError, ToolwireError) as exc:
-        print(f"toolwire {args.command}: error: {exc}", file=sys.stderr)
+        print(f"toolwire {args.command}: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
         return 130
-
+    except OSError as exc:
+        if exc.filename is None:  # not about a path the person gave
+            return report_crash(args.command, exc, argv)
+        print(f"toolwire {args.command}: error: {exc.filename}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:
+        return report_crash(args.command, exc, argv)

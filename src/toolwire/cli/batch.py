@@ -13,7 +13,11 @@ import asyncio
 import shutil
 import sys
 import time
+from pathlib import Path
 from typing import Any, TextIO
+
+from toolwire.cli import checks
+from toolwire.cli.common import UserError
 
 BAR = 24
 
@@ -35,10 +39,10 @@ class ProgressLine:
     """Shows batch progress on ``err``: redrawn in place on a terminal, else one line at most
     every ``interval`` seconds (and always the first and the last)."""
 
-    def __init__(self, err: TextIO = sys.stderr, *, interval: float = 2.0,
+    def __init__(self, err: TextIO | None = None, *, interval: float = 2.0,
                  live: bool | None = None) -> None:
-        self.err = err
-        self.live = err.isatty() if live is None else live
+        self.err = err or sys.stderr
+        self.live = self.err.isatty() if live is None else live
         self.interval = 0.1 if self.live else interval
         self._last = -1e9
         self._shown = ""
@@ -80,17 +84,50 @@ def _enough_files(concurrency: int) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, top), hard))
 
 
+def check_batch(args: argparse.Namespace) -> None:
+    """Everything a batch needs, checked before any file or folder is made."""
+    from toolwire.batch.files import read_tasks
+
+    checks.read_text(args.tasks, "TASKS")
+    checks.model_id(args.model, keys=True)
+    checks.output_path(args.out, "--out")
+    if Path(args.out).exists():
+        _check_results(args.out)
+    if args.runs is not None and Path(args.runs).exists() and not Path(args.runs).is_dir():
+        raise UserError(f"--runs {args.runs} is a file; give a folder (made if missing)")
+    if args.ray is not None:
+        checks.need_extra("ray", "--ray")
+    if not read_tasks(args.tasks):
+        raise UserError(f"TASKS {args.tasks} holds no tasks; write one JSON object per line, "
+                        'like {"id": 1, "prompt": "..."}')
+
+
+def _check_results(path: str) -> None:
+    """An existing --out must be a results file: appending to anything else would damage it."""
+    import json
+
+    text = checks.read_text(path, "--out")
+    first = text.lstrip().split("\n", 1)[0]
+    if not first:
+        return
+    try:
+        line = json.loads(first)
+    except ValueError:
+        line = None
+    if not isinstance(line, dict) or "id" not in line:
+        raise UserError(f"--out {path} holds something other than batch results (its first "
+                        "line is not a result); give a new path, or the results file of an "
+                        "earlier batch to continue it")
+
+
 def cmd_batch(args: argparse.Namespace) -> int:
     from toolwire.batch.runner import BatchProgress, default_runs_dir, run_batch
 
+    check_batch(args)
     options: dict[str, Any] = {}
     for key in ("max_turns", "token_budget", "time_limit"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
-    if args.concurrency < 1:
-        from toolwire.cli.common import UserError
-
-        raise UserError(f"--concurrency must be at least 1, got {args.concurrency}")
     _enough_files(args.concurrency)
     line = ProgressLine(sys.stderr) if not args.quiet else None
     last: list[BatchProgress] = []
@@ -145,24 +182,26 @@ def add_commands(sub: Any, epilog: str) -> None:
                    help="model id: " + "; ".join(MODEL_ID_FORMS))
     p.add_argument("--out", required=True, metavar="RESULTS",
                    help="the results file (JSONL), appended to")
-    p.add_argument("--concurrency", type=int, default=10, metavar="N",
+    p.add_argument("--concurrency", type=checks.count, default=10, metavar="N",
                    help="runs in flight at most (default 10)")
     p.add_argument("--runs", metavar="DIR",
                    help="where run logs and working folders go (default: RESULTS.runs/ next to "
                         "the results file, with the results file's name)")
-    p.add_argument("--max-turns", type=int, metavar="N",
+    p.add_argument("--max-turns", type=checks.count, metavar="N",
                    help="model calls per run at most, unless a task sets its own (default 50)")
-    p.add_argument("--token-budget", type=int, metavar="N", help="tokens per run at most")
-    p.add_argument("--time-limit", type=float, metavar="S", help="seconds per run at most")
+    p.add_argument("--token-budget", type=checks.count, metavar="N",
+                   help="tokens per run at most")
+    p.add_argument("--time-limit", type=checks.positive, metavar="S",
+                   help="seconds per run at most")
     p.add_argument("--retry-failed", action="store_true",
                    help="also rerun ids whose result says error or provider_error")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="run on Ray: each run a Ray task; ADDRESS of a running cluster, or none "
                         "for a local Ray instance (needs toolwire[ray]); put it after TASKS")
-    p.add_argument("--ray-cpus-per-run", type=float, default=1.0, metavar="F",
+    p.add_argument("--ray-cpus-per-run", type=checks.positive, default=1.0, metavar="F",
                    help="CPUs each Ray task asks for (default 1; runs mostly wait, so 0.25 "
                         "runs four per CPU)")
-    p.add_argument("--ray-cpus", type=int, metavar="N",
+    p.add_argument("--ray-cpus", type=checks.count, metavar="N",
                    help="CPUs of the local Ray instance (default: all)")
     p.set_defaults(func=cmd_batch)

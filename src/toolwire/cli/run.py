@@ -10,197 +10,36 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
-import json
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
+from toolwire.cli import checks
+from toolwire.cli.common import UserError
+from toolwire.cli.terminal import Terminal, answerer, approver, finish, policy
 from toolwire.codecs import WIRES
-from toolwire.errors import ConfigError
 from toolwire.http.providers import provider_for
 
 DEMO_TASK = "The tests in this project fail. Find out why and fix it."
 DEMO_WIRES = {wire: provider_for(wire) for wire in WIRES}  # wire -> provider at the emulator
 
 
-class Terminal:
-    """Status line, streamed text and prompts on a terminal (plain lines when not a TTY)."""
-
-    def __init__(self, out: TextIO = sys.stdout, err: TextIO = sys.stderr,
-                 interactive: bool | None = None) -> None:
-        self.out, self.err = out, err
-        self.live = err.isatty()
-        self.interactive = sys.stdin.isatty() if interactive is None else interactive
-        self.turn = 0
-        self.tokens = 0
-        self.activity = "waiting for the model"
-        self._streamed = False
-        self.answer_shown = False
-        self.running: set[str] = set()
-
-    def status(self) -> None:
-        if self.live:
-            line = f"turn {self.turn} · {self.activity} · {self.tokens:,} tokens"
-            self.err.write("\r\x1b[2K" + line[: shutil.get_terminal_size().columns - 1])
-            self.err.flush()
-
-    def clear(self) -> None:
-        if self.live:
-            self.err.write("\r\x1b[2K")
-            self.err.flush()
-
-    def say(self, text: str) -> None:
-        self.clear()
-        print(text, file=self.out, flush=True)
-        self.status()
-
-    def on_event(self, event: object) -> None:
-        from toolwire.events import (
-            RetryEvent,
-            TextDelta,
-            ToolCallStarted,
-            ToolFinished,
-            ToolStarted,
-        )
-
-        if isinstance(event, ToolStarted):
-            self.turn = event.turn
-            self.running.add(event.call.id)
-            self.activity = f"running {event.call.name}"
-            self.status()
-        elif isinstance(event, ToolFinished):
-            self.running.discard(event.call.id)
-            self.activity = "running tools" if self.running else "waiting for the model"
-            self.status()
-        elif isinstance(event, TextDelta):
-            if not self._streamed:
-                self.clear()
-            self._streamed = True
-            self.out.write(event.text)
-            self.out.flush()
-        elif isinstance(event, ToolCallStarted):
-            self.activity = f"model is writing a call to {event.name}"
-            self.status()
-        elif isinstance(event, RetryEvent):
-            self.say(f"[retry] {event.error} (attempt {event.attempt}; waiting "
-                     f"{event.wait:.1f} s)")
-
-    def end_stream(self) -> bool:
-        was, self._streamed = self._streamed, False
-        if was:
-            self.out.write("\n")
-        return was
-
-    def ask(self, prompt: str) -> str:
-        self.clear()
-        try:
-            return input(prompt)
-        except EOFError:
-            return ""
+SYSTEM = ("You are a careful software engineer working in the project folder you were given. "
+          "Use the tools to inspect and change it. When you are done, say what you found and "
+          "what you changed.")
 
 
-def _approver(term: Terminal) -> Any:
-    from toolwire.agent.dispatch import Approval
-
-    def approve(req: Any) -> Any:
-        if not term.interactive:
-            return Approval.deny("no one was at the terminal to approve it; run with "
-                                 "--approve auto to allow it")
-        args = json.dumps(req.arguments, ensure_ascii=False)
-        answer = term.ask(f"\nallow {req.call.name} {args[:300]}? [y/N/reason] ").strip()
-        if answer.lower() in ("y", "yes"):
-            return Approval.allow()
-        reason = None if answer.lower() in ("", "n", "no") else answer
-        return Approval.deny(reason)
-
-    return approve
-
-
-def _answerer(term: Terminal) -> Any:
-    if not term.interactive:
-        return None
-
-    def answer(question: str, choices: Sequence[str] | None) -> str:
-        hint = f" ({' / '.join(choices)})" if choices else ""
-        return term.ask(f"\nthe model asks: {question}{hint}\n> ")
-
-    return answer
-
-
-def _policy(mode: str) -> Any:
-    from toolwire.tools.coding import NEEDS_APPROVAL
-
-    if mode == "auto":
-        return "allow"
-    value = "ask" if mode == "ask" else "deny"
-    return {name: value for name in NEEDS_APPROVAL}
-
-
-def _describe_step(step: Any, term: Terminal, *, show_text: bool) -> None:
-    streamed = term.end_stream()
-    reply = step.reply
-    term.answer_shown = streamed and not reply.tool_calls
-    term.turn = step.turn
-    term.tokens = step.usage.total_tokens
-    if reply.text and show_text and not streamed and reply.tool_calls:
-        term.say(f"model: {reply.text}")
-    for call, result in zip(reply.tool_calls, step.results, strict=False):
-        args = call.arguments_text
-        term.say(f"  → {call.name} {args[:200]}")
-        mark = "error" if result.is_error else "ok"
-        first = result.content.strip("\n").rstrip().splitlines()[:6]
-        shown = "\n".join("      " + line[:160] for line in first)
-        term.say(f"  ← {mark} ({len(result.content)} chars)\n{shown}")
-    term.activity = "waiting for the model"
-    term.status()
-
-
-async def drive(agent: Any, task: str | None, term: Terminal, *, resume: str | None = None,
-                log: str | None = None) -> Any:
-    """Run (or resume) an agent, narrating each step; return its `RunResult`."""
-    if resume is not None:
-        result = await agent.aresume(resume)
-        return result
-    run = agent.steps(task, log=log)
-    async with run:
-        async for step in run:
-            _describe_step(step, term, show_text=True)
-    return run.result
-
-
-def _finish(result: Any, term: Terminal, as_json: bool, log: str | None) -> int:
-    term.clear()
-    if as_json:
-        from toolwire.transcript_json import to_json
-
-        print(json.dumps({"stop": str(result.stop), "answer": result.answer,
-                          "turns": result.turns, "usage": to_json(result.usage),
-                          "notes": list(result.notes), "log": log,
-                          "error": str(result.error) if result.error else None}, indent=2))
-    else:
-        if result.answer and not term.answer_shown:
-            print(f"\n{result.answer}")
-        print(f"\nstopped: {result.stop} after {result.turns} turn(s), "
-              f"{result.usage.total_tokens:,} tokens" + (f"; log: {log}" if log else ""),
-              file=sys.stderr)
-        if result.error:
-            print(f"error: {result.error}", file=sys.stderr)
-        for note in result.notes:
-            print(f"note: {note}", file=sys.stderr)
-    return 0 if result.ok else 1
-
-
-def _default_log(workdir: Path) -> str:
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    folder = workdir / ".toolwire" / "runs"
-    folder.mkdir(parents=True, exist_ok=True)
-    return str(folder / f"{stamp}.jsonl")
+def check_agent_options(args: argparse.Namespace) -> None:
+    """The checks every agent command shares, made before anything starts."""
+    if getattr(args, "mcp", None):
+        checks.need_extra("mcp", "--mcp")
+    if getattr(args, "model", None):
+        checks.model_id(args.model)
 
 
 def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
@@ -208,7 +47,7 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
     from toolwire.agent.loop import Agent
     from toolwire.tools.coding import coding_tools
 
-    tools = (coding_tools(workdir, answer=_answerer(term), test_command=test_command)
+    tools = (coding_tools(workdir, answer=answerer(term), test_command=test_command)
              if args.tools == "coding" else [])
     if getattr(args, "mcp", None):
         from toolwire.mcp import open_servers
@@ -218,11 +57,42 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
         for note in servers.notes:
             print(f"mcp: {note}", file=sys.stderr)
         tools = [*tools, *servers.tools]
-    return Agent(model=model, tools=tools, max_turns=args.max_turns, approval=_policy(args.approve),
-                 approve=_approver(term), stream=args.stream, on_event=term.on_event,
-                 system=("You are a careful software engineer working in the project folder "
-                         "you were given. Use the tools to inspect and change it. When you are "
-                         "done, say what you found and what you changed."))
+    return Agent(model=model, tools=tools, max_turns=args.max_turns, approval=policy(args.approve),
+                 approve=approver(term), stream=args.stream, on_event=term.on_event,
+                 system=getattr(args, "system", None) or SYSTEM,
+                 temperature=getattr(args, "temperature", None))
+
+
+class Outputs:
+    """Files and folders a command creates, removed again when its run fails to start."""
+
+    def __init__(self) -> None:
+        self.made: list[Path] = []
+
+    def folder(self, path: Path) -> Path:
+        """Make ``path`` and the missing folders above it, remembering which were new."""
+        missing = [p for p in (path, *path.parents) if not p.exists()]
+        path.mkdir(parents=True, exist_ok=True)
+        self.made.extend(missing)  # deepest first, so removing in order empties each first
+        return path
+
+    def file(self, path: Path) -> Path:
+        if not path.exists():
+            self.made.insert(0, path)
+        return path
+
+    def remove(self) -> None:
+        for path in self.made:
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            elif path.exists() and path.stat().st_size == 0:
+                path.unlink()
+
+
+def _default_log(workdir: Path, outputs: Outputs) -> str:
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    folder = outputs.folder(workdir / ".toolwire" / "runs")
+    return str(outputs.file(folder / f"{stamp}.jsonl"))
 
 
 def _close_mcp(args: argparse.Namespace) -> None:
@@ -231,50 +101,65 @@ def _close_mcp(args: argparse.Namespace) -> None:
         servers.close()
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from toolwire.http import client
-    workdir = Path(args.workdir).resolve()
-    if not workdir.is_dir():
-        raise ConfigError(f"--workdir {args.workdir} is not a folder; give an existing folder")
-    model = client.model(args.model)
-    term = Terminal(out=sys.stderr if args.json else sys.stdout)
-    log = args.log or _default_log(workdir)
-    agent = _agent(args, model, workdir, term)
+def _terminal(args: argparse.Namespace, **kwargs: Any) -> Terminal:
+    return Terminal(out=sys.stderr if getattr(args, "json", False) else sys.stdout,
+                    verbose=getattr(args, "verbose", False), **kwargs)
 
-    async def go() -> Any:
+
+def _go(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal, outputs: Outputs,
+        start: Any, test_command: str | None = None) -> Any:
+    """Build the agent, then run ``start(agent)``; a run that fails to start leaves nothing."""
+
+    async def go(agent: Any) -> Any:
         try:
-            return await drive(agent, args.task, term, log=log)
+            return await start(agent)
         finally:
             await model.aclose()
 
+    started = False
     try:
-        return _finish(asyncio.run(go()), term, args.json, log)
+        agent = _agent(args, model, workdir, term, test_command)
+        started = True
+        return asyncio.run(go(agent))
+    except BaseException:
+        if not started:
+            asyncio.run(model.aclose())
+        outputs.remove()
+        raise
     finally:
         _close_mcp(args)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from toolwire.http import client
+
+    workdir = checks.workdir(args.workdir)
+    check_agent_options(args)
+    outputs = Outputs()
+    log = str(outputs.file(checks.output_path(args.log, "--log", fresh=True))) if args.log else None
+    model = client.model(args.model)
+    term = _terminal(args)
+    log = log or _default_log(workdir, outputs)
+    result = _go(args, model, workdir, term, outputs, lambda a: a.arun(args.task, log=log))
+    return finish(result, term, args.json, log)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
     from toolwire.agent.runlog import read_log
     from toolwire.http import client
 
+    checks.read_text(args.log, "LOG")
+    workdir = checks.workdir(args.workdir)
     logged = read_log(args.log)
     model_id = args.model or logged.header.get("model")
-    if not model_id:
-        raise ConfigError(f"{args.log} does not name its model; give --model ID")
+    if not isinstance(model_id, str) or not model_id:
+        raise UserError(f"{args.log} does not name its model; give --model ID")
+    args.model = model_id
+    check_agent_options(args)
     model = client.model(model_id)
-    term = Terminal(out=sys.stderr if args.json else sys.stdout)
-    agent = _agent(args, model, Path(args.workdir).resolve(), term)
-
-    async def go() -> Any:
-        try:
-            return await drive(agent, None, term, resume=args.log)
-        finally:
-            await model.aclose()
-
-    try:
-        return _finish(asyncio.run(go()), term, args.json, args.log)
-    finally:
-        _close_mcp(args)
+    term = _terminal(args)
+    result = _go(args, model, workdir, term, Outputs(), lambda a: a.aresume(args.log))
+    return finish(result, term, args.json, args.log)
 
 
 DEMO_TEST_COMMAND = (f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {shlex.quote(sys.executable)} -m pytest "
@@ -289,13 +174,30 @@ def _pytest(workdir: Path) -> tuple[int, str]:
 
 
 def demo_project(dest: Path) -> Path:
-    """Copy the bundled demo project (whose tests fail) into ``dest``."""
+    """Copy the bundled demo project (whose tests fail) into ``dest``, an empty folder."""
     source = resources.files("toolwire") / "demo" / "project"
     dest.mkdir(parents=True, exist_ok=True)
     for item in source.iterdir():
         if item.is_file() and item.name.endswith((".py", ".md")):
-            (dest / item.name).write_text(item.read_text(encoding="utf-8"), encoding="utf-8")
+            target = dest / item.name
+            with target.open("x", encoding="utf-8") as file:  # never over a file already there
+                file.write(item.read_text(encoding="utf-8"))
     return dest
+
+
+def _demo_folder(path: str | None) -> Path | None:
+    """The folder --workdir names, which must be empty or not there yet (None: a temp one)."""
+    if path is None:
+        return None
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"--workdir {path} is a file; give an empty folder or a new path")
+    if folder.is_dir() and any(folder.iterdir()):
+        raise UserError(f"--workdir {path} is not empty, and the demo would copy its project "
+                        "over what is there; give an empty folder or a new path")
+    if not folder.parent.is_dir():
+        raise UserError(f"--workdir {path}: the folder {folder.parent} does not exist")
+    return folder.resolve()
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -305,25 +207,49 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     probe = subprocess.run([sys.executable, "-c", "import pytest"], capture_output=True)
     if probe.returncode != 0:
-        raise ConfigError("the demo project's tests run with pytest, which is not installed: "
-                          "pip install 'toolwire[demo]' (or pip install pytest)")
-    workdir = Path(args.workdir).resolve() if args.workdir else Path(
-        tempfile.mkdtemp(prefix="toolwire-demo-"))
-    demo_project(workdir)
-    script_name = "recover.json" if args.scenario == "recover" else "script.json"
-    term = Terminal(interactive=False)
-    before, before_line = _pytest(workdir)
-    print(f"workspace: {workdir}")
-    print(f"tests before: {before_line}")
+        raise UserError("the demo project's tests run with pytest, which is not installed: "
+                        "pip install 'toolwire[demo]' (or pip install pytest)")
+    chosen = _demo_folder(args.workdir)
+    check_agent_options(args)
     emulator = None
     if args.model:
         model = client.model(args.model)
-        print(f"model: {args.model} (live)")
     else:
+        script_name = "recover.json" if args.scenario == "recover" else "script.json"
         script = load_script(Path(str(resources.files("toolwire") / "demo" / script_name)))
         emulator = Emulator(script).start()
         model = client.model(f"{DEMO_WIRES[args.wire]}:scripted-demo@{emulator.base_url}",
                              env={})
+    outputs = Outputs()
+    if chosen is None:
+        workdir = Path(tempfile.mkdtemp(prefix="toolwire-demo-"))
+        outputs.made.append(workdir)
+    else:
+        workdir = outputs.folder(chosen)
+    try:
+        return _demo_in(args, model, emulator, workdir, outputs)
+    finally:
+        if emulator is not None:
+            emulator.stop()
+        if chosen is None and not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+            print(f"\nremoved the demo folder {workdir} (--keep keeps it)")
+
+
+def _demo_in(args: argparse.Namespace, model: Any, emulator: Any, workdir: Path,
+             outputs: Outputs) -> int:
+    try:
+        demo_project(workdir)
+        before, before_line = _pytest(workdir)
+    except BaseException:
+        outputs.remove()
+        raise
+    print(f"workspace: {workdir}")
+    print(f"tests before: {before_line}")
+    if emulator is None:
+        print(f"model: {args.model} (live)")
+    else:
+        script_name = "recover.json" if args.scenario == "recover" else "script.json"
         print(f"model: the model's replies are replayed from a script ({script_name}) by the "
               f"provider emulator at {emulator.base_url}, in the {args.wire} wire; every tool "
               "runs for real")
@@ -331,28 +257,33 @@ def cmd_demo(args: argparse.Namespace) -> int:
     args.tools, args.approve = "coding", "auto"
     if args.scenario == "recover":
         args.stream = True  # broken argument JSON reaches a harness through a stream
-    agent = _agent(args, model, workdir, term, test_command=DEMO_TEST_COMMAND)
-    log = _default_log(workdir)
-
-    async def go() -> Any:
-        try:
-            return await drive(agent, DEMO_TASK, term, log=log)
-        finally:
-            await model.aclose()
-
-    try:
-        result = asyncio.run(go())
-    finally:
-        if emulator is not None:
-            emulator.stop()
+    term = _terminal(args, interactive=False)
+    log = _default_log(workdir, Outputs())
+    result = _go(args, model, workdir, term, Outputs(),
+                 lambda a: a.arun(DEMO_TASK, log=log), DEMO_TEST_COMMAND)
     after, after_line = _pytest(workdir)
-    code = _finish(result, term, False, log)
+    code = finish(result, term, False, log)
     print(f"\ntests before: {before_line}\ntests after:  {after_line}")
     if before != 0 and after == 0:
         print("the agent fixed the project: its tests failed before and pass now")
         return code
     print("the project's tests still fail")
     return 1
+
+
+def cmd_mcp_serve(args: argparse.Namespace) -> int:
+    from toolwire.mcp.cli import serve_from_args
+
+    checks.need_extra("mcp", "mcp-serve")
+    if args.workdir is not None:
+        checks.workdir(args.workdir)
+    if args.target:
+        module = args.target.partition(":")[0]
+        if module.endswith(".py") or "/" in module:
+            checks.read_text(module, "the tools file")
+    if args.transport == "http":
+        checks.free_port(args.port)
+    return int(serve_from_args(args))
 
 
 def add_commands(sub: Any, epilog: str) -> None:
@@ -368,10 +299,12 @@ def add_commands(sub: Any, epilog: str) -> None:
         p.add_argument("--approve", choices=("ask", "auto", "never"), default="ask",
                        help="run_command, write_file and edit_file: ask first (default), allow "
                             "(auto) or refuse (never)")
-        p.add_argument("--max-turns", type=int, default=50, metavar="N",
-                       help="stop after N model calls (default 50)")
+        p.add_argument("--max-turns", type=checks.count, default=50, metavar="N",
+                       help="stop after N model calls, at least 1 (default 50)")
         p.add_argument("--stream", action="store_true", help="stream the model's replies")
         p.add_argument("--json", action="store_true", help="print the result as JSON")
+        p.add_argument("-v", "--verbose", action="store_true",
+                       help="print every note of the run, not a one-line summary")
         p.add_argument("--mcp", action="append", metavar="SERVER", default=[],
                        help="also use the tools of an MCP server: a command line such as "
                             "'python -m some_server', or a URL such as "
@@ -385,7 +318,11 @@ def add_commands(sub: Any, epilog: str) -> None:
                     "(default: WORKDIR/.toolwire/runs/); `toolwire resume LOG` continues it.")
     p.add_argument("task", metavar="TASK")
     p.add_argument("--model", required=True, metavar="ID", help=f"model id: {forms}")
-    p.add_argument("--log", metavar="FILE", help="where to write the run log")
+    p.add_argument("--log", metavar="FILE", help="where to write the run log (a new file)")
+    p.add_argument("--system", metavar="TEXT",
+                   help="the system prompt (default: one for working on a software project)")
+    p.add_argument("--temperature", type=checks.temperature, metavar="T",
+                   help="sampling temperature, 0 or more (default: the provider's)")
     agent_options(p)
     p.set_defaults(func=cmd_run)
 
@@ -412,14 +349,17 @@ def add_commands(sub: Any, epilog: str) -> None:
     p.add_argument("--wire", choices=tuple(DEMO_WIRES), default=WIRES[0],
                    help="the wire the emulator speaks (default anthropic-messages)")
     p.add_argument("--model", metavar="ID", help=f"run on a real model instead: {forms}")
-    p.add_argument("--workdir", metavar="DIR", help="where to copy the project (default: a "
-                   "new temporary folder)")
-    p.add_argument("--max-turns", type=int, default=20, metavar="N", help=argparse.SUPPRESS)
+    p.add_argument("--workdir", metavar="DIR", help="an empty or new folder to copy the project "
+                   "into, kept afterwards (default: a new temporary folder, removed at the end)")
+    p.add_argument("--keep", action="store_true",
+                   help="keep the temporary folder at the end (it is printed)")
+    p.add_argument("--max-turns", type=checks.count, default=20, metavar="N",
+                   help=argparse.SUPPRESS)
     p.set_defaults(mcp=[])
     p.add_argument("--stream", action="store_true", help="stream the model's replies")
     p.set_defaults(func=cmd_demo)
 
-    from toolwire.mcp.cli import add_serve_arguments, serve_from_args
+    from toolwire.mcp.cli import add_serve_arguments
 
     p = sub.add_parser(
         "mcp-serve", epilog=epilog, help="serve toolwire tools to MCP clients",
@@ -428,4 +368,4 @@ def add_commands(sub: Any, epilog: str) -> None:
                     "confinement: a list of tools named MODULE:ATTR, or the built-in coding "
                     "tools with --builtin coding --workdir DIR. Needs toolwire[mcp].")
     add_serve_arguments(p)
-    p.set_defaults(func=serve_from_args)
+    p.set_defaults(func=cmd_mcp_serve)

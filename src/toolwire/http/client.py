@@ -94,14 +94,16 @@ class HttpModel:
         self._rng = random.Random(seed)
         self.gate = gate
         self._owned: Any = None  # a server started for this model (local:), stopped on aclose
+        self.given_id: str | None = None  # the id `model` was given, base URL included
 
     def __repr__(self) -> str:
         return f"HttpModel({self.endpoint.model_id!r}, wire={self.endpoint.wire!r})"
 
     @property
     def name(self) -> str:
-        """The model id it was made from (``anthropic:claude-sonnet-4-5``)."""
-        return self.endpoint.model_id
+        """The model id it was made from (``anthropic:claude-sonnet-4-5``), with its
+        ``@base_url`` when one was given, so a run log's model rebuilds the same model."""
+        return self.given_id or self.endpoint.model_id
 
     @property
     def provider_model(self) -> str:
@@ -225,6 +227,33 @@ class HttpModel:
         if owned is not None:
             owned.stop()
 
+    async def release(self) -> None:
+        """Close the connections opened in the running event loop (the next request opens
+        new ones); a sync `Agent.run` calls it before the loop it made ends. A transport
+        wrapped by another (a cassette recorder) is reached through its ``inner``; others are
+        left alone, as closing them may mean more than letting connections go."""
+        transport: Any = self.transport
+        while not isinstance(transport, HttpTransport) and hasattr(transport, "inner"):
+            transport = transport.inner
+        if isinstance(transport, HttpTransport):
+            await transport.aclose()
+
+    def close(self) -> None:
+        """`aclose` from code without an event loop (after ``Agent.run``, say)."""
+        asyncio.run(self.aclose())
+
+    def __enter__(self) -> HttpModel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> HttpModel:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
 
 def model(
     model_id: str,
@@ -250,4 +279,6 @@ def model(
         kwargs.setdefault("max_tokens", 1024)
     result = HttpModel(endpoint, transport=transport, retry=retry, **kwargs)
     result._owned = server
+    if "@" in model_id:
+        result.given_id = model_id
     return result

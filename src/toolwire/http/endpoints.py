@@ -31,7 +31,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from toolwire.codecs.registry import wire_at
 from toolwire.errors import ConfigError
@@ -90,6 +90,21 @@ class Endpoint:
         return self._transform(body) if self._transform is not None else body
 
 
+def _check_base_url(model_id: str, base_url: str) -> None:
+    """Refuse a base URL with no host or a port outside 0-65535, before anything connects."""
+    try:
+        parts = urlsplit(base_url)
+        parts.port  # noqa: B018 - reading the port checks its range
+    except ValueError as exc:
+        raise ConfigError(
+            f"in model id {model_id!r}, {base_url!r} is not a valid base URL ({exc}); "
+            "write it as http://host:port with a port from 1 to 65535"
+        ) from None
+    if not parts.hostname:
+        raise ConfigError(f"in model id {model_id!r}, {base_url!r} names no host; write it as "
+                          "http://host:port")
+
+
 def parse_model_id(model_id: str, env: Mapping[str, str] | None = None) -> Endpoint:
     """Read a model id; raise `ConfigError` that lists the accepted forms when it is wrong."""
     env = os.environ if env is None else env
@@ -107,6 +122,8 @@ def parse_model_id(model_id: str, env: Mapping[str, str] | None = None) -> Endpo
             f"in model id {model_id!r}, {base_url!r} is not a base URL; "
             "write it as http://host:port or https://host"
         )
+    if at:
+        _check_base_url(model_id, base_url)
     if spec.needs_base_url and not at:
         raise ConfigError(
             f"model id {model_id!r} needs a server: write {provider}:<model>@<base_url>, "

@@ -15,6 +15,17 @@ from toolwire.errors import ToolwireError
 __all__ = ["add_serve_arguments", "main", "serve_from_args"]
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port: give 0 to 65535 (0: any "
+                                         "free port)")
+    return value
+
+
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     """Add mcp-serve's options to ``parser``."""
     parser.add_argument("target", nargs="?", metavar="MODULE:ATTR",
@@ -29,7 +40,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the project's test command for run_tests (default: pytest)")
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio",
                         help="stdio (default), or streamable HTTP on 127.0.0.1")
-    parser.add_argument("--port", type=int, default=0,
+    parser.add_argument("--port", type=_port, default=0,
                         help="HTTP port (default: any free port; the URL is printed on stderr)")
     parser.add_argument("--name", help="the server name shown to clients")
 

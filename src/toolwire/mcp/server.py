@@ -12,6 +12,7 @@ import the loop, codecs or the transport.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import importlib.util
 import itertools
@@ -117,7 +118,10 @@ def _import(module: str) -> Any:
             raise ConfigError(f"{module} cannot be imported as a Python file")
         loaded = importlib.util.module_from_spec(spec)
         sys.modules.setdefault(path.stem, loaded)
-        spec.loader.exec_module(loaded)
+        try:
+            spec.loader.exec_module(loaded)
+        except Exception as exc:
+            raise _failed_import(module, exc) from None
         return loaded
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
@@ -125,6 +129,17 @@ def _import(module: str) -> Any:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
         raise ConfigError(f"cannot import {module!r}: {exc}") from None
+    except Exception as exc:
+        raise _failed_import(module, exc) from None
+
+
+def _failed_import(module: str, exc: Exception) -> ConfigError:
+    """The error for a tools module whose own code failed while it was imported."""
+    where = ""
+    if isinstance(exc, SyntaxError):
+        where = f" (line {exc.lineno})"
+    return ConfigError(f"importing {module} failed{where}: {type(exc).__name__}: {exc}; fix the "
+                       "module and try again")
 
 
 def load_tools(target: str) -> list[Tool]:
@@ -144,7 +159,10 @@ def load_tools(target: str) -> list[Tool]:
             raise ConfigError(f"{module} has no attribute {attr!r}")
         value = getattr(value, part)
     if callable(value) and not isinstance(value, Tool | Toolset):
-        value = value()
+        try:
+            value = value()
+        except Exception as exc:
+            raise ConfigError(f"{target}() failed: {type(exc).__name__}: {exc}") from None
     if isinstance(value, Tool):
         return [value]
     if isinstance(value, Mapping):
@@ -234,7 +252,8 @@ def serve_main(
     elif workdir is not None:
         raise ConfigError("--workdir applies to --builtin coding only")
     if target:
-        tools.extend(load_tools(target))
+        with contextlib.redirect_stdout(sys.stderr):  # stdout carries the protocol alone
+            tools.extend(load_tools(target))
     if not tools:
         raise ConfigError("nothing to serve: give MODULE:ATTR or --builtin coding")
     if transport not in ("stdio", "http"):

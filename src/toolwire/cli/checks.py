@@ -1,0 +1,187 @@
+"""The command line's checks of what a person gives it, made before a command does anything.
+
+Owns the argparse types (`count`, `positive`, `temperature`, `port`) and the checks of files
+to read (`read_text`, `read_json`), paths to write (`output_path`), folders (`workdir`), ports
+that must be free (`free_port`), model ids (`model_id`) and optional extras (`need_extra`).
+Each failure is a `UserError` naming what was wrong and what to do. Imports only `common` of
+the command line, and the library's model-id parser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from toolwire.cli.common import UserError
+
+N = TypeVar("N", int, float)
+
+BINARY_SNIFF = 8192
+"""How many leading bytes are looked at for a NUL byte, the mark of a binary file."""
+
+EXTRAS = {"mcp": "mcp", "ray": "ray"}
+"""An optional import and the toolwire extra that installs it."""
+
+
+# --------------------------------------------------------------------------- argparse types
+
+
+def _at_least(parse: Callable[[str], N], low: N, *, above: bool = False
+              ) -> Callable[[str], N]:
+    """An argparse type: what ``parse`` reads, at least ``low`` (or above it)."""
+
+    def check(text: str) -> N:
+        value = parse(text)
+        if value < low or (above and value == low):
+            raise argparse.ArgumentTypeError(
+                f"must be {'above' if above else 'at least'} {low}, got {text}")
+        return value
+
+    return check
+
+
+count = _at_least(lambda text: _int(text), 1)
+"""A whole number of at least 1 (``--max-turns``, ``--concurrency``)."""
+positive = _at_least(lambda text: _float(text), 0.0, above=True)
+"""A number above 0 (``--time-limit`` seconds, CPUs per run)."""
+temperature = _at_least(lambda text: _float(text), 0.0)
+"""A sampling temperature: a number of 0 or more."""
+
+
+def port(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free one) to 65535."""
+    value = _int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port: give 0 to 65535 (0: any free "
+                                         "port)")
+    return value
+
+
+def _float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+# --------------------------------------------------------------------------- files and folders
+
+
+def read_text(path: str, what: str = "") -> str:
+    """The text of a file a command reads: it must exist, be a file, and be UTF-8 text."""
+    name = f"{what} {path}".strip()
+    file = Path(path)
+    if not file.exists():
+        raise UserError(f"{name} does not exist; check the path")
+    if file.is_dir():
+        raise UserError(f"{name} is a folder; give a file")
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read {name}: {exc.strerror or exc}") from None
+    if b"\0" in data[:BINARY_SNIFF]:
+        raise UserError(f"{name} is a binary file; give a text file (JSON or JSON lines)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{name} is not UTF-8 text (byte {exc.start} cannot be read); save it "
+                        "as UTF-8") from None
+
+
+def read_json(path: str, what: str = "") -> Any:
+    """A JSON file's value, read with `read_text`'s checks."""
+    import json
+
+    text = read_text(path, what)
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        name = f"{what} {path}".strip()
+        raise UserError(f"{name} is not valid JSON ({exc})") from None
+
+
+def output_path(path: str, flag: str, *, fresh: bool = False) -> Path:
+    """A file a command will write: its folder must exist and it must not be a folder.
+
+    ``fresh=True`` also refuses a file that already holds something. Nothing is created.
+    """
+    file = Path(path)
+    if file.is_dir():
+        raise UserError(f"{flag} {path} is a folder; give a file path inside it, such as "
+                        f"{file / 'out'}")
+    folder = file.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise UserError(f"{flag} {path}: the folder {folder} {what}; create it first or give "
+                        "another path")
+    if fresh and file.exists() and file.stat().st_size > 0:
+        raise UserError(f"{flag} {path} already holds something; give a new path (a run log "
+                        f"there is continued with: toolwire resume {path})")
+    return file
+
+
+def workdir(path: str, flag: str = "--workdir") -> Path:
+    """An existing folder, resolved."""
+    folder = Path(path)
+    if not folder.exists():
+        raise UserError(f"{flag} {path} does not exist; give an existing folder")
+    if not folder.is_dir():
+        raise UserError(f"{flag} {path} is a file, not a folder; give an existing folder")
+    return folder.resolve()
+
+
+# --------------------------------------------------------------------------- the rest
+
+
+def free_port(number: int, flag: str = "--port", host: str = "127.0.0.1") -> None:
+    """Refuse a port another program already listens on (0 is always fine)."""
+    if number == 0:
+        return
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, number))
+        except OSError as exc:
+            raise UserError(f"{flag} {number}: cannot listen on {host}:{number} "
+                            f"({exc.strerror or exc}); give a free port, or 0 for any") from None
+
+
+def model_id(value: str, flag: str = "--model", *, keys: bool = False) -> str:
+    """A model id whose form is right (its base URL after ``@`` too); with ``keys``, also one
+    whose API key is set. Nothing is started or sent."""
+    from toolwire.errors import ConfigError
+    from toolwire.http.endpoints import parse_model_id
+
+    try:
+        endpoint = parse_model_id(value, env=None if keys else {})
+        if endpoint.provider == "local" and "@" not in value:
+            from toolwire.http.local import find_model
+
+            find_model(endpoint.model)
+    except ConfigError as exc:
+        if keys or "needs an API key" not in str(exc):
+            raise UserError(f"{flag}: {exc}") from None
+    return value
+
+
+def need_extra(module: str, feature: str) -> None:
+    """Refuse a feature whose optional dependency is not installed, with the pip line."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        extra = EXTRAS.get(module, module)
+        raise UserError(f"{feature} needs the {extra} extra, which is not installed: "
+                        f"pip install 'toolwire[{extra}]'") from None

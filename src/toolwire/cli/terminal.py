@@ -1,0 +1,235 @@
+"""What a run looks like on the terminal: the status line, the model's text, each call and its
+result, the approval and ``ask_user`` prompts, and the closing lines.
+
+Owns `Terminal`, a run listener that narrates from the run's events alone (so a run and a
+resumed run read the same), `approver`, `answerer`, `policy` and `finish`. The model's text of
+a turn is shown when its reply arrives, and a call's line before its approval prompt, so a
+person never approves blind. Wire notes are summed up in one line (all of them with
+``--verbose``). Imports only the command line's `common`, and library events and values.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from toolwire.transcript import Usage
+
+CALL_CHARS, RESULT_LINES, RESULT_CHARS = 200, 6, 160
+
+
+class Terminal:
+    """Status line, streamed text and prompts on a terminal (plain lines when not a TTY)."""
+
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None,
+                 interactive: bool | None = None, *, verbose: bool = False) -> None:
+        self.out, self.err = out or sys.stdout, err or sys.stderr
+        self.live = self.err.isatty()
+        self.interactive = sys.stdin.isatty() if interactive is None else interactive
+        self.verbose = verbose
+        self.turn = 0
+        self.usage = Usage()
+        self.activity = "waiting for the model"
+        self.answer_shown = False
+        self.running: set[str] = set()
+        self._streamed = False
+        self._calls: dict[str, Any] = {}  # the calls of the last reply, by id
+        self._shown: set[str] = set()  # ids of calls whose line is already on screen
+
+    # ------------------------------------------------------------------ the screen
+
+    def status(self) -> None:
+        if self.live:
+            line = (f"turn {self.turn} · {self.activity} · {self.usage.total_tokens:,} tokens")
+            self.err.write("\r\x1b[2K" + line[: shutil.get_terminal_size().columns - 1])
+            self.err.flush()
+
+    def clear(self) -> None:
+        if self.live:
+            self.err.write("\r\x1b[2K")
+            self.err.flush()
+
+    def say(self, text: str) -> None:
+        self.clear()
+        print(text, file=self.out, flush=True)
+        self.status()
+
+    def ask(self, prompt: str) -> str:
+        self.clear()
+        try:
+            return input(prompt)
+        except EOFError:
+            return ""
+
+    def show_call(self, call: Any) -> None:
+        """The line naming a call and its arguments, once per call."""
+        if call.id not in self._shown:
+            self._shown.add(call.id)
+            self.say(f"  → {call.name} {call.arguments_text[:CALL_CHARS]}")
+
+    # ------------------------------------------------------------------ events
+
+    def on_event(self, event: object) -> None:
+        from toolwire.events import (
+            MessageAdded,
+            ReplyReceived,
+            RetryEvent,
+            TextDelta,
+            ToolCallStarted,
+            ToolFinished,
+            ToolStarted,
+        )
+
+        if isinstance(event, TextDelta):
+            if not self._streamed:
+                self.clear()
+            self._streamed = True
+            self.out.write(event.text)
+            self.out.flush()
+        elif isinstance(event, ReplyReceived):
+            self._reply(event.turn, event.reply)
+        elif isinstance(event, MessageAdded) and event.message.role == "tool":
+            self._results(event.message)
+        elif isinstance(event, ToolStarted):
+            self.running.add(event.call.id)
+            self.activity = f"running {event.call.name}"
+            self.status()
+        elif isinstance(event, ToolFinished):
+            self.running.discard(event.call.id)
+            self.activity = "running tools" if self.running else "waiting for the model"
+            self.status()
+        elif isinstance(event, ToolCallStarted):
+            self.activity = f"model is writing a call to {event.name}"
+            self.status()
+        elif isinstance(event, RetryEvent):
+            self.say(f"[retry] {event.error} (attempt {event.attempt}; waiting "
+                     f"{event.wait:.1f} s)")
+
+    def _reply(self, turn: int, reply: Any) -> None:
+        streamed, self._streamed = self._streamed, False
+        if streamed:
+            self.out.write("\n")
+        self.turn = turn
+        self.usage = self.usage + reply.usage
+        self.answer_shown = streamed and not reply.tool_calls
+        self._calls = {call.id: call for call in reply.tool_calls}
+        self._shown = set()
+        if reply.text and reply.tool_calls and not streamed:
+            self.say(f"model: {reply.text}")
+        self.activity = "running tools" if reply.tool_calls else "waiting for the model"
+        self.status()
+
+    def _results(self, message: Any) -> None:
+        for result in message.tool_results:
+            call = self._calls.get(result.call_id)
+            if call is not None:
+                self.show_call(call)
+            mark = "error" if result.is_error else "ok"
+            first = result.content.strip("\n").rstrip().splitlines()[:RESULT_LINES]
+            shown = "\n".join("      " + line[:RESULT_CHARS] for line in first)
+            self.say(f"  ← {mark} ({len(result.content)} chars)\n{shown}")
+        self.activity = "waiting for the model"
+        self.status()
+
+
+def approver(term: Terminal) -> Any:
+    """The approval callback: asks at the terminal, after showing the call it is about."""
+    from toolwire.agent.dispatch import Approval
+
+    def approve(req: Any) -> Any:
+        if not term.interactive:
+            return Approval.deny("no one was at the terminal to approve it; run with "
+                                 "--approve auto to allow it")
+        term.show_call(req.call)
+        args = json.dumps(req.arguments, ensure_ascii=False)
+        answer = term.ask(f"allow {req.call.name} {args[:300]}? [y/N/reason] ").strip()
+        if answer.lower() in ("y", "yes"):
+            return Approval.allow()
+        reason = None if answer.lower() in ("", "n", "no") else answer
+        return Approval.deny(reason)
+
+    return approve
+
+
+def answerer(term: Terminal) -> Any:
+    """The ``ask_user`` callback at the terminal, or None when no one is there."""
+    if not term.interactive:
+        return None
+
+    def answer(question: str, choices: Sequence[str] | None) -> str:
+        hint = f" ({' / '.join(choices)})" if choices else ""
+        return term.ask(f"\nthe model asks: {question}{hint}\n> ")
+
+    return answer
+
+
+def policy(mode: str) -> Any:
+    """The approval policy for ``--approve ask|auto|never``."""
+    from toolwire.tools.coding import NEEDS_APPROVAL
+
+    if mode == "auto":
+        return "allow"
+    value = "ask" if mode == "ask" else "deny"
+    return {name: value for name in NEEDS_APPROVAL}
+
+
+def usage_json(usage: Usage) -> dict[str, Any]:
+    """A run's usage with every count named, zeros included."""
+    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+            "cache_read_tokens": usage.cache_read_tokens,
+            "cache_write_tokens": usage.cache_write_tokens,
+            "reasoning_tokens": usage.reasoning_tokens, "cost": usage.cost}
+
+
+def end_line(result: Any, log: str | None) -> str:
+    """The closing line: why the run stopped, turns, tokens, cache hits, cost when known."""
+    usage = result.usage
+    parts = [f"stopped: {result.stop} after {result.turns} turn(s)",
+             f"{usage.total_tokens:,} tokens ({usage.input_tokens:,} in, "
+             f"{usage.output_tokens:,} out)"]
+    if usage.cache_read_tokens:
+        parts.append(f"{usage.cache_read_tokens:,} read from the prompt cache")
+    if usage.cost is not None:
+        parts.append(f"cost ${usage.cost:.4f}")
+    return ", ".join(parts) + (f"; log: {log}" if log else "")
+
+
+def notes_lines(notes: Sequence[str], verbose: bool) -> list[str]:
+    """Every note with ``verbose``; else one line counting them by kind."""
+    if verbose or not notes:
+        return [f"note: {note}" for note in notes]
+    kinds = Counter(_kind(note) for note in notes)
+    summary = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+    return [f"notes: {summary} (--verbose shows them)"]
+
+
+def _kind(note: str) -> str:
+    """A wire note reads ``wire: kind: subject: detail``; others are counted as notes."""
+    parts = note.split(": ")
+    if len(parts) > 2 and parts[1].replace("_", "").isalpha() and parts[1].islower():
+        return parts[1]
+    return "run note"
+
+
+def finish(result: Any, term: Terminal, as_json: bool, log: str | None) -> int:
+    """Print a run's outcome (text, or JSON on stdout) and return its exit code."""
+    term.clear()
+    notes = list(result.notes)
+    if as_json:
+        print(json.dumps({"stop": str(result.stop), "answer": result.answer,
+                          "turns": result.turns, "usage": usage_json(result.usage),
+                          "notes": notes, "log": log,
+                          "error": str(result.error) if result.error else None}, indent=2))
+    else:
+        if result.answer and not term.answer_shown:
+            print(f"\n{result.answer}")
+        print("\n" + end_line(result, log), file=sys.stderr)
+        if result.error:
+            print(f"error: {result.error}", file=sys.stderr)
+        for line in notes_lines(notes, term.verbose):
+            print(line, file=sys.stderr)
+    return 0 if result.ok else 1

@@ -1,0 +1,461 @@
+"""Every command fed every kind of bad input it takes: one message, exit 2, never a traceback.
+
+The whole cross product (each kind of bad file, output path, folder, port, model id, number,
+MCP server and tools module, with each command that takes it) runs in this process through
+`toolwire.cli.app.main`, each case in a thread with a time limit so a command that starts
+serving instead of refusing fails rather than hangs. A representative subset, the missing
+extras (which need an interpreter where the import fails) and an internal error run as real
+subprocesses, several at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from toolwire.agent.runlog import LOG_FORMAT
+from toolwire.cli.app import main
+
+ENV = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens there
+MODEL = f"anthropic:m@{CLOSED}"
+
+
+def header(**fields: object) -> dict[str, object]:
+    return {"event": "header", "t": 1.0, "format": LOG_FORMAT, "toolwire": "0", "model": MODEL,
+            "system": None, "tools": [], "settings": {}, **fields}
+
+
+def log_text(*events: dict[str, object]) -> str:
+    return "".join(json.dumps(e) + "\n" for e in events)
+
+
+TASK = {"event": "message", "t": 1.0, "index": 0,
+        "message": {"type": "message", "role": "user", "parts": [{"type": "text", "text": "hi"}]}}
+REPLY = {"type": "reply", "message": {"type": "message", "role": "assistant",
+                                      "parts": [{"type": "text", "text": "hello"}]}}
+VALID_LOG = log_text(header(), TASK)
+
+BAD_FILES: dict[str, bytes | None] = {
+    "missing": None,
+    "folder": b"",  # made a folder below
+    "binary": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)),
+    "non-utf8": '{"model": "m", "messages": [{"role": "user", "content": "caf\xe9"}]}'.encode(
+        "latin-1"),
+    "empty": b"",
+    "not-json": b"{this is not json",
+    "json-of-no-wire": b'{"hello": 1}',
+    "log-newer-format": log_text(header(format=LOG_FORMAT + 7), TASK).encode(),
+    "log-format-as-text": log_text(header(format="2"), TASK).encode(),
+    "log-model-number": log_text(header(model=5), TASK).encode(),
+    "log-tools-not-a-list": log_text(header(tools=5), TASK).encode(),
+    "log-tool-not-an-object": log_text(header(tools=["read_file"]), TASK).encode(),
+    "log-system-number": log_text(header(system=["x"]), TASK).encode(),
+    "log-message-number": log_text(header(), {**TASK, "message": 5}).encode(),
+    "log-parts-number": log_text(header(), {**TASK, "message": {
+        "type": "message", "role": "user", "parts": 5}}).encode(),
+    "log-index-text": log_text(header(), {**TASK, "index": "0"}).encode(),
+    "log-reply-text": log_text(header(), TASK, {"event": "reply", "index": 1, "turn": 1,
+                                                "reply": "hello"}).encode(),
+    "log-turn-text": log_text(header(), TASK, {"event": "reply", "index": 1, "turn": "one",
+                                               "reply": REPLY}).encode(),
+    "log-usage-text": log_text(header(), TASK, {"event": "reply", "index": 1, "turn": 1, "reply": {
+        **REPLY, "usage": {"type": "usage", "input_tokens": "many"}}}).encode(),
+    "log-result-number": log_text(header(), TASK, {"event": "call_end", "call_id": "c",
+                                                   "result": 7}).encode(),
+    "log-stop-number": log_text(header(), TASK, {"event": "stop", "stop": 5, "turns": 1,
+                                                 "notes": []}).encode(),
+    "log-notes-number": log_text(header(), TASK, {"event": "stop", "stop": "answered",
+                                                  "turns": 1, "notes": 5}).encode(),
+    "log-line-not-an-object": log_text(header(), TASK).encode() + b"[1, 2]\n",
+}
+
+
+@dataclass
+class Place:
+    """A folder to build a case in, with the files every case may use."""
+
+    root: Path
+
+    def bad_file(self, kind: str, suffix: str = ".json") -> str:
+        path = self.root / f"bad-{kind}{suffix}"
+        data = BAD_FILES[kind]
+        if kind == "folder":
+            path.mkdir()
+        elif data is not None:
+            path.write_bytes(data)
+        return str(path)
+
+    def file(self, name: str, text: str) -> str:
+        path = self.root / name
+        path.write_text(text, encoding="utf-8")
+        return str(path)
+
+    @property
+    def request(self) -> str:
+        return self.file("request.json", json.dumps(
+            {"model": "m", "max_tokens": 10, "system": "s",
+             "messages": [{"role": "user", "content": "hi"}]}))
+
+    @property
+    def log(self) -> str:
+        return self.file("run.jsonl", VALID_LOG)
+
+    @property
+    def tasks(self) -> str:
+        return self.file("tasks.jsonl", '{"id": 1, "prompt": "hi"}\n')
+
+    @property
+    def script(self) -> str:
+        return self.file("script.json", '{"replies": [{"text": "hi"}]}')
+
+    @property
+    def work(self) -> str:
+        folder = self.root / "work"
+        folder.mkdir(exist_ok=True)
+        return str(folder)
+
+
+Case = Callable[[Place], list[str]]
+CASES: dict[str, Case] = {}
+
+
+def case(name: str, build: Case) -> None:
+    assert name not in CASES, name
+    CASES[name] = build
+
+
+# ---------------------------------------------------------------- files a command reads
+
+READERS: dict[str, Callable[[Place, str], list[str]]] = {
+    "explain": lambda p, f: ["explain", f],
+    "explain --json": lambda p, f: ["explain", f, "--json"],
+    "convert": lambda p, f: ["convert", f, "--to", "openai-chat"],
+    "check": lambda p, f: ["check", f],
+    "resume": lambda p, f: ["resume", f, "--workdir", p.work, "--approve", "never"],
+    "resume --model": lambda p, f: ["resume", f, "--model", MODEL, "--workdir", p.work],
+    "batch": lambda p, f: ["batch", f, "--model", MODEL, "--out", str(p.root / "r.jsonl")],
+    "emulate --script": lambda p, f: ["emulate", "--script", f],
+}
+for reader, build in READERS.items():
+    for kind in BAD_FILES:
+        case(f"{reader} <{kind}>", lambda p, b=build, k=kind: b(p, p.bad_file(k)))  # type: ignore[misc]
+for kind in ("missing", "folder", "binary", "non-utf8", "empty", "not-json", "json-of-no-wire",
+             "log-newer-format"):
+    case(f"mcp-serve <tools file {kind}>",
+         lambda p, k=kind: ["mcp-serve", p.bad_file(k, ".py") + ":TOOLS"])  # type: ignore[misc]
+
+# ---------------------------------------------------------------- files a command writes
+
+WRITERS: dict[str, Callable[[Place, str], list[str]]] = {
+    "run --log": lambda p, out: ["run", "x", "--model", MODEL, "--workdir", p.work, "--log", out],
+    "explain --html": lambda p, out: ["explain", p.request, "--html", out],
+    "batch --out": lambda p, out: ["batch", p.tasks, "--model", MODEL, "--out", out],
+}
+OUTPUTS: dict[str, Callable[[Place], str]] = {
+    "in a missing folder": lambda p: str(p.root / "nowhere" / "out.txt"),
+    "under a file": lambda p: str(Path(p.request) / "out.txt"),
+    "an existing empty folder": lambda p: p.bad_file("folder"),
+    "an existing non-empty folder": lambda p: str(Path(p.work).parent),
+}
+for writer, build in WRITERS.items():
+    for name, where in OUTPUTS.items():
+        case(f"{writer} <{name}>", lambda p, b=build, w=where: b(p, w(p)))  # type: ignore[misc]
+case("run --log <holds a run>", lambda p: WRITERS["run --log"](p, p.log))
+for kind in ("binary", "non-utf8", "not-json", "json-of-no-wire"):
+    case(f"batch --out <existing {kind}>",
+         lambda p, k=kind: WRITERS["batch --out"](p, p.bad_file(k)))  # type: ignore[misc]
+case("batch --runs <a file>", lambda p: ["batch", p.tasks, "--model", MODEL, "--out",
+                                         str(p.root / "r.jsonl"), "--runs", p.request])
+
+# ---------------------------------------------------------------- folders
+
+FOLDER_TAKERS: dict[str, Callable[[Place, str], list[str]]] = {
+    "run": lambda p, d: ["run", "x", "--model", MODEL, "--workdir", d],
+    "resume": lambda p, d: ["resume", p.log, "--workdir", d],
+    "demo": lambda p, d: ["demo", "--workdir", d],
+    "mcp-serve": lambda p, d: ["mcp-serve", "--builtin", "coding", "--workdir", d],
+}
+FOLDERS: dict[str, Callable[[Place], str]] = {
+    "a file": lambda p: p.request,
+    "missing": lambda p: str(p.root / "nowhere" / "deeper"),
+}
+for taker, build in FOLDER_TAKERS.items():
+    for name, where in FOLDERS.items():
+        case(f"{taker} --workdir <{name}>", lambda p, b=build, w=where: b(p, w(p)))  # type: ignore[misc]
+case("demo --workdir <not empty>", lambda p: ["demo", "--workdir", str(Path(p.work).parent)])
+
+# ---------------------------------------------------------------- ports
+
+PORT_TAKERS: dict[str, Callable[[Place, str], list[str]]] = {
+    "emulate": lambda p, n: ["emulate", "--script", p.script, "--port", n],
+    "mcp-serve http": lambda p, n: ["mcp-serve", "--builtin", "coding", "--workdir", p.work,
+                                    "--transport", "http", "--port", n],
+}
+for taker, build in PORT_TAKERS.items():
+    for port in ("99999", "-1", "eighty", "in-use"):
+        case(f"{taker} --port <{port}>", lambda p, b=build, n=port: b(p, n))  # type: ignore[misc]
+
+# ---------------------------------------------------------------- model ids
+
+MODEL_TAKERS: dict[str, Callable[[Place, str], list[str]]] = {
+    "run": lambda p, m: ["run", "x", "--model", m, "--workdir", p.work],
+    "resume": lambda p, m: ["resume", p.log, "--model", m, "--workdir", p.work],
+    "demo": lambda p, m: ["demo", "--model", m, "--workdir", str(p.root / "demo")],
+    "batch": lambda p, m: ["batch", p.tasks, "--model", m, "--out", str(p.root / "r.jsonl")],
+}
+BAD_MODELS = {
+    "unknown": "claude-5", "no model": "anthropic:", "not a URL": "anthropic:m@ftp://x",
+    "port 99999": "anthropic:m@http://127.0.0.1:99999", "no host": "anthropic:m@http://",
+    "missing key": "anthropic:claude-x", "unknown provider": "acme:m@http://127.0.0.1:9",
+    "unknown local model": "local:giant",
+}
+for taker, build in MODEL_TAKERS.items():
+    for name, model in BAD_MODELS.items():
+        case(f"{taker} --model <{name}>", lambda p, b=build, m=model: b(p, m))  # type: ignore[misc]
+
+# ---------------------------------------------------------------- numbers
+
+NUMBER_FLAGS: dict[str, tuple[Callable[[Place], list[str]], list[str], tuple[str, ...]]] = {
+    "run": (lambda p: ["run", "x", "--model", MODEL, "--workdir", p.work],
+            ["--max-turns"], ("0", "-1", "many", "1.5")),
+    "resume": (lambda p: ["resume", p.log, "--workdir", p.work], ["--max-turns"],
+               ("0", "-1", "many")),
+    "demo": (lambda p: ["demo", "--workdir", str(p.root / "demo")], ["--max-turns"],
+             ("0", "-1", "many")),
+    "batch": (lambda p: ["batch", p.tasks, "--model", MODEL, "--out", str(p.root / "r.jsonl")],
+              ["--max-turns", "--concurrency", "--token-budget", "--ray-cpus"],
+              ("0", "-1", "many")),
+}
+for taker, (build, flags, values) in NUMBER_FLAGS.items():
+    for flag in flags:
+        for value in values:
+            case(f"{taker} {flag} <{value}>",
+                 lambda p, b=build, f=flag, v=value: [*b(p), f, v])  # type: ignore[misc]
+for value in ("0", "-2", "nan", "inf", "soon"):
+    case(f"batch --time-limit <{value}>", lambda p, v=value: [  # type: ignore[misc]
+        *NUMBER_FLAGS["batch"][0](p), "--time-limit", v])
+    case(f"batch --ray-cpus-per-run <{value}>", lambda p, v=value: [  # type: ignore[misc]
+        *NUMBER_FLAGS["batch"][0](p), "--ray-cpus-per-run", v])
+for value in ("-1", "nan", "inf", "warm"):
+    case(f"run --temperature <{value}>", lambda p, v=value: [  # type: ignore[misc]
+        *NUMBER_FLAGS["run"][0](p), "--temperature", v])
+
+# ---------------------------------------------------------------- choices
+
+for name, args in {
+    "convert --to": lambda p: ["convert", p.request, "--to", "smoke-signals"],
+    "convert --from": lambda p: ["convert", p.request, "--to", "openai-chat", "--from", "x"],
+    "check --wire": lambda p: ["check", p.request, "--wire", "x"],
+    "demo --wire": lambda p: ["demo", "--wire", "x"],
+    "demo scenario": lambda p: ["demo", "juggle"],
+    "run --approve": lambda p: [*NUMBER_FLAGS["run"][0](p), "--approve", "maybe"],
+    "run --tools": lambda p: [*NUMBER_FLAGS["run"][0](p), "--tools", "all"],
+    "mcp-serve --transport": lambda p: ["mcp-serve", "--builtin", "coding", "--transport", "x"],
+    "no such command": lambda p: ["fly"],
+    "run without a task": lambda p: ["run"],
+    "convert without --to": lambda p: ["convert", p.request],
+}.items():
+    case(f"{name} <not a choice>", args)
+
+# ---------------------------------------------------------------- wrong --from
+
+ANTHROPIC_BODY = {"model": "m", "max_tokens": 10, "messages": [
+    {"role": "user", "content": "weather?"},
+    {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "w",
+                                       "input": {}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                  "content": "sun"}]}]}
+for wire in ("openai-chat", "openai-responses", "ollama-chat", "gemini-generate"):
+    case(f"convert --from <{wire} for an anthropic body>", lambda p, w=wire: [  # type: ignore[misc]
+        "convert", p.file("a.json", json.dumps(ANTHROPIC_BODY)), "--to", "openai-chat",
+        "--from", w])
+
+# ---------------------------------------------------------------- MCP servers and tools modules
+
+for name, server in {"a missing program": "/nonexistent/mcp-server --stdio",
+                     "nothing listening": f"{CLOSED}/mcp",
+                     "a program that exits": f"{sys.executable} -c pass",
+                     "an empty command": " "}.items():
+    case(f"run --mcp <{name}>", lambda p, s=server: [  # type: ignore[misc]
+        *NUMBER_FLAGS["run"][0](p), "--approve", "auto", "--mcp", s])
+
+TOOL_MODULES = {
+    "raises at import": "raise RuntimeError('no config file')\n",
+    "bad syntax": "def broken(:\n",
+    "no TOOLS": "x = 1\n",
+    "TOOLS is a number": "TOOLS = 5\n",
+    "TOOLS holds numbers": "TOOLS = [1, 2]\n",
+    "TOOLS is a function that raises": "def TOOLS():\n    raise ValueError('boom')\n",
+    "TOOLS is a string": "TOOLS = 'read_file'\n",
+}
+for name, source in TOOL_MODULES.items():
+    case(f"mcp-serve <tools module {name}>", lambda p, s=source: [  # type: ignore[misc]
+        "mcp-serve", p.file("my_tools.py", s) + ":TOOLS"])
+for name, target in {"missing module": "no_such_module_xyz:TOOLS", "too many colons": "a:b:c",
+                     "attribute missing": "json:NO_SUCH", "not tools": "json:dumps"}.items():
+    case(f"mcp-serve <target {name}>", lambda p, t=target: ["mcp-serve", t])  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------- running the cases
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+def arguments(name: str, root: Path, busy: int) -> list[str]:
+    return [str(busy) if a == "in-use" else a for a in CASES[name](Place(root))]
+
+
+def run_main(argv: list[str]) -> int:
+    """``main(argv)`` in a thread, given 60 seconds: a command that serves instead of refusing
+    fails here instead of hanging the suite."""
+    outcome: list[object] = []
+
+    def target() -> None:
+        try:
+            outcome.append(main(argv))
+        except SystemExit as exc:  # argparse's own errors
+            outcome.append(exc.code)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(60)
+    assert outcome, f"toolwire {' '.join(argv)} did not return within 60 s"
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return int(outcome[0])  # type: ignore[call-overload]
+
+
+def assert_one_message(err: str, argv: list[str]) -> None:
+    assert "Traceback" not in err, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ": error: " in ln]
+    assert len(errors) == 1, (argv, err)
+    if not lines[0].startswith("usage:"):  # argparse shows the usage above its one line
+        assert lines == errors, (argv, err)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bad_input_is_one_message_and_exit_2(name: str, tmp_path: Path, busy_port: int,
+                                             capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in [k for k in os.environ if k.endswith("_API_KEY")]:
+        monkeypatch.delenv(key)
+    monkeypatch.chdir(tmp_path)
+    argv = arguments(name, tmp_path, busy_port)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    code = run_main(argv)
+    out, err = capsys.readouterr()
+    assert code == 2, (argv, out, err)
+    assert_one_message(err, argv)
+    after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert after == before, f"a refused command left files behind: {set(after) - set(before)}"
+
+
+def test_the_corpus_covers_every_command() -> None:
+    from toolwire.cli.app import build_parser
+
+    parser = build_parser()
+    commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    covered = {name.split()[0] for name in CASES}
+    assert commands <= covered, commands - covered
+    assert len(CASES) > 300
+
+
+# ---------------------------------------------------------------- real subprocesses
+
+
+def toolwire(args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+             ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "toolwire.cli", *args], capture_output=True,
+                          text=True, env=env or ENV, timeout=120, cwd=cwd)
+
+
+SUBPROCESS_CASES = [
+    "resume <missing>", "explain <folder>", "check <binary>", "convert <non-utf8>",
+    "batch <log-usage-text>", "explain <log-tools-not-a-list>", "run --log <in a missing folder>",
+    "explain --html <an existing empty folder>", "emulate --port <99999>",
+    "emulate --port <in-use>", "mcp-serve http --port <in-use>", "run --model <port 99999>",
+    "demo --model <missing key>", "batch --max-turns <0>", "run --max-turns <0>",
+    "batch --out <in a missing folder>", "mcp-serve <tools module raises at import>",
+    "convert --from <openai-chat for an anthropic body>", "demo --workdir <not empty>",
+    "run --mcp <a missing program>",
+]
+
+
+def blocked(root: Path, *modules: str) -> dict[str, str]:
+    """An environment whose Python cannot import ``modules``, as if they were not installed."""
+    for module in modules:
+        folder = root / "blocked" / module
+        folder.mkdir(parents=True)
+        (folder / "__init__.py").write_text(f"raise ImportError('no module named {module}')\n")
+    path = [str(root / "blocked"), *filter(None, ENV.get("PYTHONPATH", "").split(os.pathsep))]
+    return {**ENV, "PYTHONPATH": os.pathsep.join(path)}
+
+
+def test_through_real_subprocesses(tmp_path: Path, busy_port: int) -> None:
+    def one(name: str) -> tuple[str, list[str], subprocess.CompletedProcess[str]]:
+        root = tmp_path / name.replace(" ", "_").replace("/", "_")
+        root.mkdir()
+        argv = arguments(name, root, busy_port)
+        return name, argv, toolwire(argv, cwd=root)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        done = list(pool.map(one, SUBPROCESS_CASES))
+    for _, argv, proc in done:
+        assert proc.returncode == 2, (argv, proc.stdout, proc.stderr)
+        assert_one_message(proc.stderr, argv)
+
+
+@pytest.mark.parametrize(("argv", "extra"), [
+    (["mcp-serve", "--builtin", "coding"], "mcp"),
+    (["run", "x", "--model", MODEL, "--mcp", "python -m server"], "mcp"),
+    (["batch", "TASKS", "--model", MODEL, "--out", "r.jsonl", "--ray"], "ray"),
+])
+def test_a_missing_extra_names_its_pip_line(tmp_path: Path, argv: list[str], extra: str) -> None:
+    (tmp_path / "TASKS").write_text('{"id": 1, "prompt": "hi"}\n')
+    proc = toolwire(argv, env=blocked(tmp_path, "mcp", "ray"), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert_one_message(proc.stderr, argv)
+    assert f"pip install 'toolwire[{extra}]'" in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["TASKS", "blocked"]
+
+
+def test_an_internal_error_is_one_line_naming_the_traceback_file(tmp_path: Path) -> None:
+    """A command that fails in a way no check foresaw (here: a check command whose rules
+    module is broken) exits 3 with one line; the traceback is in the file it names."""
+    code = ("import sys, toolwire.rules as rules\n"
+            "def broken(*a, **k):\n    raise RuntimeError('a bug in the rules')\n"
+            "rules.check_transcript = broken\n"
+            "from toolwire.cli.app import main\nsys.exit(main(sys.argv[1:]))\n")
+    body = tmp_path / "req.json"
+    body.write_text(json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}))
+    proc = subprocess.run([sys.executable, "-c", code, "check", str(body)], capture_output=True,
+                          text=True, env={**ENV, "TMPDIR": str(tmp_path)}, timeout=60)
+    assert proc.returncode == 3
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr
+    assert lines[0].startswith("toolwire check: internal error (RuntimeError)")
+    assert "report it" in lines[0]
+    crash = next(tmp_path.glob("toolwire-crash-*.txt"))
+    assert str(crash) in lines[0]
+    text = crash.read_text()
+    assert "Traceback" in text and "a bug in the rules" in text and f"check {body}" in text

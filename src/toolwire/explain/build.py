@@ -39,6 +39,20 @@ STOP_MEANINGS: dict[str, str] = {
     "refusal": "the model refused",
     "refused": "the model refused",
     "pause_turn": "the provider paused a long turn; send the reply back to continue",
+    "turn_limit": "the turn limit (max_turns) was reached before an answer",
+    "token_budget": "the run's token budget was used up before an answer",
+    "cost_budget": "the run's cost budget was used up before an answer",
+    "time_limit": "the run's time limit was reached before an answer",
+    "cut_off": "the reply was cut off at the token limit",
+    "content_filter": "the provider's content filter stopped the reply",
+    "context_full": "the conversation no longer fits the model's context window",
+    "stopped": "its caller stopped the run (Ctrl-C, or the program ended it) before an answer",
+    "provider_error": "the provider kept failing; the error is on the log's stop line",
+    "model_error": "the model reported an error in place of a reply",
+    "output_invalid": "the structured answer did not fit its schema after every retry",
+    "error": "the run raised an error",
+    "interrupted": "the log ends without a stop line: the process ended mid-run; `toolwire "
+                   "resume` continues it",
 }
 
 
@@ -155,7 +169,7 @@ def explain_conversation(
         expl.entries.extend(_part_entries(message, i, names, i == len(messages) - 1,
                                           turn if message.role != "user" else None))
     if stop is not None:
-        expl.stop_meaning = STOP_MEANINGS.get(stop, stop.replace("_", " "))
+        expl.stop_meaning = STOP_MEANINGS.get(stop, f"the run ended: {stop.replace('_', ' ')}")
     return expl
 
 

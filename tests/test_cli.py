@@ -206,6 +206,13 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "not a request or reply of any known wire" in proc.stderr
     proc = toolwire("check", str(tmp_path / "missing.json"))
     assert proc.returncode == 2 and "does not exist" in proc.stderr
+    proc = toolwire("run", "hi", "--model", "anthropic:m@http://127.0.0.1:9", "--otel",
+                    "--workdir", str(tmp_path),
+                    env={**ENV, "OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4318"})
+    assert proc.returncode == 2, proc.stderr
+    assert "--otel: OTEL_EXPORTER_OTLP_ENDPOINT is 'localhost:4318', which is not an http" \
+        in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_emulate_serves_a_script_over_http(tmp_path: Path) -> None:

@@ -96,6 +96,7 @@ HEAVY = (
     "pydantic", "pydantic_core", "jsonschema_rs", "jsonschema",
     "asyncio", "concurrent.futures",
     "anthropic", "openai", "ollama", "google.genai", "litellm", "agents", "pydantic_ai",
+    "opentelemetry",
 )
 
 

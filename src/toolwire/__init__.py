@@ -54,6 +54,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names below are, for type checkers an
     from toolwire.protocol import Model
     from toolwire.rules import Problem, check_transcript
     from toolwire.schema.tool import Tool, Toolset, tool, validate_call
+    from toolwire.telemetry.settings import instrument, uninstrument
 
 # Names whose modules pull in asyncio, HTTP or other weight are imported on first use.
 _LAZY: dict[str, str] = {
@@ -74,8 +75,10 @@ _LAZY: dict[str, str] = {
     "check_transcript": "rules",
     "convert": "conversion",
     "detect_wire": "conversion",
+    "instrument": "telemetry.settings",
     "model": "http.client",
     "tool": "schema.tool",
+    "uninstrument": "telemetry.settings",
     "validate_call": "schema.tool",
 }
 
@@ -140,8 +143,10 @@ __all__ = [
     "convert",
     "detect_wire",
     "from_json",
+    "instrument",
     "model",
     "to_json",
     "tool",
+    "uninstrument",
     "validate_call",
 ]

@@ -43,6 +43,7 @@ from toolwire.errors import ContextLengthError, ProviderError, StreamError, Wire
 from toolwire.events import StreamEnd, ToolFinished, ToolStarted, listen
 from toolwire.protocol import Model, model_name
 from toolwire.schema.tool import Tool, Toolset
+from toolwire.telemetry.settings import Telemetry, current, make
 from toolwire.transcript import (
     Message,
     Reply,
@@ -80,7 +81,9 @@ class Agent:
     (Anthropic with extended thinking); ``output_retries`` bounds the retries of a bad answer.
     ``stream=True`` uses the model's ``stream`` when it has one. ``on_event`` is given every
     `toolwire.events` event of each run as it happens: the stream events, each message, request,
-    retry, reply, tool start and end, and the stop. ``max_tokens``, ``temperature`` and
+    retry, reply, tool start and end, and the stop. ``instrument=True`` traces the agent's runs
+    with OpenTelemetry, ``False`` never, and None (the default) when `toolwire.instrument` was
+    called (see `toolwire.telemetry.settings`). ``max_tokens``, ``temperature`` and
     ``provider_options`` go on every request. ``log`` is a run log path, one run per file (see
     `toolwire.agent.runlog`); ``arun(log=...)`` sets one per run.
     """
@@ -110,6 +113,7 @@ class Agent:
         stream: bool = False,
         on_event: Callable[[object], None] | None = None,
         log: str | os.PathLike[str] | None = None,
+        instrument: bool | Telemetry | None = None,
     ) -> None:
         self.model = model
         toolset = Toolset(tools)
@@ -129,6 +133,7 @@ class Agent:
         self.stream = stream
         self.on_event = on_event
         self.log = log
+        self.instrument = make() if instrument is True and current() is None else instrument
         self.dispatcher = Dispatcher(
             toolset, policy=approval, approve=approve, max_concurrency=max_concurrency,
             timeout=tool_timeout, max_output_chars=max_output_chars,

@@ -1,10 +1,12 @@
 """Starting a run and resuming one from its run log.
 
 Owns `RunSetup` (what a run needs to know of its agent), `start_state` and `resume_state`. Both
-build a `RunState` whose listeners are the run log (when there is one) and the agent's
-``on_event``; resuming also rebuilds the history from the log and answers the calls it left
-waiting. Running calls comes in as a function (`toolwire.agent.output.RunCalls`), so this module
-never sees the `Agent` itself. Must not import the loop, codecs, the transport or the client.
+build a `RunState` whose listeners are the run log (when there is one), the run's telemetry
+(`toolwire.telemetry.spans.RunTelemetry`, imported only when the agent's runs are traced) and
+the agent's ``on_event``; resuming also rebuilds the history from the log and answers the calls
+it left waiting. Running calls comes in as a function (`toolwire.agent.output.RunCalls`), so
+this module never sees the `Agent` itself. Must not import the loop, codecs, the transport or
+the client.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from toolwire.agent.dispatch import Dispatcher
 from toolwire.agent.output import OutputTool, RunCalls, answer_calls, make_output
@@ -20,7 +22,11 @@ from toolwire.agent.run import OutputType, RunState, RunStop
 from toolwire.agent.runlog import RunLog, read_log
 from toolwire.events import Listener, RunResumed
 from toolwire.protocol import model_name, provider_model
+from toolwire.telemetry.settings import Telemetry, for_agent
 from toolwire.transcript import Message, Request, ToolCallPart, ToolChoice, ToolResultPart, ToolSpec
+
+if TYPE_CHECKING:
+    from toolwire.telemetry.spans import RunTelemetry
 
 
 class RunSetup(Protocol):
@@ -53,6 +59,10 @@ class RunSetup(Protocol):
     def settings(self) -> dict[str, Any]: ...
     @property
     def on_event(self) -> Callable[[object], None] | None: ...
+    @property
+    def stream(self) -> bool: ...
+    @property
+    def instrument(self) -> bool | Telemetry | None: ...
 
 
 def _output(setup: RunSetup, output: OutputType | None) -> OutputTool | None:
@@ -87,14 +97,42 @@ def _base_request(setup: RunSetup, out: OutputTool | None, notes: list[str]) -> 
     )
 
 
-def _listeners(setup: RunSetup, log: RunLog | None) -> tuple[Listener, ...]:
-    """The run log first (it keeps what happened even when a callback fails), then on_event."""
+def _telemetry(setup: RunSetup, base: Request, resumed: bool) -> RunTelemetry | None:
+    """The run's `toolwire.telemetry.spans.RunTelemetry` when its agent's runs are traced."""
+    settings = for_agent(setup.instrument)
+    if settings is None:
+        return None
+    from toolwire.telemetry.spans import RunTelemetry
+
+    return RunTelemetry(settings, model=setup.model, request=base, tools=setup.dispatcher.tools,
+                        stream=setup.stream and hasattr(setup.model, "stream"), resumed=resumed)
+
+
+def _listeners(setup: RunSetup, log: RunLog | None, traced: RunTelemetry | None
+               ) -> tuple[Listener, ...]:
+    """The run log first (it keeps what happened even when a callback fails), then the
+    telemetry, then on_event."""
     found: list[Listener] = []
     if log is not None:
         found.append(log)
+    if traced is not None:
+        found.append(traced)
     if setup.on_event is not None:
         found.append(setup.on_event)
     return tuple(found)
+
+
+def _closer(log: RunLog | None, traced: RunTelemetry | None) -> Callable[[], None] | None:
+    """What a run that breaks off without a stop closes: its log and its spans."""
+    if traced is None:
+        return log.close if log is not None else None
+
+    def close() -> None:
+        traced.close()
+        if log is not None:
+            log.close()
+
+    return close
 
 
 def start_state(
@@ -119,9 +157,9 @@ def start_state(
         runlog.header(model=model_name(setup.model), request_model=base.model,
                       system=base.system, tools=setup.specs,
                       output=out.tool.spec if out else None, settings=setup.settings)
+    traced = _telemetry(setup, base, resumed=False)
     state = RunState(messages=[], request_base=base, output=out, notes=notes,
-                     listeners=_listeners(setup, runlog),
-                     close=runlog.close if runlog is not None else None)
+                     listeners=_listeners(setup, runlog, traced), close=_closer(runlog, traced))
     for message in messages:
         state.add(message)
     return state
@@ -162,8 +200,9 @@ async def resume_state(
     if logged.header.get("system") != base.system:
         notes.append("the system prompt differs from the one the run was logged with")
     runlog = RunLog(log, repair=True)
+    traced = _telemetry(setup, base, resumed=True)
     state = RunState(messages=list(logged.messages), request_base=base, output=out,
-                     listeners=_listeners(setup, runlog), close=runlog.close,
+                     listeners=_listeners(setup, runlog, traced), close=_closer(runlog, traced),
                      turns=logged.turns, usage=logged.usage, notes=notes)
     state.emit(RunResumed(len(logged.messages), logged.turns))
     pending = logged.pending

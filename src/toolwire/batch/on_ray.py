@@ -15,10 +15,11 @@ result and written by the driver, so every result line points at a log the drive
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from toolwire.batch.runner import (
     BatchProgress,
     BatchSummary,
     Bookkeeper,
+    batch_trace,
     error_line,
     load_tasks,
     run_task,
@@ -63,8 +65,15 @@ class ActorGate:
 
 
 def run_on_worker(task: dict[str, Any], model_id: str, runs: str, options: dict[str, Any],
-                  gate: Any, log: bool) -> tuple[dict[str, Any], bytes | None]:
-    """One run, as a Ray task: its result line and its log's bytes."""
+                  gate: Any, log: bool, trace: dict[str, Any] | None = None
+                  ) -> tuple[dict[str, Any], bytes | None]:
+    """One run, as a Ray task: its result line and its log's bytes.
+
+    ``trace`` (from a traced batch: the batch span's trace context and whether content is
+    captured) makes the run a child of the batch's span, traced in this worker."""
+    if trace is not None:
+        with _worker_trace(trace, options):
+            return run_on_worker(task, model_id, runs, options, gate, log)
     from toolwire.http.client import model as make
 
     parsed = parse_task(task, f"task {task.get('id')!r}")
@@ -81,13 +90,42 @@ def run_on_worker(task: dict[str, Any], model_id: str, runs: str, options: dict[
     return line, data
 
 
+@contextlib.contextmanager
+def _worker_trace(trace: dict[str, Any], options: dict[str, Any]) -> Iterator[None]:
+    """Trace the runs started in the block under the batch's span. A worker with no tracer
+    provider of its own exports like the driver (the ``OTEL_*`` variables come along) and
+    sends its spans before the Ray task ends."""
+    from toolwire.telemetry.export import export_wanted, start_exporting
+    from toolwire.telemetry.settings import make
+    from toolwire.telemetry.spans import remote_parent
+
+    exporting = start_exporting() if export_wanted() else None
+    options["instrument"] = make(capture_content=bool(trace.get("capture_content")))
+    try:
+        with remote_parent(trace["context"]):
+            yield
+    finally:
+        if exporting is not None:
+            exporting.flush()
+
+
 def _key_env(model_id: str) -> dict[str, str]:
     """The environment variables a worker needs for ``model_id`` (its API key, Ollama host)."""
     from toolwire.http.endpoints import PROVIDERS, parse_model_id
 
     endpoint = parse_model_id(model_id, os.environ)  # a missing key fails here, before Ray
     names = (*PROVIDERS[endpoint.provider].key_vars, "OLLAMA_HOST")
-    return {name: os.environ[name] for name in names if name in os.environ}
+    found = {name: os.environ[name] for name in names if name in os.environ}
+    found.update((k, v) for k, v in os.environ.items() if k.startswith("OTEL_"))
+    return found
+
+
+def _captures(options: Mapping[str, Any] | None) -> bool:
+    """Whether the batch's runs capture content (its `toolwire.telemetry.settings`)."""
+    from toolwire.telemetry.settings import for_agent
+
+    telemetry = for_agent((options or {}).get("instrument"))
+    return bool(telemetry is not None and telemetry.capture_content)
 
 
 def _keep_log(line: Mapping[str, Any], data: bytes | None) -> None:
@@ -140,23 +178,27 @@ def run_batch_ray(
         folder = str(book.runs.resolve())
         todo = iter(book.todo)
         inflight: dict[Any, BatchTask] = {}
-        while True:
-            while len(inflight) < concurrency and (task := next(todo, None)) is not None:
-                ref = remote.remote(task.to_dict(), model_id, folder, dict(options or {}), gate,
-                                    log)
-                inflight[ref] = task
-                book.started()
-            if not inflight:
-                break
-            ready, _ = ray.wait(list(inflight), num_returns=1)
-            for ref in ready:
-                task = inflight.pop(ref)
-                try:
-                    line, data = ray.get(ref)
-                except ray.exceptions.RayError as exc:
-                    line, data = error_line(task, f"the Ray task failed: {exc}"), None
-                _keep_log(line, data)
-                book.finished(line)
+        run_options = {k: v for k, v in (options or {}).items() if k != "instrument"}
+        with batch_trace(options, len(book.todo)) as carrier:
+            trace = None if carrier is None else {
+                "context": carrier, "capture_content": _captures(options)}
+            while True:
+                while len(inflight) < concurrency and (task := next(todo, None)) is not None:
+                    ref = remote.remote(task.to_dict(), model_id, folder, dict(run_options),
+                                        gate, log, trace)
+                    inflight[ref] = task
+                    book.started()
+                if not inflight:
+                    break
+                ready, _ = ray.wait(list(inflight), num_returns=1)
+                for ref in ready:
+                    task = inflight.pop(ref)
+                    try:
+                        line, data = ray.get(ref)
+                    except ray.exceptions.RayError as exc:
+                        line, data = error_line(task, f"the Ray task failed: {exc}"), None
+                    _keep_log(line, data)
+                    book.finished(line)
     finally:
         book.close()
         if ours:

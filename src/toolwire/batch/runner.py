@@ -356,14 +356,16 @@ async def run_batch(
             book.finished(line)
 
     try:
-        workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, len(book.todo)))]
-        try:
-            await asyncio.gather(*workers)
-        finally:
-            for w in workers:
-                w.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(*workers, return_exceptions=True)
+        with batch_trace(options, len(book.todo)):  # the runs started inside are the batch's
+            workers = [asyncio.create_task(worker())
+                       for _ in range(min(concurrency, len(book.todo)))]
+            try:
+                await asyncio.gather(*workers)
+            finally:
+                for w in workers:
+                    w.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.gather(*workers, return_exceptions=True)
     finally:
         book.close()
         if lent:
@@ -371,6 +373,21 @@ async def run_batch(
         if owned:
             await used.aclose()
     return book.summary()
+
+
+def batch_trace(options: Mapping[str, Any] | None, size: int
+                ) -> contextlib.AbstractContextManager[dict[str, str] | None]:
+    """While traced (`toolwire.instrument`, or ``instrument`` in ``options``), a
+    ``toolwire.batch`` span, current in the block, whose trace every run started inside joins;
+    it gives the span's trace context for runs in other processes. Otherwise nothing."""
+    from toolwire.telemetry.settings import for_agent
+
+    telemetry = for_agent((options or {}).get("instrument"))
+    if telemetry is None:
+        return contextlib.nullcontext()
+    from toolwire.telemetry.spans import batch_span
+
+    return batch_span(telemetry, {"toolwire.batch.runs": size})
 
 
 def _make_model(model_id: str, concurrency: int, gate: RateGate,
@@ -389,6 +406,7 @@ __all__ = [
     "BatchTask",
     "RateGate",
     "ResultsFile",
+    "batch_trace",
     "default_runs_dir",
     "load_tasks",
     "read_tasks",

@@ -30,6 +30,7 @@ from toolwire.cli.common import (
     one_line,
     report_crash,
 )
+from toolwire.cli.otel import traced
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
@@ -280,7 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return int(args.func(args))
+        with traced(args):
+            return int(args.func(args))
     except (UserError, ToolwireError) as exc:
         print(f"toolwire {args.command}: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE

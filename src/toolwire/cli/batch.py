@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from toolwire.cli import checks
 from toolwire.cli.common import UserError
+from toolwire.cli.otel import add_otel_option
 
 BAR = 24
 
@@ -196,6 +197,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     p.add_argument("--retry-failed", action="store_true",
                    help="also rerun ids whose result says error or provider_error")
     p.add_argument("--quiet", action="store_true", help="no progress line")
+    add_otel_option(p)
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="run on Ray: each run a Ray task; ADDRESS of a running cluster, or none "
                         "for a local Ray instance (needs toolwire[ray]); put it after TASKS")

@@ -21,6 +21,7 @@ from typing import Any
 
 from toolwire.cli import checks
 from toolwire.cli.common import UserError
+from toolwire.cli.otel import add_otel_option
 from toolwire.cli.terminal import Terminal, answerer, approver, finish, policy
 from toolwire.codecs import WIRES
 from toolwire.http.providers import provider_for
@@ -309,6 +310,7 @@ def add_commands(sub: Any, epilog: str) -> None:
                        help="also use the tools of an MCP server: a command line such as "
                             "'python -m some_server', or a URL such as "
                             "http://127.0.0.1:PORT/mcp (repeatable; needs toolwire[mcp])")
+        add_otel_option(p)
 
     p = sub.add_parser(
         "run", epilog=epilog, help="run the agent on a task",
@@ -357,6 +359,7 @@ def add_commands(sub: Any, epilog: str) -> None:
                    help=argparse.SUPPRESS)
     p.set_defaults(mcp=[])
     p.add_argument("--stream", action="store_true", help="stream the model's replies")
+    add_otel_option(p)
     p.set_defaults(func=cmd_demo)
 
     from toolwire.mcp.cli import add_serve_arguments

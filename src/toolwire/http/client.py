@@ -22,6 +22,7 @@ import random
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from toolwire import _json
 from toolwire.codecs import Codec, get_codec
@@ -34,6 +35,7 @@ from toolwire.errors import (
 )
 from toolwire.events import RetryEvent, StreamEnd, StreamEvent, WireNotes, emit
 from toolwire.http.endpoints import Endpoint, parse_model_id
+from toolwire.http.providers import PROVIDERS
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, WireResponse
 from toolwire.transcript import Reply, Request, replace
 
@@ -113,6 +115,20 @@ class HttpModel:
     @property
     def wire(self) -> str:
         return self.endpoint.wire
+
+    @property
+    def telemetry(self) -> dict[str, str | int]:
+        """What OpenTelemetry spans say of this model (`toolwire.telemetry`): the provider's
+        name in the GenAI conventions and the server's address and port."""
+        provider = PROVIDERS.get(self.endpoint.provider)
+        found: dict[str, str | int] = {
+            "gen_ai.provider.name": (provider.otel_name or provider.name) if provider is not None
+            else self.endpoint.provider}
+        url = urlsplit(self.endpoint.base_url)
+        if url.hostname:
+            found["server.address"] = url.hostname
+            found["server.port"] = url.port or (443 if url.scheme == "https" else 80)
+        return found
 
     def _prepare(self, request: Request, *, stream: bool) -> tuple[Request, WireRequest]:
         changes: dict[str, Any] = {"stream": stream}

@@ -52,6 +52,8 @@ class Provider:
     model id must give one (``@base_url``); ``any_server`` marks the provider to name for its
     wire at a server given by ``@base_url`` (`provider_for`). ``form`` is how a model id for it
     is written in messages; ``transform`` rewrites a request body before it is sent.
+    ``otel_name`` is the provider's ``gen_ai.provider.name`` in OpenTelemetry's GenAI
+    conventions (default: ``name``).
     """
 
     name: str
@@ -65,6 +67,7 @@ class Provider:
     needs_base_url: bool = False
     any_server: bool = False
     form: str = ""
+    otel_name: str = ""
     transform: BodyTransform | None = field(default=None, compare=False)
 
     @property
@@ -80,11 +83,12 @@ class Provider:
 _BUILT_IN = (
     Provider(name="anthropic", wire=wires.ANTHROPIC_MESSAGES.name,
              base_url="https://api.anthropic.com", key_vars=("ANTHROPIC_API_KEY",),
-             auth=ANTHROPIC_KEY, any_server=True),
+             auth=ANTHROPIC_KEY, any_server=True, otel_name="anthropic"),
     Provider(name="openai", wire=wires.OPENAI_CHAT.name, base_url="https://api.openai.com",
              key_vars=("OPENAI_API_KEY",)),
     Provider(name=wires.OPENAI_RESPONSES.name, wire=wires.OPENAI_RESPONSES.name,  # named after it
-             base_url="https://api.openai.com", key_vars=("OPENAI_API_KEY",), any_server=True),
+             base_url="https://api.openai.com", key_vars=("OPENAI_API_KEY",), any_server=True,
+             otel_name="openai"),
     Provider(name="openrouter", wire=wires.OPENAI_CHAT.name, base_url="https://openrouter.ai/api",
              key_vars=("OPENROUTER_API_KEY",), form="openrouter:<vendor/model>"),
     Provider(name="ollama", wire=wires.OLLAMA_CHAT.name, base_url="http://127.0.0.1:11434",
@@ -92,11 +96,13 @@ _BUILT_IN = (
     Provider(name="gemini", wire=wires.GEMINI_GENERATE.name,
              base_url="https://generativelanguage.googleapis.com",
              key_vars=("GEMINI_API_KEY", "GOOGLE_API_KEY"), auth=GOOGLE_KEY,
-             stream_path=f"{wires.GEMINI_GENERATE.stream_path}?alt=sse", any_server=True),
+             stream_path=f"{wires.GEMINI_GENERATE.stream_path}?alt=sse", any_server=True,
+             otel_name="gcp.gemini"),
     Provider(name="openai-compatible", wire=wires.OPENAI_CHAT.name, base_url="",
              key_vars=("OPENAI_API_KEY",), needs_base_url=True, any_server=True,
              form="openai-compatible:<model>@<base_url>"),
-    Provider(name="local", wire=wires.OPENAI_CHAT.name, base_url="", form="local:smollm2"),
+    Provider(name="local", wire=wires.OPENAI_CHAT.name, base_url="", form="local:smollm2",
+             otel_name="llama.cpp"),
 )
 
 PROVIDERS: dict[str, Provider] = {p.name: p for p in _BUILT_IN}

@@ -50,7 +50,7 @@ def test_version() -> None:
 
 
 @pytest.mark.parametrize("command", ["run", "resume", "demo", "explain", "convert", "check",
-                                     "emulate", "mcp-serve", "batch"])
+                                     "emulate", "mcp-serve", "batch", "config"])
 def test_every_command_has_help_that_explains(command: str) -> None:
     proc = toolwire(command, "--help")
     assert proc.returncode == 0

@@ -265,6 +265,7 @@ for name, args in {
     "no such command": lambda p: ["fly"],
     "run without a task": lambda p: ["run"],
     "convert without --to": lambda p: ["convert", p.request],
+    "config action": lambda p: ["config", "edit"],
 }.items():
     case(f"{name} <not a choice>", args)
 
@@ -459,3 +460,67 @@ def test_an_internal_error_is_one_line_naming_the_traceback_file(tmp_path: Path)
     assert str(crash) in lines[0]
     text = crash.read_text()
     assert "Traceback" in text and "a bug in the rules" in text and f"check {body}" in text
+
+
+# ---------------------------------------------------------------- the config file
+
+BAD_CONFIGS: dict[str, bytes | None] = {
+    "not TOML": b"model = \n",
+    "unknown key": b'model = "anthropic:m"\ncolour = "never"\n',
+    "approve not a choice": b'approve = "maybe"\n',
+    "model a number": b"model = 5\n",
+    "color not a choice": b'color = "loud"\n',
+    "non-utf8": 'model = "caf\xe9"\n'.encode("latin-1"),
+    "a folder": None,
+}
+CONFIG_READERS: dict[str, Callable[[Place], list[str]]] = {
+    "run": lambda p: ["run", "x", "--workdir", p.work],
+    "resume": lambda p: ["resume", p.log, "--workdir", p.work],
+    "batch": lambda p: ["batch", p.tasks, "--out", str(p.root / "r.jsonl")],
+    "config show": lambda p: ["config", "show"],
+}
+
+
+@pytest.mark.parametrize("reader", sorted(CONFIG_READERS))
+@pytest.mark.parametrize("kind", sorted(BAD_CONFIGS))
+def test_a_bad_config_file_is_one_message_and_exit_2(
+        reader: str, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "config.toml"
+    data = BAD_CONFIGS[kind]
+    if data is None:
+        config.mkdir()
+    else:
+        config.write_bytes(data)
+    monkeypatch.setenv("TOOLWIRE_CONFIG", str(config))
+    for key in ("TOOLWIRE_MODEL", "TOOLWIRE_APPROVE", "TOOLWIRE_COLOR", "NO_COLOR"):
+        monkeypatch.delenv(key, raising=False)
+    argv = CONFIG_READERS[reader](Place(tmp_path))
+    before = files_in(tmp_path)
+    assert run_main(argv) == 2
+    err = capsys.readouterr().err
+    assert_one_message(err, argv)
+    assert str(config) in err
+    assert files_in(tmp_path) == before
+
+
+def files_in(folder: Path) -> list[Path]:
+    return sorted(p.relative_to(folder) for p in folder.rglob("*"))
+
+
+def test_the_exit_codes_are_documented_where_people_look() -> None:
+    """Each code is in every command's --help epilog and in the README's exit-code table."""
+    import re
+
+    from toolwire.cli import common
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    table = readme.split("### Exit codes", 1)[1].split("\n\n", 2)[1]
+    rows = re.findall(r"^\| (\d) \| (.+) \|$", table, flags=re.MULTILINE)
+    codes = (common.EXIT_OK, common.EXIT_PROBLEM, common.EXIT_USAGE, common.EXIT_INTERNAL)
+    assert [int(code) for code, _ in rows] == list(codes) == [0, 1, 2, 3]
+    assert "traceback" in rows[3][1] and "never a traceback" in rows[2][1]
+    epilog = " ".join(common.EPILOG.split())
+    for code in codes:
+        assert f"{code} " in epilog
+    assert "3 an internal error" in epilog

@@ -277,3 +277,14 @@ def test_mcp_serve_keeps_stdout_for_the_protocol(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=30)
     assert json.loads(first)["id"] == 1
     assert "loading my tools..." in err
+
+
+def test_run_system_and_temperature_reach_the_request(tmp_path: Path) -> None:
+    with Emulator([{"text": "Done."}]) as emu:
+        proc = toolwire("run", "x", "--model", f"openai-compatible:m@{emu.base_url}",
+                        "--workdir", str(tmp_path), "--system", "Answer in one word.",
+                        "--temperature", "0.2")
+        body = emu.received[0].body
+    assert proc.returncode == 0, proc.stderr
+    assert body["messages"][0] == {"role": "system", "content": "Answer in one word."}
+    assert body["temperature"] == 0.2

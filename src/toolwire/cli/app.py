@@ -195,6 +195,20 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_config(args: argparse.Namespace) -> int:
+    from toolwire.cli import settings
+
+    path = settings.config_path()
+    found = settings.resolve({})
+    data = {"config_file": str(path), "config_file_exists": path.exists(),
+            "settings": {name: {"value": s.value, "from": s.source} for name, s in found.items()}}
+    lines = [f"config file: {path}" + ("" if path.exists() else " (there is none)")]
+    lines += [f"{name} = {s.value if s.value is not None else '-'}  (from {s.source})"
+              for name, s in found.items()]
+    _emit(args, data, "\n".join(lines))
+    return EXIT_OK
+
+
 # ------------------------------------------------------------------------------- parser
 
 
@@ -267,6 +281,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=checks.port, default=0,
                    help="port (default: any free port)")
     p.set_defaults(func=cmd_emulate)
+
+    p = sub.add_parser(
+        "config", epilog=EPILOG, help="show the settings in effect and where each came from",
+        description="Settings the agent commands use when their flag is not given: model "
+                    "(TOOLWIRE_MODEL), approve (TOOLWIRE_APPROVE), sandbox (TOOLWIRE_SANDBOX) and "
+                    "color (TOOLWIRE_COLOR; NO_COLOR turns colour off). A flag wins over the "
+                    "environment, which wins over the config file: TOML at "
+                    "$XDG_CONFIG_HOME/toolwire/config.toml (default ~/.config/toolwire/"
+                    "config.toml; TOOLWIRE_CONFIG names another), with those keys, like "
+                    'model = "anthropic:claude-sonnet-4-5".')
+    p.add_argument("action", choices=("show",), help="show: print each setting, its value and "
+                   "where it came from")
+    p.add_argument("--json", action="store_true", help="print them as JSON")
+    p.set_defaults(func=cmd_config)
     return parser
 
 

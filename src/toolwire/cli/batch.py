@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from toolwire.cli import checks
+from toolwire.cli import checks, settings
 from toolwire.cli.common import UserError
 from toolwire.cli.otel import add_otel_option
 
@@ -90,6 +90,7 @@ def check_batch(args: argparse.Namespace) -> None:
     from toolwire.batch.files import read_tasks
 
     checks.read_text(args.tasks, "TASKS")
+    settings.apply(args)
     checks.model_id(args.model, keys=True)
     checks.output_path(args.out, "--out")
     if Path(args.out).exists():
@@ -179,8 +180,9 @@ def add_commands(sub: Any, epilog: str) -> None:
                     "is shared by every run when the provider rate-limits. Exit 1 when some "
                     "task has no answer.")
     p.add_argument("tasks", metavar="TASKS", help="the task file (JSONL)")
-    p.add_argument("--model", required=True, metavar="ID",
-                   help="model id: " + "; ".join(MODEL_ID_FORMS))
+    p.add_argument("--model", metavar="ID",
+                   help="model id: " + "; ".join(MODEL_ID_FORMS) + " (default: TOOLWIRE_MODEL, "
+                        "or model in the config file)")
     p.add_argument("--out", required=True, metavar="RESULTS",
                    help="the results file (JSONL), appended to")
     p.add_argument("--concurrency", type=checks.count, default=10, metavar="N",

@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from toolwire.cli import checks
+from toolwire.cli import checks, settings
 from toolwire.cli.common import UserError
 from toolwire.cli.otel import add_otel_option
 from toolwire.cli.terminal import Terminal, answerer, approver, finish, policy
@@ -135,6 +135,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from toolwire.http import client
 
     workdir = checks.workdir(args.workdir)
+    settings.apply(args)
     check_agent_options(args)
     outputs = Outputs()
     log = str(outputs.file(checks.output_path(args.log, "--log", fresh=True))) if args.log else None
@@ -152,12 +153,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
     checks.read_text(args.log, "LOG")
     workdir = checks.workdir(args.workdir)
     logged = read_log(args.log)
-    model_id = args.model or logged.header.get("model")
-    if not isinstance(model_id, str) or not model_id:
-        raise UserError(f"{args.log} does not name its model; give --model ID")
-    args.model = model_id
+    args.model = args.model or logged.header.get("model")  # the log's over the settings'
+    settings.apply(args)
     check_agent_options(args)
-    model = client.model(model_id)
+    model = client.model(args.model)
     term = _terminal(args)
     result = _go(args, model, workdir, term, Outputs(), lambda a: a.aresume(args.log))
     return finish(result, term, args.json, args.log)
@@ -297,9 +296,10 @@ def add_commands(sub: Any, epilog: str) -> None:
                        help="the folder the tools work in (default: the current folder)")
         p.add_argument("--tools", choices=("coding", "none"), default="coding",
                        help="built-in tools: coding (files, commands, tests, ask_user) or none")
-        p.add_argument("--approve", choices=("ask", "auto", "never"), default="ask",
+        p.add_argument("--approve", choices=("ask", "auto", "never"),
                        help="run_command, write_file and edit_file: ask first (default), allow "
-                            "(auto) or refuse (never)")
+                            "(auto) or refuse (never); default: TOOLWIRE_APPROVE, the config "
+                            "file, or ask")
         p.add_argument("--max-turns", type=checks.count, default=50, metavar="N",
                        help="stop after N model calls, at least 1 (default 50)")
         p.add_argument("--stream", action="store_true", help="stream the model's replies")
@@ -319,7 +319,8 @@ def add_commands(sub: Any, epilog: str) -> None:
                     "that change things ask before running. The run log is always written "
                     "(default: WORKDIR/.toolwire/runs/); `toolwire resume LOG` continues it.")
     p.add_argument("task", metavar="TASK")
-    p.add_argument("--model", required=True, metavar="ID", help=f"model id: {forms}")
+    p.add_argument("--model", metavar="ID", help=f"model id: {forms} (default: "
+                   "TOOLWIRE_MODEL, or model in the config file; see toolwire config show)")
     p.add_argument("--log", metavar="FILE", help="where to write the run log (a new file)")
     p.add_argument("--system", metavar="TEXT",
                    help="the system prompt (default: one for working on a software project)")

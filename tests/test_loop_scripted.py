@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from toolwire.agent.loop import Agent, RunStop
-from toolwire.errors import RateLimitError, StreamError, WireFormatError
+from toolwire.errors import RateLimitError, WireFormatError
 from toolwire.events import StreamEnd, TextDelta, ToolCallDelta, ToolCallStarted
 from toolwire.protocol import Model, StreamingModel, model_name
 from toolwire.testing import ScriptedModel, ScriptError, call, reply
@@ -65,7 +65,7 @@ async def test_bad_entry_and_raised_entries() -> None:
     assert result.stop is RunStop.PROVIDER_ERROR and result.error is limited
     broken = WireFormatError("not an anthropic reply")
     result = await Agent(model=ScriptedModel([broken])).arun("go")
-    assert result.stop is RunStop.PROVIDER_ERROR and result.error is broken
+    assert result.stop is RunStop.BAD_REPLY and result.error is broken
 
 
 async def test_stream_events() -> None:
@@ -76,7 +76,7 @@ async def test_stream_events() -> None:
     assert isinstance(events[2], ToolCallDelta) and events[2].fragment == '{"a":1}'
 
 
-async def test_stream_without_end_is_a_provider_error() -> None:
+async def test_stream_without_end_is_a_bad_reply() -> None:
     class Broken:
         name = "broken"
 
@@ -87,7 +87,8 @@ async def test_stream_without_end_is_a_provider_error() -> None:
             yield TextDelta(text="half")
 
     result = await Agent(model=Broken(), stream=True).arun("go")
-    assert result.stop is RunStop.PROVIDER_ERROR and isinstance(result.error, StreamError)
+    assert result.stop is RunStop.BAD_REPLY and isinstance(result.error, WireFormatError)
+    assert "ended without a whole reply" in str(result.error)
 
 
 async def test_request_fields_from_agent() -> None:

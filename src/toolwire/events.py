@@ -21,7 +21,7 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from types import TracebackType
 
-from toolwire.errors import ProviderError
+from toolwire.errors import ProviderError, WireFormatError
 from toolwire.transcript import Message, Reply, Request, ToolCallPart, ToolResultPart, Usage
 
 # --------------------------------------------------------------------------- a reply as it streams
@@ -92,11 +92,13 @@ class RequestSent:
 class RetryEvent:
     """A failed attempt at a model request that will be tried again after ``wait`` seconds.
 
-    Deltas a stream gave before it broke belong to the failed attempt: the reply starts over."""
+    ``error`` is the provider's error, or a `WireFormatError` for a reply that arrived but could
+    not be used. Deltas a stream gave before it broke belong to the failed attempt: the reply
+    starts over."""
 
     attempt: int
     wait: float
-    error: ProviderError
+    error: ProviderError | WireFormatError
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """The `Model` protocol: the one thing the agent loop needs from a model.
 
-Owns `Model`, `StreamingModel`, `model_name` and `provider_model`. A model takes a canonical
+Owns `Model`, `StreamingModel`, `model_name`, `provider_model` and `holds_nothing` (what a model
+must not give back as a reply). A model takes a canonical
 `Request` and gives back a canonical `Reply`; whether it speaks HTTP
 (`toolwire.http.client.HttpModel`), replays a script (`toolwire.testing.ScriptedModel`) or runs in
 process is its own business. Retries of failed requests belong to the model, not to the loop: the
@@ -22,7 +23,7 @@ from collections.abc import AsyncIterator
 from typing import Protocol, runtime_checkable
 
 from toolwire.events import StreamEvent
-from toolwire.transcript import Reply, Request
+from toolwire.transcript import ReasoningPart, Reply, Request, TextPart
 
 
 @runtime_checkable
@@ -64,4 +65,32 @@ def provider_model(model: object) -> str:
     return name if isinstance(name, str) else model_name(model)
 
 
-__all__ = ["Model", "StreamingModel", "model_name", "provider_model"]
+_EXPLAINS_EMPTY = frozenset({
+    "max_tokens", "stop_sequence", "pause_turn", "refusal", "content_filter",
+    "context_window_exceeded", "tool_call_failed", "error",
+})
+"""Stops that explain an empty reply by themselves (the token limit, a stop sequence, a pause, a
+refusal, a filter, an error); ``end_turn``, ``tool_calls`` and ``other`` do not."""
+
+
+def holds_nothing(reply: Reply) -> bool:
+    """Whether ``reply`` is no reply at all: no tool call and no content (text that is only
+    whitespace, or reasoning alone), while its stop claims it ended normally.
+
+    Such a reply (a ``{}`` body, an error body sent with status 200) is not an answer: a model
+    treats it as a reply it could not use (`toolwire.http.client.HttpModel` sends the request
+    once more, then raises `WireFormatError`) and a run that still gets one ends with stop
+    ``bad_reply``.
+    """
+    if reply.stop in _EXPLAINS_EMPTY:
+        return False
+    for part in reply.message.parts:
+        if type(part) is TextPart:
+            if part.text.strip():
+                return False
+        elif type(part) is not ReasoningPart:
+            return False
+    return True
+
+
+__all__ = ["Model", "StreamingModel", "holds_nothing", "model_name", "provider_model"]

@@ -5,9 +5,10 @@ and `render_result`. Each call's tool is looked up once and its arguments are re
 value its codec parsed is checked, not the text again; see `Toolset.check_call`). Every call
 gets exactly one `ToolResultPart`, in call order, whatever happens: a call that does not fit
 its tool, a denial, an exception, a timeout or a value that cannot be sent as JSON all come
-back as results with ``is_error=True`` whose text tells the model what went wrong. Calls in
-one batch run concurrently (async tools on the event loop, sync tools in a thread pool), at
-most ``max_concurrency`` at a time.
+back as results with ``is_error=True`` whose text tells the model what went wrong. A run's
+``deadline`` bounds every call like a timeout: a call still running when it comes is abandoned
+with an error result saying so. Calls in one batch run concurrently (async tools on the event
+loop, sync tools in a thread pool), at most ``max_concurrency`` at a time.
 
 Must not import the loop, codecs or transport: it works on canonical values and `schema.Tool`.
 """
@@ -153,8 +154,10 @@ class Dispatcher:
         *,
         on_start: CallHook | None = None,
         on_end: ResultHook | None = None,
+        deadline: float | None = None,
     ) -> list[ToolResultPart]:
-        """One result per call, in call order."""
+        """One result per call, in call order; ``deadline`` (`time.monotonic`) ends calls still
+        running then, each with an error result."""
         results: list[ToolResultPart | None] = [None] * len(calls)
         ready: list[tuple[int, Tool, dict[str, Any]]] = []
         check = self.tools.check_call
@@ -174,11 +177,12 @@ class Dispatcher:
                 on_end(calls[i], result, 0.0)
         if len(ready) == 1:
             i, tool, args = ready[0]
-            results[i] = await self._timed(calls[i], tool, args, on_start, on_end)
+            results[i] = await self._timed(calls[i], tool, args, on_start, on_end, deadline)
         elif ready:
-            done = await asyncio.gather(
-                *(self._limited(calls[i], tool, args, on_start, on_end) for i, tool, args in ready)
-            )
+            done = await asyncio.gather(*(
+                self._limited(calls[i], tool, args, on_start, on_end, deadline)
+                for i, tool, args in ready
+            ))
             for (i, _, _), result in zip(ready, done, strict=True):
                 results[i] = result
         return [r for r in results if r is not None]
@@ -231,9 +235,10 @@ class Dispatcher:
         args: dict[str, Any],
         on_start: CallHook | None,
         on_end: ResultHook | None,
+        deadline: float | None,
     ) -> ToolResultPart:
         async with self._semaphore():
-            return await self._timed(call, tool, args, on_start, on_end)
+            return await self._timed(call, tool, args, on_start, on_end, deadline)
 
     async def _timed(
         self,
@@ -242,20 +247,31 @@ class Dispatcher:
         args: dict[str, Any],
         on_start: CallHook | None,
         on_end: ResultHook | None,
+        deadline: float | None,
     ) -> ToolResultPart:
         if on_start is not None:
             on_start(call)
         started = time.perf_counter()
-        result = await self.execute(call, tool, args)
+        result = await self.execute(call, tool, args, deadline)
         if on_end is not None:
             on_end(call, result, time.perf_counter() - started)
         return result
 
-    async def execute(self, call: ToolCallPart, tool: Tool, args: dict[str, Any]) -> ToolResultPart:
-        """Run one validated, approved call and make its result; never raises `Exception`."""
+    async def execute(
+        self, call: ToolCallPart, tool: Tool, args: dict[str, Any], deadline: float | None = None
+    ) -> ToolResultPart:
+        """Run one validated, approved call and make its result; never raises `Exception`.
+
+        The call may take the tool's own timeout (else the dispatcher's), and never beyond
+        ``deadline`` (`time.monotonic`), the run's time limit."""
         limit = tool.timeout if tool.timeout is not None else self.timeout
+        run_ends = False
+        if deadline is not None:
+            left = max(deadline - time.monotonic(), 0.0)
+            if limit is None or left < limit:
+                limit, run_ends = left, True
         try:
-            async with asyncio.timeout(limit) as deadline:
+            async with asyncio.timeout(limit) as timer:
                 if tool.is_async:
                     value = await tool.call(args)
                 else:
@@ -270,7 +286,12 @@ class Dispatcher:
         except (ToolError, ToolCallError) as exc:
             return _error(call, str(exc))
         except TimeoutError as exc:
-            if deadline.expired():
+            if timer.expired():
+                if run_ends:
+                    return _error(
+                        call, f"Tool {tool.name!r} was still running when the run's time limit "
+                        "ran out; it was abandoned and gave no result."
+                    )
                 return _error(
                     call, f"Tool {tool.name!r} did not finish within {limit:g} seconds; "
                     "it was abandoned and gave no result."

@@ -3,7 +3,10 @@
 Owns `Agent`; re-exports the run's values (`AgentRun`, `Step`, `RunResult`, `RunStop`) from
 `toolwire.agent.run`. The loop itself is `Agent._loop`,
 one async generator: limits are checked before each model call; the reply is appended exactly as
-it came; then exactly one result per call, in call order, goes into one tool message. Each step
+it came; then exactly one result per call, in call order, goes into one tool message. Whatever
+the model raises that toolwire names (`ProviderError`, `WireFormatError`) and a reply that holds
+nothing end the run with a stop of their own; ``time_limit`` also bounds the model call and the
+tools in progress (`Agent._within_deadline`, the dispatcher's ``deadline``). Each step
 says what comes next, and the run's `RunResult.stop` says why it ended. `Agent.run` is a thin
 sync wrapper over `Agent.arun`, which drains `Agent.steps`.
 
@@ -30,6 +33,7 @@ the `toolwire.protocol.Model` protocol.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -39,9 +43,13 @@ from toolwire.agent.dispatch import Approver, Dispatcher, Policy
 from toolwire.agent.output import answer_calls, nudge_for_output
 from toolwire.agent.resume import resume_state, start_state
 from toolwire.agent.run import AgentRun, OutputType, RunResult, RunState, RunStop, Step
-from toolwire.errors import ContextLengthError, ProviderError, StreamError, WireFormatError
+from toolwire.errors import (
+    ContextLengthError,
+    ProviderError,
+    WireFormatError,
+)
 from toolwire.events import StreamEnd, ToolFinished, ToolStarted, listen
-from toolwire.protocol import Model, model_name
+from toolwire.protocol import Model, holds_nothing, model_name
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.telemetry.settings import Telemetry, current, make
 from toolwire.transcript import (
@@ -240,6 +248,8 @@ class Agent:
     # ------------------------------------------------------------------ the loop
 
     async def _loop(self, s: RunState) -> AsyncIterator[Step]:
+        if self.time_limit is not None:
+            s.deadline = s.started + self.time_limit
         try:
             while (stop := self._limit_reached(s)) is None:
                 request = s.next_request()
@@ -247,10 +257,20 @@ class Agent:
                 try:
                     reply = await self._ask(s, request)
                 except (ProviderError, WireFormatError) as exc:
-                    full = isinstance(exc, ContextLengthError)
-                    s.finish(RunStop.CONTEXT_FULL if full else RunStop.PROVIDER_ERROR, exc)
+                    s.finish(_error_stop(exc), exc)
+                    return
+                if reply is None:  # the run's deadline came first
+                    s.notes.append(f"turn {s.turns + 1}: the time limit ran out while "
+                                   "waiting for the model's reply")
+                    s.finish(RunStop.TIME_LIMIT)
                     return
                 seconds = time.perf_counter() - started
+                if holds_nothing(reply):  # not an answer, and not added to the history
+                    s.usage = s.usage + reply.usage
+                    s.finish(RunStop.BAD_REPLY, WireFormatError(
+                        f"the model's reply holds no text and no tool call (stop "
+                        f"{reply.stop!r}); it is not an answer and was not added"))
+                    return
                 s.add_reply(reply, seconds)
                 results, stop = await self._answer(s, reply)
                 if stop is not None:
@@ -282,20 +302,34 @@ class Agent:
             return RunStop.TIME_LIMIT
         return None
 
-    async def _ask(self, s: RunState, request: Request) -> Reply:
-        """One model call, listening for what the model reports about it."""
+    async def _ask(self, s: RunState, request: Request) -> Reply | None:
+        """One model call, listening for what the model reports about it; None when the run's
+        deadline came before the reply."""
+        if s.deadline is None:
+            return await self._call_model(s, request)
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout_at(loop.time() + s.deadline - time.monotonic()) as cm:
+                return await self._call_model(s, request)
+        except TimeoutError:
+            if cm.expired():
+                return None
+            raise
+
+    async def _call_model(self, s: RunState, request: Request) -> Reply:
         emit = s.emit
         with listen(emit):
             stream = getattr(self.model, "stream", None) if self.stream else None
             if stream is None:
                 return await self.model.complete(request)
             reply: Reply | None = None
-            async for event in stream(request):
-                emit(event)
-                if type(event) is StreamEnd:
-                    reply = event.reply
+            async with contextlib.aclosing(stream(request)) as events:
+                async for event in events:
+                    emit(event)
+                    if type(event) is StreamEnd:
+                        reply = event.reply
         if reply is None:
-            raise StreamError("the model's stream ended without a whole reply")
+            raise WireFormatError("the model's stream ended without a whole reply")
         return reply
 
     async def _answer(
@@ -327,7 +361,7 @@ class Agent:
     async def _run_calls(self, s: RunState, calls: Sequence[ToolCallPart]) -> list[ToolResultPart]:
         """Dispatch ``calls``, telling the run of each one's start and end."""
         if not s.listeners:
-            return await self.dispatcher.run(calls)
+            return await self.dispatcher.run(calls, deadline=s.deadline)
         turn, emit = s.turns, s.emit
 
         def started(call: ToolCallPart) -> None:
@@ -336,10 +370,20 @@ class Agent:
         def finished(call: ToolCallPart, result: ToolResultPart, seconds: float) -> None:
             emit(ToolFinished(turn=turn, call=call, result=result, seconds=seconds))
 
-        return await self.dispatcher.run(calls, on_start=started, on_end=finished)
+        return await self.dispatcher.run(calls, on_start=started, on_end=finished,
+                                         deadline=s.deadline)
 
     def __repr__(self) -> str:
         return f"Agent(model={model_name(self.model)!r}, tools={[t.name for t in self.tools]})"
+
+
+def _error_stop(exc: ProviderError | WireFormatError) -> RunStop:
+    """The stop for what a model raised: a reply it could not use, or the provider failing."""
+    if isinstance(exc, ContextLengthError):
+        return RunStop.CONTEXT_FULL
+    if isinstance(exc, WireFormatError):
+        return RunStop.BAD_REPLY
+    return RunStop.PROVIDER_ERROR
 
 
 def _cut_off(call: ToolCallPart) -> ToolResultPart:

@@ -44,7 +44,8 @@ class RunStop(StrEnum):
     COST_BUDGET = "cost_budget"
     """The run's summed cost (`Usage.cost`, as the model reported it) reached ``cost_budget``."""
     TIME_LIMIT = "time_limit"
-    """``time_limit`` seconds of wall time passed."""
+    """``time_limit`` seconds of wall time passed: checked before each model call, and it also
+    interrupts a model call (a stream that trickles) or a tool still running at that moment."""
     CUT_OFF = "cut_off"
     """A reply hit the output token limit: an answer cut short, or a call cut off mid-way
     (such calls are not run; each gets an error result saying so)."""
@@ -57,8 +58,13 @@ class RunStop(StrEnum):
     STOPPED = "stopped"
     """Stopped by the caller: `AgentRun.stop`, or the step iteration was closed or cancelled."""
     PROVIDER_ERROR = "provider_error"
-    """The model raised a `ProviderError` (after its own retries) or gave a reply that could not
-    be read (`WireFormatError`); see `RunResult.error`."""
+    """The provider refused or failed: the model raised a `ProviderError` (after its own
+    retries); see `RunResult.error`."""
+    BAD_REPLY = "bad_reply"
+    """A reply arrived but could not be used: not the wire's shape, unreadable bytes or events,
+    an error body sent with a success status, or a reply that holds nothing (no text, no tool
+    call); the model raised a `WireFormatError` (after sending the request once more) or gave
+    such a reply. The bad reply is not added to the transcript; see `RunResult.error`."""
     MODEL_ERROR = "model_error"
     """The reply itself ended in an error (reply stop ``error`` or ``tool_call_failed``)."""
     OUTPUT_INVALID = "output_invalid"
@@ -128,6 +134,8 @@ class RunState:
     usage: Usage = field(default_factory=Usage)
     notes: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
+    deadline: float | None = None
+    """When the run's ``time_limit`` runs out (`time.monotonic`), if it has one."""
     output_value: Any = None
     output_failures: int = 0
     stop_reason: str | None = None

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -80,6 +81,24 @@ _encode = msgspec.json.Encoder(enc_hook=str).encode
 its ``str``)."""
 
 
+def _line(fields: dict[str, Any]) -> bytes:
+    """One event as a JSON line, whatever text it holds.
+
+    Text that is not valid Unicode (a lone surrogate a server sent as ``"\\udcff"``) cannot be
+    written as UTF-8: that line is written with ASCII escapes instead, which JSON readers turn
+    back into the same text.
+    """
+    try:
+        return _encode(fields)
+    except UnicodeEncodeError:
+        return json.dumps(fields, ensure_ascii=True, default=str).encode()
+
+
+_DEEP_MARGIN = 2000
+"""Levels added to the recursion limit to write an event whose values are nested close to it
+(a decoded value is never deeper than the limit itself, but the event adds a few levels)."""
+
+
 def _drop_torn_line(path: Path) -> None:
     """Cut a last line left without its newline by a crash, so appending starts a fresh line."""
     if not path.exists():
@@ -111,14 +130,23 @@ class RunLog:
     def __call__(self, event: Event) -> None:
         """Write ``event`` if it is one the log keeps (a run listener); a stop closes the log."""
         writer = _WRITERS.get(type(event))
-        if writer is not None:
+        if writer is None:
+            return
+        try:
             writer(self, event)
+        except RecursionError:  # values nested about as deep as a decoder reads: make room
+            limit = sys.getrecursionlimit()
+            sys.setrecursionlimit(limit + _DEEP_MARGIN)
+            try:
+                writer(self, event)
+            finally:
+                sys.setrecursionlimit(limit)
 
     def write(self, event: str, **fields: Any) -> None:
         """Append one event line and flush it."""
         if self._file is None:
             raise ValueError(f"run log {self.path} is closed")
-        self._file.write(_encode({"event": event, "t": round(time.time(), 3), **fields}) + b"\n")
+        self._file.write(_line({"event": event, "t": round(time.time(), 3), **fields}) + b"\n")
         self._file.flush()
         if self._fsync:
             os.fsync(self._file.fileno())

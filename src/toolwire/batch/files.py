@@ -269,5 +269,6 @@ def pending(tasks: Sequence[BatchTask], results: ResultsFile, *, retry_failed: b
             yield task
 
 
-RETRIED_STOPS = ("error", "provider_error")
-"""Result stops that ``retry_failed`` runs again: the run raised, or the provider kept failing."""
+RETRIED_STOPS = ("error", "provider_error", "bad_reply")
+"""Result stops that ``retry_failed`` runs again: the run raised, the provider kept failing, or
+its replies could not be used."""

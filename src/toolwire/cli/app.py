@@ -27,6 +27,7 @@ from toolwire.cli.common import (
     EXIT_PROBLEM,
     EXIT_USAGE,
     UserError,
+    for_people,
     one_line,
     report_crash,
 )
@@ -35,9 +36,9 @@ from toolwire.cli.otel import traced
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
     if getattr(args, "json", False):
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(for_people(json.dumps(data, indent=2, ensure_ascii=False)))
     else:
-        print(text)
+        print(for_people(text))
 
 
 # ------------------------------------------------------------------------------- commands
@@ -53,8 +54,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if html is not None:
         from toolwire.explain.html import render_html
 
-        html.write_text(render_html(expl, title=f"toolwire: {Path(args.file).name}"),
-                        encoding="utf-8")
+        page = render_html(expl, title=f"toolwire: {Path(args.file).name}")
+        html.write_text(for_people(page), encoding="utf-8")
         print(f"wrote {args.html}", file=sys.stderr)
     data = {
         "source": expl.source, "wire": expl.wire, "stop": expl.stop,

@@ -197,7 +197,8 @@ def add_commands(sub: Any, epilog: str) -> None:
     p.add_argument("--time-limit", type=checks.positive, metavar="S",
                    help="seconds per run at most")
     p.add_argument("--retry-failed", action="store_true",
-                   help="also rerun ids whose result says error or provider_error")
+                   help="also rerun ids whose result says error, provider_error or "
+                        "bad_reply")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     add_otel_option(p)
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",

@@ -1,10 +1,12 @@
 """What every command of the command line shares: exit codes, the help epilog, `UserError`,
-and the report written when toolwire itself fails.
+`for_people` (text as it can be shown), and the report written when toolwire itself fails.
 
 Exit codes: 0 success; 1 the command ran and found a problem (``check`` found broken rules,
 a run ended without an answer); 2 bad usage or input, printed as one line naming what was wrong
 and what to do; 3 an internal error (a bug in toolwire), printed as one line naming the file
-that holds the full traceback. Must not import the commands themselves: they import this.
+that holds the full traceback; 4 a run ended because a reply arrived but could not be used (stop
+``bad_reply``: a broken server or proxy, not a model that did not finish). Must not import the
+commands themselves: they import this.
 """
 
 from __future__ import annotations
@@ -12,11 +14,21 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_INTERNAL, EXIT_BAD_REPLY = 0, 1, 2, 3, 4
 
 EPILOG = """exit codes: 0 success; 1 problems found or the run ended without an answer;
 2 bad usage or input (the message says what to fix); 3 an internal error in toolwire (the
-message says where its traceback was written)."""
+message says where its traceback was written); 4 the run ended because a reply could not be
+used (stop bad_reply)."""
+
+
+def for_people(text: str) -> str:
+    """``text`` as it can be printed or written as UTF-8: a lone surrogate (text that is not
+    valid Unicode, which a server can send as ``"\\udcff"`` and a run log keeps as it came)
+    shows as U+FFFD."""
+    if text.isascii():
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 class UserError(Exception):

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from toolwire.cli.common import EXIT_BAD_REPLY, EXIT_OK, EXIT_PROBLEM
 from toolwire.transcript import Usage
 
 CALL_CHARS, RESULT_LINES, RESULT_CHARS = 200, 6, 160
@@ -232,4 +233,6 @@ def finish(result: Any, term: Terminal, as_json: bool, log: str | None) -> int:
             print(f"error: {result.error}", file=sys.stderr)
         for line in notes_lines(notes, term.verbose):
             print(line, file=sys.stderr)
-    return 0 if result.ok else 1
+    if result.ok:
+        return EXIT_OK
+    return EXIT_BAD_REPLY if result.stop == "bad_reply" else EXIT_PROBLEM

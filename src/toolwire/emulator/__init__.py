@@ -6,8 +6,10 @@ at the path the wire registry (`toolwire.codecs.registry`) records for it (``/v1
 ``/v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``, and any wire
 registered later), checked the way that provider checks it (see `toolwire.emulator.checks`),
 and answered with the next scripted reply rendered into that wire, whole or streamed in the
-wire's framing, or with a scripted fault. Must not import a wire's codec module directly (only
-through ``get_codec``) nor compare wire names: what differs between wires is in the registry.
+wire's framing, with a scripted fault, or with scripted raw bytes (`Raw`: any status, any body,
+any stream, an endless trickle, a connection dropped mid-body). Must not import a wire's codec
+module directly (only through ``get_codec``) nor compare wire names: what differs between wires
+is in the registry.
 
 A script is a list of items, used in order: a `Reply`, a `Fault`, or their JSON forms (a reply
 in toolwire's JSON form, or the shorthand ``{"text": ..., "tool_calls": [{"name": ...,
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,11 +30,11 @@ from toolwire._json import dumps, loads
 from toolwire.codecs.registry import Wire, wire_at
 from toolwire.emulator._http import HttpRequest, HttpResponse, HttpServer, serve
 from toolwire.emulator.checks import check_body, check_pairing, error_body
-from toolwire.emulator.script import Fault, ScriptItem, load_script, parse_item
+from toolwire.emulator.script import Fault, Raw, ScriptItem, load_script, parse_item
 from toolwire.http.endpoints import wire_for_path
 from toolwire.transcript import Message, Reply, Request
 
-__all__ = ["Emulator", "Fault", "load_script", "parse_item", "wire_for_path"]
+__all__ = ["Emulator", "Fault", "Raw", "load_script", "parse_item", "wire_for_path"]
 
 Responder = Callable[[Request, str], "Reply | Fault"]
 Script = Sequence[ScriptItem | Reply | dict[str, Any]] | Responder | str | Path
@@ -199,6 +201,8 @@ class Emulator:
             ))
         if isinstance(item, Fault):
             return await self._fault(item, spec, codec, request, stream)
+        if isinstance(item, Raw):
+            return _raw(item, spec)
         if item.delay:
             await asyncio.sleep(item.delay)
         return self._reply(item.reply, spec, codec, request, stream)
@@ -246,6 +250,22 @@ class Emulator:
 
 _BROKEN_UNIT = {"ndjson": b'{"broken": \n', "sse": b'data: {"broken": \n\n'}
 """A unit that breaks off mid-JSON, in each framing (for the ``malformed_chunk`` fault)."""
+
+
+def _raw(item: Raw, wire: Wire) -> HttpResponse:
+    if item.chunks is None:
+        kind = item.content_type or "application/json"
+        return HttpResponse(item.status, {"content-type": kind}, body=item.body, drop=item.drop)
+    kind = item.content_type or wire.media_type
+    return HttpResponse(item.status, {"content-type": kind},
+                        chunks=_trickle(item.chunks, item.interval), drop=item.drop)
+
+
+async def _trickle(chunks: Iterable[bytes], interval: float) -> AsyncIterator[bytes]:
+    for n, chunk in enumerate(chunks):
+        if interval and n:
+            await asyncio.sleep(interval)
+        yield chunk
 
 
 def _json(status: int, body: Any) -> HttpResponse:

@@ -1,6 +1,6 @@
 """The emulator's script: replies and faults, read from values or JSON.
 
-Owns `ScriptReply`, `Fault`, `parse_item` and `load_script`. A file is a JSON object
+Owns `ScriptReply`, `Fault`, `Raw`, `parse_item` and `load_script`. A file is a JSON object
 ``{"replies": [...]}`` or a bare JSON list of items. What a fault looks like in a wire (the
 overloaded status) is the wire registry's. Must not import the HTTP server or a codec module.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,26 @@ class Fault:
         }.get(self.kind, "scripted failure")
 
 
-ScriptItem = ScriptReply | Fault
+@dataclass(frozen=True, slots=True)
+class Raw:
+    """Bytes served as they are, in any wire: a body or a stream that no codec wrote.
+
+    ``body`` is sent whole with ``status``. ``chunks`` (any iterable of bytes, an endless one
+    too) are sent instead one by one, ``interval`` seconds apart, with chunked transfer
+    encoding; ``drop`` then closes the connection without ending the body. ``content_type``
+    defaults to JSON for a body and to the wire's stream media type for chunks. JSON form:
+    ``{"raw": TEXT, "status": 200}`` or ``{"raw_chunks": [TEXT, ...], "interval": 0.1}``.
+    """
+
+    body: bytes = b""
+    status: int = 200
+    chunks: Iterable[bytes] | None = None
+    interval: float = 0.0
+    drop: bool = False
+    content_type: str | None = None
+
+
+ScriptItem = ScriptReply | Fault | Raw
 
 
 def _shorthand(item: dict[str, Any], where: str) -> Reply:
@@ -94,12 +114,17 @@ def _shorthand(item: dict[str, Any], where: str) -> Reply:
 
 def parse_item(item: Any, where: str = "script item") -> ScriptItem:
     """One script item from a value or its JSON form."""
-    if isinstance(item, ScriptReply | Fault):
+    if isinstance(item, ScriptReply | Fault | Raw):
         return item
     if isinstance(item, Reply):
         return ScriptReply(item)
     if not isinstance(item, dict):
         raise TranscriptError(f"{where}: expected an object, got {type(item).__name__}")
+    if "raw" in item or "raw_chunks" in item:
+        chunks = item.get("raw_chunks")
+        return Raw(body=str(item.get("raw", "")).encode(), status=int(item.get("status", 200)),
+                   chunks=None if chunks is None else [str(c).encode() for c in chunks],
+                   interval=float(item.get("interval", 0.0)), drop=bool(item.get("drop")))
     if "fault" in item:
         kind = item["fault"]
         if kind not in FAULTS:

@@ -11,6 +11,15 @@ waiting on this request hears them, and only that run (the events themselves liv
 model name, its `provider_model`, which is what a run puts in `Request.model`.
 An optional `Gate` shared by many callers paces them together: every send waits on it, and a
 rate-limit or overload answer makes all of them back off (see `toolwire.batch.RateGate`).
+
+A reply that arrives with a success status but cannot be used is a bad reply: a body that is not
+JSON or not the wire's shape, a stream whose bytes or events cannot be read, an error body sent
+with status 200, or a reply that holds nothing (`toolwire.protocol.holds_nothing`). Whatever
+the decoder raised for it (a toolwire error, or any other exception, named in the message), the
+request is sent once more (`BAD_REPLY_RETRIES`, as the official SDKs retry a broken reply) with
+a `RetryEvent`, and a second bad reply raises `WireFormatError`: a run ends with ``bad_reply``.
+An error body sent with an error status is the provider refusing (`ProviderError`), read as
+totally: a body that cannot be read still gives a `ProviderError` naming the status.
 """
 
 from __future__ import annotations
@@ -30,14 +39,19 @@ from toolwire.errors import (
     OverloadedError,
     ProviderError,
     RateLimitError,
-    StreamError,
+    ServerError,
+    ToolwireError,
     WireFormatError,
 )
 from toolwire.events import RetryEvent, StreamEnd, StreamEvent, WireNotes, emit
 from toolwire.http.endpoints import Endpoint, parse_model_id
 from toolwire.http.providers import PROVIDERS
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, WireResponse
+from toolwire.protocol import holds_nothing
 from toolwire.transcript import Reply, Request, replace
+
+BAD_REPLY_RETRIES = 1
+"""How many times a request is sent again after a bad reply (one the client could not use)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +156,15 @@ class HttpModel:
             opts[self.wire] = wire_opts
             changes["provider_options"] = opts
         request = replace(request, **changes)
-        encoded = self.codec.encode(request)
+        try:
+            encoded = self.codec.encode(request)
+        except ToolwireError:
+            raise
+        except Exception as exc:  # the history holds what a reply brought that cannot go back
+            raise WireFormatError(
+                f"{self.wire}: the conversation cannot be written as a {self.wire} request: "
+                f"{_named(exc)}"
+            ) from exc
         if encoded.notes:
             emit(WireNotes(wire=self.wire, notes=tuple(str(n) for n in encoded.notes)))
         wire_request = WireRequest(
@@ -154,14 +176,64 @@ class HttpModel:
         return request, wire_request
 
     async def _error(self, response: WireResponse) -> ProviderError:
+        """The provider's error for a failed status; never anything but a `ProviderError`."""
         raw = await response.read()
+        body: Any
         try:
-            body: Any = json.loads(raw)
-        except ValueError:
+            body = _json.loads(raw)
+        except Exception:  # not JSON, or JSON too deep to read: the text says what came
             body = raw.decode("utf-8", "replace")
-        error = self.codec.decode_error(response.status, body, response.headers)
-        assert isinstance(error, ProviderError)
-        return error
+        try:
+            error = self.codec.decode_error(response.status, body, response.headers)
+        except Exception as exc:  # an error body the codec cannot read still names the status
+            error = None
+            detail = f"{_snippet(raw)} (the error body cannot be read: {_named(exc)})"
+        if isinstance(error, ProviderError):
+            return error
+        if error is not None:
+            detail = f"{_snippet(raw)} (the codec gave {type(error).__name__}, not an error)"
+        retryable = response.status == 429 or response.status >= 500
+        return ServerError(f"{self.wire}: the server failed with status {response.status}: "
+                           f"{detail}", status=response.status, wire=self.wire,
+                           retryable=retryable)
+
+    def _bad_reply(self, what: str, exc: BaseException | None = None) -> WireFormatError:
+        """The error for a reply that arrived but cannot be used, naming what was wrong."""
+        if exc is not None:
+            what = f"{what}: {_named(exc)}"
+        return WireFormatError(f"{self.wire}: the reply cannot be used: {what}")
+
+    def _decode(self, raw: bytes, response: WireResponse, request: Request) -> Reply:
+        """A whole reply from the body; a bad reply raises `WireFormatError`."""
+        try:
+            body = _json.loads(raw)
+        except Exception as exc:
+            raise self._bad_reply(f"the body is not JSON: {_snippet(raw)}", exc) from None
+        try:
+            reply = self.codec.decode_response(body, request=request)
+        except ProviderError as exc:  # the codec read an error body: it came with a success
+            raise self._bad_reply(f"the server sent an error body with status "
+                                  f"{response.status}", exc) from exc
+        except Exception as exc:
+            raise self._bad_reply(f"it is not a {self.wire} reply", exc) from exc
+        if holds_nothing(reply):
+            raise self._nothing(reply, body, response)
+        return reply
+
+    def _nothing(self, reply: Reply, body: Any, response: WireResponse | None) -> WireFormatError:
+        """The error for a reply that decoded to nothing: an error body, or an empty reply."""
+        if isinstance(body, dict) and ("error" in body or body.get("type") == "error"):
+            status = 200 if response is None else response.status
+            try:
+                said = str(self.codec.decode_error(status, body, response.headers
+                                                   if response is not None else {}))
+            except Exception:
+                said = _shown(body)
+            return self._bad_reply(f"the server sent an error body with status {status}: {said}")
+        shown = "" if body is None else f": {_shown(body)}"
+        return self._bad_reply(
+            f"it holds no text and no tool call (stop {reply.stop!r}){shown}"
+        )
 
     def _retry_event(self, attempt: int, error: ProviderError) -> RetryEvent:
         """Raise ``error`` if it is final; else say (`emit`) when the next try will be."""
@@ -184,58 +256,76 @@ class HttpModel:
             raise await self._error(response)
         return response
 
+    def _bad_retry(self, attempt: int, bad: int, error: WireFormatError) -> None:
+        """Raise ``error`` after `BAD_REPLY_RETRIES` bad replies; else say (`emit`) it is
+        sent again."""
+        if bad > BAD_REPLY_RETRIES:
+            raise error
+        emit(RetryEvent(attempt=attempt, wait=0.0, error=error))
+
     async def complete(self, request: Request) -> Reply:
         """Send ``request`` and return the whole reply, retrying what may succeed on retry."""
         request, wire_request = self._prepare(request, stream=False)
-        attempt = 0
+        attempt = bad = 0
         while True:
             attempt += 1
             try:
                 response = await self._send(wire_request)
-                raw = await response.read()
-                try:
-                    body = _json.loads(raw)
-                except ValueError as exc:
-                    raise StreamError(
-                        f"the server's reply is not JSON: {raw[:200]!r}",
-                        status=response.status, retryable=True,
-                    ) from exc
-                try:
-                    return self.codec.decode_response(body, request=request)
-                except (KeyError, TypeError, ValueError) as exc:
-                    raise WireFormatError(
-                        f"the reply is not a {self.wire} reply ({type(exc).__name__}: {exc})"
-                    ) from exc
+                return self._decode(await response.read(), response, request)
             except ProviderError as error:
                 await asyncio.sleep(self._retry_event(attempt, error).wait)
+            except WireFormatError as error:
+                bad += 1
+                self._bad_retry(attempt, bad, error)
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         """Send ``request`` streamed; yield events as they arrive, ending with `StreamEnd`.
 
         When the stream breaks and is retried, its `RetryEvent` is emitted (`toolwire.events`):
-        deltas yielded so far belong to the failed attempt and the reply starts over.
+        deltas yielded so far belong to the failed attempt and the reply starts over. Bytes the
+        stream decoder cannot read make a bad reply; an error event the provider sent in the
+        stream is its `ProviderError`.
         """
         request, wire_request = self._prepare(request, stream=True)
-        attempt = 0
+        attempt = bad = 0
         while True:
             attempt += 1
             try:
                 response = await self._send(wire_request)
                 decoder = self.codec.stream_decoder(request=request)
-                try:
-                    async for chunk in response.aiter_bytes():
-                        for event in decoder.feed(chunk):
+                feed = decoder.feed
+                chunks = response.aiter_bytes()
+                try:  # closed however the stream ends (a deadline, the caller stopping)
+                    async for chunk in chunks:
+                        try:
+                            events = feed(chunk)
+                        except Exception as exc:
+                            raise self._unreadable(exc) from exc
+                        for event in events:
                             yield event
+                finally:
+                    await chunks.aclose()  # type: ignore[attr-defined]
+                try:
                     reply = decoder.finish()
-                except (KeyError, TypeError, ValueError) as exc:
-                    raise StreamError(
-                        f"the {self.wire} stream carried an event that cannot be read "
-                        f"({type(exc).__name__}: {exc})", retryable=True, wire=self.wire,
-                    ) from exc
+                except Exception as exc:
+                    raise self._unreadable(exc) from exc
+                if holds_nothing(reply):
+                    raise self._nothing(reply, None, None)
                 yield StreamEnd(reply=reply)
                 return
             except ProviderError as error:
                 await asyncio.sleep(self._retry_event(attempt, error).wait)
+            except WireFormatError as error:
+                bad += 1
+                self._bad_retry(attempt, bad, error)
+
+    def _unreadable(self, exc: Exception) -> Exception:
+        """What the stream decoder raised: an error event the provider sent stays its
+        `ProviderError`; anything else means the stream cannot be read, a bad reply."""
+        if isinstance(exc, ProviderError) and (exc.error_type is not None
+                                               or exc.status is not None):
+            return exc
+        return self._bad_reply("the stream cannot be read", exc)
 
     async def aclose(self) -> None:
         await self.transport.aclose()
@@ -269,6 +359,27 @@ class HttpModel:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _named(exc: BaseException) -> str:
+    """An exception as its type and message; a toolwire error's message says enough."""
+    if isinstance(exc, ToolwireError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _shown(body: Any) -> str:
+    """A decoded body, shortened, for an error message (its type when it cannot be written)."""
+    try:
+        return _snippet(json.dumps(body, ensure_ascii=False))
+    except Exception:
+        return f"a JSON {type(body).__name__}"
+
+
+def _snippet(raw: bytes | str, limit: int = 200) -> str:
+    """The start of a body, as shown in an error message."""
+    text = raw if isinstance(raw, str) else raw[: limit * 4].decode("utf-8", "replace")
+    return repr(text[:limit]) + ("…" if len(text) > limit else "")
 
 
 def model(

@@ -153,7 +153,7 @@ class HttpTransport:
         import httpx2
 
         client = self._get_client()
-        content = _json.dumps(request.body)
+        content = body_bytes(request.body)
         try:
             url = self._urls.get(request.url)
             if url is None:  # parsed once: a model sends to one or two URLs
@@ -186,6 +186,16 @@ class HttpTransport:
         if self._client is not None and self._loop is asyncio.get_running_loop():
             await self._client.aclose()
         self._client = None
+
+
+def body_bytes(body: Mapping[str, Any]) -> bytes:
+    """A request body as JSON bytes. Text that is not valid Unicode (a lone surrogate that came
+    in a reply as ``"\\udcff"`` and goes back in the history) keeps its escaped form: the body
+    is then written in ASCII with escapes, still valid JSON on the wire."""
+    try:
+        return _json.dumps(body)
+    except UnicodeEncodeError:
+        return json.dumps(body, ensure_ascii=True, default=str).encode()
 
 
 def _http_proxy() -> bool:

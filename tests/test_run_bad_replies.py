@@ -1,0 +1,255 @@
+"""Whatever a server sends, a run ends with a named stop and a log that reads back.
+
+Every kind of bad reply, served with status 200 over loopback HTTP to a real `Agent.arun` in
+every wire, whole and streamed: bodies that are not a reply (``null``, ``[]``, ``42``, ``""``,
+``{}``, nothing, nesting far beyond any reader's depth), an error body sent with status 200,
+numbers that do not fit, a lone surrogate in a call's arguments, bytes that are not UTF-8 in a
+stream, a stream cut inside a character or dropped mid-reply, any status with any body. What
+must hold for each: a named stop (``bad_reply`` for a reply that cannot
+be used, an answer where it can), the bad reply sent once more before giving up, never a stray
+exception, and a log whose lines all parse and that `toolwire explain` reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bad_server import (
+    ANSWER,
+    BIG,
+    CALL,
+    MARK,
+    PROVIDER,
+    assert_ends_well,
+    body,
+    chunks,
+    run_against,
+    stream,
+    swap,
+    whole,
+)
+from toolwire import Agent, Message, Reply, RunStop, Usage, WireFormatError
+from toolwire.cli.app import main
+from toolwire.codecs import WIRES
+from toolwire.emulator import Emulator, Raw
+from toolwire.events import RetryEvent
+from toolwire.http.client import BAD_REPLY_RETRIES
+from toolwire.http.client import model as make_model
+from toolwire.testing import ScriptedModel, reply
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+NOT_A_REPLY = {
+    "null": b"null", "list": b"[]", "number": b"42", "empty string": b'""', "empty object": b"{}",
+    "no body": b"", "not json": b"<html>502 Bad Gateway</html>", "deep nesting": DEEP,
+    "deep inside an object": b'{"choices": ' + DEEP + b"}",
+    "error body": b'{"error": {"message": "the model is overloaded", "type": "server_error"}}',
+    "typed error body": b'{"type": "error", "error": {"type": "overloaded_error", '
+                        b'"message": "the model is overloaded"}}',
+}
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("kind", list(NOT_A_REPLY))
+async def test_a_body_that_is_not_a_reply_is_a_bad_reply(wire: str, kind: str,
+                                                          tmp_path: Path) -> None:
+    bad = body(NOT_A_REPLY[kind])
+    log = tmp_path / "run.jsonl"
+    result = await run_against(wire, [bad, bad, ANSWER], log)
+    assert result.stop is RunStop.BAD_REPLY, result.error
+    assert isinstance(result.error, WireFormatError) and wire in str(result.error)
+    assert [m.role for m in result.messages] == ["user"]  # the bad reply is not in the history
+    assert_ends_well(result, log)
+    logged = [json.loads(line) for line in log.read_text().splitlines()]
+    retries = [e for e in logged if e["event"] == "retry"]
+    assert len(retries) == BAD_REPLY_RETRIES and retries[0]["error_type"] == "WireFormatError"
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_an_error_body_with_status_200_names_what_the_server_said(
+        wire: str, tmp_path: Path) -> None:
+    bad = body(NOT_A_REPLY["error body"])
+    result = await run_against(wire, [bad, bad], tmp_path / "run.jsonl")
+    assert result.stop is RunStop.BAD_REPLY
+    assert "status 200" in str(result.error) or "error" in str(result.error)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_one_bad_reply_is_sent_again_and_the_run_goes_on(wire: str, tmp_path: Path) -> None:
+    async with Emulator([body(b"{}"), ANSWER]) as emu:
+        heard: list[Any] = []
+        model = make_model(f"{PROVIDER[wire]}:m@{emu.base_url}", env={})
+        result = await Agent(model=model, on_event=heard.append).arun("go")
+        await model.aclose()
+        emu.assert_done()
+    assert result.stop is RunStop.ANSWERED and result.answer == ANSWER.text
+    retries = [e for e in heard if isinstance(e, RetryEvent)]
+    assert len(retries) == 1 and isinstance(retries[0].error, WireFormatError)
+    assert len(emu.received) == 2
+
+
+# -- bodies that look like replies but hold something no encoder writes ----------------------------
+
+
+def _usage_out_of_range(wire: str, number: bytes) -> bytes:
+    return swap(whole(wire, ANSWER), str(BIG), number)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("number", [b"1e400", b"-1e400", b"1" + b"0" * 400],
+                         ids=["1e400", "-1e400", "400 digits"])
+async def test_a_usage_count_that_does_not_fit(wire: str, number: bytes, tmp_path: Path) -> None:
+    bad = body(_usage_out_of_range(wire, number))
+    log = tmp_path / "run.jsonl"
+    result = await run_against(wire, [bad, bad], log)
+    # usable text with an unusable count: an answer (the count clamped or dropped) or a bad reply
+    assert result.stop in (RunStop.ANSWERED, RunStop.BAD_REPLY), result.error
+    assert_ends_well(result, log)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+async def test_a_lone_surrogate_in_call_arguments(wire: str, streamed: bool,
+                                                  tmp_path: Path) -> None:
+    escaped = b"\\\\udcff" if wire in ("openai-chat", "openai-responses") else b"\\udcff"
+    if streamed:
+        parts = [swap(c, MARK, escaped) if MARK.encode() in c else c for c in chunks(wire, CALL)]
+        bad: Raw = stream(parts)
+    else:
+        bad = body(swap(whole(wire, CALL), MARK, escaped))
+    log = tmp_path / "run.jsonl"
+    result = await run_against(wire, [bad, ANSWER, ANSWER], log, stream=streamed)
+    # the call runs with the text as it came, and the history goes back with it escaped (which a
+    # server may refuse), or the reply is refused: either way the run ends with a named stop
+    assert result.stop in (RunStop.ANSWERED, RunStop.BAD_REPLY, RunStop.PROVIDER_ERROR), \
+        result.error
+    assert_ends_well(result, log)
+    if result.stop is RunStop.ANSWERED and len(result.messages) == 4:
+        assert result.messages[2].tool_results[0].content.startswith("18°C in ")
+
+
+# -- streams ---------------------------------------------------------------------------------------
+
+
+def _text_reply(text: str) -> Reply:
+    return Reply(message=Message.assistant(text), usage=Usage(input_tokens=3, output_tokens=2))
+
+
+def _not_utf8(wire: str) -> list[bytes]:
+    parts = chunks(wire, _text_reply(f"before {MARK} after"))
+    return [swap(c, MARK, b"\xff\xfe\xc3") if MARK.encode() in c else c for c in parts]
+
+
+def _cut_in_a_character(wire: str) -> list[bytes]:
+    data = b"".join(chunks(wire, _text_reply("naïve café " * 20)))
+    at = data.index("é".encode()) + 1  # between the two bytes of an é
+    return [data[:at]]
+
+
+def _dropped(wire: str) -> list[bytes]:
+    parts = chunks(wire, _text_reply("a reply long enough to be dropped part of the way"))
+    return parts[: max(1, len(parts) // 2)]
+
+
+def _garbage_events(wire: str) -> list[bytes]:
+    return [b"data: {\"x\": [1, 2\n\n", b"{]}\n", b"\x00\x01\x02\n\n", b"data: [DONE]\n\n"]
+
+
+STREAMS = {"not utf-8": _not_utf8, "cut inside a character": _cut_in_a_character,
+           "garbage events": _garbage_events}
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("kind", list(STREAMS))
+async def test_a_stream_that_cannot_be_read_is_a_bad_reply(wire: str, kind: str,
+                                                           tmp_path: Path) -> None:
+    bad = stream(STREAMS[kind](wire))
+    log = tmp_path / "run.jsonl"
+    result = await run_against(wire, [bad, bad, ANSWER], log, stream=True)
+    if kind == "not utf-8" and result.stop is RunStop.ANSWERED:  # bytes replaced, text kept
+        assert "before" in result.answer
+    else:
+        assert result.stop is RunStop.BAD_REPLY, result.error
+        assert isinstance(result.error, WireFormatError) and wire in str(result.error)
+    assert_ends_well(result, log)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_stream_dropped_mid_reply_ends_with_a_named_stop(wire: str,
+                                                                 tmp_path: Path) -> None:
+    bad = stream(_dropped(wire), drop=True)
+    log = tmp_path / "run.jsonl"
+    result = await run_against(wire, [bad, bad, bad, bad], log, stream=True)
+    assert result.stop in (RunStop.PROVIDER_ERROR, RunStop.BAD_REPLY), result.error
+    assert result.error is not None
+    assert_ends_well(result, log)
+
+
+@pytest.mark.parametrize("status", [201, 204, 302, 400, 404, 418, 429, 500, 503, 599])
+async def test_any_status_with_any_body_ends_with_a_named_stop(status: int,
+                                                               tmp_path: Path) -> None:
+    bad = Raw(body=DEEP[:5000] + b"\xff", status=status)
+    log = tmp_path / "run.jsonl"
+    result = await run_against("anthropic-messages", [bad] * 4, log)
+    want = RunStop.BAD_REPLY if status < 400 else RunStop.PROVIDER_ERROR
+    assert result.stop is want, result.error
+    assert_ends_well(result, log)
+
+
+# -- any model, not only over HTTP -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("empty", [
+    Reply(message=Message(role="assistant", parts=())),
+    reply("   \n"),
+    Reply(message=Message(role="assistant", parts=()), stop="tool_calls"),
+], ids=["no parts", "blank text", "tool_calls without calls"])
+async def test_a_reply_that_holds_nothing_is_not_an_answer(empty: Reply, tmp_path: Path) -> None:
+    log = tmp_path / "run.jsonl"
+    with ScriptedModel([empty]) as model:
+        result = await Agent(model=model).arun("go", log=log)
+    assert result.stop is RunStop.BAD_REPLY and result.answer == ""
+    assert "holds no text and no tool call" in str(result.error)
+    assert [m.role for m in result.messages] == ["user"]
+    assert_ends_well(result, log)
+
+
+@pytest.mark.parametrize("stop", ["max_tokens", "refusal", "content_filter", "error"])
+async def test_an_empty_reply_whose_stop_says_why_keeps_that_stop(stop: str) -> None:
+    empty = Reply(message=Message(role="assistant", parts=()), stop=stop)  # type: ignore[arg-type]
+    with ScriptedModel([empty]) as model:
+        result = await Agent(model=model).arun("go")
+    assert result.stop is not RunStop.BAD_REPLY and result.stop is not RunStop.ANSWERED
+
+
+# -- the command line ------------------------------------------------------------------------------
+
+
+def test_the_command_line_exits_4_on_a_bad_reply(tmp_path: Path) -> None:
+    with Emulator([body(b"{}"), body(b"{}")]) as emu:
+        code = main(["run", "hello", "--model", f"openai-compatible:m@{emu.base_url}",
+                     "--workdir", str(tmp_path), "--tools", "none", "--json",
+                     "--log", str(tmp_path / "run.jsonl")])
+    assert code == 4
+    assert json.loads((tmp_path / "run.jsonl").read_text().splitlines()[-1])["stop"] == \
+        "bad_reply"
+
+
+def test_explain_on_a_log_with_a_lone_surrogate_does_not_fail(tmp_path: Path) -> None:
+    """The log of a run whose call carried a lone surrogate, explained by a real process whose
+    output is UTF-8: no traceback, exit 0."""
+    log = tmp_path / "run.jsonl"
+    data = swap(whole("anthropic-messages", CALL), MARK, b"\\udcff")
+    asyncio.run(run_against("anthropic-messages", [body(data), ANSWER, ANSWER], log))
+    for extra in ([], ["--html", str(tmp_path / "run.html")]):
+        done = subprocess.run([sys.executable, "-m", "toolwire.cli", "explain", str(log), *extra],
+                              capture_output=True, text=True, encoding="utf-8", check=False,
+                              env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr

@@ -8,6 +8,10 @@ turn 200, over several runs, are reported in microseconds.
 
 Run: ``python bench/loop.py`` (``--runs N`` for more repeats, ``--sync-tool`` for a plain
 function tool instead of an async one). Peers that are not installed are reported as such.
+``--instrument`` measures toolwire alone: without tracing, traced with OpenTelemetry's no-op
+providers (the work toolwire itself adds), and traced with the SDK's tracer and meter providers
+(a batching span processor whose exporter drops what it is given, histograms kept in memory):
+the target is a turn traced with the SDK under 100 µs.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from typing import Any
 
 TURNS = 200
 WINDOWS = {10: range(6, 16), 200: range(191, 201)}
+TRACED_TARGET_US = 100.0
+INSTRUMENT: Any = None
+"""What toolwire's agent gets as ``instrument`` (a `toolwire.telemetry.settings.Telemetry`)."""
 
 
 class Clock:
@@ -81,7 +88,7 @@ async def run_toolwire(clock: Clock, sync_tool: bool) -> None:
     fn = noop_sync if sync_tool else noop_async
     scripted = ScriptedModel([model] * (TURNS + 1))
     agent = Agent(model=scripted, tools=[Tool.from_function(fn, name="noop")],
-                  max_turns=TURNS + 1)
+                  max_turns=TURNS + 1, instrument=INSTRUMENT)
     result = await agent.arun("go")
     assert result.stop is RunStop.ANSWERED and result.turns == TURNS + 1, result.stop
 
@@ -217,13 +224,69 @@ def measure(runner: Runner, runs: int, sync_tool: bool) -> dict[int, float]:
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
+def tracing() -> Any:
+    """Telemetry as a traced application has it: the SDK's providers, spans batched to an
+    exporter that drops them, histograms kept in memory."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import (
+        BatchSpanProcessor,
+        SpanExporter,
+        SpanExportResult,
+    )
+
+    from toolwire.telemetry.settings import Telemetry
+
+    class Dropped(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(BatchSpanProcessor(Dropped()))
+    meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    return Telemetry(tracer_provider, meter_provider)
+
+
+def traced_main(runs: int, sync_tool: bool) -> None:
+    """toolwire without tracing, traced with the API's no-op providers (what toolwire itself
+    adds), and traced with the SDK (what a traced application pays)."""
+    global INSTRUMENT
+    from opentelemetry.metrics import NoOpMeterProvider
+    from opentelemetry.trace import NoOpTracerProvider
+
+    from toolwire.telemetry.settings import Telemetry
+
+    cases = {"toolwire": None,
+             "traced, no-op": Telemetry(NoOpTracerProvider(), NoOpMeterProvider()),
+             "traced, SDK": tracing()}
+    got: dict[str, dict[int, float]] = {}
+    for label, telemetry in cases.items():
+        INSTRUMENT = telemetry
+        got[label] = measure(run_toolwire, runs, sync_tool)
+    INSTRUMENT = None
+    print(f"{'':14s} {'turn 10':>10s} {'turn 200':>10s} {'added':>8s}")
+    plain = got["toolwire"]
+    for label, turn in got.items():
+        added = max(turn[k] - plain[k] for k in WINDOWS)
+        print(f"{label:14s} {turn[10]:10.1f} {turn[200]:10.1f} {added:8.1f}")
+    ok = max(got["traced, SDK"].values()) < TRACED_TARGET_US
+    print(f"target (a turn traced with the SDK under {TRACED_TARGET_US:.0f} µs):",
+          "met" if ok else "NOT met")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--sync-tool", action="store_true", help="a plain function tool")
+    parser.add_argument("--instrument", action="store_true",
+                        help="toolwire alone, without and with OpenTelemetry tracing")
     args = parser.parse_args()
     kind = "sync" if args.sync_tool else "async"
     print(f"Loop overhead per turn (µs, median), {TURNS}-turn run, one {kind} tool call per turn")
+    if args.instrument:
+        traced_main(args.runs, args.sync_tool)
+        return
     results: dict[str, dict[int, float]] = {}
     for label, (module, runner) in PEERS.items():
         if not installed(module):

@@ -301,6 +301,23 @@ async def test_an_agent_can_opt_out_and_nothing_is_traced_unless_asked(otel: Ote
     assert [s.name for s in otel.finished()] == ["chat scripted", "invoke_agent"]
 
 
+def test_an_mcp_tool_carries_the_mcp_conventions(otel: Otel) -> None:
+    from toolwire.mcp import connect
+
+    server = [sys.executable, str(Path(__file__).parent / "fixtures" / "mcp_server_weather.py")]
+    model = ScriptedModel([reply(call("weather", {"city": "Oslo"}, id="call_w")), "Sunny."])
+    with connect(server) as weather:
+        result = Agent(model=model, tools=weather.tools, instrument=otel.settings()).run("Oslo?")
+    assert result.messages[2].parts[0].content == "Sunny in Oslo, 21 C"
+    [span] = [s for s in otel.finished() if s.name == "execute_tool weather"]
+    attributes = dict(span.attributes or {})
+    attributes.pop("gen_ai.tool.description")
+    assert attributes == {
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "weather",
+        "gen_ai.tool.call.id": "call_w", "gen_ai.tool.type": "extension",
+        "mcp.method.name": "tools/call", "network.transport": "pipe"}
+
+
 def test_a_run_without_tracing_never_imports_opentelemetry(tmp_path: Path) -> None:
     code = (
         "import sys\n"
@@ -389,13 +406,15 @@ def test_run_with_otel_sends_its_spans_to_the_collector(tmp_path: Path) -> None:
 def test_the_endpoint_variable_alone_turns_exporting_on(tmp_path: Path) -> None:
     with Collector() as collector, Emulator([{"text": "Nothing to do."}]) as emu:
         env = {**CLI_ENV, "OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint,
-               "OTEL_SERVICE_NAME": "nightly-agent",
+               "OTEL_SERVICE_NAME": "nightly-agent", "OTEL_METRICS_EXPORTER": "none",
                "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"}
         proc = cli("run", "Anything to do?", "--model", f"anthropic:claude-test@{emu.base_url}",
                    "--workdir", str(tmp_path), "--tools", "none", env=env)
         assert proc.returncode == 0, proc.stderr
         spans = collector.spans()
+        paths = set(collector.paths)
     assert sorted(s.name for s in spans) == ["chat claude-test", "invoke_agent"]
+    assert paths == {"/v1/traces"}  # spans only: metrics were turned off
     assert {s.service for s in spans} == {"nightly-agent"}
     [chat] = [s for s in spans if s.name == "chat claude-test"]
     assert "Anything to do?" in chat.attributes["gen_ai.input.messages"]

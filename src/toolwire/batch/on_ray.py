@@ -90,6 +90,10 @@ def run_on_worker(task: dict[str, Any], model_id: str, runs: str, options: dict[
     return line, data
 
 
+_exporting: Any = None
+"""The exporting a worker process set up for the first traced run it got, kept for the next."""
+
+
 @contextlib.contextmanager
 def _worker_trace(trace: dict[str, Any], options: dict[str, Any]) -> Iterator[None]:
     """Trace the runs started in the block under the batch's span. A worker with no tracer
@@ -99,14 +103,16 @@ def _worker_trace(trace: dict[str, Any], options: dict[str, Any]) -> Iterator[No
     from toolwire.telemetry.settings import make
     from toolwire.telemetry.spans import remote_parent
 
-    exporting = start_exporting() if export_wanted() else None
+    global _exporting
+    if _exporting is None and export_wanted():
+        _exporting = start_exporting()  # None when the worker has a provider of its own
     options["instrument"] = make(capture_content=bool(trace.get("capture_content")))
     try:
         with remote_parent(trace["context"]):
             yield
     finally:
-        if exporting is not None:
-            exporting.flush()
+        if _exporting is not None:
+            _exporting.flush()
 
 
 def _key_env(model_id: str) -> dict[str, str]:

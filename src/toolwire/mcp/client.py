@@ -116,6 +116,22 @@ class McpConnection:
         self._session = SessionThread(self._server, timeout=timeout, label=self.name)
         self._started = False
 
+    @property
+    def telemetry(self) -> dict[str, str | int]:
+        """What an ``execute_tool`` span of one of these tools adds (`toolwire.telemetry`):
+        the MCP conventions' method and transport, and the server's address over HTTP."""
+        found: dict[str, str | int] = {"gen_ai.tool.type": "extension",
+                                       "mcp.method.name": "tools/call"}
+        if isinstance(self._target, str):
+            url = urlsplit(self._target)
+            found["network.transport"] = "tcp"
+            if url.hostname:
+                found["server.address"] = url.hostname
+                found["server.port"] = url.port or (443 if url.scheme == "https" else 80)
+        else:
+            found["network.transport"] = "pipe"
+        return found
+
     def __repr__(self) -> str:
         state = ("open" if self.alive else "lost" if self._session.lost and self._started
                  else "not open")
@@ -305,6 +321,7 @@ class McpConnection:
             return await self.call(server_name, arguments)
 
         call_server.__name__ = call_server.__qualname__ = name
+        vars(call_server)["telemetry"] = self.telemetry  # on its execute_tool spans
         hints = listed.annotations
         idempotent = bool(hints and (hints.idempotent_hint or hints.read_only_hint))
         return Tool(name=name, description=listed.description or listed.title or "",

@@ -5,8 +5,9 @@ running a traced batch's runs) calls `start_exporting`: when the process has no 
 provider yet, it sets the OpenTelemetry SDK's, with a batching span processor and a periodic
 metric reader that send OTLP over HTTP to ``OTEL_EXPORTER_OTLP_ENDPOINT`` (the exporters read
 it, and the other ``OTEL_EXPORTER_OTLP_*`` variables, themselves; without it,
-``http://localhost:4318``). A process that already has a tracer provider keeps it: toolwire
-never replaces one. Library code never calls this module.
+``http://localhost:4318``); ``OTEL_METRICS_EXPORTER=none`` sends spans only. A process that
+already has a tracer provider keeps it: toolwire never replaces one. Library code never calls
+this module.
 
 The SDK and the exporter come with ``pip install "toolwire[otel]"``; they are imported only
 when exporting starts. Imports only the errors.
@@ -90,11 +91,18 @@ def start_exporting() -> Exporting | None:
     resource = Resource.create(attributes)
     tracer_provider = TracerProvider(resource=resource)
     tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    reader = PeriodicExportingMetricReader(OTLPMetricExporter())
-    meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+    readers = [] if _off("OTEL_METRICS_EXPORTER") else [
+        PeriodicExportingMetricReader(OTLPMetricExporter())]
+    meter_provider = MeterProvider(resource=resource, metric_readers=readers)
     trace.set_tracer_provider(tracer_provider)
     metrics.set_meter_provider(meter_provider)
     return Exporting(tracer_provider, meter_provider)
+
+
+def _off(name: str) -> bool:
+    """Whether an ``OTEL_*_EXPORTER`` variable says ``none`` (a tracing-only backend such as
+    Jaeger takes no metrics)."""
+    return os.environ.get(name, "").strip().lower() == "none"
 
 
 __all__ = ["ENDPOINT_ENV", "Exporting", "check_endpoints", "export_wanted", "start_exporting"]

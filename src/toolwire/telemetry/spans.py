@@ -158,7 +158,8 @@ class RunTelemetry:
         self._stream = stream
         self._redact = content.Redactor() if settings.capture_content else None
         self._model = _model_attributes(model)
-        self._metric_base = {OPERATION: "chat", **self._model, REQUEST_MODEL: request.model}
+        self._measured: dict[str | None, tuple[dict[str, Any], ...]] = {}
+        self._request_model = request.model
         attributes = {OPERATION: "invoke_agent", **self._model, REQUEST_MODEL: request.model}
         if resumed:
             attributes["toolwire.run.resumed"] = True
@@ -238,15 +239,26 @@ class RunTelemetry:
                                                                            self._redact)
         span.set_attributes(attributes)
         span.end()
-        measured = self._metric_base
-        if reply.model:
-            measured = {**measured, RESPONSE_MODEL: reply.model}
+        measured, inputs, outputs = self._metric_attributes(reply.model)
         made = self._made
         made.duration.record(event.seconds, measured)
-        made.tokens.record(reply.usage.input_tokens, {**measured, TOKEN_TYPE: "input"})
-        made.tokens.record(reply.usage.output_tokens, {**measured, TOKEN_TYPE: "output"})
+        made.tokens.record(reply.usage.input_tokens, inputs)
+        made.tokens.record(reply.usage.output_tokens, outputs)
         if self._first_chunk is not None:
             made.first_chunk.record(self._first_chunk, measured)
+
+    def _metric_attributes(self, response_model: str | None) -> tuple[dict[str, Any], ...]:
+        """The attributes of a model call's measurements, and of its input and output token
+        counts; made once per response model."""
+        found = self._measured.get(response_model)
+        if found is None:
+            measured = {OPERATION: "chat", **self._model, REQUEST_MODEL: self._request_model}
+            if response_model:
+                measured[RESPONSE_MODEL] = response_model
+            found = (measured, {**measured, TOKEN_TYPE: "input"},
+                     {**measured, TOKEN_TYPE: "output"})
+            self._measured[response_model] = found
+        return found
 
     def _chat_failed(self, error: BaseException | None) -> None:
         span, self._chat = self._chat, None
@@ -256,7 +268,7 @@ class RunTelemetry:
         _failed(span, kind, str(error)[:500] if error is not None else None)
         span.end()
         self._made.duration.record(time.perf_counter() - self._chat_started,
-                                   {**self._metric_base, ERROR_TYPE: kind})
+                                   {**self._metric_attributes(None)[0], ERROR_TYPE: kind})
 
     # ------------------------------------------------------------------ tool calls
 

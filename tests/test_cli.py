@@ -213,6 +213,11 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     assert "--otel: OTEL_EXPORTER_OTLP_ENDPOINT is 'localhost:4318', which is not an http" \
         in proc.stderr
     assert "Traceback" not in proc.stderr
+    for bad, said in ((["--sandbox", "maybe"], "invalid choice: 'maybe'"),
+                      (["--allow-network=yes"], "ignored explicit argument 'yes'"),
+                      (["--pass-env"], "expected one argument")):
+        proc = toolwire("run", "x", "--model", "anthropic:m@http://127.0.0.1:9", *bad)
+        assert proc.returncode == 2 and said in proc.stderr, (bad, proc.stderr)
 
 
 def test_emulate_serves_a_script_over_http(tmp_path: Path) -> None:

@@ -46,10 +46,21 @@ def check_agent_options(args: argparse.Namespace) -> None:
 def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
            test_command: str | None = None) -> Any:
     from toolwire.agent.loop import Agent
-    from toolwire.tools.coding import coding_tools
+    from toolwire.tools.coding import coding_tools, describe_call
+    from toolwire.tools.sandbox import Sandbox
 
-    tools = (coding_tools(workdir, answer=answerer(term), test_command=test_command)
-             if args.tools == "coding" else [])
+    sandbox = Sandbox(args.sandbox, pass_env=args.pass_env)
+    network = args.allow_network
+    tools: list[Any] = []
+    if args.tools == "coding":
+        tools = coding_tools(workdir, answer=answerer(term), test_command=test_command,
+                             sandbox=sandbox, allow_network=network)
+        print(f"sandbox: {sandbox.describe(network)}", file=sys.stderr)
+
+    def shown(req: Any) -> str:
+        return describe_call(req.call.name, req.arguments, sandbox=sandbox,
+                             test_command=test_command, allow_network=network)
+
     if getattr(args, "mcp", None):
         from toolwire.mcp import open_servers
 
@@ -58,8 +69,9 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
         for note in servers.notes:
             print(f"mcp: {note}", file=sys.stderr)
         tools = [*tools, *servers.tools]
-    return Agent(model=model, tools=tools, max_turns=args.max_turns, approval=policy(args.approve),
-                 approve=approver(term), stream=args.stream, on_event=term.on_event,
+    return Agent(model=model, tools=tools, max_turns=args.max_turns,
+                 approval=policy(args.approve, sandbox), approve=approver(term, shown),
+                 stream=args.stream, on_event=term.on_event,
                  system=getattr(args, "system", None) or SYSTEM,
                  temperature=getattr(args, "temperature", None))
 
@@ -286,6 +298,21 @@ def cmd_mcp_serve(args: argparse.Namespace) -> int:
     return int(serve_from_args(args))
 
 
+def sandbox_options(p: argparse.ArgumentParser) -> None:
+    """The options that say where run_command and run_tests run."""
+    from toolwire.tools.sandbox import SANDBOX_MODES
+
+    p.add_argument("--sandbox", choices=SANDBOX_MODES, default="auto",
+                   help="run_command and run_tests in a bubblewrap sandbox (Linux): auto "
+                        "(default: the sandbox where it works, else unconfined, said at start), "
+                        "required (refuse to start without it) or off")
+    p.add_argument("--allow-network", action="store_true",
+                   help="let sandboxed commands reach the network (default: no network)")
+    p.add_argument("--pass-env", action="append", default=[], metavar="NAME",
+                   help="give commands this variable of your environment (repeatable; "
+                        "otherwise only PATH, LANG and a few others, never keys or tokens)")
+
+
 def add_commands(sub: Any, epilog: str) -> None:
     from toolwire.http.endpoints import MODEL_ID_FORMS
 
@@ -302,6 +329,7 @@ def add_commands(sub: Any, epilog: str) -> None:
                             "file, or ask")
         p.add_argument("--max-turns", type=checks.count, default=50, metavar="N",
                        help="stop after N model calls, at least 1 (default 50)")
+        sandbox_options(p)
         p.add_argument("--stream", action="store_true", help="stream the model's replies")
         p.add_argument("--json", action="store_true", help="print the result as JSON")
         p.add_argument("-v", "--verbose", action="store_true",
@@ -358,6 +386,7 @@ def add_commands(sub: Any, epilog: str) -> None:
                    help="keep the temporary folder at the end (it is printed)")
     p.add_argument("--max-turns", type=checks.count, default=20, metavar="N",
                    help=argparse.SUPPRESS)
+    sandbox_options(p)
     p.set_defaults(mcp=[])
     p.add_argument("--stream", action="store_true", help="stream the model's replies")
     add_otel_option(p)

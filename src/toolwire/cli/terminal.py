@@ -137,8 +137,9 @@ class Terminal:
         self.status()
 
 
-def approver(term: Terminal) -> Any:
-    """The approval callback: asks at the terminal, after showing the call it is about."""
+def approver(term: Terminal, shown: Any = None) -> Any:
+    """The approval callback: asks at the terminal, after showing the call it is about
+    (``shown(request)``, when given, says in full what the call will do)."""
     from toolwire.agent.dispatch import Approval
 
     def approve(req: Any) -> Any:
@@ -146,6 +147,8 @@ def approver(term: Terminal) -> Any:
             return Approval.deny("no one was at the terminal to approve it; run with "
                                  "--approve auto to allow it")
         term.show_call(req.call)
+        if shown is not None:
+            term.say(shown(req))
         args = json.dumps(req.arguments, ensure_ascii=False)
         answer = term.ask(f"allow {req.call.name} {args[:300]}? [y/N/reason] ").strip()
         if answer.lower() in ("y", "yes"):
@@ -168,14 +171,16 @@ def answerer(term: Terminal) -> Any:
     return answer
 
 
-def policy(mode: str) -> Any:
-    """The approval policy for ``--approve ask|auto|never``."""
-    from toolwire.tools.coding import NEEDS_APPROVAL
+def policy(mode: str, sandbox: Any = None) -> Any:
+    """The approval policy for ``--approve ask|auto|never``; ``run_tests`` is asked about too
+    when ``sandbox`` does not confine commands."""
+    from toolwire.tools.coding import NEEDS_APPROVAL, needs_approval
 
     if mode == "auto":
         return "allow"
     value = "ask" if mode == "ask" else "deny"
-    return {name: value for name in NEEDS_APPROVAL}
+    names = NEEDS_APPROVAL if sandbox is None else needs_approval(sandbox)
+    return {name: value for name in names}
 
 
 def usage_json(usage: Usage) -> dict[str, Any]:

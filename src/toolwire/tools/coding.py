@@ -1,22 +1,55 @@
 """The coding tool set: files, commands and tests in one workspace, described for a model.
 
-Owns `coding_tools` and `NEEDS_APPROVAL` (the tools that change things, which the command line
-asks about before running). Descriptions say what each tool does, when to use it and when not,
-and what each parameter means: they are part of the prompt.
+Owns `coding_tools`, `NEEDS_APPROVAL` (the tools that change things, which the command line
+asks about before running), `needs_approval` (those, and ``run_tests`` too when commands are
+not confined: it runs whatever test code the workspace holds) and `describe_call` (exactly what
+a call will run, for an approval prompt). Descriptions say what each tool does, when to use it
+and when not, and what each parameter means: they are part of the prompt.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
 from toolwire.schema.tool import Tool
 from toolwire.tools import files, shell
 from toolwire.tools.ask_user import Answerer, ask_user
+from toolwire.tools.sandbox import Sandbox, SandboxMode
 
 NEEDS_APPROVAL = ("run_command", "write_file", "edit_file")
+COMMAND_TOOLS = ("run_command", "run_tests")
+
+
+def needs_approval(sandbox: Sandbox) -> tuple[str, ...]:
+    """The coding tools to ask about: `NEEDS_APPROVAL`, and ``run_tests`` when unconfined."""
+    return NEEDS_APPROVAL if sandbox.confined else (*NEEDS_APPROVAL, "run_tests")
+
+
+def network_for(allow_network: bool | Iterable[str], name: str) -> bool:
+    return allow_network if isinstance(allow_network, bool) else name in set(allow_network)
+
+
+def describe_call(name: str, arguments: Mapping[str, Any], *, sandbox: Sandbox,
+                  test_command: str | None = None,
+                  allow_network: bool | Iterable[str] = False) -> str:
+    """What a coding tool call will do, in full, for a person deciding whether to allow it."""
+    if name in COMMAND_TOOLS:
+        command = (str(arguments.get("command", "")) if name == "run_command"
+                   else test_command or shell.DEFAULT_TEST_COMMAND)
+        where = sandbox.describe(network_for(allow_network, name))
+        return f"{name} will run this shell command in the workspace:\n    {command}\n({where})"
+    if name == "write_file":
+        content = str(arguments.get("content", ""))
+        return (f"write_file will write {len(content.encode())} bytes to "
+                f"{arguments.get('path')!r}:\n{content[:2000]}")
+    if name == "edit_file":
+        return (f"edit_file will replace, in {arguments.get('path')!r}:\n{arguments.get('old')}"
+                f"\nwith:\n{arguments.get('new')}")
+    shown = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+    return f"{name}({shown})"
 
 _PATH = {"type": "string",
          "description": "A path relative to the workspace folder, like 'src/app.py'."}
@@ -33,14 +66,20 @@ def coding_tools(
     test_command: str | None = None,
     answer: Answerer | None = None,
     include_ask_user: bool = True,
+    sandbox: Sandbox | SandboxMode = "auto",
+    allow_network: bool | Iterable[str] = False,
 ) -> list[Tool]:
     """``read_file``, ``list_files``, ``edit_file``, ``write_file``, ``run_command``,
-    ``run_tests`` and ``ask_user``, all confined to ``workdir``.
+    ``run_tests`` and ``ask_user``, working in ``workdir``.
 
+    The file tools never leave ``workdir``. ``run_command`` and ``run_tests`` run in
+    ``sandbox`` (a `Sandbox`, or its mode: see `toolwire.tools.sandbox` for what it confines
+    and where); ``allow_network`` lets them (True), or the named ones, reach the network.
     ``test_command`` is the project's test command (default: pytest with this Python).
     ``answer`` answers ``ask_user`` (none: the tool says no user is available).
     """
     ws = files.Workspace(workdir)
+    box = sandbox if isinstance(sandbox, Sandbox) else Sandbox(sandbox)
 
     def bind(fn: Callable[..., str]) -> Callable[..., str]:
         return partial(fn, ws)
@@ -108,7 +147,8 @@ def coding_tools(
                 "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 600,
                             "description": "Seconds before the command is stopped. Default 60."},
             }, ["command"]),
-            fn=bind(shell.run_command),
+            fn=partial(shell.run_command, ws, box,
+                       network=network_for(allow_network, "run_command")),
         ),
         Tool(
             name="run_tests",
@@ -116,7 +156,8 @@ def coding_tools(
                 "Run the project's tests and return the exit code and the test runner's "
                 "output. Use it to see what fails and to check a fix. Takes no arguments."),
             input_schema=_obj({}, []),
-            fn=lambda: shell.run_tests(ws, test_command),
+            fn=partial(shell.run_tests, ws, box, test_command,
+                       network=network_for(allow_network, "run_tests")),
         ),
     ]
     if include_ask_user:
@@ -124,4 +165,5 @@ def coding_tools(
     return tools
 
 
-__all__ = ["NEEDS_APPROVAL", "coding_tools"]
+__all__ = ["COMMAND_TOOLS", "NEEDS_APPROVAL", "coding_tools", "describe_call", "needs_approval",
+           "network_for"]

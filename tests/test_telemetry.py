@@ -318,6 +318,49 @@ def test_an_mcp_tool_carries_the_mcp_conventions(otel: Otel) -> None:
         "mcp.method.name": "tools/call", "network.transport": "pipe"}
 
 
+async def test_a_run_that_breaks_off_still_ends_its_spans(otel: Otel) -> None:
+    from toolwire.testing import ScriptError
+
+    model = ScriptedModel([reply(call("add", {"a": 1, "b": 2}))])  # no second reply scripted
+    with pytest.raises(ScriptError):
+        await Agent(model=model, tools=[add], instrument=otel.settings()).arun("1+2?")
+    spans = {s.name: s for s in otel.finished()}
+    assert set(spans) == {"invoke_agent", "chat scripted", "execute_tool add"}
+    assert spans["invoke_agent"].status.status_code is StatusCode.ERROR
+    assert (spans["invoke_agent"].attributes or {})["error.type"] == "_OTHER"
+
+
+async def test_a_model_call_the_time_limit_cut_short_is_a_timeout(otel: Otel) -> None:
+    import asyncio
+
+    async def never(request: Any) -> Reply:
+        await asyncio.sleep(60)
+        raise AssertionError("the time limit should have come first")
+
+    agent = Agent(model=ScriptedModel([never]), time_limit=0.2, instrument=otel.settings())
+    result = await agent.arun("hello")
+    assert result.stop == "time_limit"
+    chat = next(s for s in otel.finished() if s.name == "chat scripted")
+    assert chat.status.status_code is StatusCode.ERROR
+    assert (chat.attributes or {})["error.type"] == "timeout"
+    run = next(s for s in otel.finished() if s.name == "invoke_agent")
+    assert (run.attributes or {})["toolwire.run.stop"] == "time_limit"
+
+
+async def test_cost_and_cache_counts_reach_the_spans(otel: Otel) -> None:
+    usage = Usage(input_tokens=1200, output_tokens=40, cache_read_tokens=1000,
+                  cache_write_tokens=150, reasoning_tokens=12, cost=0.0042)
+    model = ScriptedModel([reply("cached", usage=usage)])
+    await Agent(model=model, instrument=otel.settings()).arun("hello")
+    for span in otel.finished():
+        attributes = span.attributes or {}
+        assert attributes["gen_ai.usage.input_tokens"] == 1200
+        assert attributes["gen_ai.usage.cache_read.input_tokens"] == 1000
+        assert attributes["gen_ai.usage.cache_creation.input_tokens"] == 150
+        assert attributes["gen_ai.usage.reasoning.output_tokens"] == 12
+        assert attributes["toolwire.usage.cost"] == 0.0042
+
+
 def test_a_run_without_tracing_never_imports_opentelemetry(tmp_path: Path) -> None:
     code = (
         "import sys\n"

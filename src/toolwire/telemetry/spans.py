@@ -130,6 +130,8 @@ def _usage_attributes(usage: Usage) -> dict[str, Any]:
         attributes[CACHE_WRITE] = usage.cache_write_tokens
     if usage.reasoning_tokens:
         attributes[REASONING] = usage.reasoning_tokens
+    if usage.cost is not None:  # the conventions name no cost: toolwire's own attribute
+        attributes["toolwire.usage.cost"] = usage.cost
     return attributes
 
 
@@ -260,11 +262,10 @@ class RunTelemetry:
             self._measured[response_model] = found
         return found
 
-    def _chat_failed(self, error: BaseException | None) -> None:
+    def _chat_failed(self, kind: str, error: BaseException | None) -> None:
         span, self._chat = self._chat, None
         if span is None:
             return
-        kind = error_type(error) if error is not None else "_OTHER"
         _failed(span, kind, str(error)[:500] if error is not None else None)
         span.end()
         self._made.duration.record(time.perf_counter() - self._chat_started,
@@ -316,9 +317,13 @@ class RunTelemetry:
                                   "toolwire.run.resumed_turns": event.turns})
 
     def _stopped(self, event: RunStopped) -> None:
-        self._chat_failed(event.error)
-        for span, _ in self._calls.values():  # cancelled while running
-            _failed(span, "cancelled")
+        error = event.error
+        # what cut short a model call or a tool still open: the error, else the stop
+        kind = error_type(error) if error is not None else (
+            "timeout" if event.stop == "time_limit" else event.stop)
+        self._chat_failed(kind, error)
+        for span, _ in self._calls.values():
+            _failed(span, kind)
             span.end()
         self._calls.clear()
         run = self._run
@@ -330,7 +335,7 @@ class RunTelemetry:
 
     def close(self) -> None:
         """The run broke off without a stop (a bug, a test double's complaint): end its spans."""
-        self._chat_failed(None)
+        self._chat_failed("_OTHER", None)
         for span, _ in self._calls.values():
             _failed(span, "_OTHER")
             span.end()

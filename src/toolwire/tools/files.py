@@ -1,141 +1,259 @@
 """File tools confined to a workspace folder: read, list, edit and write.
 
-Owns `Workspace` (path confinement) and the file tool functions. Every path a model gives is
-resolved inside the workspace: ``..`` that climbs out, an absolute path elsewhere, and a symlink
-that leads out are refused with a `ToolError` whose message goes back to the model. Must not
-import codecs or the loop.
+Owns the file tool functions; paths are opened by `toolwire.tools.paths.Workspace`, one
+directory descriptor at a time, so a path cannot lead out of the workspace even while another
+process swaps folders for symlinks. Every read is bounded in bytes (a file of one endless line
+costs no more than a page), binary files are reported as such, and a file with more than one
+hard link is never written (the other names may be outside the workspace). Problems come back
+as a `ToolError` whose message goes to the model. Must not import codecs or the loop.
 """
 
 from __future__ import annotations
 
+import errno
 import os
-from pathlib import Path
+import stat
 
 from toolwire.errors import ToolError
+from toolwire.tools.paths import HIDDEN, Opened, PathError, Workspace
 
-SKIP_DIRS = frozenset({".git", "__pycache__", ".toolwire", ".venv", "node_modules",
+SKIP_DIRS = frozenset({".git", "__pycache__", HIDDEN, ".venv", "node_modules",
                        ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
 MAX_READ_LINES = 2000
+MAX_READ_BYTES = 100_000
+"""At most this many bytes of lines go into one ``read_file`` result."""
+MAX_LINE_BYTES = 4_000
+MAX_EDIT_BYTES = 10 << 20
+COUNT_LINES_UP_TO = 8 << 20
+"""Files up to this size are read to the end to say how many lines follow a window."""
 MAX_LIST = 500
+CHUNK = 65_536
+_READ = os.O_RDONLY | os.O_NONBLOCK
+
+__all__ = ["MAX_READ_BYTES", "SKIP_DIRS", "Workspace", "edit_file", "list_files", "read_file",
+           "write_file"]
 
 
-class Workspace:
-    """A folder the file tools may not leave."""
-
-    def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.root = Path(root).resolve()
-        if not self.root.is_dir():
-            raise ToolError(f"workspace {self.root} is not a folder")
-
-    def resolve(self, path: str) -> Path:
-        """``path`` inside the workspace, symlinks followed; refuses anything outside it."""
-        if not isinstance(path, str) or not path.strip():
-            raise ToolError("path is empty: give a path relative to the workspace, like 'src/a.py'")
-        candidate = Path(path)
-        full = candidate if candidate.is_absolute() else self.root / candidate
-        resolved = full.resolve()
-        if resolved != self.root and self.root not in resolved.parents:
-            how = "a symlink that leads" if full.is_symlink() or _has_link(full, self.root) \
-                else "a path"
-            raise ToolError(
-                f"{path!r} is {how} outside the workspace; only paths inside it are allowed "
-                "(use a path relative to the workspace, like 'src/a.py')"
-            )
-        return resolved
-
-    def relative(self, path: Path) -> str:
-        return path.relative_to(self.root).as_posix() or "."
+def _regular(path: str, opened: Opened, *, writing: bool = False) -> None:
+    mode = opened.info.st_mode
+    if stat.S_ISDIR(mode):
+        raise ToolError(f"{path!r} is a folder; use list_files to see what it holds")
+    if not stat.S_ISREG(mode):
+        raise ToolError(f"{path!r} is not a regular file (a device, pipe or socket)")
+    if writing and opened.info.st_nlink > 1:
+        raise ToolError(
+            f"{path!r} has {opened.info.st_nlink} hard links: writing it would also change "
+            "the same file under its other names, which may be outside the workspace; it is "
+            "not changed")
 
 
-def _has_link(path: Path, root: Path) -> bool:
-    """Whether any existing component of ``path`` below ``root`` is a symlink."""
+def _binary(path: str, size: int) -> ToolError:
+    return ToolError(f"{path!r} is a binary file ({size} bytes), not UTF-8 text; the file "
+                     "tools read and edit text files only")
+
+
+def _text(path: str, data: bytes, size: int) -> str:
+    if b"\0" in data:
+        raise _binary(path, size)
     try:
-        rel = path.absolute().relative_to(root)
-    except ValueError:
-        return False
-    current = root
-    for part in rel.parts:
-        current = current / part
-        if current.is_symlink():
-            return True
-    return False
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _binary(path, size) from None
 
 
 def read_file(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_READ_LINES) -> str:
-    target = ws.resolve(path)
-    if target.is_dir():
-        raise ToolError(f"{path!r} is a folder; use list_files to see what it holds")
-    if not target.exists():
-        raise ToolError(f"{path!r} does not exist; use list_files to see which files do")
-    try:
-        text = target.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ToolError(f"{path!r} is not a UTF-8 text file") from None
-    lines = text.splitlines()
     if offset < 1:
         raise ToolError(f"offset must be 1 or more (the first line is 1), got {offset}")
-    start = offset - 1
-    chosen = lines[start:start + max(1, limit)]
-    width = len(str(start + len(chosen)))
-    body = "\n".join(f"{n:>{width}}\t{line}" for n, line in enumerate(chosen, start + 1))
-    rest = len(lines) - (start + len(chosen))
-    if rest > 0:
-        body += f"\n... {rest} more line(s); read on with offset={start + len(chosen) + 1}"
-    return body if lines else "(empty file)"
+    limit = max(1, limit)
+    with ws.open(path, _READ) as opened:
+        _regular(path, opened)
+        size = opened.info.st_size
+        lines: list[str] = []
+        kept = 0
+        number = 1  # the line the next byte belongs to
+        line = bytearray()
+        line_total = 0
+        stopped = None  # why the window ended early
+        first = True
+        while stopped is None:
+            chunk = os.read(opened.fd, CHUNK)
+            if first and b"\0" in chunk[:8192]:
+                raise _binary(path, size)
+            first = False
+            if not chunk:
+                break
+            start = 0
+            while start < len(chunk) and stopped is None:
+                end = chunk.find(b"\n", start)
+                piece = chunk[start:] if end < 0 else chunk[start:end]
+                if number >= offset:
+                    room = MAX_LINE_BYTES - len(line)
+                    if room > 0:
+                        line += piece[:room]
+                    line_total += len(piece)
+                if end < 0:
+                    break
+                start = end + 1
+                if number >= offset:
+                    lines.append(_line(path, line, line_total, size))
+                    kept += len(line)
+                    line, line_total = bytearray(), 0
+                    if len(lines) >= limit:
+                        stopped = "limit"
+                    elif kept >= MAX_READ_BYTES:
+                        stopped = "bytes"
+                number += 1
+            if stopped is not None:
+                rest = chunk[start:]
+        if stopped is None and line_total:
+            lines.append(_line(path, line, line_total, size))
+            number += 1
+        if not lines:
+            if number == 1 and not line_total:
+                return "(empty file)"
+            raise ToolError(f"offset {offset} is past the end of {path!r}, which has "
+                            f"{number - 1} line(s)")
+        width = len(str(offset + len(lines) - 1))
+        body = "\n".join(f"{n:>{width}}\t{text}" for n, text in enumerate(lines, offset))
+        if stopped is not None:
+            body += _more(opened, rest, offset + len(lines), size, stopped)
+        return body
+
+
+def _line(path: str, data: bytearray, total: int, size: int) -> str:
+    if b"\0" in data:
+        raise _binary(path, size)
+    if total <= len(data):
+        try:
+            return data.decode("utf-8").rstrip("\r")
+        except UnicodeDecodeError:
+            raise _binary(path, size) from None
+    text = bytes(data).decode("utf-8", "ignore")
+    return f"{text}[... line cut: {total - len(data)} more bytes ...]"
+
+
+def _more(opened: Opened, rest: bytes, next_line: int, size: int, why: str) -> str:
+    """The note after a window: how many lines follow (counted if the file is small)."""
+    if size <= COUNT_LINES_UP_TO:
+        count = rest.count(b"\n")
+        tail = rest
+        while chunk := os.read(opened.fd, CHUNK):
+            count += chunk.count(b"\n")
+            tail = chunk
+        if tail and not tail.endswith(b"\n"):
+            count += 1
+        if count == 0:
+            return ""
+        what = f"{count} more line(s)"
+    else:
+        what = f"more lines follow (the file is {size} bytes)"
+    if why == "bytes":
+        what += f"; this window stopped at {MAX_READ_BYTES} bytes"
+    return f"\n... {what}; read on with offset={next_line}"
 
 
 def list_files(ws: Workspace, path: str = ".") -> str:
-    base = ws.resolve(path)
-    if not base.is_dir():
-        raise ToolError(f"{path!r} is not a folder")
-    found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        for name in sorted(filenames):
-            found.append(ws.relative(Path(dirpath) / name))
+    with ws.open(path, os.O_RDONLY | os.O_DIRECTORY) as opened:
+        found: list[str] = []
+        prefix = "" if opened.rel == "." else opened.rel + "/"
+        full = _walk(opened.fd, prefix, found)
+    listing = "\n".join(found) if found else "(no files)"
+    return listing + (f"\n... stopped at {MAX_LIST} files; list a subfolder" if full else "")
+
+
+def _walk(dir_fd: int, prefix: str, found: list[str]) -> bool:
+    """Add the files under ``dir_fd`` to ``found``, sorted; True when the list is full."""
+    with os.scandir(dir_fd) as entries:
+        items = sorted((e.name, e.is_dir(follow_symlinks=False)) for e in entries)
+    for name, is_dir in sorted(items, key=lambda item: (item[1], item[0])):
+        if is_dir:
+            if name in SKIP_DIRS:
+                continue
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+            except OSError:
+                continue  # gone or replaced since it was listed
+            try:
+                if _walk(fd, f"{prefix}{name}/", found):
+                    return True
+            finally:
+                os.close(fd)
+        else:
+            found.append(prefix + name)
             if len(found) >= MAX_LIST:
-                return "\n".join(found) + f"\n... stopped at {MAX_LIST} files; list a subfolder"
-    return "\n".join(found) if found else "(no files)"
+                return True
+    return False
 
 
 def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
+def _rewrite(opened: Opened, text: str) -> None:
+    data = text.encode("utf-8")
+    os.lseek(opened.fd, 0, os.SEEK_SET)
+    os.ftruncate(opened.fd, 0)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(opened.fd, view):]
+
+
 def edit_file(ws: Workspace, path: str, old: str, new: str) -> str:
-    target = ws.resolve(path)
-    if not target.is_file():
-        raise ToolError(f"{path!r} does not exist; use write_file to create a file")
-    text = target.read_text(encoding="utf-8")
     if not old:
         raise ToolError("old is empty: give the exact text to replace, copied from read_file")
-    count = text.count(old)
-    if count == 0:
-        raise ToolError(
-            f"old text was found 0 times in {path!r}; copy it exactly from read_file "
-            "(without the line numbers), including spaces and indentation"
-        )
-    if count > 1:
-        lines, start = [], 0
-        for _ in range(count):
-            start = text.index(old, start)
-            lines.append(str(_line_of(text, start)))
-            start += 1
-        raise ToolError(
-            f"old text was found {count} times in {path!r}, at lines {', '.join(lines)}; "
-            "include more surrounding lines so that it occurs exactly once"
-        )
-    at = text.index(old)
-    target.write_text(text.replace(old, new, 1), encoding="utf-8")
+    try:
+        opened = ws.open(path, os.O_RDWR | os.O_NONBLOCK)
+    except PathError as exc:
+        if exc.errno == errno.ENOENT:
+            raise ToolError(f"{path!r} does not exist; use write_file to create a file") from None
+        raise
+    with opened:
+        _regular(path, opened, writing=True)
+        size = opened.info.st_size
+        if size > MAX_EDIT_BYTES:
+            raise ToolError(f"{path!r} is {size} bytes, more than the {MAX_EDIT_BYTES} that "
+                            "edit_file changes; use run_command for such files")
+        data = bytearray()
+        while chunk := os.read(opened.fd, CHUNK):
+            data += chunk
+            if len(data) > MAX_EDIT_BYTES:
+                raise ToolError(f"{path!r} grew past {MAX_EDIT_BYTES} bytes while being read")
+        text = _text(path, bytes(data), size)
+        count = text.count(old)
+        if count == 0:
+            raise ToolError(
+                f"old text was found 0 times in {path!r}; copy it exactly from read_file "
+                "(without the line numbers), including spaces and indentation"
+            )
+        if count > 1:
+            lines, start = [], 0
+            for _ in range(count):
+                start = text.index(old, start)
+                lines.append(str(_line_of(text, start)))
+                start += 1
+            raise ToolError(
+                f"old text was found {count} times in {path!r}, at lines {', '.join(lines)}; "
+                "include more surrounding lines so that it occurs exactly once"
+            )
+        at = text.index(old)
+        _rewrite(opened, text.replace(old, new, 1))
     return f"replaced 1 occurrence in {path} at line {_line_of(text, at)}"
 
 
 def write_file(ws: Workspace, path: str, content: str) -> str:
-    target = ws.resolve(path)
-    if target.is_dir():
-        raise ToolError(f"{path!r} is a folder")
-    existed = target.exists()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(content, encoding="utf-8")
+    flags = os.O_WRONLY | os.O_NONBLOCK
+    try:
+        opened = ws.open(path, flags | os.O_CREAT | os.O_EXCL, create_dirs=True)
+        existed = False
+    except PathError as exc:
+        if exc.errno not in (errno.EEXIST, errno.EISDIR):
+            raise
+        if exc.errno == errno.EISDIR:
+            raise ToolError(f"{path!r} is a folder") from None
+        opened = ws.open(path, flags)
+        existed = True
+    with opened:
+        _regular(path, opened, writing=True)
+        _rewrite(opened, content)
     verb = "overwrote" if existed else "created"
     return f"{verb} {path} ({len(content.encode('utf-8'))} bytes)"

@@ -83,8 +83,9 @@ async def test_every_event_of_a_run_reaches_its_listener_in_order(tmp_path: Path
     kinds = [type(e).__name__ for e in events]
     assert kinds.count("StreamEnd") == 2 and "TextDelta" in kinds
     assert [k for k in kinds if k not in stream_kinds | {"StreamEnd"}] == [
-        "MessageAdded", "RequestSent", "ReplyReceived", "ToolStarted", "ToolFinished",
-        "MessageAdded", "RequestSent", "ReplyReceived", "RunStopped"]
+        "MessageAdded", "RequestSent", "FirstToken", "ReplyReceived", "FirstToolStart",
+        "ToolStarted", "ToolFinished", "MessageAdded", "RequestSent", "FirstToken",
+        "ReplyReceived", "RunStopped"]
     stopped = events[-1]
     assert isinstance(stopped, RunStopped) and stopped.stop == RunStop.ANSWERED
     assert stopped.turns == 2 and stopped.error is None and result.ok
@@ -97,8 +98,9 @@ async def test_every_event_of_a_run_reaches_its_listener_in_order(tmp_path: Path
     assert [e.turn for e in started + finished] == [1, 1]
     assert finished[0].result.content == "a"
     logged = [json.loads(line)["event"] for line in log.read_text().splitlines()]
-    assert logged == ["header", "message", "request", "reply", "call_start", "call_end",
-                      "message", "request", "reply", "stop"]
+    assert logged == ["header", "message", "request", "first_token", "reply", "first_tool",
+                      "call_start", "call_end", "message", "request", "first_token", "reply",
+                      "stop"]
 
 
 async def test_a_provider_error_stop_carries_its_error() -> None:

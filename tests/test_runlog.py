@@ -60,9 +60,9 @@ async def test_log_lines_and_prefix_not_repeated(tmp_path: Path) -> None:
         result = await agent.arun("task")
     events = lines(log)
     kinds = [e["event"] for e in events]
-    assert kinds == ["header", "message", "request", "reply", "call_start", "call_end", "message",
-                     "request", "reply", "call_start", "call_end", "message", "request", "reply",
-                     "stop"]
+    assert kinds == ["header", "message", "request", "reply", "first_tool", "call_start",
+                     "call_end", "message", "request", "reply", "first_tool", "call_start",
+                     "call_end", "message", "request", "reply", "stop"]
     header = events[0]
     assert header["format"] == LOG_FORMAT and header["model"] == "scripted"
     assert header["system"] == "sys" and [t["name"] for t in header["tools"]] == ["peek"]

@@ -2,7 +2,8 @@
 
 Owns the stream events (`TextDelta`, `ReasoningDelta`, `ToolCallStarted`, `ToolCallDelta`,
 `ToolCallFinished`, `StreamEnd`), the run events (`MessageAdded`, `RequestSent`, `RetryEvent`,
-`WireNotes`, `ReplyReceived`, `ToolStarted`, `ToolFinished`, `RunResumed`, `RunStopped`), the
+`WireNotes`, `ReplyReceived`, `ToolStarted`, `ToolFinished`, `FirstToken`, `FirstToolStart`,
+`ToolAbandoned`, `RunResumed`, `RunStopped`), the
 `Event` union of both, and the channel: `emit` and `listen`.
 
 The channel is a context variable. A run listens (`listen`) while it waits on its model, so a
@@ -123,10 +124,12 @@ class ReplyReceived:
 
 @dataclass(frozen=True, slots=True)
 class ToolStarted:
-    """A tool call passed its checks and is about to run."""
+    """A tool call passed its checks and is about to run; ``early`` when it starts while its
+    reply is still streaming (its block closed, the rest of the reply not yet in)."""
 
     turn: int
     call: ToolCallPart
+    early: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +140,39 @@ class ToolFinished:
     call: ToolCallPart
     result: ToolResultPart
     seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class FirstToken:
+    """The first piece of model call ``turn``'s streamed reply came ``seconds`` after the
+    request was about to be sent (the time to first token)."""
+
+    turn: int
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class FirstToolStart:
+    """The first tool of turn ``turn`` started ``seconds`` after its request was about to be
+    sent; ``early`` when the reply was still streaming then."""
+
+    turn: int
+    seconds: float
+    early: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ToolAbandoned:
+    """A call started early, for a reply that never became history (a stream that broke, was
+    cut off, or was retried with other calls): its result goes to no one. ``finished`` says
+    whether it ran to the end (its effects are whole: ``result`` holds what it returned) or
+    was cancelled part of the way (``result`` is None); ``reason`` says why."""
+
+    turn: int
+    call: ToolCallPart
+    finished: bool
+    reason: str
+    result: ToolResultPart | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +197,7 @@ class RunStopped:
 
 RunEvent = (
     MessageAdded | RequestSent | RetryEvent | WireNotes | ReplyReceived | ToolStarted
-    | ToolFinished | RunResumed | RunStopped
+    | ToolFinished | FirstToken | FirstToolStart | ToolAbandoned | RunResumed | RunStopped
 )
 Event = StreamEvent | RunEvent
 """Everything a run's listeners may be given."""
@@ -211,6 +247,8 @@ class listen:  # lower case: it is used like a function, ``with listen(callback)
 
 __all__ = [
     "Event",
+    "FirstToken",
+    "FirstToolStart",
     "Listener",
     "MessageAdded",
     "ReasoningDelta",
@@ -223,6 +261,7 @@ __all__ = [
     "StreamEnd",
     "StreamEvent",
     "TextDelta",
+    "ToolAbandoned",
     "ToolCallDelta",
     "ToolCallFinished",
     "ToolCallStarted",

@@ -155,37 +155,73 @@ class Dispatcher:
         on_start: CallHook | None = None,
         on_end: ResultHook | None = None,
         deadline: float | None = None,
+        early: Mapping[int, Awaitable[ToolResultPart]] | None = None,
     ) -> list[ToolResultPart]:
         """One result per call, in call order; ``deadline`` (`time.monotonic`) ends calls still
-        running then, each with an error result."""
+        running then, each with an error result. ``early`` maps the index of a call that was
+        started already (checked, approved and running: see `start`) to its result, awaited
+        here in its place."""
         results: list[ToolResultPart | None] = [None] * len(calls)
         ready: list[tuple[int, Tool, dict[str, Any]]] = []
-        check = self.tools.check_call
         for i, call in enumerate(calls):
-            try:
-                tool, args = check(call)
-            except ToolCallError as exc:
-                results[i] = _error(call, str(exc))
+            if early is not None and i in early:
                 continue
-            refusal = await self._check_approval(call, tool, args)
-            if refusal is not None:
-                results[i] = _error(call, refusal)
+            admitted = await self.admit(call)
+            if isinstance(admitted, ToolResultPart):
+                results[i] = admitted
             else:
-                ready.append((i, tool, args))
+                ready.append((i, *admitted))
         for i, result in enumerate(results):
             if result is not None and on_end is not None:
                 on_end(calls[i], result, 0.0)
-        if len(ready) == 1:
+        waits: list[tuple[int, Awaitable[ToolResultPart]]] = list((early or {}).items())
+        if len(ready) == 1 and not waits:
             i, tool, args = ready[0]
             results[i] = await self._timed(calls[i], tool, args, on_start, on_end, deadline)
-        elif ready:
-            done = await asyncio.gather(*(
-                self._limited(calls[i], tool, args, on_start, on_end, deadline)
-                for i, tool, args in ready
-            ))
-            for (i, _, _), result in zip(ready, done, strict=True):
+            return [r for r in results if r is not None]
+        waits += [(i, self._limited(calls[i], tool, args, on_start, on_end, deadline))
+                  for i, tool, args in ready]
+        if waits:
+            done = await asyncio.gather(*(w for _, w in waits))
+            for (i, _), result in zip(waits, done, strict=True):
                 results[i] = result
         return [r for r in results if r is not None]
+
+    async def admit(self, call: ToolCallPart) -> tuple[Tool, dict[str, Any]] | ToolResultPart:
+        """The tool and checked arguments of a call that may run (asking for approval when its
+        policy says so), else the error result that answers it."""
+        try:
+            tool, args = self.tools.check_call(call)
+        except ToolCallError as exc:
+            return _error(call, str(exc))
+        refusal = await self._check_approval(call, tool, args)
+        if refusal is not None:
+            return _error(call, refusal)
+        return tool, args
+
+    def may_start_early(self, call: ToolCallPart) -> bool:
+        """Whether ``call`` may start before its reply is whole: its tool is marked
+        ``read_only`` and its policy lets it run (``allow``, or ``ask`` once approved)."""
+        tool = self.tools.get(call.name)
+        return tool is not None and tool.read_only and self.policy(tool.name) != "deny"
+
+    async def start(
+        self,
+        call: ToolCallPart,
+        admitted: tuple[Tool, dict[str, Any]] | ToolResultPart,
+        *,
+        on_start: CallHook | None = None,
+        on_end: ResultHook | None = None,
+        deadline: float | None = None,
+    ) -> ToolResultPart:
+        """Run one call `admit` let through (or pass on the result that refused it), within
+        the dispatcher's concurrency limit, telling the hooks of its start and end."""
+        if isinstance(admitted, ToolResultPart):
+            if on_end is not None:
+                on_end(call, admitted, 0.0)
+            return admitted
+        tool, args = admitted
+        return await self._limited(call, tool, args, on_start, on_end, deadline)
 
     async def _check_approval(
         self, call: ToolCallPart, tool: Tool, args: dict[str, Any]

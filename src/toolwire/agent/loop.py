@@ -34,12 +34,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from toolwire.agent.dispatch import Approver, Dispatcher, Policy
+from toolwire.agent.early import TurnWatch
 from toolwire.agent.output import answer_calls, nudge_for_output
 from toolwire.agent.resume import resume_state, start_state
 from toolwire.agent.run import AgentRun, OutputType, RunResult, RunState, RunStop, Step
@@ -87,7 +89,9 @@ class Agent:
     ``max_concurrency`` calls at once; results longer than ``max_output_chars`` are cut.
     Structured output: ``can_force_tool=False`` for a model that rejects a forced tool choice
     (Anthropic with extended thinking); ``output_retries`` bounds the retries of a bad answer.
-    ``stream=True`` uses the model's ``stream`` when it has one. ``on_event`` is given every
+    ``stream=True`` uses the model's ``stream`` when it has one; with it, ``eager_tools=True``
+    starts each call of a ``read_only`` tool as soon as its block closes in the stream, while
+    the rest of the reply is still coming (see `toolwire.agent.early`). ``on_event`` is given every
     `toolwire.events` event of each run as it happens: the stream events, each message, request,
     retry, reply, tool start and end, and the stop. ``instrument=True`` traces the agent's runs
     with OpenTelemetry, ``False`` never, and None (the default) when `toolwire.instrument` was
@@ -119,6 +123,7 @@ class Agent:
         output_tool: str = "final_answer",
         output_retries: int = 2,
         stream: bool = False,
+        eager_tools: bool = False,
         on_event: Callable[[object], None] | None = None,
         log: str | os.PathLike[str] | None = None,
         instrument: bool | Telemetry | None = None,
@@ -139,6 +144,7 @@ class Agent:
         self.output_tool = output_tool
         self.output_retries = output_retries
         self.stream = stream
+        self.eager_tools = eager_tools
         self.on_event = on_event
         self.log = log
         self.instrument = make() if instrument is True and current() is None else instrument
@@ -254,25 +260,34 @@ class Agent:
             while (stop := self._limit_reached(s)) is None:
                 request = s.next_request()
                 started = time.perf_counter()
+                watch = TurnWatch(s.turns + 1, s.emit, self.dispatcher, deadline=s.deadline,
+                                  eager=self.eager_tools and self.stream, notes=s.notes)
                 try:
-                    reply = await self._ask(s, request)
+                    reply = await self._ask(s, request, watch)
                 except (ProviderError, WireFormatError) as exc:
+                    watch.abandon(f"its reply failed ({type(exc).__name__})")
                     s.finish(_error_stop(exc), exc)
                     return
+                except BaseException:
+                    watch.abandon("the run ended while its reply was streaming")
+                    raise
                 if reply is None:  # the run's deadline came first
+                    watch.abandon("the time limit ran out while its reply was streaming")
                     s.notes.append(f"turn {s.turns + 1}: the time limit ran out while "
                                    "waiting for the model's reply")
                     s.finish(RunStop.TIME_LIMIT)
                     return
                 seconds = time.perf_counter() - started
                 if holds_nothing(reply):  # not an answer, and not added to the history
+                    watch.abandon("its reply held nothing")
                     s.usage = s.usage + reply.usage
                     s.finish(RunStop.BAD_REPLY, WireFormatError(
                         f"the model's reply holds no text and no tool call (stop "
                         f"{reply.stop!r}); it is not an answer and was not added"))
                     return
                 s.add_reply(reply, seconds)
-                results, stop = await self._answer(s, reply)
+                results, stop = await self._answer(s, reply, watch)
+                watch.abandon("the reply did not carry this call")
                 if stop is not None:
                     s.finish(stop)
                 yield Step(turn=s.turns, request=request, reply=reply, results=results,
@@ -302,22 +317,22 @@ class Agent:
             return RunStop.TIME_LIMIT
         return None
 
-    async def _ask(self, s: RunState, request: Request) -> Reply | None:
+    async def _ask(self, s: RunState, request: Request, watch: TurnWatch) -> Reply | None:
         """One model call, listening for what the model reports about it; None when the run's
         deadline came before the reply."""
         if s.deadline is None:
-            return await self._call_model(s, request)
+            return await self._call_model(request, watch)
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout_at(loop.time() + s.deadline - time.monotonic()) as cm:
-                return await self._call_model(s, request)
+                return await self._call_model(request, watch)
         except TimeoutError:
             if cm.expired():
                 return None
             raise
 
-    async def _call_model(self, s: RunState, request: Request) -> Reply:
-        emit = s.emit
+    async def _call_model(self, request: Request, watch: TurnWatch) -> Reply:
+        emit = watch.emit
         with listen(emit):
             stream = getattr(self.model, "stream", None) if self.stream else None
             if stream is None:
@@ -333,7 +348,7 @@ class Agent:
         return reply
 
     async def _answer(
-        self, s: RunState, reply: Reply
+        self, s: RunState, reply: Reply, watch: TurnWatch
     ) -> tuple[tuple[ToolResultPart, ...], RunStop | None]:
         """Answer the reply's calls (if any) and decide whether the run goes on."""
         calls = reply.tool_calls
@@ -342,12 +357,14 @@ class Agent:
                 f"turn {s.turns}: the reply was cut off by the token limit in the middle of a "
                 "tool call; its calls were not run"
             )
+            watch.abandon("the reply was cut off by the output token limit")
             results = tuple(_cut_off(c) for c in calls)
             if results:
                 s.add(Message(role="tool", parts=results))
             return results, RunStop.CUT_OFF
         if calls:
-            found, stop = await answer_calls(s, calls, self._run_calls, self.output_retries)
+            run_calls = functools.partial(self._run_calls, watch=watch)
+            found, stop = await answer_calls(s, calls, run_calls, self.output_retries)
             results = tuple(found)
             s.add(Message(role="tool", parts=results))
             return results, stop
@@ -358,20 +375,26 @@ class Agent:
             return (), nudge_for_output(s, self.output_retries)
         return (), stop
 
-    async def _run_calls(self, s: RunState, calls: Sequence[ToolCallPart]) -> list[ToolResultPart]:
-        """Dispatch ``calls``, telling the run of each one's start and end."""
+    async def _run_calls(self, s: RunState, calls: Sequence[ToolCallPart],
+                         watch: TurnWatch | None = None) -> list[ToolResultPart]:
+        """Dispatch ``calls``, telling the run of each one's start and end; the calls ``watch``
+        started early are answered by their results."""
+        early = watch.claim(calls) if watch is not None else None
         if not s.listeners:
-            return await self.dispatcher.run(calls, deadline=s.deadline)
+            return await self.dispatcher.run(calls, deadline=s.deadline, early=early)
         turn, emit = s.turns, s.emit
 
         def started(call: ToolCallPart) -> None:
-            emit(ToolStarted(turn=turn, call=call))
+            if watch is not None:
+                watch.tool_started(turn, call)
+            else:
+                emit(ToolStarted(turn=turn, call=call))
 
         def finished(call: ToolCallPart, result: ToolResultPart, seconds: float) -> None:
             emit(ToolFinished(turn=turn, call=call, result=result, seconds=seconds))
 
         return await self.dispatcher.run(calls, on_start=started, on_end=finished,
-                                         deadline=s.deadline)
+                                         deadline=s.deadline, early=early)
 
     def __repr__(self) -> str:
         return f"Agent(model={model_name(self.model)!r}, tools={[t.name for t in self.tools]})"

@@ -16,8 +16,17 @@ by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is 
 ``request``     a model call: turn number and how many history messages it sent (the unchanged
                 prefix is never written again), plus the tool choice
 ``reply``       the model's reply (its message is the next history entry) and the seconds it took
-``call_start``  a tool call is about to run (turn, call id, tool name)
+``call_start``  a tool call is about to run (turn, call id, tool name; ``early``, format 3 on,
+                when it started while its reply was still streaming)
 ``call_end``    its result and the seconds it took
+``first_token`` (format 3 on) the seconds from a request to the first piece of its streamed
+                reply
+``first_tool``  (format 3 on) the seconds from a request to the first tool start of its turn,
+                and whether the reply was still streaming then (``early``)
+``call_abandoned`` (format 3 on) a call started early for a reply that never became history
+                (it broke off, was cut off, or was retried with other calls): call id, tool
+                name, arguments, whether it had ``finished`` or was cancelled part of the way,
+                why, and its result when it finished; no result was sent for it
 ``retry``       a model request failed and is being sent again (attempt, wait, the error)
 ``stop``        why the run ended, turns, summed usage, notes, and the error if any (its
                 type in ``error_type``, format 2 on)
@@ -27,11 +36,12 @@ by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is 
 
 Format versions: every change to what is written bumps `LOG_FORMAT`, and `read_log` reads every
 format up to it (1: the first; 2: ``request_model``, ``error_type`` and the resume line's
-``format``). A log with a newer format than this toolwire knows (in its header or in a resume
-line) is refused with a `TranscriptError` saying to upgrade.
+``format``; 3: ``first_token``, ``first_tool``, ``call_abandoned`` and ``early``). A log with
+a newer format than this toolwire knows (in its header or in a resume line) is refused with a
+`TranscriptError` saying to upgrade.
 
 Values are written with `toolwire.transcript_json.to_json`. Must not import the loop, dispatch,
-codecs or transport.
+codecs or transport; what the lines say of time is read by `toolwire.agent.timeline`.
 """
 
 from __future__ import annotations
@@ -49,15 +59,19 @@ from typing import IO, Any
 import msgspec
 
 from toolwire import _json
+from toolwire.agent.timeline import TIMED, Timeline
 from toolwire.errors import TranscriptError
 from toolwire.events import (
     Event,
+    FirstToken,
+    FirstToolStart,
     MessageAdded,
     ReplyReceived,
     RequestSent,
     RetryEvent,
     RunResumed,
     RunStopped,
+    ToolAbandoned,
     ToolFinished,
     ToolStarted,
 )
@@ -72,7 +86,7 @@ from toolwire.transcript import (
 )
 from toolwire.transcript_json import from_json, to_json
 
-LOG_FORMAT = 2
+LOG_FORMAT = 3
 """The format version this toolwire writes; it reads this one and every earlier one."""
 
 
@@ -186,8 +200,11 @@ class RunLog:
         self.write("reply", turn=turn, index=index, reply=to_json(reply),
                    seconds=round(seconds, 6))
 
-    def call_start(self, turn: int, call: ToolCallPart) -> None:
-        self.write("call_start", turn=turn, call_id=call.id, name=call.name)
+    def call_start(self, turn: int, call: ToolCallPart, early: bool = False) -> None:
+        if early:
+            self.write("call_start", turn=turn, call_id=call.id, name=call.name, early=True)
+        else:
+            self.write("call_start", turn=turn, call_id=call.id, name=call.name)
 
     def call_end(self, turn: int, result: ToolResultPart, seconds: float) -> None:
         self.write("call_end", turn=turn, call_id=result.call_id, result=to_json(result),
@@ -226,7 +243,19 @@ class RunLog:
         self.reply(e.turn, e.index, e.reply, e.seconds)
 
     def _on_start(self, e: ToolStarted) -> None:
-        self.call_start(e.turn, e.call)
+        self.call_start(e.turn, e.call, e.early)
+
+    def _on_first_token(self, e: FirstToken) -> None:
+        self.write("first_token", turn=e.turn, seconds=round(e.seconds, 6))
+
+    def _on_first_tool(self, e: FirstToolStart) -> None:
+        self.write("first_tool", turn=e.turn, seconds=round(e.seconds, 6), early=e.early)
+
+    def _on_abandoned(self, e: ToolAbandoned) -> None:
+        result = to_json(e.result) if e.result is not None else None
+        self.write("call_abandoned", turn=e.turn, call_id=e.call.id, name=e.call.name,
+                   arguments=e.call.arguments, finished=e.finished, reason=e.reason,
+                   result=result)
 
     def _on_end(self, e: ToolFinished) -> None:
         self.call_end(e.turn, e.result, e.seconds)
@@ -263,6 +292,9 @@ _WRITERS: dict[type[Any], Callable[[RunLog, Any], None]] = {
     RetryEvent: RunLog._on_retry,
     ReplyReceived: RunLog._on_reply,
     ToolStarted: RunLog._on_start,
+    FirstToken: RunLog._on_first_token,
+    FirstToolStart: RunLog._on_first_tool,
+    ToolAbandoned: RunLog._on_abandoned,
     ToolFinished: RunLog._on_end,
     RunResumed: RunLog._on_resume,
     RunStopped: RunLog._on_stop,
@@ -280,7 +312,9 @@ class LoggedRun:
     ``started`` holds the ids of calls that began running and ``results`` the results of calls
     that finished (so a pending call is one of: never started, started but cut off, finished).
     ``turn_usage`` is each reply's usage in order (``usage`` is their sum), ``retries`` the
-    logged ``retry`` events, and ``notes`` the notes of the last ``stop``.
+    logged ``retry`` events, and ``notes`` the notes of the last ``stop``. ``time`` is what the
+    lines say of the run's time (`toolwire.agent.timeline.Timeline`: per-turn timings, when
+    each model call and tool ran, the calls abandoned).
     """
 
     path: Path
@@ -295,6 +329,7 @@ class LoggedRun:
     results: dict[str, ToolResultPart] = field(default_factory=dict)
     stop: str | None = None
     torn: bool = False
+    time: Timeline = field(default_factory=Timeline)
 
     @property
     def pending(self) -> tuple[ToolCallPart, ...]:
@@ -409,6 +444,8 @@ def read_log(path: str | os.PathLike[str]) -> LoggedRun:
 def _read_event(run: LoggedRun, event: dict[str, Any], where: str) -> None:
     """Add what one line after the header tells to ``run``."""
     kind = event["event"]
+    if kind in TIMED:
+        run.time.read(kind, event)
     if kind == "message":
         _put(run, event.get("index"), _load(event.get("message"), Message, where), where)
     elif kind == "reply":

@@ -71,7 +71,7 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
         tools = [*tools, *servers.tools]
     return Agent(model=model, tools=tools, max_turns=args.max_turns,
                  approval=policy(args.approve, sandbox), approve=approver(term, shown),
-                 stream=args.stream, on_event=term.on_event,
+                 stream=args.stream, eager_tools=bool(args.stream), on_event=term.on_event,
                  system=getattr(args, "system", None) or SYSTEM,
                  temperature=getattr(args, "temperature", None))
 

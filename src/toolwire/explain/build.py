@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, assert_never
 
+from toolwire.agent.timeline import TimeSpan
 from toolwire.errors import TranscriptError
 from toolwire.transcript import (
     Message,
@@ -80,6 +81,11 @@ class Explanation:
     stop_meaning: str = ""
     turn_usage: list[Usage] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    timings: dict[int, dict[str, Any]] = field(default_factory=dict)
+    """Per turn, from a run log: ``reply``, ``first_token``, ``first_tool`` (seconds from the
+    request) and ``early`` (the first tool started while the reply streamed)."""
+    spans: list[TimeSpan] = field(default_factory=list)
+    """When each model call and tool call ran, from a run log's timestamps."""
 
     @property
     def usage(self) -> Usage:
@@ -192,10 +198,12 @@ def _from_runlog(path: Path) -> Explanation:
     notes += [f"turn {r.get('turn')}: the request was retried after {r.get('error_type')}: "
               f"{r.get('error')}" for r in run.retries]
     notes += run.notes
-    return explain_conversation(
+    expl = explain_conversation(
         source=f"run log {path}", wire=None, system=header.get("system"), tools=tools,
         messages=run.messages, stop=run.stop or "interrupted", turn_usage=run.turn_usage,
         notes=notes)
+    expl.timings, expl.spans = run.time.turns, run.time.spans
+    return expl
 
 
 def _decode_stream_text(wire: str, text: str) -> Reply:
@@ -298,5 +306,17 @@ def render_text(expl: Explanation) -> str:
             f"{n}: {u.input_tokens}/{u.output_tokens}" for n, u in enumerate(expl.turn_usage, 1)))
         total = expl.usage
         lines.append(f"total tokens: {total.input_tokens} in, {total.output_tokens} out")
+    lines.extend(_timing(turn, t) for turn, t in sorted(expl.timings.items()))
     lines.extend(f"note: {n}" for n in expl.notes)
     return "\n".join(lines)
+
+
+def _timing(turn: int, t: dict[str, Any]) -> str:
+    """One turn's time, as ``explain`` shows it."""
+    said = [f"{name} {t[key]:.3f} s" for key, name in (
+        ("first_token", "first token"), ("first_tool", "first tool")) if key in t]
+    if "first_tool" in t and t.get("early"):
+        said[-1] += " (early: the reply was still streaming)"
+    if "reply" in t:
+        said.append(f"whole reply {t['reply']:.3f} s")
+    return f"turn {turn}: " + ", ".join(said or ["no timing recorded"]) + " after the request"

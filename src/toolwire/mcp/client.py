@@ -323,9 +323,11 @@ class McpConnection:
         call_server.__name__ = call_server.__qualname__ = name
         vars(call_server)["telemetry"] = self.telemetry  # on its execute_tool spans
         hints = listed.annotations
-        idempotent = bool(hints and (hints.idempotent_hint or hints.read_only_hint))
+        read_only = bool(hints and hints.read_only_hint)
+        idempotent = bool(hints and (hints.idempotent_hint or read_only))
         return Tool(name=name, description=listed.description or listed.title or "",
-                    input_schema=listed.input_schema, fn=call_server, idempotent=idempotent)
+                    input_schema=listed.input_schema, fn=call_server, idempotent=idempotent,
+                    read_only=read_only)
 
 
 def connect(

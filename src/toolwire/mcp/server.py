@@ -55,7 +55,11 @@ ToolSource = Iterable[Tool | Callable[..., Any]] | Mapping[str, Tool] | Tool
 
 
 def _listed(tool: Tool) -> McpTool:
-    hints = ToolAnnotations(idempotent_hint=True) if tool.idempotent else None
+    hints = None
+    if tool.read_only:
+        hints = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
+    elif tool.idempotent:
+        hints = ToolAnnotations(idempotent_hint=True)
     return McpTool(name=tool.name, description=tool.description or None,
                    input_schema=dict(tool.input_schema), annotations=hints)
 

@@ -72,6 +72,7 @@ class Tool:
         "input_schema",
         "is_async",
         "name",
+        "read_only",
         "spec",
         "strict",
         "timeout",
@@ -84,6 +85,9 @@ class Tool:
     fn: Callable[..., Any] | None
     idempotent: bool
     """True when calling twice with the same arguments is as safe as calling once."""
+    read_only: bool
+    """True when a call changes nothing (it only reads): a streamed reply may start it as soon
+    as its block closes, before the rest of the reply has arrived (`Agent(eager_tools=...)`)."""
     timeout: float | None
     """Seconds a call may take, or None for no limit of the tool's own."""
     strict: bool
@@ -104,11 +108,13 @@ class Tool:
         idempotent: bool = False,
         timeout: float | None = None,
         strict: bool = False,
+        read_only: bool = False,
     ) -> None:
         name = _checked_name(name)
         raw = {"type": "object", "properties": {}} if input_schema is None else input_schema
         schema = close_objects(as_object_schema(name, raw))
         self._setup(name, description, schema, fn, idempotent, timeout, strict, "kwargs", None, ())
+        object.__setattr__(self, "read_only", bool(read_only))
 
     def _setup(
         self,
@@ -136,6 +142,7 @@ class Tool:
         set_(self, "input_schema", schema)
         set_(self, "fn", fn)
         set_(self, "idempotent", bool(idempotent))
+        set_(self, "read_only", False)
         set_(self, "timeout", timeout)
         set_(self, "strict", bool(strict))
         set_(self, "is_async", _is_async(fn))
@@ -163,6 +170,7 @@ class Tool:
         idempotent: bool = False,
         timeout: float | None = None,
         strict: bool = False,
+        read_only: bool = False,
     ) -> Tool:
         """A tool whose schema comes from ``fn``'s signature and docstring.
 
@@ -189,6 +197,7 @@ class Tool:
             made.model,
             made.fields,
         )
+        object.__setattr__(self, "read_only", bool(read_only))
         return self
 
     @classmethod
@@ -202,6 +211,7 @@ class Tool:
         idempotent: bool = False,
         timeout: float | None = None,
         strict: bool = False,
+        read_only: bool = False,
     ) -> Tool:
         """A tool whose input is one Pydantic model; ``fn`` receives the validated instance.
 
@@ -226,6 +236,7 @@ class Tool:
             model,
             (),
         )
+        object.__setattr__(self, "read_only", bool(read_only))
         return self
 
     def validate(self, arguments: object) -> dict[str, Any]:
@@ -320,6 +331,7 @@ def tool(
     idempotent: bool = False,
     timeout: float | None = None,
     strict: bool = False,
+    read_only: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -332,6 +344,7 @@ def tool(
     idempotent: bool = False,
     timeout: float | None = None,
     strict: bool = False,
+    read_only: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a function a `Tool` (see `Tool.from_function`); use bare or with options.
 
@@ -346,6 +359,7 @@ def tool(
             idempotent=idempotent,
             timeout=timeout,
             strict=strict,
+            read_only=read_only,
         )
 
     return make if fn is None else make(fn)

@@ -99,6 +99,7 @@ def coding_tools(
                           "description": "How many lines to read. Default 2000."},
             }, ["path"]),
             fn=bind(files.read_file),
+            read_only=True, idempotent=True,
         ),
         Tool(
             name="list_files",
@@ -109,6 +110,7 @@ def coding_tools(
                                         "Folder to list, relative to the workspace. "
                                         "Default '.', the whole workspace."}}, []),
             fn=bind(files.list_files),
+            read_only=True, idempotent=True,
         ),
         Tool(
             name="edit_file",

@@ -247,13 +247,17 @@ async def test_a_key_in_a_tool_result_never_reaches_a_span(
 
     model = ScriptedModel([reply(call("read_config")), reply(f"The token is {SECRET}.")])
     result = await Agent(model=model, tools=[read_config]).arun(f"Is {SHAPED} valid?")
-    assert SECRET in result.messages[2].parts[0].content  # the model did get it
+    # the tool result reached the model without it, saying what was taken out
+    assert result.messages[2].parts[0].content == (
+        "user = ann\ntoken = [redacted: BILLING_SERVICE_TOKEN]\n"
+        "fallback = [redacted: Anthropic key]")
     text = otel.as_text()
     assert SECRET not in text and SHAPED not in text
     [tool] = [s for s in otel.finished() if s.name == "execute_tool read_config"]
     assert tool.attributes is not None
     assert tool.attributes["gen_ai.tool.call.result"] == (
-        "user = ann\ntoken = [redacted]\nfallback = [redacted]")
+        "user = ann\ntoken = [redacted: BILLING_SERVICE_TOKEN]\n"
+        "fallback = [redacted: Anthropic key]")
 
 
 async def test_a_failed_model_call_says_what_failed(otel: Otel) -> None:

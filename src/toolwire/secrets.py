@@ -3,7 +3,8 @@
 Owns `is_secret_name` (a variable named like a key, token or password), `known_secrets` (the
 values a run knows: provider keys and cloud credentials in the environment, plus any given),
 `Redactor` and `redact`. Every tool result passes through a `Redactor` before it reaches the
-model, the run log or ``explain``; cassettes use the same one before they are written. A value
+model, the run log or ``explain``; cassettes use the same one before they are written, and
+OpenTelemetry content capture before anything goes on a span. A value
 is replaced by ``[redacted: NAME]``, NAME being the variable it came from; well-known credential
 shapes (Anthropic and OpenAI keys, Google API keys and OAuth tokens, AWS secret keys and session
 tokens written as ``name = value``, Azure account keys in connection strings) are replaced even
@@ -67,10 +68,16 @@ def known_secrets(env: Mapping[str, str] | None = None,
 
 
 class Redactor:
-    """Replaces known secret values, and well-known credential shapes, in text."""
+    """Replaces known secret values, and well-known credential shapes, in text.
 
-    def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
-        self.secrets = dict(known_secrets() if secrets is None else secrets)
+    The values are those of `known_secrets` (``env``, the process environment by default, read
+    once when the redactor is made, plus ``secrets``)."""
+
+    __slots__ = ("_values", "secrets")
+
+    def __init__(self, env: Mapping[str, str] | None = None,
+                 secrets: Mapping[str, str] | Iterable[str] = ()) -> None:
+        self.secrets = known_secrets(env, secrets)
         # longest first, so a key that contains another is replaced whole
         self._values = sorted(self.secrets, key=len, reverse=True)
 
@@ -84,9 +91,10 @@ class Redactor:
         return text
 
 
-def redact(text: str, secrets: Mapping[str, str] | None = None) -> str:
-    """``text`` with the secrets a run knows replaced (see the module docstring)."""
-    return Redactor(secrets)(text)
+def redact(text: str, secrets: Mapping[str, str] | Iterable[str] = ()) -> str:
+    """``text`` with the secrets of the environment and ``secrets`` replaced (see the module
+    docstring); make one `Redactor` to redact many texts."""
+    return Redactor(None, secrets)(text)
 
 
 __all__ = ["MIN_SECRET_LENGTH", "PROVIDER_KEY_VARS", "Redactor", "is_secret_name",

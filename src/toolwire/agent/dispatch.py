@@ -28,6 +28,7 @@ import pydantic_core
 
 from toolwire.errors import ToolCallError, ToolError
 from toolwire.schema.tool import Tool, Toolset
+from toolwire.secrets import Redactor
 from toolwire.transcript import ToolCallPart, ToolResultPart
 
 Policy = Literal["allow", "ask", "deny"]
@@ -113,6 +114,8 @@ class Dispatcher:
     ``policy`` is one `Policy` for every tool or a mapping from tool name to policy (``"*"``
     sets the default, which is otherwise ``allow``). ``timeout`` (seconds) applies to tools that
     set none. A sync tool that times out keeps running in its thread; its result is discarded.
+    ``redact`` takes secrets out of the text of every result a tool gives (default: a
+    `toolwire.secrets.Redactor` over the environment as it is when the dispatcher is made).
     """
 
     def __init__(
@@ -124,6 +127,7 @@ class Dispatcher:
         max_concurrency: int = 8,
         timeout: float | None = 300.0,
         max_output_chars: int = 50_000,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -141,6 +145,7 @@ class Dispatcher:
         self.max_concurrency = max_concurrency
         self.timeout = timeout
         self.max_output_chars = max_output_chars
+        self.redact = redact if redact is not None else Redactor()
         self._executor: ThreadPoolExecutor | None = None
         self._slots: asyncio.Semaphore | None = None
         self._slots_loop: asyncio.AbstractEventLoop | None = None
@@ -288,7 +293,7 @@ class Dispatcher:
         if on_start is not None:
             on_start(call)
         started = time.perf_counter()
-        result = await self.execute(call, tool, args, deadline)
+        result = self._redacted(await self.execute(call, tool, args, deadline))
         if on_end is not None:
             on_end(call, result, time.perf_counter() - started)
         return result
@@ -345,6 +350,13 @@ class Dispatcher:
         return ToolResultPart(
             call_id=call.id, content=cap_text(text, self.max_output_chars), name=call.name
         )
+
+    def _redacted(self, result: ToolResultPart) -> ToolResultPart:
+        content = self.redact(result.content)
+        if content == result.content:
+            return result
+        return ToolResultPart(call_id=result.call_id, content=content, is_error=result.is_error,
+                              name=result.name)
 
     def close(self) -> None:
         """Release the thread pool (tools still running in it are not waited for)."""

@@ -9,8 +9,9 @@ one JSON file per run::
          "response": {"status", "headers", "body"} | {"status", "headers", "stream"}}]}
 
 Bodies are stored parsed, streams as their raw events in order, so cassettes diff well. Headers
-pass through an allow-list: an API key, a cookie or an auth header is never written, and any
-value of a known key variable found anywhere is replaced before the file is written. The file
+pass through an allow-list: an API key, a cookie or an auth header is never written, and every
+secret `toolwire.secrets.Redactor` knows (values of key and token variables, key shapes, the
+``secrets`` given) is replaced before the file is written. The file
 is rewritten after every interaction, so a crash loses nothing that completed.
 
 A replay answers in order and fails, with a readable diff, on a request that differs from the
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any
@@ -30,15 +30,14 @@ from urllib.parse import urlsplit
 
 from toolwire.errors import ToolwireError
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, WireResponse
+from toolwire.secrets import Redactor
 
 CASSETTE_VERSION = 1
 HEADER_ALLOW = frozenset({
     "content-type", "anthropic-version", "anthropic-beta", "retry-after", "retry-after-ms",
     "x-should-retry", "request-id", "x-request-id",
 })
-SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY",
-               "GOOGLE_API_KEY")
-REDACTED = "<redacted>"
+
 
 
 class CassetteError(ToolwireError):
@@ -68,21 +67,11 @@ def _split_events(text: str) -> list[str]:
     return out
 
 
-def _known_secrets(given: Iterable[str]) -> list[str]:
-    """Values never to write: those given, and the keys set in the environment."""
-    return [s for s in (*given, *(os.environ.get(v, "") for v in SECRET_VARS)) if len(s) >= 4]
-
-
-def _redacted(body: Any, secrets: list[str]) -> Any:
+def _redacted(body: Any, redact: Redactor) -> Any:
     """``body`` with every secret replaced, as a recording stores it."""
-    if not secrets:
-        return body
     text = json.dumps(body, ensure_ascii=False)
-    if not any(secret in text for secret in secrets):
-        return body
-    for secret in secrets:
-        text = text.replace(secret, REDACTED)
-    return json.loads(text)
+    cleaned = redact(text)
+    return body if cleaned == text else json.loads(cleaned)
 
 
 class RecordTransport:
@@ -93,13 +82,12 @@ class RecordTransport:
         self.path = Path(path)
         self.inner = inner or HttpTransport()
         self.interactions: list[dict[str, Any]] = []
-        self._secrets = _known_secrets(secrets)
+        self._redact = Redactor(None, secrets)
 
     def _write(self) -> None:
         text = json.dumps({"toolwire_cassette": CASSETTE_VERSION,
                            "interactions": self.interactions}, indent=2, ensure_ascii=False)
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
+        text = self._redact(text)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(self.path.suffix + ".tmp")
         tmp.write_text(text + "\n", encoding="utf-8")
@@ -173,7 +161,7 @@ class ReplayTransport:
         self.interactions = load_cassette(self.path)
         self.strict = strict
         self.played = 0
-        self._secrets = _known_secrets(secrets)
+        self._redact = Redactor(None, secrets)
 
     @property
     def unplayed(self) -> int:
@@ -189,7 +177,7 @@ class ReplayTransport:
         recorded = self.interactions[n]
         want = recorded["request"]
         got_path = _path(request.url)
-        body = _redacted(request.body, self._secrets)
+        body = _redacted(request.body, self._redact)
         if want.get("path") != got_path or want.get("body") != body:
             diff = "\n".join(difflib.unified_diff(
                 _pretty({"path": want.get("path"), "body": want.get("body")}),

@@ -2,21 +2,21 @@
 
 Owns `input_messages`, `output_messages`, `system_instructions`, `arguments_text` (each a JSON
 string for a span attribute: messages are ``{"role", "parts": [...]}`` with ``text``,
-``reasoning``, ``tool_call`` and ``tool_call_response`` parts) and `Redactor`, the one place
-that decides what a secret is on a span: the values of the process's environment variables
-named like a key, token, secret or password, and text shaped like a provider's API key, each
-replaced by ``[redacted]``. Content reaches a span only through these functions, and only when
-content capture is on. Imports only the transcript values and the JSON writer.
+``reasoning``, ``tool_call`` and ``tool_call_response`` parts). Secrets are taken out by
+`toolwire.secrets.Redactor`, the same function that cleans tool results and cassettes: the
+values of the process's environment variables named like a key, token, secret or password, and
+text shaped like a provider's key or token, each replaced by ``[redacted: NAME]``. Content
+reaches a span only through these functions, and only when content capture is on. Imports only
+the transcript values, the JSON writer and the redactor.
 """
 
 from __future__ import annotations
 
-import os
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from toolwire import _json
+from toolwire.secrets import Redactor
 from toolwire.transcript import (
     Message,
     ReasoningPart,
@@ -25,37 +25,6 @@ from toolwire.transcript import (
     ToolCallPart,
     ToolResultPart,
 )
-
-REDACTED = "[redacted]"
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
-_MIN_SECRET = 8
-"""Shorter values are left alone: replacing every "1" or "true" would garble the text."""
-_KEY_SHAPES = re.compile(
-    r"sk-ant-[A-Za-z0-9_\-]{20,}"          # Anthropic
-    r"|sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{32,}"  # OpenAI
-    r"|AIza[0-9A-Za-z_\-]{35}"             # Google API key
-    r"|ya29\.[0-9A-Za-z_\-.]{20,}"         # Google OAuth token
-)
-
-
-class Redactor:
-    """Takes secrets out of text: the values of secret-named environment variables (read once,
-    when the redactor is made) and anything shaped like a provider's API key."""
-
-    __slots__ = ("_values",)
-
-    def __init__(self, env: Mapping[str, str] | None = None,
-                 secrets: Iterable[str] = ()) -> None:
-        env = os.environ if env is None else env
-        found = {v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= _MIN_SECRET}
-        found.update(s for s in secrets if len(s) >= _MIN_SECRET)
-        self._values = sorted(found, key=len, reverse=True)  # a key holding another goes whole
-
-    def __call__(self, text: str) -> str:
-        for value in self._values:
-            if value in text:
-                text = text.replace(value, REDACTED)
-        return _KEY_SHAPES.sub(REDACTED, text)
 
 
 def _dumps(value: Any) -> str:
@@ -113,5 +82,5 @@ def arguments_text(call: ToolCallPart, redact: Redactor) -> str:
     return redact(_dumps(call.arguments if call.arguments is not None else {}))
 
 
-__all__ = ["REDACTED", "Redactor", "arguments_text", "input_messages", "output_messages",
+__all__ = ["Redactor", "arguments_text", "input_messages", "output_messages",
            "system_instructions"]

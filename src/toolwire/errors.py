@@ -43,7 +43,7 @@ class ToolCallError(ToolwireError):
     """A tool call that does not fit its tool.
 
     ``str(error)`` is the message sent back to the model. ``kind`` is one of ``unknown_tool``,
-    ``invalid_json``, ``not_an_object``, ``schema``, ``unknown_field``.
+    ``invalid_json``, ``not_an_object``, ``too_deep``, ``schema``, ``unknown_field``.
     """
 
     def __init__(

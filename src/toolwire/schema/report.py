@@ -28,19 +28,38 @@ from toolwire.schema.walk import JSONSchema, at_path
 MAX_PROBLEMS = 10
 """At most this many problems are listed in one message; the rest are counted."""
 
+MAX_EXAMINED = 100
+"""At most this many of a call's errors are read from the validator (one more tells whether
+there were others): the cost of a failing call stays linear in its size however many of its
+parts are wrong, and the message says the count is a lower bound."""
+
 
 def schema_error(
-    tool: str, schema: JSONSchema, cache: dict[Any, Any], errors: list[Any]
+    tool: str, schema: JSONSchema, cache: dict[Any, Any], errors: list[Any],
+    *, partial: int | None = None,
 ) -> ToolCallError:
-    """The error for arguments that parsed as an object but broke the schema."""
+    """The error for arguments that parsed as an object but broke the schema.
+
+    ``errors`` holds at most `MAX_EXAMINED` of them, or one more to say there were others;
+    ``partial`` is the number of values beyond which only the first error was looked for."""
     report = _Report(schema, cache)
     explain = report.explain
-    for error in errors:
+    for error in errors[:MAX_EXAMINED]:
         explain(error)
     problems = report.problems
     problems.sort()
     lines = [text for _, text in problems]
-    if len(lines) > MAX_PROBLEMS:
+    if partial is not None:
+        shown = lines[:MAX_PROBLEMS]
+        shown.append(f"… and maybe more problems: the arguments hold more than {partial} "
+                     "values, so the check stopped at the first")
+        body = "\n- ".join(shown)
+    elif len(errors) > MAX_EXAMINED:
+        more = count(max(len(lines) - MAX_PROBLEMS, 1), "more problem")
+        shown = lines[:MAX_PROBLEMS]
+        shown.append(f"… and at least {more} (the check stops after {MAX_EXAMINED})")
+        body = "\n- ".join(shown)
+    elif len(lines) > MAX_PROBLEMS:
         shown = lines[:MAX_PROBLEMS]
         shown.append(f"… and {count(len(lines) - MAX_PROBLEMS, 'more problem')}")
         body = "\n- ".join(shown)

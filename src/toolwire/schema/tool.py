@@ -416,17 +416,31 @@ class Toolset(Mapping[str, Tool]):
         Raises `ToolCallError` like `validate_call`; argument text a codec already parsed is not
         parsed again (`Tool.validate_part`).
         """
-        found = self._index.get(call.name)
+        try:
+            found = self._index.get(call.name)
+        except TypeError:  # a name a model sent as a list or an object names no tool
+            found = None
         if found is None:
             raise unknown_tool(call.name, list(self._index))
         return found, found.validate_part(call)
 
     def validate(self, name: str, arguments: object) -> dict[str, Any]:
         """`validate_call` on this toolset."""
-        found = self._index.get(name)
+        try:
+            found = self._index.get(name)
+        except TypeError:  # an unhashable name names no tool
+            found = None
         if found is None:
             raise unknown_tool(name, list(self._index))
         return found._checker.check(arguments)
+
+
+def _hashable(value: object) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def validate_call(
@@ -437,20 +451,26 @@ def validate_call(
     ``arguments`` may be the JSON text the model sent, an already parsed object, or ``""``
     or None (both mean no arguments). Raises `ToolCallError` whose ``str()`` tells the model
     what was wrong and how to fix it; its ``kind`` is ``unknown_tool``, ``invalid_json``,
-    ``not_an_object``, ``unknown_field`` (only unknown fields) or ``schema``. Given a list,
+    ``not_an_object``, ``too_deep`` (nested deeper than `validate.MAX_ARGUMENT_DEPTH`),
+    ``unknown_field`` (only unknown fields) or ``schema``. Whatever the arguments, the check
+    ends with a value or a `ToolCallError`, in time linear in their size. Given a list,
     the tools are indexed (and checked for duplicate names) on each call; a `Toolset` or a
     mapping is faster.
     """
-    if type(tools) is Toolset:
-        check = tools._checks.get(name)
-        if check is not None:
-            return check(arguments)
-        found = None
-    elif isinstance(tools, Mapping):
-        found = tools.get(name)
-    else:
+    if type(tools) is not Toolset and not isinstance(tools, Mapping):
         tools = Toolset(tools)
-        found = tools._index.get(name)
+    try:  # an unhashable name (a list, an object) names no tool: TypeError
+        if type(tools) is Toolset:
+            check = tools._checks.get(name)
+            if check is not None:
+                return check(arguments)
+            found = None
+        else:
+            found = tools.get(name)
+    except TypeError:
+        if _hashable(name):  # not the name's doing: a bug, shown as it is
+            raise
+        found = None
     if found is None:
         raise unknown_tool(name, list(tools))
     return found._checker.check(arguments)

@@ -1,8 +1,13 @@
 """Checking a model's tool-call arguments, and the messages that tell it how to fix them.
 
 Owns: parsing argument text, the validator compiled once per tool (the fast path asks only
-``is_valid``; the full error list is built only when a call fails) and the text of the
-unknown-tool, invalid-JSON and not-an-object errors (schema problems are `schema.report`'s).
+``is_valid``; the errors are built only when a call fails, at most `schema.report.MAX_EXAMINED`
+of them and only the first for arguments holding more than `LIST_ALL_UP_TO` values, so a
+failing call costs time linear in its size) and
+the text of the unknown-tool, invalid-JSON, not-an-object and too-deep errors (schema problems
+are `schema.report`'s). Arguments nested deeper than `MAX_ARGUMENT_DEPTH` are refused before the
+validator sees them when the schema recurses (its recursion is native code: far too deep a
+value would crash the process rather than raise); a failing call is always measured.
 A value a codec already parsed is checked as it is (`Checker.check_parsed`): the text is read
 again only when it must be, to say where it holds NaN, an infinity or a number out of range.
 Must not import `schema.tool`, the transcript, codecs, transport or the loop.
@@ -18,6 +23,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
+from itertools import islice
 from typing import Any
 
 import jsonschema_rs
@@ -25,9 +31,82 @@ from pydantic_core import from_json
 
 from toolwire.errors import ToolCallError, ToolDefinitionError
 from toolwire.schema.names import closest, got, quote_all
-from toolwire.schema.report import schema_error
+from toolwire.schema.report import MAX_EXAMINED, schema_error
 from toolwire.schema.text import example, quote, show
-from toolwire.schema.walk import JSONSchema
+from toolwire.schema.walk import MAX_SCHEMA_DEPTH, JSONSchema, may_recurse, nested_deeper
+
+MAX_ARGUMENT_DEPTH = 100
+"""Arguments may nest objects and arrays this many levels deep at most; a deeper call gets an
+error result naming the limit, and is never given to the validator."""
+
+
+def _too_deep(value: dict[str, Any] | list[Any]) -> bool:
+    """Whether parsed arguments nest dicts and lists deeper than `MAX_ARGUMENT_DEPTH`: level by
+    level, without recursion (the fast path's shape of `walk.nested_deeper`, for JSON values)."""
+    level: list[Any] = [value]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > MAX_ARGUMENT_DEPTH:
+            return True
+        below = []
+        for node in level:
+            for item in node.values() if type(node) is dict else node:
+                kind = type(item)
+                if kind is dict or kind is list:
+                    below.append(item)
+        level = below
+    return False
+
+
+LIST_ALL_UP_TO = 2_000
+"""Arguments holding at most this many values (objects, arrays and scalars together) have their
+problems listed (the first `schema.report.MAX_EXAMINED`); larger ones get their first problem
+only. The validator builds every error of a call before giving the first, at a cost that grows
+faster than their number: with this bound a failing call costs time linear in its size."""
+
+
+def _holds_more_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` holds more than ``limit`` values, counted level by level until then."""
+    level: list[Any] = [value]
+    seen = 0
+    while level:
+        seen += len(level)
+        if seen > limit:
+            return True
+        below: list[Any] = []
+        for node in level:
+            kind = type(node)
+            if kind is dict:
+                below.extend(node.values())
+            elif kind is list:
+                below.extend(node)
+            if len(below) > limit:
+                return True
+        level = below
+    return False
+
+
+def _first_error(validator: Any, value: Any) -> Any:
+    """The validator's first error for ``value``, which it finds without building the rest."""
+    try:
+        validator.validate(value)
+    except jsonschema_rs.ValidationError as error:
+        return error
+    raise ValueError("the value passed the full validation but not the fast check")
+
+
+_SURELY_SHALLOW = 2 * MAX_ARGUMENT_DEPTH
+"""Argument text this short cannot nest deeper than `MAX_ARGUMENT_DEPTH`: each level takes two
+brackets."""
+
+
+def _deep(value: dict[str, Any], text: str | None) -> bool:
+    """Whether arguments parsed from ``text`` (None: given as a value) nest deeper than
+    `MAX_ARGUMENT_DEPTH`; text with too few brackets for that is not walked."""
+    if text is not None and text.count("{") + text.count("[") <= MAX_ARGUMENT_DEPTH:
+        return False
+    return _too_deep(value)
 
 
 def _finite(text: str) -> float:
@@ -108,6 +187,12 @@ class Checker:
     __slots__ = ("cache", "check", "check_parsed", "example", "schema", "tool", "validator")
 
     def __init__(self, tool: str, schema: JSONSchema) -> None:
+        if nested_deeper(schema, MAX_SCHEMA_DEPTH):
+            raise ToolDefinitionError(
+                f"tool {tool!r}: input_schema nests deeper than {MAX_SCHEMA_DEPTH} levels, the "
+                "most toolwire reads; put recursive or repeated parts in $defs and reach them "
+                "with $ref"
+            )
         try:
             validator = jsonschema_rs.validator_for(schema, validate_formats=True, offline=True)
         except Exception as exc:  # the Rust side raises ValidationError or ReferencingError
@@ -132,9 +217,16 @@ class Checker:
         loads = from_json
         slow_parse = self._parse_slowly
         refused = self._refused
+        # A schema without recursion bounds how deep the validator goes, whatever the value;
+        # with one, a value is measured first unless its text is too short to be deep.
+        shallow = _SURELY_SHALLOW if may_recurse(self.schema) else None
 
         def check_parsed(value: object, text: str | None) -> dict[str, Any]:
-            if type(value) is dict:
+            if type(value) is dict and (
+                shallow is None
+                or (text is not None and len(text) <= shallow)
+                or not _deep(value, text)
+            ):
                 try:
                     if is_valid(value):
                         return value
@@ -156,7 +248,11 @@ class Checker:
                     value = {}
             else:
                 value = {} if arguments is None else arguments
-            if type(value) is dict:
+            if type(value) is dict and (
+                shallow is None
+                or (text is not None and len(text) <= shallow)
+                or not _deep(value, text)
+            ):
                 try:
                     if is_valid(value):
                         return value
@@ -187,12 +283,18 @@ class Checker:
 
     def _refused(self, value: Any, text: str | None) -> dict[str, Any]:
         """What the fast check refused: raise the error for the model (or check a conversion)."""
+        if type(value) in (dict, list) and _too_deep(value):
+            raise self._too_deep_error()
         if text is not None and _may_not_be_finite(text) and _not_finite(value):
             self._parse_slowly(text)  # NaN, Infinity or 1e400: not JSON numbers; raises
         if type(value) is not dict:
             return self._convert(value)
+        partial = _holds_more_than(value, LIST_ALL_UP_TO)
         try:
-            errors = list(self.validator.iter_errors(value))
+            if partial:  # the first error alone: the validator stops there
+                errors = [_first_error(self.validator, value)]
+            else:  # the first errors only: building each costs, and a few say what to fix
+                errors = list(islice(self.validator.iter_errors(value), MAX_EXAMINED + 1))
         except ValueError as exc:  # a key or value of a Python type JSON does not have
             detail = f"they hold a value JSON cannot carry ({exc})"
             raise ToolCallError(
@@ -201,7 +303,17 @@ class Checker:
                 tool=self.tool,
                 problems=(detail,),
             ) from None
-        raise schema_error(self.tool, self.schema, self.cache, errors)
+        raise schema_error(self.tool, self.schema, self.cache, errors,
+                           partial=LIST_ALL_UP_TO if partial else None)
+
+    def _too_deep_error(self) -> ToolCallError:
+        detail = (f"they nest objects and arrays deeper than {MAX_ARGUMENT_DEPTH} levels, the "
+                  "most toolwire checks")
+        return ToolCallError(
+            f"Arguments for tool {quote(self.tool)} are refused: {detail}. "
+            f"Send a flatter JSON object like {self.example}.",
+            kind="too_deep", tool=self.tool, problems=(detail,),
+        )
 
     def _convert(self, value: Any) -> dict[str, Any]:
         """Bytes are checked as text and other mappings as dicts; anything else is refused."""

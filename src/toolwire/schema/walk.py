@@ -2,7 +2,8 @@
 
 Owns: rebuilding a schema subschema by subschema, closing objects that list ``properties``,
 stripping generated titles, inlining local ``$ref``\\s, checking a raw ``input_schema`` is an
-object schema, and resolving references and validator schema paths. Must not import anything
+object schema no deeper than `MAX_SCHEMA_DEPTH`, measuring nesting without recursion
+(`nested_deeper`), and resolving references and validator schema paths. Must not import anything
 from toolwire except `errors`, and never pydantic or a validator.
 """
 
@@ -15,6 +16,31 @@ from typing import Any
 from toolwire.errors import ToolDefinitionError
 
 JSONSchema = dict[str, Any]
+
+MAX_SCHEMA_DEPTH = 256
+"""A tool's ``input_schema`` may nest JSON objects and arrays this many levels deep at most (a
+schema with a hundred levels of nested properties is about two hundred); deeper is refused
+when the tool is defined, long before the validator or the interpreter would give up. Recursive
+and repeated parts belong in ``$defs``, reached by ``$ref``."""
+
+
+def nested_deeper(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests mappings and lists more than ``limit`` levels deep (a scalar is
+    0 deep, ``{}`` and ``[]`` 1). Level by level, without recursion, stopping at the first level
+    past ``limit``: safe and linear on any value."""
+    level = [value] if isinstance(value, Mapping | list | tuple) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        below: list[Any] = []
+        for node in level:
+            children = node.values() if isinstance(node, Mapping) else node
+            below.extend(c for c in children if isinstance(c, Mapping | list | tuple))
+        level = below
+    return False
+
 
 # Keywords whose value is a map of name -> subschema.
 _SCHEMA_MAPS = frozenset(
@@ -127,32 +153,22 @@ def _local_def(ref: Any) -> tuple[str, str] | None:
     return None
 
 
-def _refs_in(node: Any, found: set[tuple[str, str]]) -> set[tuple[str, str]]:
-    if isinstance(node, dict):
-        target = _local_def(node.get("$ref"))
-        if target is not None:
-            found.add(target)
-        for value in node.values():
-            _refs_in(value, found)
-    elif isinstance(node, list):
-        for value in node:
-            _refs_in(value, found)
-    return found
+def _refs_in(node: Any) -> set[tuple[str, str]]:
+    """The local definitions ``node`` references."""
+    return {t for ref in _any_refs(node, []) if (t := _local_def(ref)) is not None}
 
 
-def inline_refs(schema: JSONSchema) -> JSONSchema:
-    """A copy with every local ``$ref`` to a non-recursive definition replaced by its body.
-
-    Recursive definitions (a model that contains itself) stay in ``$defs`` and are referenced.
-    """
+def _definitions(schema: JSONSchema) -> dict[tuple[str, str], Any]:
     defs: dict[tuple[str, str], Any] = {}
     for section in ("$defs", "definitions"):
         for name, body in (schema.get(section) or {}).items():
             defs[section, name] = body
-    if not defs:
-        plain: JSONSchema = copy_json(schema)
-        return plain
-    edges = {key: _refs_in(body, set()) for key, body in defs.items()}
+    return defs
+
+
+def _recursive(defs: dict[tuple[str, str], Any]) -> set[tuple[str, str]]:
+    """The definitions that reach themselves through local references."""
+    edges = {key: _refs_in(body) for key, body in defs.items()}
 
     def reaches_itself(start: tuple[str, str]) -> bool:
         seen: set[tuple[str, str]] = set()
@@ -167,7 +183,47 @@ def inline_refs(schema: JSONSchema) -> JSONSchema:
             todo.extend(edges[key])
         return False
 
-    recursive = {key for key in defs if reaches_itself(key)}
+    return {key for key in defs if reaches_itself(key)}
+
+
+_REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
+
+
+def _any_refs(node: Any, found: list[Any]) -> list[Any]:
+    if isinstance(node, dict):
+        found.extend(node[k] for k in _REF_KEYWORDS if k in node)
+        for value in node.values():
+            _any_refs(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _any_refs(value, found)
+    return found
+
+
+def may_recurse(schema: JSONSchema) -> bool:
+    """Whether a value fitting ``schema`` may nest without bound: the schema holds a reference
+    that is not to a definition of its own that never reaches itself. Without one, a validator
+    descends no deeper into a value than the schema goes."""
+    refs = _any_refs(schema, [])
+    if not refs:
+        return False
+    targets = [_local_def(ref) for ref in refs]
+    if None in targets:
+        return True
+    recursive = _recursive(_definitions(schema))
+    return any(target in recursive for target in targets)
+
+
+def inline_refs(schema: JSONSchema) -> JSONSchema:
+    """A copy with every local ``$ref`` to a non-recursive definition replaced by its body.
+
+    Recursive definitions (a model that contains itself) stay in ``$defs`` and are referenced.
+    """
+    defs = _definitions(schema)
+    if not defs:
+        plain: JSONSchema = copy_json(schema)
+        return plain
+    recursive = _recursive(defs)
     inlined: dict[tuple[str, str], Any] = {}
 
     def visit(node: JSONSchema, keyword: str | None) -> Any:
@@ -202,6 +258,11 @@ def as_object_schema(tool: str, schema: Any) -> JSONSchema:
         raise ToolDefinitionError(
             f"tool {tool!r}: input_schema must be a JSON Schema object (a dict), "
             f"got {type(schema).__name__}"
+        )
+    if nested_deeper(schema, MAX_SCHEMA_DEPTH):
+        raise ToolDefinitionError(
+            f"tool {tool!r}: input_schema nests deeper than {MAX_SCHEMA_DEPTH} levels, the most "
+            "toolwire reads; put recursive or repeated parts in $defs and reach them with $ref"
         )
     try:
         plain = json.loads(json.dumps(schema))

@@ -286,7 +286,8 @@ class Agent:
                         f"{reply.stop!r}); it is not an answer and was not added"))
                     return
                 s.add_reply(reply, seconds)
-                results, stop = await self._answer(s, reply, watch)
+                async with _warm(self.model, reply):
+                    results, stop = await self._answer(s, reply, watch)
                 watch.abandon("the reply did not carry this call")
                 if stop is not None:
                     s.finish(stop)
@@ -398,6 +399,15 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"Agent(model={model_name(self.model)!r}, tools={[t.name for t in self.tools]})"
+
+
+def _warm(model: Model, reply: Reply) -> contextlib.AbstractAsyncContextManager[Any]:
+    """While a reply's tools run, the model's ``keep_warm`` (when it has one: an HTTP model
+    keeps its connection from expiring, so the next turn does not open a new one)."""
+    warm = getattr(model, "keep_warm", None)
+    if reply.tool_calls and callable(warm):
+        return warm()  # type: ignore[no-any-return]
+    return contextlib.nullcontext()
 
 
 def _error_stop(exc: ProviderError | WireFormatError) -> RunStop:

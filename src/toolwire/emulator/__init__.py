@@ -1,7 +1,8 @@
 """The provider emulator: a real HTTP server on 127.0.0.1 that speaks every wire.
 
-Owns `Emulator`, `Fault` and the script format. Each request is routed by its path to a wire,
-at the path the wire registry (`toolwire.codecs.registry`) records for it (``/v1/messages``,
+Owns `Emulator`, `Fault`, `Pacing` (streams held the way a model writes) and the script format.
+Each request is routed by its path to a wire, at the path the wire registry
+(`toolwire.codecs.registry`) records for it (``/v1/messages``,
 ``/v1/chat/completions``, ``/v1/responses``, ``/api/chat``,
 ``/v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``, and any wire
 registered later), checked the way that provider checks it (see `toolwire.emulator.checks`),
@@ -31,14 +32,45 @@ from toolwire.codecs.registry import Wire, wire_at
 from toolwire.emulator._http import HttpRequest, HttpResponse, HttpServer, serve
 from toolwire.emulator.checks import check_body, check_pairing, error_body
 from toolwire.emulator.script import Fault, Raw, ScriptItem, load_script, parse_item
+from toolwire.events import ReasoningDelta, TextDelta, ToolCallDelta
 from toolwire.http.endpoints import wire_for_path
 from toolwire.transcript import Message, Reply, Request
 
-__all__ = ["Emulator", "Fault", "Raw", "load_script", "parse_item", "wire_for_path"]
+__all__ = ["Emulator", "Fault", "Pacing", "Raw", "load_script", "parse_item", "wire_for_path"]
 
 Responder = Callable[[Request, str], "Reply | Fault"]
 Script = Sequence[ScriptItem | Reply | dict[str, Any]] | Responder | str | Path
 """Replies and faults in order, a function answering every request, or a script file."""
+
+
+CHARS_PER_TOKEN = 4
+"""What the emulator counts as one token when it paces a stream: four characters of text,
+reasoning or call arguments, as the client's stream decoder reads them from a chunk."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pacing:
+    """How fast a paced stream comes: its first chunk is held ``first_token`` seconds, and
+    every chunk after it as long as its tokens take at ``tokens_per_second`` (tokens counted
+    as `CHARS_PER_TOKEN` characters of what the chunk carries: text, reasoning and argument
+    JSON; a chunk that carries none of them, a stop or usage, comes at once)."""
+
+    first_token: float = 0.0
+    tokens_per_second: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.first_token < 0 or (self.tokens_per_second is not None
+                                    and not self.tokens_per_second > 0):
+            raise ValueError(f"pacing needs first_token >= 0 and tokens_per_second > 0, got "
+                             f"{self.first_token!r} and {self.tokens_per_second!r}")
+
+    def hold(self, index: int, chars: int) -> float:
+        """Seconds to hold chunk number ``index`` (from 0) that carries ``chars`` characters."""
+        if index == 0:
+            return self.first_token
+        if self.tokens_per_second is None or not chars:
+            return 0.0
+        return chars / CHARS_PER_TOKEN / self.tokens_per_second
 
 
 @dataclass(slots=True)
@@ -56,6 +88,9 @@ class Emulator:
 
     Use it as a context manager (it runs in a thread of its own, so synchronous code and the
     official SDKs can call it) or, inside a running event loop, with ``async with``.
+    ``chunk_delay`` holds every chunk of a streamed reply that many seconds; ``pacing`` (a
+    `Pacing`) holds them the way a model writes instead: the time to its first token, then so
+    many tokens a second.
     """
 
     def __init__(
@@ -65,6 +100,7 @@ class Emulator:
         port: int = 0,
         check: bool = True,
         chunk_delay: float = 0.0,
+        pacing: Pacing | None = None,
     ) -> None:
         self._responder: Responder | None = None
         self._script: list[ScriptItem] = []
@@ -77,6 +113,7 @@ class Emulator:
         self.port = port
         self.check = check
         self.chunk_delay = chunk_delay
+        self.pacing = pacing
         self.received: list[Received] = []
         self._used = 0
         self._lock = threading.Lock()
@@ -168,6 +205,8 @@ class Emulator:
 
         if http.method == "GET" and http.path in ("/health", "/"):
             return _json(200, {"status": "ok"})
+        if http.method == "HEAD":  # a client keeping its connection warm
+            return HttpResponse(200, {"content-type": "application/json"}, head_only=True)
         route = wire_at(http.path)
         if route is None:
             return _json(404, {"error": {"message": f"no wire is served at {http.path}",
@@ -217,12 +256,19 @@ class Emulator:
         if cut:
             chunks = chunks[: max(1, len(chunks) // 2)]
         return HttpResponse(200, {"content-type": wire.media_type},
-                            chunks=self._paced(chunks), drop=cut)
+                            chunks=self._paced(chunks, codec, request), drop=cut)
 
-    async def _paced(self, chunks: list[bytes]) -> AsyncIterator[bytes]:
-        for chunk in chunks:
+    async def _paced(self, chunks: list[bytes], codec: Any, request: Request
+                     ) -> AsyncIterator[bytes]:
+        pacing = self.pacing
+        feed = codec.stream_decoder(request=request).feed if pacing is not None else None
+        for index, chunk in enumerate(chunks):
             if self.chunk_delay:
                 await asyncio.sleep(self.chunk_delay)
+            if pacing is not None and feed is not None:
+                hold = pacing.hold(index, _carried(feed, chunk))
+                if hold:
+                    await asyncio.sleep(hold)
             yield chunk
 
     async def _fault(self, fault: Fault, wire: Wire, codec: Any, request: Request,
@@ -250,6 +296,20 @@ class Emulator:
 
 _BROKEN_UNIT = {"ndjson": b'{"broken": \n', "sse": b'data: {"broken": \n\n'}
 """A unit that breaks off mid-JSON, in each framing (for the ``malformed_chunk`` fault)."""
+
+
+def _carried(feed: Callable[[bytes], Any], chunk: bytes) -> int:
+    """How many characters of text, reasoning and call arguments ``chunk`` carries, read by
+    the wire's own stream decoder (0 for a chunk it cannot read: a broken one is not paced)."""
+    try:
+        events = feed(chunk)
+    except Exception:
+        return 0
+    return sum(len(e.fragment) if type(e) is ToolCallDelta else len(e.text)
+               for e in events if type(e) in _CARRIERS)
+
+
+_CARRIERS = (TextDelta, ReasoningDelta, ToolCallDelta)
 
 
 def _raw(item: Raw, wire: Wire) -> HttpResponse:

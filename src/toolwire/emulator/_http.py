@@ -37,6 +37,7 @@ class HttpResponse:
     body: bytes = b""
     chunks: AsyncIterator[bytes] | None = None  # streamed with chunked transfer encoding
     drop: bool = False  # close the connection after the response (or after the chunks)
+    head_only: bool = False  # the answer to a HEAD request: the head, no body
 
 
 Handler = Callable[[HttpRequest], Awaitable[HttpResponse]]
@@ -87,7 +88,7 @@ async def _write_response(writer: asyncio.StreamWriter, resp: HttpResponse) -> N
         headers["connection"] = "close"
     if resp.chunks is None:
         headers["content-length"] = str(len(resp.body))
-        writer.write(_head(resp.status, headers) + resp.body)
+        writer.write(_head(resp.status, headers) + (b"" if resp.head_only else resp.body))
         await writer.drain()
         return
     headers["transfer-encoding"] = "chunked"

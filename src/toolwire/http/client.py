@@ -25,6 +25,7 @@ totally: a body that cannot be read still gives a `ProviderError` naming the sta
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import random
@@ -343,6 +344,16 @@ class HttpModel:
             transport = transport.inner
         if isinstance(transport, HttpTransport):
             await transport.aclose()
+
+    def keep_warm(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """While the block runs (a run's tools), keep the connection to the server from
+        expiring (`HttpTransport.keep_warm`), so the next request finds it open."""
+        transport: Any = self.transport
+        while not isinstance(transport, HttpTransport) and hasattr(transport, "inner"):
+            transport = transport.inner
+        if isinstance(transport, HttpTransport):
+            return transport.keep_warm(self.endpoint.url(stream=False))
+        return contextlib.nullcontext()
 
     def close(self) -> None:
         """`aclose` from code without an event loop (after ``Agent.run``, say)."""

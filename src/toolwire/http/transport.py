@@ -12,6 +12,7 @@ the first `HttpTransport` is made.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
@@ -114,13 +115,25 @@ class HttpTransport:
     costs a fraction of httpx2's default one per request. ``https://`` always goes through
     httpx2's stock transport, and so does everything when the environment sets an HTTP proxy.
     ``lean_http=False`` sends plain HTTP with httpx2's stock transport too.
+
+    An idle connection is closed after ``keepalive_expiry`` seconds. `keep_warm` keeps the
+    connection to a server open while the caller is busy elsewhere (a run's tools): shortly
+    before it would expire, a ``HEAD /`` goes out on it, which renews it at both ends, so the
+    next request does not pay for a new connection (a TLS handshake, for ``https://``).
+    ``warm=False`` turns that off.
     """
 
     def __init__(self, *, timeout: float = 120.0, max_connections: int = 100,
-                 lean_http: bool = True) -> None:
+                 lean_http: bool = True, keepalive_expiry: float = 5.0,
+                 warm: bool = True) -> None:
+        if not keepalive_expiry > 0:
+            raise ValueError(f"keepalive_expiry must be positive, got {keepalive_expiry!r}")
         self.timeout = timeout
         self.max_connections = max_connections
         self.lean_http = lean_http
+        self.keepalive_expiry = keepalive_expiry
+        self.warm = warm
+        self.refreshes = 0  # how many times keep_warm renewed a connection
         self._client: httpx2.AsyncClient | None = None
         self._http1: Http1Transport | None = None  # what plain http:// goes through, if lean
         self._urls: dict[str, httpx2.URL] = {}
@@ -139,12 +152,14 @@ class HttpTransport:
             if self.lean_http and not _http_proxy():
                 from toolwire.http.plain import Http1Transport
 
-                self._http1 = Http1Transport(max_connections=self.max_connections)
+                self._http1 = Http1Transport(max_connections=self.max_connections,
+                                             keepalive_expiry=self.keepalive_expiry)
                 mounts = {"http://": self._http1}
             self._client = httpx2.AsyncClient(
                 timeout=self.timeout,
                 limits=httpx2.Limits(max_connections=self.max_connections,
-                                     max_keepalive_connections=self.max_connections),
+                                     max_keepalive_connections=self.max_connections,
+                                     keepalive_expiry=self.keepalive_expiry),
                 mounts=mounts,
             )
         return self._client
@@ -181,6 +196,38 @@ class HttpTransport:
             return WireResponse(resp.status_code, resp.headers, content=body)
         return WireResponse(resp.status_code, resp.headers,
                             chunks=_iter_http(resp, self.timeout), close=resp.aclose)
+
+    @contextlib.asynccontextmanager
+    async def keep_warm(self, url: str) -> AsyncIterator[None]:
+        """While the block runs, keep the connection to ``url``'s server from expiring: a
+        ``HEAD /`` on it shortly before ``keepalive_expiry`` runs out, as often as needed.
+        Nothing happens when no connection was opened yet, or with ``warm=False``."""
+        if not self.warm or self._client is None or self._loop is not asyncio.get_running_loop():
+            yield
+            return
+        task = asyncio.ensure_future(self._refresh(url))
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _refresh(self, url: str) -> None:
+        import httpx2
+
+        assert self._client is not None
+        client = self._client
+        origin = httpx2.URL(url).copy_with(raw_path=b"/")
+        margin = min(1.0, self.keepalive_expiry / 4)
+        while True:
+            await asyncio.sleep(self.keepalive_expiry - margin)
+            try:
+                resp = await client.send(client.build_request("HEAD", origin))
+                await resp.aclose()
+            except httpx2.HTTPError:
+                return  # the next request opens a connection, as it would have
+            self.refreshes += 1
 
     async def aclose(self) -> None:
         if self._client is not None and self._loop is asyncio.get_running_loop():

@@ -161,6 +161,7 @@ class HttpTransport:
                                      max_keepalive_connections=self.max_connections,
                                      keepalive_expiry=self.keepalive_expiry),
                 mounts=mounts,
+                verify=_ssl_context(),
             )
         return self._client
 
@@ -243,6 +244,21 @@ def body_bytes(body: Mapping[str, Any]) -> bytes:
         return _json.dumps(body)
     except UnicodeEncodeError:
         return json.dumps(body, ensure_ascii=True, default=str).encode()
+
+
+_SSL: list[Any] = []
+"""The process's TLS context, made on first use and shared by every pool."""
+
+
+def _ssl_context() -> Any:
+    """The TLS context every pool verifies with: httpx2's default (the same certificates and
+    environment), loaded once per process: loading it takes about 0.2 s, which a new pool (one
+    per event loop) would otherwise pay each time."""
+    if not _SSL:
+        import httpx2
+
+        _SSL.append(httpx2.create_ssl_context())
+    return _SSL[0]
 
 
 def _http_proxy() -> bool:

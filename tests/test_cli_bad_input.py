@@ -430,13 +430,16 @@ def test_through_real_subprocesses(tmp_path: Path, busy_port: int) -> None:
     (["mcp-serve", "--builtin", "coding"], "mcp"),
     (["run", "x", "--model", MODEL, "--mcp", "python -m server"], "mcp"),
     (["batch", "TASKS", "--model", MODEL, "--out", "r.jsonl", "--ray"], "ray"),
+    (["run", "x", "--model", MODEL, "--otel"], "otel"),
+    (["batch", "TASKS", "--model", MODEL, "--out", "r.jsonl", "--otel"], "otel"),
 ])
 def test_a_missing_extra_names_its_pip_line(tmp_path: Path, argv: list[str], extra: str) -> None:
     (tmp_path / "TASKS").write_text('{"id": 1, "prompt": "hi"}\n')
-    proc = toolwire(argv, env=blocked(tmp_path, "mcp", "ray"), cwd=tmp_path)
+    proc = toolwire(argv, env=blocked(tmp_path, "mcp", "ray", "opentelemetry"), cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     assert_one_message(proc.stderr, argv)
-    assert f"pip install 'toolwire[{extra}]'" in proc.stderr
+    assert (f"pip install 'toolwire[{extra}]'" in proc.stderr
+            or f'pip install "toolwire[{extra}]"' in proc.stderr)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["TASKS", "blocked"]
 
 

@@ -266,6 +266,12 @@ for name, args in {
     "run without a task": lambda p: ["run"],
     "convert without --to": lambda p: ["convert", p.request],
     "config action": lambda p: ["config", "edit"],
+    "run --color": lambda p: [*NUMBER_FLAGS["run"][0](p), "--color", "loud"],
+    "resume --color": lambda p: ["resume", p.log, "--color", "sometimes"],
+    "demo --color": lambda p: ["demo", "--color", "pink"],
+    "run --sandbox": lambda p: [*NUMBER_FLAGS["run"][0](p), "--sandbox", "docker"],
+    "resume --sandbox": lambda p: ["resume", p.log, "--sandbox", "maybe"],
+    "demo --sandbox": lambda p: ["demo", "--sandbox", "strict"],
 }.items():
     case(f"{name} <not a choice>", args)
 
@@ -473,6 +479,7 @@ BAD_CONFIGS: dict[str, bytes | None] = {
     "approve not a choice": b'approve = "maybe"\n',
     "model a number": b"model = 5\n",
     "color not a choice": b'color = "loud"\n',
+    "sandbox not a choice": b'sandbox = "docker"\n',
     "non-utf8": 'model = "caf\xe9"\n'.encode("latin-1"),
     "a folder": None,
 }

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import select
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from ptys import drive_on_pty
 from toolwire.agent.runlog import read_log
 from toolwire.cli.app import main
 from toolwire.emulator import Emulator
@@ -108,34 +107,10 @@ def test_a_run_whose_mcp_server_fails_to_start_leaves_no_log(tmp_path: Path) -> 
 # ---------------------------------------------------------------- the approval prompt
 
 
-def drive(argv: list[str], answers: list[tuple[str, str]]) -> str:
-    """Run a command on a pseudo-terminal, typing each answer once its prompt shows."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execvpe(sys.executable, [sys.executable, "-m", "toolwire.cli", *argv], ENV)
-    seen, pending = "", list(answers)
-    while True:
-        ready, _, _ = select.select([fd], [], [], 30)
-        if not ready:
-            break
-        try:
-            data = os.read(fd, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        seen += data.decode("utf-8", "replace")
-        if pending and pending[0][0] in seen.rsplit("\n", 1)[-1]:
-            os.write(fd, (pending.pop(0)[1] + "\n").encode())
-    os.waitpid(pid, 0)
-    os.close(fd)
-    return seen
-
-
 def test_the_approval_prompt_comes_after_the_text_and_the_call(tmp_path: Path) -> None:
     with Emulator([WRITE, {"text": "Written."}]) as emu:
-        screen = drive(["run", "write notes", "--model", f"anthropic:m@{emu.base_url}",
-                        "--workdir", str(tmp_path)], [("allow write_file", "y")])
+        screen = drive_on_pty(["run", "write notes", "--model", f"anthropic:m@{emu.base_url}",
+                               "--workdir", str(tmp_path)], [("allow write_file", "y")], ENV)
     text = screen.index("model: I will write the notes file.")
     call = screen.index('→ write_file {"path":"notes.txt"')
     prompt = screen.index("allow write_file")

@@ -69,7 +69,7 @@ def test_no_color_turns_colour_off_unless_a_flag_says_otherwise(home: dict[str, 
 def test_config_show_names_each_value_and_its_source(
         home: dict[str, str], monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    path = write_config(home, 'model = "ollama:from-file"\nsandbox = "none"\n')
+    path = write_config(home, 'model = "ollama:from-file"\nsandbox = "off"\n')
     for key in [k for k in os.environ if k not in home]:
         monkeypatch.delenv(key)
     for key, value in {**home, "TOOLWIRE_APPROVE": "never"}.items():
@@ -79,7 +79,7 @@ def test_config_show_names_each_value_and_its_source(
     assert out == [f"config file: {path}",
                    f"model = ollama:from-file  (from the config file {path})",
                    "approve = never  (from TOOLWIRE_APPROVE)",
-                   f"sandbox = none  (from the config file {path})",
+                   f"sandbox = off  (from the config file {path})",
                    "color = auto  (from the default)"]
     assert main(["config", "show", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -131,3 +131,15 @@ def test_no_model_anywhere_says_the_three_ways_to_give_one(tmp_path: Path,
 def test_python_dash_m_toolwire_is_the_command() -> None:
     proc = toolwire("--help", env={**CLEAN, "COLUMNS": "80"})
     assert proc.returncode == 0 and proc.stdout.startswith("usage: toolwire ")
+
+
+def test_the_sandbox_setting_reaches_the_run(tmp_path: Path, home: dict[str, str]) -> None:
+    with Emulator([{"text": "Done."}, {"text": "Done."}]) as emu:
+        model = f"anthropic:m@{emu.base_url}"
+        write_config(home, 'sandbox = "off"\n')
+        from_file = toolwire("run", "x", "--model", model, "--workdir", str(tmp_path), env=home)
+        flagged = toolwire("run", "x", "--model", model, "--workdir", str(tmp_path),
+                           "--sandbox", "auto", env={**home, "TOOLWIRE_SANDBOX": "off"})
+    assert from_file.returncode == flagged.returncode == 0, from_file.stderr
+    assert "with the whole environment" in from_file.stderr  # off: nothing cleaned
+    assert "with the whole environment" not in flagged.stderr

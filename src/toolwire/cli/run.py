@@ -49,7 +49,8 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
     from toolwire.tools.coding import coding_tools, describe_call
     from toolwire.tools.sandbox import Sandbox
 
-    sandbox = Sandbox(args.sandbox, pass_env=args.pass_env)
+    sandbox = Sandbox(args.sandbox or settings.SETTINGS["sandbox"].default,
+                      pass_env=args.pass_env)
     network = args.allow_network
     tools: list[Any] = []
     if args.tools == "coding":
@@ -115,8 +116,10 @@ def _close_mcp(args: argparse.Namespace) -> None:
 
 
 def _terminal(args: argparse.Namespace, **kwargs: Any) -> Terminal:
+    color = "never" if getattr(args, "no_color", False) else getattr(args, "color", None)
+    color = settings.resolve({"color": color})["color"].value or "auto"
     return Terminal(out=sys.stderr if getattr(args, "json", False) else sys.stdout,
-                    verbose=getattr(args, "verbose", False), **kwargs)
+                    verbose=getattr(args, "verbose", False), color=color, **kwargs)
 
 
 def _go(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal, outputs: Outputs,
@@ -302,15 +305,23 @@ def sandbox_options(p: argparse.ArgumentParser) -> None:
     """The options that say where run_command and run_tests run."""
     from toolwire.tools.sandbox import SANDBOX_MODES
 
-    p.add_argument("--sandbox", choices=SANDBOX_MODES, default="auto",
+    p.add_argument("--sandbox", choices=SANDBOX_MODES,
                    help="run_command and run_tests in a bubblewrap sandbox (Linux): auto "
                         "(default: the sandbox where it works, else unconfined, said at start), "
-                        "required (refuse to start without it) or off")
+                        "required (refuse to start without it) or off; default: "
+                        "TOOLWIRE_SANDBOX, the config file, or auto")
     p.add_argument("--allow-network", action="store_true",
                    help="let sandboxed commands reach the network (default: no network)")
     p.add_argument("--pass-env", action="append", default=[], metavar="NAME",
                    help="give commands this variable of your environment (repeatable; "
                         "otherwise only PATH, LANG and a few others, never keys or tokens)")
+
+
+def color_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--color", choices=("auto", "always", "never"),
+                   help="colour: auto (on a terminal; the default), always or never; default: "
+                        "TOOLWIRE_COLOR or the config file (NO_COLOR set: never)")
+    p.add_argument("--no-color", action="store_true", help="no colour (--color never)")
 
 
 def add_commands(sub: Any, epilog: str) -> None:
@@ -334,6 +345,7 @@ def add_commands(sub: Any, epilog: str) -> None:
         p.add_argument("--json", action="store_true", help="print the result as JSON")
         p.add_argument("-v", "--verbose", action="store_true",
                        help="print every note of the run, not a one-line summary")
+        color_options(p)
         p.add_argument("--mcp", action="append", metavar="SERVER", default=[],
                        help="also use the tools of an MCP server: a command line such as "
                             "'python -m some_server', or a URL such as "
@@ -390,6 +402,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     p.set_defaults(mcp=[])
     p.add_argument("--stream", action="store_true", help="stream the model's replies")
     add_otel_option(p)
+    color_options(p)
     p.set_defaults(func=cmd_demo)
 
     from toolwire.mcp.cli import add_serve_arguments

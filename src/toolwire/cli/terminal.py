@@ -5,7 +5,9 @@ Owns `Terminal`, a run listener that narrates from the run's events alone (so a 
 resumed run read the same), `approver`, `answerer`, `policy` and `finish`. The model's text of
 a turn is shown when its reply arrives, and a call's line before its approval prompt, so a
 person never approves blind. Wire notes are summed up in one line (all of them with
-``--verbose``). Imports only the command line's `common`, and library events and values.
+``--verbose``). Lines are coloured with `rich` on a terminal (`Painter`), plain when the output
+is not a terminal, with ``--no-color`` or with ``NO_COLOR``. Imports only the command line's
+`common`, library events and values, and `rich` when it colours.
 """
 
 from __future__ import annotations
@@ -22,13 +24,42 @@ from toolwire.transcript import Usage
 
 CALL_CHARS, RESULT_LINES, RESULT_CHARS = 200, 6, 160
 
+STYLES = {"text": "cyan", "call": "yellow", "ok": "green", "error": "red", "retry": "magenta",
+          "end": "bold", "note": "dim"}
+"""The colour of each kind of line (`rich` style names)."""
+
+
+class Painter:
+    """Writes lines to one stream, coloured with `rich` when ``mode`` says so: ``always``, or
+    ``auto`` on a terminal; plain text otherwise (and when `rich` is not installed)."""
+
+    def __init__(self, stream: TextIO, mode: str = "auto") -> None:
+        self.stream = stream
+        self.console: Any = None
+        if mode == "always" or (mode == "auto" and stream.isatty()):
+            try:
+                from rich.console import Console
+            except ImportError:  # plain text: colour is an extra (toolwire[cli])
+                return
+            self.console = Console(file=stream, force_terminal=True, color_system="standard",
+                                   highlight=False, markup=False, emoji=False, soft_wrap=True)
+
+    def line(self, text: str, kind: str | None = None) -> None:
+        if self.console is None or kind is None:
+            print(text, file=self.stream, flush=True)
+        else:
+            self.console.print(text, style=STYLES[kind])
+            self.stream.flush()
+
 
 class Terminal:
     """Status line, streamed text and prompts on a terminal (plain lines when not a TTY)."""
 
     def __init__(self, out: TextIO | None = None, err: TextIO | None = None,
-                 interactive: bool | None = None, *, verbose: bool = False) -> None:
+                 interactive: bool | None = None, *, verbose: bool = False,
+                 color: str = "auto") -> None:
         self.out, self.err = out or sys.stdout, err or sys.stderr
+        self.paint, self.paint_err = Painter(self.out, color), Painter(self.err, color)
         self.live = self.err.isatty()
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
         self.verbose = verbose
@@ -54,9 +85,9 @@ class Terminal:
             self.err.write("\r\x1b[2K")
             self.err.flush()
 
-    def say(self, text: str) -> None:
+    def say(self, text: str, kind: str | None = None) -> None:
         self.clear()
-        print(text, file=self.out, flush=True)
+        self.paint.line(text, kind)
         self.status()
 
     def ask(self, prompt: str) -> str:
@@ -70,7 +101,7 @@ class Terminal:
         """The line naming a call and its arguments, once per call."""
         if call.id not in self._shown:
             self._shown.add(call.id)
-            self.say(f"  → {call.name} {call.arguments_text[:CALL_CHARS]}")
+            self.say(f"  → {call.name} {call.arguments_text[:CALL_CHARS]}", "call")
 
     # ------------------------------------------------------------------ events
 
@@ -108,7 +139,7 @@ class Terminal:
             self.status()
         elif isinstance(event, RetryEvent):
             self.say(f"[retry] {event.error} (attempt {event.attempt}; waiting "
-                     f"{event.wait:.1f} s)")
+                     f"{event.wait:.1f} s)", "retry")
 
     def _reply(self, turn: int, reply: Any) -> None:
         streamed, self._streamed = self._streamed, False
@@ -120,7 +151,7 @@ class Terminal:
         self._calls = {call.id: call for call in reply.tool_calls}
         self._shown = set()
         if reply.text and reply.tool_calls and not streamed:
-            self.say(f"model: {reply.text}")
+            self.say(f"model: {reply.text}", "text")
         self.activity = "running tools" if reply.tool_calls else "waiting for the model"
         self.status()
 
@@ -132,7 +163,9 @@ class Terminal:
             mark = "error" if result.is_error else "ok"
             first = result.content.strip("\n").rstrip().splitlines()[:RESULT_LINES]
             shown = "\n".join("      " + line[:RESULT_CHARS] for line in first)
-            self.say(f"  ← {mark} ({len(result.content)} chars)\n{shown}")
+            self.say(f"  ← {mark} ({len(result.content)} chars)", mark)
+            if shown:
+                self.say(shown)
         self.activity = "waiting for the model"
         self.status()
 
@@ -232,12 +265,12 @@ def finish(result: Any, term: Terminal, as_json: bool, log: str | None) -> int:
                           "error": str(result.error) if result.error else None}, indent=2))
     else:
         if result.answer and not term.answer_shown:
-            print(f"\n{result.answer}")
-        print("\n" + end_line(result, log), file=sys.stderr)
+            term.paint.line(f"\n{result.answer}")
+        term.paint_err.line("\n" + end_line(result, log), "end")
         if result.error:
-            print(f"error: {result.error}", file=sys.stderr)
+            term.paint_err.line(f"error: {result.error}", "error")
         for line in notes_lines(notes, term.verbose):
-            print(line, file=sys.stderr)
+            term.paint_err.line(line, "note")
     if result.ok:
         return EXIT_OK
     return EXIT_BAD_REPLY if result.stop == "bad_reply" else EXIT_PROBLEM

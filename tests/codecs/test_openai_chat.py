@@ -267,12 +267,20 @@ _VALUES = st.recursive(
 
 
 def _expected(text: str) -> tuple[Any, str | None]:
+    """The standard parser's reading, under toolwire's JSON policy: NaN and infinities refused,
+    lone surrogates read as U+FFFD."""
     if not text.strip():
         return {}, None
     try:
-        return json.loads(text), None
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         return None, f"{exc.msg} at line {exc.lineno} column {exc.colno} (char {exc.pos})"
+    try:
+        json.dumps(value, allow_nan=False)
+    except ValueError:
+        return None, "not finite"
+    raw = json.dumps(value, ensure_ascii=False)  # lone surrogates as characters
+    return json.loads(raw.encode("utf-16", "surrogatepass").decode("utf-16", "replace")), None
 
 
 # Light strategies (generation dominates these tests' time): short ids, small argument objects.
@@ -1167,6 +1175,10 @@ def test_argument_text_parses_exactly_as_json_module_does(text: str) -> None:
     call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": text}}
     part = codec.decode_response(_reply({"content": None, "tool_calls": [call]})).tool_calls[0]
     arguments, error = _expected(text)
+    if error == "not finite":
+        assert part.arguments is None and part.parse_error is not None
+        assert "not a JSON number" in part.parse_error or "out of range" in part.parse_error
+        return
     assert part.raw_arguments == text and part.parse_error == error
     assert json.dumps(part.arguments) == json.dumps(arguments)  # same values, same key order
 

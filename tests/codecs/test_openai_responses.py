@@ -523,7 +523,8 @@ def test_every_dropped_part_is_named_by_message_and_part_index() -> None:
     ]
 
 def test_a_request_body_that_is_not_an_object_is_an_error() -> None:
-    with pytest.raises(WireFormatError, match="request body: expected an object, got a list"):
+    with pytest.raises(WireFormatError,
+                       match="request: the body: expected a JSON object, got a list"):
         codec.decode_request([])  # type: ignore[arg-type]
 
 def test_lenient_where_servers_and_clients_vary() -> None:
@@ -1043,7 +1044,7 @@ def test_a_body_of_the_wrong_shape_is_an_error_naming_the_field(
 ) -> None:
     with pytest.raises(WireFormatError) as info:
         codec.decode_request(body)
-    assert str(info.value) == message
+    assert str(info.value) == f"openai-responses request: {message}"
 
 def test_tool_names_that_fit_give_an_empty_name_map() -> None:
     from toolwire.codecs.openai_responses.parts import name_map

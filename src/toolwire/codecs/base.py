@@ -3,8 +3,10 @@
 Owns: `Note` and `Encoded`, `NameMap`, `Codec` (one wire's functions, with the ones every wire
 derives the same way written once), `drive_stream` (the generic ``decode_stream`` over a
 codec's incremental decoder), typed provider errors, and small helpers the wires share. Stream
-events are `toolwire.events`'; byte framing is `toolwire.codecs.framing`'s. Pure: no HTTP, no
-vendor SDK, no globals that change.
+events are `toolwire.events`'; byte framing is `toolwire.codecs.framing`'s; reading bodies from
+outside (the typed readers that name a path, and the guards that make every decoder total) is
+`toolwire.codecs.reading`'s, whose readers are re-exported here for the wires. Pure: no HTTP,
+no vendor SDK, no globals that change; must not import a wire.
 """
 
 from __future__ import annotations
@@ -16,17 +18,30 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from toolwire._json import loads
+from toolwire.codecs.reading import (
+    StreamDecoder,
+    guard_error,
+    guard_request,
+    guard_response,
+    guard_stream,
+)
+from toolwire.codecs.reading import error_body as error_body
+from toolwire.codecs.reading import list_at as list_at
+from toolwire.codecs.reading import plain as plain
+from toolwire.codecs.reading import text_at as text_at
+from toolwire.codecs.reading import wrong_shape as wrong_shape
 from toolwire.errors import (
     AuthenticationError,
     ContextLengthError,
     InvalidRequestError,
+    JSONTextError,
     NotFoundError,
     OverloadedError,
     PermissionDeniedError,
     ProviderError,
     RateLimitError,
     ServerError,
-    WireFormatError,
 )
 from toolwire.events import StreamEnd, StreamEvent
 from toolwire.transcript import JSON, Reply, Request
@@ -57,14 +72,6 @@ class Encoded:
 
     body: dict[str, Any]
     notes: tuple[Note, ...] = ()
-
-
-class StreamDecoder(Protocol):
-    """An incremental decoder: feed it bytes as they arrive, then finish."""
-
-    def feed(self, data: bytes) -> list[StreamEvent]: ...
-
-    def finish(self) -> Reply: ...
 
 
 def drive_stream(decoder: StreamDecoder, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
@@ -148,8 +155,8 @@ def dumps(value: JSON) -> str:
 
 def loads_or_none(text: str) -> JSON:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return loads(text)
+    except JSONTextError:
         return None
 
 
@@ -194,13 +201,15 @@ class Codec:
     ``decode_error``, ``encode_error`` (an error body as the server sends it) and ``check_body``
     (the first rule a raw request body breaks, worded as the provider words it).
     ``encode_request``, ``stream_decoder`` and ``decode_stream`` are derived from them here,
-    once for every wire.
+    once for every wire, and the decoders are made total here (`guard_response` and its
+    siblings): whatever they are given, they return a value or raise a `ToolwireError`.
     """
 
     __slots__ = (
         "STOP_REASONS",
         "StreamDecoder",
         "WIRE",
+        "_stream_decoder",
         "check_body",
         "decode_error",
         "decode_request",
@@ -214,15 +223,16 @@ class Codec:
 
     def __init__(self, module: WireModule) -> None:
         self.module = module
-        self.WIRE = module.WIRE
+        self.WIRE = wire = module.WIRE
         self.STOP_REASONS = module.STOP_REASONS
         self.StreamDecoder = module.StreamDecoder
+        self._stream_decoder = guard_stream(module.StreamDecoder, wire)
         self.encode = module.encode
-        self.decode_request = module.decode_request
-        self.decode_response = module.decode_response
+        self.decode_request = guard_request(module.decode_request, wire)
+        self.decode_response = guard_response(module.decode_response, wire)
         self.encode_response = module.encode_response
         self.encode_stream = module.encode_stream
-        self.decode_error = module.decode_error
+        self.decode_error = guard_error(module.decode_error, wire)
         self.encode_error = module.encode_error
         self.check_body = module.check_body
 
@@ -234,14 +244,15 @@ class Codec:
         return self.encode(request).body
 
     def stream_decoder(self, *, request: Request | None = None) -> StreamDecoder:
-        """An incremental decoder: ``feed(bytes) -> events``, then ``finish() -> Reply``."""
-        return self.StreamDecoder(request=request)
+        """An incremental decoder: ``feed(bytes) -> events``, then ``finish() -> Reply``; it
+        raises only toolwire errors (the wire's own class is ``StreamDecoder``)."""
+        return self._stream_decoder(request=request)
 
     def decode_stream(
         self, chunks: Iterable[bytes], *, request: Request | None = None
     ) -> Iterator[StreamEvent]:
         """Stream events as the chunks arrive, ending with `StreamEnd`."""
-        return drive_stream(self.StreamDecoder(request=request), chunks)
+        return drive_stream(self._stream_decoder(request=request), chunks)
 
 
 # --------------------------------------------------------------------------- errors
@@ -331,20 +342,6 @@ def own_options(options: Mapping[str, Any] | None, wire: str, notes: list[Note])
                               detail=f"{key!r} is set for {other} only; not sent to {wire}")
                          for key in entry)
     return mine
-
-
-def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    return {dict: "an object", list: "a list", str: "a string", int: "an integer",
-            float: "a number"}.get(type(value), type(value).__name__)
-
-
-def wrong_shape(where: str, expected: str, value: Any) -> WireFormatError:
-    """The error for a body field of the wrong shape: where, what was expected, what came."""
-    return WireFormatError(f"{where}: expected {expected}, got {_json_kind(value)}")
 
 
 # ------------------------------------------------------------------------- what providers refuse

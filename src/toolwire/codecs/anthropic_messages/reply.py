@@ -11,10 +11,8 @@ vendor SDK.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,7 +27,7 @@ from toolwire.codecs.anthropic_messages.parts import (
     reply_seed,
     text_block,
 )
-from toolwire.codecs.base import dumps, provider_error, retry_after_from
+from toolwire.codecs.base import dumps, error_body, provider_error, retry_after_from
 from toolwire.errors import ProviderError, WireFormatError
 from toolwire.transcript import (
     Message,
@@ -288,12 +286,7 @@ def encode_response(reply: Reply, *, request: Request | None = None) -> dict[str
 
 def decode_error(status: int, body: Any, headers: Mapping[str, str] | None = None) -> ProviderError:
     """The typed error for an error response: ``{"type":"error","error":{"type","message"}}``."""
-    parsed: Any = body
-    if isinstance(parsed, bytes | bytearray):
-        parsed = parsed.decode("utf-8", errors="replace")
-    if isinstance(parsed, str):
-        with contextlib.suppress(json.JSONDecodeError):
-            parsed = json.loads(parsed)
+    parsed, _ = error_body(body)
     error_type: str | None = None
     message = ""
     if isinstance(parsed, Mapping):

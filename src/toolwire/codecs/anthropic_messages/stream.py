@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from toolwire import _json
 from toolwire.codecs.anthropic_messages.parts import WIRE, call_from_block, name_map, reply_seed
 from toolwire.codecs.anthropic_messages.reply import ERROR_STATUS, decode_reply, encode_reply
 from toolwire.codecs.base import call_id_for, dumps, provider_error
@@ -80,7 +81,7 @@ class StreamDecoder:
         if not text or text == "[DONE]":
             return
         try:
-            payload = json.loads(text)
+            payload = _json.loads(text)
         except json.JSONDecodeError as exc:
             self._fail(StreamError(f"an event is not JSON: {text[:200]!r} ({exc.msg})", wire=WIRE))
         if not isinstance(payload, Mapping):
@@ -175,7 +176,7 @@ class StreamDecoder:
             text = "".join(pieces)
             if text.strip():
                 try:
-                    block["input"] = json.loads(text)
+                    block["input"] = _json.loads(text)
                 except json.JSONDecodeError:
                     block["input"] = text  # cut off: decoded as broken arguments
             elif not isinstance(block.get("input"), Mapping):

@@ -13,12 +13,11 @@ included), ``candidate`` (``finishMessage``, ``safetyRatings``, ``index``, ...),
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.codecs.base import provider_error, retry_after_from
+from toolwire.codecs.base import error_body, provider_error, retry_after_from
 from toolwire.codecs.base import wrong_shape as wrong
 from toolwire.codecs.gemini_generate.parts import (
     WIRE,
@@ -266,15 +265,7 @@ def decode_error(status: int, body: Any, headers: Mapping[str, str] | None = Non
     ``error_type`` is the gRPC status name (``RESOURCE_EXHAUSTED``, ``UNAVAILABLE``, ...); the
     wait comes from a ``Retry-After`` header or else the body's ``RetryInfo.retryDelay``.
     """
-    parsed: Any = body
-    if isinstance(parsed, bytes | bytearray):
-        parsed = parsed.decode("utf-8", "replace")
-    text = parsed if isinstance(parsed, str) else ""
-    if isinstance(parsed, str):
-        try:
-            parsed = json.loads(parsed)
-        except json.JSONDecodeError:
-            parsed = text
+    parsed, text = error_body(body)
     if isinstance(parsed, list) and parsed and isinstance(parsed[0], Mapping):
         parsed = parsed[0]
     error = parsed.get("error") if isinstance(parsed, Mapping) else None

@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from toolwire import _json
 from toolwire.codecs.framing import SSEFramer
 from toolwire.codecs.gemini_generate.parts import WIRE, decode_call, request_names
 from toolwire.codecs.gemini_generate.reply import (
@@ -150,7 +151,7 @@ class StreamDecoder:
         if not text or text == "[DONE]":
             return
         try:
-            chunk = json.loads(text)
+            chunk = _json.loads(text)
         except json.JSONDecodeError as exc:
             raise StreamError(f"a stream chunk is not JSON: {exc.msg}", wire=WIRE,
                               body=text) from None

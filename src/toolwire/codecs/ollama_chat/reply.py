@@ -9,11 +9,11 @@ error tree, the codec base and this wire's ``parts``; no HTTP, no vendor SDK.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from toolwire.codecs.base import (
+    error_body,
     provider_error,
     retry_after_from,
 )
@@ -142,13 +142,9 @@ def encode_error(status: int, message: str) -> dict[str, Any]:
 
 def message_and_type(body: Any, status: int) -> tuple[str, str | None, Any]:
     """Message, error type and parsed body of ``{"error": "..."}`` (or the /v1 object form)."""
-    if isinstance(body, bytes | bytearray):
-        body = bytes(body).decode("utf-8", errors="replace")
+    body, text = error_body(body)
     if isinstance(body, str):
-        try:
-            body = json.loads(body)
-        except json.JSONDecodeError:
-            return (body.strip() or f"HTTP {status}"), None, body
+        return (text.strip() or f"HTTP {status}"), None, body
     if isinstance(body, Mapping):
         error = body.get("error")
         if isinstance(error, str):

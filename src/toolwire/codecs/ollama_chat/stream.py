@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from toolwire import _json
 from toolwire.codecs.base import dumps, provider_error
 from toolwire.codecs.framing import NDJSONFramer
 from toolwire.codecs.ollama_chat.parts import (
@@ -84,7 +85,7 @@ class StreamDecoder:
         if self._error is not None or self._final is not None:
             return
         try:
-            obj = json.loads(line)
+            obj = _json.loads(line)
         except json.JSONDecodeError as exc:
             self._error = StreamError(f"a stream line is not JSON: {exc.msg}", wire=WIRE,
                                       body=line)

@@ -14,8 +14,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from toolwire._json import parse as parse_json
+from toolwire._json import loads as parse_json
 from toolwire.codecs.base import NameMap, Note, call_id_for
+from toolwire.codecs.base import plain as plain
 from toolwire.transcript import (
     JSON,
     OpaquePart,
@@ -38,24 +39,6 @@ REFUSAL: Mapping[str, JSON] = {WIRE: {"type": "refusal"}}
 
 
 # --------------------------------------------------------------------------- small helpers
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def plain(value: Any) -> JSON:
-    """A deep copy made only of dict, list and scalars (Mappings and tuples converted).
-
-    Only for values that are kept or handed on; what is only read is read in place.
-    """
-    kind = type(value)
-    if kind in _SCALARS:
-        return value
-    if kind is dict or isinstance(value, Mapping):
-        return {k if type(k) is str else str(k): plain(v) for k, v in value.items()}
-    if kind is list or kind is tuple or isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return value
 
 
 def extras_of(value: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any] | None:

@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolwire.codecs.base import NameMap, provider_error, retry_after_from
+from toolwire.codecs.base import NameMap, error_body, provider_error, retry_after_from
 from toolwire.codecs.openai_chat.parts import (
     WIRE,
     ReplyNames,
@@ -289,22 +289,11 @@ def encode_response(reply: Reply, *, request: Request | None = None) -> dict[str
 # --------------------------------------------------------------------------- errors
 
 
-def _parse(body: Any) -> Any:
-    if isinstance(body, bytes | bytearray):
-        body = bytes(body).decode("utf-8", errors="replace")
-    if isinstance(body, str):
-        try:
-            return json.loads(body)
-        except json.JSONDecodeError:
-            return body
-    return plain(body)
-
-
 def decode_error(
     status: int, body: Any, headers: Mapping[str, str] | None = None
 ) -> ProviderError:
     """The typed error for an HTTP error reply (OpenAI's or OpenRouter's shape, or plain text)."""
-    data = _parse(body)
+    data, _ = error_body(body)
     message = ""
     kind: str | None = None
     code: Any = None

@@ -19,6 +19,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from toolwire import _json
 from toolwire.codecs.base import NameMap, call_id_for, dumps
 from toolwire.codecs.framing import SSEFramer
 from toolwire.codecs.openai_chat.parts import (
@@ -127,7 +128,7 @@ class StreamDecoder:
             self._finish_calls(out)
             return
         try:
-            chunk = json.loads(data)
+            chunk = _json.loads(data)
         except json.JSONDecodeError:
             self._error = StreamError(f"the stream sent a chunk that is not JSON: {data[:200]!r}",
                                       wire=WIRE, body=data)
@@ -319,7 +320,7 @@ def _starts_another_call(slot: _Slot, call_id: str | None, call: Mapping[str, An
     if not (isinstance(args, str) and args.lstrip().startswith("{")) or not slot.args:
         return False
     try:
-        return isinstance(json.loads("".join(slot.args)), dict)
+        return isinstance(_json.loads("".join(slot.args)), dict)
     except json.JSONDecodeError:
         return False
 

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from toolwire.codecs.base import NameMap, call_id_for, dumps, wrong_shape
+from toolwire.codecs.base import NameMap, call_id_for, dumps, list_at, wrong_shape
 from toolwire.transcript import (
     JSON,
     OpaquePart,
@@ -95,18 +95,18 @@ def has_refusal(item: Mapping[str, Any]) -> bool:
     )
 
 
-def reasoning_text(item: Mapping[str, Any]) -> str:
+def reasoning_text(item: Mapping[str, Any], where: str = "a reasoning item") -> str:
     """Readable reasoning: the summary texts (blank line between them), else the raw text."""
     summary = [
         s["text"]
-        for s in item.get("summary") or ()
+        for s in list_at(item.get("summary"), f"{where}.summary")
         if isinstance(s, dict) and isinstance(s.get("text"), str)
     ]
     if summary:
         return "\n\n".join(summary)
     return "".join(
         c["text"]
-        for c in item.get("content") or ()
+        for c in list_at(item.get("content"), f"{where}.content")
         if isinstance(c, dict) and isinstance(c.get("text"), str)
     )
 
@@ -209,7 +209,7 @@ def part_from_item(
     if kind == "function_call":
         return call_from_item(item, names, index, seed=seed, call_index=call_index)
     if kind == "reasoning":
-        bare = ReasoningPart(text=reasoning_text(item))
+        bare = ReasoningPart(text=reasoning_text(item, f"output[{index}]"))
         if index is not None and _may_be_rendered(item, "rs", index) \
                 and render_part(bare, names, index) == item:
             return bare

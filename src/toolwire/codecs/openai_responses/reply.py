@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.codecs.base import NameMap, loads_or_none, provider_error, retry_after_from
+from toolwire.codecs.base import NameMap, error_body, provider_error, retry_after_from
 from toolwire.codecs.openai_responses.parts import (
     WIRE,
     Item,
@@ -233,13 +233,10 @@ def decode_error(
     status: int, body: Any, headers: Mapping[str, str] | None = None
 ) -> ProviderError:
     """The typed error for an HTTP error reply ``{"error": {message, type, param, code}}``."""
-    text = ""
-    parsed: Any = body
-    if isinstance(body, (bytes, bytearray)):
-        body = bytes(body).decode("utf-8", "replace")
-    if isinstance(body, str):
-        text = body.strip()
-        parsed = loads_or_none(text) if text else None
+    parsed, text = error_body(body)
+    text = text.strip()
+    if isinstance(parsed, str):
+        parsed = None
     err = parsed.get("error") if isinstance(parsed, dict) else None
     if not isinstance(err, dict):
         err = parsed if isinstance(parsed, dict) and "message" in parsed else {"message": err}

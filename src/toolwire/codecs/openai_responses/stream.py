@@ -16,7 +16,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.codecs.base import NameMap, call_id_for, dumps, provider_error
+from toolwire import _json
+from toolwire.codecs.base import NameMap, call_id_for, dumps, provider_error, wrong_shape
 from toolwire.codecs.framing import SSEEvent, SSEFramer
 from toolwire.codecs.openai_responses.parts import WIRE, Item, call_from_item, name_map, output_text
 from toolwire.codecs.openai_responses.reply import decode_response, encode_response
@@ -196,10 +197,10 @@ class StreamDecoder:
         body = {**self._meta, **self._final}
         given = body.get("output")
         final_out = [i for i in given if isinstance(i, dict)] if isinstance(given, list) else []
-        keys = set(self._done) | set(self._live)
-        size = max(len(final_out), max(keys) + 1 if keys else 0)
+        # the indexes the events really used (a server's output_index is not trusted to be small)
+        indexes = sorted(set(self._done) | set(self._live) | set(range(len(final_out))))
         output: list[Item] = []
-        for index in range(size):
+        for index in indexes:
             item = self._done.get(index)
             if item is None and index < len(final_out):
                 item = final_out[index]
@@ -217,12 +218,14 @@ class StreamDecoder:
         if not data or data == "[DONE]":
             return
         try:
-            payload = json.loads(data)
+            payload = _json.loads(data)
         except json.JSONDecodeError as exc:
             raise StreamError(f"a stream event is not JSON: {exc.msg}", wire=WIRE) from None
         if not isinstance(payload, dict):
             return
         kind = payload.get("type") or sse.event or ""
+        if type(kind) is not str:
+            raise StreamError(str(wrong_shape("an event's type", "text", kind)), wire=WIRE)
         if kind == "error":
             raise stream_error(payload)
         if kind in TERMINAL_EVENTS:
@@ -315,7 +318,9 @@ class StreamDecoder:
             content = item["content"] = []
         ci = payload.get("content_index")
         ci = ci if isinstance(ci, int) else max(len(content) - 1, 0)
-        while len(content) <= ci:
+        if not 0 <= ci <= len(content):  # an index from the wire: at most one new block
+            ci = len(content)
+        if ci == len(content):
             refusal = kind == "response.refusal.delta"
             content.append({"type": "refusal", "refusal": ""} if refusal else output_text(""))
         block = content[ci]

@@ -1,0 +1,326 @@
+"""Reading bodies from outside: typed readers that name the path, and the decoders' guards.
+
+Owns the shape errors (`wrong_shape`, `first_problem`, `not_json`), the typed readers the wires
+use on bodies (`list_at`, `text_at`, `plain` for values kept whole, `error_body` for error
+replies), `path_text`, the `StreamDecoder` protocol and the guards `Codec` puts around every
+decoder (`guard_response`, `guard_request`, `guard_error`, `guard_stream`). Imports the JSON
+reader, errors, events and the transcript; must not import `toolwire.codecs.base` or any wire.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from toolwire._json import MAX_DEPTH, loads
+from toolwire.errors import (
+    JSONTextError,
+    ProviderError,
+    StreamError,
+    ToolwireError,
+    WireFormatError,
+)
+from toolwire.events import StreamEvent
+from toolwire.transcript import JSON, Reply, Request
+
+
+class StreamDecoder(Protocol):
+    """An incremental decoder: feed it bytes as they arrive, then finish."""
+
+    def feed(self, data: bytes) -> list[StreamEvent]: ...
+
+    def finish(self) -> Reply: ...
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return {dict: "an object", list: "a list", str: "a string", int: "an integer",
+            float: "a number"}.get(type(value), type(value).__name__)
+
+
+def wrong_shape(where: str, expected: str, value: Any) -> WireFormatError:
+    """The error for a body field of the wrong shape: where, what was expected, what came."""
+    return WireFormatError(f"{where}: expected {expected}, got {_json_kind(value)}")
+
+
+# --------------------------------------------------------------------------- reading bodies
+
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
+class _NotJSON(Exception):
+    """Raised inside `plain` when a value is not JSON; `plain` finds where and says so."""
+
+
+def _copy(value: Any, depth: int) -> JSON:
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is float:
+        if value - value == 0.0:  # finite (inf - inf and nan - nan are nan)
+            return value
+        raise _NotJSON
+    if depth >= MAX_DEPTH:
+        raise _NotJSON
+    if kind is dict or isinstance(value, Mapping):
+        return {k if type(k) is str else _key(k): _copy(v, depth + 1) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_copy(v, depth + 1) for v in value]
+    if isinstance(value, str | int):  # subclasses of the scalars
+        return value
+    raise _NotJSON
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, str | int) and not isinstance(key, bool):
+        return str(key)
+    raise _NotJSON
+
+
+def plain(value: Any, where: str | tuple[Any, ...] = "a value") -> JSON:
+    """A deep copy made only of dict, list and JSON scalars (Mappings and tuples converted).
+
+    Only for values that are kept or handed on; what is only read is read in place. Refuses
+    with a `WireFormatError` naming the place (``where`` and the path inside the value) what
+    JSON cannot hold: nesting deeper than `toolwire._json.MAX_DEPTH`, numbers that are not
+    finite, keys that are not text, objects of any other type.
+    """
+    try:
+        return _copy(value, 0)
+    except _NotJSON:
+        raise not_json(path_text(where), value) from None
+
+
+def path_text(where: str | tuple[Any, ...]) -> str:
+    """``("choices", 0, "message")`` as ``choices[0].message``; a string as it is."""
+    if isinstance(where, str):
+        return where
+    out = ""
+    for key in where:
+        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
+    return out
+
+
+def not_json(where: str, value: Any) -> WireFormatError:
+    """The error for the first part of ``value`` that JSON cannot hold."""
+    return first_problem(where, value) or WireFormatError(f"{where}: not a JSON value")
+
+
+def first_problem(where: str, value: Any) -> WireFormatError | None:
+    """The first part of ``value`` that no JSON text holds, named by its path after ``where``,
+    found without recursion; None when ``value`` is plain JSON."""
+    todo: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while todo:
+        node, at, depth = todo.pop()
+        problem: str | None = None
+        if isinstance(node, str):
+            if not _is_unicode(node):
+                problem = ("text holding a lone surrogate, which is no character (JSON read by "
+                           "toolwire has U+FFFD there)")
+        elif isinstance(node, float) and node - node != 0.0:
+            problem = f"expected a finite number, got {node!r}"
+        elif isinstance(node, int | float) or node is None:
+            pass
+        elif depth >= MAX_DEPTH:
+            problem = f"nested deeper than {MAX_DEPTH} levels"
+        elif isinstance(node, Mapping):
+            for key, item in node.items():
+                if isinstance(key, bool) or not isinstance(key, str | int):
+                    problem = f"expected text keys, got {key!r}"
+                    break
+                todo.append((item, f"{at}.{key}" if at else str(key), depth + 1))
+        elif isinstance(node, list | tuple):
+            todo.extend((item, f"{at}[{n}]", depth + 1) for n, item in enumerate(node))
+        else:
+            problem = f"expected a JSON value, got {_json_kind(node)}"
+        if problem is not None:
+            return WireFormatError(f"{where}: {at or 'the value'}: {problem}")
+    return None
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def list_at(value: Any, where: str | tuple[Any, ...]) -> list[Any]:
+    """``value`` when it is a list; ``[]`` for a missing one (None); else a `WireFormatError`
+    naming ``where`` (a path such as ``("output", 2, "summary")``) and what came instead."""
+    if type(value) is list:
+        return value
+    if value is None:
+        return []
+    raise wrong_shape(path_text(where), "a list", value)
+
+
+def text_at(value: Any, where: str | tuple[Any, ...]) -> str:
+    """``value`` when it is text; ``""`` for a missing one (None); else a `WireFormatError`."""
+    if type(value) is str:
+        return value
+    if value is None:
+        return ""
+    raise wrong_shape(path_text(where), "text", value)
+
+
+def error_body(body: Any) -> tuple[Any, str]:
+    """An error reply's body as JSON when it is JSON, and its text (``""`` for a value).
+
+    Bytes are read as UTF-8 (broken bytes as U+FFFD); text that is not JSON stays text, so a
+    plain-text error page becomes the message.
+    """
+    if isinstance(body, bytes | bytearray | memoryview):
+        body = bytes(body).decode("utf-8", "replace")
+    if isinstance(body, str):
+        try:
+            return loads(body, what="the error body"), body
+        except JSONTextError:
+            return body, body
+    return plain(body, "the error body"), ""
+
+
+# --------------------------------------------------------------------------- total decoders
+#
+# Every decoder reads what a server, a model or a file sent, so it must be total: a value or a
+# toolwire error, whatever the input. The wires read bodies with the typed readers below
+# (`field_object`, `field_list`, ...), whose errors name the wire, the path inside the body and
+# what was expected. The guards that `Codec` puts around each decoder are the floor under that:
+# a body that is not an object is refused up front, nesting past the interpreter's own limit (a
+# dict built in Python, which no JSON reader limited) is named as such, and any other exception
+# a wire lets out becomes a `WireFormatError` naming the wire, chained to the exception, so
+# nothing but a toolwire error ever leaves a decoder. The campaign in bench/fuzz.py counts how
+# often that last net is reached (its aim: never).
+
+
+def unreadable(what: str, exc: BaseException, body: Any = None) -> WireFormatError:
+    """The error for an exception a decoder let out.
+
+    When ``body`` holds something no JSON text holds (nesting past `MAX_DEPTH`, a number that is
+    not finite, a lone surrogate, a key that is not text, a set or any other object: a value
+    built in Python rather than read), that is named with its path; otherwise the error names the
+    body and the exception, which is then a shape toolwire does not expect.
+    """
+    if body is not None:
+        found = first_problem(what, body)
+        if found is not None:
+            return found
+    if isinstance(exc, RecursionError):
+        return WireFormatError(f"{what}: nested deeper than toolwire reads (JSON from outside is "
+                               f"read up to {MAX_DEPTH} levels)")
+    return WireFormatError(f"{what}: cannot be read ({type(exc).__name__}: {exc}); this body "
+                           "has a shape toolwire does not expect")
+
+
+def named(exc: ToolwireError, what: str) -> ToolwireError:
+    """``exc`` with the body it is about (``what``: the wire and the kind of body) in front of a
+    shape error's message; any other toolwire error as it is."""
+    if (isinstance(exc, WireFormatError) and exc.args and isinstance(exc.args[0], str)
+            and not exc.args[0].startswith(what)):
+        exc.args = (f"{what}: {exc.args[0]}", *exc.args[1:])
+        if isinstance(exc, JSONTextError):
+            exc.msg = f"{what}: {exc.msg}"
+    return exc
+
+
+def not_an_object(what: str, body: Any) -> WireFormatError:
+    return wrong_shape(f"{what}: the body", "a JSON object", body)
+
+
+def _total(what: str, body: Any, decode: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``decode(*args, **kwargs)``, letting out nothing but toolwire errors about ``what``."""
+    try:
+        return decode(*args, **kwargs)
+    except ToolwireError as exc:
+        raise named(exc, what)  # noqa: B904 - the same error, its message completed
+    except Exception as exc:
+        raise unreadable(what, exc, body) from exc
+
+
+def guard_response(
+    decode: Callable[..., Reply], wire: str
+) -> Callable[..., Reply]:
+    what = f"{wire} reply"
+
+    def decode_response(body: Mapping[str, Any], *, request: Request | None = None) -> Reply:
+        if type(body) is not dict and not isinstance(body, Mapping):
+            if isinstance(body, str | bytes | bytearray):  # the body's text, as it came
+                body = loads(body, what=what)
+            if not isinstance(body, Mapping):
+                raise not_an_object(what, body)
+        return _total(what, body, decode, body, request=request)
+
+    return functools.wraps(decode)(decode_response)
+
+
+def guard_request(decode: Callable[..., Request], wire: str) -> Callable[..., Request]:
+    what = f"{wire} request"
+
+    def decode_request(
+        body: Mapping[str, Any], *, model: str | None = None, stream: bool | None = None
+    ) -> Request:
+        if type(body) is not dict and not isinstance(body, Mapping):
+            raise not_an_object(what, body)
+        return _total(what, body, decode, body, model=model, stream=stream)
+
+    return functools.wraps(decode)(decode_request)
+
+
+def guard_error(decode: Callable[..., ProviderError], wire: str) -> Callable[..., ProviderError]:
+    what = f"{wire} error body"
+
+    def decode_error(
+        status: int, body: Any, headers: Mapping[str, str] | None = None
+    ) -> ProviderError:
+        if type(status) is not int:
+            raise wrong_shape(f"{what}: the status", "an integer", status)
+        return _total(what, body, decode, status, body, headers)
+
+    return functools.wraps(decode)(decode_error)
+
+
+class _GuardedDecoder:
+    """A wire's incremental stream decoder (``wrapped``) whose failures are all toolwire errors:
+    anything else it lets out becomes a `StreamError`."""
+
+    __slots__ = ("_what", "wrapped")
+
+    def __init__(self, decoder: StreamDecoder, what: str) -> None:
+        self.wrapped = decoder
+        self._what = what
+
+    def feed(self, data: bytes) -> list[StreamEvent]:
+        if type(data) is not bytes and not isinstance(data, bytes | bytearray | memoryview):
+            raise wrong_shape(f"{self._what}: a chunk", "bytes", data)
+        try:
+            return self.wrapped.feed(data)
+        except ToolwireError:
+            raise
+        except Exception as exc:
+            raise self._broken(exc) from exc
+
+    def finish(self) -> Reply:
+        try:
+            return self.wrapped.finish()
+        except ToolwireError:
+            raise
+        except Exception as exc:
+            raise self._broken(exc) from exc
+
+    def _broken(self, exc: Exception) -> StreamError:
+        wire = self._what.split(" ", 1)[0]
+        return StreamError(str(unreadable(self._what, exc)), wire=wire)
+
+
+def guard_stream(make: Callable[..., StreamDecoder], wire: str) -> Callable[..., StreamDecoder]:
+    what = f"{wire} stream"
+
+    def stream_decoder(*, request: Request | None = None) -> StreamDecoder:
+        return _GuardedDecoder(make(request=request), what)
+
+    return stream_decoder

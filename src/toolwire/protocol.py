@@ -32,8 +32,10 @@ class Model(Protocol):
 
     ``complete`` raises a `toolwire.errors.ProviderError` when the provider fails for good.
     A model may also have a ``name`` (a string: what the caller calls the model, kept in run
-    logs; without one, ``str(model)``) and a ``provider_model`` (a string: what the provider
-    calls it, put in `Request.model`; without one, the ``name``).
+    logs; without one, ``str(model)``), a ``provider_model`` (a string: what the provider
+    calls it, put in `Request.model`; without one, the ``name``) and a ``telemetry`` mapping
+    (what its OpenTelemetry spans say of it: ``gen_ai.provider.name``, ``server.address``,
+    ``server.port``; see `toolwire.telemetry`).
     """
 
     async def complete(self, request: Request) -> Reply: ...

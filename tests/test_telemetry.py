@@ -7,6 +7,7 @@ from toolwire, so a renamed attribute fails a test.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import subprocess
@@ -73,6 +74,7 @@ def otel() -> Iterator[Otel]:
     reader = InMemoryMetricReader()
     meter_provider = MeterProvider(metric_readers=[reader])
     yield Otel(spans, reader, tracer_provider, meter_provider)
+    assert trace.get_current_span() is trace.INVALID_SPAN  # no span left current behind a run
     toolwire.uninstrument()
     tracer_provider.shutdown()
     meter_provider.shutdown()
@@ -349,6 +351,25 @@ async def test_a_model_call_the_time_limit_cut_short_is_a_timeout(otel: Otel) ->
     assert (chat.attributes or {})["error.type"] == "timeout"
     run = next(s for s in otel.finished() if s.name == "invoke_agent")
     assert (run.attributes or {})["toolwire.run.stop"] == "time_limit"
+
+
+def test_a_call_started_early_and_abandoned_ends_its_span(otel: Otel) -> None:
+    from toolwire.events import ToolAbandoned, ToolStarted
+    from toolwire.telemetry.spans import RunTelemetry
+    from toolwire.transcript import Request
+
+    listener = RunTelemetry(otel.settings(), model=object(), request=Request(model="m"),
+                            tools={}, stream=True)
+    early = ToolCallPart(id="call_e", name="read_file", arguments={"path": "a.txt"})
+    # the call starts in its own task, whose context (where its span is current) ends with it
+    contextvars.copy_context().run(listener, ToolStarted(turn=1, call=early, early=True))
+    assert trace.get_current_span() is trace.INVALID_SPAN
+    listener(ToolAbandoned(turn=1, call=early, finished=False,
+                           reason="the stream broke and the retried reply did not carry it"))
+    [span] = otel.finished()
+    assert span.name == "execute_tool read_file" and span.status.status_code is StatusCode.ERROR
+    assert (span.attributes or {})["error.type"] == "cancelled"
+    assert "retried reply" in str((span.attributes or {})["toolwire.tool.abandoned"])
 
 
 async def test_cost_and_cache_counts_reach_the_spans(otel: Otel) -> None:

@@ -27,17 +27,13 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from toolwire.events import (
     Event,
-    ReasoningDelta,
+    FirstToken,
     ReplyReceived,
     RequestSent,
     RetryEvent,
     RunResumed,
     RunStopped,
-    StreamEnd,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallFinished,
-    ToolCallStarted,
+    ToolAbandoned,
     ToolFinished,
     ToolStarted,
 )
@@ -81,7 +77,6 @@ _TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 
                   16777216, 67108864)
 _SECONDS_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48,
                     40.96, 81.92)
-_CHUNKS = (TextDelta, ReasoningDelta, ToolCallStarted, ToolCallDelta, ToolCallFinished, StreamEnd)
 
 
 class _Instruments:
@@ -175,8 +170,8 @@ class RunTelemetry:
         self._handlers: dict[type, Callable[[Any], None]] = {
             RequestSent: self._request, ReplyReceived: self._reply, RetryEvent: self._retry,
             ToolStarted: self._tool_started, ToolFinished: self._tool_finished,
-            RunStopped: self._stopped, RunResumed: self._resumed,
-            **{kind: self._chunk for kind in _CHUNKS},
+            RunStopped: self._stopped, RunResumed: self._resumed, FirstToken: self._first,
+            ToolAbandoned: self._abandoned,
         }
 
     def __call__(self, event: Event) -> None:
@@ -210,9 +205,9 @@ class RunTelemetry:
         self._chat_started = time.perf_counter()
         self._first_chunk = None
 
-    def _chunk(self, event: object) -> None:
-        if self._first_chunk is None and self._chat is not None:
-            self._first_chunk = time.perf_counter() - self._chat_started
+    def _first(self, event: FirstToken) -> None:
+        if self._chat is not None:
+            self._first_chunk = event.seconds
 
     def _retry(self, event: RetryEvent) -> None:
         if self._chat is None:
@@ -221,7 +216,6 @@ class RunTelemetry:
             "toolwire.retry.attempt": event.attempt, "toolwire.retry.wait": event.wait,
             ERROR_TYPE: error_type(event.error),
             "exception.message": str(event.error)[:500]})
-        self._first_chunk = None  # the reply starts over
 
     def _reply(self, event: ReplyReceived) -> None:
         span, self._chat = self._chat, None
@@ -308,6 +302,16 @@ class RunTelemetry:
             _failed(span, "tool_error", text)
         elif self._redact is not None:
             span.set_attribute("gen_ai.tool.call.result", self._redact(result.content))
+        span.end()
+
+    def _abandoned(self, event: ToolAbandoned) -> None:
+        """A call started early for a reply that never became history: its span ends here."""
+        found = self._calls.pop(id(event.call), None)
+        if found is None:
+            return
+        span = found[0]  # its context went with the call's task
+        span.set_attribute("toolwire.tool.abandoned", event.reason)
+        _failed(span, "abandoned" if event.finished else "cancelled")
         span.end()
 
     # ------------------------------------------------------------------ the run

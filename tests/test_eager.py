@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from toolwire.events import (
     emit,
 )
 from toolwire.explain.build import explain_file, render_text
+from toolwire.explain.html import render_html
 from toolwire.rules import check_transcript
 from toolwire.schema.tool import Tool
 from toolwire.testing import call, reply
@@ -281,8 +283,8 @@ async def test_a_reply_cut_off_mid_call_abandons_its_early_calls() -> None:
 
 async def test_explain_shows_each_turns_timings(tmp_path: Path) -> None:
     tools = Lookups()
-    model = SteppedModel([[call("look", {"key": "a"}, id="c1"), tools.began("a").wait]],
-                         [["Done."]])
+    model = SteppedModel([[call("look", {"key": "a"}, id="c1"), tools.began("a").wait,
+                           lambda: asyncio.sleep(0.01)]], [["Done."]])
     log = tmp_path / "run.jsonl"
     await Agent(model=model, tools=tools.tools(), stream=True, eager_tools=True).arun(
         "Look.", log=log)
@@ -292,6 +294,13 @@ async def test_explain_shows_each_turns_timings(tmp_path: Path) -> None:
     text = render_text(explain_file(log))
     assert "turn 1: first token" in text and "first tool" in text
     assert "(early: the reply was still streaming)" in text
+    page = render_html(explain_file(log))
+    spans = re.findall(r'class="span (\w+)"[^>]*data-start="([\d.]+)" data-end="([\d.]+)"', page)
+    model_calls = [(float(a), float(b)) for lane, a, b in spans if lane == "model"]
+    tool_calls = [(float(a), float(b)) for lane, a, b in spans if lane == "tools"]
+    assert len(model_calls) == 2 and len(tool_calls) == 1
+    assert tool_calls[0][0] < model_calls[0][1]  # drawn starting inside its model call
+    assert "started early" in page
 
 
 @pytest.mark.parametrize("flag", [True, False])

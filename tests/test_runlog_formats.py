@@ -130,3 +130,22 @@ def test_a_log_written_today_carries_todays_format(tmp_path: Path) -> None:
     assert head["event"] == "header" and head["format"] == LOG_FORMAT
     assert head["model"] == head["request_model"] == "scripted"
     assert read_log(log).stop == "answered"
+
+
+FORMAT2 = FIXTURES / "format2_streamed.jsonl"
+
+
+def test_a_format_2_log_reads_and_shows_its_time_from_its_timestamps() -> None:
+    assert lines(FORMAT2)[0]["format"] == 2
+    logged = read_log(FORMAT2)
+    assert [m.role for m in logged.messages] == ["user", "assistant", "tool", "assistant"]
+    assert logged.stop == "answered" and logged.time.abandoned == []
+    assert set(logged.time.turns) == {1, 2}
+    assert all("first_token" not in t for t in logged.time.turns.values())  # not in format 2
+    assert [(s.lane, s.label) for s in logged.time.spans] == [
+        ("model", "model call 1"), ("tools", "read_note"), ("model", "model call 2")]
+    text = render_text(explain_file(FORMAT2))
+    assert "turn 1: whole reply" in text and "first token" not in text
+    from toolwire.explain.html import render_html
+
+    assert 'id="time-axis"' in render_html(explain_file(FORMAT2))

@@ -2,7 +2,8 @@
 
 Owns `render_html`. The page draws an `Explanation` as a timeline with three lanes (harness,
 model, tools); each tool call links to the result that answers it (a click opens and highlights
-the result), every entry expands to its raw JSON, and a bar chart shows the tokens of each turn.
+the result), every entry expands to its raw JSON, a bar chart shows the tokens of each turn, and,
+for a run log, a time axis places each model call and tool call by its timestamps.
 No external resource is loaded: styles, script and chart are inline.
 """
 
@@ -75,6 +76,39 @@ def _chart(expl: Explanation) -> str:
     return "".join(parts)
 
 
+def _time_axis(expl: Explanation) -> str:
+    """The model calls and tool calls of a run log on one time axis, one row per call: a tool
+    started early overlaps the model call whose reply was still streaming."""
+    spans = sorted(expl.spans, key=lambda sp: (sp.start, sp.lane != "model"))
+    if not spans:
+        return "<p>No timestamps were recorded.</p>"
+    t0 = spans[0].start
+    total = max(sp.end for sp in spans) - t0 or 1e-3
+    width, row, left = 720, 18, 150
+    parts = [f'<svg id="time-axis" width="{left + width + 20}" height="{row * len(spans) + 30}" '
+             'role="img" aria-label="when each model call and tool ran">']
+    for n, sp in enumerate(spans):
+        start, end = sp.start - t0, sp.end - t0
+        x = left + round(width * start / total, 1)
+        w = max(round(width * (end - start) / total, 1), 1.0)
+        colour = "#7aa6e8" if sp.lane == "model" else ("#4caf7a" if sp.early else "#f0a35e")
+        what = f"{sp.label} (turn {sp.turn}{', started early' if sp.early else ''})"
+        y = 4 + n * row
+        parts.append(f'<text x="0" y="{y + 12}">{html.escape(_short_label(what))}</text>'
+                     f'<rect class="span {sp.lane}" x="{x}" y="{y}" width="{w}" '
+                     f'height="{row - 4}" fill="{colour}" data-start="{start:.3f}" '
+                     f'data-end="{end:.3f}"><title>{html.escape(what)}: {start:.3f} s to '
+                     f'{end:.3f} s</title></rect>')
+    parts.append(f'<text x="{left}" y="{row * len(spans) + 24}">0 s to {total:.3f} s (blue: '
+                 'model call, orange: tool, green: tool started while its reply streamed)'
+                 '</text></svg>')
+    return "".join(parts)
+
+
+def _short_label(text: str, limit: int = 22) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def render_html(expl: Explanation, title: str = "toolwire run report") -> str:
     """A single self-contained HTML page of the explanation."""
     esc = html.escape
@@ -112,6 +146,7 @@ def render_html(expl: Explanation, title: str = "toolwire run report") -> str:
         f"{total.output_tokens} output tokens</div>"
         + "".join(rows) + stop
         + f"<h2>Tokens per turn</h2>{_chart(expl)}"
+        + (f"<h2>Time</h2>{_time_axis(expl)}" if expl.spans else "")
         + (f"<ul>{notes}</ul>" if notes else "")
         + f"<script>{_JS}</script></body></html>"
     )

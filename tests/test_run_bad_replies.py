@@ -5,9 +5,10 @@ every wire, whole and streamed: bodies that are not a reply (``null``, ``[]``, `
 ``{}``, nothing, nesting far beyond any reader's depth), an error body sent with status 200,
 numbers that do not fit, a lone surrogate in a call's arguments, bytes that are not UTF-8 in a
 stream, a stream cut inside a character or dropped mid-reply, any status with any body. What
-must hold for each: a named stop (``bad_reply`` for a reply that cannot
-be used, an answer where it can), the bad reply sent once more before giving up, never a stray
-exception, and a log whose lines all parse and that `toolwire explain` reads.
+must hold for each: a named stop (``bad_reply`` for a reply that cannot be used, an answer where
+it can), the bad reply sent once more before giving up, never a stray exception, and a log whose
+lines all parse and that `toolwire explain` reads. Whatever a tool does (exit, return what cannot
+be written) is an error result.
 """
 
 from __future__ import annotations
@@ -253,3 +254,58 @@ def test_explain_on_a_log_with_a_lone_surrogate_does_not_fail(tmp_path: Path) ->
                               capture_output=True, text=True, encoding="utf-8", check=False,
                               env={**os.environ, "PYTHONIOENCODING": "utf-8"})
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+
+
+# -- whatever a tool does --------------------------------------------------------------------------
+
+
+def _exits() -> str:
+    sys.exit(3)
+
+
+async def _exits_async() -> str:
+    raise SystemExit("bye")
+
+
+def _too_deep() -> Any:
+    value: Any = []
+    for _ in range(100_000):
+        value = [value]
+    return value
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text for this")
+
+
+@pytest.mark.parametrize(("fn", "says"), [
+    (_exits, "SystemExit"), (_exits_async, "SystemExit: bye"),
+    (_too_deep, "cannot be sent as JSON"), (lambda: _Unprintable(), "cannot be sent as JSON"),
+], ids=["sys.exit", "async SystemExit", "nested too deep", "str raises"])
+async def test_a_tool_that_misbehaves_gives_an_error_result(fn: Any, says: str,
+                                                           tmp_path: Path) -> None:
+    from toolwire.schema.tool import Tool
+    from toolwire.testing import call
+
+    tool = Tool(name="odd", input_schema={"type": "object", "properties": {}}, fn=fn)
+    log = tmp_path / "run.jsonl"
+    with ScriptedModel([reply(call("odd", {}, id="c1")), reply("went on")]) as model:
+        result = await Agent(model=model, tools=[tool]).arun("go", log=log)
+    assert result.stop is RunStop.ANSWERED
+    [res] = result.messages[2].tool_results
+    assert res.is_error and says in res.content
+    assert_ends_well(result, log)
+
+
+async def test_an_approver_that_answers_something_else_refuses_the_call() -> None:
+    from toolwire.schema.tool import Tool
+    from toolwire.testing import call
+
+    tool = Tool(name="odd", input_schema={"type": "object", "properties": {}}, fn=lambda: "ran")
+    with ScriptedModel([reply(call("odd", {}, id="c1")), reply("went on")]) as model:
+        agent = Agent(model=model, tools=[tool], approval="ask",
+                      approve=lambda request: "sure")  # type: ignore[arg-type,return-value]
+        result = await agent.arun("go")
+    [res] = result.messages[2].tool_results
+    assert res.is_error and "answered str, not True, False or an Approval" in res.content

@@ -255,6 +255,9 @@ class Dispatcher:
                    f"failed ({type(exc).__name__}: {exc})."
         if isinstance(answer, bool):
             answer = Approval(answer)
+        elif not isinstance(answer, Approval):
+            return (f"The call to {tool.name!r} was not run: the approver answered "
+                    f"{type(answer).__name__}, not True, False or an Approval.")
         if answer.approved:
             return None
         text = f"The user declined this call to {tool.name!r}."
@@ -338,11 +341,11 @@ class Dispatcher:
                     "it was abandoned and gave no result."
                 )
             return _error(call, f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}")
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a tool that calls sys.exit() ends no run
             return _error(call, f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}")
         try:
             text = render_result(value)
-        except TypeError as exc:
+        except Exception as exc:  # not JSON, nested too deep, a __str__ that raises...
             return _error(
                 call, f"Tool {tool.name!r} returned a {type(value).__name__} value that cannot "
                 f"be sent as JSON ({exc})."

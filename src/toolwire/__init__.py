@@ -28,6 +28,7 @@ from toolwire.errors import (
     WireFormatError,
 )
 from toolwire.transcript import (
+    Cache,
     Message,
     OpaquePart,
     Part,
@@ -98,6 +99,7 @@ __all__ = [
     "AgentRun",
     "Approval",
     "AuthenticationError",
+    "Cache",
     "ConfigError",
     "ContextLengthError",
     "Conversion",

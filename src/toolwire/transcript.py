@@ -1,7 +1,7 @@
 """The canonical transcript: frozen, keyword-only, vendor-neutral values.
 
-Owns: the parts of a message, `Message`, `ToolSpec`, `ToolChoice`, `Request`, `Reply`, `Usage`
-and the normalised stop reasons. Must not import anything else from toolwire except `errors`
+Owns: the parts of a message, `Message`, `ToolSpec`, `ToolChoice`, `Cache`, `Request`, `Reply`,
+`Usage` and the normalised stop reasons. Must not import anything else from toolwire except `errors`
 and `_json` (the JSON reader); every other layer (codecs, loop, CLI) speaks in these values.
 
 Provider-only data (Anthropic thinking signatures, OpenRouter ``reasoning_details``, Responses
@@ -247,8 +247,29 @@ class ToolChoice(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     parallel: bool | None = None
 
 
+class Cache(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """Prompt caching asked of a request; each codec writes it the way its wire takes it.
+
+    Wires with cache breakpoints (Anthropic, OpenRouter's breakpoint models when ``markers``)
+    get them on the fixed prefix (tools and system) and at the end of the latest and the
+    previous request, with ``ttl`` (``"5m"`` or ``"1h"``; None: the provider's default). The
+    OpenAI wires get ``key`` as ``prompt_cache_key`` and ``retention`` as
+    ``prompt_cache_retention``. Gemini and Ollama cache a repeated prefix by themselves.
+    """
+
+    ttl: str | None = None
+    key: str | None = None
+    retention: str | None = None
+    markers: bool = False
+    """Whether a wire without breakpoints of its own (OpenAI chat) carries Anthropic-style
+    ``cache_control`` markers on text parts: OpenRouter passes them to its upstream."""
+
+
 class Request(msgspec.Struct, frozen=True, kw_only=True, gc=False):
-    """Everything needed to ask a model for its next reply, in no particular wire."""
+    """Everything needed to ask a model for its next reply, in no particular wire.
+
+    ``cache`` asks for prompt caching (None: the request carries no cache fields).
+    """
 
     model: str
     messages: tuple[Message, ...] = ()
@@ -259,6 +280,7 @@ class Request(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     temperature: float | None = None
     stream: bool = False
     provider_options: ProviderData | None = None
+    cache: Cache | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.messages, tuple):

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from typing import Any, assert_never
 
+import msgspec
+
 from toolwire.errors import TranscriptError
 from toolwire.transcript import (
     JSON,
+    Cache,
     Message,
     OpaquePart,
     Part,
@@ -119,6 +122,9 @@ def to_json(value: Value) -> dict[str, Any]:
             out["stream"] = True
         if value.provider_options is not None:
             out["provider_options"] = dict(value.provider_options)
+        if value.cache is not None:
+            out["cache"] = {k: v for k, v in msgspec.structs.asdict(value.cache).items()
+                            if v is not None and v is not False}
     elif isinstance(value, Reply):
         out = {"type": "reply", "message": _message(value.message), "stop": value.stop}
         if value.raw_stop is not None:
@@ -200,6 +206,15 @@ def _load_message(d: dict[str, Any]) -> Message:
     )
 
 
+def _load_cache(d: Any) -> Cache | None:
+    if d is None:
+        return None
+    if not isinstance(d, dict):
+        raise TranscriptError(f"a request's 'cache' must be an object, got {type(d).__name__}")
+    return Cache(ttl=d.get("ttl"), key=d.get("key"), retention=d.get("retention"),
+                 markers=bool(d.get("markers", False)))
+
+
 def _load_usage(d: dict[str, Any]) -> Usage:
     return Usage(
         input_tokens=d.get("input_tokens", 0),
@@ -250,6 +265,7 @@ def from_json(data: JSON) -> Value:
             temperature=data.get("temperature"),
             stream=bool(data.get("stream", False)),
             provider_options=data.get("provider_options"),
+            cache=_load_cache(data.get("cache")),
         )
     if kind == "reply":
         return Reply(

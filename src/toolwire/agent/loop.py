@@ -40,6 +40,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
+from toolwire.agent.compaction import cache_setting
 from toolwire.agent.dispatch import Approver, Dispatcher, Policy
 from toolwire.agent.early import TurnWatch
 from toolwire.agent.output import answer_calls, nudge_for_output
@@ -51,10 +52,11 @@ from toolwire.errors import (
     WireFormatError,
 )
 from toolwire.events import StreamEnd, ToolFinished, ToolStarted, listen
-from toolwire.protocol import Model, holds_nothing, model_name
+from toolwire.protocol import Model, holds_nothing, model_name, provider_model
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.telemetry.settings import Telemetry, current, make
 from toolwire.transcript import (
+    Cache,
     Message,
     Reply,
     Request,
@@ -97,7 +99,9 @@ class Agent:
     with OpenTelemetry, ``False`` never, and None (the default) when `toolwire.instrument` was
     called (see `toolwire.telemetry.settings`). ``max_tokens``, ``temperature`` and
     ``provider_options`` go on every request. ``log`` is a run log path, one run per file (see
-    `toolwire.agent.runlog`); ``arun(log=...)`` sets one per run.
+    `toolwire.agent.runlog`); ``arun(log=...)`` sets one per run. ``cache`` asks for prompt
+    caching on every request (`toolwire.Cache`; True: the provider's default TTL and a cache key
+    made from the agent's model, system prompt and tools; False: no cache fields at all).
     """
 
     def __init__(
@@ -127,6 +131,7 @@ class Agent:
         on_event: Callable[[object], None] | None = None,
         log: str | os.PathLike[str] | None = None,
         instrument: bool | Telemetry | None = None,
+        cache: bool | Cache = True,
     ) -> None:
         self.model = model
         toolset = Toolset(tools)
@@ -153,6 +158,7 @@ class Agent:
             timeout=tool_timeout, max_output_chars=max_output_chars,
         )
         self.specs: tuple[ToolSpec, ...] = tuple(t.spec for t in self.tools)
+        self.cache: Cache | None = cache_setting(cache, provider_model(model), system, self.specs)
 
     @property
     def settings(self) -> dict[str, Any]:

@@ -23,7 +23,15 @@ from toolwire.agent.runlog import RunLog, read_log
 from toolwire.events import Listener, RunResumed
 from toolwire.protocol import model_name, provider_model
 from toolwire.telemetry.settings import Telemetry, for_agent
-from toolwire.transcript import Message, Request, ToolCallPart, ToolChoice, ToolResultPart, ToolSpec
+from toolwire.transcript import (
+    Cache,
+    Message,
+    Request,
+    ToolCallPart,
+    ToolChoice,
+    ToolResultPart,
+    ToolSpec,
+)
 
 if TYPE_CHECKING:
     from toolwire.telemetry.spans import RunTelemetry
@@ -63,6 +71,8 @@ class RunSetup(Protocol):
     def stream(self) -> bool: ...
     @property
     def instrument(self) -> bool | Telemetry | None: ...
+    @property
+    def cache(self) -> Cache | None: ...
 
 
 def _output(setup: RunSetup, output: OutputType | None) -> OutputTool | None:
@@ -93,7 +103,7 @@ def _base_request(setup: RunSetup, out: OutputTool | None, notes: list[str]) -> 
     return Request(
         model=provider_model(setup.model), system=system, tools=specs, tool_choice=choice,
         max_tokens=setup.max_tokens, temperature=setup.temperature,
-        provider_options=setup.provider_options,
+        provider_options=setup.provider_options, cache=setup.cache,
     )
 
 

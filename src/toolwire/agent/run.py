@@ -164,6 +164,7 @@ class RunState:
             model=base.model, messages=tuple(self.messages), system=base.system,
             tools=base.tools, tool_choice=base.tool_choice, max_tokens=base.max_tokens,
             temperature=base.temperature, provider_options=base.provider_options,
+            cache=base.cache,
         )
         if self.listeners:
             self.emit(RequestSent(self.turns + 1, request))

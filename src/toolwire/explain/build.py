@@ -1,6 +1,7 @@
 """Naming what every message in a model's context is doing, and what ended the loop.
 
-Owns `Explanation`, `Entry`, `explain_file`, `explain_conversation` and `render_text`. Input is a
+Owns `Explanation`, `Entry`, `explain_file`, `explain_conversation`, `render_text` and
+`usage_line` (a turn's tokens, cache share and cost in words). Input is a
 run log, a cassette, or any request or reply body (or raw stream text) in any wire, detected.
 The HTML page is drawn from the same `Explanation` by `toolwire.explain.html`.
 """
@@ -293,6 +294,23 @@ def explain_file(path: str | Path) -> Explanation:
     return explain_body(data, str(path))
 
 
+def _money(cost: float | None) -> str:
+    return "cost unknown" if cost is None else f"${cost:.4f}"
+
+
+def usage_line(usage: Usage) -> str:
+    """One turn's (or a run's) usage in words: tokens in and out, the cache's share of the
+    input, reasoning, and the cost."""
+    cached = ""
+    if usage.cache_read_tokens or usage.cache_write_tokens:
+        share = usage.cache_read_tokens / usage.input_tokens if usage.input_tokens else 0.0
+        cached = (f" ({usage.cache_read_tokens} read from the cache, {share:.0%}; "
+                  f"{usage.cache_write_tokens} written to it)")
+    reasoning = f", {usage.reasoning_tokens} of them reasoning" if usage.reasoning_tokens else ""
+    return (f"{usage.input_tokens} in{cached}, {usage.output_tokens} out{reasoning}, "
+            f"{_money(usage.cost)}")
+
+
 def render_text(expl: Explanation) -> str:
     """The explanation as plain text for a terminal."""
     lines = [f"{expl.source}" + (f" [{expl.wire}]" if expl.wire else "")]
@@ -304,8 +322,10 @@ def render_text(expl: Explanation) -> str:
     if expl.turn_usage:
         lines.append("tokens per turn (input/output): " + ", ".join(
             f"{n}: {u.input_tokens}/{u.output_tokens}" for n, u in enumerate(expl.turn_usage, 1)))
+        lines.extend(f"turn {n}: {usage_line(u)}" for n, u in enumerate(expl.turn_usage, 1))
         total = expl.usage
         lines.append(f"total tokens: {total.input_tokens} in, {total.output_tokens} out")
+        lines.append(f"run: {usage_line(total)}")
     lines.extend(_timing(turn, t) for turn, t in sorted(expl.timings.items()))
     lines.extend(f"note: {n}" for n in expl.notes)
     return "\n".join(lines)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import json
 
-from toolwire.explain.build import Explanation
+from toolwire.explain.build import Explanation, usage_line
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d232b;background:#fafbfc}
@@ -109,6 +109,16 @@ def _short_label(text: str, limit: int = 22) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _turns(expl: Explanation) -> str:
+    """Each turn's tokens, cache hits and cost, and the run's, as a list."""
+    if not expl.turn_usage:
+        return ""
+    rows = "".join(f"<li>turn {n}: {html.escape(usage_line(u))}</li>"
+                   for n, u in enumerate(expl.turn_usage, 1))
+    return (f'<ul id="turn-usage">{rows}<li><b>run: {html.escape(usage_line(expl.usage))}'
+            "</b></li></ul>")
+
+
 def render_html(expl: Explanation, title: str = "toolwire run report") -> str:
     """A single self-contained HTML page of the explanation."""
     esc = html.escape
@@ -145,7 +155,7 @@ def render_html(expl: Explanation, title: str = "toolwire run report") -> str:
         f" · {len(expl.entries)} entries · {total.input_tokens} input / "
         f"{total.output_tokens} output tokens</div>"
         + "".join(rows) + stop
-        + f"<h2>Tokens per turn</h2>{_chart(expl)}"
+        + f"<h2>Tokens per turn</h2>{_chart(expl)}{_turns(expl)}"
         + (f"<h2>Time</h2>{_time_axis(expl)}" if expl.spans else "")
         + (f"<ul>{notes}</ul>" if notes else "")
         + f"<script>{_JS}</script></body></html>"

@@ -20,6 +20,9 @@ request is sent once more (`BAD_REPLY_RETRIES`, as the official SDKs retry a bro
 a `RetryEvent`, and a second bad reply raises `WireFormatError`: a run ends with ``bad_reply``.
 An error body sent with an error status is the provider refusing (`ProviderError`), read as
 totally: a body that cannot be read still gives a `ProviderError` naming the status.
+
+Every reply leaves with its cost in `Usage.cost` (`toolwire.context.prices`: the provider's
+own figure when it sent one, else the price table's for this endpoint's provider and model).
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from urllib.parse import urlsplit
 
 from toolwire import _json
 from toolwire.codecs import Codec, get_codec
+from toolwire.context.prices import with_cost
+from toolwire.context.windows import takes_breakpoints
 from toolwire.errors import (
     OverloadedError,
     ProviderError,
@@ -151,6 +156,10 @@ class HttpModel:
             changes["model"] = self.endpoint.model
         if request.max_tokens is None and self.max_tokens is not None:
             changes["max_tokens"] = self.max_tokens
+        cache = request.cache
+        if (cache is not None and not cache.markers and self.endpoint.provider == "openrouter"
+                and takes_breakpoints(self.endpoint.model)):
+            changes["cache"] = replace(cache, markers=True)  # its upstream caches at markers
         if self.options:
             opts = dict(request.provider_options or {})
             wire_opts = {**self.options, **dict(opts.get(self.wire, {}))}
@@ -219,7 +228,15 @@ class HttpModel:
             raise self._bad_reply(f"it is not a {self.wire} reply", exc) from exc
         if holds_nothing(reply):
             raise self._nothing(reply, body, response)
-        return reply
+        return self._priced(reply)
+
+    def _priced(self, reply: Reply) -> Reply:
+        """``reply`` with the money its usage cost: the provider's own figure when it sent one,
+        else the price table's (`toolwire.context.prices`); unknown models keep None."""
+        if reply.usage.cost is not None:
+            return reply
+        usage = with_cost(reply.usage, self.endpoint.model, self.endpoint.provider)
+        return reply if usage is reply.usage else replace(reply, usage=usage)
 
     def _nothing(self, reply: Reply, body: Any, response: WireResponse | None) -> WireFormatError:
         """The error for a reply that decoded to nothing: an error body, or an empty reply."""
@@ -312,7 +329,7 @@ class HttpModel:
                     raise self._unreadable(exc) from exc
                 if holds_nothing(reply):
                     raise self._nothing(reply, None, None)
-                yield StreamEnd(reply=reply)
+                yield StreamEnd(reply=self._priced(reply))
                 return
             except ProviderError as error:
                 await asyncio.sleep(self._retry_event(attempt, error).wait)

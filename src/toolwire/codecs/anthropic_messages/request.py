@@ -3,7 +3,8 @@
 Owns `encode`, `decode_request` and `check_body` of the ``anthropic-messages`` wire: the
 required ``max_tokens``, the top-level ``system``, ``tool_choice``, and the message list, where
 tool results travel first in a user message and this wire's own thinking and server-tool
-blocks go back verbatim. Body keys the canonical request has no field for ride in
+blocks go back verbatim; `Request.cache` puts cache breakpoints in
+(`toolwire.codecs.caching`). Body keys the canonical request has no field for ride in
 ``Request.provider_options["anthropic-messages"]`` and are merged back on encode. An encoded
 body shares what needs no change (tool schemas, call arguments, stored blocks) with the
 request instead of copying it; bodies are only serialised, never changed. Imports only
@@ -36,6 +37,7 @@ from toolwire.codecs.anthropic_messages.parts import (
 )
 from toolwire.codecs.anthropic_messages.schema import decode_tools, encode_tools
 from toolwire.codecs.base import Encoded, Note, own_options, role_problem, tools_lack_schemas
+from toolwire.codecs.caching import place_breakpoints
 from toolwire.errors import WireFormatError
 from toolwire.transcript import (
     Message,
@@ -297,9 +299,16 @@ def encode(request: Request) -> Encoded:
     if request.stream:
         body["stream"] = True
     body.update(opts)
+    if request.cache is not None:
+        notes.extend(place_breakpoints(body, request.cache, markable=_takes_marker))
     if nm.built:  # some name needed mapping: its notes go first, as the names come first
         notes[:0] = nm.notes()
     return Encoded(body=body, notes=tuple(notes))
+
+
+def _takes_marker(block: dict[str, Any]) -> bool:
+    """Whether a block may carry ``cache_control`` (thinking blocks may not)."""
+    return block.get("type") not in ("thinking", "redacted_thinking")
 
 
 # --------------------------------------------------------------------------- decode

@@ -29,6 +29,7 @@ from toolwire.codecs.base import (
     role_problem,
     tools_lack_schemas,
 )
+from toolwire.codecs.caching import chat_cache_fields
 from toolwire.codecs.openai_chat.parts import (
     EMPTY_RESULT,
     ERROR_PREFIX,
@@ -306,6 +307,8 @@ def encode(request: Request) -> Encoded:
                 del body[key]
                 enc.notes.append(Note(kind="field_dropped", subject=key,
                                       detail="left out: the API refuses it without tools"))
+    if request.cache is not None:
+        enc.notes.extend(chat_cache_fields(body, request.cache))
     return Encoded(body=body, notes=(*enc.names.notes(), *enc.notes))
 
 

@@ -22,6 +22,7 @@ from toolwire.codecs.base import (
     tools_lack_schemas,
     wrong_shape,
 )
+from toolwire.codecs.caching import cache_key_fields
 from toolwire.codecs.openai_responses.parts import (
     WIRE,
     Item,
@@ -96,6 +97,8 @@ def encode(request: Request) -> Encoded:
     if request.stream:
         body["stream"] = True
     body.update(extra)
+    if request.cache is not None:
+        notes.extend(cache_key_fields(body, request.cache))
     return Encoded(body=body, notes=tuple(notes))
 
 

@@ -1,0 +1,191 @@
+"""Prompt-cache breakpoints placed in a body, for the wires that cache only where marked.
+
+Owns `place_breakpoints` and `MAX_BREAKPOINTS`. A breakpoint (``cache_control``) on a block
+asks the provider to cache the prompt up to and including that block. The placement keeps the
+longest stable prefix cached from turn to turn, with at most `MAX_BREAKPOINTS` markers in the
+whole body (markers a request already carries count too):
+
+1. the fixed prefix: the last system block, or the last tool when there is no system prompt;
+2. the latest message, so the next request reads everything sent now;
+3. the end of the previous request (the message before the latest assistant reply), which is
+   exactly where the last request wrote its cache entry: the read lands there whatever number
+   of blocks were added since (Anthropic looks back only about 20 blocks from a breakpoint).
+
+Text content is always written as a list of blocks when caching (the form a marked block
+needs), so a message is sent in the same bytes whether it carries a marker this turn or not;
+marked blocks are copied (the body shares the rest with the request). Used by Anthropic
+Messages and, for OpenRouter's breakpoint models, by OpenAI chat (text parts only);
+`cache_key_fields` writes the OpenAI wires' cache key and retention. A decoded body keeps its
+markers where they were (in the parts' provider data), like any field the caller wrote.
+Imports only
+`toolwire.codecs.base` and
+the transcript; no wire module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from toolwire.codecs.base import Note
+from toolwire.transcript import Cache
+
+MAX_BREAKPOINTS = 4
+"""The most cache breakpoints a request may carry (Anthropic refuses more)."""
+
+Markable = Callable[[dict[str, Any]], bool]
+"""Whether a content block may carry a breakpoint."""
+
+
+def _marker(cache: Cache) -> dict[str, Any]:
+    marker: dict[str, Any] = {"type": "ephemeral"}
+    if cache.ttl is not None:
+        marker["ttl"] = cache.ttl
+    return marker
+
+
+def count_markers(value: Any) -> int:
+    """How many ``cache_control`` markers ``value`` already holds, at any depth."""
+    if isinstance(value, dict):
+        return ("cache_control" in value) + sum(count_markers(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(count_markers(v) for v in value)
+    return 0
+
+
+def _mark_content(content: Any, marker: dict[str, Any], markable: Markable) -> Any:
+    """``content`` (a string or a list of blocks) with ``marker`` on its last markable block,
+    or None when no block takes one."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content, "cache_control": marker}] if content else None
+    if not isinstance(content, list):
+        return None
+    for n in range(len(content) - 1, -1, -1):
+        block = content[n]
+        if isinstance(block, dict) and markable(block):
+            if "cache_control" in block:
+                return None  # already marked by the caller
+            marked = list(content)
+            marked[n] = {**block, "cache_control": marker}
+            return marked
+    return None
+
+
+def _as_blocks(message: Any) -> Any:
+    """A message whose text content is written as one text block, the form a marked message
+    takes: every message keeps one form from turn to turn, marked or not."""
+    if isinstance(message, dict) and isinstance(message.get("content"), str) and message[
+            "content"]:
+        return {**message, "content": [{"type": "text", "text": message["content"]}]}
+    return message
+
+
+def _mark_message(messages: list[Any], start: int, stop: int, marker: dict[str, Any],
+                  markable: Markable) -> int | None:
+    """Mark the last markable block of the messages from ``start`` back to ``stop``
+    (exclusive); the index of the message marked, or None."""
+    for i in range(start, stop, -1):
+        message = messages[i]
+        if not isinstance(message, dict):
+            continue
+        content = _mark_content(message.get("content"), marker, markable)
+        if content is not None:
+            messages[i] = {**message, "content": content}
+            return i
+    return None
+
+
+def place_breakpoints(
+    body: dict[str, Any],
+    cache: Cache,
+    *,
+    markable: Markable,
+    system_in_messages: bool = False,
+    tools_take_markers: bool = True,
+) -> list[Note]:
+    """Put cache breakpoints into ``body`` (changed in place: ``system``, ``tools`` and
+    ``messages`` are replaced by marked copies) and say where they went.
+
+    ``system_in_messages``: the system prompt is the body's first message (OpenAI chat), not a
+    ``system`` field. ``tools_take_markers``: a tool definition may carry a breakpoint.
+    """
+    budget = MAX_BREAKPOINTS - count_markers(body)
+    marker = _marker(cache)
+    messages = [_as_blocks(m) for m in body.get("messages") or ()]
+    if isinstance(body.get("system"), str) and body["system"]:
+        body["system"] = [{"type": "text", "text": body["system"]}]
+    placed: list[str] = []
+    last = len(messages) - 1
+    latest = _mark_message(messages, last, -1, marker, markable) if budget > 0 else None
+    if latest is not None:
+        budget -= 1
+        placed.append("the latest message")
+    if budget > 0 and latest is not None:
+        reply = next((i for i in range(latest - 1, -1, -1)
+                      if isinstance(messages[i], dict) and messages[i].get("role") == "assistant"),
+                     None)
+        if reply is not None and reply > 0:
+            floor = 0 if system_in_messages and messages[0].get("role") == "system" else -1
+            if _mark_message(messages, reply - 1, floor, marker, markable) is not None:
+                budget -= 1
+                placed.append("the end of the previous request")
+    if budget > 0:
+        system = body.get("system")
+        if system_in_messages:
+            first = messages[0] if messages else None
+            if (isinstance(first, dict) and first.get("role") == "system"
+                    and _mark_message(messages, 0, -1, marker, markable) is not None):
+                placed.insert(0, "the system prompt")
+        elif system:
+            marked = _mark_content(system, marker, markable)
+            if marked is not None:
+                body["system"] = marked
+                placed.insert(0, "the system prompt")
+        elif tools_take_markers and body.get("tools"):
+            tools = list(body["tools"])
+            if isinstance(tools[-1], dict) and "cache_control" not in tools[-1]:
+                tools[-1] = {**tools[-1], "cache_control": marker}
+                body["tools"] = tools
+                placed.insert(0, "the last tool")
+    if messages:
+        body["messages"] = messages
+    ttl = f" (ttl {cache.ttl})" if cache.ttl else ""
+    detail = ("breakpoints on " + ", ".join(placed) + ttl) if placed else (
+        "no block could carry a breakpoint")
+    return [Note(kind="cache_breakpoints", subject="cache_control", detail=detail)]
+
+
+
+
+
+def cache_key_fields(body: dict[str, Any], cache: Cache) -> list[Note]:
+    """The OpenAI wires' cache fields: ``prompt_cache_key`` (requests with the same key go to
+    the same cache) and ``prompt_cache_retention``; a value the body already has is kept."""
+    notes: list[Note] = []
+    if cache.key is not None and "prompt_cache_key" not in body:
+        body["prompt_cache_key"] = cache.key
+        notes.append(Note(kind="cache_key", subject="prompt_cache_key",
+                          detail=f"requests share the cache key {cache.key!r}"))
+    if cache.retention is not None and "prompt_cache_retention" not in body:
+        body["prompt_cache_retention"] = cache.retention
+    return notes
+
+
+def _text_part(block: dict[str, Any]) -> bool:
+    return block.get("type") == "text"
+
+
+def chat_cache_fields(body: dict[str, Any], cache: Cache) -> list[Note]:
+    """OpenAI chat's cache fields, and with ``cache.markers`` (OpenRouter's breakpoint models)
+    breakpoints on text parts, the system prompt being the first message."""
+    notes = cache_key_fields(body, cache)
+    if cache.markers:
+        notes += place_breakpoints(body, cache, markable=_text_part, system_in_messages=True,
+                                   tools_take_markers=False)
+    return notes
+
+
+__all__ = [
+    "MAX_BREAKPOINTS", "Markable", "cache_key_fields", "chat_cache_fields", "count_markers",
+    "place_breakpoints",
+]

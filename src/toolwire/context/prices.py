@@ -1,0 +1,80 @@
+"""The money a reply's usage costs, from the maintained ``genai-prices`` table.
+
+Owns `cost_of`, `with_cost` and `PRICE_PROVIDERS`. A provider's own reported cost (OpenRouter
+sends one) is always preferred: `with_cost` keeps a cost that is already there. Otherwise the
+cost is computed by ``genai_prices.calc_price`` with every token kind it prices (cache writes
+and reads at their own rates, long-context tiers), and None when the table does not know the
+model. ``genai_prices`` takes about half a second to import, so it is imported on the first
+price asked for, never by ``import toolwire``. Local servers (Ollama, llama.cpp) cost nothing.
+Imports only `toolwire.transcript`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import lru_cache
+from typing import Any
+
+from toolwire.transcript import Usage, replace
+
+FREE = ""
+"""The price provider of a server that charges nothing (a model running locally)."""
+
+PRICE_PROVIDERS: dict[str, str] = {
+    "anthropic": "anthropic",
+    "openai": "openai",
+    "openai-responses": "openai",
+    "openrouter": "openrouter",
+    "gemini": "google",
+    "ollama": FREE,
+    "local": FREE,
+}
+"""toolwire's provider name -> the provider id in ``genai-prices`` (`FREE`: costs nothing).
+A provider not listed here (``openai-compatible``) is looked up by the model name alone."""
+
+
+@lru_cache(maxsize=1)
+def _calc() -> Any:
+    """``genai_prices`` (usage type and calculator), imported once, on first use."""
+    import genai_prices
+
+    return genai_prices
+
+
+def cost_of(usage: Usage, model: str, provider: str | None = None) -> float | None:
+    """What ``usage`` costs in US dollars on ``model`` at ``provider`` (toolwire's provider
+    name), or None when the price table does not know the model.
+
+    ``usage.input_tokens`` holds every prompt token, cached ones included, which is how
+    ``genai-prices`` counts them too; cache writes and reads are priced at their own rates.
+    """
+    price_provider = PRICE_PROVIDERS.get(provider) if provider is not None else None
+    if price_provider == FREE:
+        return 0.0
+    if not usage.input_tokens and not usage.output_tokens:
+        return None  # nothing reported: the cost is unknown, not nothing
+    prices = _calc()
+    counts = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+    if usage.cache_read_tokens:
+        counts["cache_read_tokens"] = usage.cache_read_tokens
+    if usage.cache_write_tokens:
+        counts["cache_write_tokens"] = usage.cache_write_tokens
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = prices.calc_price(prices.Usage(**counts), model,
+                                      provider_id=price_provider)
+    except (LookupError, ValueError):
+        return None
+    return float(found.total_price)
+
+
+def with_cost(usage: Usage, model: str, provider: str | None = None) -> Usage:
+    """``usage`` with its cost: the provider's own when it reported one, else `cost_of`."""
+    if usage.cost is not None:
+        return usage
+    cost = cost_of(usage, model, provider)
+    return usage if cost is None else replace(usage, cost=cost)
+
+
+__all__ = ["FREE", "PRICE_PROVIDERS", "cost_of", "with_cost"]

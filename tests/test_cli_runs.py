@@ -264,3 +264,19 @@ def test_run_system_and_temperature_reach_the_request(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert body["messages"][0] == {"role": "system", "content": "Answer in one word."}
     assert body["temperature"] == 0.2
+
+
+def test_a_server_that_sends_garbage_is_exit_4_and_explained(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The bad-reply stop on the command line: one line saying so, exit 4, no traceback, and
+    explain on its log names what it means."""
+    garbage = {"raw": "<html>502 Bad Gateway</html>", "status": 200}
+    log = tmp_path / "run.jsonl"
+    with Emulator([garbage, garbage]) as emu:
+        proc = toolwire("run", "x", "--model", f"anthropic:m@{emu.base_url}", "--workdir",
+                        str(tmp_path), "--log", str(log))
+    assert proc.returncode == 4, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "stopped: bad_reply after" in proc.stderr
+    assert main(["explain", str(log)]) == 0
+    assert "stop: bad_reply: a reply arrived that could not be used" in capsys.readouterr().out

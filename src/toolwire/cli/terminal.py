@@ -67,6 +67,7 @@ class Terminal:
         self.usage = Usage()
         self.activity = "waiting for the model"
         self.answer_shown = False
+        self.last_text: str | None = None  # the text of the last reply, if it is on screen
         self.running: set[str] = set()
         self._streamed = False
         self._calls: dict[str, Any] = {}  # the calls of the last reply, by id
@@ -148,10 +149,12 @@ class Terminal:
         self.turn = turn
         self.usage = self.usage + reply.usage
         self.answer_shown = streamed and not reply.tool_calls
+        self.last_text = reply.text if streamed else None
         self._calls = {call.id: call for call in reply.tool_calls}
         self._shown = set()
         if reply.text and reply.tool_calls and not streamed:
             self.say(f"model: {reply.text}", "text")
+            self.last_text = reply.text
         self.activity = "running tools" if reply.tool_calls else "waiting for the model"
         self.status()
 
@@ -264,7 +267,7 @@ def finish(result: Any, term: Terminal, as_json: bool, log: str | None) -> int:
                           "notes": notes, "log": log,
                           "error": str(result.error) if result.error else None}, indent=2))
     else:
-        if result.answer and not term.answer_shown:
+        if result.answer and not term.answer_shown and result.answer != term.last_text:
             term.paint.line(f"\n{result.answer}")
         term.paint_err.line("\n" + end_line(result, log), "end")
         if result.error:

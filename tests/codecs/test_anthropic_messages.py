@@ -704,7 +704,8 @@ def test_string_input_and_missing_ids_decode_leniently() -> None:
 
 
 def test_error_bodies_are_not_replies() -> None:
-    with pytest.raises(WireFormatError):
+    """An error body sent as a reply raises the typed error its type is sent with."""
+    with pytest.raises(ServerError, match="api_error: x"):
         am.decode_response({"type": "error", "error": {"type": "api_error", "message": "x"}})
     with pytest.raises(WireFormatError):
         am.decode_response({"content": "text"})

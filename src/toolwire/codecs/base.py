@@ -304,6 +304,22 @@ def provider_error(
                retry_after=retry_after)
 
 
+_STATUS_WORDS: tuple[tuple[str, int], ...] = (
+    ("rate_limit", 429), ("rate limit", 429), ("throttl", 429), ("too many requests", 429),
+    ("quota", 429), ("overloaded", 529), ("slow_down", 503), ("unavailable", 503),
+    ("context_length", 400), ("invalid_request", 400), ("validation", 400),
+    ("authentication", 401), ("api_key", 401), ("api key", 401), ("security token", 403),
+    ("permission", 403), ("access denied", 403), ("not_found", 404), ("not found", 404),
+)
+
+
+def status_in_words(label: str) -> int:
+    """The HTTP status an error is sent with, from its type, code or message (an error body that
+    came with a success status says it only in words); 500 when the words say nothing known."""
+    lowered = label.lower()
+    return next((status for word, status in _STATUS_WORDS if word in lowered), 500)
+
+
 def retry_after_from(headers: Mapping[str, str] | None) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds), if given."""
     if not headers:

@@ -27,7 +27,7 @@ from toolwire.codecs.anthropic_messages.parts import (
     reply_seed,
     text_block,
 )
-from toolwire.codecs.base import dumps, error_body, provider_error, retry_after_from
+from toolwire.codecs.base import error_body, provider_error, retry_after_from, status_in_words
 from toolwire.errors import ProviderError, WireFormatError
 from toolwire.transcript import (
     Message,
@@ -178,8 +178,8 @@ def decode_reply(body: Mapping[str, Any], *, nm: ToolNames) -> Reply:
     if type(body) is not dict and not isinstance(body, Mapping):
         raise WireFormatError(f"{WIRE}: a reply must be a JSON object")
     get = body.get
-    if get("type") == "error":
-        raise WireFormatError(f"{WIRE}: this is an error body, not a reply: {dumps(body)[:300]}")
+    if get("type") == "error" or ("content" not in body and _bedrock_error(body)):
+        raise error_in_reply(body)
     content = get("content")
     if content is None:
         content = []
@@ -282,6 +282,23 @@ def encode_response(reply: Reply, *, request: Request | None = None) -> dict[str
 
 
 # --------------------------------------------------------------------------- errors
+
+
+def _bedrock_error(body: Mapping[str, Any]) -> bool:
+    """Whether ``body`` is an error in the shape AWS gateways send (``{"message": "..."}``)."""
+    said = body.get("message", body.get("Message"))
+    return isinstance(said, str) and body.get("type") != "message"
+
+
+def error_in_reply(body: Mapping[str, Any]) -> ProviderError:
+    """The typed error an error body stands for when it came as a reply (with a success
+    status): its status is the one its error type is sent with."""
+    err = body.get("error")
+    kind = err.get("type") if isinstance(err, Mapping) else None
+    if isinstance(kind, str):
+        return decode_error(ERROR_STATUS.get(kind, 400), body)
+    said = str(body.get("message", body.get("Message")))
+    return decode_error(status_in_words(said), {**body, "message": said})
 
 
 def decode_error(status: int, body: Any, headers: Mapping[str, str] | None = None) -> ProviderError:

@@ -25,9 +25,11 @@ from toolwire.codecs.base import (
     Encoded,
     Note,
     call_id_for,
+    list_at,
     own_options,
     role_problem,
     tools_lack_schemas,
+    wrong_shape,
 )
 from toolwire.codecs.caching import chat_cache_fields
 from toolwire.codecs.openai_chat.parts import (
@@ -366,7 +368,7 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
                 out.append(made)
                 continue
         elif not isinstance(msg, Mapping):
-            continue
+            raise wrong_shape(f"messages[{index}]", "an object (a message)", msg)
         role = msg.get("role")
         if role == "tool":
             call_id = msg.get("tool_call_id")
@@ -438,8 +440,7 @@ def decode_request(
     """
     rest = extras_of(body, _REQUEST_KEYS) or {}
     get = body.get
-    raw_messages = get("messages")
-    system, messages = _messages(raw_messages if isinstance(raw_messages, list) else [])
+    system, messages = _messages(list_at(get("messages"), "messages"))
     name = get("model", "")
     if model is not None and (name is None or name == ""):
         name = model

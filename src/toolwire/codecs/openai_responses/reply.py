@@ -15,7 +15,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.codecs.base import NameMap, error_body, provider_error, retry_after_from
+from toolwire.codecs.base import (
+    NameMap,
+    error_body,
+    provider_error,
+    retry_after_from,
+    status_in_words,
+)
 from toolwire.codecs.openai_responses.parts import (
     WIRE,
     Item,
@@ -129,6 +135,8 @@ def decode_response(
             raise WireFormatError("a Responses reply must be a JSON object")
         body = parsed
     body = unwrap(body)
+    if isinstance(body.get("error"), dict) and "output" not in body and "status" not in body:
+        raise error_in_reply(body)  # an error body, not a (failed) response object
     names = name_map(request.tools) if request is not None else NameMap()
     output = body.get("output")
     if output is None:
@@ -227,6 +235,14 @@ def encode_response(reply: Reply, *, request: Request | None = None) -> dict[str
 
 
 # --------------------------------------------------------------------------- errors
+
+
+def error_in_reply(body: Mapping[str, Any]) -> ProviderError:
+    """The typed error for a body that is an ``error`` object and no response (sent with a
+    success status): the status is the one its code is sent with."""
+    err = body["error"]
+    label = " ".join(str(err.get(k) or "") for k in ("code", "type"))
+    return decode_error(status_in_words(label), body)
 
 
 def decode_error(

@@ -29,7 +29,7 @@ from toolwire.http.cassette import (
 from toolwire.http.client import HttpModel, RetryPolicy
 from toolwire.http.endpoints import parse_model_id
 from toolwire.http.providers import provider_for
-from toolwire.http.transport import HttpTransport, Transport
+from toolwire.http.transport import HttpTransport, Transport, WireRequest
 from toolwire.schema.tool import tool
 from toolwire.transcript import Message, Reply, Request, TextPart, ToolCallPart, Usage
 
@@ -124,7 +124,7 @@ async def test_the_cassette_holds_parsed_bodies_and_raw_stream_events(
     assert data["toolwire_cassette"] == 1
     first = data["interactions"][0]
     assert first["request"]["method"] == "POST"
-    assert first["request"]["path"].startswith(("/v1/", "/api/", "/v1beta/"))
+    assert first["request"]["path"].startswith(("/v1/", "/api/", "/v1beta/", "/model/"))
     assert isinstance(first["request"]["body"], dict)  # parsed, not a string
     assert first["response"]["status"] == 200
     assert isinstance(first["response"]["body"], dict)
@@ -134,10 +134,15 @@ async def test_the_cassette_holds_parsed_bodies_and_raw_stream_events(
     assert isinstance(events, list) and len(events) > 3
     if wire == "ollama-chat":  # one JSON object per line
         assert all(json.loads(e) for e in events)
+    elif wire == "bedrock-converse":  # an AWS event stream: each message, its payload parsed
+        assert all(e["headers"][":message-type"] == "event" and "json" in e for e in events)
     else:  # SSE: each entry one whole event, ending with its blank line
         assert all(e.endswith(("\n\n", "\r\n\r\n")) and "data:" in e for e in events)
     codec = get_codec(wire)
-    rebuilt = list(codec.decode_stream(e.encode("utf-8") for e in events))[-1]
+    replayed = await ReplayTransport(streamed).send(WireRequest(
+        url="http://x" + load_cassette(streamed)[0]["request"]["path"],
+        body=load_cassette(streamed)[0]["request"]["body"], stream=True))
+    rebuilt = list(codec.decode_stream([await replayed.read()]))[-1]
     assert isinstance(rebuilt, StreamEnd)
     assert rebuilt.reply.text == CALLS.text
     assert [c.arguments for c in rebuilt.reply.tool_calls] == [{"city": "Zürich"},

@@ -16,6 +16,7 @@ import pytest
 
 from toolwire.codecs import WIRES, Codec, WireModule, get_codec
 from toolwire.codecs.base import Note
+from toolwire.codecs.registry import get_wire
 from toolwire.events import StreamEnd
 from toolwire.transcript import (
     JSON,
@@ -57,14 +58,16 @@ REASONING_PAYLOADS: dict[str, JSON] = {
     "ollama-chat": "Look it up first. " + SECRET,
     "gemini-generate": {"text": "Look it up first.", "thought": True,
                         "thoughtSignature": SECRET},
+    "bedrock-converse": {"reasoningText": {"text": "Look it up first.", "signature": SECRET}},
 }
 
 
 def decode_body(wire: str, body: dict[str, Any], *, model: str = "m") -> Request:
-    """A request body read back; Gemini takes the model and streaming from the URL."""
+    """A request body read back; wires with the model in the URL (Gemini, Converse) are told
+    the model and streaming as their URL would."""
     codec = get_codec(wire)
-    if wire == "gemini-generate":
-        return codec.decode_request(body, model=model, stream=False)  # type: ignore[call-arg]
+    if get_wire(wire).model_in_path:
+        return codec.decode_request(body, model=model, stream=False)
     return codec.decode_request(body)
 
 
@@ -321,6 +324,12 @@ def names_in_body(wire: str, body: dict[str, Any]) -> dict[str, list[str]]:
                 "calls": [c["function"]["name"] for m in body["messages"]
                           for c in m.get("tool_calls") or ()],
                 "results": [m["tool_name"] for m in body["messages"] if m["role"] == "tool"]}
+    if wire == "bedrock-converse":
+        blocks = [b for m in body["messages"] for b in m["content"]]
+        return {"tools": [t["toolSpec"]["name"] for t in body["toolConfig"]["tools"]],
+                "choice": [body["toolConfig"]["toolChoice"]["tool"]["name"]],
+                "calls": [b["toolUse"]["name"] for b in blocks if "toolUse" in b],
+                "results": []}
     parts = [p for c in body["contents"] for p in c["parts"]]
     return {"tools": [d["name"] for d in body["tools"][0]["functionDeclarations"]],
             "choice": body["toolConfig"]["functionCallingConfig"]["allowedFunctionNames"],

@@ -30,6 +30,27 @@ def _blocks(messages: Any) -> set[str]:
     return kinds
 
 
+_CONVERSE_BLOCKS = frozenset({"text", "toolUse", "toolResult", "reasoningContent", "cachePoint",
+                              "image", "document"})
+
+
+def converse_body(body: Mapping[str, Any]) -> Kind | None:
+    """Bedrock Converse: a reply with ``output.message`` and ``stopReason``; a request whose
+    content blocks are one-key unions (no ``type``), or with ``toolConfig``/``inferenceConfig``."""
+    if "stopReason" in body and isinstance(body.get("output"), dict):
+        return "response"
+    if "toolConfig" in body or "inferenceConfig" in body:
+        return "request"
+    messages = body.get("messages")
+    for m in messages if isinstance(messages, list) else ():
+        content = m.get("content") if isinstance(m, dict) else None
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict) and "type" not in block and len(block) == 1 \
+                    and next(iter(block)) in _CONVERSE_BLOCKS:
+                return "request"
+    return None
+
+
 def gemini_body(body: Mapping[str, Any]) -> Kind | None:
     if "contents" in body:
         return "request"
@@ -116,6 +137,10 @@ def chat_stream(head: str, text: str) -> bool:
 def gemini_stream(head: str, text: str) -> bool:
     # An object that opens with "candidates" (not merely a tool of that name in another wire).
     return '{"candidates":' in _squeezed(head)
+
+
+def converse_stream(head: str, text: str) -> bool:
+    return ":event-type" in head and "messageStart" in head
 
 
 def ollama_stream(head: str, text: str) -> bool:

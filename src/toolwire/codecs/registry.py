@@ -27,14 +27,16 @@ from toolwire.codecs import detect
 from toolwire.codecs.detect import Kind
 
 WireName = Literal[
-    "anthropic-messages", "openai-chat", "openai-responses", "ollama-chat", "gemini-generate"
+    "anthropic-messages", "openai-chat", "openai-responses", "ollama-chat", "gemini-generate",
+    "bedrock-converse",
 ]
 """The built-in wires' names (a type; `wire_names` also lists the wires registered later)."""
 
-Framing = Literal["sse", "ndjson"]
+Framing = Literal["sse", "ndjson", "eventstream"]
 BodyKind = Literal["request", "response", "stream"]
 
-_MEDIA_TYPES: dict[str, str] = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
+MEDIA_TYPES: dict[str, str] = {"sse": "text/event-stream", "ndjson": "application/x-ndjson",
+                                "eventstream": "application/vnd.amazon.eventstream"}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -60,6 +62,18 @@ class WireRules:
     one_result_per_call: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class HostedPath:
+    """Another place a cloud serves a wire, with the model (and streaming) in the URL:
+    Bedrock's InvokeModel and Vertex's rawPredict serve Anthropic Messages bodies. ``framing``
+    is set when that host streams in a framing of its own (Bedrock wraps each server-sent
+    event in an event-stream ``chunk``)."""
+
+    path: str
+    stream_path: str
+    framing: Framing | None = None
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Wire:
     """One wire: a request and reply body format, its streaming, its path and its rules.
@@ -82,6 +96,7 @@ class Wire:
     detect: Callable[[Mapping[str, Any]], Kind | None] | None = None
     detect_stream: Callable[[str, str], bool] | None = None
     detect_rank: int = 50
+    hosted: tuple[HostedPath, ...] = ()
 
     @property
     def model_in_path(self) -> bool:
@@ -91,7 +106,7 @@ class Wire:
     @property
     def media_type(self) -> str:
         """The content type of this wire's streamed replies."""
-        return _MEDIA_TYPES[self.framing]
+        return MEDIA_TYPES[self.framing]
 
     def wants_stream(self, body: Mapping[str, Any]) -> bool:
         """Whether a request body in this wire asks for a streamed reply."""
@@ -106,11 +121,22 @@ class Route:
     wire: Wire
     model: str | None = None
     stream: bool = False
+    framing: Framing | None = None
+
+    @property
+    def in_url(self) -> bool:
+        """Whether this path names the model and whether to stream."""
+        return self.model is not None
+
+    @property
+    def stream_framing(self) -> Framing:
+        """The framing a stream takes at this path (a cloud host may wrap the wire's own)."""
+        return self.framing or self.wire.framing
 
     def url_says(self) -> dict[str, Any]:
         """The keywords for the codec's ``decode_request``: the model and streaming this path
-        names, for a wire that puts them in the URL; nothing for the other wires."""
-        return {"model": self.model, "stream": self.stream} if self.wire.model_in_path else {}
+        names, for a path that carries them; nothing for the others."""
+        return {"model": self.model, "stream": self.stream} if self.in_url else {}
 
 
 # --------------------------------------------------------------------------- built-in wires
@@ -132,6 +158,9 @@ ANTHROPIC_MESSAGES = Wire(
     detect=detect.anthropic_body,
     detect_stream=detect.anthropic_stream,
     detect_rank=30,
+    hosted=(HostedPath("/model/{model}/invoke", "/model/{model}/invoke-with-response-stream",
+                       framing="eventstream"),
+            HostedPath("/models/{model}:rawPredict", "/models/{model}:streamRawPredict")),
 )
 OPENAI_CHAT = Wire(
     name="openai-chat",
@@ -179,7 +208,25 @@ GEMINI_GENERATE = Wire(
     detect_rank=10,
 )
 
-_BUILT_IN = (ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES, OLLAMA_CHAT, GEMINI_GENERATE)
+BEDROCK_CONVERSE = Wire(
+    name="bedrock-converse",
+    module="toolwire.codecs.bedrock_converse.codec",
+    path="/model/{model}/converse",
+    stream_path="/model/{model}/converse-stream",
+    framing="eventstream",
+    rules=WireRules(
+        id_pattern=re.compile(r"[a-zA-Z0-9_.:-]{1,64}"),
+        id_wording="an id may hold only letters, digits, '_', '.', ':' and '-', 1 to 64 "
+                   "characters",
+        results_first=True,
+    ),
+    detect=detect.converse_body,
+    detect_stream=detect.converse_stream,
+    detect_rank=15,
+)
+
+_BUILT_IN = (ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES, OLLAMA_CHAT, GEMINI_GENERATE,
+             BEDROCK_CONVERSE)
 WIRES: tuple[WireName, ...] = cast("tuple[WireName, ...]", tuple(w.name for w in _BUILT_IN))
 """The built-in wires, in their usual order (`wire_names` adds wires registered later)."""
 
@@ -221,12 +268,9 @@ def _versionless(path: str) -> str:
     return re.sub(r"^/v\d+[a-z0-9]*/", "/", path, count=1)
 
 
-def _match(wire: Wire, path: str) -> Route | None:
-    if not wire.model_in_path:
-        if path.endswith(wire.path) or path.endswith(_versionless(wire.path)):
-            return Route(wire)
-        return None
-    for template, stream in ((wire.path, False), (wire.stream_path, True)):
+def _templated(wire: Wire, path: str, templates: tuple[tuple[str | None, bool], ...],
+               framing: Framing | None = None) -> Route | None:
+    for template, stream in templates:
         if template is None:
             continue
         prefix, _, suffix = template.partition("{model}")
@@ -235,8 +279,23 @@ def _match(wire: Wire, path: str) -> Route | None:
         head = path[: len(path) - len(suffix)]
         before, _, model = head.rpartition("/")
         if model and (before + "/").endswith(_versionless(prefix)):
-            return Route(wire, model=model, stream=stream)
+            return Route(wire, model=model, stream=stream, framing=framing)
     return None
+
+
+def _match(wire: Wire, path: str) -> Route | None:
+    if not wire.model_in_path:
+        if path.endswith(wire.path) or path.endswith(_versionless(wire.path)):
+            return Route(wire)
+        route = None
+    else:
+        route = _templated(wire, path, ((wire.path, False), (wire.stream_path, True)))
+    for hosted in wire.hosted if route is None else ():
+        route = _templated(wire, path, ((hosted.path, False), (hosted.stream_path, True)),
+                           hosted.framing)
+        if route is not None:
+            break
+    return route
 
 
 def wire_at(path: str) -> Route | None:
@@ -274,13 +333,16 @@ def detect_stream_text(text: str) -> str | None:
 
 __all__ = [
     "ANTHROPIC_MESSAGES",
+    "BEDROCK_CONVERSE",
     "GEMINI_GENERATE",
+    "MEDIA_TYPES",
     "OLLAMA_CHAT",
     "OPENAI_CHAT",
     "OPENAI_RESPONSES",
     "WIRES",
     "BodyKind",
     "Framing",
+    "HostedPath",
     "Route",
     "Wire",
     "WireName",

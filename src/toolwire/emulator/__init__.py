@@ -28,12 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from toolwire._json import dumps, loads
-from toolwire.codecs.registry import Wire, wire_at
+from toolwire.codecs.eventstream import encode_message
+from toolwire.codecs.registry import MEDIA_TYPES, Framing, Wire, wire_at
 from toolwire.emulator._http import HttpRequest, HttpResponse, HttpServer, serve
 from toolwire.emulator.checks import check_body, check_pairing, error_body
+from toolwire.emulator.cloud import AWS_PATHS, check_signature, reframe
 from toolwire.emulator.script import Fault, Raw, ScriptItem, load_script, parse_item
 from toolwire.events import ReasoningDelta, TextDelta, ToolCallDelta
 from toolwire.http.endpoints import wire_for_path
+from toolwire.http.sigv4 import AwsCredentials
 from toolwire.transcript import Message, Reply, Request
 
 __all__ = ["Emulator", "Fault", "Pacing", "Raw", "load_script", "parse_item", "wire_for_path"]
@@ -101,6 +104,7 @@ class Emulator:
         check: bool = True,
         chunk_delay: float = 0.0,
         pacing: Pacing | None = None,
+        aws_credentials: AwsCredentials | None = None,
     ) -> None:
         self._responder: Responder | None = None
         self._script: list[ScriptItem] = []
@@ -114,6 +118,7 @@ class Emulator:
         self.check = check
         self.chunk_delay = chunk_delay
         self.pacing = pacing
+        self.aws_credentials = aws_credentials
         self.received: list[Received] = []
         self._used = 0
         self._lock = threading.Lock()
@@ -221,6 +226,10 @@ class Emulator:
         if not isinstance(body, dict):
             return _json(400, error_body(wire, 400, "the body must be a JSON object"))
         codec = get_codec(wire)
+        if self.aws_credentials is not None and http.path.startswith(AWS_PATHS):
+            refused = check_signature(http, self.aws_credentials)
+            if refused is not None:
+                return _json(403, error_body(wire, 403, refused))
         problem = check_body(wire, body) if self.check else None
         if problem is None:
             try:
@@ -231,7 +240,8 @@ class Emulator:
                 problem = check_pairing(wire, request) if self.check else None
         if problem is not None:
             return _json(400, error_body(wire, 400, problem))
-        stream = route.stream if spec.model_in_path else spec.wants_stream(body)
+        stream = route.stream if route.in_url else spec.wants_stream(body)
+        framing = route.stream_framing
         item = self._next(request, wire)
         if item is None:
             return _json(500, error_body(
@@ -239,29 +249,33 @@ class Emulator:
                 f"the emulator's script has no reply left for request #{len(self.received)}",
             ))
         if isinstance(item, Fault):
-            return await self._fault(item, spec, codec, request, stream)
+            return await self._fault(item, spec, codec, request, stream, framing)
         if isinstance(item, Raw):
             return _raw(item, spec)
         if item.delay:
             await asyncio.sleep(item.delay)
-        return self._reply(item.reply, spec, codec, request, stream)
+        return self._reply(item.reply, spec, codec, request, stream, framing)
 
     def _reply(self, reply: Reply, wire: Wire, codec: Any, request: Request, stream: bool,
-               *, cut: bool = False, garbage: bool = False) -> HttpResponse:
+               framing: Framing, *, cut: bool = False, garbage: bool = False) -> HttpResponse:
         if not stream:
             return _json(200, codec.encode_response(reply, request=request))
         chunks: list[bytes] = list(codec.encode_stream(reply, request=request))
+        if framing != wire.framing:  # a cloud host wraps the wire's events its own way
+            chunks = reframe(chunks)
         if garbage:
-            chunks.insert(max(1, len(chunks) // 2), _BROKEN_UNIT[wire.framing])
+            chunks.insert(max(1, len(chunks) // 2), _BROKEN_UNIT[framing])
         if cut:
             chunks = chunks[: max(1, len(chunks) // 2)]
-        return HttpResponse(200, {"content-type": wire.media_type},
-                            chunks=self._paced(chunks, codec, request), drop=cut)
+        paced_by = codec if framing == wire.framing else None  # reframed: not counted
+        return HttpResponse(200, {"content-type": MEDIA_TYPES[framing]},
+                            chunks=self._paced(chunks, paced_by, request), drop=cut)
 
     async def _paced(self, chunks: list[bytes], codec: Any, request: Request
                      ) -> AsyncIterator[bytes]:
         pacing = self.pacing
-        feed = codec.stream_decoder(request=request).feed if pacing is not None else None
+        feed = (codec.stream_decoder(request=request).feed
+                if pacing is not None and codec is not None else None)
         for index, chunk in enumerate(chunks):
             if self.chunk_delay:
                 await asyncio.sleep(self.chunk_delay)
@@ -272,16 +286,16 @@ class Emulator:
             yield chunk
 
     async def _fault(self, fault: Fault, wire: Wire, codec: Any, request: Request,
-                     stream: bool) -> HttpResponse:
+                     stream: bool, framing: Framing) -> HttpResponse:
         if fault.delay:
             await asyncio.sleep(fault.delay)
         if fault.kind == "slow_first_byte":
             reply = fault.reply or Reply(message=Message.assistant("This came after a pause."))
-            return self._reply(reply, wire, codec, request, stream)
+            return self._reply(reply, wire, codec, request, stream, framing)
         if fault.kind in ("drop_mid_stream", "malformed_chunk"):
             reply = fault.reply or Reply(message=Message.assistant(
                 "This reply is long enough to be cut off part of the way through."))
-            return self._reply(reply, wire, codec, request, True,
+            return self._reply(reply, wire, codec, request, True, framing,
                                cut=fault.kind == "drop_mid_stream",
                                garbage=fault.kind == "malformed_chunk")
         status = fault.status_for(wire)
@@ -294,7 +308,9 @@ class Emulator:
         return resp
 
 
-_BROKEN_UNIT = {"ndjson": b'{"broken": \n', "sse": b'data: {"broken": \n\n'}
+_BROKEN_UNIT = {"ndjson": b'{"broken": \n', "sse": b'data: {"broken": \n\n',
+                "eventstream": encode_message({":event-type": "contentBlockDelta",
+                                               ":message-type": "event"}, b'{"broken": ')}
 """A unit that breaks off mid-JSON, in each framing (for the ``malformed_chunk`` fault)."""
 
 

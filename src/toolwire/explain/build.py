@@ -209,12 +209,13 @@ def _from_runlog(path: Path) -> Explanation:
     return expl
 
 
-def _decode_stream_text(wire: str, text: str) -> Reply:
+def _decode_stream_text(wire: str, text: str | bytes) -> Reply:
     from toolwire.codecs import get_codec
     from toolwire.events import StreamEnd
 
     reply = None
-    for event in get_codec(wire).decode_stream([text.encode("utf-8")]):
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    for event in get_codec(wire).decode_stream([data]):
         if isinstance(event, StreamEnd):
             reply = event.reply
     assert reply is not None
@@ -225,7 +226,7 @@ def _from_cassette(path: Path) -> Explanation:
     from toolwire.codecs import get_codec
     from toolwire.codecs.registry import wire_at
     from toolwire.conversion import detect_wire
-    from toolwire.http.cassette import load_cassette
+    from toolwire.http.cassette import load_cassette, recorded_stream
 
     interactions = load_cassette(path)
     if not interactions:
@@ -241,7 +242,7 @@ def _from_cassette(path: Path) -> Explanation:
         request = codec.decode_request(item["request"]["body"], **said)
         response = item["response"]
         if "stream" in response and response.get("status", 200) < 400:
-            replies.append(_decode_stream_text(wire, "".join(response["stream"])))
+            replies.append(_decode_stream_text(wire, recorded_stream(response["stream"])))
         elif "body" in response and response.get("status", 200) < 400:
             replies.append(codec.decode_response(response["body"], request=request))
     assert request is not None

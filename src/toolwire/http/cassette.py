@@ -8,7 +8,8 @@ one JSON file per run::
         {"request": {"method", "path", "headers", "body"},
          "response": {"status", "headers", "body"} | {"status", "headers", "stream"}}]}
 
-Bodies are stored parsed, streams as their raw events in order, so cassettes diff well. Headers
+Bodies are stored parsed, streams as their raw events in order (an AWS event stream as its
+messages: text headers and parsed payloads), so cassettes diff well. Headers
 pass through an allow-list: an API key, a cookie or an auth header is never written, and every
 secret `toolwire.secrets.Redactor` knows (values of key and token variables, key shapes, the
 ``secrets`` given) is replaced before the file is written. The file
@@ -21,6 +22,7 @@ replay with interactions left unplayed is an error.
 
 from __future__ import annotations
 
+import base64
 import difflib
 import json
 from collections.abc import AsyncIterator, Iterable
@@ -28,7 +30,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from toolwire.errors import ToolwireError
+from toolwire.codecs.eventstream import MEDIA_TYPE, EventStreamFramer, encode_message
+from toolwire.errors import StreamError, ToolwireError
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, WireResponse
 from toolwire.secrets import Redactor
 
@@ -65,6 +68,47 @@ def _split_events(text: str) -> list[str]:
     if pieces[-1]:
         out.append(pieces[-1])
     return out
+
+
+def _stream_entries(raw: bytes, content_type: str) -> list[Any]:
+    """A streamed body as the cassette keeps it: SSE or NDJSON as its events' text; an AWS
+    event stream as its messages (a stream that does not frame, as base64 of its bytes)."""
+    if not content_type.startswith(MEDIA_TYPE):
+        return _split_events(raw.decode("utf-8", "replace"))
+    framer = EventStreamFramer()
+    try:
+        messages = framer.feed(raw)
+        framer.close()
+    except StreamError:
+        return [{"base64": base64.b64encode(raw).decode()}]
+    out: list[Any] = []
+    for m in messages:
+        if not all(isinstance(v, str) for v in m.headers.values()):
+            return [{"base64": base64.b64encode(raw).decode()}]
+        try:
+            payload: Any = {"json": json.loads(m.payload)} if m.payload else {}
+        except ValueError:
+            payload = {"base64": base64.b64encode(m.payload).decode()}
+        out.append({"headers": dict(m.headers), **payload})
+    return out
+
+
+def recorded_stream(entries: list[Any]) -> bytes:
+    """A recorded stream back as the bytes the server sent."""
+    return b"".join(_stream_bytes(e) for e in entries)
+
+
+def _stream_bytes(entry: Any) -> bytes:
+    """One recorded stream entry back as the bytes the server sent."""
+    if isinstance(entry, str):
+        return entry.encode("utf-8")
+    if "headers" not in entry:
+        return base64.b64decode(entry.get("base64", ""))
+    if "json" in entry:
+        payload = json.dumps(entry["json"], ensure_ascii=False, separators=(",", ":")).encode()
+    else:
+        payload = base64.b64decode(entry.get("base64", ""))
+    return encode_message(entry["headers"], payload)
 
 
 def _redacted(body: Any, redact: Redactor) -> Any:
@@ -118,7 +162,8 @@ class RecordTransport:
                     seen.append(chunk)
                     yield chunk
             finally:
-                record["stream"] = _split_events(b"".join(seen).decode("utf-8", "replace"))
+                record["stream"] = _stream_entries(b"".join(seen),
+                                                   response.headers.get("content-type", ""))
                 entry["response"] = record
                 self.interactions.append(entry)
                 self._write()
@@ -192,7 +237,7 @@ class ReplayTransport:
         headers = resp.get("headers", {})
         if "stream" in resp:
             return WireResponse(resp["status"], headers,
-                                chunks=[e.encode("utf-8") for e in resp["stream"]])
+                                chunks=[_stream_bytes(e) for e in resp["stream"]])
         if "body" in resp:
             return WireResponse.from_json(resp["status"], resp["body"], headers)
         return WireResponse(resp["status"], headers, content=resp.get("text", "").encode())

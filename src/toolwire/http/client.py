@@ -52,7 +52,13 @@ from toolwire.errors import (
 from toolwire.events import RetryEvent, StreamEnd, StreamEvent, WireNotes, emit
 from toolwire.http.endpoints import Endpoint, parse_model_id
 from toolwire.http.providers import PROVIDERS
-from toolwire.http.transport import HttpTransport, Transport, WireRequest, WireResponse
+from toolwire.http.transport import (
+    HttpTransport,
+    Transport,
+    WireRequest,
+    WireResponse,
+    body_bytes,
+)
 from toolwire.protocol import holds_nothing
 from toolwire.transcript import Reply, Request, replace
 
@@ -177,13 +183,24 @@ class HttpModel:
             ) from exc
         if encoded.notes:
             emit(WireNotes(wire=self.wire, notes=tuple(str(n) for n in encoded.notes)))
+        body = self.endpoint.prepare_body(encoded.body)
         wire_request = WireRequest(
             url=self.endpoint.url(stream=stream),
-            body=self.endpoint.prepare_body(encoded.body),
+            body=body,
             headers=self.endpoint.headers(),
             stream=stream,
+            content=body_bytes(body) if self.endpoint.signer is not None else None,
         )
         return request, wire_request
+
+    def _signed(self, wire_request: WireRequest) -> WireRequest:
+        """The request with this attempt's signature (a fresh date, fresh credentials)."""
+        signer = self.endpoint.signer
+        if signer is None or wire_request.content is None:
+            return wire_request
+        added = signer(wire_request.method, wire_request.url, wire_request.headers,
+                       wire_request.content)
+        return dataclasses.replace(wire_request, headers={**wire_request.headers, **added})
 
     async def _error(self, response: WireResponse) -> ProviderError:
         """The provider's error for a failed status; never anything but a `ProviderError`."""
@@ -269,7 +286,7 @@ class HttpModel:
         """One attempt: wait for the shared gate, send, and raise the provider's error if any."""
         if self.gate is not None:
             await self.gate.wait()
-        response = await self.transport.send(wire_request)
+        response = await self.transport.send(self._signed(wire_request))
         if response.status >= 400:
             raise await self._error(response)
         return response
@@ -312,11 +329,13 @@ class HttpModel:
                 response = await self._send(wire_request)
                 decoder = self.codec.stream_decoder(request=request)
                 feed = decoder.feed
+                adapt = self.endpoint.stream_adapter
+                adapter = adapt() if adapt is not None else None
                 chunks = response.aiter_bytes()
                 try:  # closed however the stream ends (a deadline, the caller stopping)
                     async for chunk in chunks:
                         try:
-                            events = feed(chunk)
+                            events = feed(adapter.feed(chunk) if adapter is not None else chunk)
                         except Exception as exc:
                             raise self._unreadable(exc) from exc
                         for event in events:
@@ -324,6 +343,9 @@ class HttpModel:
                 finally:
                     await chunks.aclose()  # type: ignore[attr-defined]
                 try:
+                    if adapter is not None:
+                        for event in feed(adapter.close()):
+                            yield event
                     reply = decoder.finish()
                 except Exception as exc:
                     raise self._unreadable(exc) from exc

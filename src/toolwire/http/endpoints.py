@@ -16,7 +16,16 @@ provider               wire                key (environment variable)
 ``gemini``             gemini-generate     GEMINI_API_KEY or GOOGLE_API_KEY
 ``openai-compatible``  openai-chat         OPENAI_API_KEY if set; ``@base_url`` required
 ``local``              openai-chat         none (starts a llama.cpp server here)
+``bedrock``            bedrock-converse    AWS credentials (SigV4) or AWS_BEARER_TOKEN_BEDROCK
+``bedrock-anthropic``  anthropic-messages  the same, through InvokeModel
+``vertex``             gemini-generate     Google ADC token; GOOGLE_CLOUD_PROJECT/LOCATION
+``vertex-anthropic``   anthropic-messages  the same, through rawPredict
+``azure``              openai-chat         AZURE_OPENAI_API_KEY or AZURE_OPENAI_AD_TOKEN
+``azure-responses``    openai-responses    the same; AZURE_OPENAI_ENDPOINT names the resource
 =====================  ==================  ==========================================
+
+The cloud providers resolve their host, paths and authentication in `toolwire.http.cloud`;
+SigV4 signs each attempt anew there.
 
 With ``@base_url`` a missing key is not an error (local servers need none); without it, a
 missing key is a `ConfigError` naming the variable, raised before any request.
@@ -28,13 +37,14 @@ environment.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from toolwire.codecs.registry import wire_at
 from toolwire.errors import ConfigError
+from toolwire.http.cloud import Signer, StreamAdapter
 from toolwire.http.providers import (
     BEARER,
     PROVIDERS,
@@ -61,6 +71,10 @@ class Endpoint:
     _stream_path: str | None = None
     _auth: Auth | None = None
     _transform: BodyTransform | None = field(default=None, compare=False, repr=False)
+    _headers: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    signer: Signer | None = field(default=None, compare=False, repr=False)
+    stream_adapter: Callable[[], StreamAdapter] | None = field(default=None, compare=False,
+                                                               repr=False)
 
     @property
     def model_id(self) -> str:
@@ -83,7 +97,7 @@ class Endpoint:
         if auth is None:  # an Endpoint made by hand: its provider's way, if registered
             spec = PROVIDERS.get(self.provider)
             auth = spec.auth if spec is not None else BEARER
-        return {"content-type": "application/json", **auth.headers(self.key)}
+        return {"content-type": "application/json", **auth.headers(self.key), **self._headers}
 
     def prepare_body(self, body: dict[str, Any]) -> dict[str, Any]:
         """The request body as this provider wants it sent (most send it unchanged)."""
@@ -124,6 +138,13 @@ def parse_model_id(model_id: str, env: Mapping[str, str] | None = None) -> Endpo
         )
     if at:
         _check_base_url(model_id, base_url)
+    if spec.setup is not None:  # a cloud host: its own URL, paths and authentication
+        cloud = spec.setup(model, env, base_url if at else None)
+        return Endpoint(provider=provider, wire=spec.wire, model=model,
+                        base_url=cloud.base_url, _path=cloud.path,
+                        _stream_path=cloud.stream_path, _auth=Auth(None),
+                        _transform=cloud.transform, _headers=dict(cloud.headers),
+                        signer=cloud.signer, stream_adapter=cloud.stream_adapter)
     if spec.needs_base_url and not at:
         raise ConfigError(
             f"model id {model_id!r} needs a server: write {provider}:<model>@<base_url>, "

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolwire.codecs import registry as wires
+from toolwire.http import cloud
+from toolwire.http.cloud import Setup
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +55,8 @@ class Provider:
     wire at a server given by ``@base_url`` (`provider_for`). ``form`` is how a model id for it
     is written in messages; ``transform`` rewrites a request body before it is sent.
     ``otel_name`` is the provider's ``gen_ai.provider.name`` in OpenTelemetry's GenAI
-    conventions (default: ``name``).
+    conventions (default: ``name``). ``setup``, for a cloud host, resolves a model id to its
+    URL, headers, signer and body transform (`toolwire.http.cloud`) instead of the fields above.
     """
 
     name: str
@@ -69,6 +72,7 @@ class Provider:
     form: str = ""
     otel_name: str = ""
     transform: BodyTransform | None = field(default=None, compare=False)
+    setup: Setup | None = field(default=None, compare=False)
 
     @property
     def model_id_form(self) -> str:
@@ -98,6 +102,25 @@ _BUILT_IN = (
              key_vars=("GEMINI_API_KEY", "GOOGLE_API_KEY"), auth=GOOGLE_KEY,
              stream_path=f"{wires.GEMINI_GENERATE.stream_path}?alt=sse", any_server=True,
              otel_name="gcp.gemini"),
+    Provider(name="bedrock", wire=wires.BEDROCK_CONVERSE.name,
+             base_url="https://bedrock-runtime.{region}.amazonaws.com", any_server=True,
+             form="bedrock:<modelId>", otel_name="aws.bedrock", setup=cloud.bedrock_setup),
+    Provider(name="bedrock-anthropic", wire=wires.ANTHROPIC_MESSAGES.name,
+             base_url="https://bedrock-runtime.{region}.amazonaws.com",
+             form="bedrock-anthropic:<modelId>", otel_name="aws.bedrock",
+             setup=cloud.bedrock_anthropic_setup),
+    Provider(name="vertex", wire=wires.GEMINI_GENERATE.name,
+             base_url="https://{location}-aiplatform.googleapis.com", otel_name="gcp.vertex_ai",
+             setup=cloud.vertex_setup),
+    Provider(name="vertex-anthropic", wire=wires.ANTHROPIC_MESSAGES.name,
+             base_url="https://{location}-aiplatform.googleapis.com", otel_name="gcp.vertex_ai",
+             setup=cloud.vertex_anthropic_setup),
+    Provider(name="azure", wire=wires.OPENAI_CHAT.name,
+             base_url="https://{resource}.openai.azure.com", form="azure:<deployment>",
+             otel_name="azure.ai.openai", setup=cloud.azure_setup),
+    Provider(name="azure-responses", wire=wires.OPENAI_RESPONSES.name,
+             base_url="https://{resource}.openai.azure.com", form="azure-responses:<deployment>",
+             otel_name="azure.ai.openai", setup=cloud.azure_responses_setup),
     Provider(name="openai-compatible", wire=wires.OPENAI_CHAT.name, base_url="",
              key_vars=("OPENAI_API_KEY",), needs_base_url=True, any_server=True,
              form="openai-compatible:<model>@<base_url>"),

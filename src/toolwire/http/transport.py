@@ -37,6 +37,9 @@ class WireRequest:
     headers: Mapping[str, str] = field(default_factory=dict)
     stream: bool = False
     method: str = "POST"
+    content: bytes | None = None
+    """The exact bytes to send, when they were fixed before sending (a signed request);
+    otherwise ``body`` is written as JSON."""
 
 
 class WireResponse:
@@ -169,7 +172,7 @@ class HttpTransport:
         import httpx2
 
         client = self._get_client()
-        content = body_bytes(request.body)
+        content = request.content if request.content is not None else body_bytes(request.body)
         try:
             url = self._urls.get(request.url)
             if url is None:  # parsed once: a model sends to one or two URLs

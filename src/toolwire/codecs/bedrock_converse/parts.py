@@ -1,0 +1,287 @@
+"""Bedrock Converse: what requests, replies and streams share (content blocks, names, ids).
+
+Owns the block-level rules of the ``bedrock-converse`` wire: the wire name, how each content
+block (a union: exactly one key) becomes a canonical part and back, the tool-name rule
+(``[a-zA-Z0-9_-]{1,64}``, mapped with `NameMap`) and the id rule (``[a-zA-Z0-9_.:-]{1,64}``,
+rewritten by `IdRewriter`), and the seed generated call ids come from. ``reasoningContent``
+blocks are kept whole and go back exactly as they came; ``cachePoint`` and every block this
+wire has no part for stay `OpaquePart`. Pure functions over JSON. Imports only
+`toolwire.transcript`, `toolwire.errors` and `toolwire.codecs.base`; never HTTP, never a
+vendor SDK, never this wire's other modules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolwire.codecs.base import NameMap, Note, call_id_for, dumps, wrong_shape
+from toolwire.errors import WireFormatError
+from toolwire.transcript import (
+    JSON,
+    OpaquePart,
+    Part,
+    ReasoningPart,
+    Request,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+WIRE = "bedrock-converse"
+
+NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+ID_PATTERN = re.compile(r"^[a-zA-Z0-9_.:-]{1,64}$")
+CALL_KEYS = frozenset({"toolUseId", "name", "input"})
+RESULT_KEYS = frozenset({"toolUseId", "content", "status"})
+
+
+def where(*path: Any) -> str:
+    """``("messages", 0, "content")`` as ``messages[0].content``, for error messages."""
+    out = ""
+    for key in path:
+        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
+    return f"{WIRE}: {out}"
+
+
+def obj(value: Any, *path: Any) -> Mapping[str, Any]:
+    """``value`` when it is a JSON object, else a `WireFormatError` naming the path."""
+    if not isinstance(value, Mapping):
+        raise wrong_shape(where(*path), "an object", value)
+    return value
+
+
+def seq(value: Any, *path: Any) -> list[Any]:
+    """``value`` when it is a JSON array (None reads as empty), else a `WireFormatError`."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise wrong_shape(where(*path), "a list", value)
+    return value
+
+
+def text_of(value: Any, *path: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise wrong_shape(where(*path), "a string", value)
+    return value
+
+
+# --------------------------------------------------------------------------- names and ids
+
+
+def name_map(request: Request | None) -> NameMap:
+    """Tool names as the wire takes them: the request's tools, then names only in history."""
+    if request is None:
+        return NameMap()
+    names = [t.name for t in request.tools]
+    seen = set(names)
+    for m in request.messages:
+        for p in m.parts:
+            if isinstance(p, ToolCallPart) and p.name not in seen:
+                names.append(p.name)
+                seen.add(p.name)
+    choice = request.tool_choice
+    if choice is not None and choice.name and choice.name not in seen:
+        names.append(choice.name)
+    return NameMap.build(names, pattern=NAME_PATTERN, max_len=64)
+
+
+def wire_id(call_id: str) -> str:
+    """``call_id`` if the API accepts it, else a deterministic rewrite that it accepts."""
+    if ID_PATTERN.match(call_id):
+        return call_id
+    digest = hashlib.sha256(call_id.encode()).hexdigest()[:12]
+    clean = re.sub(r"[^a-zA-Z0-9_.:-]+", "_", call_id).strip("_")[:50]
+    return f"{clean}_{digest}" if clean else f"tooluse_{digest}"
+
+
+class IdRewriter:
+    """Rewrites ids the API would refuse, the same way for calls and results, noting each once."""
+
+    __slots__ = ("_done", "_notes")
+
+    def __init__(self, notes: list[Note] | None) -> None:
+        self._notes = notes
+        self._done: dict[str, str] = {}
+
+    def __call__(self, call_id: str) -> str:
+        new = self._done.get(call_id)
+        if new is None:
+            new = self._done[call_id] = wire_id(call_id)
+            if new != call_id and self._notes is not None:
+                self._notes.append(Note(kind="id_rewritten", subject=call_id,
+                                        detail=f"sent as {new!r}: ids must match "
+                                               f"{ID_PATTERN.pattern}"))
+        return new
+
+
+def content_seed(content: Any) -> str:
+    """What generated call ids come from: a hash of the content (Converse replies have no id)."""
+    return hashlib.sha256(dumps(content).encode()).hexdigest()[:24]
+
+
+# --------------------------------------------------------------------------- block -> part
+
+
+def _kind(block: Mapping[str, Any]) -> str:
+    """The union member a block holds (its one key); ``""`` for an empty block."""
+    for key in block:
+        return str(key)
+    return ""
+
+
+def call_from_block(value: Mapping[str, Any], *, nm: NameMap, seed: str,
+                    ordinal: int, path: tuple[Any, ...]) -> ToolCallPart:
+    call_id = value.get("toolUseId")
+    if not isinstance(call_id, str) or not call_id:
+        call_id = call_id_for(seed, ordinal)
+    name = nm.user(text_of(value.get("name"), *path, "name"))
+    extras = {k: v for k, v in value.items() if k not in CALL_KEYS}
+    pd = {WIRE: extras} if extras else None
+    args = value.get("input")
+    if isinstance(args, str):  # a stream's text, cut off or whole
+        return ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=args, provider_data=pd)
+    return ToolCallPart(id=call_id, name=name, arguments={} if args is None else args,
+                        provider_data=pd)
+
+
+def part_from_block(block: Any, *, nm: NameMap, seed: str, ordinal: int,
+                    path: tuple[Any, ...]) -> Part:
+    """One content block of an assistant message as a part."""
+    block = obj(block, *path)
+    kind = _kind(block)
+    if len(block) == 1 and kind == "text":
+        return TextPart(text=text_of(block["text"], *path, "text"))
+    if len(block) == 1 and kind == "toolUse":
+        return call_from_block(obj(block[kind], *path, kind), nm=nm, seed=seed,
+                               ordinal=ordinal, path=(*path, kind))
+    if len(block) == 1 and kind == "reasoningContent":
+        value = obj(block[kind], *path, kind)
+        readable = value.get("reasoningText")
+        text = ""
+        if isinstance(readable, Mapping):
+            text = text_of(readable.get("text"), *path, kind, "reasoningText", "text")
+        return ReasoningPart(text=text, provider_data={WIRE: dict(value)})
+    return OpaquePart(wire=WIRE, kind=kind or "empty", payload=dict(block))
+
+
+def parts_from_blocks(blocks: Any, *, nm: NameMap, seed: str,
+                      path: tuple[Any, ...]) -> list[Part]:
+    parts: list[Part] = []
+    ordinal = 0
+    for n, block in enumerate(seq(blocks, *path)):
+        part = part_from_block(block, nm=nm, seed=seed, ordinal=ordinal, path=(*path, n))
+        if isinstance(part, ToolCallPart):
+            ordinal += 1
+        parts.append(part)
+    return parts
+
+
+def result_text(content: Any, path: tuple[Any, ...]) -> tuple[str, bool]:
+    """A ``toolResult``'s content as text, and whether that text says all it held."""
+    blocks = seq(content, *path)
+    texts: list[str] = []
+    exact = len(blocks) <= 1
+    for n, block in enumerate(blocks):
+        block = obj(block, *path, n)
+        if "text" in block:
+            texts.append(text_of(block["text"], *path, n, "text"))
+            exact = exact and len(block) == 1
+        elif "json" in block:
+            texts.append(dumps(block["json"]))
+            exact = False
+        else:
+            exact = False
+    return "\n".join(texts), exact
+
+
+def result_from_block(value: Mapping[str, Any], names: Mapping[str, str],
+                      path: tuple[Any, ...]) -> ToolResultPart:
+    call_id = text_of(value.get("toolUseId"), *path, "toolUseId")
+    content, exact = result_text(value.get("content"), (*path, "content"))
+    status = value.get("status")
+    keep = not exact or not value.keys() <= RESULT_KEYS or status not in (None, "success",
+                                                                          "error")
+    return ToolResultPart(call_id=call_id, content=content, is_error=status == "error",
+                          name=names.get(call_id),
+                          provider_data={WIRE: dict(value)} if keep else None)
+
+
+# --------------------------------------------------------------------------- part -> block
+
+
+def own(provider_data: Mapping[str, JSON] | None) -> Any:
+    return provider_data.get(WIRE) if provider_data is not None else None
+
+
+def reasoning_block(part: ReasoningPart) -> dict[str, Any] | None:
+    """This wire's own ``reasoningContent`` block, exactly as it came; None for others'."""
+    data = own(part.provider_data)
+    if isinstance(data, Mapping) and ("reasoningText" in data or "redactedContent" in data):
+        return {"reasoningContent": dict(data)}
+    return None
+
+
+def call_block(part: ToolCallPart, *, nm: NameMap, ids: IdRewriter,
+               notes: list[Note] | None) -> dict[str, Any]:
+    args = part.arguments
+    if not isinstance(args, Mapping) or part.parse_error is not None:
+        if notes is not None:
+            why = "did not parse" if part.parse_error or args is None else "are not an object"
+            notes.append(Note(kind="arguments_replaced", subject=part.id,
+                              detail=f"arguments {why}; sent as {{}} (input must be an object)"))
+        args = {}
+    value: dict[str, Any] = {"toolUseId": ids(part.id), "name": nm.wire(part.name),
+                             "input": args}
+    extras = own(part.provider_data)
+    if isinstance(extras, Mapping):
+        value.update({k: v for k, v in extras.items() if k not in CALL_KEYS})
+    return {"toolUse": value}
+
+
+def result_block(part: ToolResultPart, *, ids: IdRewriter) -> dict[str, Any]:
+    value: dict[str, Any] = {"toolUseId": ids(part.call_id)}
+    stored = own(part.provider_data)
+    original = stored.get("content") if isinstance(stored, Mapping) else None
+    if isinstance(original, list) and _same_text(original, part.content):
+        value["content"] = original
+    else:
+        value["content"] = [{"text": part.content}] if part.content else []
+    value["status"] = "error" if part.is_error else "success"
+    if isinstance(stored, Mapping):
+        value.update({k: v for k, v in stored.items() if k not in RESULT_KEYS})
+    return {"toolResult": value}
+
+
+def _same_text(content: list[Any], text: str) -> bool:
+    try:
+        return result_text(content, ("content",))[0] == text
+    except WireFormatError:
+        return False
+
+
+def opaque_block(part: OpaquePart) -> dict[str, Any] | None:
+    if part.wire == WIRE and isinstance(part.payload, Mapping):
+        return dict(part.payload)
+    return None
+
+
+def dropped(part: Part) -> str:
+    """Why a part of another wire is not sent, for its note."""
+    if isinstance(part, ReasoningPart):
+        return "reasoning without this wire's own block cannot be sent back; dropped"
+    if isinstance(part, OpaquePart):
+        return f"a {part.wire} {part.kind} block means nothing to {WIRE}; dropped"
+    return "this part has no place here; dropped"
+
+
+def part_subject(message: int, part: int) -> str:
+    return f"messages[{message}].parts[{part}]"
+
+
+def text_blocks(parts: Sequence[Part]) -> list[dict[str, Any]]:
+    return [{"text": p.text} for p in parts if isinstance(p, TextPart)]

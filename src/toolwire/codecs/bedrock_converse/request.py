@@ -1,0 +1,340 @@
+"""Bedrock Converse: canonical `Request` <-> ``POST /model/{modelId}/converse`` body, and what
+the API refuses.
+
+Owns `encode`, `decode_request` and `check_body` of the ``bedrock-converse`` wire. The model
+and streaming are in the URL (``/converse`` or ``/converse-stream``), never in the body. The
+system prompt is a list of blocks, settings live in ``inferenceConfig``, tools and the tool
+choice in ``toolConfig``; tool results travel in a user message with ``status``, and this
+wire's own reasoning, cache points and other blocks go back verbatim. Body keys the canonical
+request has no field for ride in ``Request.provider_options["bedrock-converse"]`` and are
+merged back on encode. Imports only `toolwire.transcript`, `toolwire.errors`,
+`toolwire.codecs.base` and this wire's ``parts`` and ``schema``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolwire.codecs.base import Encoded, NameMap, Note, own_options
+from toolwire.codecs.bedrock_converse.parts import (
+    ID_PATTERN,
+    WIRE,
+    IdRewriter,
+    call_block,
+    dropped,
+    name_map,
+    obj,
+    opaque_block,
+    part_from_block,
+    part_subject,
+    reasoning_block,
+    result_block,
+    result_from_block,
+    seq,
+    text_of,
+    where,
+)
+from toolwire.codecs.bedrock_converse.schema import decode_tools, encode_tools
+from toolwire.errors import WireFormatError
+from toolwire.transcript import (
+    Message,
+    OpaquePart,
+    Part,
+    ReasoningPart,
+    Request,
+    TextPart,
+    ToolCallPart,
+    ToolChoice,
+    ToolResultPart,
+)
+
+_TOP_KEYS = frozenset({"messages", "system", "inferenceConfig", "toolConfig", "modelId"})
+_ROLES = ("user", "assistant")
+
+# --------------------------------------------------------------------------- encode
+
+
+def _note_dropped(notes: list[Note], index: int, n: int, part: Part) -> None:
+    kind = "reasoning_dropped" if isinstance(part, ReasoningPart) else (
+        "opaque_dropped" if isinstance(part, OpaquePart) else "part_dropped")
+    notes.append(Note(kind=kind, subject=part_subject(index, n), detail=dropped(part)))
+
+
+def _assistant_blocks(parts: Sequence[Part], *, index: int, nm: NameMap, ids: IdRewriter,
+                      notes: list[Note]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for n, part in enumerate(parts):
+        block: dict[str, Any] | None = None
+        if isinstance(part, TextPart):
+            block = {"text": part.text}
+        elif isinstance(part, ToolCallPart):
+            block = call_block(part, nm=nm, ids=ids, notes=notes)
+        elif isinstance(part, ReasoningPart):
+            block = reasoning_block(part)
+        elif isinstance(part, OpaquePart):
+            block = opaque_block(part)
+        if block is None:
+            _note_dropped(notes, index, n, part)
+        else:
+            blocks.append(block)
+    return blocks
+
+
+def _user_blocks(parts: Sequence[Part], *, index: int, ids: IdRewriter,
+                 notes: list[Note]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for n, part in enumerate(parts):
+        block: dict[str, Any] | None = None
+        if isinstance(part, TextPart):
+            block = {"text": part.text}
+        elif isinstance(part, ToolResultPart):
+            block = result_block(part, ids=ids)
+        elif isinstance(part, OpaquePart):
+            block = opaque_block(part)
+        if block is None:
+            _note_dropped(notes, index, n, part)
+        else:
+            blocks.append(block)
+    return blocks
+
+
+def _encode_messages(messages: Sequence[Message], *, nm: NameMap,
+                     notes: list[Note]) -> list[dict[str, Any]]:
+    ids = IdRewriter(notes)
+    out: list[dict[str, Any]] = []
+    i = 0
+    while i < len(messages):
+        m = messages[i]
+        if m.role == "assistant":
+            out.append({"role": "assistant", "content": _assistant_blocks(
+                m.parts, index=i, nm=nm, ids=ids, notes=notes)})
+        elif m.role == "tool":
+            results = sorted(range(len(m.parts)),
+                             key=lambda n: not isinstance(m.parts[n], ToolResultPart))
+            blocks = _user_blocks([m.parts[n] for n in results], index=i, ids=ids, notes=notes)
+            if i + 1 < len(messages) and messages[i + 1].role == "user":
+                i += 1  # results and the user's next words are one user message
+                blocks += _user_blocks(messages[i].parts, index=i, ids=ids, notes=notes)
+            out.append({"role": "user", "content": blocks})
+        else:
+            if m.role == "system":
+                notes.append(Note(kind="role_changed", subject=f"messages[{i}]",
+                                  detail="Converse has no system turns; sent as a user turn"))
+            out.append({"role": "user", "content": _user_blocks(m.parts, index=i, ids=ids,
+                                                                notes=notes)})
+        i += 1
+    return out
+
+
+def _encode_choice(choice: ToolChoice, *, nm: NameMap, notes: list[Note]) -> dict[str, Any] | None:
+    if choice.parallel is not None:
+        notes.append(Note(kind="choice_changed", subject="tool_choice",
+                          detail="Converse has no parallel setting; dropped"))
+    if choice.mode == "tool" and choice.name:
+        return {"tool": {"name": nm.wire(choice.name)}}
+    if choice.mode in ("required", "tool"):
+        return {"any": {}}
+    if choice.mode == "none":
+        notes.append(Note(kind="choice_changed", subject="tool_choice",
+                          detail="Converse has no 'none' choice; the tools are offered with "
+                                 "no choice set"))
+        return None
+    return {"auto": {}}
+
+
+def _system(text: str | None, stored: Any) -> list[Any] | None:
+    if isinstance(stored, list) and _system_text(stored) == (text or ""):
+        return copy.deepcopy(stored)  # its cache points and guard blocks in their places
+    return None if text is None else [{"text": text}]
+
+
+def _system_text(blocks: list[Any]) -> str:
+    return "\n".join(b["text"] for b in blocks if isinstance(b, Mapping)
+                     and isinstance(b.get("text"), str))
+
+
+def encode(request: Request) -> Encoded:
+    notes: list[Note] = []
+    nm = name_map(request)
+    opts = own_options(request.provider_options, WIRE, notes)
+    body: dict[str, Any] = {"messages": _encode_messages(request.messages, nm=nm, notes=notes)}
+    system = _system(request.system, opts.pop("system", None))
+    if system is not None:
+        body["system"] = system
+    config = dict(opts.pop("inferenceConfig", None) or {})
+    if request.max_tokens is not None:
+        config["maxTokens"] = request.max_tokens
+    if request.temperature is not None:
+        config["temperature"] = request.temperature
+    if config:
+        body["inferenceConfig"] = config
+    stored_tools = opts.pop("toolConfig", None)
+    if request.tools or stored_tools:
+        tool_config: dict[str, Any] = {"tools": encode_tools(request.tools, stored_tools, nm=nm,
+                                                             notes=notes)}
+        choice = request.tool_choice
+        wire_choice = _encode_choice(choice, nm=nm, notes=notes) if choice else None
+        if wire_choice is not None:
+            tool_config["toolChoice"] = wire_choice
+        body["toolConfig"] = tool_config
+    elif request.tool_choice is not None and request.tool_choice.mode != "none":
+        notes.append(Note(kind="choice_changed", subject="tool_choice",
+                          detail="no tools are offered, so no tool choice is sent"))
+    body.update(opts)  # streaming is the URL's (/converse-stream), never the body's
+    notes[:0] = nm.notes()
+    return Encoded(body=body, notes=tuple(notes))
+
+
+# --------------------------------------------------------------------------- decode
+
+
+def _decode_messages(raw: Any) -> list[Message]:
+    nm = NameMap()
+    out: list[Message] = []
+    names: dict[str, str] = {}
+    for i, wm in enumerate(seq(raw, "messages")):
+        wm = obj(wm, "messages", i)
+        role = wm.get("role")
+        blocks = seq(wm.get("content"), "messages", i, "content")
+        if role == "assistant":
+            parts: list[Part] = []
+            for n, block in enumerate(blocks):
+                ordinal = sum(isinstance(p, ToolCallPart) for p in parts)
+                part = part_from_block(block, nm=nm, seed=f"messages[{i}]", ordinal=ordinal,
+                                       path=("messages", i, "content", n))
+                if isinstance(part, ToolCallPart):
+                    names[part.id] = part.name
+                parts.append(part)
+            out.append(Message(role="assistant", parts=tuple(parts)))
+        elif role in ("user", "system"):
+            results: list[Part] = []
+            rest: list[Part] = []
+            for n, block in enumerate(blocks):
+                path = ("messages", i, "content", n)
+                block = obj(block, *path)
+                if len(block) == 1 and "toolResult" in block:
+                    value = obj(block["toolResult"], *path, "toolResult")
+                    results.append(result_from_block(value, names, (*path, "toolResult")))
+                elif len(block) == 1 and "text" in block:
+                    rest.append(TextPart(text=text_of(block["text"], *path, "text")))
+                else:
+                    kind = next(iter(block), "empty")
+                    rest.append(OpaquePart(wire=WIRE, kind=str(kind), payload=dict(block)))
+            if results:
+                out.append(Message(role="tool", parts=tuple(results)))
+            if rest or not results:
+                out.append(Message(role="user", parts=tuple(rest)))
+        else:
+            raise WireFormatError(f"{where('messages', i, 'role')}: expected 'user' or "
+                                  f"'assistant', got {role!r}")
+    return out
+
+
+def _decode_choice(raw: Any) -> ToolChoice | None:
+    if not isinstance(raw, Mapping):
+        return None
+    if "auto" in raw:
+        return ToolChoice(mode="auto")
+    if "any" in raw:
+        return ToolChoice(mode="required")
+    tool = raw.get("tool")
+    if isinstance(tool, Mapping) and isinstance(tool.get("name"), str):
+        return ToolChoice(mode="tool", name=tool["name"])
+    return None
+
+
+def _or_empty(value: Any) -> Any:
+    return {} if value is None else value
+
+
+def decode_request(
+    body: Mapping[str, Any], *, model: str | None = None, stream: bool | None = None
+) -> Request:
+    """A Converse body as a `Request`. ``model`` and ``stream`` are what the URL said
+    (``/model/{model}/converse`` or ``/converse-stream``); the body names neither."""
+    body = obj(body, "the body")
+    name = body.get("modelId", model)  # the URL's, or a boto-style body's own
+    if name is None:
+        name = ""
+    if not isinstance(name, str):
+        raise WireFormatError(f"{where('modelId')}: expected a string, got {name!r}")
+    opts: dict[str, Any] = {k: copy.deepcopy(v) for k, v in body.items() if k not in _TOP_KEYS}
+    system_raw = seq(body.get("system"), "system")
+    system: str | None = None
+    if system_raw:
+        system = _system_text(system_raw)
+        if not (len(system_raw) == 1 and isinstance(system_raw[0], Mapping)
+                and set(system_raw[0]) == {"text"}):
+            opts["system"] = copy.deepcopy(system_raw)
+    config = dict(obj(_or_empty(body.get("inferenceConfig")), "inferenceConfig"))
+    max_tokens = config.pop("maxTokens", None)
+    temperature = config.pop("temperature", None)
+    if config:
+        opts["inferenceConfig"] = copy.deepcopy(config)
+    tool_config = obj(_or_empty(body.get("toolConfig")), "toolConfig")
+    tools, keep = decode_tools(tool_config.get("tools"))
+    choice = _decode_choice(tool_config.get("toolChoice"))
+    extra_config = {k: v for k, v in tool_config.items() if k not in ("tools", "toolChoice")}
+    if keep or extra_config or (choice is None and "toolChoice" in tool_config):
+        opts["toolConfig"] = copy.deepcopy(dict(tool_config))
+    return Request(
+        model=name,
+        messages=tuple(_decode_messages(body.get("messages"))),
+        system=system,
+        tools=tuple(tools),
+        tool_choice=choice,
+        max_tokens=max_tokens if type(max_tokens) is int else None,
+        temperature=float(temperature) if isinstance(temperature, int | float)
+        and not isinstance(temperature, bool) else None,
+        stream=bool(stream),
+        provider_options={WIRE: opts} if opts else None,
+    )
+
+
+# ------------------------------------------------------------------------ what the provider refuses
+
+
+def _violation(path: str, constraint: str) -> str:
+    return (f"1 validation error detected: Value at '{path}' failed to satisfy constraint: "
+            f"{constraint}")
+
+
+def check_body(body: dict[str, Any]) -> str | None:
+    """The first rule the raw ``body`` breaks, worded as Bedrock's ValidationException is."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "A conversation must start with a user message. Try again with a conversation " \
+               "that starts with a user message."
+    for i, m in enumerate(messages):
+        role = m.get("role") if isinstance(m, dict) else None
+        if role not in _ROLES:
+            return _violation(f"messages.{i + 1}.member.role",
+                              "Member must satisfy enum value set: [user, assistant]")
+        content = m.get("content")
+        if not isinstance(content, list) or not content:
+            return _violation(f"messages.{i + 1}.member.content",
+                              "Member must have length greater than or equal to 1")
+        for j, block in enumerate(content):
+            for kind in ("toolUse", "toolResult"):
+                value = block.get(kind) if isinstance(block, dict) else None
+                if isinstance(value, dict) and not ID_PATTERN.match(str(value.get("toolUseId"))):
+                    return _violation(
+                        f"messages.{i + 1}.member.content.{j + 1}.member.{kind}.toolUseId",
+                        f"Member must satisfy regular expression pattern: {ID_PATTERN.pattern}")
+    if messages[0].get("role") != "user":
+        return "A conversation must start with a user message. Try again with a conversation " \
+               "that starts with a user message."
+    for i in range(1, len(messages)):
+        if messages[i].get("role") == messages[i - 1].get("role"):
+            return "A conversation must alternate between user and assistant roles. Make sure " \
+                   "the conversation alternates between user and assistant roles and try again."
+    tool_config = body.get("toolConfig")
+    if isinstance(tool_config, dict):
+        for n, tool in enumerate(tool_config.get("tools") or ()):
+            spec = tool.get("toolSpec") if isinstance(tool, dict) else None
+            if isinstance(spec, dict) and ("name" not in spec or "inputSchema" not in spec):
+                return _violation(f"toolConfig.tools.{n + 1}.member.toolSpec",
+                                  "Member must have a name and an inputSchema")
+    return None

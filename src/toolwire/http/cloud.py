@@ -1,0 +1,319 @@
+"""The cloud hosts of the wires: Amazon Bedrock, Google Vertex AI and Azure OpenAI.
+
+Owns `CloudSetup` (what a model id on a cloud resolves to: base URL, paths, static headers, a
+per-attempt `Signer`, a stream adapter, a body transform), the setup of each cloud provider
+(`bedrock_setup`, `bedrock_anthropic_setup`, `vertex_setup`, `vertex_anthropic_setup`,
+`azure_setup`), `GoogleToken` (an OAuth2 token from google-auth, ``toolwire[vertex]``,
+refreshed before it expires) and `InvokeChunks` (Bedrock's event stream of ``chunk`` events,
+each holding one Anthropic server-sent event, turned back into that SSE text). Region, project
+and resource come from the environment (``AWS_REGION``, ``GOOGLE_CLOUD_PROJECT`` and
+``GOOGLE_CLOUD_LOCATION``, ``AZURE_OPENAI_ENDPOINT``) or the model id; a missing one is a
+`ConfigError` naming it, raised before any request. Must not import the transport, the client
+or a wire's codec module; google-auth is imported only when a Vertex token is asked for.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from toolwire.codecs.eventstream import EventStreamFramer
+from toolwire.codecs.registry import ANTHROPIC_MESSAGES
+from toolwire.errors import ConfigError, StreamError
+from toolwire.http.sigv4 import SigV4Signer, credential_chain
+
+
+class Signer(Protocol):
+    """Headers that authenticate one attempt, computed over the exact bytes sent."""
+
+    def __call__(self, method: str, url: str, headers: Mapping[str, str],
+                 body: bytes) -> dict[str, str]: ...
+
+
+class StreamAdapter(Protocol):
+    """Turns a host's stream bytes into the bytes the wire's stream decoder reads."""
+
+    def feed(self, data: bytes) -> bytes: ...
+
+    def close(self) -> bytes: ...
+
+
+BodyTransform = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CloudSetup:
+    """What a cloud model id resolves to."""
+
+    base_url: str
+    path: str
+    stream_path: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    signer: Signer | None = None
+    stream_adapter: Callable[[], StreamAdapter] | None = None
+    transform: BodyTransform | None = None
+
+
+Setup = Callable[[str, Mapping[str, str], "str | None"], CloudSetup]
+"""``(model, environment, base URL given in the id or None) -> CloudSetup``."""
+
+# --------------------------------------------------------------------------- Amazon Bedrock
+
+BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31"
+VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16"
+
+
+def aws_region(model: str, env: Mapping[str, str], given: str | None) -> str:
+    """``AWS_REGION``, ``AWS_DEFAULT_REGION``, or the region of a model ARN."""
+    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+    if not region and model.startswith("arn:"):
+        parts = model.split(":")
+        region = parts[3] if len(parts) > 4 else ""
+    if region:
+        return region
+    if given is not None:
+        return "us-east-1"  # a server given by URL: any region signs
+    raise ConfigError("Amazon Bedrock needs a region: set AWS_REGION (for example: export "
+                      "AWS_REGION=us-east-1), or use a model ARN that names one")
+
+
+def _aws_auth(env: Mapping[str, str], region: str, given: str | None
+              ) -> tuple[dict[str, str], Signer | None]:
+    token = env.get("AWS_BEARER_TOKEN_BEDROCK")
+    if token:
+        return {"authorization": f"Bearer {token}"}, None
+    source = credential_chain(env)
+    if source is not None:
+        return {}, SigV4Signer(source, region=region, service="bedrock")
+    if given is not None:
+        return {}, None
+    raise ConfigError("Amazon Bedrock needs credentials: set AWS_ACCESS_KEY_ID and "
+                      "AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones), name "
+                      "a profile of ~/.aws/credentials with AWS_PROFILE, set a Bedrock API key "
+                      "in AWS_BEARER_TOKEN_BEDROCK, or set TOOLWIRE_AWS_CREDENTIALS=botocore "
+                      "to use botocore's chain (pip install 'toolwire[aws]')")
+
+
+def bedrock_setup(model: str, env: Mapping[str, str], given: str | None) -> CloudSetup:
+    """``bedrock:<modelId>``: Converse at ``bedrock-runtime.{region}.amazonaws.com``."""
+    region = aws_region(model, env, given)
+    headers, signer = _aws_auth(env, region, given)
+    return CloudSetup(base_url=given or f"https://bedrock-runtime.{region}.amazonaws.com",
+                      path="/model/{model}/converse", stream_path="/model/{model}/converse-stream",
+                      headers=headers, signer=signer)
+
+
+def to_bedrock_invoke(body: dict[str, Any]) -> dict[str, Any]:
+    """An Anthropic Messages body as InvokeModel takes it: no ``model`` nor ``stream`` (both
+    are in the URL), Bedrock's ``anthropic_version``."""
+    out = {k: v for k, v in body.items() if k not in ("model", "stream")}
+    out.setdefault("anthropic_version", BEDROCK_ANTHROPIC_VERSION)
+    return out
+
+
+_WIRE = ANTHROPIC_MESSAGES.name  # the wire InvokeModel's chunks carry
+
+
+class InvokeChunks:
+    """InvokeModelWithResponseStream's event stream back as Anthropic server-sent events."""
+
+    def __init__(self) -> None:
+        self._framer = EventStreamFramer()
+
+    def feed(self, data: bytes) -> bytes:
+        out: list[bytes] = []
+        for message in self._framer.feed(data):
+            try:
+                payload = json.loads(message.payload) if message.payload else {}
+            except ValueError:
+                raise StreamError("a Bedrock stream event is not JSON", wire=_WIRE) from None
+            if message.header(":message-type") in ("exception", "error"):
+                kind = message.header(":exception-type") or message.header(":error-code")
+                text = payload.get("message") if isinstance(payload, dict) else None
+                event = {"type": "error", "error": {"type": _anthropic_type(kind),
+                                                    "message": text or str(kind)}}
+                out.append(f"event: error\ndata: {json.dumps(event)}\n\n".encode())
+                continue
+            raw = payload.get("bytes") if isinstance(payload, dict) else None
+            if not isinstance(raw, str):
+                continue  # events other than chunks carry nothing for the decoder
+            try:
+                text = base64.b64decode(raw, validate=True)
+            except ValueError:
+                raise StreamError("a Bedrock chunk is not base64", wire=_WIRE) from None
+            out.append(b"data: " + text.replace(b"\n", b"") + b"\n\n")
+        return b"".join(out)
+
+    def close(self) -> bytes:
+        self._framer.close()
+        return b""
+
+
+def _anthropic_type(kind: str | None) -> str:
+    lowered = (kind or "").lower()
+    for word, kind_name in (("throttling", "rate_limit_error"), ("validation",
+                            "invalid_request_error"), ("unavailable", "overloaded_error")):
+        if word in lowered:
+            return kind_name
+    return "api_error"
+
+
+def bedrock_anthropic_setup(model: str, env: Mapping[str, str], given: str | None) -> CloudSetup:
+    """``bedrock-anthropic:<modelId>``: Anthropic Messages through InvokeModel."""
+    region = aws_region(model, env, given)
+    headers, signer = _aws_auth(env, region, given)
+    return CloudSetup(base_url=given or f"https://bedrock-runtime.{region}.amazonaws.com",
+                      path="/model/{model}/invoke",
+                      stream_path="/model/{model}/invoke-with-response-stream",
+                      headers={"accept": "application/json", **headers}, signer=signer,
+                      stream_adapter=InvokeChunks, transform=to_bedrock_invoke)
+
+
+# --------------------------------------------------------------------------- Google Vertex AI
+
+
+class GoogleToken:
+    """An OAuth2 access token from Application Default Credentials (google-auth), refreshed
+    when it is about to expire; a `Signer` that sends it as a bearer token."""
+
+    def __init__(self) -> None:
+        try:
+            import google.auth
+            import google.auth.transport.requests
+        except ImportError:
+            raise ConfigError("Vertex AI needs google-auth for its access tokens: pip install "
+                              "'toolwire[vertex]'") from None
+        try:
+            self._creds, _ = google.auth.default(
+                scopes=["https://www.googleapis.com/auth/cloud-platform"])
+        except google.auth.exceptions.DefaultCredentialsError as exc:
+            raise ConfigError(f"Vertex AI found no Google credentials ({exc}); run gcloud auth "
+                              "application-default login") from None
+        self._request = google.auth.transport.requests.Request
+        self._lock = threading.Lock()
+
+    def token(self) -> str:
+        with self._lock:
+            expiry = getattr(self._creds, "expiry", None)
+            soon = expiry is not None and expiry - dt.datetime.now(dt.UTC).replace(
+                tzinfo=None) < dt.timedelta(minutes=5)
+            if not self._creds.valid or soon:
+                self._creds.refresh(self._request())  # type: ignore[no-untyped-call]
+            return str(self._creds.token)
+
+    def __call__(self, method: str, url: str, headers: Mapping[str, str],
+                 body: bytes) -> dict[str, str]:
+        return {"authorization": f"Bearer {self.token()}"}
+
+
+def vertex_host(location: str) -> str:
+    if location == "global":
+        return "https://aiplatform.googleapis.com"
+    if location in ("us", "eu"):
+        return f"https://aiplatform.{location}.rep.googleapis.com"
+    return f"https://{location}-aiplatform.googleapis.com"
+
+
+def _vertex_place(env: Mapping[str, str], given: str | None) -> tuple[str, str, Signer | None]:
+    project, location = env.get("GOOGLE_CLOUD_PROJECT"), env.get("GOOGLE_CLOUD_LOCATION")
+    missing = [n for n, v in (("GOOGLE_CLOUD_PROJECT", project),
+                              ("GOOGLE_CLOUD_LOCATION", location)) if not v]
+    if missing and given is None:
+        raise ConfigError(f"Vertex AI needs {' and '.join(missing)}: for example export "
+                          "GOOGLE_CLOUD_PROJECT=my-project GOOGLE_CLOUD_LOCATION=global")
+    signer: Signer | None = None
+    if env.get("GOOGLE_CLOUD_ACCESS_TOKEN"):
+        token = env["GOOGLE_CLOUD_ACCESS_TOKEN"]
+        signer = _static_bearer(token)
+    elif given is None:
+        signer = GoogleToken()
+    return project or "project", location or "global", signer
+
+
+def _static_bearer(token: str) -> Signer:
+    def sign(method: str, url: str, headers: Mapping[str, str], body: bytes) -> dict[str, str]:
+        return {"authorization": f"Bearer {token}"}
+
+    return sign
+
+
+def vertex_setup(model: str, env: Mapping[str, str], given: str | None) -> CloudSetup:
+    """``vertex:<model>``: Gemini on Vertex AI."""
+    project, location, signer = _vertex_place(env, given)
+    base = f"/v1/projects/{project}/locations/{location}/publishers/google/models/{{model}}"
+    return CloudSetup(base_url=given or vertex_host(location), path=f"{base}:generateContent",
+                      stream_path=f"{base}:streamGenerateContent?alt=sse", signer=signer)
+
+
+def to_vertex_anthropic(body: dict[str, Any]) -> dict[str, Any]:
+    """An Anthropic Messages body as Vertex takes it: no ``model`` (it is in the URL),
+    ``stream`` kept, Vertex's ``anthropic_version``."""
+    out = {k: v for k, v in body.items() if k != "model"}
+    out.setdefault("anthropic_version", VERTEX_ANTHROPIC_VERSION)
+    return out
+
+
+def vertex_anthropic_setup(model: str, env: Mapping[str, str], given: str | None) -> CloudSetup:
+    """``vertex-anthropic:<model>``: Anthropic Messages through rawPredict."""
+    project, location, signer = _vertex_place(env, given)
+    base = f"/v1/projects/{project}/locations/{location}/publishers/anthropic/models/{{model}}"
+    return CloudSetup(base_url=given or vertex_host(location), path=f"{base}:rawPredict",
+                      stream_path=f"{base}:streamRawPredict", signer=signer,
+                      transform=to_vertex_anthropic)
+
+
+# --------------------------------------------------------------------------- Azure OpenAI
+
+
+def _azure(path: str) -> Setup:
+    def setup(model: str, env: Mapping[str, str], given: str | None) -> CloudSetup:
+        base = given or env.get("AZURE_OPENAI_ENDPOINT", "")
+        if not base:
+            raise ConfigError("Azure OpenAI needs its resource: set AZURE_OPENAI_ENDPOINT (for "
+                              "example https://my-resource.openai.azure.com), or write the id "
+                              "as azure:<deployment>@https://my-resource.openai.azure.com")
+        base = base.rstrip("/")
+        for tail in ("/openai/v1", "/openai"):
+            base = base.removesuffix(tail)
+        headers: dict[str, str] = {}
+        if env.get("AZURE_OPENAI_API_KEY"):
+            headers["api-key"] = env["AZURE_OPENAI_API_KEY"]
+        elif env.get("AZURE_OPENAI_AD_TOKEN"):
+            headers["authorization"] = f"Bearer {env['AZURE_OPENAI_AD_TOKEN']}"
+        elif given is None:
+            raise ConfigError("Azure OpenAI needs a key: set AZURE_OPENAI_API_KEY (sent as the "
+                              "api-key header) or an Entra ID token in AZURE_OPENAI_AD_TOKEN")
+        return CloudSetup(base_url=base, path=path, headers=headers)
+
+    return setup
+
+
+azure_setup = _azure("/openai/v1/chat/completions")
+azure_responses_setup = _azure("/openai/v1/responses")
+
+
+__all__ = [
+    "BEDROCK_ANTHROPIC_VERSION",
+    "VERTEX_ANTHROPIC_VERSION",
+    "CloudSetup",
+    "GoogleToken",
+    "InvokeChunks",
+    "Setup",
+    "Signer",
+    "StreamAdapter",
+    "aws_region",
+    "azure_responses_setup",
+    "azure_setup",
+    "bedrock_anthropic_setup",
+    "bedrock_setup",
+    "to_bedrock_invoke",
+    "to_vertex_anthropic",
+    "vertex_anthropic_setup",
+    "vertex_host",
+    "vertex_setup",
+]

@@ -127,15 +127,15 @@ async def test_cost_budget_stops_a_run_on_a_provider_that_reports_no_cost() -> N
 
 LIST_KEY = {"anthropic-messages": "messages", "openai-chat": "messages",
             "openai-responses": "input", "ollama-chat": "messages",
-            "gemini-generate": "contents"}
+            "gemini-generate": "contents", "bedrock-converse": "messages"}
 
 
 def _unmarked(value: Any) -> Any:
     """``value`` without cache breakpoints (they mark where to cache; the prefix is the rest)."""
     if isinstance(value, dict):
         return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_unmarked(v) for v in value]
+    if isinstance(value, list):  # Converse marks with blocks of their own: cachePoint
+        return [_unmarked(v) for v in value if not (isinstance(v, dict) and "cachePoint" in v)]
     return value
 
 

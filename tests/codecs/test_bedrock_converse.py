@@ -39,7 +39,6 @@ from toolwire.errors import (
 from toolwire.events import StreamEnd, TextDelta, ToolCallFinished, ToolCallStarted
 from toolwire.transcript import (
     Message,
-    OpaquePart,
     ReasoningPart,
     Reply,
     Request,
@@ -173,9 +172,25 @@ def test_cache_points_and_settings_come_back_in_their_places() -> None:
     request = C.decode_request(body, model="m")
     assert request.system == "Be brief." and request.max_tokens == 10
     assert request.tool_choice == ToolChoice(mode="required")
-    cache = request.messages[0].parts[1]
-    assert isinstance(cache, OpaquePart) and cache.kind == "cachePoint"
+    [hi] = request.messages[0].parts  # the cache point rides with the block it follows
+    assert hi == TextPart(text="hi", provider_data={WIRE: {"cachePoint": {"type": "default"}}})
     assert C.encode_request(request) == body
+
+
+def test_prompt_caching_adds_cache_points_within_the_limit() -> None:
+    from toolwire.transcript import Cache, replace
+
+    enc = C.encode(replace(history(), cache=Cache(ttl="1h")))
+    check_request(enc.body)
+    point = {"cachePoint": {"type": "default", "ttl": "1h"}}
+    assert enc.body["system"][-1] == point
+    assert enc.body["messages"][-1]["content"][-1] == point
+    assert enc.body["messages"][0]["content"][-1] == point  # where the last request ended
+    assert json.dumps(enc.body).count("cachePoint") == 3
+    [note] = [n for n in enc.notes if n.kind == "cache_breakpoints"]
+    assert "the system prompt" in note.detail and "(ttl 1h)" in note.detail
+    again = C.encode(replace(C.decode_request(enc.body, model="m"), cache=Cache()))
+    assert again.body == enc.body  # the points it carried stay, none is added twice
 
 
 def test_names_and_ids_the_api_refuses_are_mapped_with_notes() -> None:

@@ -22,9 +22,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from toolwire._json import loads
 from toolwire.codecs.eventstream import EventStreamFramer
 from toolwire.codecs.registry import ANTHROPIC_MESSAGES
-from toolwire.errors import ConfigError, StreamError
+from toolwire.errors import ConfigError, JSONTextError, StreamError
 from toolwire.http.sigv4 import SigV4Signer, credential_chain
 
 
@@ -129,8 +130,8 @@ class InvokeChunks:
         out: list[bytes] = []
         for message in self._framer.feed(data):
             try:
-                payload = json.loads(message.payload) if message.payload else {}
-            except ValueError:
+                payload = loads(message.payload) if message.payload else {}
+            except JSONTextError:
                 raise StreamError("a Bedrock stream event is not JSON", wire=_WIRE) from None
             if message.header(":message-type") in ("exception", "error"):
                 kind = message.header(":exception-type") or message.header(":error-code")

@@ -28,6 +28,7 @@ from toolwire.transcript import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    replace,
 )
 
 WIRE = "bedrock-converse"
@@ -36,6 +37,8 @@ NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9_.:-]{1,64}$")
 CALL_KEYS = frozenset({"toolUseId", "name", "input"})
 RESULT_KEYS = frozenset({"toolUseId", "content", "status"})
+CACHE_POINT = "cachePoint"
+"""The key, in a part's own provider data, of the cache point that followed its block."""
 
 
 def where(*path: Any) -> str:
@@ -222,8 +225,26 @@ def reasoning_block(part: ReasoningPart) -> dict[str, Any] | None:
     """This wire's own ``reasoningContent`` block, exactly as it came; None for others'."""
     data = own(part.provider_data)
     if isinstance(data, Mapping) and ("reasoningText" in data or "redactedContent" in data):
-        return {"reasoningContent": dict(data)}
+        return {"reasoningContent": {k: v for k, v in data.items() if k != CACHE_POINT}}
     return None
+
+
+def cache_point_of(part: Part) -> Any:
+    """The cache point that followed this part's block when it was decoded, or None."""
+    if isinstance(part, OpaquePart):
+        return None
+    data = own(part.provider_data)
+    return data.get(CACHE_POINT) if isinstance(data, Mapping) else None
+
+
+def with_cache_point(part: Part, point: Any) -> Part | None:
+    """``part`` carrying the cache point that followed its block (None for an opaque part,
+    which keeps the cache point as a block of its own)."""
+    if isinstance(part, OpaquePart):
+        return None
+    data = own(part.provider_data)
+    mine = {**(dict(data) if isinstance(data, Mapping) else {}), CACHE_POINT: point}
+    return replace(part, provider_data={**(part.provider_data or {}), WIRE: mine})
 
 
 def call_block(part: ToolCallPart, *, nm: NameMap, ids: IdRewriter,
@@ -239,7 +260,8 @@ def call_block(part: ToolCallPart, *, nm: NameMap, ids: IdRewriter,
                              "input": args}
     extras = own(part.provider_data)
     if isinstance(extras, Mapping):
-        value.update({k: v for k, v in extras.items() if k not in CALL_KEYS})
+        value.update({k: v for k, v in extras.items() if k not in CALL_KEYS
+                      and k != CACHE_POINT})
     return {"toolUse": value}
 
 
@@ -253,7 +275,8 @@ def result_block(part: ToolResultPart, *, ids: IdRewriter) -> dict[str, Any]:
         value["content"] = [{"text": part.content}] if part.content else []
     value["status"] = "error" if part.is_error else "success"
     if isinstance(stored, Mapping):
-        value.update({k: v for k, v in stored.items() if k not in RESULT_KEYS})
+        value.update({k: v for k, v in stored.items() if k not in RESULT_KEYS
+                      and k != CACHE_POINT})
     return {"toolResult": value}
 
 

@@ -11,13 +11,11 @@ the body's ``__type``). Pure functions over JSON. Imports only `toolwire.transcr
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolwire.codecs.base import NameMap, provider_error, retry_after_from
+from toolwire.codecs.base import NameMap, error_body, provider_error, retry_after_from
 from toolwire.codecs.bedrock_converse.parts import (
     WIRE,
     IdRewriter,
@@ -232,12 +230,7 @@ def error_type_of(raw: Any) -> str | None:
 
 def decode_error(status: int, body: Any, headers: Mapping[str, str] | None = None) -> ProviderError:
     """The typed error for an error reply: ``{"message"}`` with the type in a header or body."""
-    parsed: Any = body
-    if isinstance(parsed, bytes | bytearray):
-        parsed = bytes(parsed).decode("utf-8", errors="replace")
-    if isinstance(parsed, str):
-        with contextlib.suppress(ValueError, RecursionError):
-            parsed = json.loads(parsed)
+    parsed, _ = error_body(body)
     lower = {str(k).lower(): v for k, v in (headers or {}).items()}
     error_type = error_type_of(lower.get("x-amzn-errortype"))
     message = ""

@@ -5,7 +5,8 @@ Owns `encode`, `decode_request` and `check_body` of the ``bedrock-converse`` wir
 and streaming are in the URL (``/converse`` or ``/converse-stream``), never in the body. The
 system prompt is a list of blocks, settings live in ``inferenceConfig``, tools and the tool
 choice in ``toolConfig``; tool results travel in a user message with ``status``, and this
-wire's own reasoning, cache points and other blocks go back verbatim. Body keys the canonical
+wire's own reasoning, cache points and other blocks go back verbatim; `Request.cache` adds
+``cachePoint`` blocks where the prompt should be cached. Body keys the canonical
 request has no field for ride in ``Request.provider_options["bedrock-converse"]`` and are
 merged back on encode. Imports only `toolwire.transcript`, `toolwire.errors`,
 `toolwire.codecs.base` and this wire's ``parts`` and ``schema``.
@@ -19,9 +20,11 @@ from typing import Any
 
 from toolwire.codecs.base import Encoded, NameMap, Note, own_options
 from toolwire.codecs.bedrock_converse.parts import (
+    CACHE_POINT,
     ID_PATTERN,
     WIRE,
     IdRewriter,
+    cache_point_of,
     call_block,
     dropped,
     name_map,
@@ -35,10 +38,13 @@ from toolwire.codecs.bedrock_converse.parts import (
     seq,
     text_of,
     where,
+    with_cache_point,
 )
 from toolwire.codecs.bedrock_converse.schema import decode_tools, encode_tools
+from toolwire.codecs.caching import MAX_BREAKPOINTS
 from toolwire.errors import WireFormatError
 from toolwire.transcript import (
+    Cache,
     Message,
     OpaquePart,
     Part,
@@ -79,7 +85,14 @@ def _assistant_blocks(parts: Sequence[Part], *, index: int, nm: NameMap, ids: Id
             _note_dropped(notes, index, n, part)
         else:
             blocks.append(block)
+            _keep_cache_point(part, blocks)
     return blocks
+
+
+def _keep_cache_point(part: Part, blocks: list[dict[str, Any]]) -> None:
+    point = cache_point_of(part)
+    if point is not None:
+        blocks.append({CACHE_POINT: point})
 
 
 def _user_blocks(parts: Sequence[Part], *, index: int, ids: IdRewriter,
@@ -97,6 +110,7 @@ def _user_blocks(parts: Sequence[Part], *, index: int, ids: IdRewriter,
             _note_dropped(notes, index, n, part)
         else:
             blocks.append(block)
+            _keep_cache_point(part, blocks)
     return blocks
 
 
@@ -183,8 +197,51 @@ def encode(request: Request) -> Encoded:
         notes.append(Note(kind="choice_changed", subject="tool_choice",
                           detail="no tools are offered, so no tool choice is sent"))
     body.update(opts)  # streaming is the URL's (/converse-stream), never the body's
+    if request.cache is not None:
+        notes.append(_cache_points(body, request.cache))
     notes[:0] = nm.notes()
     return Encoded(body=body, notes=tuple(notes))
+
+
+def _cache_points(body: dict[str, Any], cache: Cache) -> Note:
+    """``cachePoint`` blocks after the latest message, after the previous request's last
+    message and after the system prompt (or the tools), within the limit of four."""
+    point: dict[str, Any] = {"type": "default"}
+    if cache.ttl is not None:
+        point["ttl"] = cache.ttl
+    messages = body["messages"]
+    tool_list = body.get("toolConfig", {}).get("tools") or []
+    budget = MAX_BREAKPOINTS - sum(
+        1 for block in (*(b for m in messages for b in m["content"]), *body.get("system", ()),
+                        *tool_list) if isinstance(block, Mapping) and CACHE_POINT in block)
+    placed: list[str] = []
+    reply = next((i for i in range(len(messages) - 2, -1, -1)
+                  if messages[i]["role"] == "assistant"), None)
+    for index, what in ((len(messages) - 1, "the latest message"),
+                        (reply - 1 if reply else -1, "the end of the previous request")):
+        content = messages[index]["content"] if index >= 0 else []
+        if budget > 0 and content and CACHE_POINT not in content[-1]:
+            messages[index] = {**messages[index],
+                               "content": [*messages[index]["content"], {"cachePoint": point}]}
+            budget -= 1
+            placed.append(what)
+    for key, what in (("system", "the system prompt"), ("toolConfig", "the tools")):
+        blocks = body.get("system") if key == "system" else tool_list
+        if budget > 0 and blocks:
+            last = blocks[-1]
+            if isinstance(last, Mapping) and CACHE_POINT in last:
+                break  # it has one there already
+            if key == "system":
+                body["system"] = [*body["system"], {"cachePoint": point}]
+            else:
+                body["toolConfig"] = {**body["toolConfig"], "tools": [
+                    *body["toolConfig"]["tools"], {"cachePoint": point}]}
+            placed.insert(0, what)
+            break
+    ttl = f" (ttl {cache.ttl})" if cache.ttl else ""
+    return Note(kind="cache_breakpoints", subject="cachePoint",
+                detail=("cache points after " + ", ".join(placed) + ttl) if placed
+                else "no new place to mark; the request's own cache points stay")
 
 
 # --------------------------------------------------------------------------- decode
@@ -201,6 +258,8 @@ def _decode_messages(raw: Any) -> list[Message]:
         if role == "assistant":
             parts: list[Part] = []
             for n, block in enumerate(blocks):
+                if _attached(block, parts):
+                    continue
                 ordinal = sum(isinstance(p, ToolCallPart) for p in parts)
                 part = part_from_block(block, nm=nm, seed=f"messages[{i}]", ordinal=ordinal,
                                        path=("messages", i, "content", n))
@@ -211,13 +270,19 @@ def _decode_messages(raw: Any) -> list[Message]:
         elif role in ("user", "system"):
             results: list[Part] = []
             rest: list[Part] = []
+            last = rest
             for n, block in enumerate(blocks):
                 path = ("messages", i, "content", n)
                 block = obj(block, *path)
+                if _attached(block, last):
+                    continue
                 if len(block) == 1 and "toolResult" in block:
                     value = obj(block["toolResult"], *path, "toolResult")
                     results.append(result_from_block(value, names, (*path, "toolResult")))
-                elif len(block) == 1 and "text" in block:
+                    last = results
+                    continue
+                last = rest
+                if len(block) == 1 and "text" in block:
                     rest.append(TextPart(text=text_of(block["text"], *path, "text")))
                 else:
                     kind = next(iter(block), "empty")
@@ -230,6 +295,17 @@ def _decode_messages(raw: Any) -> list[Message]:
             raise WireFormatError(f"{where('messages', i, 'role')}: expected 'user' or "
                                   f"'assistant', got {role!r}")
     return out
+
+
+def _attached(block: Any, parts: list[Part]) -> bool:
+    """Whether ``block`` is a cache point now carried by the part before it."""
+    if not (isinstance(block, Mapping) and len(block) == 1 and CACHE_POINT in block and parts):
+        return False
+    carrying = with_cache_point(parts[-1], block[CACHE_POINT])
+    if carrying is None:
+        return False
+    parts[-1] = carrying
+    return True
 
 
 def _decode_choice(raw: Any) -> ToolChoice | None:

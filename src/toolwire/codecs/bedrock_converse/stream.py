@@ -15,10 +15,10 @@ and ``reply``.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from toolwire._json import loads
 from toolwire.codecs.base import dumps, provider_error
 from toolwire.codecs.bedrock_converse.parts import WIRE, call_from_block, content_seed, name_map
 from toolwire.codecs.bedrock_converse.reply import (
@@ -28,7 +28,7 @@ from toolwire.codecs.bedrock_converse.reply import (
     error_type_of,
 )
 from toolwire.codecs.eventstream import EventMessage, EventStreamFramer, encode_message
-from toolwire.errors import ProviderError, StreamError
+from toolwire.errors import JSONTextError, ProviderError, StreamError
 from toolwire.events import (
     ReasoningDelta,
     StreamEvent,
@@ -46,8 +46,8 @@ def exception_error(message: EventMessage) -> ProviderError:
     text = message.header(":error-message") or ""
     body: Any = None
     try:
-        body = json.loads(message.payload) if message.payload else None
-    except ValueError:
+        body = loads(message.payload, what="a stream exception") if message.payload else None
+    except JSONTextError:
         body = message.payload.decode("utf-8", "replace")
     if isinstance(body, Mapping) and isinstance(body.get("message"), str):
         text = body["message"]
@@ -96,9 +96,9 @@ class StreamDecoder:
             raise exception_error(message)
         event = message.header(":event-type")
         try:
-            payload = json.loads(message.payload) if message.payload else {}
-        except ValueError as exc:
-            raise self._fail(f"a {event} event is not JSON ({exc})") from None
+            payload = loads(message.payload, what=f"a {event} event") if message.payload else {}
+        except JSONTextError as exc:
+            raise self._fail(str(exc)) from None
         if not isinstance(payload, Mapping):
             raise self._fail(f"a {event} event is not a JSON object")
         if event == "messageStart":
@@ -179,8 +179,8 @@ class StreamDecoder:
         value["input"] = text if text.strip() else {}
         try:
             if text.strip():
-                value["input"] = json.loads(text)
-        except ValueError:
+                value["input"] = loads(text)
+        except JSONTextError:
             pass  # cut off: decoded as broken arguments
         call = call_from_block(value, nm=self._nm, seed="stream", ordinal=self._calls[index],
                                path=("stream", index))

@@ -275,6 +275,20 @@ for name, args in {
 }.items():
     case(f"{name} <not a choice>", args)
 
+# ---------------------------------------------------------------- sandbox and decisions
+
+for name, args in {
+    "run --allow-network <with a value>": lambda p: [*NUMBER_FLAGS["run"][0](p),
+                                                     "--allow-network=yes"],
+    "run --pass-env <no name>": lambda p: [*NUMBER_FLAGS["run"][0](p), "--pass-env"],
+    "resume --allow <a call not waiting>": lambda p: ["resume", p.log, "--allow", "call_9"],
+    "resume --deny <a call not waiting>": lambda p: ["resume", p.log, "--deny", "call_9",
+                                                     "--reason", "no"],
+    "resume --deny <no id>": lambda p: ["resume", p.log, "--deny"],
+    "resume --reason <no text>": lambda p: ["resume", p.log, "--reason"],
+}.items():
+    case(name, args)
+
 # ---------------------------------------------------------------- wrong --from
 
 ANTHROPIC_BODY = {"model": "m", "max_tokens": 10, "messages": [

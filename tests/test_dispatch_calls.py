@@ -137,7 +137,7 @@ def test_defaults_and_policy_settings() -> None:
     with pytest.raises(ValueError) as info:
         Dispatcher([], policy={"*": "maybe"})  # type: ignore[dict-item]
     assert str(info.value) == (
-        "approval policy for '*' is 'maybe'; use ('allow', 'ask', 'deny')"
+        "approval policy for '*' is 'maybe'; use ('allow', 'ask', 'deny', 'defer')"
     )
     with pytest.raises(ValueError, match="for 'x' is 'never'"):
         Dispatcher([], policy={"x": "never"})  # type: ignore[dict-item]

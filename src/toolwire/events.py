@@ -3,7 +3,7 @@
 Owns the stream events (`TextDelta`, `ReasoningDelta`, `ToolCallStarted`, `ToolCallDelta`,
 `ToolCallFinished`, `StreamEnd`), the run events (`MessageAdded`, `RequestSent`, `RetryEvent`,
 `WireNotes`, `ReplyReceived`, `ToolStarted`, `ToolFinished`, `FirstToken`, `FirstToolStart`,
-`ToolAbandoned`, `RunResumed`, `RunStopped`), the
+`ToolAbandoned`, `ApprovalAwaited`, `RunResumed`, `RunStopped`), the
 `Event` union of both, and the channel: `emit` and `listen`.
 
 The channel is a context variable. A run listens (`listen`) while it waits on its model, so a
@@ -176,6 +176,14 @@ class ToolAbandoned:
 
 
 @dataclass(frozen=True, slots=True)
+class ApprovalAwaited:
+    """The run stops to wait for decisions on ``calls``, made by the reply of ``turn``."""
+
+    turn: int
+    calls: tuple[ToolCallPart, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class RunResumed:
     """A run goes on from its log, which held ``messages`` history entries and ``turns``."""
 
@@ -197,7 +205,8 @@ class RunStopped:
 
 RunEvent = (
     MessageAdded | RequestSent | RetryEvent | WireNotes | ReplyReceived | ToolStarted
-    | ToolFinished | FirstToken | FirstToolStart | ToolAbandoned | RunResumed | RunStopped
+    | ToolFinished | FirstToken | FirstToolStart | ToolAbandoned | ApprovalAwaited | RunResumed
+    | RunStopped
 )
 Event = StreamEvent | RunEvent
 """Everything a run's listeners may be given."""
@@ -246,6 +255,7 @@ class listen:  # lower case: it is used like a function, ``with listen(callback)
 
 
 __all__ = [
+    "ApprovalAwaited",
     "Event",
     "FirstToken",
     "FirstToolStart",

@@ -31,26 +31,29 @@ from toolwire.schema.tool import Tool, Toolset
 from toolwire.secrets import Redactor
 from toolwire.transcript import ToolCallPart, ToolResultPart
 
-Policy = Literal["allow", "ask", "deny"]
-"""What happens before a tool runs: run it, ask the approver first, or refuse it."""
+Policy = Literal["allow", "ask", "deny", "defer"]
+"""What happens before a tool runs: run it, ask the approver first, refuse it, or stop the run
+to wait for a decision given when it is resumed (`Dispatcher.decisions`)."""
 
-POLICIES: tuple[Policy, ...] = ("allow", "ask", "deny")
+POLICIES: tuple[Policy, ...] = ("allow", "ask", "deny", "defer")
 
 
 @dataclass(frozen=True, slots=True)
 class Approval:
-    """An approver's answer. A denial's ``reason`` is passed on to the model."""
+    """An approver's answer. A denial's ``reason``, and ``by`` (who decided) when given, are
+    passed on to the model."""
 
     approved: bool
     reason: str | None = None
+    by: str | None = None
 
     @classmethod
-    def allow(cls) -> Approval:
-        return cls(True)
+    def allow(cls, by: str | None = None) -> Approval:
+        return cls(True, None, by)
 
     @classmethod
-    def deny(cls, reason: str | None = None) -> Approval:
-        return cls(False, reason)
+    def deny(cls, reason: str | None = None, by: str | None = None) -> Approval:
+        return cls(False, reason, by)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +107,14 @@ def cap_text(text: str, limit: int) -> str:
     return text[:head] + note + (text[-tail:] if tail else "")
 
 
+def _declined(name: str, answer: Approval) -> str:
+    text = (f"This call to {name!r} was denied by {answer.by}." if answer.by
+            else f"The user declined this call to {name!r}.")
+    if answer.reason:
+        text += f" Their reason: {answer.reason}"
+    return text
+
+
 def _error(call: ToolCallPart, text: str) -> ToolResultPart:
     return ToolResultPart(call_id=call.id, content=text, is_error=True, name=call.name)
 
@@ -146,12 +157,20 @@ class Dispatcher:
         self.timeout = timeout
         self.max_output_chars = max_output_chars
         self.redact = redact if redact is not None else Redactor()
+        self.decisions: dict[str, Approval] = {}
+        """Decisions on ``defer`` calls by call id, given when a waiting run is resumed."""
         self._executor: ThreadPoolExecutor | None = None
         self._slots: asyncio.Semaphore | None = None
         self._slots_loop: asyncio.AbstractEventLoop | None = None
 
     def policy(self, name: str) -> Policy:
         return self._policies.get(name, self._default)
+
+    def awaiting(self, calls: Sequence[ToolCallPart]) -> list[ToolCallPart]:
+        """The calls whose tool's policy is ``defer`` and that no decision answers yet."""
+        return [c for c in calls
+                if self.policy(c.name) == "defer" and c.id not in self.decisions
+                and c.name in self.tools]
 
     async def run(
         self,
@@ -237,6 +256,12 @@ class Dispatcher:
             return None
         if policy == "deny":
             return f"The user declined this call: the tool {tool.name!r} is not allowed to run."
+        if policy == "defer":
+            decided = self.decisions.get(call.id)
+            if decided is None:
+                return (f"The call to {tool.name!r} waited for a decision, but the run was "
+                        "resumed without one for it, so it was not run.")
+            return None if decided.approved else _declined(tool.name, decided)
         if self.approve is None:
             return (
                 f"The call to {tool.name!r} needs the user's approval, but no user is "
@@ -260,10 +285,7 @@ class Dispatcher:
                     f"{type(answer).__name__}, not True, False or an Approval.")
         if answer.approved:
             return None
-        text = f"The user declined this call to {tool.name!r}."
-        if answer.reason:
-            text += f" Their reason: {answer.reason}"
-        return text
+        return _declined(tool.name, answer)
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()

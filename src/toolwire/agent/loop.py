@@ -41,7 +41,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from typing import Any, TypeVar, overload
 
 from toolwire.agent.compaction import cache_setting
-from toolwire.agent.dispatch import Approver, Dispatcher, Policy
+from toolwire.agent.dispatch import Approval, Approver, Dispatcher, Policy
 from toolwire.agent.early import TurnWatch
 from toolwire.agent.output import answer_calls, nudge_for_output
 from toolwire.agent.resume import resume_state, start_state
@@ -51,7 +51,7 @@ from toolwire.errors import (
     ProviderError,
     WireFormatError,
 )
-from toolwire.events import StreamEnd, ToolFinished, ToolStarted, listen
+from toolwire.events import ApprovalAwaited, StreamEnd, ToolFinished, ToolStarted, listen
 from toolwire.protocol import Model, holds_nothing, model_name, provider_model
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.telemetry.settings import Telemetry, current, make
@@ -87,7 +87,8 @@ class Agent:
     Limits, checked before each model call: ``max_turns`` model calls, ``token_budget`` total
     tokens, ``cost_budget`` (summed `Usage.cost`), ``time_limit`` seconds. Tools: ``approval``
     is a `Policy` for all tools or a mapping of tool name to policy (``"*"`` for the rest) and
-    ``approve`` decides ``ask`` calls; ``tool_timeout`` seconds for tools that set none;
+    ``approve`` decides ``ask`` calls (a ``defer`` call stops the run, `RunStop.AWAITING_APPROVAL`,
+    until `resume` gives its decision); ``tool_timeout`` seconds for tools that set none;
     ``max_concurrency`` calls at once; results longer than ``max_output_chars`` are cut.
     Structured output: ``can_force_tool=False`` for a model that rejects a forced tool choice
     (Anthropic with extended thinking); ``output_retries`` bounds the retries of a bad answer.
@@ -102,6 +103,8 @@ class Agent:
     `toolwire.agent.runlog`); ``arun(log=...)`` sets one per run. ``cache`` asks for prompt
     caching on every request (`toolwire.Cache`; True: the provider's default TTL and a cache key
     made from the agent's model, system prompt and tools; False: no cache fields at all).
+    ``context`` (what a resume in another process needs to rebuild the agent: its folder, tool
+    set, sandbox...) goes in the log's header.
     """
 
     def __init__(
@@ -132,8 +135,10 @@ class Agent:
         log: str | os.PathLike[str] | None = None,
         instrument: bool | Telemetry | None = None,
         cache: bool | Cache = True,
+        context: Mapping[str, Any] | None = None,
     ) -> None:
         self.model = model
+        self.context = dict(context or {})
         toolset = Toolset(tools)
         self.tools: tuple[Tool, ...] = tuple(toolset.values())
         self.system = system
@@ -231,20 +236,27 @@ class Agent:
         return asyncio.run(self._own_loop(self.arun(task, output=output, log=log)))
 
     async def aresume(
-        self, log: str | os.PathLike[str], *, output: OutputType | None = None
+        self, log: str | os.PathLike[str], *, output: OutputType | None = None,
+        decisions: Mapping[str, Approval | bool] | None = None,
     ) -> RunResult[Any]:
-        """Continue the run recorded in ``log`` (see `toolwire.agent.resume.resume_state`)."""
+        """Continue the run recorded in ``log`` (see `toolwire.agent.resume.resume_state`);
+        ``decisions`` answer, by call id, the calls a run stopped to wait for."""
+        for call_id, decided in (decisions or {}).items():
+            self.dispatcher.decisions[call_id] = (
+                decided if isinstance(decided, Approval) else Approval(decided))
         state = await resume_state(self, log, output, self._run_calls)
         if state.result is not None:
             return state.result
         return await AgentRun[Any](state, self._loop(state)).drain()
 
     def resume(
-        self, log: str | os.PathLike[str], *, output: OutputType | None = None
+        self, log: str | os.PathLike[str], *, output: OutputType | None = None,
+        decisions: Mapping[str, Approval | bool] | None = None,
     ) -> RunResult[Any]:
         """`aresume` for code without an event loop (see `_own_loop`)."""
         _no_running_loop("resume")
-        return asyncio.run(self._own_loop(self.aresume(log, output=output)))
+        return asyncio.run(self._own_loop(self.aresume(log, output=output,
+                                                       decisions=decisions)))
 
     async def _own_loop(self, run: Awaitable[RunResult[Any]]) -> RunResult[Any]:
         """Await ``run`` in an event loop made for it, then let the model give back what it
@@ -369,6 +381,12 @@ class Agent:
             if results:
                 s.add(Message(role="tool", parts=results))
             return results, RunStop.CUT_OFF
+        if calls and (waiting := self.dispatcher.awaiting(calls)):
+            watch.abandon("the run stopped to wait for decisions on its calls")
+            s.emit(ApprovalAwaited(s.turns, tuple(waiting)))
+            s.notes.append(f"turn {s.turns}: waiting for decisions on "
+                           f"{', '.join(c.id for c in waiting)}; resume with them")
+            return (), RunStop.AWAITING_APPROVAL
         if calls:
             run_calls = functools.partial(self._run_calls, watch=watch)
             found, stop = await answer_calls(s, calls, run_calls, self.output_retries)

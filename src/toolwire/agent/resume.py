@@ -66,6 +66,8 @@ class RunSetup(Protocol):
     @property
     def settings(self) -> dict[str, Any]: ...
     @property
+    def context(self) -> dict[str, Any]: ...
+    @property
     def on_event(self) -> Callable[[object], None] | None: ...
     @property
     def stream(self) -> bool: ...
@@ -166,7 +168,8 @@ def start_state(
         runlog = RunLog(path)
         runlog.header(model=model_name(setup.model), request_model=base.model,
                       system=base.system, tools=setup.specs,
-                      output=out.tool.spec if out else None, settings=setup.settings)
+                      output=out.tool.spec if out else None, settings=setup.settings,
+                      context=setup.context)
     traced = _telemetry(setup, base, resumed=False)
     state = RunState(messages=[], request_base=base, output=out, notes=notes,
                      listeners=_listeners(setup, runlog, traced), close=_closer(runlog, traced))

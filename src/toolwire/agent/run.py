@@ -69,6 +69,9 @@ class RunStop(StrEnum):
     """The reply itself ended in an error (reply stop ``error`` or ``tool_call_failed``)."""
     OUTPUT_INVALID = "output_invalid"
     """Structured output was still missing or invalid after ``output_retries`` retries."""
+    AWAITING_APPROVAL = "awaiting_approval"
+    """A reply's calls need a decision (their tool's policy is ``defer``): none of them ran;
+    the run log holds them, and `toolwire.Agent.resume` with ``decisions`` goes on."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -10,7 +10,10 @@ by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is 
                 event), toolwire version, model name (what the caller calls the model, so
                 ``toolwire resume`` can rebuild it), ``request_model`` (`Request.model`, what
                 the provider calls it; format 2 on), system prompt, tool specs, the
-                structured-output tool if any, and the run's limits
+                structured-output tool if any, the run's limits, and (format 4 on)
+                ``context``: what a resume elsewhere needs to rebuild the agent (the command
+                line writes its folder, tool set, approval policy, sandbox setting and the
+                full model id with its base URL)
 ``message``     a message added to the history by the harness (the task, tool results, nudges),
                 with its index in the history; each message is written once
 ``request``     a model call: turn number and how many history messages it sent (the unchanged
@@ -27,6 +30,8 @@ by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is 
                 (it broke off, was cut off, or was retried with other calls): call id, tool
                 name, arguments, whether it had ``finished`` or was cancelled part of the way,
                 why, and its result when it finished; no result was sent for it
+``awaiting_approval`` (format 4 on) the run stopped to wait for decisions on these calls
+                (id, name, arguments); ``toolwire resume LOG --allow ID --deny ID`` goes on
 ``retry``       a model request failed and is being sent again (attempt, wait, the error)
 ``stop``        why the run ended, turns, summed usage, notes, and the error if any (its
                 type in ``error_type``, format 2 on)
@@ -36,9 +41,9 @@ by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is 
 
 Format versions: every change to what is written bumps `LOG_FORMAT`, and `read_log` reads every
 format up to it (1: the first; 2: ``request_model``, ``error_type`` and the resume line's
-``format``; 3: ``first_token``, ``first_tool``, ``call_abandoned`` and ``early``). A log with
-a newer format than this toolwire knows (in its header or in a resume line) is refused with a
-`TranscriptError` saying to upgrade.
+``format``; 3: ``first_token``, ``first_tool``, ``call_abandoned`` and ``early``; 4: the
+header's ``context`` and ``awaiting_approval``). A log with a newer format than this toolwire
+knows (in its header or in a resume line) is refused with a `TranscriptError` saying to upgrade.
 
 Values are written with `toolwire.transcript_json.to_json`. Must not import the loop, dispatch,
 codecs or transport; what the lines say of time is read by `toolwire.agent.timeline`.
@@ -62,6 +67,7 @@ from toolwire import _json
 from toolwire.agent.timeline import TIMED, Timeline
 from toolwire.errors import TranscriptError
 from toolwire.events import (
+    ApprovalAwaited,
     Event,
     FirstToken,
     FirstToolStart,
@@ -86,7 +92,7 @@ from toolwire.transcript import (
 )
 from toolwire.transcript_json import from_json, to_json
 
-LOG_FORMAT = 3
+LOG_FORMAT = 4
 """The format version this toolwire writes; it reads this one and every earlier one."""
 
 
@@ -174,6 +180,7 @@ class RunLog:
         output: ToolSpec | None = None,
         settings: Mapping[str, Any] | None = None,
         request_model: str | None = None,
+        context: Mapping[str, Any] | None = None,
     ) -> None:
         from toolwire.version import __version__
 
@@ -187,6 +194,7 @@ class RunLog:
             tools=[to_json(t) for t in tools],
             output=to_json(output) if output is not None else None,
             settings=dict(settings or {}),
+            context=dict(context or {}),
         )
 
     def message(self, index: int, message: Message) -> None:
@@ -260,6 +268,11 @@ class RunLog:
     def _on_end(self, e: ToolFinished) -> None:
         self.call_end(e.turn, e.result, e.seconds)
 
+    def _on_awaited(self, e: ApprovalAwaited) -> None:
+        self.write("awaiting_approval", turn=e.turn,
+                   calls=[{"id": c.id, "name": c.name, "arguments": c.arguments_text}
+                          for c in e.calls])
+
     def _on_resume(self, e: RunResumed) -> None:
         self._turn = e.turns
         self.write("resume", format=LOG_FORMAT, messages=e.messages, turns=e.turns)
@@ -298,6 +311,7 @@ _WRITERS: dict[type[Any], Callable[[RunLog, Any], None]] = {
     ToolFinished: RunLog._on_end,
     RunResumed: RunLog._on_resume,
     RunStopped: RunLog._on_stop,
+    ApprovalAwaited: RunLog._on_awaited,
 }
 """What the log writes for each event it keeps; other events (stream deltas, wire notes) it
 skips."""
@@ -311,10 +325,11 @@ class LoggedRun:
     the calls of the last assistant message when no tool message answers them yet;
     ``started`` holds the ids of calls that began running and ``results`` the results of calls
     that finished (so a pending call is one of: never started, started but cut off, finished).
-    ``turn_usage`` is each reply's usage in order (``usage`` is their sum), ``retries`` the
-    logged ``retry`` events, and ``notes`` the notes of the last ``stop``. ``time`` is what the
-    lines say of the run's time (`toolwire.agent.timeline.Timeline`: per-turn timings, when
-    each model call and tool ran, the calls abandoned).
+    ``awaiting`` are the ids of the calls the run stopped to wait for decisions on (cleared when
+    it is resumed). ``turn_usage`` is each reply's usage in order (``usage`` is their sum),
+    ``retries`` the logged ``retry`` events, and ``notes`` the notes of the last ``stop``.
+    ``time`` is what the lines say of the run's time (`toolwire.agent.timeline.Timeline`:
+    per-turn timings, when each model call and tool ran, the calls abandoned).
     """
 
     path: Path
@@ -328,6 +343,7 @@ class LoggedRun:
     started: set[str] = field(default_factory=set)
     results: dict[str, ToolResultPart] = field(default_factory=dict)
     stop: str | None = None
+    awaiting: list[str] = field(default_factory=list)
     torn: bool = False
     time: Timeline = field(default_factory=Timeline)
 
@@ -466,10 +482,12 @@ def _read_event(run: LoggedRun, event: dict[str, Any], where: str) -> None:
             raise TypeError(f"'stop' must be a string, got {type(event.get('stop')).__name__}")
         run.stop = event["stop"]
         run.notes = [str(n) for n in event.get("notes") or ()]
+    elif kind == "awaiting_approval":
+        run.awaiting = [str(c.get("id")) for c in event.get("calls") or () if isinstance(c, dict)]
     elif kind == "resume":
         if "format" in event:
             _check_format(event["format"], where)
-        run.stop = None
+        run.stop, run.awaiting = None, []
 
 
 __all__ = ["LOG_FORMAT", "LoggedRun", "RunLog", "read_log"]

@@ -74,7 +74,38 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
                  approval=policy(args.approve, sandbox), approve=approver(term, shown),
                  stream=args.stream, eager_tools=bool(args.stream), on_event=term.on_event,
                  system=getattr(args, "system", None) or SYSTEM,
-                 temperature=getattr(args, "temperature", None))
+                 temperature=getattr(args, "temperature", None),
+                 context=_context(args, model, workdir))
+
+
+def _context(args: argparse.Namespace, model: Any, workdir: Path) -> dict[str, Any]:
+    """What a resume in another process needs to rebuild this run's agent."""
+    from toolwire.protocol import model_name
+
+    endpoint = getattr(model, "endpoint", None)
+    return {"workdir": str(workdir), "tools": args.tools, "approve": args.approve,
+            "sandbox": args.sandbox, "allow_network": bool(args.allow_network),
+            "model": model_name(model), "base_url": getattr(endpoint, "base_url", None)}
+
+
+def _decisions(args: argparse.Namespace, logged: Any) -> dict[str, Any]:
+    """``--allow`` and ``--deny`` as decisions by call id, each for a call the log waits on."""
+    import getpass
+
+    from toolwire.agent.dispatch import Approval
+
+    waiting = set(logged.awaiting) | {c.id for c in logged.pending}
+    by = f"{getpass.getuser()} (toolwire resume)"
+    decided: dict[str, Any] = {}
+    for call_id, allowed in [*((i, True) for i in args.allow), *((i, False) for i in args.deny)]:
+        if call_id not in waiting:
+            raise UserError(f"call {call_id!r} is not waiting for a decision in {args.log}; "
+                            f"the calls waiting are: {', '.join(sorted(waiting)) or 'none'}")
+        if call_id in decided:
+            raise UserError(f"call {call_id!r} is given both --allow and --deny; choose one")
+        decided[call_id] = (Approval.allow(by=by) if allowed
+                            else Approval.deny(args.reason, by=by))
+    return decided
 
 
 class Outputs:
@@ -169,11 +200,19 @@ def cmd_resume(args: argparse.Namespace) -> int:
     workdir = checks.workdir(args.workdir)
     logged = read_log(args.log)
     args.model = args.model or logged.header.get("model")  # the log's over the settings'
+    context = logged.header.get("context") or {}
+    for name in ("approve", "sandbox"):  # as the run was started, unless given now
+        if getattr(args, name) is None and context.get(name):
+            setattr(args, name, str(context[name]))
+    if args.workdir == "." and context.get("workdir"):
+        workdir = checks.workdir(str(context["workdir"]))
+    decisions = _decisions(args, logged)
     settings.apply(args)
     check_agent_options(args)
     model = client.model(args.model)
     term = _terminal(args)
-    result = _go(args, model, workdir, term, Outputs(), lambda a: a.aresume(args.log))
+    result = _go(args, model, workdir, term, Outputs(),
+                 lambda a: a.aresume(args.log, decisions=decisions))
     return finish(result, term, args.json, args.log)
 
 
@@ -334,9 +373,10 @@ def add_commands(sub: Any, epilog: str) -> None:
                        help="the folder the tools work in (default: the current folder)")
         p.add_argument("--tools", choices=("coding", "none"), default="coding",
                        help="built-in tools: coding (files, commands, tests, ask_user) or none")
-        p.add_argument("--approve", choices=("ask", "auto", "never"),
+        p.add_argument("--approve", choices=("ask", "auto", "never", "defer"),
                        help="run_command, write_file and edit_file: ask first (default), allow "
-                            "(auto) or refuse (never); default: TOOLWIRE_APPROVE, the config "
+                            "(auto), refuse (never), or stop the run to wait for decisions "
+                            "given to resume (defer); default: TOOLWIRE_APPROVE, the config "
                             "file, or ask")
         p.add_argument("--max-turns", type=checks.count, default=50, metavar="N",
                        help="stop after N model calls, at least 1 (default 50)")
@@ -376,6 +416,12 @@ def add_commands(sub: Any, epilog: str) -> None:
                     "saying the run was interrupted.")
     p.add_argument("log", metavar="LOG")
     p.add_argument("--model", metavar="ID", help="model id (default: the one in the log)")
+    p.add_argument("--allow", action="append", default=[], metavar="ID",
+                   help="allow the call ID that the run stopped to wait for (repeatable)")
+    p.add_argument("--deny", action="append", default=[], metavar="ID",
+                   help="deny the call ID that the run stopped to wait for (repeatable)")
+    p.add_argument("--reason", metavar="TEXT",
+                   help="why the calls given to --deny are denied (the model is told)")
     agent_options(p)
     p.set_defaults(func=cmd_resume)
 

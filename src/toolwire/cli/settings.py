@@ -32,7 +32,7 @@ class Spec:
 
 SETTINGS: dict[str, Spec] = {
     "model": Spec("TOOLWIRE_MODEL", None, None, "the model id run and batch use without --model"),
-    "approve": Spec("TOOLWIRE_APPROVE", ("ask", "auto", "never"), "ask",
+    "approve": Spec("TOOLWIRE_APPROVE", ("ask", "auto", "never", "defer"), "ask",
                     "what run and resume do before a tool that changes things"),
     "sandbox": Spec("TOOLWIRE_SANDBOX", ("auto", "required", "off"), "auto",
                     "where run and resume run commands (--sandbox)"),

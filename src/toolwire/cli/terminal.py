@@ -208,13 +208,13 @@ def answerer(term: Terminal) -> Any:
 
 
 def policy(mode: str, sandbox: Any = None) -> Any:
-    """The approval policy for ``--approve ask|auto|never``; ``run_tests`` is asked about too
-    when ``sandbox`` does not confine commands."""
+    """The approval policy for ``--approve ask|auto|never|defer``; ``run_tests`` is asked about
+    too when ``sandbox`` does not confine commands."""
     from toolwire.tools.coding import NEEDS_APPROVAL, needs_approval
 
     if mode == "auto":
         return "allow"
-    value = "ask" if mode == "ask" else "deny"
+    value = {"ask": "ask", "defer": "defer"}.get(mode, "deny")
     names = NEEDS_APPROVAL if sandbox is None else needs_approval(sandbox)
     return {name: value for name in names}
 

@@ -77,8 +77,8 @@ async def test_gpt_4o_costs_its_published_prices() -> None:
 
 
 @pytest.mark.parametrize(("model_id", "provider"), [
-    ("openai-responses:gpt-5", "openai-responses"),
-    ("gemini:gemini-2.5-flash", "gemini"),
+    ("openai-responses:gpt-5", "openai"),
+    ("gemini:gemini-2.5-flash", "google"),
     ("openrouter:anthropic/claude-sonnet-4.5", "openrouter"),
 ])
 async def test_other_models_cost_the_price_tables_figure(model_id: str, provider: str) -> None:

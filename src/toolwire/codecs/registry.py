@@ -1,11 +1,12 @@
 """The wire registry: what each wire (a body format) is, one record per wire.
 
-Owns `Wire` and `WireRules` (the record), `Route` (what a URL path says), the registry itself
-(`register_wire`, `unregister_wire`, `get_wire`, `wire_names`, `wire_at`, `detect_body`,
-`detect_stream_text`), the built-in records and `WIRES` / `WireName` (the built-in names). A
-wire's record names its codec module, its stream framing, whether a body without ``stream``
-streams, the path its API serves (and whether the model and streaming are in the URL), how to
-recognise its bodies, its id and tool-name rules, and the status it answers when overloaded.
+Owns `Wire`, `WireRules` and `CacheRules` (the record), `Route` (what a URL path says), the
+registry itself (`register_wire`, `unregister_wire`, `get_wire`, `wire_names`, `wire_at`,
+`detect_body`, `detect_stream_text`), the built-in records and `WIRES` / `WireName` (the
+built-in names). A wire's record names its codec module, its stream framing, whether a body
+without ``stream`` streams, the path its API serves (and whether the model and streaming are in
+the URL), how to recognise its bodies, its id and tool-name rules, the status it answers when
+overloaded, how its provider caches prompts and how it words a prompt too long for the model.
 Which servers speak a wire, and how to authenticate to them, is `toolwire.http.providers`'.
 
 Adding a wire is one codec folder plus one `register_wire` call. Everything that needs to know
@@ -75,6 +76,27 @@ class HostedPath:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class CacheRules:
+    """How a wire's provider caches prompt prefixes (what the emulator models).
+
+    ``kind``: ``"breakpoints"`` (only up to blocks marked ``cache_control``, at most
+    ``max_breakpoints``, each looking back ``lookback`` blocks for an earlier entry; writes are
+    billed), ``"prefix"`` (any repeated prefix, cached lengths rounded down to ``step`` tokens,
+    routed by the body field ``key_field``; writes are free) or ``"none"``. ``sections`` are the
+    body's fields in the order the provider reads the prompt (a list's items, and a message's
+    content blocks, are its blocks). ``ttl`` is the default lifetime of an entry in seconds.
+    """
+
+    kind: Literal["breakpoints", "prefix", "none"] = "none"
+    sections: tuple[str, ...] = ()
+    max_breakpoints: int = 4
+    lookback: int = 20
+    step: int = 1
+    key_field: str | None = None
+    ttl: float = 300.0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Wire:
     """One wire: a request and reply body format, its streaming, its path and its rules.
 
@@ -83,6 +105,10 @@ class Wire:
     means the model is in the URL, and then ``stream_path`` is the path that asks for a stream.
     ``detect`` and ``detect_stream`` recognise its bodies and raw stream text; the registry
     tries wires by ``detect_rank`` (lower first), so a catch-all recogniser gets a high rank.
+    ``cache`` is how its provider caches prompts; ``context_error`` is how it words a prompt
+    longer than the model's window (``{tokens}`` and ``{limit}`` filled in); a server that
+    cuts such a prompt silently instead names in ``truncate_at`` the body field (a path) that
+    sets its context size.
     """
 
     name: str
@@ -97,6 +123,10 @@ class Wire:
     detect_stream: Callable[[str, str], bool] | None = None
     detect_rank: int = 50
     hosted: tuple[HostedPath, ...] = ()
+    cache: CacheRules = field(default_factory=CacheRules)
+    context_error: str = ("the input is {tokens} tokens, longer than the model's context "
+                          "window of {limit} tokens")
+    truncate_at: tuple[str, ...] = ()
 
     @property
     def model_in_path(self) -> bool:
@@ -161,6 +191,8 @@ ANTHROPIC_MESSAGES = Wire(
     hosted=(HostedPath("/model/{model}/invoke", "/model/{model}/invoke-with-response-stream",
                        framing="eventstream"),
             HostedPath("/models/{model}:rawPredict", "/models/{model}:streamRawPredict")),
+    cache=CacheRules(kind="breakpoints", sections=("tools", "system", "messages")),
+    context_error="prompt is too long: {tokens} tokens > {limit} maximum",
 )
 OPENAI_CHAT = Wire(
     name="openai-chat",
@@ -169,6 +201,11 @@ OPENAI_CHAT = Wire(
     detect=detect.chat_body,
     detect_stream=detect.chat_stream,
     detect_rank=90,  # any other body with "messages" is taken for an OpenAI chat body
+    cache=CacheRules(kind="prefix", sections=("tools", "messages"), step=128,
+                     key_field="prompt_cache_key"),
+    context_error="This model's maximum context length is {limit} tokens. However, your "
+                  "messages resulted in {tokens} tokens. Please reduce the length of the "
+                  "messages.",
 )
 OPENAI_RESPONSES = Wire(
     name="openai-responses",
@@ -177,6 +214,10 @@ OPENAI_RESPONSES = Wire(
     detect=detect.responses_body,
     detect_stream=detect.responses_stream,
     detect_rank=20,
+    cache=CacheRules(kind="prefix", sections=("tools", "instructions", "input"), step=128,
+                     key_field="prompt_cache_key"),
+    context_error="Your input exceeds the context window of this model ({tokens} tokens > "
+                  "{limit}). Please adjust your input and try again.",
 )
 OLLAMA_CHAT = Wire(
     name="ollama-chat",
@@ -189,6 +230,8 @@ OLLAMA_CHAT = Wire(
     detect=detect.ollama_body,
     detect_stream=detect.ollama_stream,
     detect_rank=40,
+    cache=CacheRules(sections=("tools", "messages")),
+    truncate_at=("options", "num_ctx"),
 )
 GEMINI_GENERATE = Wire(
     name="gemini-generate",
@@ -206,6 +249,9 @@ GEMINI_GENERATE = Wire(
     detect=detect.gemini_body,
     detect_stream=detect.gemini_stream,
     detect_rank=10,
+    cache=CacheRules(kind="prefix", sections=("tools", "systemInstruction", "contents")),
+    context_error="The input token count ({tokens}) exceeds the maximum number of tokens "
+                  "allowed ({limit}).",
 )
 
 BEDROCK_CONVERSE = Wire(
@@ -341,6 +387,7 @@ __all__ = [
     "OPENAI_RESPONSES",
     "WIRES",
     "BodyKind",
+    "CacheRules",
     "Framing",
     "HostedPath",
     "Route",

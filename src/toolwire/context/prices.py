@@ -1,6 +1,7 @@
 """The money a reply's usage costs, from the maintained ``genai-prices`` table.
 
-Owns `cost_of`, `with_cost` and `PRICE_PROVIDERS`. A provider's own reported cost (OpenRouter
+Owns `cost_of`, `with_cost` and `FREE`; which table entry a provider is, is the provider's
+own record (`toolwire.http.providers.Provider.prices`). A provider's own reported cost (OpenRouter
 sends one) is always preferred: `with_cost` keeps a cost that is already there. Otherwise the
 cost is computed by ``genai_prices.calc_price`` with every token kind it prices (cache writes
 and reads at their own rates, long-context tiers), and None when the table does not know the
@@ -20,18 +21,6 @@ from toolwire.transcript import Usage, replace
 FREE = ""
 """The price provider of a server that charges nothing (a model running locally)."""
 
-PRICE_PROVIDERS: dict[str, str] = {
-    "anthropic": "anthropic",
-    "openai": "openai",
-    "openai-responses": "openai",
-    "openrouter": "openrouter",
-    "gemini": "google",
-    "ollama": FREE,
-    "local": FREE,
-}
-"""toolwire's provider name -> the provider id in ``genai-prices`` (`FREE`: costs nothing).
-A provider not listed here (``openai-compatible``) is looked up by the model name alone."""
-
 
 @lru_cache(maxsize=1)
 def _calc() -> Any:
@@ -42,14 +31,14 @@ def _calc() -> Any:
 
 
 def cost_of(usage: Usage, model: str, provider: str | None = None) -> float | None:
-    """What ``usage`` costs in US dollars on ``model`` at ``provider`` (toolwire's provider
-    name), or None when the price table does not know the model.
+    """What ``usage`` costs in US dollars on ``model`` at ``provider`` (its id in the
+    ``genai-prices`` table, `FREE` for a local server, None to find the model by name alone),
+    or None when the price table does not know the model.
 
     ``usage.input_tokens`` holds every prompt token, cached ones included, which is how
     ``genai-prices`` counts them too; cache writes and reads are priced at their own rates.
     """
-    price_provider = PRICE_PROVIDERS.get(provider) if provider is not None else None
-    if price_provider == FREE:
+    if provider == FREE:
         return 0.0
     if not usage.input_tokens and not usage.output_tokens:
         return None  # nothing reported: the cost is unknown, not nothing
@@ -63,7 +52,7 @@ def cost_of(usage: Usage, model: str, provider: str | None = None) -> float | No
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             found = prices.calc_price(prices.Usage(**counts), model,
-                                      provider_id=price_provider)
+                                      provider_id=provider)
     except (LookupError, ValueError):
         return None
     return float(found.total_price)
@@ -77,4 +66,4 @@ def with_cost(usage: Usage, model: str, provider: str | None = None) -> Usage:
     return usage if cost is None else replace(usage, cost=cost)
 
 
-__all__ = ["FREE", "PRICE_PROVIDERS", "cost_of", "with_cost"]
+__all__ = ["FREE", "cost_of", "with_cost"]

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from toolwire._json import dumps, loads
 from toolwire.codecs.eventstream import encode_message
 from toolwire.codecs.registry import MEDIA_TYPES, Framing, Wire, wire_at
 from toolwire.emulator._http import HttpRequest, HttpResponse, HttpServer, serve
+from toolwire.emulator.billing import Billing, ContextTooLong, TooManyBreakpoints, billed
 from toolwire.emulator.checks import check_body, check_pairing, error_body
 from toolwire.emulator.cloud import AWS_PATHS, check_signature, reframe
 from toolwire.emulator.script import Fault, Raw, ScriptItem, load_script, parse_item
@@ -93,7 +95,11 @@ class Emulator:
     official SDKs can call it) or, inside a running event loop, with ``async with``.
     ``chunk_delay`` holds every chunk of a streamed reply that many seconds; ``pacing`` (a
     `Pacing`) holds them the way a model writes instead: the time to its first token, then so
-    many tokens a second.
+    many tokens a second. ``bill=True`` counts each prompt, models each provider's prompt cache
+    and refuses a prompt longer than the model's window (`toolwire.emulator.billing`;
+    ``windows`` adds model windows, ``clock`` times cache entries): a scripted reply that says
+    nothing of its input tokens gets the counts, cache reads and writes included. Without it
+    replies carry the usage their script gives.
     """
 
     def __init__(
@@ -105,6 +111,9 @@ class Emulator:
         chunk_delay: float = 0.0,
         pacing: Pacing | None = None,
         aws_credentials: AwsCredentials | None = None,
+        bill: bool = False,
+        windows: Mapping[str, int] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._responder: Responder | None = None
         self._script: list[ScriptItem] = []
@@ -119,6 +128,7 @@ class Emulator:
         self.chunk_delay = chunk_delay
         self.pacing = pacing
         self.aws_credentials = aws_credentials
+        self.billing = Billing(windows, clock) if bill else None
         self.received: list[Received] = []
         self._used = 0
         self._lock = threading.Lock()
@@ -242,6 +252,12 @@ class Emulator:
             return _json(400, error_body(wire, 400, problem))
         stream = route.stream if route.in_url else spec.wants_stream(body)
         framing = route.stream_framing
+        counted = None
+        if self.billing is not None:
+            try:
+                counted = self.billing.count(spec, body, request.model)
+            except (ContextTooLong, TooManyBreakpoints) as exc:  # refused before any reply
+                return _json(400, error_body(wire, 400, str(exc)))
         item = self._next(request, wire)
         if item is None:
             return _json(500, error_body(
@@ -254,7 +270,7 @@ class Emulator:
             return _raw(item, spec)
         if item.delay:
             await asyncio.sleep(item.delay)
-        return self._reply(item.reply, spec, codec, request, stream, framing)
+        return self._reply(billed(item.reply, counted), spec, codec, request, stream, framing)
 
     def _reply(self, reply: Reply, wire: Wire, codec: Any, request: Request, stream: bool,
                framing: Framing, *, cut: bool = False, garbage: bool = False) -> HttpResponse:

@@ -252,7 +252,9 @@ class HttpModel:
         else the price table's (`toolwire.context.prices`); unknown models keep None."""
         if reply.usage.cost is not None:
             return reply
-        usage = with_cost(reply.usage, self.endpoint.model, self.endpoint.provider)
+        provider = PROVIDERS.get(self.endpoint.provider)
+        usage = with_cost(reply.usage, self.endpoint.model,
+                          provider.prices if provider is not None else None)
         return reply if usage is reply.usage else replace(reply, usage=usage)
 
     def _nothing(self, reply: Reply, body: Any, response: WireResponse | None) -> WireFormatError:

@@ -57,6 +57,9 @@ class Provider:
     ``otel_name`` is the provider's ``gen_ai.provider.name`` in OpenTelemetry's GenAI
     conventions (default: ``name``). ``setup``, for a cloud host, resolves a model id to its
     URL, headers, signer and body transform (`toolwire.http.cloud`) instead of the fields above.
+    ``prices`` is its id in the ``genai-prices`` table
+    (`toolwire.context.prices`; ``""`` for a server that charges nothing, None to look the
+    model up by its name alone).
     """
 
     name: str
@@ -71,6 +74,7 @@ class Provider:
     any_server: bool = False
     form: str = ""
     otel_name: str = ""
+    prices: str | None = None
     transform: BodyTransform | None = field(default=None, compare=False)
     setup: Setup | None = field(default=None, compare=False)
 
@@ -87,24 +91,26 @@ class Provider:
 _BUILT_IN = (
     Provider(name="anthropic", wire=wires.ANTHROPIC_MESSAGES.name,
              base_url="https://api.anthropic.com", key_vars=("ANTHROPIC_API_KEY",),
-             auth=ANTHROPIC_KEY, any_server=True, otel_name="anthropic"),
+             auth=ANTHROPIC_KEY, any_server=True, otel_name="anthropic", prices="anthropic"),
     Provider(name="openai", wire=wires.OPENAI_CHAT.name, base_url="https://api.openai.com",
-             key_vars=("OPENAI_API_KEY",)),
+             key_vars=("OPENAI_API_KEY",), prices="openai"),
     Provider(name=wires.OPENAI_RESPONSES.name, wire=wires.OPENAI_RESPONSES.name,  # named after it
              base_url="https://api.openai.com", key_vars=("OPENAI_API_KEY",), any_server=True,
-             otel_name="openai"),
+             otel_name="openai", prices="openai"),
     Provider(name="openrouter", wire=wires.OPENAI_CHAT.name, base_url="https://openrouter.ai/api",
-             key_vars=("OPENROUTER_API_KEY",), form="openrouter:<vendor/model>"),
+             key_vars=("OPENROUTER_API_KEY",), form="openrouter:<vendor/model>",
+             prices="openrouter"),
     Provider(name="ollama", wire=wires.OLLAMA_CHAT.name, base_url="http://127.0.0.1:11434",
-             host_var="OLLAMA_HOST", any_server=True),
+             host_var="OLLAMA_HOST", any_server=True, prices=""),
     Provider(name="gemini", wire=wires.GEMINI_GENERATE.name,
              base_url="https://generativelanguage.googleapis.com",
              key_vars=("GEMINI_API_KEY", "GOOGLE_API_KEY"), auth=GOOGLE_KEY,
              stream_path=f"{wires.GEMINI_GENERATE.stream_path}?alt=sse", any_server=True,
-             otel_name="gcp.gemini"),
+             otel_name="gcp.gemini", prices="google"),
     Provider(name="bedrock", wire=wires.BEDROCK_CONVERSE.name,
              base_url="https://bedrock-runtime.{region}.amazonaws.com", any_server=True,
-             form="bedrock:<modelId>", otel_name="aws.bedrock", setup=cloud.bedrock_setup),
+             form="bedrock:<modelId>", otel_name="aws.bedrock", setup=cloud.bedrock_setup,
+             prices="aws"),
     Provider(name="bedrock-anthropic", wire=wires.ANTHROPIC_MESSAGES.name,
              base_url="https://bedrock-runtime.{region}.amazonaws.com",
              form="bedrock-anthropic:<modelId>", otel_name="aws.bedrock",
@@ -125,7 +131,7 @@ _BUILT_IN = (
              key_vars=("OPENAI_API_KEY",), needs_base_url=True, any_server=True,
              form="openai-compatible:<model>@<base_url>"),
     Provider(name="local", wire=wires.OPENAI_CHAT.name, base_url="", form="local:smollm2",
-             otel_name="llama.cpp"),
+             otel_name="llama.cpp", prices=""),
 )
 
 PROVIDERS: dict[str, Provider] = {p.name: p for p in _BUILT_IN}

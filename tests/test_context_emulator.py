@@ -18,7 +18,8 @@ from toolwire.schema.tool import Tool
 
 MODELS = {"anthropic-messages": "anthropic:claude-sonnet-4-5", "openai-chat": "openai:gpt-4o",
           "openai-responses": "openai-responses:gpt-5",
-          "gemini-generate": "gemini:gemini-2.5-flash", "ollama-chat": "ollama:llama3.2"}
+          "gemini-generate": "gemini:gemini-2.5-flash", "ollama-chat": "ollama:llama3.2",
+          "bedrock-converse": "bedrock:anthropic.claude-sonnet-4-5-20250929-v1:0"}
 CACHES = {"anthropic-messages", "openai-chat", "openai-responses", "gemini-generate"}
 
 SYSTEM = "You are a careful assistant. " + " ".join(

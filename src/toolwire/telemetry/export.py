@@ -35,8 +35,9 @@ def export_wanted(env: Mapping[str, str] | None = None) -> bool:
 
 
 class Exporting:
-    """The SDK providers `start_exporting` set; `flush` sends what is waiting, `close` sends
-    it and stops (call it before the process ends, or the last spans are lost)."""
+    """The SDK providers `start_exporting` set (no meter provider when metrics are off);
+    `flush` sends what is waiting, `close` sends it and stops (call it before the process ends,
+    or the last spans are lost)."""
 
     def __init__(self, tracer_provider: Any, meter_provider: Any) -> None:
         self.tracer_provider = tracer_provider
@@ -44,11 +45,13 @@ class Exporting:
 
     def flush(self) -> None:
         self.tracer_provider.force_flush()
-        self.meter_provider.force_flush()
+        if self.meter_provider is not None:
+            self.meter_provider.force_flush()
 
     def close(self) -> None:
         self.tracer_provider.shutdown()
-        self.meter_provider.shutdown()
+        if self.meter_provider is not None:
+            self.meter_provider.shutdown()
 
 
 def check_endpoints(env: Mapping[str, str] | None = None) -> None:
@@ -91,11 +94,12 @@ def start_exporting() -> Exporting | None:
     resource = Resource.create(attributes)
     tracer_provider = TracerProvider(resource=resource)
     tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    readers = [] if _off("OTEL_METRICS_EXPORTER") else [
-        PeriodicExportingMetricReader(OTLPMetricExporter())]
-    meter_provider = MeterProvider(resource=resource, metric_readers=readers)
     trace.set_tracer_provider(tracer_provider)
-    metrics.set_meter_provider(meter_provider)
+    meter_provider = None
+    if not _off("OTEL_METRICS_EXPORTER"):  # else no meter provider: measuring costs nothing
+        reader = PeriodicExportingMetricReader(OTLPMetricExporter())
+        meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+        metrics.set_meter_provider(meter_provider)
     return Exporting(tracer_provider, meter_provider)
 
 

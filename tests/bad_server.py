@@ -19,17 +19,21 @@ from toolwire import Agent, Message, Reply, RunStop, TextPart, ToolCallPart, Usa
 from toolwire._json import dumps
 from toolwire.agent.runlog import read_log
 from toolwire.cli.app import main
+from toolwire.cli.common import for_people
 from toolwire.codecs import WIRES, get_codec
+from toolwire.codecs.registry import get_wire
 from toolwire.emulator import Emulator, Raw
 from toolwire.http.client import RetryPolicy
 from toolwire.http.client import model as make_model
 from toolwire.http.providers import provider_for
 from toolwire.schema.tool import Tool
 from toolwire.transcript import Request
+from toolwire.transcript_json import to_json
 
 PROVIDER = {wire: provider_for(wire) for wire in WIRES}
-MARK = "QQMARKQQ"
-"""Text put in a reply where a test later swaps in bytes no encoder writes."""
+MARK = "~"
+"""Text put in a reply where a test later swaps in bytes no encoder writes: one character, so a
+stream that sends text in pieces never splits it, and one no encoder writes otherwise."""
 BIG = 987654321
 """A usage count a test later swaps for a number that does not fit."""
 
@@ -70,6 +74,18 @@ def swap(data: bytes, old: str | bytes, new: bytes) -> bytes:
     return data.replace(old, new)
 
 
+def swap_in_stream(parts: list[bytes], old: str, new: bytes) -> list[bytes]:
+    """``parts`` with ``old`` replaced by ``new`` wherever it is (at least once)."""
+    assert any(old.encode() in c for c in parts), f"{old!r} is not in the stream"
+    return [c.replace(old.encode(), new) for c in parts]
+
+
+def surrogate_escape(data: bytes) -> bytes:
+    """The JSON escape of a lone surrogate as it must stand where `MARK` is in ``data``: twice
+    escaped where the arguments travel as JSON text inside a JSON string."""
+    return b"\\\\udcff" if b'\\"' + MARK.encode() in data else b"\\udcff"
+
+
 def body(data: bytes, status: int = 200) -> Raw:
     return Raw(body=data, status=status)
 
@@ -91,6 +107,18 @@ async def run_against(wire: str, script: list[Any], log: Path, *, stream: bool =
             await model.aclose()
 
 
+def _text(messages: Any) -> str:
+    """Messages as JSON text shown to people (a lone surrogate, which the log reads back as
+    U+FFFD, shown as U+FFFD on both sides)."""
+    return for_people(json.dumps([to_json(m) for m in messages], ensure_ascii=False))
+
+
+def binary_framing(wire: str) -> bool:
+    """Whether ``wire`` streams in a framing that checks its bytes (a changed byte breaks the
+    frame, whatever it was meant to carry)."""
+    return get_wire(wire).framing not in ("sse", "ndjson")
+
+
 def assert_ends_well(result: Any, log: Path) -> None:
     """A named stop; a log whose lines all parse, holding every message; explain reads it."""
     assert isinstance(result.stop, RunStop)
@@ -99,7 +127,8 @@ def assert_ends_well(result: Any, log: Path) -> None:
     assert events[0]["event"] == "header" and events[-1]["event"] == "stop"
     assert events[-1]["stop"] == str(result.stop)
     logged = read_log(log)
-    assert logged.messages == list(result.messages) and logged.stop == str(result.stop)
+    assert _text(logged.messages) == _text(result.messages)  # every message, as people see it
+    assert logged.stop == str(result.stop)
     if result.error is not None:
         assert events[-1]["error_type"] == type(result.error).__name__
     html = log.with_suffix(".html")

@@ -222,16 +222,17 @@ class HttpTransport:
 
         assert self._client is not None
         client = self._client
-        origin = httpx2.URL(url).copy_with(raw_path=b"/")
         margin = min(1.0, self.keepalive_expiry / 4)
+        await asyncio.sleep(self.keepalive_expiry - margin)  # most tools are done by then
+        origin = httpx2.URL(url).copy_with(raw_path=b"/")
         while True:
-            await asyncio.sleep(self.keepalive_expiry - margin)
             try:
                 resp = await client.send(client.build_request("HEAD", origin))
                 await resp.aclose()
             except httpx2.HTTPError:
                 return  # the next request opens a connection, as it would have
             self.refreshes += 1
+            await asyncio.sleep(self.keepalive_expiry - margin)
 
     async def aclose(self) -> None:
         if self._client is not None and self._loop is asyncio.get_running_loop():

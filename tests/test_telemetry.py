@@ -386,6 +386,22 @@ async def test_cost_and_cache_counts_reach_the_spans(otel: Otel) -> None:
         assert attributes["toolwire.usage.cost"] == 0.0042
 
 
+def test_an_mcp_call_carries_its_span_to_the_server(otel: Otel) -> None:
+    from toolwire.mcp import connect
+
+    server = [sys.executable, str(Path(__file__).parent / "fixtures" / "mcp_server_trace.py")]
+    model = ScriptedModel([reply(call("traceparent", {})), "Traced."])
+    with connect(server) as tracing:
+        result = Agent(model=model, tools=tracing.tools, instrument=otel.settings()).run("go")
+        untraced = ScriptedModel([reply(call("traceparent", {})), "Untraced."])
+        quiet = Agent(model=untraced, tools=tracing.tools, instrument=False).run("go")
+    [span] = [s for s in otel.finished() if s.name == "execute_tool traceparent"]
+    context = span.get_span_context()
+    sent = result.messages[2].parts[0].content
+    assert sent == f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
+    assert quiet.messages[2].parts[0].content == ""  # nothing current: nothing sent
+
+
 def test_a_run_without_tracing_never_imports_opentelemetry(tmp_path: Path) -> None:
     code = (
         "import sys\n"

@@ -71,6 +71,7 @@ class _Job:
     name: str
     arguments: dict[str, Any]
     future: asyncio.Future[CallToolResult]
+    meta: dict[str, str] | None = None
     scope: anyio.CancelScope | None = field(default=None)
 
 
@@ -162,23 +163,27 @@ class SessionThread:
                 if not job.future.done():
                     job.future.set_exception(Lost(self.lost, during=True))
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
-        """Call tool ``name`` from any task, loop or thread; raises `Lost` once it has ended."""
+    async def call(self, name: str, arguments: Mapping[str, Any],
+                   meta: dict[str, str] | None = None) -> CallToolResult:
+        """Call tool ``name`` from any task, loop or thread, with ``meta`` as the request's
+        ``_meta``; raises `Lost` once it has ended."""
         loop = self._loop
         if self.lost is not None or loop is None or self._tg is None:
             raise Lost(self.lost or "it is not open", during=False)
         try:
-            future = asyncio.run_coroutine_threadsafe(self._submit(name, dict(arguments)), loop)
+            future = asyncio.run_coroutine_threadsafe(
+                self._submit(name, dict(arguments), meta), loop)
         except RuntimeError:  # its loop has ended
             raise Lost(self.lost or "it was closed", during=False) from None
         return await asyncio.wrap_future(future)
 
-    async def _submit(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    async def _submit(self, name: str, arguments: dict[str, Any],
+                      meta: dict[str, str] | None) -> CallToolResult:
         """Runs in the session's loop: hand the call to the session's task group."""
         tg = self._tg
         if self.lost is not None or tg is None:
             raise Lost(self.lost or "it is not open", during=False)
-        job = _Job(name, arguments, asyncio.get_running_loop().create_future())
+        job = _Job(name, arguments, asyncio.get_running_loop().create_future(), meta)
         self._jobs.add(job)
         try:
             tg.start_soon(self._run, job)
@@ -201,7 +206,8 @@ class SessionThread:
         with anyio.CancelScope() as scope:
             job.scope = scope
             try:
-                result = await self._client.call_tool(job.name, job.arguments)
+                result = await self._client.call_tool(job.name, job.arguments,
+                                                      meta=job.meta)  # type: ignore[arg-type]
             except Exception as exc:
                 if isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED:
                     self.lost = self.lost or "it closed the connection (it may have exited)"

@@ -5,6 +5,10 @@ Owns `McpConnection` (one server, over stdio or streamable HTTP), `connect`,
 with clashing names prefixed, are `toolwire.mcp.group`'s. Uses the official ``mcp`` SDK; must
 not import the loop, codecs or the transport.
 
+A call carries the current OpenTelemetry trace context in its ``_meta``, as the MCP
+conventions ask, when OpenTelemetry is in use (`toolwire.telemetry`); this module never imports
+it by itself.
+
 The session runs in a thread of its own (`toolwire.mcp._session`), so its tools can be called
 from any task, event loop or thread: a connection opened before ``Agent.run`` (which starts an
 event loop of its own) serves the run, and parallel calls from one reply are safe.
@@ -18,6 +22,7 @@ import concurrent.futures
 import contextlib
 import os
 import shlex
+import sys
 import tempfile
 import weakref
 from collections.abc import Mapping, Sequence
@@ -265,7 +270,7 @@ class McpConnection:
         if not self._started:
             raise McpConnectionError(f"the MCP connection to {self.spec} is not open")
         try:
-            return await self._session.call(name, arguments or {})
+            return await self._session.call(name, arguments or {}, _trace_context())
         except Lost as lost:
             raise ToolError(self._lost_message(name, lost)) from None
 
@@ -328,6 +333,18 @@ class McpConnection:
         return Tool(name=name, description=listed.description or listed.title or "",
                     input_schema=listed.input_schema, fn=call_server, idempotent=idempotent,
                     read_only=read_only)
+
+
+def _trace_context() -> dict[str, str] | None:
+    """The current span's W3C trace context (``traceparent``...), for a call's ``_meta`` as
+    the MCP conventions carry it, when OpenTelemetry is in use (never importing it)."""
+    if "opentelemetry.propagate" not in sys.modules:
+        return None
+    from opentelemetry import propagate
+
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return carrier or None
 
 
 def connect(

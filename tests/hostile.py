@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import reprlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -305,6 +306,15 @@ def outcome(call: Callable[[], Any]) -> str:
     return "value"
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlong = 6, 60, 60, 40
+
+
+def shown(value: Any) -> str:
+    """``value`` in a few hundred characters at most, however deep or large."""
+    return _SHORT.repr(value)[:400]
+
+
 def hostile_input(rng: random.Random, wire: str, decoder: str) -> Any:
     """One hostile input for ``decoder`` of ``wire``."""
     base = seeds(wire)
@@ -325,4 +335,4 @@ def hostile_input(rng: random.Random, wire: str, decoder: str) -> Any:
 
 
 __all__ = ["DECODERS", "WIRES", "hostile_input", "mutate", "mutate_stream", "nested", "outcome",
-           "random_json", "run_decoder", "seeds", "split"]
+           "random_json", "run_decoder", "seeds", "shown", "split"]

@@ -56,6 +56,8 @@ def _where(path: list[str | int]) -> str:
     out = ""
     for key in path:
         out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
+    if len(out) > 120:  # hundreds of levels deep: the two ends say enough
+        out = f"{out[:60]}...{out[-40:]}"
     return f" at {out}" if out else ""
 
 
@@ -151,11 +153,11 @@ def _slow_loads(text: str | bytes | bytearray | memoryview, what: str) -> Any:
     try:
         value = json.loads(doc, parse_constant=_refuse_constant)
     except RecursionError:
-        raise JSONTextError(f"{_in(what)}nested deeper than {MAX_DEPTH} levels", doc, 0) from None
+        raise JSONTextError(f"{_in(what)}nested deeper than {MAX_DEPTH} levels") from None
     except json.JSONDecodeError as exc:
         raise JSONTextError(f"{_in(what)}{exc.msg}", exc.doc, exc.pos) from None
     except ValueError as exc:  # a constant refused, an integer past the digit limit
-        raise JSONTextError(f"{_in(what)}{exc}", doc, 0) from None
+        raise JSONTextError(f"{_in(what)}{exc}") from None
     return walk_limit(value, clean=True, what=what)
 
 

@@ -92,6 +92,8 @@ class JSONTextError(WireFormatError, json.JSONDecodeError):
 
     def __init__(self, msg: str, doc: str = "", pos: int = 0) -> None:
         json.JSONDecodeError.__init__(self, msg, doc, pos)
+        if not doc:  # no place in the text to name (a limit, a number): the message alone
+            self.args = (msg,)
 
 
 class ConfigError(ToolwireError):

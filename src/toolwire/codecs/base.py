@@ -305,7 +305,8 @@ def provider_error(
 
 
 _STATUS_WORDS: tuple[tuple[str, int], ...] = (
-    ("rate_limit", 429), ("rate limit", 429), ("throttl", 429), ("too many requests", 429),
+    ("rate_limit", 429), ("rate limit", 429), ("rate exceeded", 429), ("throttl", 429),
+    ("too many requests", 429),
     ("quota", 429), ("overloaded", 529), ("slow_down", 503), ("unavailable", 503),
     ("context_length", 400), ("invalid_request", 400), ("validation", 400),
     ("authentication", 401), ("api_key", 401), ("api key", 401), ("security token", 403),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from toolwire._json import MAX_DEPTH, loads
 from toolwire.errors import (
@@ -138,6 +138,8 @@ def first_problem(where: str, value: Any) -> WireFormatError | None:
         else:
             problem = f"expected a JSON value, got {_json_kind(node)}"
         if problem is not None:
+            if len(at) > 120:  # a path hundreds of levels deep: its two ends say enough
+                at = f"{at[:60]}...{at[-40:]}"
             return WireFormatError(f"{where}: {at or 'the value'}: {problem}")
     return None
 
@@ -232,7 +234,10 @@ def not_an_object(what: str, body: Any) -> WireFormatError:
     return wrong_shape(f"{what}: the body", "a JSON object", body)
 
 
-def _total(what: str, body: Any, decode: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+_T = TypeVar("_T")
+
+
+def _total(what: str, body: Any, decode: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     """``decode(*args, **kwargs)``, letting out nothing but toolwire errors about ``what``."""
     try:
         return decode(*args, **kwargs)

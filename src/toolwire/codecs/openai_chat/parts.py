@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from toolwire._json import loads as parse_json
-from toolwire.codecs.base import NameMap, Note, call_id_for
+from toolwire.codecs.base import NameMap, Note, call_id_for, wrong_shape
 from toolwire.codecs.base import plain as plain
 from toolwire.transcript import (
     JSON,
@@ -45,7 +45,7 @@ def extras_of(value: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]
     """Copies of the keys of ``value`` outside ``known``, or None when it has none."""
     for key in value:
         if key not in known:
-            return {k: plain(v) for k, v in value.items() if k not in known}
+            return {k: plain(v, k) for k, v in value.items() if k not in known}
     return None
 
 
@@ -264,16 +264,20 @@ def plain_calls(calls: list[Any], names: NameReader | None) -> list[ToolCallPart
 
 
 def decode_call(
-    call: Mapping[str, Any], position: int, seed: str, names: NameReader | None
+    call: Mapping[str, Any], position: int, seed: str, names: NameReader | None,
+    where: str = "a tool call",
 ) -> ToolCallPart | OpaquePart:
-    """One entry of ``tool_calls``; ``position`` is its place in the message (for missing ids)."""
+    """One entry of ``tool_calls``; ``position`` is its place in the message (for missing ids);
+    ``where`` is its path in the body, for the error when it is of the wrong shape."""
     usual = plain_call(call, names)
     if usual is not None:
         return usual
     fn = call.get("function")
     if type(fn) is not dict and not isinstance(fn, Mapping):
         if isinstance(call.get("custom"), Mapping):
-            return OpaquePart(wire=WIRE, kind="custom_tool_call", payload=plain(call))
+            return OpaquePart(wire=WIRE, kind="custom_tool_call", payload=plain(call, where))
+        if fn is not None:
+            raise wrong_shape(f"{where}.function", "an object (the function called)", fn)
         fn = {}
     if "type" in call and call["type"] == "custom":
         return OpaquePart(wire=WIRE, kind="custom_tool_call", payload=plain(call))
@@ -294,11 +298,12 @@ def decode_call(
 
 def assistant_parts(
     message: Mapping[str, Any], *, seed: str, names: NameReader | None,
-    made_ids: list[str] | None = None,
+    made_ids: list[str] | None = None, where: str = "the message",
 ) -> list[Part]:
     """Canonical parts of an assistant message: reasoning, text, refusal, then calls.
 
-    ``made_ids`` (when given) receives the ids made up for calls that came without one.
+    ``made_ids`` (when given) receives the ids made up for calls that came without one;
+    ``where`` is the message's path in the body, named by a shape error.
     """
     parts: list[Part] = []
     if "reasoning" in message or "reasoning_content" in message or (
@@ -322,12 +327,15 @@ def assistant_parts(
             parts += usual
             return parts
         for i, call in enumerate(calls):
-            if type(call) is dict or isinstance(call, Mapping):
-                part = decode_call(call, i, seed, names)
-                parts.append(part)
-                if (made_ids is not None and type(part) is ToolCallPart
-                        and part.id != call.get("id")):
-                    made_ids.append(part.id)
+            if type(call) is not dict and not isinstance(call, Mapping):
+                raise wrong_shape(f"{where}.tool_calls[{i}]", "an object (a tool call)", call)
+            part = decode_call(call, i, seed, names, f"{where}.tool_calls[{i}]")
+            parts.append(part)
+            if (made_ids is not None and type(part) is ToolCallPart
+                    and part.id != call.get("id")):
+                made_ids.append(part.id)
+    elif calls is not None and type(calls) is not list:
+        raise wrong_shape(f"{where}.tool_calls", "a list of tool calls", calls)
     elif "function_call" in message and string(mapping(message["function_call"]).get("name")):
         # the legacy single-function shape, still sent by a few servers
         parts.append(decode_call({"function": message["function_call"]}, 0, seed, names))

@@ -16,7 +16,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolwire.codecs.base import NameMap, error_body, provider_error, retry_after_from
+from toolwire.codecs.base import (
+    NameMap,
+    error_body,
+    provider_error,
+    retry_after_from,
+    wrong_shape,
+)
 from toolwire.codecs.openai_chat.parts import (
     WIRE,
     ReplyNames,
@@ -152,13 +158,17 @@ def decide_stop(raw: str | None, parts: Sequence[Part]) -> tuple[StopReason, boo
 
 def pick_choice(body: Mapping[str, Any]) -> Mapping[str, Any]:
     choices = body.get("choices")
-    if not isinstance(choices, list):
-        return {}
+    if type(choices) is not list:
+        if choices is None:
+            return {}
+        raise wrong_shape("choices", "a list of choices", choices)
     for choice in choices:
         if (type(choice) is dict or isinstance(choice, Mapping)) and choice.get("index", 0) == 0:
             return choice
     first = choices[0] if choices else {}
-    return first if isinstance(first, Mapping) else {}
+    if not isinstance(first, Mapping):
+        raise wrong_shape("choices[0]", "an object (a choice)", first)
+    return first
 
 
 def decode_body(body: Mapping[str, Any], request: Request | None) -> Reply:
@@ -167,16 +177,19 @@ def decode_body(body: Mapping[str, Any], request: Request | None) -> Reply:
     choice = pick_choice(body)
     message = choice.get("message")
     if type(message) is not dict and not isinstance(message, Mapping):
+        if message is not None:
+            raise wrong_shape("choices[0].message", "an object (the message)", message)
         message = {}
-    parts = assistant_parts(message, seed=reply_seed(body), names=names)
+    parts = assistant_parts(message, seed=reply_seed(body), names=names,
+                            where="choices[0].message")
     raw = choice.get("finish_reason")
     raw_stop = raw if isinstance(raw, str) else None
     stop, truncated = decide_stop(raw_stop, parts)
     extras = {} if body.keys() <= _REPLY_KEYS else {
-        k: plain(v) for k, v in body.items() if k not in _REPLY_KEYS and v is not None}
+        k: plain(v, k) for k, v in body.items() if k not in _REPLY_KEYS and v is not None}
     for key in ("native_finish_reason", "error"):
         if key in choice and choice[key] is not None:
-            extras[key] = plain(choice[key])
+            extras[key] = plain(choice[key], ("choices", 0, key))
     model = body.get("model")
     return Reply(
         message=Message(role="assistant", parts=tuple(parts)),

@@ -388,7 +388,7 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
         if role == "assistant":
             pending = []
             parts = assistant_parts(msg, seed=f"messages[{index}]", names=None,
-                                    made_ids=pending)
+                                    made_ids=pending, where=f"messages[{index}]")
             call_names = {}
             for part in parts:
                 if type(part) is ToolCallPart:

@@ -15,7 +15,13 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolwire.codecs.base import NameMap, error_body, provider_error, retry_after_from
+from toolwire.codecs.base import (
+    NameMap,
+    error_body,
+    provider_error,
+    retry_after_from,
+    status_in_words,
+)
 from toolwire.codecs.bedrock_converse.parts import (
     WIRE,
     IdRewriter,
@@ -187,7 +193,15 @@ def encode_reply(reply: Reply, *, nm: NameMap) -> dict[str, Any]:
 
 
 def decode_response(body: Mapping[str, Any], *, request: Request | None = None) -> Reply:
-    """A Converse reply body as a `Reply`; with ``request``, tool names map back."""
+    """A Converse reply body as a `Reply`; with ``request``, tool names map back.
+
+    An AWS error body sent with a success status (``{"message": ...}`` and no ``output``)
+    raises its typed error, with the status its words are sent with.
+    """
+    if "output" not in body:
+        said = body.get("message", body.get("Message"))
+        if isinstance(said, str):
+            raise decode_error(status_in_words(said), {"message": said})
     return decode_reply(body, nm=name_map(request))
 
 

@@ -3,7 +3,7 @@
 Owns the stream events (`TextDelta`, `ReasoningDelta`, `ToolCallStarted`, `ToolCallDelta`,
 `ToolCallFinished`, `StreamEnd`), the run events (`MessageAdded`, `RequestSent`, `RetryEvent`,
 `WireNotes`, `ReplyReceived`, `ToolStarted`, `ToolFinished`, `FirstToken`, `FirstToolStart`,
-`ToolAbandoned`, `ApprovalAwaited`, `RunResumed`, `RunStopped`), the
+`ToolAbandoned`, `ApprovalAwaited`, `RunResumed`, `RunStopped`, `Compacted`), the
 `Event` union of both, and the channel: `emit` and `listen`.
 
 The channel is a context variable. A run listens (`listen`) while it waits on its model, so a
@@ -203,10 +203,23 @@ class RunStopped:
     error: BaseException | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """The history was made smaller to fit the model's context window: ``how`` (the strategy
+    that did it), ``why`` (the threshold or the provider's error), its estimated tokens
+    ``before`` and ``after``, and the history as it now stands."""
+
+    how: str
+    why: str
+    before: int
+    after: int
+    messages: tuple[Message, ...]
+
+
 RunEvent = (
     MessageAdded | RequestSent | RetryEvent | WireNotes | ReplyReceived | ToolStarted
     | ToolFinished | FirstToken | FirstToolStart | ToolAbandoned | ApprovalAwaited | RunResumed
-    | RunStopped
+    | RunStopped | Compacted
 )
 Event = StreamEvent | RunEvent
 """Everything a run's listeners may be given."""

@@ -40,7 +40,13 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
-from toolwire.agent.compaction import cache_setting
+from toolwire.agent.compaction import (
+    Compaction,
+    Compactor,
+    Keeper,
+    cache_setting,
+    compaction_setting,
+)
 from toolwire.agent.dispatch import Approval, Approver, Dispatcher, Policy
 from toolwire.agent.early import TurnWatch
 from toolwire.agent.output import answer_calls, nudge_for_output
@@ -136,6 +142,8 @@ class Agent:
         instrument: bool | Telemetry | None = None,
         cache: bool | Cache = True,
         context: Mapping[str, Any] | None = None,
+        context_window: int | None = None,
+        compaction: Compaction | str | Compactor | None = "clear",
     ) -> None:
         self.model = model
         self.context = dict(context or {})
@@ -164,6 +172,7 @@ class Agent:
         )
         self.specs: tuple[ToolSpec, ...] = tuple(t.spec for t in self.tools)
         self.cache: Cache | None = cache_setting(cache, provider_model(model), system, self.specs)
+        self.keeper = Keeper(model, compaction_setting(compaction), context_window)
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -276,6 +285,7 @@ class Agent:
             s.deadline = s.started + self.time_limit
         try:
             while (stop := self._limit_reached(s)) is None:
+                await self.keeper.before_call(s)
                 request = s.next_request()
                 started = time.perf_counter()
                 watch = TurnWatch(s.turns + 1, s.emit, self.dispatcher, deadline=s.deadline,
@@ -284,6 +294,9 @@ class Agent:
                     reply = await self._ask(s, request, watch)
                 except (ProviderError, WireFormatError) as exc:
                     watch.abandon(f"its reply failed ({type(exc).__name__})")
+                    if isinstance(exc, ContextLengthError) and await self.keeper.overflowed(
+                            s, exc):
+                        continue  # compacted: the turn is tried again
                     s.finish(_error_stop(exc), exc)
                     return
                 except BaseException:

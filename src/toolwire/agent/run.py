@@ -143,6 +143,10 @@ class RunState:
     output_failures: int = 0
     stop_reason: str | None = None
     result: RunResult[Any] | None = None
+    last_usage: Usage | None = None
+    """The last reply's usage, and the place of its message in ``messages`` (`last_index`):
+    what the context held then (None once the history was compacted)."""
+    last_index: int = 0
 
     def emit(self, event: Event) -> None:
         """Hand ``event`` to the run: its wire notes to ``notes``, the event to each listener."""
@@ -177,6 +181,7 @@ class RunState:
         """Count the turn and its usage and append the reply's message exactly as it came."""
         self.turns += 1
         self.usage = self.usage + reply.usage
+        self.last_usage, self.last_index = reply.usage, len(self.messages)
         if self.listeners:
             self.emit(ReplyReceived(self.turns, len(self.messages), reply, seconds))
         self.messages.append(reply.message)

@@ -33,6 +33,8 @@ by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is 
 ``awaiting_approval`` (format 4 on) the run stopped to wait for decisions on these calls
                 (id, name, arguments); ``toolwire resume LOG --allow ID --deny ID`` goes on
 ``retry``       a model request failed and is being sent again (attempt, wait, the error)
+``compact``     (format 5 on) the history was compacted: how, why, estimated tokens before and
+                after, and the whole history as it now stands (later indexes follow it)
 ``stop``        why the run ended, turns, summed usage, notes, and the error if any (its
                 type in ``error_type``, format 2 on)
 ``resume``      the run was continued from this log; ``format`` (format 2 on) is the format of
@@ -42,8 +44,8 @@ by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is 
 Format versions: every change to what is written bumps `LOG_FORMAT`, and `read_log` reads every
 format up to it (1: the first; 2: ``request_model``, ``error_type`` and the resume line's
 ``format``; 3: ``first_token``, ``first_tool``, ``call_abandoned`` and ``early``; 4: the
-header's ``context`` and ``awaiting_approval``). A log with a newer format than this toolwire
-knows (in its header or in a resume line) is refused with a `TranscriptError` saying to upgrade.
+header's ``context`` and ``awaiting_approval``; 5: ``compact``). A newer format (in the header
+or a resume line) is refused with a `TranscriptError` saying to upgrade.
 
 Values are written with `toolwire.transcript_json.to_json`. Must not import the loop, dispatch,
 codecs or transport; what the lines say of time is read by `toolwire.agent.timeline`.
@@ -68,6 +70,7 @@ from toolwire.agent.timeline import TIMED, Timeline
 from toolwire.errors import TranscriptError
 from toolwire.events import (
     ApprovalAwaited,
+    Compacted,
     Event,
     FirstToken,
     FirstToolStart,
@@ -92,7 +95,7 @@ from toolwire.transcript import (
 )
 from toolwire.transcript_json import from_json, to_json
 
-LOG_FORMAT = 4
+LOG_FORMAT = 5
 """The format version this toolwire writes; it reads this one and every earlier one."""
 
 
@@ -312,6 +315,8 @@ _WRITERS: dict[type[Any], Callable[[RunLog, Any], None]] = {
     RunResumed: RunLog._on_resume,
     RunStopped: RunLog._on_stop,
     ApprovalAwaited: RunLog._on_awaited,
+    Compacted: lambda log, e: log.write("compact", how=e.how, why=e.why, before=e.before,
+                                        after=e.after, messages=[to_json(m) for m in e.messages]),
 }
 """What the log writes for each event it keeps; other events (stream deltas, wire notes) it
 skips."""
@@ -482,6 +487,8 @@ def _read_event(run: LoggedRun, event: dict[str, Any], where: str) -> None:
             raise TypeError(f"'stop' must be a string, got {type(event.get('stop')).__name__}")
         run.stop = event["stop"]
         run.notes = [str(n) for n in event.get("notes") or ()]
+    elif kind == "compact":
+        run.messages = [_load(m, Message, where) for m in event.get("messages") or ()]
     elif kind == "awaiting_approval":
         run.awaiting = [str(c.get("id")) for c in event.get("calls") or () if isinstance(c, dict)]
     elif kind == "resume":

@@ -39,9 +39,12 @@ from urllib.parse import urlsplit
 
 from toolwire import _json
 from toolwire.codecs import Codec, get_codec
+from toolwire.context.estimate import estimate_tokens
 from toolwire.context.prices import with_cost
-from toolwire.context.windows import takes_breakpoints
+from toolwire.context.windows import OLLAMA_DEFAULT_CONTEXT, takes_breakpoints
+from toolwire.context.windows import context_window as window_of
 from toolwire.errors import (
+    ContextLengthError,
     OverloadedError,
     ProviderError,
     RateLimitError,
@@ -112,6 +115,7 @@ class HttpModel:
         options: Mapping[str, Any] | None = None,
         seed: int | None = None,
         gate: Gate | None = None,
+        context_window: int | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.codec: Codec = get_codec(endpoint.wire)
@@ -123,6 +127,17 @@ class HttpModel:
         self.gate = gate
         self._owned: Any = None  # a server started for this model (local:), stopped on aclose
         self.given_id: str | None = None  # the id `model` was given, base URL included
+        self.context_window = context_window or window_of(endpoint.model)
+        """The model's context window in tokens (the setting, else the known windows'
+        table), None when unknown. Ollama is sent it as ``num_ctx`` (else it uses its
+        own small default and cuts longer prompts silently)."""
+        self._num_ctx: int | None = None
+        if endpoint.provider == "ollama":
+            if self.context_window and "options" not in self.options:
+                self.options["options"] = {"num_ctx": self.context_window}
+            given = self.options.get("options")
+            size = given.get("num_ctx") if isinstance(given, Mapping) else None
+            self._num_ctx = size if isinstance(size, int) else OLLAMA_DEFAULT_CONTEXT
 
     def __repr__(self) -> str:
         return f"HttpModel({self.endpoint.model_id!r}, wire={self.endpoint.wire!r})"
@@ -245,11 +260,21 @@ class HttpModel:
             raise self._bad_reply(f"it is not a {self.wire} reply", exc) from exc
         if holds_nothing(reply):
             raise self._nothing(reply, body, response)
-        return self._priced(reply)
+        return self._priced(reply, request)
 
-    def _priced(self, reply: Reply) -> Reply:
+    def _priced(self, reply: Reply, request: Request) -> Reply:
         """``reply`` with the money its usage cost: the provider's own figure when it sent one,
-        else the price table's (`toolwire.context.prices`); unknown models keep None."""
+        else the price table's (`toolwire.context.prices`); unknown models keep None. A prompt
+        that a truncating server cut (Ollama: the request is estimated over ``num_ctx`` and
+        its ``prompt_eval_count`` is not) is a `ContextLengthError`, as other servers say."""
+        ctx = self._num_ctx
+        if (ctx is not None and 0 < reply.usage.input_tokens <= ctx
+                and estimate_tokens(request) > ctx):
+            raise ContextLengthError(
+                f"the prompt is longer than the context of {ctx} tokens (the server read "
+                f"{reply.usage.input_tokens} of about {estimate_tokens(request)}), so it cut "
+                "its start; compact the history or give the model a larger context_window",
+                wire=self.wire, retryable=False)
         if reply.usage.cost is not None:
             return reply
         provider = PROVIDERS.get(self.endpoint.provider)
@@ -299,6 +324,11 @@ class HttpModel:
         if bad > BAD_REPLY_RETRIES:
             raise error
         emit(RetryEvent(attempt=attempt, wait=0.0, error=error))
+
+    async def count_tokens(self, request: Request) -> int:
+        """The prompt tokens of ``request``: a local estimate (`toolwire.context.estimate`:
+        text over four characters a token, plus the framing of messages, tools and calls)."""
+        return estimate_tokens(request)
 
     async def complete(self, request: Request) -> Reply:
         """Send ``request`` and return the whole reply, retrying what may succeed on retry."""
@@ -353,7 +383,7 @@ class HttpModel:
                     raise self._unreadable(exc) from exc
                 if holds_nothing(reply):
                     raise self._nothing(reply, None, None)
-                yield StreamEnd(reply=self._priced(reply))
+                yield StreamEnd(reply=self._priced(reply, request))
                 return
             except ProviderError as error:
                 await asyncio.sleep(self._retry_event(attempt, error).wait)

@@ -289,6 +289,14 @@ for name, args in {
 }.items():
     case(name, args)
 
+# ---------------------------------------------------------------- decisions for a waiting run
+
+for name, flags in {"--allow a call that is not waiting": ["--allow", "call_x"],
+                    "--deny a call that is not waiting": ["--deny", "call_x", "--reason", "no"],
+                    "--allow without an id": ["--allow"]}.items():
+    case(f"resume <{name}>", lambda p, f=flags: [  # type: ignore[misc]
+        "resume", p.log, "--workdir", p.work, *f])
+
 # ---------------------------------------------------------------- wrong --from
 
 ANTHROPIC_BODY = {"model": "m", "max_tokens": 10, "messages": [

@@ -212,6 +212,10 @@ def test_explain_names_why_a_stopped_or_cut_run_ended(tmp_path: Path,
     out = capsys.readouterr().out
     assert "stopped: stopped" not in out
     assert "stop: stopped: its caller stopped the run" in out
+    log.write_text("\n".join([*lines[:-1], json.dumps({**stop, "stop": "awaiting_approval"})])
+                   + "\n")
+    assert main(["explain", str(log)]) == 0
+    assert "toolwire resume LOG --allow ID" in capsys.readouterr().out
     log.write_text("\n".join(lines[:-1]) + "\n")  # no stop line: the process died mid-run
     assert main(["explain", str(log)]) == 0
     out = capsys.readouterr().out

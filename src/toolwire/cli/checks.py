@@ -152,6 +152,7 @@ def free_port(number: int, flag: str = "--port", host: str = "127.0.0.1") -> Non
     if number == 0:
         return
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind
         try:
             sock.bind((host, number))
         except OSError as exc:

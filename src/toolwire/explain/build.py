@@ -53,6 +53,8 @@ STOP_MEANINGS: dict[str, str] = {
     "model_error": "the model reported an error in place of a reply",
     "output_invalid": "the structured answer did not fit its schema after every retry",
     "error": "the run raised an error",
+    "awaiting_approval": "the run stopped to wait for decisions on calls that need approval; "
+                         "`toolwire resume LOG --allow ID --deny ID` goes on",
     "bad_reply": "a reply arrived that could not be used, even when asked for once more: a "
                  "broken server or proxy, not a model that did not finish",
     "interrupted": "the log ends without a stop line: the process ended mid-run; `toolwire "

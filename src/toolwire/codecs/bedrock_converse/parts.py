@@ -76,10 +76,7 @@ def text_of(value: Any, *path: Any) -> str:
 # --------------------------------------------------------------------------- names and ids
 
 
-def name_map(request: Request | None) -> NameMap:
-    """Tool names as the wire takes them: the request's tools, then names only in history."""
-    if request is None:
-        return NameMap()
+def _all_names(request: Request) -> NameMap:
     names = [t.name for t in request.tools]
     seen = set(names)
     for m in request.messages:
@@ -91,6 +88,45 @@ def name_map(request: Request | None) -> NameMap:
     if choice is not None and choice.name and choice.name not in seen:
         names.append(choice.name)
     return NameMap.build(names, pattern=NAME_PATTERN, max_len=64)
+
+
+class Names:
+    """A request's tool names as the wire takes them. The whole mapping (`NameMap`, over the
+    tools and the history) is made only when a name needs it: a name that fits the wire's rule
+    is never mapped, and a mapped name is never one the user gave."""
+
+    __slots__ = ("_map", "_request", "_tools")
+
+    def __init__(self, request: Request | None) -> None:
+        self._request = request
+        self._map: NameMap | None = None if request is not None else NameMap()
+        self._tools: frozenset[str] | None = None
+
+    def _full(self) -> NameMap:
+        if self._map is None:
+            assert self._request is not None
+            self._map = _all_names(self._request)
+        return self._map
+
+    def wire(self, name: str) -> str:
+        return name if NAME_PATTERN.match(name) else self._full().wire(name)
+
+    def user(self, name: str) -> str:
+        if self._map is None:
+            if self._tools is None:
+                assert self._request is not None
+                self._tools = frozenset(t.name for t in self._request.tools)
+            if name in self._tools:
+                return name
+        return self._full().user(name)
+
+    def notes(self) -> list[Note]:
+        return self._map.notes() if self._map is not None else []
+
+
+def name_map(request: Request | None) -> Names:
+    """Tool names as the wire takes them: the request's tools, then names only in history."""
+    return Names(request)
 
 
 def wire_id(call_id: str) -> str:
@@ -137,7 +173,7 @@ def _kind(block: Mapping[str, Any]) -> str:
     return ""
 
 
-def call_from_block(value: Mapping[str, Any], *, nm: NameMap, seed: str,
+def call_from_block(value: Mapping[str, Any], *, nm: Names, seed: str,
                     ordinal: int, path: tuple[Any, ...]) -> ToolCallPart:
     call_id = value.get("toolUseId")
     if not isinstance(call_id, str) or not call_id:
@@ -152,7 +188,7 @@ def call_from_block(value: Mapping[str, Any], *, nm: NameMap, seed: str,
                         provider_data=pd)
 
 
-def part_from_block(block: Any, *, nm: NameMap, seed: str, ordinal: int,
+def part_from_block(block: Any, *, nm: Names, seed: str, ordinal: int,
                     path: tuple[Any, ...]) -> Part:
     """One content block of an assistant message as a part."""
     block = obj(block, *path)
@@ -172,7 +208,7 @@ def part_from_block(block: Any, *, nm: NameMap, seed: str, ordinal: int,
     return OpaquePart(wire=WIRE, kind=kind or "empty", payload=dict(block))
 
 
-def parts_from_blocks(blocks: Any, *, nm: NameMap, seed: str,
+def parts_from_blocks(blocks: Any, *, nm: Names, seed: str,
                       path: tuple[Any, ...]) -> list[Part]:
     parts: list[Part] = []
     ordinal = 0
@@ -231,8 +267,9 @@ def reasoning_block(part: ReasoningPart) -> dict[str, Any] | None:
 
 def cache_point_of(part: Part) -> Any:
     """The cache point that followed this part's block when it was decoded, or None."""
-    if isinstance(part, OpaquePart):
-        return None
+    if type(part) is OpaquePart or getattr(part, "provider_data", None) is None:
+        return None  # the usual part: nothing kept
+    assert not isinstance(part, OpaquePart)
     data = own(part.provider_data)
     return data.get(CACHE_POINT) if isinstance(data, Mapping) else None
 
@@ -247,10 +284,10 @@ def with_cache_point(part: Part, point: Any) -> Part | None:
     return replace(part, provider_data={**(part.provider_data or {}), WIRE: mine})
 
 
-def call_block(part: ToolCallPart, *, nm: NameMap, ids: IdRewriter,
+def call_block(part: ToolCallPart, *, nm: Names, ids: IdRewriter,
                notes: list[Note] | None) -> dict[str, Any]:
     args = part.arguments
-    if not isinstance(args, Mapping) or part.parse_error is not None:
+    if (type(args) is not dict and not isinstance(args, Mapping)) or part.parse_error is not None:
         if notes is not None:
             why = "did not parse" if part.parse_error or args is None else "are not an object"
             notes.append(Note(kind="arguments_replaced", subject=part.id,
@@ -258,6 +295,8 @@ def call_block(part: ToolCallPart, *, nm: NameMap, ids: IdRewriter,
         args = {}
     value: dict[str, Any] = {"toolUseId": ids(part.id), "name": nm.wire(part.name),
                              "input": args}
+    if part.provider_data is None:
+        return {"toolUse": value}
     extras = own(part.provider_data)
     if isinstance(extras, Mapping):
         value.update({k: v for k, v in extras.items() if k not in CALL_KEYS
@@ -266,6 +305,10 @@ def call_block(part: ToolCallPart, *, nm: NameMap, ids: IdRewriter,
 
 
 def result_block(part: ToolResultPart, *, ids: IdRewriter) -> dict[str, Any]:
+    if part.provider_data is None:  # the usual result: its text and status
+        return {"toolResult": {"toolUseId": ids(part.call_id),
+                               "content": [{"text": part.content}] if part.content else [],
+                               "status": "error" if part.is_error else "success"}}
     value: dict[str, Any] = {"toolUseId": ids(part.call_id)}
     stored = own(part.provider_data)
     original = stored.get("content") if isinstance(stored, Mapping) else None

@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire.codecs.base import (
-    NameMap,
     error_body,
     provider_error,
     retry_after_from,
@@ -25,6 +24,7 @@ from toolwire.codecs.base import (
 from toolwire.codecs.bedrock_converse.parts import (
     WIRE,
     IdRewriter,
+    Names,
     call_block,
     content_seed,
     name_map,
@@ -130,13 +130,22 @@ def stop_to_wire(reply: Reply) -> str:
 # --------------------------------------------------------------------------- whole replies
 
 
-def decode_reply(body: Mapping[str, Any], *, nm: NameMap) -> Reply:
+def _seed(content: Any) -> str:
+    """The seed of generated call ids: hashed only when a call came without its id."""
+    for block in content if type(content) is list else ():
+        call = block.get("toolUse") if type(block) is dict else None
+        if type(call) is dict and not call.get("toolUseId"):
+            return content_seed(content)
+    return ""
+
+
+def decode_reply(body: Mapping[str, Any], *, nm: Names) -> Reply:
     body = obj(body, "the reply")
     output = obj({} if body.get("output") is None else body["output"], "output")
     message = obj({} if output.get("message") is None else output["message"], "output",
                   "message")
     content = message.get("content")
-    parts = parts_from_blocks(content, nm=nm, seed=content_seed(content),
+    parts = parts_from_blocks(content, nm=nm, seed=_seed(content),
                               path=("output", "message", "content"))
     raw = body.get("stopReason")
     stop, truncated = stop_for(raw, parts)
@@ -155,7 +164,7 @@ def decode_reply(body: Mapping[str, Any], *, nm: NameMap) -> Reply:
     )
 
 
-def reply_blocks(reply: Reply, *, nm: NameMap) -> list[dict[str, Any]]:
+def reply_blocks(reply: Reply, *, nm: Names) -> list[dict[str, Any]]:
     """A reply's parts as the blocks the API would have sent (others' blocks left out)."""
     ids = IdRewriter(None)
     blocks: list[dict[str, Any]] = []
@@ -180,7 +189,7 @@ def reply_extras(reply: Reply) -> dict[str, Any]:
     return copy.deepcopy(dict(data)) if isinstance(data, Mapping) else {}
 
 
-def encode_reply(reply: Reply, *, nm: NameMap) -> dict[str, Any]:
+def encode_reply(reply: Reply, *, nm: Names) -> dict[str, Any]:
     extras = reply_extras(reply)
     body: dict[str, Any] = {
         "output": {"message": {"role": "assistant", "content": reply_blocks(reply, nm=nm)}},

@@ -18,12 +18,13 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolwire.codecs.base import Encoded, NameMap, Note, own_options
+from toolwire.codecs.base import Encoded, Note, own_options
 from toolwire.codecs.bedrock_converse.parts import (
     CACHE_POINT,
     ID_PATTERN,
     WIRE,
     IdRewriter,
+    Names,
     cache_point_of,
     call_block,
     dropped,
@@ -68,15 +69,21 @@ def _note_dropped(notes: list[Note], index: int, n: int, part: Part) -> None:
     notes.append(Note(kind=kind, subject=part_subject(index, n), detail=dropped(part)))
 
 
-def _assistant_blocks(parts: Sequence[Part], *, index: int, nm: NameMap, ids: IdRewriter,
+def _assistant_blocks(parts: Sequence[Part], *, index: int, nm: Names, ids: IdRewriter,
                       notes: list[Note]) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for n, part in enumerate(parts):
         block: dict[str, Any] | None = None
+        if type(part) is TextPart and part.provider_data is None:
+            blocks.append({"text": part.text})  # the usual text, read directly
+            continue
+        if type(part) is ToolCallPart:
+            blocks.append(call_block(part, nm=nm, ids=ids, notes=notes))
+            if part.provider_data is not None:
+                _keep_cache_point(part, blocks)
+            continue
         if isinstance(part, TextPart):
             block = {"text": part.text}
-        elif isinstance(part, ToolCallPart):
-            block = call_block(part, nm=nm, ids=ids, notes=notes)
         elif isinstance(part, ReasoningPart):
             block = reasoning_block(part)
         elif isinstance(part, OpaquePart):
@@ -100,6 +107,9 @@ def _user_blocks(parts: Sequence[Part], *, index: int, ids: IdRewriter,
     blocks: list[dict[str, Any]] = []
     for n, part in enumerate(parts):
         block: dict[str, Any] | None = None
+        if type(part) is ToolResultPart and part.provider_data is None:
+            blocks.append(result_block(part, ids=ids))  # the usual result
+            continue
         if isinstance(part, TextPart):
             block = {"text": part.text}
         elif isinstance(part, ToolResultPart):
@@ -114,7 +124,7 @@ def _user_blocks(parts: Sequence[Part], *, index: int, ids: IdRewriter,
     return blocks
 
 
-def _encode_messages(messages: Sequence[Message], *, nm: NameMap,
+def _encode_messages(messages: Sequence[Message], *, nm: Names,
                      notes: list[Note]) -> list[dict[str, Any]]:
     ids = IdRewriter(notes)
     out: list[dict[str, Any]] = []
@@ -125,9 +135,10 @@ def _encode_messages(messages: Sequence[Message], *, nm: NameMap,
             out.append({"role": "assistant", "content": _assistant_blocks(
                 m.parts, index=i, nm=nm, ids=ids, notes=notes)})
         elif m.role == "tool":
-            results = sorted(range(len(m.parts)),
-                             key=lambda n: not isinstance(m.parts[n], ToolResultPart))
-            blocks = _user_blocks([m.parts[n] for n in results], index=i, ids=ids, notes=notes)
+            parts = m.parts
+            if not all(type(p) is ToolResultPart for p in parts):  # results first
+                parts = tuple(sorted(parts, key=lambda p: not isinstance(p, ToolResultPart)))
+            blocks = _user_blocks(parts, index=i, ids=ids, notes=notes)
             if i + 1 < len(messages) and messages[i + 1].role == "user":
                 i += 1  # results and the user's next words are one user message
                 blocks += _user_blocks(messages[i].parts, index=i, ids=ids, notes=notes)
@@ -142,7 +153,7 @@ def _encode_messages(messages: Sequence[Message], *, nm: NameMap,
     return out
 
 
-def _encode_choice(choice: ToolChoice, *, nm: NameMap, notes: list[Note]) -> dict[str, Any] | None:
+def _encode_choice(choice: ToolChoice, *, nm: Names, notes: list[Note]) -> dict[str, Any] | None:
     if choice.parallel is not None:
         notes.append(Note(kind="choice_changed", subject="tool_choice",
                           detail="Converse has no parallel setting; dropped"))
@@ -248,7 +259,7 @@ def _cache_points(body: dict[str, Any], cache: Cache) -> Note:
 
 
 def _decode_messages(raw: Any) -> list[Message]:
-    nm = NameMap()
+    nm = Names(None)
     out: list[Message] = []
     names: dict[str, str] = {}
     for i, wm in enumerate(seq(raw, "messages")):

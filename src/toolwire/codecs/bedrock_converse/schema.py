@@ -13,8 +13,8 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolwire.codecs.base import NameMap, Note
-from toolwire.codecs.bedrock_converse.parts import obj, seq, text_of
+from toolwire.codecs.base import Note
+from toolwire.codecs.bedrock_converse.parts import Names, obj, seq, text_of
 from toolwire.transcript import ToolSpec
 
 _SPEC_KEYS = frozenset({"name", "description", "inputSchema", "strict"})
@@ -29,7 +29,7 @@ def input_schema(name: str, schema: Mapping[str, Any], notes: list[Note]) -> dic
     return {**copy.deepcopy(dict(schema)), "type": "object"}
 
 
-def tool_spec(spec: ToolSpec, *, nm: NameMap, notes: list[Note]) -> dict[str, Any]:
+def tool_spec(spec: ToolSpec, *, nm: Names, notes: list[Note]) -> dict[str, Any]:
     out: dict[str, Any] = {"name": nm.wire(spec.name)}
     if spec.description:
         out["description"] = spec.description
@@ -39,7 +39,7 @@ def tool_spec(spec: ToolSpec, *, nm: NameMap, notes: list[Note]) -> dict[str, An
     return {"toolSpec": out}
 
 
-def encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: NameMap,
+def encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: Names,
                  notes: list[Note]) -> list[dict[str, Any]]:
     encoded = [tool_spec(t, nm=nm, notes=notes) for t in tools]
     stored_tools = stored.get("tools") if isinstance(stored, Mapping) else None

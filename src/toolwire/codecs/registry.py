@@ -1,12 +1,13 @@
 """The wire registry: what each wire (a body format) is, one record per wire.
 
-Owns `Wire`, `WireRules` and `CacheRules` (the record), `Route` (what a URL path says), the
-registry itself (`register_wire`, `unregister_wire`, `get_wire`, `wire_names`, `wire_at`,
-`detect_body`, `detect_stream_text`), the built-in records and `WIRES` / `WireName` (the
-built-in names). A wire's record names its codec module, its stream framing, whether a body
-without ``stream`` streams, the path its API serves (and whether the model and streaming are in
-the URL), how to recognise its bodies, its id and tool-name rules, the status it answers when
-overloaded, how its provider caches prompts and how it words a prompt too long for the model.
+Owns `Wire`, `WireRules`, `CacheRules` and `Counting` (the record), `Route` (what a URL path
+says), the registry itself (`count_at`, `register_wire`, `unregister_wire`, `get_wire`,
+`wire_names`, `wire_at`, `detect_body`, `detect_stream_text`), the built-in records and
+`WIRES` / `WireName` (the built-in names). A wire's record names its codec module, its stream
+framing, whether a body without ``stream`` streams, the path its API serves (and whether the
+model and streaming are in the URL), how to recognise its bodies, its id and tool-name rules,
+the status it answers when overloaded, how its provider caches prompts, how it words a prompt
+too long for the model, and its token-counting endpoint if it has one.
 Which servers speak a wire, and how to authenticate to them, is `toolwire.http.providers`'.
 
 Adding a wire is one codec folder plus one `register_wire` call. Everything that needs to know
@@ -19,6 +20,7 @@ recorded here), the transport, anything that does I/O. Importing this module sta
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -97,6 +99,23 @@ class CacheRules:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class Counting:
+    """A provider's token-counting endpoint: ``path`` (``{model}`` filled in, relative to the
+    server like the wire's path), the request body's ``keys`` it takes (wrapped in ``wrap``
+    with ``"model": "models/<model>"`` when set), and the reply field holding the count."""
+
+    path: str
+    keys: frozenset[str]
+    field: str = "input_tokens"
+    wrap: str | None = None
+
+    def body(self, body: Mapping[str, Any], model: str) -> dict[str, Any]:
+        """The counting request for a request ``body``."""
+        kept = {k: v for k, v in body.items() if k in self.keys}
+        return {self.wrap: {"model": f"models/{model}", **kept}} if self.wrap else kept
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Wire:
     """One wire: a request and reply body format, its streaming, its path and its rules.
 
@@ -108,7 +127,7 @@ class Wire:
     ``cache`` is how its provider caches prompts; ``context_error`` is how it words a prompt
     longer than the model's window (``{tokens}`` and ``{limit}`` filled in); a server that
     cuts such a prompt silently instead names in ``truncate_at`` the body field (a path) that
-    sets its context size.
+    sets its context size. ``count`` is its token-counting endpoint, when it has one.
     """
 
     name: str
@@ -127,6 +146,7 @@ class Wire:
     context_error: str = ("the input is {tokens} tokens, longer than the model's context "
                           "window of {limit} tokens")
     truncate_at: tuple[str, ...] = ()
+    count: Counting | None = None
 
     @property
     def model_in_path(self) -> bool:
@@ -193,6 +213,8 @@ ANTHROPIC_MESSAGES = Wire(
             HostedPath("/models/{model}:rawPredict", "/models/{model}:streamRawPredict")),
     cache=CacheRules(kind="breakpoints", sections=("tools", "system", "messages")),
     context_error="prompt is too long: {tokens} tokens > {limit} maximum",
+    count=Counting(path="/v1/messages/count_tokens", keys=frozenset({
+        "model", "messages", "system", "tools", "tool_choice", "thinking"})),
 )
 OPENAI_CHAT = Wire(
     name="openai-chat",
@@ -218,6 +240,9 @@ OPENAI_RESPONSES = Wire(
                      key_field="prompt_cache_key"),
     context_error="Your input exceeds the context window of this model ({tokens} tokens > "
                   "{limit}). Please adjust your input and try again.",
+    count=Counting(path="/v1/responses/input_tokens", keys=frozenset({
+        "model", "input", "instructions", "tools", "tool_choice", "text", "reasoning",
+        "truncation", "parallel_tool_calls"})),
 )
 OLLAMA_CHAT = Wire(
     name="ollama-chat",
@@ -252,6 +277,10 @@ GEMINI_GENERATE = Wire(
     cache=CacheRules(kind="prefix", sections=("tools", "systemInstruction", "contents")),
     context_error="The input token count ({tokens}) exceeds the maximum number of tokens "
                   "allowed ({limit}).",
+    count=Counting(path="/v1beta/models/{model}:countTokens", field="totalTokens",
+                   wrap="generateContentRequest", keys=frozenset({
+                       "contents", "systemInstruction", "tools", "toolConfig",
+                       "generationConfig"})),
 )
 
 BEDROCK_CONVERSE = Wire(
@@ -344,6 +373,19 @@ def _match(wire: Wire, path: str) -> Route | None:
     return route
 
 
+def count_at(path: str) -> Route | None:
+    """The wire whose token-counting endpoint is ``path``, with the model when the path
+    carries it."""
+    path = path.split("?", 1)[0]
+    for wire in _REGISTRY.values():
+        if wire.count is not None:
+            route = _match(dataclasses.replace(wire, path=wire.count.path, stream_path=None,
+                                               hosted=()), path)
+            if route is not None:
+                return Route(wire, model=route.model)
+    return None
+
+
 def wire_at(path: str) -> Route | None:
     """The wire whose API serves ``path`` (with or without its version prefix, after any base
     path a server adds), with the model and streaming when the path carries them."""
@@ -388,12 +430,14 @@ __all__ = [
     "WIRES",
     "BodyKind",
     "CacheRules",
+    "Counting",
     "Framing",
     "HostedPath",
     "Route",
     "Wire",
     "WireName",
     "WireRules",
+    "count_at",
     "detect_body",
     "detect_stream_text",
     "get_wire",

@@ -30,9 +30,15 @@ from typing import Any
 
 from toolwire._json import dumps, loads
 from toolwire.codecs.eventstream import encode_message
-from toolwire.codecs.registry import MEDIA_TYPES, Framing, Wire, wire_at
+from toolwire.codecs.registry import MEDIA_TYPES, Framing, Wire, count_at, wire_at
 from toolwire.emulator._http import HttpRequest, HttpResponse, HttpServer, serve
-from toolwire.emulator.billing import Billing, ContextTooLong, TooManyBreakpoints, billed
+from toolwire.emulator.billing import (
+    Billing,
+    ContextTooLong,
+    TooManyBreakpoints,
+    billed,
+    count_reply,
+)
 from toolwire.emulator.checks import check_body, check_pairing, error_body
 from toolwire.emulator.cloud import AWS_PATHS, check_signature, reframe
 from toolwire.emulator.script import Fault, Raw, ScriptItem, load_script, parse_item
@@ -222,6 +228,12 @@ class Emulator:
             return _json(200, {"status": "ok"})
         if http.method == "HEAD":  # a client keeping its connection warm
             return HttpResponse(200, {"content-type": "application/json"}, head_only=True)
+        counting = count_at(http.path)
+        if counting is not None:  # a token-counting endpoint
+            counted_body = loads(http.body or b"{}")
+            self.received.append(Received(counting.wire.name, http.path, counted_body,
+                                          http.headers))
+            return _json(200, count_reply(counting.wire, counted_body))
         route = wire_at(http.path)
         if route is None:
             return _json(404, {"error": {"message": f"no wire is served at {http.path}",

@@ -1,11 +1,12 @@
 """What the emulator counts and bills for a request: tokens, prompt caching, the context window.
 
-Owns `Billing`, `Counted`, `billed` (a scripted reply with its prompt's counts) and
-`count_blocks`. A request body is read as its provider reads the
-prompt: the fields named by the wire's `toolwire.codecs.registry.CacheRules.sections`, in order,
-each list item one block (a message's content blocks each one block). A block counts one token
-per four characters of its compact JSON, ``cache_control`` markers left out; a prefix is the
-chain hash of its blocks. Caching follows the wire's rules:
+Owns `Billing`, `Counted`, `billed` (a scripted reply with its prompt's counts),
+`count_reply` (what a token-counting endpoint answers) and `count_blocks`. A request body is
+read as its provider reads the prompt: the fields named by the wire's
+`toolwire.codecs.registry.CacheRules.sections`, in order, each list item one block (a message's
+content blocks each one block). A block counts one token per four characters of its compact
+JSON, ``cache_control`` markers left out; a prefix is the chain hash of its blocks. Caching
+follows the wire's rules:
 
 - ``breakpoints`` (Anthropic): only prefixes ending at a marked block are written, at most
   ``max_breakpoints`` markers (more is a 400), each marker finds an earlier entry only within
@@ -193,6 +194,17 @@ class Billing:
         return Counted(total, cache_read=read if read >= minimum else 0)
 
 
+def count_reply(wire: Wire, body: Any) -> dict[str, Any]:
+    """What the wire's token-counting endpoint answers for ``body``: the prompt's tokens,
+    counted as a request's are (the cache is never touched)."""
+    counting = wire.count
+    assert counting is not None
+    inner = body.get(counting.wrap) if counting.wrap and isinstance(body, dict) else body
+    blocks = count_blocks(inner if isinstance(inner, dict) else {},
+                          wire.cache if wire.cache.sections else _ALL)
+    return {counting.field: sum(b.tokens for b in blocks)}
+
+
 def billed(reply: Reply, counted: Counted | None) -> Reply:
     """``reply`` with the counts of its prompt, when its script said nothing of them (a script
     that gives input tokens keeps its own); output tokens estimated from its message when the
@@ -234,5 +246,6 @@ def _num_ctx(body: Mapping[str, Any], path: tuple[str, ...]) -> int:
 
 __all__ = [
     "Billing", "ContextTooLong", "Counted", "TooManyBreakpoints", "billed", "count_blocks",
+    "count_reply",
     "unmarked",
 ]

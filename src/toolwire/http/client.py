@@ -53,6 +53,7 @@ from toolwire.errors import (
     WireFormatError,
 )
 from toolwire.events import RetryEvent, StreamEnd, StreamEvent, WireNotes, emit
+from toolwire.http.counting import count_request, read_count
 from toolwire.http.endpoints import Endpoint, parse_model_id
 from toolwire.http.providers import PROVIDERS
 from toolwire.http.transport import (
@@ -326,9 +327,15 @@ class HttpModel:
         emit(RetryEvent(attempt=attempt, wait=0.0, error=error))
 
     async def count_tokens(self, request: Request) -> int:
-        """The prompt tokens of ``request``: a local estimate (`toolwire.context.estimate`:
-        text over four characters a token, plus the framing of messages, tools and calls)."""
-        return estimate_tokens(request)
+        """The prompt tokens of ``request``: the provider's count from its counting endpoint
+        when the wire has one (Anthropic, Responses, Gemini: a round trip, which never touches
+        the cache), else a local estimate (`toolwire.context.estimate`)."""
+        _, sent = self._prepare(request, stream=False)
+        found = count_request(self.endpoint, sent)
+        if found is None:
+            return estimate_tokens(request)
+        response = await self._send(found[0])
+        return read_count(await response.read(), found[1], self.wire)
 
     async def complete(self, request: Request) -> Reply:
         """Send ``request`` and return the whole reply, retrying what may succeed on retry."""

@@ -61,8 +61,12 @@ class StreamDecoder:
         self._framer = SSEFramer()
         self._message: dict[str, Any] | None = None
         self._blocks: dict[int, dict[str, Any]] = {}
+        self._head: list[dict[str, Any]] = []
+        """Blocks that came whole inside ``message_start`` (a call made by server-side code
+        arrives that way), kept before the blocks the stream builds, in their order."""
         self._inputs: dict[int, list[str]] = {}
         self._calls: dict[int, int] = {}
+        self._head_calls = 0
         self._stopped = False
         self._error: ProviderError | None = None
 
@@ -92,6 +96,7 @@ class StreamDecoder:
         elif kind == "message_start":
             message = payload.get("message")
             self._message = copy.deepcopy(dict(message)) if isinstance(message, Mapping) else {}
+            self._take_head(out)
         elif kind == "content_block_start":
             self._start(payload, out)
         elif kind == "content_block_delta":
@@ -103,6 +108,31 @@ class StreamDecoder:
         elif kind == "message_stop":
             self._stopped = True
         # ping and event types added later are ignored
+
+    def _take_head(self, out: list[StreamEvent]) -> None:
+        """Keep what ``message_start`` already holds, whatever its type, and announce its calls.
+
+        Such blocks are complete: no delta or stop event follows for them, so a call among
+        them is started and finished here, before any block the stream goes on to build.
+        """
+        assert self._message is not None
+        content = self._message.pop("content", None)
+        if not isinstance(content, list):
+            return
+        self._head = [block for block in content if isinstance(block, dict)]
+        seed = reply_seed(self._message)
+        for block in self._head:
+            if block.get("type") != "tool_use":
+                continue
+            ordinal = len(self._calls) + self._head_calls
+            self._head_calls += 1
+            if not block.get("id"):
+                block["id"] = _call_id(self._message, ordinal)
+            if not isinstance(block.get("input"), Mapping | str):
+                block["input"] = {}
+            call = call_from_block(block, nm=self._nm, seed=seed, ordinal=ordinal)
+            out.append(ToolCallStarted(index=ordinal, id=call.id, name=call.name))
+            out.append(ToolCallFinished(index=ordinal, call=call))
 
     def _fail(self, error: ProviderError) -> Any:
         self._error = error
@@ -133,7 +163,7 @@ class StreamDecoder:
         if block.get("type") in _INPUT_BLOCKS:
             self._inputs[index] = []
         if block.get("type") == "tool_use":
-            ordinal = len(self._calls)
+            ordinal = len(self._calls) + self._head_calls
             self._calls[index] = ordinal
             if not block.get("id"):
                 block["id"] = _call_id(message, ordinal)
@@ -217,7 +247,7 @@ class StreamDecoder:
         if self._inputs:
             self._fail(StreamError("the stream ended inside a content block", wire=WIRE))
         body = dict(self._message)
-        body["content"] = [self._blocks[i] for i in sorted(self._blocks)]
+        body["content"] = [*self._head, *(self._blocks[i] for i in sorted(self._blocks))]
         return decode_reply(body, nm=self._nm)
 
 

@@ -108,8 +108,10 @@ def decode_usage(raw: Any) -> Usage:
     completion = get("completion_tokens_details")
     if completion is None or not isinstance(completion, Mapping):
         completion = {}
+    # where servers put the tokens read from their cache: OpenAI in prompt_tokens_details,
+    # DeepSeek as prompt_cache_hit_tokens, vLLM as num_cached_tokens, Moonshot as cached_tokens
     cached = (as_int(prompt.get("cached_tokens")) or as_int(get("prompt_cache_hit_tokens"))
-              or as_int(get("num_cached_tokens")))
+              or as_int(get("num_cached_tokens")) or as_int(get("cached_tokens")))
     cost = get("cost")
     return Usage(
         input_tokens=as_int(get("prompt_tokens")),

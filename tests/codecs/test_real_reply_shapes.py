@@ -1,0 +1,113 @@
+"""Reply shapes real servers send that the common case does not: one test per shape.
+
+Each body or stream below is written in the exact shape a server was seen to send (the
+fields that matter kept, ids and text shortened). For streams, the reply assembled from the
+events must agree with the events themselves and with the same reply sent whole.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from toolwire import Message, Request
+from toolwire.codecs import get_codec
+from toolwire.events import ToolCallFinished, ToolCallStarted
+
+
+def sse(*events: dict[str, Any]) -> bytes:
+    return b"".join(
+        f"event: {e.get('type', 'message')}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+def sse_data(*events: dict[str, Any] | str) -> bytes:
+    return b"".join(
+        f"data: {e if isinstance(e, str) else json.dumps(e)}\n\n".encode() for e in events)
+
+
+def run_stream(wire: str, data: bytes) -> tuple[list[Any], Any]:
+    decoder = get_codec(wire).stream_decoder()
+    events: list[Any] = []
+    for i in range(0, len(data), 7):  # split anywhere
+        events += decoder.feed(data[i:i + 7])
+    return events, decoder.finish()
+
+
+# --- Anthropic: blocks that arrive whole inside message_start
+
+
+def test_a_call_made_by_server_side_code_arrives_whole_in_message_start_and_is_kept() -> None:
+    head = [
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "code_execution",
+         "input": {"code": "r = await get_weather(city='Paris')"}},
+        {"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+         "input": {"city": "Paris"},
+         "caller": {"type": "code_execution_20250825", "tool_id": "srvtoolu_1"}},
+    ]
+    data = sse(
+        {"type": "message_start", "message": {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x",
+            "content": head, "stop_reason": None, "stop_sequence": None,
+            "container": {"id": "container_1", "expires_at": "2026-12-01T00:00:00Z"},
+            "usage": {"input_tokens": 20, "output_tokens": 1}}},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+         "usage": {"output_tokens": 30}},
+        {"type": "message_stop"},
+    )
+    events, reply = run_stream("anthropic-messages", data)
+    calls = reply.message.tool_calls
+    assert [(c.id, c.name, c.arguments) for c in calls] == [
+        ("toolu_1", "get_weather", {"city": "Paris"})]
+    assert (reply.stop, reply.raw_stop) == ("tool_calls", "tool_use")
+    started = [e for e in events if isinstance(e, ToolCallStarted)]
+    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert [(e.index, e.id, e.name) for e in started] == [(0, "toolu_1", "get_weather")]
+    assert [e.call for e in finished] == list(calls)
+    # the same message sent whole reads the same, and goes back with its blocks in order
+    whole = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x",
+             "content": head, "stop_reason": "tool_use", "stop_sequence": None,
+             "container": {"id": "container_1", "expires_at": "2026-12-01T00:00:00Z"},
+             "usage": {"input_tokens": 20, "output_tokens": 30}}
+    codec = get_codec("anthropic-messages")
+    assert codec.decode_response(whole).message == reply.message
+    request = codec.encode_request(
+        Request(model="claude-x", messages=(Message.user("weather?"), reply.message)))
+    sent = request["messages"][-1]["content"]
+    assert [b["type"] for b in sent] == ["server_tool_use", "tool_use"]
+    assert sent[1]["caller"] == head[1]["caller"]
+
+
+def test_message_start_blocks_come_before_the_blocks_the_stream_builds() -> None:
+    data = sse(
+        {"type": "message_start", "message": {
+            "id": "msg_2", "type": "message", "role": "assistant", "model": "claude-x",
+            "content": [{"type": "tool_use", "id": "toolu_a", "name": "lookup",
+                         "input": {"q": "a"}}],
+            "stop_reason": None, "usage": {"input_tokens": 5, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 1,
+         "content_block": {"type": "tool_use", "id": "toolu_b", "name": "lookup", "input": {}}},
+        {"type": "content_block_delta", "index": 1,
+         "delta": {"type": "input_json_delta", "partial_json": "{\"q\": \"b\"}"}},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+         "usage": {"output_tokens": 9}},
+        {"type": "message_stop"},
+    )
+    events, reply = run_stream("anthropic-messages", data)
+    assert [(c.id, c.arguments) for c in reply.message.tool_calls] == [
+        ("toolu_a", {"q": "a"}), ("toolu_b", {"q": "b"})]
+    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert [(e.index, e.call.id) for e in finished] == [(0, "toolu_a"), (1, "toolu_b")]
+
+
+# --- Chat Completions: usage
+
+
+def test_moonshot_top_level_cached_tokens_are_cache_reads() -> None:
+    body = {"id": "chatcmpl-1", "object": "chat.completion", "model": "kimi-k2",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "hi"}}],
+            "usage": {"prompt_tokens": 30, "completion_tokens": 2, "total_tokens": 32,
+                      "cached_tokens": 10}}
+    usage = get_codec("openai-chat").decode_response(body).usage
+    assert (usage.input_tokens, usage.cache_read_tokens) == (30, 10)

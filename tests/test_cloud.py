@@ -180,6 +180,24 @@ async def test_a_full_run_on_each_cloud_id_recovers_from_throttling(provider: st
         assert first.path.startswith("/openai/v1/")
 
 
+def test_the_emulator_throttles_and_refuses_as_bedrock_does() -> None:
+    import urllib.error
+    import urllib.request
+
+    body = json.dumps({"messages": [{"role": "user", "content": [{"text": "hi"}]}]}).encode()
+    with Emulator([Fault(kind="rate_limit", retry_after=1)]) as emu:
+        url = f"{emu.base_url}/model/m/converse"
+        for sent, status, kind in ((body, 429, "ThrottlingException"),
+                                   (b'{"messages": []}', 400, "ValidationException")):
+            with pytest.raises(urllib.error.HTTPError) as caught:
+                urllib.request.urlopen(urllib.request.Request(url, data=sent, method="POST"))
+            error = caught.value
+            assert error.code == status and error.headers["x-amzn-errortype"] == kind
+            decoded = get_codec("bedrock-converse").decode_error(
+                status, error.read(), dict(error.headers))
+            assert decoded.error_type == kind
+
+
 async def test_a_request_signed_with_the_wrong_secret_is_refused() -> None:
     async with Emulator([ANSWER], aws_credentials=CREDS) as emu:
         model = make_model(f"bedrock:m@{emu.base_url}",

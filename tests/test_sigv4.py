@@ -136,3 +136,18 @@ def test_expiring_credentials_are_fetched_again_before_they_expire() -> None:
     now[0] += dt.timedelta(minutes=6)  # four minutes left: under the margin
     assert "Credential=AK2/" in signer("POST", url, {}, BODY)["Authorization"]
     assert source.fetches == 2
+
+
+def test_botocores_credential_chain_as_an_option(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "config"
+    config.write_text("[profile ops]\naws_access_key_id = AKOPS\n"
+                      "aws_secret_access_key = o\naws_session_token = to\n", encoding="utf-8")
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    env = {"TOOLWIRE_AWS_CREDENTIALS": "botocore", "AWS_PROFILE": "ops",
+           "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none")}
+    source = credential_chain(env)  # neither the environment nor the file has keys
+    assert source is not None and source() == AwsCredentials("AKOPS", "o", "to")

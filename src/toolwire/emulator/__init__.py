@@ -373,4 +373,7 @@ async def _trickle(chunks: Iterable[bytes], interval: float) -> AsyncIterator[by
 
 
 def _json(status: int, body: Any) -> HttpResponse:
-    return HttpResponse(status, {"content-type": "application/json"}, body=dumps(body))
+    headers = {"content-type": "application/json"}
+    if isinstance(body, dict) and isinstance(body.get("__type"), str):
+        headers["x-amzn-errortype"] = body["__type"]  # AWS names its error types here too
+    return HttpResponse(status, headers, body=dumps(body))

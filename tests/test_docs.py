@@ -15,8 +15,8 @@ PAGES = sorted(p for p in DOCS.glob("*.md") if MARK in p.read_text(encoding="utf
 
 
 def test_pages_with_runnable_examples_are_marked() -> None:
-    assert [p.name for p in PAGES] == ["agent.md", "cloud.md", "observability.md", "servers.md",
-                                       "tools.md", "wires.md"]
+    assert [p.name for p in PAGES] == ["agent.md", "cloud.md", "context.md", "observability.md",
+                                       "servers.md", "tools.md", "wires.md"]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])

@@ -319,7 +319,7 @@ class Agent:
                 s.add_reply(reply, seconds)
                 async with _warm(self.model, reply):
                     results, stop = await self._answer(s, reply, watch)
-                watch.abandon("the reply did not carry this call")
+                watch.abandon("the reply that was kept did not ask for its result")
                 if stop is not None:
                     s.finish(stop)
                 yield Step(turn=s.turns, request=request, reply=reply, results=results,

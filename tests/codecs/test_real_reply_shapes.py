@@ -111,3 +111,82 @@ def test_moonshot_top_level_cached_tokens_are_cache_reads() -> None:
                       "cached_tokens": 10}}
     usage = get_codec("openai-chat").decode_response(body).usage
     assert (usage.input_tokens, usage.cache_read_tokens) == (30, 10)
+
+
+# --- Chat Completions: reasoning as content items (Mistral), refusals streamed
+
+THINKING = {"type": "thinking", "thinking": [{"type": "text", "text": "The user greets me."}]}
+
+
+def mistral_body(content: Any) -> dict[str, Any]:
+    return {"id": "cmpl-1", "object": "chat.completion", "model": "magistral-medium-2509",
+            "created": 1, "choices": [{"index": 0, "finish_reason": "stop",
+                                       "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 9, "total_tokens": 14}}
+
+
+def test_a_thinking_content_item_is_reasoning_and_goes_back_exactly_as_it_came() -> None:
+    codec = get_codec("openai-chat")
+    content = [THINKING, {"type": "text", "text": "Hello!"}]
+    reply = codec.decode_response(mistral_body(content))
+    kinds = [type(p).__name__ for p in reply.message.parts]
+    assert kinds == ["ReasoningPart", "TextPart"]
+    assert reply.message.parts[0].text == "The user greets me."
+    assert reply.text == "Hello!"
+    # two parts in, two parts out: as a reply body and in the next request
+    assert codec.encode_response(reply)["choices"][0]["message"]["content"] == content
+    body = codec.encode_request(Request(model="magistral-medium-2509", messages=(
+        Message.user("hi"), reply.message, Message.user("and?"))))
+    assert body["messages"][1]["content"] == content
+    assert codec.decode_response(codec.encode_response(reply)).message == reply.message
+
+
+def test_list_content_in_stream_deltas_keeps_text_and_reasoning() -> None:
+    head = {"id": "cmpl-2", "object": "chat.completion.chunk", "model": "magistral-small",
+            "created": 1}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    data = sse_data(
+        chunk({"role": "assistant", "content": ""}),
+        chunk({"content": [{"type": "thinking", "thinking": [{"type": "text", "text": "The "}]}]}),
+        chunk({"content": [{"type": "thinking",
+                            "thinking": [{"type": "text", "text": "user greets me."}]}]}),
+        chunk({"content": [{"type": "text", "text": "Hel"}]}),
+        chunk({"content": "lo!"}),
+        chunk({}, "stop"),
+        "[DONE]",
+    )
+    events, reply = run_stream("openai-chat", data)
+    reasoning = "".join(e.text for e in events if type(e).__name__ == "ReasoningDelta")
+    text = "".join(e.text for e in events if type(e).__name__ == "TextDelta")
+    assert (reasoning, text) == ("The user greets me.", "Hello!")
+    whole = get_codec("openai-chat").decode_response(
+        mistral_body([THINKING, {"type": "text", "text": "Hello!"}]))
+    assert reply.message == whole.message
+
+
+def test_a_rendered_stream_with_a_thinking_item_decodes_to_its_reply() -> None:
+    codec = get_codec("openai-chat")
+    reply = codec.decode_response(mistral_body([THINKING, {"type": "text", "text": "Hello!"}]))
+    _, again = run_stream("openai-chat", b"".join(codec.encode_stream(reply)))
+    assert again.message == reply.message
+
+
+def test_refusal_deltas_stream_as_text_and_agree_with_the_reply() -> None:
+    head = {"id": "cmpl-3", "object": "chat.completion.chunk", "model": "gpt-x", "created": 1}
+    data = sse_data(
+        {**head, "choices": [{"index": 0, "delta": {"role": "assistant", "refusal": ""},
+                              "finish_reason": None}]},
+        {**head, "choices": [{"index": 0, "delta": {"refusal": "I can't help "},
+                              "finish_reason": None}]},
+        {**head, "choices": [{"index": 0, "delta": {"refusal": "with that."},
+                              "finish_reason": None}]},
+        {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        "[DONE]",
+    )
+    events, reply = run_stream("openai-chat", data)
+    streamed = "".join(e.text for e in events if type(e).__name__ == "TextDelta")
+    assert streamed == reply.text == "I can't help with that."
+    assert reply.stop == "refusal"

@@ -212,6 +212,8 @@ def content_parts(content: Any, *, keep_empty: bool) -> list[Part]:
             parts.append(TextPart(text=text, provider_data={WIRE: extras} if extras else None))
         elif kind == "refusal" and isinstance(item.get("refusal"), str):
             parts.append(TextPart(text=item["refusal"], provider_data=REFUSAL))
+        elif kind == "thinking":
+            parts.append(thinking_part(item))
         else:
             parts.append(OpaquePart(wire=WIRE, kind=str(kind or "content"), payload=plain(item)))
     return parts
@@ -372,7 +374,40 @@ def merge_reasoning(target: dict[str, Any], payload: Mapping[str, Any]) -> None:
 
 
 def reasoning_payload(part: ReasoningPart) -> dict[str, Any] | None:
-    return wire_data(part.provider_data)
+    """The message-level reasoning fields a part carries (None for a content item's)."""
+    payload = wire_data(part.provider_data)
+    return None if payload is not None and CONTENT_ITEM in payload else payload
+
+
+# Reasoning that came as an item of ``content`` (Mistral's ``{"type": "thinking", "thinking":
+# [{"type": "text", "text": ...}]}``) goes back as that item, in its place among the others,
+# not as a message-level field.
+CONTENT_ITEM = "content_item"
+
+
+def thinking_part(item: Mapping[str, Any]) -> ReasoningPart:
+    """A ``thinking`` content item as reasoning, the item kept exactly to go back."""
+    return ReasoningPart(text=thinking_text(item.get("thinking")),
+                         provider_data={WIRE: {CONTENT_ITEM: plain(item)}})
+
+
+def thinking_text(value: Any) -> str:
+    """The readable text of a thinking item's ``thinking`` (a string, or a list of chunks)."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        return ""
+    return "".join(chunk["text"] for chunk in value
+                   if isinstance(chunk, Mapping) and isinstance(chunk.get("text"), str))
+
+
+def content_item(part: Part) -> dict[str, Any] | None:
+    """The content item a reasoning part came as, if it came as one."""
+    if not isinstance(part, ReasoningPart):
+        return None
+    payload = wire_data(part.provider_data)
+    item = payload.get(CONTENT_ITEM) if payload is not None else None
+    return plain(item) if isinstance(item, Mapping) else None
 
 
 def part_subject(message: int, part: int) -> str:

@@ -27,6 +27,7 @@ from toolwire.codecs.openai_chat.parts import (
     WIRE,
     ReplyNames,
     assistant_parts,
+    content_item,
     encode_call,
     is_refusal,
     mapping,
@@ -246,9 +247,16 @@ def reply_message(reply: Reply, names: NameMap | None) -> dict[str, Any]:
     calls: list[dict[str, Any]] = []
     message: dict[str, Any] = {"role": "assistant"}
     reasoning: dict[str, Any] = {}
+    items: list[dict[str, Any]] = []  # content as a list, once reasoning came as an item of it
     for part in reply.message.parts:
         if isinstance(part, TextPart):
             (refusal if is_refusal(part) else text).append(part.text)
+            if items and not is_refusal(part):
+                items.append({"type": "text", "text": part.text})
+        elif (item := content_item(part)) is not None:
+            if text and not items:
+                items.append({"type": "text", "text": "".join(text)})
+            items.append(item)
         elif isinstance(part, ReasoningPart):
             payload = reasoning_payload(part)
             if payload is not None:
@@ -259,7 +267,7 @@ def reply_message(reply: Reply, names: NameMap | None) -> dict[str, Any]:
             calls.append(encode_call(part, names.wire(part.name) if names else part.name))
         elif isinstance(part, OpaquePart) and part.wire == WIRE and part.kind == "custom_tool_call":
             calls.append(plain(part.payload))
-    message["content"] = "".join(text) if text else None
+    message["content"] = items if items else "".join(text) if text else None
     message["refusal"] = "".join(refusal) if refusal else None
     message.update(reasoning)
     if calls:

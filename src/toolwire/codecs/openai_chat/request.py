@@ -40,6 +40,7 @@ from toolwire.codecs.openai_chat.parts import (
     WIRE,
     Names,
     assistant_parts,
+    content_item,
     content_parts,
     decode_result,
     dropped_note,
@@ -133,6 +134,8 @@ class _Encoder:
                 items.append(item)
             elif isinstance(part, OpaquePart) and part.wire == WIRE:
                 items.append(plain(part.payload))
+            elif (reasoning := content_item(part)) is not None:
+                items.append(reasoning)
             else:
                 self.drop(index, j, part)
         if (len(items) == 1 and len(items[0]) == 2 and "text" in items[0]
@@ -143,7 +146,7 @@ class _Encoder:
     def assistant(
         self, index: int, message: Message, extras: dict[str, Any] | None
     ) -> list[dict[str, Any]]:
-        texts: list[tuple[int, TextPart]] = []
+        texts: list[tuple[int, Part]] = []  # text, and reasoning that came as a content item
         refusals: list[str] = []
         others: list[dict[str, Any]] = []
         calls: list[dict[str, Any]] = []
@@ -162,7 +165,9 @@ class _Encoder:
                     calls.append(self.call(index, len(calls), part))
             elif isinstance(part, ReasoningPart):
                 payload = reasoning_payload(part)
-                if payload is None:
+                if content_item(part) is not None:
+                    texts.append((j, part))
+                elif payload is None:
                     self.notes.append(dropped_note(part_subject(index, j), part))
                 else:
                     merge_reasoning(reasoning, payload)
@@ -175,8 +180,9 @@ class _Encoder:
                 self.drop(index, j, part)
         out: dict[str, Any] = {"role": "assistant"}
         content: Any
-        if len(texts) == 1 and texts[0][1].provider_data is None:
-            content = texts[0][1].text
+        only = texts[0][1] if len(texts) == 1 else None
+        if isinstance(only, TextPart) and only.provider_data is None:
+            content = only.text
         else:
             content = self.content(index, texts)
         if others:

@@ -30,6 +30,7 @@ from toolwire.codecs.openai_chat.parts import (
     plain,
     real_id,
     reply_seed,
+    thinking_text,
 )
 from toolwire.codecs.openai_chat.reply import (
     decode_body,
@@ -100,6 +101,8 @@ class StreamDecoder:
         self._extras: dict[str, Any] = {}
         self._text: list[str] | None = None
         self._refusal: list[str] = []
+        self._items: list[dict[str, Any]] = []
+        """Content that came as a list of typed chunks (Mistral's text and thinking), merged."""
         self._reasoning: dict[str, list[str]] = {}
         self._details: dict[int, dict[str, Any]] = {}
         self._slots: list[_Slot] = []
@@ -166,13 +169,23 @@ class StreamDecoder:
     def _delta(self, delta: Mapping[str, Any], out: list[StreamEvent]) -> None:
         content = delta.get("content")
         if isinstance(content, str):
-            if self._text is None:
-                self._text = []
-            self._text.append(content)
-            if content:
-                out.append(TextDelta(text=content))
-        if isinstance(delta.get("refusal"), str):
-            self._refusal.append(delta["refusal"])
+            if self._items and content:
+                self._add_item({"type": "text", "text": content}, out)
+            else:
+                if self._text is None:
+                    self._text = []
+                self._text.append(content)
+                if content:
+                    out.append(TextDelta(text=content))
+        elif isinstance(content, list):
+            for item in content:
+                if isinstance(item, Mapping):
+                    self._add_item(item, out)
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str):
+            self._refusal.append(refusal)
+            if refusal:  # a refusal is text in the reply, so it streams as text too
+                out.append(TextDelta(text=refusal))
         for key in ("reasoning", "reasoning_content"):
             piece = delta.get(key)
             if isinstance(piece, str):
@@ -191,6 +204,33 @@ class StreamDecoder:
             for position, call in enumerate(calls):
                 if isinstance(call, Mapping):
                     self._call(position, call, out)
+
+    def _add_item(self, item: Mapping[str, Any], out: list[StreamEvent]) -> None:
+        """One chunk of list content: text and thinking pieces join the item they continue."""
+        kind = item.get("type")
+        if not self._items and self._text is not None:  # plain text came first: it leads
+            if any(self._text):
+                self._items.append({"type": "text", "text": "".join(self._text)})
+            self._text = None
+        last = self._items[-1] if self._items else None
+        if kind == "text" and isinstance(item.get("text"), str):
+            piece = item["text"]
+            if last is not None and last.get("type") == "text" and item.keys() <= {"type", "text"}:
+                last["text"] += piece
+            else:
+                self._items.append(plain(item))
+            if piece:
+                out.append(TextDelta(text=piece))
+        elif kind == "thinking":
+            piece = thinking_text(item.get("thinking"))
+            if last is not None and last.get("type") == "thinking":
+                _join_thinking(last, item)
+            else:
+                self._items.append(plain(item))
+            if piece:
+                out.append(ReasoningDelta(text=piece))
+        else:
+            self._items.append(plain(item))
 
     def _merge_detail(self, item: Mapping[str, Any]) -> str:
         """Merge one reasoning_details fragment; return the readable text it added."""
@@ -273,7 +313,10 @@ class StreamDecoder:
     def body(self) -> dict[str, Any]:
         """The whole reply body this stream amounts to."""
         message: dict[str, Any] = {"role": "assistant"}
-        if self._text is not None:
+        if self._items:
+            message["content"] = self._items + (
+                [{"type": "text", "text": "".join(self._text)}] if self._text else [])
+        elif self._text is not None:
             message["content"] = "".join(self._text)
         if self._refusal:
             message["refusal"] = "".join(self._refusal)
@@ -349,8 +392,11 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
             deltas.extend({key: piece} for piece in _pieces(message[key]))
     for item in message.get("reasoning_details") or []:
         deltas.extend({"reasoning_details": [frag]} for frag in _detail_fragments(item))
-    if isinstance(message.get("content"), str):
-        deltas.extend({"content": piece} for piece in _pieces(message["content"]))
+    content = message.get("content")
+    if isinstance(content, str):
+        deltas.extend({"content": piece} for piece in _pieces(content))
+    elif isinstance(content, list):  # reasoning came as a content item: stream typed chunks
+        deltas.extend({"content": [chunk]} for item in content for chunk in _item_chunks(item))
     if isinstance(message.get("refusal"), str):
         deltas.extend({"refusal": piece} for piece in _pieces(message["refusal"]))
     for number, raw in enumerate(message.get("tool_calls") or []):
@@ -373,6 +419,42 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
     out = [f"data: {dumps(c)}\n\n".encode() for c in chunks]
     out.append(b"data: [DONE]\n\n")
     return out
+
+
+def _join_thinking(have: dict[str, Any], more: Mapping[str, Any]) -> None:
+    """Append a streamed thinking chunk to the thinking item it continues."""
+    before, after = have.get("thinking"), more.get("thinking")
+    if isinstance(before, str) and isinstance(after, str):
+        have["thinking"] = before + after
+    elif isinstance(before, list) and isinstance(after, list):
+        for chunk in after:
+            last = before[-1] if before else None
+            if (isinstance(last, dict) and isinstance(chunk, Mapping) and last.get("type") == "text"
+                    and chunk.get("type") == "text" and isinstance(chunk.get("text"), str)
+                    and isinstance(last.get("text"), str) and chunk.keys() <= {"type", "text"}):
+                last["text"] += chunk["text"]
+            else:
+                before.append(plain(chunk))
+    for key, value in more.items():
+        if key not in ("type", "thinking"):
+            have[key] = plain(value)
+
+
+def _item_chunks(item: Any) -> list[Any]:
+    """One content item as the chunks a stream carries (joined back by `_join_thinking`)."""
+    if not isinstance(item, Mapping):
+        return [item]
+    if item.get("type") == "text" and item.keys() == {"type", "text"}:
+        return [{"type": "text", "text": p} for p in _pieces(str(item["text"]))] or [item]
+    thinking = item.get("thinking")
+    if item.get("type") == "thinking" and isinstance(thinking, list) and len(thinking) == 1:
+        chunk = thinking[0]
+        if isinstance(chunk, Mapping) and chunk.keys() == {"type", "text"}:
+            pieces = _pieces(str(chunk["text"])) or [""]
+            first = {**item, "thinking": [{"type": "text", "text": pieces[0]}]}
+            return [first, *({"type": "thinking", "thinking": [{"type": "text", "text": p}]}
+                             for p in pieces[1:])]
+    return [item]
 
 
 def _detail_fragments(item: Any) -> list[Any]:

@@ -283,13 +283,16 @@ class Checker:
 
     def _refused(self, value: Any, text: str | None) -> dict[str, Any]:
         """What the fast check refused: raise the error for the model (or check a conversion)."""
-        if type(value) in (dict, list) and _too_deep(value):
+        short = text is not None and len(text) <= _SURELY_SHALLOW  # too short to be deep
+        if not short and type(value) in (dict, list) and _too_deep(value):
             raise self._too_deep_error()
         if text is not None and _may_not_be_finite(text) and _not_finite(value):
             self._parse_slowly(text)  # NaN, Infinity or 1e400: not JSON numbers; raises
         if type(value) is not dict:
             return self._convert(value)
-        partial = _holds_more_than(value, LIST_ALL_UP_TO)
+        # each value takes a character and a comma: shorter text cannot hold more than the bound
+        partial = not short and (text is None or len(text) >= 2 * LIST_ALL_UP_TO) and \
+            _holds_more_than(value, LIST_ALL_UP_TO)
         try:
             if partial:  # the first error alone: the validator stops there
                 errors = [_first_error(self.validator, value)]

@@ -294,3 +294,12 @@ def test_check_explain_and_convert_read_converse_bodies(tmp_path: Any, capsys: A
     assert main(["convert", str(path), "--to", "openai-chat"]) == 0
     converted = json.loads(capsys.readouterr().out)
     assert [m["role"] for m in converted["messages"]] == ["user", "assistant", "tool"]
+    stream = tmp_path / "converse-stream.bin"  # a captured ConverseStream body, binary
+    stream.write_bytes(b"".join(get_codec("bedrock-converse").encode_stream(CALL)))
+    assert main(["explain", str(stream)]) == 0
+    shown = capsys.readouterr().out
+    assert "bedrock-converse stream" in shown and 'tool call get_weather: id call_p1' in shown
+    broken = tmp_path / "broken.bin"
+    broken.write_bytes(b"\0\1\2" * 10)
+    assert main(["explain", str(broken)]) == 2
+    assert "is a binary file" in capsys.readouterr().err

@@ -163,3 +163,16 @@ def test_an_oversized_frame_is_refused_from_its_prelude_alone() -> None:
 def test_broken_headers_are_stream_errors(headers: list[tuple[str, int, bytes]]) -> None:
     with pytest.raises(StreamError, match="header"):
         EventStreamFramer().feed(hand_written(headers, b""))
+
+
+def test_an_event_stream_is_told_from_other_bytes_by_its_prelude() -> None:
+    from toolwire.codecs.eventstream import is_event_stream
+
+    data = stream_of(b'{"a":1}')
+    assert is_event_stream(data)
+    assert not is_event_stream(data[:10])
+    assert not is_event_stream(b"\0" * 16)  # zeros: the prelude fails its CRC
+    broken = bytearray(data)
+    broken[9] ^= 1
+    assert not is_event_stream(bytes(broken))
+    assert not is_event_stream(b'data: {"type":"message_start"}\n\n')

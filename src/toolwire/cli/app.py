@@ -48,7 +48,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from toolwire.explain.build import explain_file, render_text
     from toolwire.transcript_json import to_json
 
-    checks.read_text(args.file)
+    checks.read_text(args.file, event_stream=True)
     html = checks.output_path(args.html, "--html") if args.html else None
     expl = explain_file(args.file)
     if html is not None:

@@ -4,7 +4,8 @@ Owns the argparse types (`count`, `positive`, `temperature`, `port`) and the che
 to read (`read_text`, `read_json`), paths to write (`output_path`), folders (`workdir`), ports
 that must be free (`free_port`), model ids (`model_id`) and optional extras (`need_extra`).
 Each failure is a `UserError` naming what was wrong and what to do. Imports only `common` of
-the command line, and the library's model-id parser.
+the command line, the library's model-id parser and, when asked for, the event-stream
+recogniser.
 """
 
 from __future__ import annotations
@@ -81,8 +82,12 @@ def _int(text: str) -> int:
 # --------------------------------------------------------------------------- files and folders
 
 
-def read_text(path: str, what: str = "") -> str:
-    """The text of a file a command reads: it must exist, be a file, and be UTF-8 text."""
+def read_text(path: str, what: str = "", *, event_stream: bool = False) -> str:
+    """The text of a file a command reads: it must exist, be a file, and be UTF-8 text.
+
+    ``event_stream=True`` also takes a binary AWS event stream (a captured Bedrock stream);
+    its text is then ``""``.
+    """
     name = f"{what} {path}".strip()
     file = Path(path)
     if not file.exists():
@@ -93,6 +98,11 @@ def read_text(path: str, what: str = "") -> str:
         data = file.read_bytes()
     except OSError as exc:
         raise UserError(f"cannot read {name}: {exc.strerror or exc}") from None
+    if event_stream:
+        from toolwire.codecs.eventstream import is_event_stream
+
+        if is_event_stream(data):
+            return ""
     if b"\0" in data[:BINARY_SNIFF]:
         raise UserError(f"{name} is a binary file; give a text file (JSON or JSON lines)")
     try:

@@ -138,6 +138,15 @@ def _headers(data: memoryview) -> dict[str, HeaderValue]:
     return out
 
 
+def is_event_stream(data: bytes) -> bool:
+    """Whether ``data`` opens with an event-stream message (a prelude that passes its CRC)."""
+    if len(data) < _OVERHEAD:
+        return False
+    total, head_len, prelude_crc = struct.unpack_from(">III", data, 0)
+    return bool(_crc(data[:8]) == prelude_crc and total >= _OVERHEAD
+                and head_len <= total - _OVERHEAD)
+
+
 class EventStreamFramer:
     """Whole event-stream messages from bytes split anywhere.
 
@@ -222,4 +231,5 @@ __all__ = [
     "EventStreamFramer",
     "HeaderValue",
     "encode_message",
+    "is_event_stream",
 ]

@@ -272,7 +272,7 @@ def explain_body(body: Any, source: str = "body") -> Explanation:
         expl.stop_meaning = "a request: the model has not answered it yet"
         return expl
     reply = (codec.decode_response(body) if kind == "response"
-             else _decode_stream_text(wire, body if isinstance(body, str) else body.decode()))
+             else _decode_stream_text(wire, body))
     return explain_conversation(source=f"{wire} {'reply' if kind == 'response' else 'stream'} "
                                 f"({source})", wire=wire, system=None, tools=(),
                                 messages=[reply.message], stop=_reply_stop(reply),
@@ -281,11 +281,16 @@ def explain_body(body: Any, source: str = "body") -> Explanation:
 
 def explain_file(path: str | Path) -> Explanation:
     """Explain a run log, a cassette, or a body in any wire, read from ``path``."""
+    from toolwire.codecs.eventstream import is_event_stream
+
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise TranscriptError(f"{path} does not exist") from None
+    if is_event_stream(raw):  # a binary stream (Bedrock's), explained as it is
+        return explain_body(raw, str(path))
+    text = raw.decode("utf-8")
     from toolwire.agent.runlog import is_log_text
 
     if is_log_text(text):

@@ -112,3 +112,31 @@ async def test_a_tool_limit_shorter_than_the_run_keeps_its_own_message() -> None
         release.set()
     assert result.stop is RunStop.ANSWERED
     assert "did not finish within 0.05 seconds" in result.messages[2].tool_results[0].content
+
+
+@pytest.mark.parametrize("kind", ["async", "sync"])
+async def test_an_approver_that_never_answers_ends_at_the_time_limit(kind: str,
+                                                                    tmp_path: Path) -> None:
+    release = threading.Event()
+
+    async def never_async(request: Any) -> bool:
+        await asyncio.Event().wait()
+        return True
+
+    def never_sync(request: Any) -> bool:
+        release.wait()
+        return True
+
+    log = tmp_path / "run.jsonl"
+    try:
+        with ScriptedModel([reply(call("quick", {}, id="c1"))]) as model:
+            agent = Agent(model=model, tools=_tools(release), time_limit=LIMIT, approval="ask",
+                          approve=never_async if kind == "async" else never_sync)
+            result = await agent.arun("go", log=log)
+    finally:
+        release.set()
+    assert result.stop is RunStop.TIME_LIMIT
+    [res] = result.messages[2].tool_results
+    assert res.is_error and "time limit ran out while waiting for the user's approval" in \
+        res.content
+    assert_ends_well(result, log)

@@ -190,7 +190,7 @@ class Dispatcher:
         for i, call in enumerate(calls):
             if early is not None and i in early:
                 continue
-            admitted = await self.admit(call)
+            admitted = await self.admit(call, deadline)
             if isinstance(admitted, ToolResultPart):
                 results[i] = admitted
             else:
@@ -211,14 +211,16 @@ class Dispatcher:
                 results[i] = result
         return [r for r in results if r is not None]
 
-    async def admit(self, call: ToolCallPart) -> tuple[Tool, dict[str, Any]] | ToolResultPart:
+    async def admit(
+        self, call: ToolCallPart, deadline: float | None = None
+    ) -> tuple[Tool, dict[str, Any]] | ToolResultPart:
         """The tool and checked arguments of a call that may run (asking for approval when its
         policy says so), else the error result that answers it."""
         try:
             tool, args = self.tools.check_call(call)
         except ToolCallError as exc:
             return _error(call, str(exc))
-        refusal = await self._check_approval(call, tool, args)
+        refusal = await self._check_approval(call, tool, args, deadline)
         if refusal is not None:
             return _error(call, refusal)
         return tool, args
@@ -248,9 +250,10 @@ class Dispatcher:
         return await self._limited(call, tool, args, on_start, on_end, deadline)
 
     async def _check_approval(
-        self, call: ToolCallPart, tool: Tool, args: dict[str, Any]
+        self, call: ToolCallPart, tool: Tool, args: dict[str, Any], deadline: float | None = None
     ) -> str | None:
-        """None to go ahead, else the error text for the model."""
+        """None to go ahead, else the error text for the model. The approver is waited for no
+        longer than ``deadline`` (`time.monotonic`), the run's time limit."""
         policy = self.policy(tool.name)
         if policy == "allow":
             return None
@@ -268,13 +271,21 @@ class Dispatcher:
                 "available to give it, so it was not run."
             )
         asked = ApprovalRequest(call=call, tool=tool, arguments=args)
+        left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
         try:
-            if inspect.iscoroutinefunction(self.approve):
-                answer = await self.approve(asked)
-            else:  # a prompt may block: keep the event loop free
-                answer = await asyncio.to_thread(self.approve, asked)
-            if inspect.isawaitable(answer):
-                answer = await answer
+            async with asyncio.timeout(left) as timer:
+                if inspect.iscoroutinefunction(self.approve):
+                    answer = await self.approve(asked)
+                else:  # a prompt may block: keep the event loop free
+                    answer = await asyncio.to_thread(self.approve, asked)
+                if inspect.isawaitable(answer):
+                    answer = await answer
+        except TimeoutError as exc:
+            if timer.expired():
+                return (f"The call to {tool.name!r} was not run: the run's time limit ran out "
+                        "while waiting for the user's approval.")
+            return f"The call to {tool.name!r} was not run: asking the user for approval " \
+                   f"failed ({type(exc).__name__}: {exc})."
         except Exception as exc:
             return f"The call to {tool.name!r} was not run: asking the user for approval " \
                    f"failed ({type(exc).__name__}: {exc})."

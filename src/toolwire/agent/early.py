@@ -128,7 +128,7 @@ class TurnWatch:
         if before is not None:  # approvals are asked one at a time, in the order calls close
             await asyncio.shield(before)
         dispatcher, turn = self._dispatcher, self.turn
-        admitted = await dispatcher.admit(call)
+        admitted = await dispatcher.admit(call, self._deadline)
         if not asked.done():
             asked.set_result(None)
 

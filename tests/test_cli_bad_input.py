@@ -78,6 +78,10 @@ BAD_FILES: dict[str, bytes | None] = {
     "log-notes-number": log_text(header(), TASK, {"event": "stop", "stop": "answered",
                                                   "turns": 1, "notes": 5}).encode(),
     "log-line-not-an-object": log_text(header(), TASK).encode() + b"[1, 2]\n",
+    "cassette-interaction-number": b'{"toolwire_cassette": 1, "interactions": [5]}',
+    "cassette-request-number": b'{"toolwire_cassette": 1, "interactions": [{"request": 5}]}',
+    "openai-call-function-number": json.dumps({"model": "m", "messages": [
+        {"role": "assistant", "tool_calls": [{"id": "c", "function": 5}]}]}).encode(),
 }
 
 
@@ -556,3 +560,54 @@ def test_the_exit_codes_are_documented_where_people_look() -> None:
     for code in codes:
         assert f"{code} " in epilog
     assert "3 an internal error" in epilog
+
+
+# ---------------------------------------------------------------- every value of a body broken
+
+BODIES = {
+    "anthropic-messages": {
+        "model": "m", "max_tokens": 5, "system": "s",
+        "tools": [{"name": "n", "input_schema": {"type": "object"}}],
+        "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "t", "signature": "s"},
+            {"type": "tool_use", "id": "t", "name": "n", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+                                          "content": "x"}]}]},
+    "openai-chat": {
+        "model": "m", "tools": [{"type": "function", "function": {"name": "n", "parameters": {}}}],
+        "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "n", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c", "content": "x"}]},
+    "gemini-generate": {
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]},
+                     {"role": "model", "parts": [{"functionCall": {"name": "n", "args": {}}}]}],
+        "tools": [{"functionDeclarations": [{"name": "n"}]}]},
+}
+
+
+def broken(value: object) -> Iterator[object]:
+    """``value`` with one of its parts (itself included) swapped for a value of another type."""
+    yield from (5, None, [], "s")
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from ({**value, key: b} for b in broken(inner))
+    elif isinstance(value, list):
+        for i, inner in enumerate(value):
+            yield from ([*value[:i], b, *value[i + 1:]] for b in broken(inner))
+
+
+@pytest.mark.parametrize("wire", sorted(BODIES))
+def test_a_body_with_any_value_of_the_wrong_type_is_never_an_internal_error(
+        wire: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each part of a request body in turn given the wrong type: check and convert answer (0,
+    1 or 2), never exit 3 or a traceback."""
+    path = tmp_path / "body.json"
+    count = 0
+    for body in broken(BODIES[wire]):
+        path.write_text(json.dumps(body))
+        for argv in (["check", str(path)], ["convert", str(path), "--to", "openai-responses"]):
+            code = run_main(argv)
+            err = capsys.readouterr().err
+            assert code in (0, 1, 2) and "Traceback" not in err, (body, argv, err)
+            count += 1
+    assert count > 100

@@ -16,7 +16,7 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,17 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
         print(for_people(text))
 
 
+@contextlib.contextmanager
+def _shape_of(path: str) -> Iterator[None]:
+    """A value of the wrong type somewhere in a file a command reads is the file's fault: one
+    message naming the file (the readers below check most shapes themselves)."""
+    try:
+        yield
+    except (TypeError, AttributeError, KeyError, IndexError) as exc:
+        raise UserError(f"{path} holds a value of the wrong type where its format wants "
+                        f"another ({type(exc).__name__}: {exc}); check the file") from None
+
+
 # ------------------------------------------------------------------------------- commands
 
 
@@ -50,7 +61,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     checks.read_text(args.file, event_stream=True)
     html = checks.output_path(args.html, "--html") if args.html else None
-    expl = explain_file(args.file)
+    with _shape_of(args.file):
+        expl = explain_file(args.file)
     if html is not None:
         from toolwire.explain.html import render_html
 
@@ -93,12 +105,14 @@ def _check_source(path: str, body: Any, source: str) -> None:
     from toolwire.errors import WireFormatError
 
     try:
-        detected, kind = detect_wire(body)
+        with _shape_of(path):
+            detected, kind = detect_wire(body)
     except WireFormatError:
         return  # no wire claims it: the person's word stands
     if kind != "request" or detected == source:
         return
-    theirs = get_codec(detected).decode_request(body)
+    with _shape_of(path):
+        theirs = get_codec(detected).decode_request(body)
     try:
         mine = get_codec(source).decode_request(body)
     except (KeyError, TypeError, ValueError, AttributeError):
@@ -123,13 +137,15 @@ def cmd_convert(args: argparse.Namespace) -> int:
         data = checks.read_json(args.file)
         source = args.source
         if source is None:
-            source, kind = detect_wire(data)
+            with _shape_of(args.file):
+                source, kind = detect_wire(data)
             if kind != "request":
                 raise UserError(f"{args.file} is a {source} {kind}, not a request; convert takes "
                                 "a request body (a whole conversation) or a run log")
         else:
             _check_source(args.file, data, source)
-        result = convert(data, source, args.to)
+        with _shape_of(args.file):
+            result = convert(data, source, args.to)
         body, losses = result.body, result.losses
     for loss in losses:
         print(f"loss: {loss}", file=sys.stderr)
@@ -148,10 +164,12 @@ def _messages_from(path: str) -> tuple[list[Any], str | None]:
     if is_log_text(checks.read_text(path)):
         return list(read_log(path).messages), None
     body = checks.read_json(path)
-    wire, kind = detect_wire(body)
+    with _shape_of(path):
+        wire, kind = detect_wire(body)
     if kind != "request":
         raise UserError(f"{path} is a {wire} {kind}; check takes a request body or a run log")
-    return list(get_codec(wire).decode_request(body).messages), wire
+    with _shape_of(path):
+        return list(get_codec(wire).decode_request(body).messages), wire
 
 
 def cmd_check(args: argparse.Namespace) -> int:

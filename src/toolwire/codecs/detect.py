@@ -26,7 +26,8 @@ def _blocks(messages: Any) -> set[str]:
     for m in messages if isinstance(messages, list) else ():
         content = m.get("content") if isinstance(m, dict) else None
         if isinstance(content, list):
-            kinds.update(b.get("type", "") for b in content if isinstance(b, dict))
+            kinds.update(b["type"] for b in content
+                         if isinstance(b, dict) and isinstance(b.get("type"), str))
     return kinds
 
 
@@ -87,8 +88,10 @@ def _ollama_message(m: Any) -> bool:
         return False
     if "tool_name" in m or "thinking" in m or "images" in m:
         return True
-    for call in m.get("tool_calls") or ():
-        args = call.get("function", {}).get("arguments") if isinstance(call, dict) else None
+    calls = m.get("tool_calls")
+    for call in calls if isinstance(calls, list) else ():
+        function = call.get("function") if isinstance(call, dict) else None
+        args = function.get("arguments") if isinstance(function, dict) else None
         if isinstance(args, dict):
             return True
     return False

@@ -190,3 +190,104 @@ def test_refusal_deltas_stream_as_text_and_agree_with_the_reply() -> None:
     streamed = "".join(e.text for e in events if type(e).__name__ == "TextDelta")
     assert streamed == reply.text == "I can't help with that."
     assert reply.stop == "refusal"
+
+
+# --- Gemini on Vertex AI: function-call arguments streamed in fragments
+
+
+def vertex_chunk(parts: list[dict[str, Any]], finish: str | None = None) -> dict[str, Any]:
+    cand: dict[str, Any] = {"content": {"role": "model", "parts": parts}}
+    if finish:
+        cand["finishReason"] = finish
+    return {"candidates": [cand], "modelVersion": "gemini-3-pro", "responseId": "r1",
+            "usageMetadata": {"promptTokenCount": 10, "totalTokenCount": 10}}
+
+
+def test_streamed_function_call_arguments_assemble_into_one_call() -> None:
+    data = sse_data(
+        vertex_chunk([{"functionCall": {"name": "plan_trip", "willContinue": True,
+                                        "partialArgs": [{"jsonPath": "$.city",
+                                                         "stringValue": "New ",
+                                                         "willContinue": True}]}}]),
+        vertex_chunk([{"functionCall": {"willContinue": True, "partialArgs": [
+            {"jsonPath": "$.city", "stringValue": "York"},
+            {"jsonPath": "$.days", "numberValue": 3},
+            {"jsonPath": "$.stops[0].name", "stringValue": "MoMA"},
+            {"jsonPath": "$.stops[1].name", "stringValue": "Met"},
+            {"jsonPath": "$.options['by train']", "boolValue": True},
+            {"jsonPath": "$.note", "nullValue": None}]}}]),
+        vertex_chunk([{"functionCall": {}, "thoughtSignature": "c2ln"}], finish="STOP"),
+    )
+    events, reply = run_stream("gemini-generate", data)
+    (call,) = reply.message.tool_calls
+    assert call.name == "plan_trip"
+    assert call.arguments == {"city": "New York", "days": 3,
+                              "stops": [{"name": "MoMA"}, {"name": "Met"}],
+                              "options": {"by train": True}, "note": None}
+    assert [type(e).__name__ for e in events if "ToolCall" in type(e).__name__] == [
+        "ToolCallStarted", "ToolCallDelta", "ToolCallFinished"]
+    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert finished[0].call == call
+    assert reply.stop == "tool_calls"
+    # the same call sent whole reads the same
+    whole = vertex_chunk([{"functionCall": {"name": "plan_trip", "args": call.arguments},
+                           "thoughtSignature": "c2ln"}], finish="STOP")
+    assert get_codec("gemini-generate").decode_response(whole).message == reply.message
+
+
+def test_a_stream_that_ends_while_a_call_continues_has_a_truncated_call() -> None:
+    data = sse_data(
+        vertex_chunk([{"functionCall": {"name": "plan_trip", "willContinue": True,
+                                        "partialArgs": [{"jsonPath": "$.city",
+                                                         "stringValue": "Par",
+                                                         "willContinue": True}]}}]),
+        vertex_chunk([], finish="MAX_TOKENS"),
+    )
+    _, reply = run_stream("gemini-generate", data)
+    (call,) = reply.message.tool_calls
+    assert call.arguments is None and call.parse_error is not None
+    assert (reply.stop, reply.truncated_call) == ("max_tokens", True)
+
+
+def test_a_partial_argument_path_with_a_huge_index_is_a_stream_error() -> None:
+    import pytest
+
+    from toolwire.errors import StreamError
+
+    data = sse_data(vertex_chunk([{"functionCall": {"name": "f", "willContinue": True,
+                                                    "partialArgs": [{"jsonPath": "$.a[99999999]",
+                                                                     "numberValue": 1}]}}]))
+    with pytest.raises(StreamError, match="over the limit"):
+        run_stream("gemini-generate", data)
+
+
+# --- rendering: a rendered stream decodes to exactly the reply it was rendered from
+
+
+def test_gemini_consecutive_text_parts_keep_their_boundaries_in_a_stream() -> None:
+    codec = get_codec("gemini-generate")
+    body = {"candidates": [{"content": {"role": "model", "parts": [
+        {"text": "First part, "}, {"text": "second part."}]}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 4,
+                          "totalTokenCount": 7}, "modelVersion": "gemini-x", "responseId": "r2"}
+    reply = codec.decode_response(body)
+    assert len(reply.message.parts) == 2
+    _, again = run_stream("gemini-generate", b"".join(codec.encode_stream(reply)))
+    assert again.message == reply.message
+
+
+def test_two_reasoning_details_sharing_index_0_stay_apart_in_a_chat_stream() -> None:
+    codec = get_codec("openai-chat")
+    details = [{"type": "reasoning.summary", "summary": "Thought about it.", "index": 0,
+                "format": "openai-responses-v1"},
+               {"type": "reasoning.encrypted", "data": "gAAAAB", "id": "rs_1", "index": 0,
+                "format": "openai-responses-v1"}]
+    body = {"id": "gen-1", "object": "chat.completion", "model": "openai/gpt-x", "created": 1,
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                "role": "assistant", "content": "ok", "reasoning": "Thought about it.",
+                "reasoning_details": details}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}
+    reply = codec.decode_response(body)
+    _, again = run_stream("openai-chat", b"".join(codec.encode_stream(reply)))
+    assert again.message == reply.message
+    assert codec.encode_response(again)["choices"][0]["message"]["reasoning_details"] == details

@@ -56,23 +56,31 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
              "totalTokenCount": usage["promptTokenCount"]}
     groups: list[list[dict[str, Any]]] = []
     calls_open = False
+    text_open = False  # the last chunk ends with a text part the next piece would continue
     for part in cand.get("content", {}).get("parts", []):
         if "functionCall" in part:
             if calls_open:
                 groups[-1].append(part)
             else:
                 groups.append([part])
-            calls_open = True
+            calls_open, text_open = True, False
             continue
         calls_open = False
         text = part.get("text")
         if isinstance(text, str) and text:
             pieces = _pieces(text)
             marker = {"thought": True} if part.get("thought") is True else {}
-            groups.extend([{"text": piece, **marker}] for piece in pieces[:-1])
-            groups.append([{**part, "text": pieces[-1]}])
+            runs = [[{"text": piece, **marker}] for piece in pieces[:-1]]
+            runs.append([{**part, "text": pieces[-1]}])
+            if text_open:
+                # a chunk's first part continues the part before it: a new part that follows
+                # text starts beside that text in one chunk, so the reader keeps them apart
+                groups[-1].extend(runs.pop(0))
+            groups.extend(runs)
+            text_open = True
         else:
             groups.append([part])
+            text_open = False
     index = {"index": cand["index"]} if "index" in cand else {}
     chunks: list[dict[str, Any]] = [
         {"candidates": [{"content": {"role": "model", "parts": g}, **index}],
@@ -102,6 +110,8 @@ class StreamDecoder:
         self._parts: list[dict[str, Any]] = []
         self._open: int | None = None
         self._calls = 0
+        self._partial: _PartialCall | None = None
+        """A call whose arguments are still arriving (Vertex AI's ``partialArgs``)."""
         self._finish: JSON = None
         self._candidate: dict[str, JSON] = {}
         self._response: dict[str, JSON] = {}
@@ -127,6 +137,8 @@ class StreamDecoder:
         if self._finish is None and not blocked:
             raise StreamError("the stream ended before the reply finished (no finishReason)",
                               wire=WIRE)
+        if self._partial is not None:  # still continuing: its arguments were cut off
+            self._close_partial(self._partial.cut_off(), [])
         return decode_response(self.body(), request=self._request)
 
     def body(self) -> dict[str, Any]:
@@ -189,11 +201,20 @@ class StreamDecoder:
                 self._candidate[key] = value
         content = cand.get("content")
         parts = content.get("parts") if isinstance(content, Mapping) else None
-        for part in parts if isinstance(parts, list) else []:
+        for number, part in enumerate(parts if isinstance(parts, list) else []):
             if isinstance(part, Mapping):
-                self._part(part, events)
+                self._part(part, events, continues=number == 0)
 
-    def _part(self, part: Mapping[str, JSON], events: list[StreamEvent]) -> None:
+    def _part(self, part: Mapping[str, JSON], events: list[StreamEvent], *,
+              continues: bool = True) -> None:
+        """One part of a chunk. Only a chunk's first part may continue the part before it:
+        parts listed side by side in one chunk are separate parts."""
+        fc = part.get("functionCall")
+        if self._partial is not None or (
+                isinstance(fc, Mapping) and ("partialArgs" in fc or fc.get("willContinue"))):
+            self._open = None
+            self._streamed_call(part, events)
+            return
         if "functionCall" in part:
             self._open = None
             index = self._calls
@@ -212,7 +233,7 @@ class StreamDecoder:
         text = part.get("text")
         text = text if isinstance(text, str) else ""
         thought = part.get("thought") is True
-        if self._open is not None:
+        if self._open is not None and continues:
             current = self._parts[self._open]
             same_kind = (current.get("thought") is True) == thought
             clash = "thoughtSignature" in current and "thoughtSignature" in part
@@ -227,7 +248,185 @@ class StreamDecoder:
         self._open = len(self._parts) - 1
         self._delta(text, thought, events)
 
+    def _streamed_call(self, part: Mapping[str, JSON], events: list[StreamEvent]) -> None:
+        """A fragment of a call whose arguments stream (``partialArgs``, ``willContinue``)."""
+        fc = part.get("functionCall")
+        if not isinstance(fc, Mapping):
+            raise StreamError("a function call's arguments were still arriving when a part "
+                              f"of another kind came: {str(part)[:200]}", wire=WIRE)
+        if self._partial is None:
+            self._partial = _PartialCall(self._calls)
+            self._calls += 1
+        partial = self._partial
+        partial.add(part, fc)
+        wire_id = partial.call_fields.get("id")
+        if not partial.announced and partial.name and isinstance(wire_id, str) and wire_id:
+            # with the server's own id the call can be announced now; a made-up id depends
+            # on the arguments, so such a call is announced when it is whole
+            partial.announced = True
+            events.append(ToolCallStarted(index=partial.index, id=wire_id,
+                                          name=self._names.user(partial.name)))
+        if not fc.get("willContinue"):
+            self._close_partial(partial.whole(), events)
+
+    def _close_partial(self, whole: dict[str, Any], events: list[StreamEvent]) -> None:
+        assert self._partial is not None
+        index, announced = self._partial.index, self._partial.announced
+        self._partial = None
+        self._parts.append(whole)
+        call = decode_call(whole, names=self._names,
+                           seed=str(self._head.get("responseId") or ""), index=index)
+        if not announced:
+            events.append(ToolCallStarted(index=index, id=call.id, name=call.name))
+        events.append(ToolCallDelta(index=index, fragment=call.arguments_text))
+        events.append(ToolCallFinished(index=index, call=call))
+
     @staticmethod
     def _delta(text: str, thought: bool, events: list[StreamEvent]) -> None:
         if text:
             events.append(ReasoningDelta(text=text) if thought else TextDelta(text=text))
+
+
+# --------------------------------------------------------------------------- streamed arguments
+
+MAX_LIST_INDEX = 10_000
+"""The largest list index a ``partialArgs`` path may name (indexes come from the wire)."""
+
+
+class _PartialCall:
+    """One function call assembled from fragments, as Vertex AI streams it.
+
+    The first fragment names the function; each carries ``partialArgs``: values at JSON paths
+    (``$.city``, ``$.stops[1].name``), a string continuing in the next fragment when the value
+    says ``willContinue``. The call is whole when a fragment no longer says ``willContinue``.
+    """
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.name = ""
+        self.args: dict[str, Any] = {}
+        self.extras: dict[str, Any] = {}
+        self.call_fields: dict[str, Any] = {}
+        self._continuing: str | None = None  # the path whose string goes on
+        self.announced = False
+
+    def add(self, part: Mapping[str, Any], fc: Mapping[str, Any]) -> None:
+        """Take one fragment."""
+        for key, value in part.items():
+            if key != "functionCall":
+                self.extras[key] = value
+        for key, value in fc.items():
+            if key == "name" and isinstance(value, str) and value:
+                self.name = value
+            elif key == "args" and isinstance(value, Mapping):
+                self.args.update(value)
+            elif key not in ("name", "args", "partialArgs", "willContinue"):
+                self.call_fields[key] = value
+        pieces = fc.get("partialArgs")
+        if pieces is not None and not isinstance(pieces, list):
+            raise StreamError("functionCall.partialArgs is not a list", wire=WIRE, body=part)
+        for piece in pieces or []:
+            self._take(piece)
+
+    def _take(self, piece: Any) -> None:
+        if not isinstance(piece, Mapping) or not isinstance(piece.get("jsonPath"), str):
+            raise StreamError(f"a partial argument without a jsonPath: {str(piece)[:200]}",
+                              wire=WIRE)
+        path = piece["jsonPath"]
+        steps = _path_steps(path)
+        if "stringValue" in piece:
+            value: Any = str(piece["stringValue"])
+            if self._continuing == path:
+                before = _get(self.args, steps)
+                value = (before if isinstance(before, str) else "") + value
+        elif "numberValue" in piece:
+            value = piece["numberValue"]
+        elif "boolValue" in piece:
+            value = piece["boolValue"] is True
+        else:
+            value = None  # nullValue, or a value-less piece that opens the path
+            if _get(self.args, steps) is not None and "nullValue" not in piece:
+                return
+        _put(self.args, steps, value, path)
+        self._continuing = path if piece.get("willContinue") else None
+
+    def whole(self) -> dict[str, Any]:
+        """The call as one ``functionCall`` part, as a whole reply carries it."""
+        return {"functionCall": {**self.call_fields, "name": self.name, "args": self.args},
+                **self.extras}
+
+    def cut_off(self) -> dict[str, Any]:
+        """The call with arguments as the broken text they were when the stream ended."""
+        text = json.dumps(self.args, ensure_ascii=False)
+        return {"functionCall": {**self.call_fields, "name": self.name, "args": text[:-1]},
+                **self.extras}
+
+
+def _path_steps(path: str) -> list[str | int]:
+    """``$.a.b[0]['c d']`` as ``["a", "b", 0, "c d"]``; a path of another form is an error."""
+    if not path.startswith("$"):
+        raise StreamError(f"a partial argument's jsonPath {path[:100]!r} does not start at $",
+                          wire=WIRE)
+    steps: list[str | int] = []
+    i, n = 1, len(path)
+    while i < n:
+        if path[i] == ".":
+            j = i + 1
+            while j < n and path[j] not in ".[":
+                j += 1
+            steps.append(path[i + 1:j])
+            i = j
+        elif path.startswith("['", i) or path.startswith('["', i):
+            end = path.find(path[i + 1] + "]", i + 2)
+            if end < 0:
+                break
+            steps.append(path[i + 2:end])
+            i = end + 2
+        elif path[i] == "[":
+            end = path.find("]", i)
+            if end < 0 or not path[i + 1:end].isdigit():
+                break
+            steps.append(int(path[i + 1:end]))
+            i = end + 1
+        else:
+            break
+    else:
+        if steps:
+            return steps
+    raise StreamError(f"a partial argument's jsonPath {path[:100]!r} cannot be read", wire=WIRE)
+
+
+def _get(root: Any, steps: list[str | int]) -> Any:
+    for step in steps:
+        if isinstance(step, int) and isinstance(root, list) and step < len(root):
+            root = root[step]
+        elif isinstance(step, str) and isinstance(root, dict):
+            root = root.get(step)
+        else:
+            return None
+    return root
+
+
+def _put(root: dict[str, Any], steps: list[str | int], value: Any, path: str) -> None:
+    here: Any = root
+    for step, after in zip(steps, [*steps[1:], None], strict=True):
+        if isinstance(step, int) and step > MAX_LIST_INDEX:
+            raise StreamError(f"a partial argument's jsonPath {path[:100]!r} names list index "
+                              f"{step}, over the limit of {MAX_LIST_INDEX}", wire=WIRE)
+        empty: Any = value if after is None else [] if isinstance(after, int) else {}
+        if isinstance(step, int):
+            if not isinstance(here, list):
+                raise StreamError(f"jsonPath {path[:100]!r} indexes something not a list",
+                                  wire=WIRE)
+            while len(here) <= step:
+                here.append(None)
+            if after is None or not isinstance(here[step], list | dict):
+                here[step] = empty
+            here = here[step]
+        else:
+            if not isinstance(here, dict):
+                raise StreamError(f"jsonPath {path[:100]!r} names a field of something not an "
+                                  "object", wire=WIRE)
+            if after is None or not isinstance(here.get(step), list | dict):
+                here[step] = empty
+            here = here[step]

@@ -104,7 +104,10 @@ class StreamDecoder:
         self._items: list[dict[str, Any]] = []
         """Content that came as a list of typed chunks (Mistral's text and thinking), merged."""
         self._reasoning: dict[str, list[str]] = {}
-        self._details: dict[int, dict[str, Any]] = {}
+        self._details: dict[tuple[int, int], dict[str, Any]] = {}
+        """reasoning_details entries by (index, n): the n-th entry of another type that came
+        under the same index (OpenRouter sends a summary and its encrypted form both at 0)."""
+        self._latest: dict[int, int] = {}  # index -> the n of its newest entry
         self._slots: list[_Slot] = []
         self._by_key: dict[int, _Slot] = {}
         self._finish: str | None = None
@@ -235,9 +238,15 @@ class StreamDecoder:
     def _merge_detail(self, item: Mapping[str, Any]) -> str:
         """Merge one reasoning_details fragment; return the readable text it added."""
         index = item.get("index")
-        key = index if isinstance(index, int) and not isinstance(index, bool) else -1 - len(
+        at = index if isinstance(index, int) and not isinstance(index, bool) else -1 - len(
             self._details)
+        n = self._latest.get(at, 0)
+        key = (at, n)
         have = self._details.get(key)
+        kind = item.get("type")
+        if have is not None and kind is not None and have.get("type") != kind:
+            key, have = (at, n + 1), None  # another entry under the same index
+            self._latest[at] = n + 1
         if have is None:
             self._details[key] = plain(item)
         else:
@@ -324,7 +333,7 @@ class StreamDecoder:
             message[key] = "".join(pieces)
         if self._details:
             message["reasoning_details"] = [self._details[k] for k in sorted(
-                self._details, key=lambda k: (k < 0, k if k >= 0 else -k))]
+                self._details, key=lambda k: (k[0] < 0, abs(k[0]), k[1]))]
         if self._slots:
             message["tool_calls"] = [slot.body() for slot in self._slots]
         choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": self._finish}

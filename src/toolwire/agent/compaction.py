@@ -135,22 +135,16 @@ def _with_note(first: Message, note: str) -> Message:
     return replace(first, parts=(*parts, TextPart(text=note)))
 
 
-def drop_turns(messages: Sequence[Message], fits: Callable[[list[Message]], bool],
-               note: Callable[[int, list[Message]], str] | None = None) -> list[Message]:
+def drop_turns(messages: Sequence[Message], fits: Callable[[list[Message]], bool]
+               ) -> list[Message]:
     """``messages`` without the oldest whole turns, as few as make ``fits`` true (or all but
-    the latest turn); the first message stays and says what was removed."""
-    for cut in _cuts(messages):
-        dropped = list(messages[1:cut])
-        text = note(len(dropped), dropped) if note else REMOVED.format(count=len(dropped))
-        kept = [_with_note(messages[0], text), *messages[cut:]]
-        if fits(kept):
-            return kept
+    the latest turn); the first message stays and says how many were removed."""
     cuts = _cuts(messages)
-    if not cuts:
-        return list(messages)
-    dropped = list(messages[1:cuts[-1]])
-    text = note(len(dropped), dropped) if note else REMOVED.format(count=len(dropped))
-    return [_with_note(messages[0], text), *messages[cuts[-1]:]]
+    for cut in cuts:
+        kept = [_with_note(messages[0], REMOVED.format(count=cut - 1)), *messages[cut:]]
+        if fits(kept) or cut == cuts[-1]:
+            return kept
+    return list(messages)
 
 
 class Keeper:
@@ -223,7 +217,7 @@ class Keeper:
             new = list(await made) if inspect.isawaitable(made) else list(made)
             how = getattr(strategy, "__name__", "function")
         elif strategy == "summarize":
-            new = drop_turns(old, fits, await self._summarizer(s))
+            new = await self._summarized(s, old)
             how = "summarize"
         else:
             new, _ = clear_results(old, self.setting.keep)
@@ -232,32 +226,23 @@ class Keeper:
             how = "clear"
         return self._adopt(s, old, new, how, why, before, ratio)
 
-    async def _summarizer(self, s: RunState) -> Callable[[int, list[Message]], str]:
-        """A note maker that asks the model for a summary of the messages dropped (once per
-        compaction, for the cut chosen)."""
-        cache: dict[int, str] = {}
-        model = self.model
-
-        def note(count: int, dropped: list[Message]) -> str:
-            return cache.get(count) or REMOVED.format(count=count)
-
-        # the summary is of everything but the latest messages kept as they are
-        cuts = _cuts(s.messages)
-        keep_from = next((c for c in cuts if len(s.messages) - c <= max(2, self.setting.keep
-                                                                        if self.setting
-                                                                        else 4)),
+    async def _summarized(self, s: RunState, old: list[Message]) -> list[Message]:
+        """``old`` with the turns before the latest ``keep`` messages replaced by the model's
+        summary of them, kept after the task."""
+        cuts = _cuts(old)
+        keep = self.setting.keep if self.setting is not None else 3
+        keep_from = next((c for c in cuts if len(old) - c <= max(2, keep)),
                          cuts[-1] if cuts else None)
         if keep_from is None:
-            return note
-        dropped = list(s.messages[1:keep_from])
+            return old
+        dropped = old[1:keep_from]
         text = "\n".join(f"{m.role}: {_plain(m)}" for m in dropped)
         request = Request(model=s.request_base.model, system=SUMMARY_ASK,
                           messages=(Message.user(text),), max_tokens=s.request_base.max_tokens)
-        reply = await model.complete(request)
+        reply = await self.model.complete(request)
         s.usage = s.usage + reply.usage
-        for count in range(len(dropped) + 1):
-            cache[count] = SUMMARY.format(count=count, text=reply.text.strip())
-        return note
+        summary = SUMMARY.format(count=len(dropped), text=reply.text.strip())
+        return [_with_note(old[0], summary), *old[keep_from:]]
 
     def _adopt(self, s: RunState, old: list[Message], new: list[Message], how: str, why: str,
                before: int, ratio: float) -> bool:

@@ -163,6 +163,13 @@ class Dispatcher:
         self._slots: asyncio.Semaphore | None = None
         self._slots_loop: asyncio.AbstractEventLoop | None = None
 
+    def add(self, tools: Sequence[Tool]) -> None:
+        """Answer calls of ``tools`` too (tools a run was given while it went on); a tool of
+        a name already known replaces the old one."""
+        known = dict(self.tools.items())
+        known.update((t.name, t) for t in tools)
+        self.tools = Toolset(known)
+
     def policy(self, name: str) -> Policy:
         return self._policies.get(name, self._default)
 

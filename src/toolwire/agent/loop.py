@@ -52,6 +52,7 @@ from toolwire.agent.early import TurnWatch
 from toolwire.agent.output import answer_calls, nudge_for_output
 from toolwire.agent.resume import resume_state, start_state
 from toolwire.agent.run import AgentRun, OutputType, RunResult, RunState, RunStop, Step
+from toolwire.agent.toollist import ToolList, ToolSource, defer_tools
 from toolwire.errors import (
     ContextLengthError,
     ProviderError,
@@ -109,6 +110,8 @@ class Agent:
     `toolwire.agent.runlog`); ``arun(log=...)`` sets one per run. ``cache`` asks for prompt
     caching on every request (`toolwire.Cache`; True: the provider's default TTL and a cache key
     made from the agent's model, system prompt and tools; False: no cache fields at all).
+    ``deferred`` tools (named, or all past ``defer_after``) are found with ``search_tools`` and
+    join from the next turn on; ``tool_sources`` are polled for tools to add before each call.
     ``context`` (what a resume in another process needs to rebuild the agent: its folder, tool
     set, sandbox...) goes in the log's header.
     """
@@ -144,11 +147,17 @@ class Agent:
         context: Mapping[str, Any] | None = None,
         context_window: int | None = None,
         compaction: Compaction | str | Compactor | None = "clear",
+        deferred: Iterable[str] = (),
+        defer_after: int | None = None,
+        tool_sources: Iterable[ToolSource] = (),
     ) -> None:
         self.model = model
         self.context = dict(context or {})
         toolset = Toolset(tools)
-        self.tools: tuple[Tool, ...] = tuple(toolset.values())
+        self.tools, self.tool_search = defer_tools(tuple(toolset.values()), deferred, defer_after)
+        self.tool_sources = tuple(tool_sources)
+        if self.tool_search is not None:
+            toolset = Toolset([*toolset.values(), self.tool_search.tool])
         self.system = system
         self.max_turns = max_turns
         self.token_budget = token_budget
@@ -173,6 +182,11 @@ class Agent:
         self.specs: tuple[ToolSpec, ...] = tuple(t.spec for t in self.tools)
         self.cache: Cache | None = cache_setting(cache, provider_model(model), system, self.specs)
         self.keeper = Keeper(model, compaction_setting(compaction), context_window)
+
+    def run_tools(self) -> ToolList | None:
+        """A new run's tool list, when it can grow (`toolwire.agent.toollist`)."""
+        has = self.tool_search is not None or self.tool_sources
+        return ToolList(self.tool_search, self.tool_sources, self.dispatcher.add) if has else None
 
     @property
     def settings(self) -> dict[str, Any]:

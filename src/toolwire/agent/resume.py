@@ -20,6 +20,7 @@ from toolwire.agent.dispatch import Dispatcher
 from toolwire.agent.output import OutputTool, RunCalls, answer_calls, make_output
 from toolwire.agent.run import OutputType, RunState, RunStop
 from toolwire.agent.runlog import RunLog, read_log
+from toolwire.agent.toollist import ToolList
 from toolwire.events import Listener, RunResumed
 from toolwire.protocol import model_name, provider_model
 from toolwire.telemetry.settings import Telemetry, for_agent
@@ -47,6 +48,7 @@ class RunSetup(Protocol):
     def system(self) -> str | None: ...
     @property
     def specs(self) -> tuple[ToolSpec, ...]: ...
+    def run_tools(self) -> ToolList | None: ...
     @property
     def dispatcher(self) -> Dispatcher: ...
     @property
@@ -172,7 +174,8 @@ def start_state(
                       context=setup.context)
     traced = _telemetry(setup, base, resumed=False)
     state = RunState(messages=[], request_base=base, output=out, notes=notes,
-                     listeners=_listeners(setup, runlog, traced), close=_closer(runlog, traced))
+                     listeners=_listeners(setup, runlog, traced), close=_closer(runlog, traced),
+                     tool_list=setup.run_tools())
     for message in messages:
         state.add(message)
     return state
@@ -216,7 +219,10 @@ async def resume_state(
     traced = _telemetry(setup, base, resumed=True)
     state = RunState(messages=list(logged.messages), request_base=base, output=out,
                      listeners=_listeners(setup, runlog, traced), close=_closer(runlog, traced),
-                     turns=logged.turns, usage=logged.usage, notes=notes)
+                     turns=logged.turns, usage=logged.usage, notes=notes,
+                     tool_list=setup.run_tools())
+    if state.tool_list is not None:
+        state.tool_list.replay(base.tools, state.messages)
     state.emit(RunResumed(len(logged.messages), logged.turns))
     pending = logged.pending
     if not pending:

@@ -16,6 +16,7 @@ from enum import StrEnum
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
+from toolwire.agent.toollist import ToolList
 from toolwire.events import (
     Event,
     Listener,
@@ -147,6 +148,9 @@ class RunState:
     """The last reply's usage, and the place of its message in ``messages`` (`last_index`):
     what the context held then (None once the history was compacted)."""
     last_index: int = 0
+    tool_list: ToolList | None = None
+    """The tools the run shows beyond its first request's, when they can grow (see
+    `toolwire.agent.toollist`)."""
 
     def emit(self, event: Event) -> None:
         """Hand ``event`` to the run: its wire notes to ``notes``, the event to each listener."""
@@ -163,13 +167,20 @@ class RunState:
         if self.listeners:
             self.emit(MessageAdded(len(self.messages), message))
         self.messages.append(message)
+        if self.tool_list is not None and message.role == "tool" and len(self.messages) > 1:
+            self.notes.extend(self.tool_list.answered(
+                self.request_base.tools, self.messages[-2], message, self.turns))
 
     def next_request(self) -> Request:
         """The request for the next model call: the fixed parts and the history as it stands."""
         base = self.request_base
+        tools = base.tools
+        if self.tool_list is not None:
+            self.notes.extend(self.tool_list.poll(tools, self.turns + 1))
+            tools = self.tool_list.tools(tools)
         request = Request(
             model=base.model, messages=tuple(self.messages), system=base.system,
-            tools=base.tools, tool_choice=base.tool_choice, max_tokens=base.max_tokens,
+            tools=tools, tool_choice=base.tool_choice, max_tokens=base.max_tokens,
             temperature=base.temperature, provider_options=base.provider_options,
             cache=base.cache,
         )

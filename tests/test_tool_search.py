@@ -1,0 +1,152 @@
+"""Deferred tools and the harness's tool search: the search's quality over 300 tools, a run over
+loopback HTTP in which the model finds a deferred tool and calls it, and the tool list growing
+only at its end (by a search, by a tool source, and again on resume)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tool_catalog import REQUESTS, make_tools
+from toolwire import Agent, Message, Reply, RunStop, ToolCallPart, Usage
+from toolwire.agent.toollist import SEARCH_TOOL, split_deferred
+from toolwire.emulator import Emulator
+from toolwire.http.client import RetryPolicy
+from toolwire.http.client import model as make_model
+from toolwire.http.providers import provider_for
+from toolwire.schema.search import ToolIndex, words
+from toolwire.schema.tool import Tool
+from toolwire.testing import ScriptedModel
+
+
+def test_the_search_finds_the_tool_for_at_least_nine_requests_in_ten() -> None:
+    index = ToolIndex(t.spec for t in make_tools())
+    hits = [want in index.names(query, 5) for query, want in REQUESTS]
+    assert len(REQUESTS) >= 30
+    rate = sum(hits) / len(hits)
+    print(f"top-5 hit rate over {len(hits)} requests: {rate:.0%}")
+    assert rate >= 0.9
+
+
+def test_words_split_names_and_cut_endings() -> None:
+    assert words("listInvoices") == words("list invoice") == ["list", "invoic"]
+    assert words("the sending of emails") == ["send", "email"]
+    assert ToolIndex([]).search("anything") == []
+
+
+def test_deferred_names_and_counts() -> None:
+    tools = make_tools()[:20]
+    loaded, later = split_deferred(tools, ["get_invoice"], defer_after=5)
+    assert [t.name for t in loaded] == [t.name for t in tools[:6] if t.name != "get_invoice"]
+    assert len(later) == 15 and "get_invoice" in {t.name for t in later}
+    with pytest.raises(ValueError, match="no_such_tool"):
+        split_deferred(tools, ["no_such_tool"])
+
+
+def _names(body: Any) -> list[str]:
+    """Every tool name in a request body, in order, whatever the wire's nesting."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            if isinstance(value.get("name"), str):
+                found.append(value["name"])
+                return
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(body.get("tools", []))
+    return found
+
+
+def _script() -> list[Reply]:
+    usage = Usage(input_tokens=10, output_tokens=5)
+    return [
+        Reply(message=Message(role="assistant", parts=(ToolCallPart(
+            id="call_s1", name=SEARCH_TOOL, arguments={"query": "remove a discount coupon"}),)),
+            stop="tool_calls", usage=usage),
+        Reply(message=Message(role="assistant", parts=(ToolCallPart(
+            id="call_d1", name="delete_coupon", arguments={"id": "SUMMER10"}),)),
+            stop="tool_calls", usage=usage),
+        Reply(message=Message.assistant("Coupon SUMMER10 is deleted."), usage=usage),
+    ]
+
+
+async def _run(wire: str, defer: bool) -> tuple[Any, list[Any], list[Any]]:
+    calls: list[tuple[str, dict[str, Any]]] = []
+    script = _script() if defer else _script()[1:]
+    async with Emulator(script) as emu:
+        model = make_model(f"{provider_for(wire)}:m@{emu.base_url}", env={},
+                           retry=RetryPolicy(base=0.001, max_wait=0.01))
+        agent = Agent(model=model, tools=make_tools(calls),
+                      defer_after=10 if defer else None)
+        result = await agent.arun("Delete coupon SUMMER10")
+        await model.aclose()
+        if result.stop is not RunStop.CONTEXT_FULL:
+            emu.assert_done()
+    return result, [r.body for r in emu.received], calls
+
+
+@pytest.mark.parametrize("wire", ["openai-chat", "ollama-chat", "gemini-generate",
+                                  "anthropic-messages"])
+async def test_a_deferred_tool_is_found_then_called_over_http(wire: str) -> None:
+    result, bodies, calls = await _run(wire, defer=True)
+    assert result.stop is RunStop.ANSWERED
+    first, second, third = (_names(b) for b in bodies)
+    assert len(first) == 11 and first[-1] == SEARCH_TOOL and "delete_coupon" not in first
+    assert second[:11] == first and "delete_coupon" in second[11:]
+    assert third == second
+    assert calls == [("delete_coupon", {"id": "SUMMER10"})]
+    assert any("search_tools('remove a discount coupon') found" in n and "delete_coupon" in n
+               for n in result.notes)
+    full, full_bodies, _ = await _run(wire, defer=False)
+    # Ollama's default context (4096 tokens) cannot even hold the 300 tools
+    assert full.stop is (RunStop.CONTEXT_FULL if wire == "ollama-chat" else RunStop.ANSWERED)
+    assert len(_names(full_bodies[0])) == 300
+    sizes = [len(json.dumps(b)) for b in bodies]
+    whole = [len(json.dumps(b)) for b in full_bodies]
+    print(f"{wire}: request bytes per turn, 290 of 300 deferred {sizes}; none deferred {whole}")
+    assert sizes[0] * 10 < whole[0]
+
+
+def test_a_tool_source_adds_tools_at_the_end_and_a_resume_keeps_what_search_found(
+        tmp_path: Any) -> None:
+    extra = Tool(name="late_tool", description="Added while the run goes.", fn=lambda: "late")
+    offered: list[Tool] = []
+    tools = make_tools()[:40]
+    script = [
+        Reply(message=Message(role="assistant", parts=(ToolCallPart(
+            id="c1", name=SEARCH_TOOL, arguments={"query": "export contacts to a file"}),)),
+            stop="tool_calls"),
+        Reply(message=Message(role="assistant", parts=(ToolCallPart(
+            id="c2", name="late_tool", arguments={}),)), stop="tool_calls"),
+        Reply(message=Message.assistant("done")),
+    ]
+    model = ScriptedModel(script)
+    agent = Agent(model=model, tools=tools, defer_after=3, tool_sources=[lambda: offered])
+    log = tmp_path / "run.jsonl"
+    run = agent.steps("go", log=log)
+
+    async def drive() -> None:
+        async for step in run:
+            if step.turn == 1:
+                offered.append(extra)
+
+    import asyncio
+    asyncio.run(drive())
+    assert run.result is not None and run.result.stop is RunStop.ANSWERED
+    seen = [[s.name for s in r.tools] for r in model.requests]
+    assert len(seen[0]) == 4
+    assert seen[1][:4] == seen[0] and "export_contact" in seen[1] and seen[1][-1] == "late_tool"
+    assert [p.content for m in run.result.messages for p in m.parts
+            if getattr(p, "call_id", None) == "c2"] == ["late"]
+    again = Agent(model=ScriptedModel([]), tools=tools, defer_after=3)
+    tool_list = again.run_tools()
+    assert tool_list is not None
+    tool_list.replay(model.requests[0].tools, run.result.messages)
+    assert [s.name for s in tool_list.added] == seen[1][4:-1]

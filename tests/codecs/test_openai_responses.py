@@ -783,13 +783,17 @@ def test_recorded_stream_assembles(path: Path) -> None:
     assert finished == list(reply.tool_calls)
     completed = next(p for p in _sse_payloads(body) if p["type"] == "response.completed")
     assert reply.usage.output_tokens == completed["response"]["usage"]["output_tokens"]
-    # The same reply as the whole body would give, with items as output_item.done sent them.
+    # The same reply as the completed response gives read whole: it is the truth where it
+    # lists its output (its items can differ from output_item.done's: re-issued encrypted
+    # reasoning, rotated ids); where it lists none, the items the events carried stand in.
     whole = dict(completed["response"])
-    whole["output"] = [p["item"] for p in _sse_payloads(body)
-                       if p["type"] == "response.output_item.done"]
+    if not whole.get("output"):
+        whole["output"] = [p["item"] for p in _sse_payloads(body)
+                           if p["type"] == "response.output_item.done"]
     assert reply == codec.decode_response(whole)
 
-def test_stream_keeps_encrypted_content_from_output_item_done() -> None:
+def test_stream_keeps_encrypted_content_from_the_completed_response() -> None:
+    """The server re-issues the encrypted blob at every step; the completed one goes back."""
     path = CORPUS / ("openai_responses_stream__pydantic-ai__"
                      "test-openai-responses-streaming-usage.json")
     body = _body(path)
@@ -797,12 +801,16 @@ def test_stream_keeps_encrypted_content_from_output_item_done() -> None:
                 if p["type"] == "response.output_item.done" and p["item"]["type"] == "reasoning")
     added = next(p["item"] for p in _sse_payloads(body)
                  if p["type"] == "response.output_item.added" and p["item"]["type"] == "reasoning")
-    assert added["encrypted_content"] != done["encrypted_content"]
+    completed = next(p["response"] for p in _sse_payloads(body)
+                     if p["type"] == "response.completed")
+    final = next(i for i in completed["output"] if i["type"] == "reasoning")
+    assert len({added["encrypted_content"], done["encrypted_content"],
+                final["encrypted_content"]}) == 3
     end = _events(body)[-1]
     assert isinstance(end, StreamEnd)
     reasoning = end.reply.message.parts[0]
     assert isinstance(reasoning, ReasoningPart)
-    assert reasoning.provider_data == {W: done}
+    assert reasoning.provider_data == {W: final}
 
 def test_argument_deltas_are_matched_by_item_id() -> None:
     head = {"type": "response.created", "response": {"id": "resp_s", "model": "m"}}

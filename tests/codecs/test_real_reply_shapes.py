@@ -291,3 +291,38 @@ def test_two_reasoning_details_sharing_index_0_stay_apart_in_a_chat_stream() -> 
     _, again = run_stream("openai-chat", b"".join(codec.encode_stream(reply)))
     assert again.message == reply.message
     assert codec.encode_response(again)["choices"][0]["message"]["reasoning_details"] == details
+
+
+# --- Responses: the completed response is the reply
+
+
+def test_a_responses_stream_gives_the_completed_response_when_servers_rotate_ids() -> None:
+    """OpenRouter streams reasoning under a temporary id and re-issues the encrypted blob in the
+    completed object; the stream's reply is the completed object's, as sent whole."""
+    def event(kind: str, **fields: Any) -> dict[str, Any]:
+        return {"type": kind, **fields}
+
+    streamed = {"type": "reasoning", "id": "rs_tmp_abc", "summary": [],
+                "encrypted_content": "ENC-stream"}
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "lookup",
+            "arguments": "{\"q\":\"x\"}", "status": "completed"}
+    final = {"type": "reasoning", "id": "rs_real_1", "summary": [],
+             "encrypted_content": "ENC-final"}
+    completed = {"id": "resp_1", "object": "response", "model": "openai/gpt-x",
+                 "status": "completed", "output": [final, call],
+                 "usage": {"input_tokens": 5, "output_tokens": 7, "total_tokens": 12}}
+    data = sse(
+        event("response.created", response={**completed, "status": "in_progress",
+                                            "output": []}),
+        event("response.output_item.added", output_index=0, item=streamed),
+        event("response.output_item.done", output_index=0, item=streamed),
+        event("response.output_item.added", output_index=1, item={**call, "arguments": ""}),
+        event("response.function_call_arguments.delta", output_index=1, item_id="fc_1",
+              delta="{\"q\":\"x\"}"),
+        event("response.output_item.done", output_index=1, item=call),
+        event("response.completed", response=completed),
+    )
+    events, reply = run_stream("openai-responses", data)
+    assert reply == get_codec("openai-responses").decode_response(completed)
+    assert reply.message.parts[0].provider_data == {"openai-responses": final}
+    assert [e.call for e in events if isinstance(e, ToolCallFinished)] == list(reply.tool_calls)

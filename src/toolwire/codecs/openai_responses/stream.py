@@ -197,13 +197,16 @@ class StreamDecoder:
         body = {**self._meta, **self._final}
         given = body.get("output")
         final_out = [i for i in given if isinstance(i, dict)] if isinstance(given, list) else []
-        # the indexes the events really used (a server's output_index is not trusted to be small)
+        # The completed response is the truth where it lists its output: it is what the server
+        # keeps and will accept back (servers re-issue encrypted reasoning and rotate item ids
+        # there, e.g. OpenRouter's rs_tmp_* ids), and it is what the same reply sent whole
+        # holds. Items only the events carried fill the places it leaves out (some servers
+        # send an empty output). The indexes are those the events really used: a server's
+        # output_index is not trusted to be small.
         indexes = sorted(set(self._done) | set(self._live) | set(range(len(final_out))))
         output: list[Item] = []
         for index in indexes:
-            item = self._done.get(index)
-            if item is None and index < len(final_out):
-                item = final_out[index]
+            item = final_out[index] if index < len(final_out) else self._done.get(index)
             if item is None:
                 item = self._live.get(index)
             if item is not None:

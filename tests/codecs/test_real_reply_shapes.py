@@ -326,3 +326,40 @@ def test_a_responses_stream_gives_the_completed_response_when_servers_rotate_ids
     assert reply == get_codec("openai-responses").decode_response(completed)
     assert reply.message.parts[0].provider_data == {"openai-responses": final}
     assert [e.call for e in events if isinstance(e, ToolCallFinished)] == list(reply.tool_calls)
+
+
+# --- every wire: a reply rendered whole and as a stream reads the same, boundaries included
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from strategies import object_call, texts  # noqa: E402
+from toolwire import Reply  # noqa: E402
+from toolwire.codecs import WIRES  # noqa: E402
+from toolwire.events import StreamEnd  # noqa: E402
+from toolwire.transcript import TextPart  # noqa: E402
+
+
+@st.composite
+def replies_with_runs_of_text(draw: st.DrawFn) -> Reply:
+    """Replies whose text comes in one to three parts side by side, then any calls."""
+    parts: list[Any] = [TextPart(text=t) for t in draw(st.lists(texts, min_size=1, max_size=3))]
+    calls = [object_call(draw, f"call_{i}") for i in range(draw(st.integers(0, 2)))]
+    return Reply(message=Message(role="assistant", parts=(*parts, *calls)),
+                 stop="tool_calls" if calls else "end_turn", model="m", id="r-1")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(reply=replies_with_runs_of_text(), wire=st.sampled_from(sorted(WIRES)),
+       cuts=st.lists(st.integers(min_value=0, max_value=1 << 16), max_size=8))
+def test_a_reply_rendered_whole_and_streamed_reads_the_same(
+        reply: Reply, wire: str, cuts: list[int]) -> None:
+    codec = get_codec(wire)
+    whole = codec.decode_response(codec.encode_response(reply))  # as this wire reads it
+    raw = b"".join(codec.encode_stream(whole))
+    at = sorted({c % (len(raw) + 1) for c in cuts})
+    pieces = [raw[a:b] for a, b in zip([0, *at], [*at, len(raw)], strict=True)]
+    events = list(codec.decode_stream(pieces))
+    assert isinstance(events[-1], StreamEnd)
+    assert events[-1].reply.message == whole.message
+    assert events[-1].reply.tool_calls == whole.tool_calls

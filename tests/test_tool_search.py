@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from tool_catalog import REQUESTS, make_tools
-from toolwire import Agent, Message, Reply, RunStop, ToolCallPart, Usage
+from toolwire import Agent, Message, Reply, Request, RunStop, ToolCallPart, Usage
 from toolwire.agent.toollist import SEARCH_TOOL, split_deferred
+from toolwire.codecs import get_codec
 from toolwire.emulator import Emulator
 from toolwire.http.client import RetryPolicy
 from toolwire.http.client import model as make_model
@@ -92,8 +93,7 @@ async def _run(wire: str, defer: bool) -> tuple[Any, list[Any], list[Any]]:
     return result, [r.body for r in emu.received], calls
 
 
-@pytest.mark.parametrize("wire", ["openai-chat", "ollama-chat", "gemini-generate",
-                                  "anthropic-messages"])
+@pytest.mark.parametrize("wire", ["openai-chat", "ollama-chat", "gemini-generate"])
 async def test_a_deferred_tool_is_found_then_called_over_http(wire: str) -> None:
     result, bodies, calls = await _run(wire, defer=True)
     assert result.stop is RunStop.ANSWERED
@@ -112,6 +112,59 @@ async def test_a_deferred_tool_is_found_then_called_over_http(wire: str) -> None
     whole = [len(json.dumps(b)) for b in full_bodies]
     print(f"{wire}: request bytes per turn, 290 of 300 deferred {sizes}; none deferred {whole}")
     assert sizes[0] * 10 < whole[0]
+
+
+async def test_anthropic_sends_deferred_tools_with_defer_loading_and_its_search_tool() -> None:
+    calls: list[tuple[str, dict[str, Any]]] = []
+    async with Emulator(_script()[1:]) as emu:
+        model = make_model(f"anthropic:m@{emu.base_url}", env={},
+                           retry=RetryPolicy(base=0.001, max_wait=0.01))
+        agent = Agent(model=model, tools=make_tools(calls), defer_after=10)
+        result = await agent.arun("Delete coupon SUMMER10")
+        await model.aclose()
+        emu.assert_done()
+    assert result.stop is RunStop.ANSWERED
+    assert calls == [("delete_coupon", {"id": "SUMMER10"})]
+    body = emu.received[0].body
+    tools = body["tools"]
+    last = {k: v for k, v in tools[-1].items() if k != "cache_control"}
+    assert len(tools) == 301 and last == {"type": "tool_search_tool_bm25_20251119",
+                                          "name": "tool_search_tool_bm25"}
+    assert [t.get("defer_loading", False) for t in tools[:300]] == [False] * 10 + [True] * 290
+    assert emu.received[1].body["tools"] == tools
+    assert "search_tools" not in {t["name"] for t in tools}
+    assert any("tool_search" in n for n in result.notes)
+    _sdk_request(body)
+    print(f"anthropic-messages: request bytes per turn, 290 of 300 deferred "
+          f"{[len(json.dumps(r.body)) for r in emu.received]}")
+
+
+def _sdk_request(body: dict[str, Any]) -> None:
+    """``body`` is a request the official Anthropic SDK's types accept, no unknown key."""
+    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+    from pydantic import TypeAdapter
+
+    plain = {k: v for k, v in body.items() if k != "stream"}
+    TypeAdapter(MessageCreateParamsNonStreaming).validate_python(plain, extra="forbid")
+
+
+def test_anthropic_server_side_search_blocks_go_back_as_they_came() -> None:
+    codec = get_codec("anthropic-messages")
+    search = {"type": "server_tool_use", "id": "srvtoolu_01", "name": "tool_search_tool_bm25",
+              "input": {"query": "remove a coupon"}}
+    found = {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_01",
+             "content": {"type": "tool_search_tool_search_result", "tool_references": [
+                 {"type": "tool_reference", "tool_name": "delete_coupon"}]}}
+    use = {"type": "tool_use", "id": "toolu_01", "name": "delete_coupon",
+           "input": {"id": "SUMMER10"}}
+    reply = codec.decode_response({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+        "content": [search, found, use], "stop_reason": "tool_use", "stop_sequence": None,
+        "usage": {"input_tokens": 5, "output_tokens": 5}})
+    assert [c.name for c in reply.tool_calls] == ["delete_coupon"]
+    request = Request(model="m", messages=(Message.user("go"), reply.message), max_tokens=100)
+    sent = codec.encode(request).body["messages"][1]["content"]
+    assert sent[:2] == [search, found] and sent[2]["name"] == "delete_coupon"
 
 
 def test_a_tool_source_adds_tools_at_the_end_and_a_resume_keeps_what_search_found(

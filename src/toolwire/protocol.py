@@ -60,6 +60,18 @@ def model_name(model: object) -> str:
     return name if isinstance(name, str) else str(model)
 
 
+def native_search(model: object) -> bool:
+    """Whether ``model``'s provider searches deferred tools itself: its ``native_tool_search``
+    attribute when it has one, else whether it is an HTTP model of Anthropic's own API (its
+    tool search tool and ``defer_loading``; Bedrock and Vertex leave them out)."""
+    flag = getattr(model, "native_tool_search", None)
+    if isinstance(flag, bool):
+        return flag
+    endpoint = getattr(model, "endpoint", None)
+    return (getattr(endpoint, "wire", None) == "anthropic-messages"
+            and getattr(endpoint, "provider", None) == "anthropic")
+
+
 def provider_model(model: object) -> str:
     """What the provider calls a model, for `Request.model`: its ``provider_model`` attribute
     when that is a string, else `model_name`."""
@@ -95,4 +107,5 @@ def holds_nothing(reply: Reply) -> bool:
     return True
 
 
-__all__ = ["Model", "StreamingModel", "holds_nothing", "model_name", "provider_model"]
+__all__ = ["Model", "StreamingModel", "holds_nothing", "model_name", "native_search",
+           "provider_model"]

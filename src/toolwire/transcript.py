@@ -225,6 +225,7 @@ class ToolSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
     ``strict=True`` asks wires that support it (OpenAI, Anthropic) to make the model's calls
     follow the schema exactly; codecs rewrite the schema as that mode needs and report it.
+    ``deferred=True``: see the field.
     """
 
     name: str
@@ -233,6 +234,9 @@ class ToolSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
         default_factory=lambda: {"type": "object", "properties": {}}
     )
     strict: bool = False
+    deferred: bool = False
+    """Left out of the prompt until the provider's own tool search finds it (Anthropic's
+    ``defer_loading``); set by an agent with deferred tools on a wire that searches itself."""
 
 
 class ToolChoice(msgspec.Struct, frozen=True, kw_only=True, gc=False):

@@ -90,6 +90,8 @@ def _spec(t: ToolSpec) -> dict[str, Any]:
                            "input_schema": dict(t.input_schema)}
     if t.strict:
         out["strict"] = True
+    if t.deferred:
+        out["deferred"] = True
     return out
 
 
@@ -232,6 +234,7 @@ def _load_spec(d: dict[str, Any]) -> ToolSpec:
         description=d.get("description", ""),
         input_schema=_req(d, "input_schema", "tool"),
         strict=bool(d.get("strict", False)),
+        deferred=bool(d.get("deferred", False)),
     )
 
 

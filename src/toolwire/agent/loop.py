@@ -59,7 +59,7 @@ from toolwire.errors import (
     WireFormatError,
 )
 from toolwire.events import ApprovalAwaited, StreamEnd, ToolFinished, ToolStarted, listen
-from toolwire.protocol import Model, holds_nothing, model_name, provider_model
+from toolwire.protocol import Model, holds_nothing, model_name, native_search, provider_model
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.telemetry.settings import Telemetry, current, make
 from toolwire.transcript import (
@@ -69,7 +69,6 @@ from toolwire.transcript import (
     Request,
     ToolCallPart,
     ToolResultPart,
-    ToolSpec,
 )
 
 T = TypeVar("T")
@@ -154,7 +153,8 @@ class Agent:
         self.model = model
         self.context = dict(context or {})
         toolset = Toolset(tools)
-        self.tools, self.tool_search = defer_tools(tuple(toolset.values()), deferred, defer_after)
+        self.tools, self.specs, self.tool_search = defer_tools(
+            tuple(toolset.values()), deferred, defer_after, native=native_search(model))
         self.tool_sources = tuple(tool_sources)
         if self.tool_search is not None:
             toolset = Toolset([*toolset.values(), self.tool_search.tool])
@@ -179,7 +179,6 @@ class Agent:
             toolset, policy=approval, approve=approve, max_concurrency=max_concurrency,
             timeout=tool_timeout, max_output_chars=max_output_chars,
         )
-        self.specs: tuple[ToolSpec, ...] = tuple(t.spec for t in self.tools)
         self.cache: Cache | None = cache_setting(cache, provider_model(model), system, self.specs)
         self.keeper = Keeper(model, compaction_setting(compaction), context_window)
 

@@ -20,6 +20,8 @@ import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import msgspec
+
 from toolwire.schema.search import ToolIndex
 from toolwire.schema.tool import Tool
 from toolwire.transcript import Message, ToolCallPart, ToolResultPart, ToolSpec
@@ -52,15 +54,21 @@ def split_deferred(
 
 
 def defer_tools(
-    tools: Sequence[Tool], deferred: Iterable[str] = (), defer_after: int | None = None
-) -> tuple[tuple[Tool, ...], ToolSearch | None]:
-    """The tools a run shows from the start (with ``search_tools`` last when any are
-    deferred), and the search over the deferred ones (None when there are none)."""
+    tools: Sequence[Tool], deferred: Iterable[str] = (), defer_after: int | None = None,
+    *, native: bool = False,
+) -> tuple[tuple[Tool, ...], tuple[ToolSpec, ...], ToolSearch | None]:
+    """The tools a run can call, the specs its requests start with, and the harness's search
+    over the deferred tools (None when there are none, or when the provider searches itself:
+    ``native``, where the deferred tools go in every request marked `ToolSpec.deferred`)."""
     loaded, later = split_deferred(tools, deferred, defer_after)
+    specs = tuple(t.spec for t in loaded)
     if not later:
-        return loaded, None
+        return loaded, specs, None
+    if native:
+        marked = tuple(msgspec.structs.replace(t.spec, deferred=True) for t in later)
+        return (*loaded, *later), (*specs, *marked), None
     search = ToolSearch(later)
-    return (*loaded, search.tool), search
+    return (*loaded, search.tool), (*specs, search.tool.spec), search
 
 
 class ToolSearch:

@@ -109,6 +109,16 @@ def input_schema(name: str, schema: Mapping[str, Any], *, strict: bool,
 _TOOL_KEYS = frozenset({"name", "description", "input_schema", "strict"})
 
 
+SEARCH_TOOL = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+"""Anthropic's server-side tool search, added to a request that has deferred tools."""
+
+
+def _has_search(stored: Any) -> bool:
+    return isinstance(stored, list) and any(
+        isinstance(t, Mapping) and str(t.get("type", "")).startswith("tool_search_tool")
+        for t in stored)
+
+
 def encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: ToolNames,
                   notes: list[Note]) -> list[dict[str, Any]]:
     encoded: list[dict[str, Any]] = []
@@ -124,7 +134,14 @@ def encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: ToolNames,
             {"name": name if name in fit else nm.wire(name), "input_schema": schema})
         if spec.strict:
             tool["strict"] = True
+        if spec.deferred:
+            tool["defer_loading"] = True
         encoded.append(tool)
+    if any(spec.deferred for spec in tools) and not _has_search(stored):
+        encoded.append(dict(SEARCH_TOOL))
+        notes.append(Note(kind="tool_search", subject="tools", detail=(
+            "deferred tools are sent with defer_loading and found by the server's "
+            f"{SEARCH_TOOL['name']} tool")))
     if not isinstance(stored, list):
         return encoded
     # The body this request was decoded from had server tools or per-tool settings

@@ -363,3 +363,33 @@ def test_a_reply_rendered_whole_and_streamed_reads_the_same(
     assert isinstance(events[-1], StreamEnd)
     assert events[-1].reply.message == whole.message
     assert events[-1].reply.tool_calls == whole.tool_calls
+
+
+def test_a_chat_stream_finishes_a_call_when_the_next_one_starts() -> None:
+    """So a tool that may start early starts before the reply ends."""
+    head = {"id": "cmpl-4", "object": "chat.completion.chunk", "model": "gpt-x", "created": 1}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        return sse_data({**head, "choices": [{"index": 0, "delta": delta,
+                                              "finish_reason": finish}]})
+
+    def call(i: int, name: str | None, args: str) -> dict[str, Any]:
+        fn: dict[str, Any] = {"arguments": args}
+        if name:
+            fn["name"] = name
+        entry: dict[str, Any] = {"index": i, "function": fn}
+        if name:
+            entry.update(id=f"call_{i}", type="function")
+        return {"tool_calls": [entry]}
+
+    decoder = get_codec("openai-chat").stream_decoder()
+    seen: list[list[str]] = []
+    for piece in (chunk(call(0, "read", "")), chunk(call(0, None, "{\"p\": ")),
+                  chunk(call(0, None, "\"a\"}")), chunk(call(1, "read", "{\"p\": \"b\"}")),
+                  chunk({}, "tool_calls"), b"data: [DONE]\n\n"):
+        seen.append([f"{type(e).__name__}:{getattr(e, 'index', '')}"
+                     for e in decoder.feed(piece)])
+    reply = decoder.finish()
+    assert "ToolCallFinished:0" in seen[3]  # when call 1 started
+    assert seen[4] == ["ToolCallFinished:1"]  # call 0 is not finished twice
+    assert [c.arguments for c in reply.tool_calls] == [{"p": "a"}, {"p": "b"}]

@@ -60,8 +60,8 @@ _CONCAT = ("text", "summary", "data")
 class _Slot:
     """One tool call being assembled."""
 
-    __slots__ = ("args", "args_obj", "custom_input", "custom_name", "extras", "id", "key",
-                 "name", "started", "type")
+    __slots__ = ("args", "args_obj", "custom_input", "custom_name", "done", "extras", "id",
+                 "key", "name", "started", "type")
 
     def __init__(self, key: int) -> None:
         self.key = key
@@ -74,6 +74,7 @@ class _Slot:
         self.custom_input: list[str] = []
         self.extras: dict[str, Any] = {}
         self.started = False
+        self.done = False  # its ToolCallFinished has been sent
 
     def body(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -264,6 +265,8 @@ class StreamDecoder:
         call_id = real_id(call.get("id"))
         slot = self._by_key.get(key)
         if slot is None or _starts_another_call(slot, call_id, call):
+            if self._slots:
+                self._finish_early(len(self._slots) - 1, out)
             slot = _Slot(key)
             self._slots.append(slot)
             self._by_key[key] = slot
@@ -307,12 +310,37 @@ class StreamDecoder:
         if fragment and slot.started:
             out.append(ToolCallDelta(index=number, fragment=fragment))
 
+    def _finish_early(self, number: int, out: list[StreamEvent]) -> None:
+        """The call before a new one is finished once its arguments are a whole JSON object.
+
+        Servers send a reply's calls one after another, so when the next call starts the one
+        before is complete; its arguments are checked all the same (a prefix of a JSON object
+        that parses is the whole object), since a server could still interleave fragments.
+        Announcing it now lets a tool that is safe to start early start before the reply ends.
+        """
+        slot = self._slots[number]
+        if slot.done or not slot.started or slot.type == "custom":
+            return
+        if slot.args_obj is None:
+            try:
+                whole = _json.loads("".join(slot.args))
+            except ValueError:
+                return
+            if not isinstance(whole, dict):
+                return
+        part = decode_call(slot.body(), number, reply_seed(self._head), self._names)
+        if isinstance(part, ToolCallPart):
+            slot.done = True
+            out.append(ToolCallFinished(index=number, call=part))
+
     def _finish_calls(self, out: list[StreamEvent]) -> None:
         if self._finished_calls:
             return
         self._finished_calls = True
         seed = reply_seed(self._head)
         for number, slot in enumerate(self._slots):
+            if slot.done:
+                continue
             part = decode_call(slot.body(), number, seed, self._names)
             if isinstance(part, ToolCallPart):
                 out.append(ToolCallFinished(index=number, call=part))

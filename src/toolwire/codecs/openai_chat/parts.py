@@ -401,6 +401,25 @@ def thinking_text(value: Any) -> str:
                    if isinstance(chunk, Mapping) and isinstance(chunk.get("text"), str))
 
 
+def join_thinking(have: dict[str, Any], more: Mapping[str, Any]) -> None:
+    """Append a streamed thinking chunk to the thinking item it continues."""
+    before, after = have.get("thinking"), more.get("thinking")
+    if isinstance(before, str) and isinstance(after, str):
+        have["thinking"] = before + after
+    elif isinstance(before, list) and isinstance(after, list):
+        for chunk in after:
+            last = before[-1] if before else None
+            if (isinstance(last, dict) and isinstance(chunk, Mapping) and last.get("type") == "text"
+                    and chunk.get("type") == "text" and isinstance(chunk.get("text"), str)
+                    and isinstance(last.get("text"), str) and chunk.keys() <= {"type", "text"}):
+                last["text"] += chunk["text"]
+            else:
+                before.append(plain(chunk))
+    for key, value in more.items():
+        if key not in ("type", "thinking"):
+            have[key] = plain(value)
+
+
 def content_item(part: Part) -> dict[str, Any] | None:
     """The content item a reasoning part came as, if it came as one."""
     if not isinstance(part, ReasoningPart):

@@ -159,10 +159,8 @@ class _Encoder:
                 else:
                     texts.append((j, part))
             elif isinstance(part, ToolCallPart):
-                if part.id:
-                    calls.append(encode_call(part, self.names.wire(part.name)))
-                else:
-                    calls.append(self.call(index, len(calls), part))
+                calls.append(encode_call(part, self.names.wire(part.name)) if part.id
+                             else self.call(index, len(calls), part))
             elif isinstance(part, ReasoningPart):
                 payload = reasoning_payload(part)
                 if content_item(part) is not None:
@@ -172,10 +170,7 @@ class _Encoder:
                 else:
                     merge_reasoning(reasoning, payload)
             elif isinstance(part, OpaquePart) and part.wire == WIRE:
-                if part.kind == "custom_tool_call":
-                    calls.append(plain(part.payload))
-                else:
-                    others.append(plain(part.payload))
+                (calls if part.kind == "custom_tool_call" else others).append(plain(part.payload))
             else:
                 self.drop(index, j, part)
         out: dict[str, Any] = {"role": "assistant"}

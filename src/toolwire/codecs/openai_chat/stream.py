@@ -25,6 +25,7 @@ from toolwire.codecs.framing import SSEFramer
 from toolwire.codecs.openai_chat.parts import (
     WIRE,
     decode_call,
+    join_thinking,
     mapping,
     name_map,
     plain,
@@ -228,7 +229,7 @@ class StreamDecoder:
         elif kind == "thinking":
             piece = thinking_text(item.get("thinking"))
             if last is not None and last.get("type") == "thinking":
-                _join_thinking(last, item)
+                join_thinking(last, item)
             else:
                 self._items.append(plain(item))
             if piece:
@@ -433,7 +434,7 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
     if isinstance(content, str):
         deltas.extend({"content": piece} for piece in _pieces(content))
     elif isinstance(content, list):  # reasoning came as a content item: stream typed chunks
-        deltas.extend({"content": [chunk]} for item in content for chunk in _item_chunks(item))
+        deltas.extend({"content": [chunk]} for item in content for chunk in _thinking_chunks(item))
     if isinstance(message.get("refusal"), str):
         deltas.extend({"refusal": piece} for piece in _pieces(message["refusal"]))
     for number, raw in enumerate(message.get("tool_calls") or []):
@@ -458,27 +459,8 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
     return out
 
 
-def _join_thinking(have: dict[str, Any], more: Mapping[str, Any]) -> None:
-    """Append a streamed thinking chunk to the thinking item it continues."""
-    before, after = have.get("thinking"), more.get("thinking")
-    if isinstance(before, str) and isinstance(after, str):
-        have["thinking"] = before + after
-    elif isinstance(before, list) and isinstance(after, list):
-        for chunk in after:
-            last = before[-1] if before else None
-            if (isinstance(last, dict) and isinstance(chunk, Mapping) and last.get("type") == "text"
-                    and chunk.get("type") == "text" and isinstance(chunk.get("text"), str)
-                    and isinstance(last.get("text"), str) and chunk.keys() <= {"type", "text"}):
-                last["text"] += chunk["text"]
-            else:
-                before.append(plain(chunk))
-    for key, value in more.items():
-        if key not in ("type", "thinking"):
-            have[key] = plain(value)
-
-
-def _item_chunks(item: Any) -> list[Any]:
-    """One content item as the chunks a stream carries (joined back by `_join_thinking`)."""
+def _thinking_chunks(item: Any) -> list[Any]:
+    """One content item as the chunks a stream carries (joined back by `join_thinking`)."""
     if not isinstance(item, Mapping):
         return [item]
     if item.get("type") == "text" and item.keys() == {"type", "text"}:

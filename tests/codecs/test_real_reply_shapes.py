@@ -393,3 +393,21 @@ def test_a_chat_stream_finishes_a_call_when_the_next_one_starts() -> None:
     assert "ToolCallFinished:0" in seen[3]  # when call 1 started
     assert seen[4] == ["ToolCallFinished:1"]  # call 0 is not finished twice
     assert [c.arguments for c in reply.tool_calls] == [{"p": "a"}, {"p": "b"}]
+
+
+# --- error bodies that came with a success status
+
+
+def test_error_bodies_sent_as_replies_raise_their_typed_errors() -> None:
+    import pytest
+
+    from toolwire.errors import ProviderError
+
+    responses = {"error": {"message": "The server had an error.", "type": "server_error",
+                           "code": "server_error"}}
+    bedrock_shaped = {"message": "The security token included in the request is invalid."}
+    for wire, body in (("openai-responses", responses), ("anthropic-messages", bedrock_shaped)):
+        codec = get_codec(wire)
+        with pytest.raises(ProviderError) as raised:
+            codec.decode_response(body)
+        assert type(raised.value) is type(codec.decode_error(raised.value.status or 0, body))

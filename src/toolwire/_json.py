@@ -1,6 +1,6 @@
 """Reading and writing JSON fast, with one policy for text from outside.
 
-Owns `loads`, `parse`, `dumps`, `walk_limit` and the limit `MAX_DEPTH`. Imports only
+Owns `loads`, `parse`, `dumps`, `walk_limit` and the limits `MAX_DEPTH` and `SHALLOW`. Imports only
 `toolwire.errors` (for `JSONTextError`); everything that reads JSON from a server, a model or a
 file reads it here, so the policy below holds everywhere at once:
 
@@ -33,7 +33,7 @@ from msgspec.json import Decoder, Encoder
 
 from toolwire.errors import JSONTextError
 
-MAX_DEPTH = 256
+MAX_DEPTH = 500
 """How deep JSON read from outside may nest (objects and arrays, counted from the top)."""
 
 parse = Decoder().decode
@@ -117,13 +117,18 @@ def walk_limit(value: Any, *, clean: bool = False, what: str = "") -> Any:
     return value
 
 
+SHALLOW = 2 * MAX_DEPTH
+"""JSON text no longer than this cannot nest deeper than `MAX_DEPTH`: `parse` alone reads it
+under the policy (it refuses what the policy refuses)."""
+
+
 def _may_be_deep(text: str | bytes | bytearray | memoryview) -> bool:
-    """Whether ``text`` has enough brackets to nest deeper than `MAX_DEPTH` (a cheap count)."""
-    if len(text) <= 2 * MAX_DEPTH:
-        return False
+    """Whether ``text`` (longer than `SHALLOW`) has enough brackets to nest past the limit."""
+    if type(text) is bytes:
+        return text.count(b"[") + text.count(b"{") > MAX_DEPTH
     if isinstance(text, str):
         return text.count("[") + text.count("{") > MAX_DEPTH
-    raw = bytes(text) if isinstance(text, memoryview) else text
+    raw = bytes(text)
     return raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
 
 
@@ -140,7 +145,7 @@ def loads(text: str | bytes | bytearray | memoryview, *, what: str = "") -> Any:
         raise JSONTextError(f"{_in(what)}nested deeper than {MAX_DEPTH} levels") from None
     except (ValueError, TypeError):
         return _slow_loads(text, what)
-    if _may_be_deep(text):
+    if len(text) > SHALLOW and _may_be_deep(text):
         walk_limit(value, what=what)
     return value
 

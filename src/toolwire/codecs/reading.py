@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from toolwire._json import MAX_DEPTH, loads
 from toolwire.errors import (
@@ -234,17 +234,14 @@ def not_an_object(what: str, body: Any) -> WireFormatError:
     return wrong_shape(f"{what}: the body", "a JSON object", body)
 
 
-_T = TypeVar("_T")
-
-
-def _total(what: str, body: Any, decode: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
-    """``decode(*args, **kwargs)``, letting out nothing but toolwire errors about ``what``."""
-    try:
-        return decode(*args, **kwargs)
-    except ToolwireError as exc:
-        raise named(exc, what)  # noqa: B904 - the same error, its message completed
-    except Exception as exc:
-        raise unreadable(what, exc, body) from exc
+def refined(exc: Exception, what: str, body: Any) -> ToolwireError:
+    """What a guard raises for ``exc``: a toolwire error as it is (a shape error with ``what`` in
+    front), anything else as `unreadable` says, chained to it."""
+    if isinstance(exc, ToolwireError):
+        return named(exc, what)
+    error = unreadable(what, exc, body)
+    error.__cause__ = exc
+    return error
 
 
 def guard_response(
@@ -258,7 +255,10 @@ def guard_response(
                 body = loads(body, what=what)
             if not isinstance(body, Mapping):
                 raise not_an_object(what, body)
-        return _total(what, body, decode, body, request=request)
+        try:
+            return decode(body, request=request)
+        except Exception as exc:
+            raise refined(exc, what, body)  # noqa: B904 - chained inside
 
     return functools.wraps(decode)(decode_response)
 
@@ -271,7 +271,10 @@ def guard_request(decode: Callable[..., Request], wire: str) -> Callable[..., Re
     ) -> Request:
         if type(body) is not dict and not isinstance(body, Mapping):
             raise not_an_object(what, body)
-        return _total(what, body, decode, body, model=model, stream=stream)
+        try:
+            return decode(body, model=model, stream=stream)
+        except Exception as exc:
+            raise refined(exc, what, body)  # noqa: B904 - chained inside
 
     return functools.wraps(decode)(decode_request)
 
@@ -284,7 +287,10 @@ def guard_error(decode: Callable[..., ProviderError], wire: str) -> Callable[...
     ) -> ProviderError:
         if type(status) is not int:
             raise wrong_shape(f"{what}: the status", "an integer", status)
-        return _total(what, body, decode, status, body, headers)
+        try:
+            return decode(status, body, headers)
+        except Exception as exc:
+            raise refined(exc, what, body)  # noqa: B904 - chained inside
 
     return functools.wraps(decode)(decode_error)
 

@@ -65,6 +65,9 @@ class StreamDecoder:
         """Blocks that came whole inside ``message_start`` (a call made by server-side code
         arrives that way), kept before the blocks the stream builds, in their order."""
         self._inputs: dict[int, list[str]] = {}
+        # text, thinking and signature fragments by (block index, key), joined when the block
+        # stops: adding each to a growing string would copy the text every time
+        self._texts: dict[tuple[int, str], list[str]] = {}
         self._calls: dict[int, int] = {}
         self._head_calls = 0
         self._stopped = False
@@ -159,6 +162,7 @@ class StreamDecoder:
             self._fail(StreamError("content_block_start without an index or a block", wire=WIRE))
         assert isinstance(index, int) and isinstance(raw, Mapping)
         block = copy.deepcopy(dict(raw))
+        self._join_texts(index)  # a block that starts again at a taken index replaces it
         self._blocks[index] = block
         if block.get("type") in _INPUT_BLOCKS:
             self._inputs[index] = []
@@ -177,18 +181,15 @@ class StreamDecoder:
             return
         kind = delta.get("type")
         if kind == "text_delta":
-            piece = str(delta.get("text") or "")
-            block["text"] = str(block.get("text") or "") + piece
+            piece = self._add(index, block, "text", delta)
             if piece:
                 out.append(TextDelta(text=piece))
         elif kind == "thinking_delta":
-            piece = str(delta.get("thinking") or "")
-            block["thinking"] = str(block.get("thinking") or "") + piece
+            piece = self._add(index, block, "thinking", delta)
             if piece:
                 out.append(ReasoningDelta(text=piece))
         elif kind == "signature_delta":
-            before = str(block.get("signature") or "")
-            block["signature"] = before + str(delta.get("signature") or "")
+            self._add(index, block, "signature", delta)
         elif kind == "input_json_delta":
             piece = str(delta.get("partial_json") or "")
             self._inputs.setdefault(index, []).append(piece)
@@ -199,8 +200,23 @@ class StreamDecoder:
             block["citations"] = [*(citations if isinstance(citations, list) else []),
                                   delta.get("citation")]
 
+    def _add(self, index: int, block: dict[str, Any], key: str, delta: Mapping[str, Any]) -> str:
+        """Keep the ``key`` fragment of ``delta`` for ``block``; the fragment."""
+        piece = str(delta.get(key) or "")
+        pieces = self._texts.get((index, key))
+        if pieces is None:
+            pieces = self._texts[(index, key)] = [str(block.get(key) or "")]
+        pieces.append(piece)
+        return piece
+
+    def _join_texts(self, only: int | None = None) -> None:
+        """Put the joined fragments into their blocks (of block ``only``, or of every block)."""
+        for index, key in [k for k in self._texts if only is None or k[0] == only]:
+            self._blocks[index][key] = "".join(self._texts.pop((index, key)))
+
     def _stop(self, payload: Mapping[str, Any], out: list[StreamEvent]) -> None:
         index, block = self._block(payload)
+        self._join_texts(index)
         pieces = self._inputs.pop(index, None)
         if pieces is not None:
             text = "".join(pieces)
@@ -246,6 +262,7 @@ class StreamDecoder:
         assert self._message is not None
         if self._inputs:
             self._fail(StreamError("the stream ended inside a content block", wire=WIRE))
+        self._join_texts()
         body = dict(self._message)
         body["content"] = [*self._head, *(self._blocks[i] for i in sorted(self._blocks))]
         return decode_reply(body, nm=self._nm)

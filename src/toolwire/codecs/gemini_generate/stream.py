@@ -109,6 +109,9 @@ class StreamDecoder:
         self._framer = SSEFramer()
         self._parts: list[dict[str, Any]] = []
         self._open: int | None = None
+        # the open text part's fragments, joined when it closes: adding each to a growing
+        # string would copy the text every time
+        self._pieces: list[str] = []
         self._calls = 0
         self._partial: _PartialCall | None = None
         """A call whose arguments are still arriving (Vertex AI's ``partialArgs``)."""
@@ -144,6 +147,7 @@ class StreamDecoder:
     def body(self) -> dict[str, Any]:
         """The whole reply body the chunks so far add up to."""
         body: dict[str, Any] = {}
+        self._join()
         if self._had_candidates:
             cand: dict[str, Any] = {}
             if self._parts:
@@ -212,11 +216,11 @@ class StreamDecoder:
         fc = part.get("functionCall")
         if self._partial is not None or (
                 isinstance(fc, Mapping) and ("partialArgs" in fc or fc.get("willContinue"))):
-            self._open = None
+            self._close()
             self._streamed_call(part, events)
             return
         if "functionCall" in part:
-            self._open = None
+            self._close()
             index = self._calls
             self._calls += 1
             self._parts.append(dict(part))
@@ -227,7 +231,7 @@ class StreamDecoder:
             events.append(ToolCallFinished(index=index, call=call))
             return
         if "functionResponse" in part or not ("text" in part or part.get("thought") is True):
-            self._open = None
+            self._close()
             self._parts.append(dict(part))
             return
         text = part.get("text")
@@ -238,14 +242,16 @@ class StreamDecoder:
             same_kind = (current.get("thought") is True) == thought
             clash = "thoughtSignature" in current and "thoughtSignature" in part
             if same_kind and not clash:
-                current["text"] = str(current.get("text", "")) + text
+                self._pieces.append(text)
                 current.update((k, v) for k, v in part.items() if k != "text")
                 self._delta(text, thought, events)
                 return
         if not text and set(part) <= {"text", "thought"}:
             return
+        self._close()
         self._parts.append(dict(part))
         self._open = len(self._parts) - 1
+        self._pieces = [text]
         self._delta(text, thought, events)
 
     def _streamed_call(self, part: Mapping[str, JSON], events: list[StreamEvent]) -> None:
@@ -280,6 +286,16 @@ class StreamDecoder:
             events.append(ToolCallStarted(index=index, id=call.id, name=call.name))
         events.append(ToolCallDelta(index=index, fragment=call.arguments_text))
         events.append(ToolCallFinished(index=index, call=call))
+
+    def _join(self) -> None:
+        """Put the open text part's fragments, joined, into it."""
+        if self._open is not None and len(self._pieces) > 1:
+            self._pieces = ["".join(self._pieces)]
+            self._parts[self._open]["text"] = self._pieces[0]
+
+    def _close(self) -> None:
+        self._join()
+        self._open, self._pieces = None, []
 
     @staticmethod
     def _delta(text: str, thought: bool, events: list[StreamEvent]) -> None:

@@ -14,7 +14,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from toolwire._json import loads as parse_json
+from toolwire._json import SHALLOW
+from toolwire._json import parse as parse_json
 from toolwire.codecs.base import NameMap, Note, call_id_for, wrong_shape
 from toolwire.codecs.base import plain as plain
 from toolwire.transcript import (
@@ -248,6 +249,8 @@ def plain_call(call: Any, names: NameReader | None) -> ToolCallPart | None:
         return None
     if names is not None:
         name = names.user(name)
+    if len(raw) > SHALLOW:  # long enough to nest past the limit: the general reading checks
+        return ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=raw)
     try:
         return ToolCallPart(id=call_id, name=name, arguments=parse_json(raw), raw_arguments=raw)
     except (ValueError, TypeError, RecursionError):  # empty or broken: the general reading

@@ -176,6 +176,9 @@ class StreamDecoder:
         self._meta: dict[str, Any] = {}
         self._final: dict[str, Any] | None = None
         self._live: dict[int, Item] = {}
+        # text and argument fragments by (item index, content index; -1 for arguments), joined
+        # once at the end: adding each fragment to a growing string would copy it every time
+        self._pieces: dict[tuple[int, int], list[str]] = {}
         self._done: dict[int, Item] = {}
         self._by_id: dict[str, int] = {}
         self._calls: dict[int, int] = {}
@@ -203,6 +206,7 @@ class StreamDecoder:
         # holds. Items only the events carried fill the places it leaves out (some servers
         # send an empty output). The indexes are those the events really used: a server's
         # output_index is not trusted to be small.
+        self._join_pieces()
         indexes = sorted(set(self._done) | set(self._live) | set(range(len(final_out))))
         output: list[Item] = []
         for index in indexes:
@@ -249,6 +253,7 @@ class StreamDecoder:
         elif kind == "response.function_call_arguments.done":
             index = self._index(payload)
             if isinstance(payload.get("arguments"), str):
+                self._pieces.pop((index, -1), None)  # the whole text replaces the fragments
                 self._live.setdefault(index, {"type": "function_call"})["arguments"] = payload[
                     "arguments"
                 ]
@@ -315,7 +320,8 @@ class StreamDecoder:
         delta = payload.get("delta")
         if not isinstance(delta, str) or not delta:
             return
-        item = self._live.setdefault(self._index(payload), {"type": "message", "content": []})
+        index = self._index(payload)
+        item = self._live.setdefault(index, {"type": "message", "content": []})
         content = item.get("content")
         if not isinstance(content, list):
             content = item["content"] = []
@@ -326,9 +332,12 @@ class StreamDecoder:
         if ci == len(content):
             refusal = kind == "response.refusal.delta"
             content.append({"type": "refusal", "refusal": ""} if refusal else output_text(""))
-        block = content[ci]
-        key = "refusal" if block.get("type") == "refusal" else "text"
-        block[key] = str(block.get(key) or "") + delta
+        pieces = self._pieces.get((index, ci))
+        if pieces is None:
+            block = content[ci]
+            key = "refusal" if block.get("type") == "refusal" else "text"
+            pieces = self._pieces[(index, ci)] = [str(block.get(key) or "")]
+        pieces.append(delta)
         out.append(TextDelta(text=delta))
 
     def _args_delta(self, payload: Mapping[str, Any], out: list[StreamEvent]) -> None:
@@ -337,8 +346,26 @@ class StreamDecoder:
         item = self._live.setdefault(index, {"type": "function_call", "arguments": ""})
         number = self._start_call(index, item, out)
         if isinstance(delta, str) and delta:
-            item["arguments"] = str(item.get("arguments") or "") + delta
+            pieces = self._pieces.get((index, -1))
+            if pieces is None:
+                pieces = self._pieces[(index, -1)] = [str(item.get("arguments") or "")]
+            pieces.append(delta)
             out.append(ToolCallDelta(index=number, fragment=delta))
+
+    def _join_pieces(self) -> None:
+        """Put the joined fragments into the items they belong to."""
+        for (index, ci), pieces in self._pieces.items():
+            item = self._live.get(index)
+            if item is None:
+                continue
+            if ci < 0:
+                item["arguments"] = "".join(pieces)
+                continue
+            content = item.get("content")
+            if isinstance(content, list) and ci < len(content) and isinstance(content[ci], dict):
+                block = content[ci]
+                block["refusal" if block.get("type") == "refusal" else "text"] = "".join(pieces)
+        self._pieces.clear()
 
     def _summary(self, payload: Mapping[str, Any], out: list[StreamEvent]) -> None:
         seen = self._summaries.setdefault(self._index(payload), set())

@@ -28,6 +28,7 @@ from toolwire.codecs.reading import (
 )
 from toolwire.codecs.reading import error_body as error_body
 from toolwire.codecs.reading import list_at as list_at
+from toolwire.codecs.reading import objects_at as objects_at
 from toolwire.codecs.reading import plain as plain
 from toolwire.codecs.reading import text_at as text_at
 from toolwire.codecs.reading import wrong_shape as wrong_shape

@@ -162,6 +162,15 @@ def list_at(value: Any, where: str | tuple[Any, ...]) -> list[Any]:
     raise wrong_shape(path_text(where), "a list", value)
 
 
+def objects_at(value: Any, where: str, what: str) -> list[Any]:
+    """`list_at`, each item of which must be an object (``what`` names one, for the error)."""
+    items = list_at(value, where)
+    for n, item in enumerate(items):
+        if type(item) is not dict and not isinstance(item, Mapping):
+            raise wrong_shape(f"{where}[{n}]", f"an object ({what})", item)
+    return items
+
+
 def text_at(value: Any, where: str | tuple[Any, ...]) -> str:
     """``value`` when it is text; ``""`` for a missing one (None); else a `WireFormatError`."""
     if type(value) is str:

@@ -25,11 +25,10 @@ from toolwire.codecs.base import (
     Encoded,
     Note,
     call_id_for,
-    list_at,
+    objects_at,
     own_options,
     role_problem,
     tools_lack_schemas,
-    wrong_shape,
 )
 from toolwire.codecs.caching import chat_cache_fields
 from toolwire.codecs.openai_chat.parts import (
@@ -368,8 +367,6 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
                     results = []
                 out.append(made)
                 continue
-        elif not isinstance(msg, Mapping):
-            raise wrong_shape(f"messages[{index}]", "an object (a message)", msg)
         role = msg.get("role")
         if role == "tool":
             call_id = msg.get("tool_call_id")
@@ -441,7 +438,7 @@ def decode_request(
     """
     rest = extras_of(body, _REQUEST_KEYS) or {}
     get = body.get
-    system, messages = _messages(list_at(get("messages"), "messages"))
+    system, messages = _messages(objects_at(get("messages"), "messages", "a message"))
     name = get("model", "")
     if model is not None and (name is None or name == ""):
         name = model

@@ -235,6 +235,9 @@ class ToolSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     )
     strict: bool = False
     deferred: bool = False
+    examples: tuple[Mapping[str, JSON], ...] = ()
+    """Arguments that fit the schema, to show the model how the tool is called (Anthropic's
+    ``input_examples``; on other wires folded into the description)."""
     """Left out of the prompt until the provider's own tool search finds it (Anthropic's
     ``defer_loading``); set by an agent with deferred tools on a wire that searches itself."""
 

@@ -92,6 +92,8 @@ def _spec(t: ToolSpec) -> dict[str, Any]:
         out["strict"] = True
     if t.deferred:
         out["deferred"] = True
+    if t.examples:
+        out["examples"] = [dict(e) for e in t.examples]
     return out
 
 
@@ -235,6 +237,7 @@ def _load_spec(d: dict[str, Any]) -> ToolSpec:
         input_schema=_req(d, "input_schema", "tool"),
         strict=bool(d.get("strict", False)),
         deferred=bool(d.get("deferred", False)),
+        examples=tuple(d.get("examples", ())),
     )
 
 

@@ -11,12 +11,15 @@ no vendor SDK, no globals that change; must not import a wire.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import msgspec
 
 from toolwire._json import loads
 from toolwire.codecs.reading import (
@@ -73,6 +76,32 @@ class Encoded:
 
     body: dict[str, Any]
     notes: tuple[Note, ...] = ()
+
+
+def _folding_examples(
+    encode: Callable[[Request], Encoded], wire: str
+) -> Callable[[Request], Encoded]:
+    """``encode`` for a wire without tool examples: a tool's examples go at the end of its
+    description instead, with a note."""
+
+    @functools.wraps(encode)
+    def folded(request: Request) -> Encoded:
+        if not any(s.examples for s in request.tools):
+            return encode(request)
+        tools, notes = [], []
+        for spec in request.tools:
+            if spec.examples:
+                shown = "\n".join(json.dumps(e, ensure_ascii=False) for e in spec.examples)
+                text = f"{spec.description}\n\nExamples of arguments:\n{shown}".lstrip()
+                spec = msgspec.structs.replace(spec, description=text, examples=())
+                notes.append(Note(kind="examples_folded", subject=spec.name, detail=(
+                    f"{wire} has no field for tool examples; they were added to the "
+                    "description")))
+            tools.append(spec)
+        encoded = encode(msgspec.structs.replace(request, tools=tuple(tools)))
+        return Encoded(body=encoded.body, notes=(*notes, *encoded.notes))
+
+    return folded
 
 
 def drive_stream(decoder: StreamDecoder, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
@@ -228,7 +257,8 @@ class Codec:
         self.STOP_REASONS = module.STOP_REASONS
         self.StreamDecoder = module.StreamDecoder
         self._stream_decoder = guard_stream(module.StreamDecoder, wire)
-        self.encode = module.encode
+        self.encode = (module.encode if getattr(module, "INPUT_EXAMPLES", False)
+                       else _folding_examples(module.encode, wire))
         self.decode_request = guard_request(module.decode_request, wire)
         self.decode_response = guard_response(module.decode_response, wire)
         self.encode_response = module.encode_response

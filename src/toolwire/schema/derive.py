@@ -11,6 +11,7 @@ codecs, transport or the loop.
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import sys
 import types
@@ -119,6 +120,33 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
             described.append(lines[i])
         i += 1
     return "\n".join(described).strip(), params
+
+
+def docstring_examples(tool: str, doc: str | None) -> list[dict[str, Any]]:
+    """The JSON objects of a docstring's ``Examples:`` (or ``Example:``) section, one a line;
+    its other lines (prose, ``>>>`` sessions) are left alone. A line that opens an object but is
+    not one is an error naming it."""
+    lines = inspect.cleandoc(doc or "").splitlines()
+    found: list[dict[str, Any]] = []
+    inside, base = False, 0
+    for line in lines:
+        header = _HEADER.match(line.strip())
+        if header is not None and _indent(line) <= base:
+            inside, base = header.group(1).lower() in ("examples", "example"), _indent(line)
+            continue
+        text = line.strip()
+        if not (inside and text.startswith("{")):
+            continue
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            raise ToolDefinitionError(
+                f"tool {tool!r}: the docstring example {text!r} is not JSON ({exc})") from None
+        if not isinstance(value, dict):
+            raise ToolDefinitionError(f"tool {tool!r}: the docstring example {text!r} is not "
+                                      "a JSON object")
+        found.append(value)
+    return found
 
 
 def tidy(schema: JSONSchema) -> JSONSchema:

@@ -18,6 +18,7 @@ import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal, overload
 
+import msgspec
 from pydantic import BaseModel, ValidationError
 
 from toolwire.errors import ToolCallError, ToolDefinitionError
@@ -109,12 +110,28 @@ class Tool:
         timeout: float | None = None,
         strict: bool = False,
         read_only: bool = False,
+        examples: Iterable[Mapping[str, Any]] = (),
     ) -> None:
         name = _checked_name(name)
         raw = {"type": "object", "properties": {}} if input_schema is None else input_schema
         schema = close_objects(as_object_schema(name, raw))
         self._setup(name, description, schema, fn, idempotent, timeout, strict, "kwargs", None, ())
         object.__setattr__(self, "read_only", bool(read_only))
+        self._add_examples(examples)
+
+    def _add_examples(self, examples: Iterable[Mapping[str, Any]]) -> None:
+        """Give the spec ``examples``, each checked against the tool's schema."""
+        kept = []
+        for at, example in enumerate(examples, 1):
+            try:
+                kept.append(self._checker.check(dict(example)))
+            except (ToolCallError, TypeError, ValueError) as exc:
+                raise ToolDefinitionError(
+                    f"tool {self.name!r}: example {at} ({example!r}) does not fit the tool's "
+                    f"schema: {exc}; fix the example or the schema") from None
+        if kept:
+            spec = msgspec.structs.replace(self.spec, examples=tuple(kept))
+            object.__setattr__(self, "spec", spec)
 
     def _setup(
         self,
@@ -171,12 +188,15 @@ class Tool:
         timeout: float | None = None,
         strict: bool = False,
         read_only: bool = False,
+        examples: Iterable[Mapping[str, Any]] | None = None,
     ) -> Tool:
         """A tool whose schema comes from ``fn``'s signature and docstring.
 
         The docstring's text before its first section is the description; an ``Args:``
-        section (or NumPy ``Parameters``, or Sphinx ``:param x:``) gives each parameter's.
-        Parameters without a default are required; every object in the schema is closed.
+        section (or NumPy ``Parameters``, or Sphinx ``:param x:``) gives each parameter's, and
+        the JSON objects of an ``Examples:`` section, one a line, are the tool's ``examples``
+        (unless they are given). Parameters without a default are required; every object in
+        the schema is closed.
         """
         if not callable(fn):
             raise ToolDefinitionError(f"Tool.from_function needs a callable, got {fn!r}")
@@ -198,6 +218,8 @@ class Tool:
             made.fields,
         )
         object.__setattr__(self, "read_only", bool(read_only))
+        self._add_examples(derive.docstring_examples(tool_name, inspect.getdoc(fn))
+                           if examples is None else examples)
         return self
 
     @classmethod

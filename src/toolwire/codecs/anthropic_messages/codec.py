@@ -41,6 +41,9 @@ from toolwire.codecs.anthropic_messages.request import (
 )
 from toolwire.codecs.anthropic_messages.stream import StreamDecoder, encode_stream
 
+INPUT_EXAMPLES = True
+"""Tools carry their examples in ``input_examples``."""
+
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "ERROR_STATUS",

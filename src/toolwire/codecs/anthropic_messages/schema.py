@@ -136,6 +136,8 @@ def encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: ToolNames,
             tool["strict"] = True
         if spec.deferred:
             tool["defer_loading"] = True
+        if spec.examples:
+            tool["input_examples"] = [copy.deepcopy(dict(e)) for e in spec.examples]
         encoded.append(tool)
     if any(spec.deferred for spec in tools) and not _has_search(stored):
         encoded.append(dict(SEARCH_TOOL))

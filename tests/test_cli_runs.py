@@ -284,3 +284,30 @@ def test_a_server_that_sends_garbage_is_exit_4_and_explained(
     assert "stopped: bad_reply after" in proc.stderr
     assert main(["explain", str(log)]) == 0
     assert "stop: bad_reply: a reply arrived that could not be used" in capsys.readouterr().out
+
+
+def test_a_run_stopped_with_ctrl_c_keeps_its_log(tmp_path: Path) -> None:
+    """Leaving nothing behind is for runs that never started: one interrupted mid-run keeps
+    the log that resume needs."""
+    import signal
+    import time
+
+    script = [{"tool_calls": [{"id": "call_s1", "name": "run_command",
+                               "arguments": {"command": "sleep 30"}}]}, {"text": "Done."}]
+    with Emulator(script) as emu:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "toolwire", "run", "wait", "--model",
+             f"anthropic:m@{emu.base_url}", "--workdir", str(tmp_path), "--approve", "auto"],
+            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        runs = tmp_path / ".toolwire" / "runs"
+        for _ in range(600):  # until the command is running (polled, not timed)
+            logs = list(runs.glob("*.jsonl")) if runs.is_dir() else []
+            if logs and '"call_start"' in logs[0].read_text():
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0 and "Traceback" not in err
+    [log] = runs.glob("*.jsonl")
+    assert '"call_start"' in log.read_text()
+    assert read_log(log).pending[0].id == "call_s1"

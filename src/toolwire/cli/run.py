@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
 import shlex
 import shutil
@@ -109,10 +110,18 @@ def _decisions(args: argparse.Namespace, logged: Any) -> dict[str, Any]:
 
 
 class Outputs:
-    """Files and folders a command creates, removed again when its run fails to start."""
+    """Files and folders a command creates, removed again when its run fails to start: an
+    empty file or folder it made goes; one that holds something stays (a run log that holds
+    a run is never removed), unless it is a whole tree the command filled (`tree`)."""
 
     def __init__(self) -> None:
         self.made: list[Path] = []
+        self.trees: list[Path] = []
+
+    def tree(self, path: Path) -> Path:
+        """A folder the command made and fills on its own: removed with what is in it."""
+        self.trees.append(path)
+        return path
 
     def folder(self, path: Path) -> Path:
         """Make ``path`` and the missing folders above it, remembering which were new."""
@@ -127,11 +136,14 @@ class Outputs:
         return path
 
     def remove(self) -> None:
+        for tree in self.trees:
+            shutil.rmtree(tree, ignore_errors=True)
         for path in self.made:
-            if path.is_dir():
-                shutil.rmtree(path, ignore_errors=True)
-            elif path.exists() and path.stat().st_size == 0:
-                path.unlink()
+            with contextlib.suppress(OSError):  # gone already, or not empty: left alone
+                if path.is_dir():
+                    path.rmdir()
+                elif path.stat().st_size == 0:
+                    path.unlink()
 
 
 def _default_log(workdir: Path, outputs: Outputs) -> str:
@@ -169,9 +181,9 @@ def _go(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal, out
         started = True
         return asyncio.run(go(agent))
     except BaseException:
-        if not started:
+        if not started:  # a run that began keeps its log, whatever ended it
             asyncio.run(model.aclose())
-        outputs.remove()
+            outputs.remove()
         raise
     finally:
         _close_mcp(args)
@@ -277,9 +289,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     outputs = Outputs()
     if chosen is None:
         workdir = Path(tempfile.mkdtemp(prefix="toolwire-demo-"))
-        outputs.made.append(workdir)
+        outputs.tree(workdir)
     else:
-        workdir = outputs.folder(chosen)
+        workdir = outputs.tree(outputs.folder(chosen)) if not chosen.exists() else chosen
     try:
         return _demo_in(args, model, emulator, workdir, outputs)
     finally:

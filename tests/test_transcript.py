@@ -18,6 +18,7 @@ from toolwire import (
     TextPart,
     ToolCallPart,
     ToolChoice,
+    ToolResultPart,
     ToolSpec,
     TranscriptError,
     Usage,
@@ -149,3 +150,51 @@ def test_values_are_frozen_keyword_only_and_keep_their_declared_fields() -> None
         a.name = "g"  # type: ignore[misc]
     with pytest.raises(TypeError):
         ToolSpec(name="f", colour="red")  # type: ignore[call-arg]
+
+
+# --------------------------------------------------------------------------- media
+
+
+def test_media_constructors_read_files_and_guess_types(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from toolwire import Audio, Document, Image, MediaPart
+
+    folder = Path(str(tmp_path))
+    (folder / "chart.png").write_bytes(b"\x89PNG\r\n\x1a\n1234")
+    image = Image.from_path(folder / "chart.png")
+    assert (image.kind, image.media_type, image.name, image.size) == (
+        "image", "image/png", "chart.png", 12)
+    assert Document.from_bytes(b"%PDF-1.4").media_type == "application/pdf"
+    assert Document.from_text("hi").media_type == "text/plain"
+    assert Audio.from_bytes(b"RIFF\x00\x00\x00\x00WAVEfmt ").media_type == "audio/wav"
+    assert Image.from_url("https://example.com/a.jpg").media_type == "image/jpeg"
+    assert Image.from_file_id("anthropic-messages", "file_1").file_ids == {
+        "anthropic-messages": "file_1"}
+    with pytest.raises(TranscriptError, match=r"missing\.png"):
+        Image.from_path(folder / "missing.png")
+    with pytest.raises(TranscriptError, match="needs its data"):
+        MediaPart(kind="image", media_type="image/png")
+
+
+def test_media_results_round_trip_through_json_and_version_1_still_reads() -> None:
+    from toolwire import Document, Image
+
+    result = ToolResultPart(call_id="c1", content=[
+        TextPart(text="page:"), Image.from_bytes(b"\x89PNG\r\n\x1a\n"),
+        Document.from_url("https://example.com/a.pdf", name="a.pdf")])
+    assert isinstance(result.content, tuple)
+    assert result.text == "page:" and len(result.media) == 2
+    msg = Message(role="tool", parts=(result,))
+    saved = dump(msg)
+    assert saved["toolwire"] == FORMAT_VERSION == 2
+    assert from_json(json.loads(json.dumps(saved))) == msg
+    old = {"toolwire": 1, "type": "message", "role": "tool", "parts": [
+        {"type": "tool_result", "call_id": "c1", "content": "42"}]}
+    assert from_json(old) == Message(role="tool", parts=(
+        ToolResultPart(call_id="c1", content="42"),))
+    broken = {"type": "media", "kind": "image", "media_type": "image/png", "data": "@@"}
+    with pytest.raises(TranscriptError, match="base64"):
+        from_json(broken)
+    with pytest.raises(TranscriptError, match="text or media"):
+        from_json({"type": "tool_result", "call_id": "c", "content": [{"type": "reasoning"}]})

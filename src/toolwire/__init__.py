@@ -29,6 +29,7 @@ from toolwire.errors import (
 )
 from toolwire.transcript import (
     Cache,
+    MediaPart,
     Message,
     OpaquePart,
     Part,
@@ -52,6 +53,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names below are, for type checkers an
     from toolwire.conversion import Conversion, convert, detect_wire
     from toolwire.emulator import Emulator
     from toolwire.http.client import HttpModel, RetryPolicy, model
+    from toolwire.media import Audio, Document, Image
     from toolwire.protocol import Model
     from toolwire.rules import Problem, check_transcript
     from toolwire.schema.tool import Tool, Toolset, tool, validate_call
@@ -60,6 +62,9 @@ if _typing.TYPE_CHECKING:  # what the lazy names below are, for type checkers an
 # Names whose modules pull in asyncio, HTTP or other weight are imported on first use.
 _LAZY: dict[str, str] = {
     "Agent": "agent.loop",
+    "Audio": "media",
+    "Document": "media",
+    "Image": "media",
     "AgentRun": "agent.loop",
     "Approval": "agent.dispatch",
     "Conversion": "conversion",
@@ -98,14 +103,18 @@ __all__ = [
     "Agent",
     "AgentRun",
     "Approval",
+    "Audio",
     "AuthenticationError",
     "Cache",
     "ConfigError",
     "ContextLengthError",
     "Conversion",
+    "Document",
     "Emulator",
     "HttpModel",
+    "Image",
     "InvalidRequestError",
+    "MediaPart",
     "Message",
     "Model",
     "NotFoundError",

@@ -1,8 +1,9 @@
 """The canonical transcript: frozen, keyword-only, vendor-neutral values.
 
-Owns: the parts of a message, `Message`, `ToolSpec`, `ToolChoice`, `Cache`, `Request`, `Reply`,
-`Usage` and the normalised stop reasons. Must not import anything else from toolwire except `errors`
-and `_json` (the JSON reader); every other layer (codecs, loop, CLI) speaks in these values.
+Owns: the parts of a message (text, reasoning, tool calls and results, media), `Message`,
+`ToolSpec`, `ToolChoice`, `Cache`, `Request`, `Reply`, `Usage` and the normalised stop reasons.
+Must not import anything else from toolwire except `errors` and `_json` (the JSON reader);
+every other layer (codecs, loop, CLI) speaks in these values.
 
 Provider-only data (Anthropic thinking signatures, OpenRouter ``reasoning_details``, Responses
 ``encrypted_content``, Gemini ``thoughtSignature``, server-tool blocks) rides in
@@ -19,6 +20,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 import msgspec
 
 from toolwire import _json
+from toolwire.errors import TranscriptError
 
 JSON: TypeAlias = Any
 """A value made of dict, list, str, int, float, bool and None."""
@@ -154,17 +156,76 @@ class ToolCallPart(msgspec.Struct, frozen=True, kw_only=True, gc=False):
         return self.raw_arguments if self.raw_arguments is not None else self.arguments
 
 
+MediaKind = Literal["image", "document", "audio"]
+MEDIA_KINDS: tuple[MediaKind, ...] = ("image", "document", "audio")
+
+
+class MediaPart(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """An image, a document (PDF, plain text) or a piece of audio.
+
+    ``media_type`` is the IANA type (``image/png``, ``application/pdf``, ``text/plain``,
+    ``audio/wav``...). The content is ``data`` (the bytes), or ``url``, or a provider's own file
+    id in ``file_ids`` (wire name -> id, kept per wire like ``provider_data``); at least one is
+    set. ``name`` is an optional file name. Build one with `toolwire.Image`, `toolwire.Document`
+    or `toolwire.Audio`.
+    """
+
+    kind: MediaKind
+    media_type: str
+    data: bytes | None = None
+    url: str | None = None
+    file_ids: Mapping[str, str] | None = None
+    name: str | None = None
+    provider_data: ProviderData | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in MEDIA_KINDS:
+            raise TranscriptError(f"media kind {self.kind!r} is not image, document or audio")
+        if self.data is None and self.url is None and not self.file_ids:
+            raise TranscriptError(
+                f"a {self.kind} part needs its data, a URL or a provider file id; it has none"
+            )
+
+    @property
+    def size(self) -> int:
+        """The number of bytes held inline (0 for a URL or a file id)."""
+        return len(self.data) if self.data is not None else 0
+
+
+ResultPart = TextPart | MediaPart
+"""What a tool result's content is made of when it is not one string."""
+
+
 class ToolResultPart(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The harness's answer to one tool call, matched by ``call_id``.
 
-    ``name`` is the called tool's name; wires that match results by name (Ollama, Gemini) need it.
+    ``content`` is one string, or a sequence of text and media parts (a screenshot, a PDF).
+    ``text`` is the text either way and ``media`` the media parts. ``name`` is the called tool's
+    name; wires that match results by name (Ollama, Gemini) need it.
     """
 
     call_id: str
-    content: str
+    content: str | tuple[ResultPart, ...]
     is_error: bool = False
     name: str | None = None
     provider_data: ProviderData | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.content, (str, tuple)):
+            _force_set(self, "content", tuple(self.content))
+
+    @property
+    def text(self) -> str:
+        """The text of the result: the string, or its text parts joined."""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(p.text for p in self.content if isinstance(p, TextPart))
+
+    @property
+    def media(self) -> tuple[MediaPart, ...]:
+        if isinstance(self.content, str):
+            return ()
+        return tuple(p for p in self.content if isinstance(p, MediaPart))
 
 
 class OpaquePart(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -179,7 +240,7 @@ class OpaquePart(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     payload: JSON
 
 
-Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart | OpaquePart
+Part = TextPart | ReasoningPart | ToolCallPart | ToolResultPart | OpaquePart | MediaPart
 
 
 class Message(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -206,6 +267,10 @@ class Message(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     @property
     def tool_calls(self) -> tuple[ToolCallPart, ...]:
         return tuple(p for p in self.parts if isinstance(p, ToolCallPart))
+
+    @property
+    def media(self) -> tuple[MediaPart, ...]:
+        return tuple(p for p in self.parts if isinstance(p, MediaPart))
 
     @property
     def tool_results(self) -> tuple[ToolResultPart, ...]:

@@ -8,6 +8,8 @@ carry ``"toolwire": FORMAT_VERSION``.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any, assert_never
 
 import msgspec
@@ -15,13 +17,16 @@ import msgspec
 from toolwire.errors import TranscriptError
 from toolwire.transcript import (
     JSON,
+    MEDIA_KINDS,
     Cache,
+    MediaPart,
     Message,
     OpaquePart,
     Part,
     ReasoningPart,
     Reply,
     Request,
+    ResultPart,
     TextPart,
     ToolCallPart,
     ToolChoice,
@@ -30,7 +35,10 @@ from toolwire.transcript import (
     Usage,
 )
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""Version 2 added media parts and tool results made of parts; version 1 documents still read."""
+
+READABLE_VERSIONS = (1, 2)
 
 Value = Part | Message | Request | Reply | Usage | ToolSpec | ToolChoice
 
@@ -55,7 +63,8 @@ def _part(p: Part) -> dict[str, Any]:
             out["parse_error"] = p.parse_error
         return _pd(out, p.provider_data)
     if isinstance(p, ToolResultPart):
-        out = {"type": "tool_result", "call_id": p.call_id, "content": p.content}
+        content = p.content if isinstance(p.content, str) else [_part(c) for c in p.content]
+        out = {"type": "tool_result", "call_id": p.call_id, "content": content}
         if p.is_error:
             out["is_error"] = True
         if p.name is not None:
@@ -63,7 +72,64 @@ def _part(p: Part) -> dict[str, Any]:
         return _pd(out, p.provider_data)
     if isinstance(p, OpaquePart):
         return {"type": "opaque", "wire": p.wire, "kind": p.kind, "payload": p.payload}
+    if isinstance(p, MediaPart):
+        return _pd(_media(p), p.provider_data)
     assert_never(p)
+
+
+def _media(p: MediaPart) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "media", "kind": p.kind, "media_type": p.media_type}
+    if p.data is not None:
+        out["data"] = base64.b64encode(p.data).decode("ascii")
+    if p.url is not None:
+        out["url"] = p.url
+    if p.file_ids:
+        out["file_ids"] = dict(p.file_ids)
+    if p.name is not None:
+        out["name"] = p.name
+    return out
+
+
+def _load_media(d: dict[str, Any]) -> MediaPart:
+    kind = _req(d, "kind", "media part")
+    if kind not in MEDIA_KINDS:
+        raise TranscriptError(f"media part: kind {kind!r} is not image, document or audio")
+    media_type = _req(d, "media_type", "media part")
+    data, url, file_ids, name = d.get("data"), d.get("url"), d.get("file_ids"), d.get("name")
+    if not isinstance(media_type, str):
+        raise TranscriptError("media part: 'media_type' must be a string")
+    raw: bytes | None = None
+    if data is not None:
+        if not isinstance(data, str):
+            raise TranscriptError("media part: 'data' must be a base64 string")
+        try:
+            raw = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            raise TranscriptError("media part: 'data' is not valid base64") from None
+    if url is not None and not isinstance(url, str):
+        raise TranscriptError("media part: 'url' must be a string")
+    if file_ids is not None and not (isinstance(file_ids, dict) and all(
+            isinstance(v, str) for v in file_ids.values())):
+        raise TranscriptError("media part: 'file_ids' must map wire names to strings")
+    if name is not None and not isinstance(name, str):
+        raise TranscriptError("media part: 'name' must be a string")
+    return MediaPart(kind=kind, media_type=media_type, data=raw, url=url, file_ids=file_ids,
+                     name=name, provider_data=d.get("provider_data"))
+
+
+def _load_result_content(raw: Any) -> str | tuple[ResultPart, ...]:
+    if isinstance(raw, str):
+        return raw
+    if not isinstance(raw, list):
+        raise TranscriptError("tool_result part: 'content' must be a string or a list of parts")
+    out: list[ResultPart] = []
+    for item in raw:
+        part = _load_part(item) if isinstance(item, dict) else None
+        if not isinstance(part, (TextPart, MediaPart)):
+            raise TranscriptError(
+                "tool_result part: each item of 'content' must be a text or media part")
+        out.append(part)
+    return tuple(out)
 
 
 def _message(m: Message) -> dict[str, Any]:
@@ -183,11 +249,13 @@ def _load_part(d: dict[str, Any]) -> Part:
     if kind == "tool_result":
         return ToolResultPart(
             call_id=_req(d, "call_id", "tool_result part"),
-            content=_req(d, "content", "tool_result part"),
+            content=_load_result_content(_req(d, "content", "tool_result part")),
             is_error=bool(d.get("is_error", False)),
             name=d.get("name"),
             provider_data=pd,
         )
+    if kind == "media":
+        return _load_media(d)
     if kind == "opaque":
         return OpaquePart(
             wire=_req(d, "wire", "opaque part"),
@@ -195,7 +263,8 @@ def _load_part(d: dict[str, Any]) -> Part:
             payload=d.get("payload"),
         )
     raise TranscriptError(
-        f"unknown part type {kind!r}; expected text, reasoning, tool_call, tool_result or opaque"
+        f"unknown part type {kind!r}; expected text, reasoning, tool_call, tool_result, "
+        "media or opaque"
     )
 
 
@@ -251,10 +320,10 @@ def from_json(data: JSON) -> Value:
     if not isinstance(data, dict):
         raise TranscriptError(f"expected a JSON object, got {type(data).__name__}")
     version = data.get("toolwire", FORMAT_VERSION)
-    if version != FORMAT_VERSION:
+    if version not in READABLE_VERSIONS:
         raise TranscriptError(
             f"transcript format version {version!r} is not supported; this toolwire reads "
-            f"version {FORMAT_VERSION}"
+            f"versions {', '.join(map(str, READABLE_VERSIONS))}"
         )
     kind = data.get("type")
     if kind == "message":

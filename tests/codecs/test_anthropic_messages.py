@@ -28,6 +28,7 @@ from strategies import texts
 from toolwire import (
     ContextLengthError,
     InvalidRequestError,
+    MediaPart,
     Message,
     OpaquePart,
     OverloadedError,
@@ -63,6 +64,7 @@ from toolwire.events import (
 )
 from toolwire.transcript import STOP_REASONS as CANONICAL_STOPS
 from toolwire.transcript import replace
+from toolwire.transcript_json import dump, from_json
 
 W = "anthropic-messages"
 CODEC = get_codec(W)
@@ -238,8 +240,8 @@ def requests(draw: st.DrawFn) -> Request:
             extra: list[Any] = [TextPart(text=t) for t in draw(st.lists(texts, min_size=1,
                                                                           max_size=2))]
             if draw(st.booleans()):
-                extra.append(OpaquePart(wire=W, kind="image", payload={
-                    "type": "image", "source": {"type": "url", "url": "https://example.org/a.png"}}))
+                extra.append(MediaPart(kind="image", media_type="image/png",
+                                       url="https://example.org/a.png"))
             messages.append(Message(role="user", parts=tuple(extra)))
         else:
             messages += [Message.assistant(draw(texts)), Message.user(draw(texts))]
@@ -575,7 +577,8 @@ def test_unknown_keys_and_tool_settings_survive_a_round_trip() -> None:
     assert req.provider_options[W]["thinking"] == body["thinking"]
     parts = req.messages[0].parts
     assert isinstance(parts[0], TextPart) and parts[0].text == "look"
-    assert isinstance(parts[1], OpaquePart) and parts[1].kind == "image"
+    assert isinstance(parts[1], MediaPart) and parts[1].kind == "image"
+    assert parts[1].data == b"\x89PNG\r\n\x1a\n"
     assert CODEC.encode_request(req) == body
     check_request_body(body)
     # A tool added later is appended after the kept ones.
@@ -1243,3 +1246,62 @@ def test_schema_without_type_gets_object() -> None:
                             tools=[ToolSpec(name="t", input_schema={"properties": {}})]))
     assert enc.body["tools"][0]["input_schema"] == {"type": "object", "properties": {}}
     assert [n.kind for n in enc.notes] == ["schema_rewritten"]
+
+
+# --------------------------------------------------------------------------- media
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+PDF = b"%PDF-1.7\n" + b"x" * 64
+
+
+def media_request() -> Request:
+    """An image and a PDF in the user message, an image in a tool result."""
+    from toolwire import Document, Image
+
+    return Request(model="claude-x", max_tokens=64, tools=(ToolSpec(name="shot"),), messages=(
+        Message(role="user", parts=(TextPart(text="compare these"), Image.from_bytes(PNG),
+                                    Document.from_bytes(PDF, name="report.pdf"))),
+        Message(role="assistant", parts=(ToolCallPart(id="toolu_1", name="shot",
+                                                      arguments={}),)),
+        Message(role="tool", parts=(ToolResultPart(call_id="toolu_1", name="shot", content=(
+            TextPart(text="the screen:"), Image.from_bytes(PNG))),)),
+    ))
+
+
+def test_media_in_user_messages_and_tool_results_fit_the_sdk_types_and_read_back() -> None:
+    req = media_request()
+    body = CODEC.encode_request(req)
+    check_request_body(body)
+    user = body["messages"][0]["content"]
+    assert [b["type"] for b in user] == ["text", "image", "document"]
+    assert user[2]["title"] == "report.pdf" and user[2]["source"]["type"] == "base64"
+    result = body["messages"][2]["content"][0]
+    assert [b["type"] for b in result["content"]] == ["text", "image"]
+    assert CODEC.decode_request(body) == req
+    # The saved JSON form keeps media too, and the older form of a text result still reads.
+    assert from_json(dump(req)) == req
+
+
+def test_media_the_wire_refuses_is_stopped_before_sending() -> None:
+    from toolwire import Audio, ConfigError, Image
+
+    big = Image.from_bytes(b"\x89PNG\r\n\x1a\n" + bytes(5 * 1024 * 1024))
+    req = Request(model="m", max_tokens=5, messages=(Message(role="user", parts=(big,)),))
+    with pytest.raises(ConfigError, match="5 MB"):
+        CODEC.encode_request(req)
+    tiff = Image.from_bytes(b"II*\x00", "image/tiff")
+    with pytest.raises(ConfigError, match="image/tiff"):
+        CODEC.encode_request(replace(req, messages=(Message(role="user", parts=(tiff,)),)))
+    sound = Audio.from_bytes(b"RIFF0000WAVEfmt ")
+    enc = CODEC.encode(replace(req, messages=(Message(role="user", parts=(sound,)),)))
+    assert "audio" in enc.body["messages"][0]["content"]  # a placeholder text instead
+    assert "omitted" in enc.body["messages"][0]["content"]
+    assert [n.kind for n in enc.notes] == ["media_dropped"]
+
+
+def test_broken_media_blocks_are_named() -> None:
+    body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                     "data": "not base64!"}}]}]}
+    with pytest.raises(WireFormatError, match=r"messages\[0\].content.*base64"):
+        am.decode_request(body)

@@ -3,6 +3,7 @@ streams split anywhere, errors, name mapping, schema rewrites and the wire's qui
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import re
@@ -1060,3 +1061,40 @@ def test_strict_is_dropped_with_a_note() -> None:
     encoded = oc.encode(Request(model="q", tools=(ToolSpec(name="f", strict=True),)))
     assert [(n.kind, n.subject) for n in encoded.notes] == [("field_dropped", "f")]
     assert "strict" not in json.dumps(encoded.body)
+
+
+# --------------------------------------------------------------------------- media
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+PDF = b"%PDF-1.7\n" + b"x" * 64
+
+
+def test_images_ride_in_images_and_documents_become_a_placeholder() -> None:
+    from toolwire import Document, Image
+
+    req = Request(model="llava", tools=(ToolSpec(name="shot"),), messages=(
+        Message(role="user", parts=(TextPart(text="compare these"), Image.from_bytes(PNG))),
+        Message(role="assistant", parts=(ToolCallPart(id="call_1", name="shot", arguments={}),)),
+        Message(role="tool", parts=(ToolResultPart(call_id="call_1", name="shot", content=(
+            TextPart(text="the screen:"), Image.from_bytes(PNG))),)),
+    ))
+    enc = CODEC.encode(req)
+    assert enc.body["messages"][0]["images"] == [base64.b64encode(PNG).decode()]
+    assert enc.body["messages"][2]["images"] == [base64.b64encode(PNG).decode()]
+    assert enc.notes == ()
+    # The SDK types ``images`` as its Image model, which it writes as the same base64 text.
+    from ollama._types import Image as SdkImage
+
+    plain = copy.deepcopy(enc.body)
+    for msg in plain["messages"]:
+        for text in msg.pop("images", ()):
+            assert SdkImage(value=text).model_dump() == text
+    check_sdk(plain)
+    assert CODEC.decode_request(enc.body) == req
+    with_pdf = Message(role="user", parts=(TextPart(text="read"), Document.from_bytes(PDF)))
+    enc = CODEC.encode(replace(req, messages=(with_pdf,)))
+    assert "omitted" in enc.body["messages"][0]["content"]
+    assert [n.kind for n in enc.notes] == ["media_dropped"]
+    with pytest.raises(WireFormatError, match=r"images\.0"):
+        CODEC.decode_request({"model": "m", "messages": [
+            {"role": "user", "content": "x", "images": ["@@"]}]})

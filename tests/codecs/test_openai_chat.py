@@ -34,6 +34,7 @@ from toolwire.errors import (
     RateLimitError,
     ServerError,
     StreamError,
+    WireFormatError,
 )
 from toolwire.events import (
     ReasoningDelta,
@@ -1281,3 +1282,64 @@ def test_strict_tools_are_rewritten_and_reported() -> None:
     assert "without strict mode" in notes["odd"]
     assert loose["required"] == ["q"]  # the user's schema is untouched
     sdk_valid(encoded.body)
+
+
+# --------------------------------------------------------------------------- media
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+PDF = b"%PDF-1.7\n" + b"x" * 64
+
+
+def _media_request(*, result_text: str = "the screen:") -> Request:
+    from toolwire import Document, Image
+
+    content = ((TextPart(text=result_text),) if result_text else ()) + (Image.from_bytes(PNG),)
+    return Request(model="gpt-x", tools=(ToolSpec(name="shot"),), messages=(
+        Message(role="user", parts=(TextPart(text="compare these"), Image.from_bytes(PNG),
+                                    Document.from_bytes(PDF, name="report.pdf"))),
+        Message(role="assistant", parts=(ToolCallPart.from_raw(id="call_1", name="shot",
+                                                               raw_arguments="{}"),)),
+        Message(role="tool", parts=(
+            ToolResultPart(call_id="call_1", name="shot", content=content),
+            ToolResultPart(call_id="call_2", content="plain"))),
+        Message(role="user", parts=(TextPart(text="and now?"),)),
+    ))
+
+
+@pytest.mark.parametrize("result_text", ["the screen:", ""])
+def test_media_fit_the_sdk_types_and_tool_result_media_move_to_a_user_message(
+        result_text: str) -> None:
+    req = _media_request(result_text=result_text)
+    enc = codec.encode(req)
+    body = enc.body
+    sdk_valid(body)
+    user = body["messages"][0]["content"]
+    assert [i["type"] for i in user] == ["text", "image_url", "file"]
+    assert user[1]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert user[2]["file"]["filename"] == "report.pdf"
+    roles = [m["role"] for m in body["messages"]]
+    assert roles == ["user", "assistant", "tool", "tool", "user", "user"]
+    assert body["messages"][2]["content"]  # never empty: it says where the media went
+    moved = body["messages"][4]["content"]
+    assert moved[0] == {"type": "text", "text": "[media returned by tool call call_1]"}
+    assert moved[1]["type"] == "image_url"
+    assert [n.kind for n in enc.notes] == ["media_moved"]
+    assert codec.decode_request(body) == replace(req, stream=False)
+
+
+def test_media_chat_completions_refuses_are_stopped_before_sending() -> None:
+    from toolwire import ConfigError, Document, Image
+
+    big = Image.from_bytes(b"\x89PNG\r\n\x1a\n" + bytes(20 * 1024 * 1024))
+    with pytest.raises(ConfigError, match="20 MB"):
+        codec.encode(Request(model="m", messages=(Message(role="user", parts=(big,)),)))
+    linked = Document.from_url("https://example.com/a.pdf")
+    with pytest.raises(ConfigError, match="not a URL"):
+        codec.encode(Request(model="m", messages=(Message(role="user", parts=(linked,)),)))
+
+
+def test_broken_data_urls_are_named() -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,@@@"}}]}]}
+    with pytest.raises(WireFormatError, match="base64"):
+        codec.decode_request(body)

@@ -1111,3 +1111,34 @@ def test_a_strict_tool_whose_root_is_not_an_object_is_sent_loose() -> None:
     assert encoded.body["tools"][0]["strict"] is False
     assert encoded.body["tools"][0]["parameters"] == {"type": "string"}
     assert encoded.notes[0].kind == "schema_rewritten"
+
+
+# --------------------------------------------------------------------------- media
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+PDF = b"%PDF-1.7\n" + b"x" * 64
+
+
+def test_media_in_input_and_function_outputs_fit_the_sdk_types_and_read_back() -> None:
+    from toolwire import Audio, Document, Image
+
+    req = Request(model="gpt-x", tools=(ToolSpec(name="shot"),), messages=(
+        Message(role="user", parts=(TextPart(text="compare these"), Image.from_bytes(PNG),
+                                    Document.from_bytes(PDF, name="report.pdf"))),
+        Message(role="assistant", parts=(ToolCallPart.from_raw(id="call_1", name="shot",
+                                                               raw_arguments="{}"),)),
+        Message(role="tool", parts=(ToolResultPart(call_id="call_1", name="shot", content=(
+            TextPart(text="the screen:"), Image.from_bytes(PNG))),)),
+    ))
+    enc = codec.encode(req)
+    assert_sdk_valid(enc.body)
+    user = enc.body["input"][0]["content"]
+    assert [i["type"] for i in user] == ["input_text", "input_image", "input_file"]
+    output = enc.body["input"][2]["output"]
+    assert [i["type"] for i in output] == ["input_text", "input_image"]
+    assert enc.notes == ()
+    assert codec.decode_request(enc.body) == req
+    sound = Message(role="user", parts=(Audio.from_bytes(b"RIFF0000WAVEfmt "),))
+    enc = codec.encode(replace(req, messages=(sound,)))
+    assert [n.kind for n in enc.notes] == ["media_dropped"]
+    assert_sdk_valid(enc.body)

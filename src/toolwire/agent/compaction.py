@@ -111,7 +111,7 @@ def clear_results(messages: Sequence[Message], keep: int) -> tuple[list[Message]
     for i, n in places[: max(0, len(places) - keep)]:
         part = out[i].parts[n]
         assert type(part) is ToolResultPart
-        if len(part.content) < 200 or part.content.startswith("[cleared"):
+        if len(part.text) < 200 or part.text.startswith("[cleared"):
             continue
         name = part.name or names.get(part.call_id, "the tool")
         stub = CLEARED.format(name=name, chars=len(part.content))

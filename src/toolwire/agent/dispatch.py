@@ -29,7 +29,7 @@ import pydantic_core
 from toolwire.errors import ToolCallError, ToolError
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.secrets import Redactor
-from toolwire.transcript import ToolCallPart, ToolResultPart
+from toolwire.transcript import TextPart, ToolCallPart, ToolResultPart, replace
 
 Policy = Literal["allow", "ask", "deny", "defer"]
 """What happens before a tool runs: run it, ask the approver first, refuse it, or stop the run
@@ -395,6 +395,10 @@ class Dispatcher:
         )
 
     def _redacted(self, result: ToolResultPart) -> ToolResultPart:
+        if not isinstance(result.content, str):
+            redacted = tuple(replace(p, text=self.redact(p.text)) if isinstance(p, TextPart)
+                             else p for p in result.content)
+            return result if redacted == result.content else replace(result, content=redacted)
         content = self.redact(result.content)
         if content == result.content:
             return result

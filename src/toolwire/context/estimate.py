@@ -51,7 +51,7 @@ def _part_size(part: object) -> int:
     if type(part) is ToolCallPart:
         return _size(part.name) + _size(part.arguments_text) + 4
     if type(part) is ToolResultPart:
-        return _size(part.content) + 4
+        return _size(part.text) + sum(p.size for p in part.media) // 4 + 4
     if type(part) is OpaquePart:
         return _size(json.dumps(part.payload, ensure_ascii=False, default=str))
     return 0

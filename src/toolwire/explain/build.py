@@ -17,6 +17,7 @@ from typing import Any, Literal, assert_never
 from toolwire.agent.timeline import TimeSpan
 from toolwire.errors import TranscriptError
 from toolwire.transcript import (
+    MediaPart,
     Message,
     OpaquePart,
     ReasoningPart,
@@ -131,7 +132,8 @@ def _part_entries(message: Message, index: int, names: dict[str, str], is_last: 
             name = names.get(part.call_id, part.name or "?")
             kind = "error result" if part.is_error else "result"
             out.append(Entry(f"{kind} for {name}",
-                             f"answers call {part.call_id}: {_short(part.content, 80)}",
+                             f"answers call {part.call_id}: {_short(part.text, 80)}"
+                             f"{_media_note(part.media)}",
                              "tools", raw, index, answers=part.call_id, is_error=part.is_error,
                              turn=turn))
         elif isinstance(part, ReasoningPart):
@@ -143,9 +145,22 @@ def _part_entries(message: Message, index: int, names: dict[str, str], is_last: 
             out.append(Entry(f"provider block {part.kind}",
                              f"carried as is for {part.wire}; not run by the harness",
                              "model", raw, index, turn=turn))
+        elif isinstance(part, MediaPart):
+            out.append(Entry(f"{part.kind} {part.media_type}", _media_note((part,)).strip(),
+                             "harness", raw, index, turn=turn))
         else:
             assert_never(part)
     return out
+
+
+def _media_note(media: tuple[MediaPart, ...]) -> str:
+    """Media by kind, type and size (never the bytes themselves)."""
+    if not media:
+        return ""
+    return " " + "; ".join(
+        f"[{m.kind} {m.media_type}, "
+        + (f"{m.size} bytes" if m.data is not None else m.url or "provider file") + "]"
+        for m in media)
 
 
 def explain_conversation(

@@ -81,4 +81,4 @@ def result_text(result: CallToolResult) -> str:
 
 def to_mcp_result(part: ToolResultPart) -> CallToolResult:
     """A toolwire result (from `toolwire.agent.dispatch.Dispatcher`) as an MCP tool result."""
-    return CallToolResult(content=[TextContent(text=part.content)], is_error=part.is_error)
+    return CallToolResult(content=[TextContent(text=part.text)], is_error=part.is_error)

@@ -298,10 +298,10 @@ class RunTelemetry:
             otel_context.detach(token)  # type: ignore[arg-type]
         result = event.result
         if result.is_error:
-            text = self._redact(result.content) if self._redact is not None else None
+            text = self._redact(result.text) if self._redact is not None else None
             _failed(span, "tool_error", text)
         elif self._redact is not None:
-            span.set_attribute("gen_ai.tool.call.result", self._redact(result.content))
+            span.set_attribute("gen_ai.tool.call.result", self._redact(result.text))
         span.end()
 
     def _abandoned(self, event: ToolAbandoned) -> None:

@@ -18,9 +18,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire.codecs.base import NameMap, Note, call_id_for, dumps
-from toolwire.errors import WireFormatError
+from toolwire.codecs.media import MB, b64, check_media, placeholder, unb64
+from toolwire.errors import ConfigError, WireFormatError
 from toolwire.transcript import (
     JSON,
+    MediaKind,
+    MediaPart,
     OpaquePart,
     Part,
     ReasoningPart,
@@ -40,6 +43,12 @@ REASONING_TYPES = ("thinking", "redacted_thinking")
 TEXT_KEYS = frozenset({"type", "text"})
 CALL_KEYS = frozenset({"type", "id", "name", "input"})
 RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
+MEDIA_KEYS = frozenset({"type", "source", "title"})
+MEDIA_TYPES = ("image", "document")
+IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+DOCUMENT_TYPES = frozenset({"application/pdf", "text/plain"})
+IMAGE_MAX = 5 * MB
+DOCUMENT_MAX = 32 * MB
 
 # --------------------------------------------------------------------------- names and ids
 
@@ -263,6 +272,100 @@ def parts_from_blocks(blocks: Sequence[Any], *, nm: ToolNames, seed: str) -> lis
     return parts
 
 
+def media_from_block(block: Mapping[str, Any], where: str) -> MediaPart | None:
+    """An ``image`` or ``document`` block as a media part; None for a source kind it does not
+    model (``content`` documents), which the caller keeps as it came."""
+    kind: MediaKind = "image" if block.get("type") == "image" else "document"
+    source = block.get("source")
+    if not isinstance(source, Mapping):
+        raise WireFormatError(f"{where}.source: a {kind} block needs a source object")
+    stype = source.get("type")
+    media_type = source.get("media_type")
+    default = "image/png" if kind == "image" else "application/pdf"
+    data: bytes | None = None
+    url: str | None = None
+    file_ids: dict[str, str] | None = None
+    if stype == "base64":
+        data = unb64(source.get("data"), f"{where}.source.data")
+    elif stype == "text":
+        text = source.get("data")
+        if not isinstance(text, str):
+            raise WireFormatError(f"{where}.source.data: a text source holds a string")
+        data, media_type = text.encode(), "text/plain"
+    elif stype == "url" and isinstance(source.get("url"), str) and source["url"]:
+        url = source["url"]
+    elif stype == "file" and isinstance(source.get("file_id"), str) and source["file_id"]:
+        file_ids = {WIRE: source["file_id"]}
+    else:
+        return None
+    title = block.get("title")
+    extras = {k: v for k, v in block.items() if k not in MEDIA_KEYS}
+    return MediaPart(kind=kind, media_type=media_type if isinstance(media_type, str) else default,
+                     data=data, url=url, file_ids=file_ids,
+                     name=title if isinstance(title, str) else None,
+                     provider_data={WIRE: extras} if extras else None)
+
+
+def media_block(part: MediaPart, *, subject: str, notes: list[Note] | None) -> dict[str, Any]:
+    """A media part as an ``image`` or ``document`` block (audio: a placeholder text and a note).
+
+    Media this wire refuses (types, sizes) raise `ConfigError` before anything is sent."""
+    if part.kind == "audio":
+        if notes is not None:
+            notes.append(Note(kind="media_dropped", subject=subject,
+                              detail=f"{WIRE} takes no audio; a placeholder text went instead"))
+        return {"type": "text", "text": placeholder(part)}
+    image = part.kind == "image"
+    file_id = (part.file_ids or {}).get(WIRE)
+    source: dict[str, Any]
+    if file_id:
+        source = {"type": "file", "file_id": file_id}
+    elif part.data is not None:
+        check_media(part, wire=WIRE, subject=subject,
+                    types=IMAGE_TYPES if image else DOCUMENT_TYPES,
+                    max_bytes=IMAGE_MAX if image else DOCUMENT_MAX)
+        if part.media_type == "text/plain":
+            source = {"type": "text", "media_type": "text/plain",
+                      "data": part.data.decode("utf-8", "replace")}
+        else:
+            source = {"type": "base64", "media_type": part.media_type, "data": b64(part.data)}
+    elif part.url is not None:
+        source = {"type": "url", "url": part.url}
+    else:
+        raise ConfigError(
+            f"{subject}: the {part.kind} is only a file id of {', '.join(part.file_ids or ())}, "
+            f"which {WIRE} cannot read; attach its bytes or a URL instead")
+    block: dict[str, Any] = {"type": part.kind, "source": source}
+    if part.name is not None and not image:
+        block["title"] = part.name
+    if part.provider_data is not None:
+        block.update(extras_of(own_data(part.provider_data), MEDIA_KEYS))
+    return block
+
+
+def result_content(content: Any, where: str) -> tuple[str | tuple[TextPart | MediaPart, ...], bool]:
+    """A ``tool_result`` content as canonical content, and whether it says everything it held.
+
+    Content with images or documents becomes a sequence of parts; other content, text."""
+    if isinstance(content, list) and any(
+            isinstance(b, Mapping) and b.get("type") in MEDIA_TYPES for b in content):
+        parts: list[TextPart | MediaPart] = []
+        exact = True
+        for n, b in enumerate(content):
+            if not isinstance(b, Mapping):
+                raise WireFormatError(f"{where}.content.{n}: a content block must be an object")
+            media = media_from_block(b, f"{where}.content.{n}") if (
+                b.get("type") in MEDIA_TYPES) else None
+            if media is not None:
+                parts.append(media)
+            elif b.get("type") == "text" and not has_extras(b, TEXT_KEYS):
+                parts.append(TextPart(text=_text(b.get("text"))))
+            else:
+                exact = False
+        return tuple(parts), exact
+    return result_text(content)
+
+
 def result_text(content: Any) -> tuple[str, bool]:
     """A ``tool_result`` content as text, and whether that text says everything it held."""
     if content is None:
@@ -279,7 +382,7 @@ def result_text(content: Any) -> tuple[str, bool]:
 
 def result_from_block(block: Mapping[str, Any], names: Mapping[str, str]) -> ToolResultPart:
     call_id = str(block.get("tool_use_id") or "")
-    content, exact = result_text(block.get("content"))
+    content, exact = result_content(block.get("content"), "tool_result")
     keep = not exact or has_extras(block, RESULT_KEYS)
     return ToolResultPart(
         call_id=call_id,
@@ -333,8 +436,18 @@ def call_block(part: ToolCallPart, *, nm: ToolNames, ids: IdRewriter,
     return block
 
 
-def result_block(part: ToolResultPart, *, ids: IdRewriter) -> dict[str, Any]:
+def result_block(part: ToolResultPart, *, ids: IdRewriter, subject: str = "tool result",
+                 notes: list[Note] | None = None) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": ids(part.call_id)}
+    if not isinstance(part.content, str):
+        block["content"] = [
+            media_block(p, subject=f"{subject}.content[{n}]", notes=notes)
+            if isinstance(p, MediaPart) else text_block(p)
+            for n, p in enumerate(part.content) if not isinstance(p, TextPart) or p.text]
+        if part.is_error:
+            block["is_error"] = True
+        block.update(extras_of(own_data(part.provider_data), RESULT_KEYS))
+        return block
     stored = own_data(part.provider_data)
     if stored is None:
         if part.content:

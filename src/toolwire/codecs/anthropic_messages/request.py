@@ -20,6 +20,7 @@ from typing import Any
 
 from toolwire.codecs.anthropic_messages.parts import (
     ID_PATTERN,
+    MEDIA_TYPES,
     TEXT_KEYS,
     WIRE,
     IdRewriter,
@@ -27,6 +28,8 @@ from toolwire.codecs.anthropic_messages.parts import (
     as_dict,
     call_block,
     has_extras,
+    media_block,
+    media_from_block,
     name_map,
     part_from_block,
     reasoning_block,
@@ -40,6 +43,7 @@ from toolwire.codecs.base import Encoded, Note, own_options, role_problem, tools
 from toolwire.codecs.caching import place_breakpoints
 from toolwire.errors import WireFormatError
 from toolwire.transcript import (
+    MediaPart,
     Message,
     OpaquePart,
     Part,
@@ -73,11 +77,17 @@ def _user_blocks(parts: Sequence[Part], *, index: int, ids: IdRewriter, notes: l
     blocks: list[dict[str, Any]] = []
     for n, part in enumerate(parts):
         if isinstance(part, ToolResultPart):
-            if part.provider_data is None and part.content and not part.is_error:
+            if (part.provider_data is None and type(part.content) is str and part.content
+                    and not part.is_error):
                 blocks.append({"type": "tool_result", "tool_use_id": ids(part.call_id),
                                "content": part.content})
             else:
-                blocks.append(result_block(part, ids=ids))
+                blocks.append(result_block(
+                    part, ids=ids, notes=notes,
+                    subject=part_subject(index, positions[n] if positions else n)))
+        elif isinstance(part, MediaPart):
+            blocks.append(media_block(
+                part, notes=notes, subject=part_subject(index, positions[n] if positions else n)))
         elif isinstance(part, TextPart):
             if part.text:
                 blocks.append({"type": "text", "text": part.text} if part.provider_data is None
@@ -194,7 +204,7 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
             blocks = []
             for part in parts:  # the usual results inline
                 if (type(part) is not ToolResultPart or part.provider_data is not None
-                        or part.is_error or not part.content):
+                        or part.is_error or not part.content or type(part.content) is not str):
                     break
                 call_id = part.call_id
                 blocks.append({"type": "tool_result",
@@ -324,11 +334,14 @@ def _blocks(content: Any, where: str) -> list[Mapping[str, Any]]:
     return content
 
 
-def _user_parts(blocks: Sequence[Mapping[str, Any]]) -> list[Part]:
+def _user_parts(blocks: Sequence[Mapping[str, Any]], where: str) -> list[Part]:
     parts: list[Part] = []
     for block in blocks:
-        if block.get("type") == "text":
+        kind = block.get("type")
+        if kind == "text":
             parts.append(text_from_block(block))
+        elif kind in MEDIA_TYPES and (media := media_from_block(block, where)) is not None:
+            parts.append(media)
         else:
             parts.append(OpaquePart(wire=WIRE, kind=str(block.get("type")), payload=dict(block)))
     return parts
@@ -357,13 +370,15 @@ def _decode_messages(raw: Any) -> list[Message]:
         elif role == "user":
             results = [result_from_block(b, names) for b in blocks
                        if b.get("type") == "tool_result"]
-            rest = _user_parts([b for b in blocks if b.get("type") != "tool_result"])
+            rest = _user_parts([b for b in blocks if b.get("type") != "tool_result"],
+                              f"{WIRE}: {where}.content")
             if results:
                 out.append(Message(role="tool", parts=tuple(results)))
             if rest or not results:
                 out.append(Message(role="user", parts=tuple(rest)))
         elif role == "system":
-            out.append(Message(role="system", parts=tuple(_user_parts(blocks))))
+            system = _user_parts(blocks, f"{WIRE}: {where}.content")
+            out.append(Message(role="system", parts=tuple(system)))
         else:
             raise WireFormatError(f"{WIRE}: {where} has unknown role {role!r}")
     return out

@@ -312,7 +312,7 @@ def result_block(part: ToolResultPart, *, ids: IdRewriter) -> dict[str, Any]:
     value: dict[str, Any] = {"toolUseId": ids(part.call_id)}
     stored = own(part.provider_data)
     original = stored.get("content") if isinstance(stored, Mapping) else None
-    if isinstance(original, list) and _same_text(original, part.content):
+    if isinstance(original, list) and _same_text(original, part.text):
         value["content"] = original
     else:
         value["content"] = [{"text": part.content}] if part.content else []

@@ -3,9 +3,11 @@
 Owns the wire's name, the tool-name map (`name_map`, `names_for`), the id rules (made when
 missing by `Seeder`; ids in that generated form are never sent back), the shape checks the
 readers share (`mapping`, `text_of`, `list_of`), an assistant message both ways (thinking,
-text, whole tool calls with object arguments) and the notes for parts this wire cannot carry.
-Pure: no HTTP, no vendor SDK; imports only the transcript, the error tree and the codec base,
-never this wire's other modules.
+text, whole tool calls with object arguments), a message's ``images`` (raw base64 strings, on
+user and tool messages; documents and audio become a placeholder text) and the notes for parts
+this wire cannot carry. Pure: no HTTP, no vendor SDK; imports only the transcript, the media
+constructors' type sniffing, the error tree and the codec base (and its media helpers), never
+this wire's other modules.
 """
 
 from __future__ import annotations
@@ -24,8 +26,12 @@ from toolwire.codecs.base import (
     call_id_for,
 )
 from toolwire.codecs.base import wrong_shape as wrong
+from toolwire.codecs.media import MB, b64, check_media, placeholder, unb64
+from toolwire.errors import ConfigError, WireFormatError
+from toolwire.media import sniff_media_type
 from toolwire.transcript import (
     JSON,
+    MediaPart,
     Message,
     OpaquePart,
     Part,
@@ -263,4 +269,44 @@ def with_extras(out: dict[str, Any], extras: Mapping[str, Any]) -> dict[str, Any
     if extras:
         for key, value in extras.items():
             out.setdefault(key, value)
+    return out
+
+
+# --------------------------------------------------------------------------- images
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
+IMAGE_MAX = 20 * MB
+
+
+def encode_media(media: Sequence[tuple[str, MediaPart]],
+                 notes: list[Note]) -> tuple[list[str], list[str]]:
+    """The ``images`` strings of ``(subject, part)`` pairs, and placeholder texts for the
+    media this wire cannot carry."""
+    images: list[str] = []
+    texts: list[str] = []
+    for subject, part in media:
+        if part.kind != "image":
+            notes.append(Note(kind="media_dropped", subject=subject,
+                              detail=f"{WIRE} takes images only; a placeholder text went for "
+                                     f"the {part.kind}"))
+            texts.append(placeholder(part))
+            continue
+        if part.data is None:
+            raise ConfigError(f"{subject}: {WIRE} takes images as bytes only (no URL or file "
+                              "id); attach the image's bytes")
+        check_media(part, wire=WIRE, subject=subject, types=IMAGE_TYPES, max_bytes=IMAGE_MAX)
+        images.append(b64(part.data))
+    return images, texts
+
+
+def decode_images(raw: Any, where: str) -> list[MediaPart]:
+    """A message's ``images`` list as image parts."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise WireFormatError(f"{where}.images: expected a list of base64 strings")
+    out: list[MediaPart] = []
+    for n, item in enumerate(raw):
+        data = unb64(item, f"{where}.images.{n}")
+        out.append(MediaPart(kind="image", media_type=sniff_media_type(data) or "image/png",
+                             data=data))
     return out

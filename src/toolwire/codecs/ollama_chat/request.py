@@ -28,7 +28,9 @@ from toolwire.codecs.ollama_chat.parts import (
     WIRE,
     Seeder,
     decode_assistant,
+    decode_images,
     encode_assistant,
+    encode_media,
     is_generated,
     list_of,
     mapping,
@@ -44,7 +46,9 @@ from toolwire.codecs.ollama_chat.parts import (
 from toolwire.codecs.ollama_chat.schema import decode_tool, encode_tool
 from toolwire.errors import WireFormatError
 from toolwire.transcript import (
+    MediaPart,
     Message,
+    Part,
     Request,
     TextPart,
     ToolCallPart,
@@ -85,7 +89,7 @@ def _choice_allows_tools(choice: ToolChoice, has_tools: bool, notes: list[Note])
 
 
 def _result_text(part: ToolResultPart) -> str:
-    content = part.content or EMPTY_RESULT
+    content = part.text or EMPTY_RESULT
     if part.is_error and not content.startswith("Error:"):
         content = ERROR_PREFIX + content
     return content
@@ -104,6 +108,14 @@ def _encode_result(part: ToolResultPart, m_index: int, p_index: int, names: Name
     if not is_generated(part.call_id):
         out["tool_call_id"] = part.call_id
     out["content"] = _result_text(part)
+    if part.media:
+        subject = part_subject(m_index, p_index)
+        images, texts = encode_media([(f"{subject}.media[{n}]", m)
+                                      for n, m in enumerate(part.media)], notes)
+        if texts:
+            out["content"] = "\n".join([out["content"], *texts])
+        if images:
+            out["images"] = images
     return with_extras(out, own(part.provider_data))
 
 
@@ -114,6 +126,7 @@ def _encode_message(msg: Message, m_index: int, names: NameMap, call_names: dict
                                   call_names=call_names)]
     out: list[dict[str, Any]] = []
     texts: list[str] = []
+    media: list[tuple[str, MediaPart]] = []
     for p_index, part in enumerate(msg.parts):
         if isinstance(part, ToolResultPart):
             out.append(_encode_result(part, m_index, p_index, names, call_names, notes))
@@ -122,11 +135,17 @@ def _encode_message(msg: Message, m_index: int, names: NameMap, call_names: dict
         elif isinstance(part, TextPart):
             notes.append(Note(kind="part_dropped", subject=part_subject(m_index, p_index),
                               detail="text outside a tool result cannot be sent in a tool message"))
+        elif isinstance(part, MediaPart) and msg.role != "tool":
+            media.append((part_subject(m_index, p_index), part))
         else:
             note_dropped(part, part_subject(m_index, p_index), notes)
-    if msg.role != "tool" and (texts or not out):
-        out.append(with_extras({"role": msg.role, "content": "".join(texts)},
-                                own(msg.provider_data)))
+    if msg.role != "tool" and (texts or media or not out):
+        images, placeholders = encode_media(media, notes)
+        body: dict[str, Any] = {"role": msg.role, "content": "\n".join(
+            ["".join(texts), *placeholders]) if placeholders else "".join(texts)}
+        if images:
+            body["images"] = images
+        out.append(with_extras(body, own(msg.provider_data)))
     return out
 
 
@@ -171,6 +190,9 @@ def _result_of(text: str) -> tuple[str, bool]:
     return ("" if text == EMPTY_RESULT else text), is_error
 
 
+_WITH_IMAGES = MESSAGE_KEYS | {"images"}
+
+
 def _decode_result(msg: Mapping[str, Any], calls: list[ToolCallPart], used: set[str],
                    position: int, where: str) -> ToolResultPart:
     given = msg.get("tool_call_id")
@@ -194,8 +216,11 @@ def _decode_result(msg: Mapping[str, Any], calls: list[ToolCallPart], used: set[
     else:
         call_id = call_id_for(f"result\x00{tool_name}\x00{content}", position)
     used.add(call_id)
-    extras = unknown_keys(msg, MESSAGE_KEYS)
-    return ToolResultPart(call_id=call_id, content=content, is_error=is_error,
+    extras = unknown_keys(msg, _WITH_IMAGES)
+    images = decode_images(msg.get("images"), where)
+    return ToolResultPart(call_id=call_id, is_error=is_error,
+                          content=((TextPart(text=content),) if content else ()) + tuple(images)
+                          if images else content,
                           name=tool_name if tool_name is not None else
                           (match.name if match is not None else None),
                           provider_data=wrap_own(extras))
@@ -224,9 +249,10 @@ def _decode_messages(raw: list[Any], model: Any, offset: int) -> list[Message]:
             out.append(decoded)
         elif role in ("user", "system"):
             content = text_of(msg.get("content"), f"{where}.content")
-            parts = (TextPart(text=content),) if content else ()
+            parts: tuple[Part, ...] = (TextPart(text=content),) if content else ()
+            parts += tuple(decode_images(msg.get("images"), where))
             out.append(Message(role="user" if role == "user" else "system", parts=parts,
-                               provider_data=wrap_own(unknown_keys(msg, MESSAGE_KEYS))))
+                               provider_data=wrap_own(unknown_keys(msg, _WITH_IMAGES))))
         else:
             raise WireFormatError(f"{where}.role: expected user, assistant, system or tool, "
                                   f"got {role!r}")

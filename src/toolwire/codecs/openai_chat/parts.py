@@ -18,6 +18,7 @@ from toolwire._json import SHALLOW
 from toolwire._json import parse as parse_json
 from toolwire.codecs.base import NameMap, Note, call_id_for, wrong_shape
 from toolwire.codecs.base import plain as plain
+from toolwire.codecs.openai_media import CHAT_ITEMS, chat_media
 from toolwire.transcript import (
     JSON,
     OpaquePart,
@@ -215,6 +216,8 @@ def content_parts(content: Any, *, keep_empty: bool) -> list[Part]:
             parts.append(TextPart(text=item["refusal"], provider_data=REFUSAL))
         elif kind == "thinking":
             parts.append(thinking_part(item))
+        elif kind in CHAT_ITEMS and (media := chat_media(item, "content")) is not None:
+            parts.append(media)
         else:
             parts.append(OpaquePart(wire=WIRE, kind=str(kind or "content"), payload=plain(item)))
     return parts

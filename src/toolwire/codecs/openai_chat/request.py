@@ -55,12 +55,16 @@ from toolwire.codecs.openai_chat.parts import (
     wire_data,
 )
 from toolwire.codecs.openai_chat.schema import (
+    MAX_TOKENS_FIELD,
     decode_choice,
+    decode_max_tokens,
     decode_tools,
     encode_choice,
     encode_tool,
 )
+from toolwire.codecs.openai_media import MOVED_TEXT, chat_item, moved_media, restore_media
 from toolwire.transcript import (
+    MediaPart,
     Message,
     OpaquePart,
     Part,
@@ -71,7 +75,6 @@ from toolwire.transcript import (
     ToolResultPart,
 )
 
-MAX_TOKENS_FIELD = "max_tokens_field"
 """Option key (never sent) naming the token-limit field a decoded body used, when it was the
 older ``max_tokens``; encode then sends `Request.max_tokens` in that field again."""
 _ASSISTANT_KEYS = frozenset({"role", "content", "refusal", "tool_calls", *REASONING_KEYS})
@@ -106,7 +109,8 @@ class _Encoder:
                     out.append(self.result(part))
                 else:
                     self.drop(index, j, part)
-            return out
+            moved = moved_media(message.tool_results, index=index, notes=self.notes)
+            return [*out, moved] if moved is not None else out
         parts = message.parts
         if len(parts) == 1 and extras is None:
             only = parts[0]
@@ -131,6 +135,8 @@ class _Encoder:
                 if part.provider_data is not None and not is_refusal(part):
                     item.update(plain(wire_data(part.provider_data) or {}))
                 items.append(item)
+            elif isinstance(part, MediaPart):
+                items.append(chat_item(part, subject=f"messages[{index}].parts[{j}]"))
             elif isinstance(part, OpaquePart) and part.wire == WIRE:
                 items.append(plain(part.payload))
             elif (reasoning := content_item(part)) is not None:
@@ -209,7 +215,7 @@ class _Encoder:
         call_id = part.call_id
         if not call_id:
             call_id = self.pending_ids.pop(0) if self.pending_ids else call_id_for("result", 0)
-        content = part.content
+        content = part.text or (MOVED_TEXT if part.media else "")
         if part.is_error and not content.startswith("Error:"):
             content = ERROR_PREFIX + content
         elif not part.is_error and content == "":
@@ -233,7 +239,9 @@ def _usual(message: Message, out: list[dict[str, Any]], enc: _Encoder) -> bool:
             if type(part) is not ToolResultPart or part.provider_data is not None or (
                     not part.call_id):
                 return False
-            content = part.content
+            if part.media:
+                return False
+            content = part.text
             if part.is_error:
                 if not content.startswith("Error:"):
                     content = ERROR_PREFIX + content
@@ -380,6 +388,8 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
             else:
                 results.append(decode_result(msg, call_id, call_names))
             continue
+        if results and role == "user" and restore_media(results, msg.get("content")):
+            continue
         if results:
             out.append(Message(role="tool", parts=tuple(results)))
             results = []
@@ -415,11 +425,6 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
     return system, out
 
 
-
-def _is_int(value: Any) -> bool:
-    return type(value) is int or (isinstance(value, int) and not isinstance(value, bool))
-
-
 # body keys read into Request fields (each kept in the options when it cannot be read)
 _REQUEST_KEYS = frozenset({
     "model", "messages", "tools", "tool_choice", "parallel_tool_calls", "max_completion_tokens",
@@ -446,21 +451,7 @@ def decode_request(
     if extra_tools:
         rest["tools"] = extra_tools
     choice = decode_choice(body, rest)
-    limit = get("max_completion_tokens")
-    legacy = get("max_tokens")
-    max_tokens: int | None = None
-    if _is_int(limit):
-        max_tokens = limit
-        if "max_tokens" in body:
-            rest["max_tokens"] = plain(legacy)
-    else:
-        if "max_completion_tokens" in body:
-            rest["max_completion_tokens"] = plain(limit)
-        if _is_int(legacy):
-            max_tokens = legacy
-            rest[MAX_TOKENS_FIELD] = "max_tokens"  # remembered, so encode sends the same field
-        elif "max_tokens" in body:
-            rest["max_tokens"] = plain(legacy)
+    max_tokens = decode_max_tokens(body, rest)
     temperature = get("temperature")
     streams = get("stream") is True if "stream" in body or stream is None else stream
     if "stream_options" in body:

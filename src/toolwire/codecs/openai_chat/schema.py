@@ -143,3 +143,30 @@ def _choice(raw: Any, parallel: Any) -> ToolChoice | None:
     if raw is None and par is not None:
         return ToolChoice(mode="auto", parallel=par)
     return None
+
+
+MAX_TOKENS_FIELD = "max_tokens_field"
+"""Kept in the options when a body used the older ``max_tokens``, so encode sends it back."""
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def decode_max_tokens(body: Mapping[str, Any], rest: dict[str, Any]) -> int | None:
+    """The token limit of a body (``max_completion_tokens``, else ``max_tokens``); a value that
+    is not an integer stays in ``rest``."""
+    limit: Any = body.get("max_completion_tokens")
+    legacy: Any = body.get("max_tokens")
+    if _is_int(limit):
+        if "max_tokens" in body:
+            rest["max_tokens"] = plain(legacy)
+        return int(limit)
+    if "max_completion_tokens" in body:
+        rest["max_completion_tokens"] = plain(limit)
+    if _is_int(legacy):
+        rest[MAX_TOKENS_FIELD] = "max_tokens"
+        return int(legacy)
+    if "max_tokens" in body:
+        rest["max_tokens"] = plain(legacy)
+    return None

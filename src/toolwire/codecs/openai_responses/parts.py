@@ -183,7 +183,7 @@ def render_call(call: ToolCallPart, names: NameMap, index: int | None) -> Item:
 
 def render_result(result: ToolResultPart) -> Item:
     """A tool result as a ``function_call_output`` item (text; errors start with "Error: ")."""
-    text = result.content or EMPTY_OUTPUT
+    text = result.text or EMPTY_OUTPUT
     if result.is_error and not text.startswith("Error:"):
         text = ERROR_PREFIX + text
     item: Item = {"type": "function_call_output", "call_id": result.call_id, "output": text}

@@ -23,6 +23,13 @@ from toolwire.codecs.base import (
     wrong_shape,
 )
 from toolwire.codecs.caching import cache_key_fields
+from toolwire.codecs.openai_media import (
+    RESPONSES_ITEMS,
+    responses_item,
+    responses_media,
+    responses_output,
+    responses_result,
+)
 from toolwire.codecs.openai_responses.parts import (
     WIRE,
     Item,
@@ -43,6 +50,7 @@ from toolwire.codecs.openai_responses.schema import (
     encode_tool,
 )
 from toolwire.transcript import (
+    MediaPart,
     Message,
     OpaquePart,
     Part,
@@ -113,7 +121,11 @@ def _encode_input(messages: Sequence[Message], names: NameMap, notes: list[Note]
         for p_index, part in enumerate(message.parts):
             if role == "tool":
                 if isinstance(part, ToolResultPart):
-                    items.append(render_result(part))
+                    result = render_result(part)
+                    if not isinstance(part.content, str):
+                        result["output"] = responses_output(
+                            part, subject=f"messages[{m_index}].parts[{p_index}]", notes=notes)
+                    items.append(result)
                 else:
                     _dropped(part, m_index, p_index, "tool", notes)
                 continue
@@ -146,7 +158,7 @@ def _encode_text_message(message: Message, m_index: int, notes: list[Note]) -> I
     data = own(message.provider_data)
     if role == "system" and isinstance(data, dict) and data.get("role") == "developer":
         role = "developer"
-    if len(parts) == 1 and isinstance(parts[0], TextPart):
+    if len(parts) == 1 and type(parts[0]) is TextPart:
         return {"role": role, "content": parts[0].text}
     blocks: list[Any] = []
     for p_index, part in enumerate(parts):
@@ -154,6 +166,9 @@ def _encode_text_message(message: Message, m_index: int, notes: list[Note]) -> I
             blocks.append({"type": "input_text", "text": part.text})
         elif isinstance(part, OpaquePart) and part.wire == WIRE:
             blocks.append(part.payload)
+        elif isinstance(part, MediaPart):
+            blocks.append(responses_item(part, subject=f"messages[{m_index}].parts[{p_index}]",
+                                     notes=notes))
         else:
             _dropped(part, m_index, p_index, message.role, notes)
     return {"role": role, "content": blocks}
@@ -241,7 +256,8 @@ def _decode_input(items: list[Any]) -> list[Message]:
             messages.append(_decode_text_message(item))
         elif role == "tool":
             call_id = str(item.get("call_id") or "")
-            group.append(result_from_item(item, call_names.get(call_id)))
+            group.append(responses_result(item, call_names.get(call_id), f"input[{len(messages)}]")
+                         or result_from_item(item, call_names.get(call_id)))
         else:
             part = part_from_item(item, names, None, seed=seed, call_index=calls)
             if isinstance(part, ToolCallPart):
@@ -265,6 +281,8 @@ def _decode_text_message(item: Item) -> Message:
                 block.get("text"), str
             ):
                 parts.append(TextPart(text=block["text"]))
+            elif block.get("type") in RESPONSES_ITEMS:
+                parts.append(responses_media(block, "input.content"))
             else:
                 parts.append(OpaquePart(wire=WIRE, kind=str(block.get("type")), payload=block))
     if role == "user":

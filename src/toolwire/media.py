@@ -1,0 +1,108 @@
+"""Building media parts: `Image`, `Document` and `Audio`, from a file, bytes, a URL or a file id.
+
+Owns the constructors people use to put media into a transcript and the guessing of a media type
+from a file name or the first bytes. Imports only `transcript` and `errors` (no image library:
+the bytes are kept as they are).
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from pathlib import Path
+from typing import ClassVar
+
+from toolwire.errors import TranscriptError
+from toolwire.transcript import MediaKind, MediaPart
+
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"%PDF-", "application/pdf"),
+    (b"ID3", "audio/mpeg"),
+    (b"fLaC", "audio/flac"),
+    (b"OggS", "audio/ogg"),
+)
+
+
+def sniff_media_type(data: bytes, name: str | None = None) -> str | None:
+    """The media type of some bytes, from their first bytes, else from the file name."""
+    for magic, media_type in _MAGIC:
+        if data.startswith(magic):
+            return media_type
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    if data[:4] == b"RIFF" and data[8:12] == b"WAVE":
+        return "audio/wav"
+    if name is not None:
+        guessed, _ = mimetypes.guess_type(name)
+        return guessed
+    return None
+
+
+class _Media:
+    kind: ClassVar[MediaKind]
+    default_type: ClassVar[str]
+
+    @classmethod
+    def from_bytes(cls, data: bytes, media_type: str | None = None, *,
+                   name: str | None = None) -> MediaPart:
+        """A part holding ``data``; the media type is guessed from the bytes when not given."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TranscriptError(f"{cls.__name__}.from_bytes takes bytes, got "
+                                  f"{type(data).__name__}")
+        data = bytes(data)
+        kind_type = media_type or sniff_media_type(data, name) or cls.default_type
+        return MediaPart(kind=cls.kind, media_type=kind_type, data=data, name=name)
+
+    @classmethod
+    def from_path(cls, path: str | Path, media_type: str | None = None) -> MediaPart:
+        """A part holding the bytes of the file at ``path`` (its name is kept)."""
+        file = Path(path)
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            raise TranscriptError(f"cannot read {cls.__name__.lower()} file {str(file)!r}: "
+                                  f"{exc.strerror or exc}; check the path") from None
+        return cls.from_bytes(data, media_type, name=file.name)
+
+    @classmethod
+    def from_url(cls, url: str, media_type: str | None = None, *,
+                 name: str | None = None) -> MediaPart:
+        """A part pointing at ``url`` (https, or a provider's own file URI)."""
+        guessed = media_type or mimetypes.guess_type(url)[0] or cls.default_type
+        return MediaPart(kind=cls.kind, media_type=guessed, url=url, name=name)
+
+    @classmethod
+    def from_file_id(cls, wire: str, file_id: str, media_type: str | None = None, *,
+                     name: str | None = None) -> MediaPart:
+        """A part naming a file uploaded to one provider (its file id on ``wire``)."""
+        return MediaPart(kind=cls.kind, media_type=media_type or cls.default_type,
+                         file_ids={wire: file_id}, name=name)
+
+
+class Image(_Media):
+    """Build image parts: ``Image.from_path("chart.png")``, ``Image.from_bytes(png)``."""
+
+    kind = "image"
+    default_type = "image/png"
+
+
+class Document(_Media):
+    """Build document parts (PDF or plain text): ``Document.from_path("report.pdf")``."""
+
+    kind = "document"
+    default_type = "application/pdf"
+
+    @classmethod
+    def from_text(cls, text: str, *, name: str | None = None) -> MediaPart:
+        """A plain-text document."""
+        return MediaPart(kind="document", media_type="text/plain", data=text.encode(), name=name)
+
+
+class Audio(_Media):
+    """Build audio parts: ``Audio.from_path("question.wav")``."""
+
+    kind = "audio"
+    default_type = "audio/wav"

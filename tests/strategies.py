@@ -10,7 +10,15 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from toolwire.transcript import Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec
+from toolwire.transcript import (
+    MediaPart,
+    Message,
+    Request,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
 
 # Text with non-ASCII characters, so stream splits land inside UTF-8 sequences.
 texts = st.text(
@@ -90,3 +98,22 @@ def tool_rounds(draw: st.DrawFn, *, text_args: bool) -> list[Message]:
     ]
     return [Message(role="assistant", parts=tuple(parts)),
             Message(role="tool", parts=tuple(results))]
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+PDF = b"%PDF-1.7\n" + b"x" * 64
+
+
+def media_request(model: str, document: MediaPart | None = None) -> Request:
+    """A request with an image and a document in the user message and an image in a tool
+    result (``document``: the document part; a PDF with a name when None)."""
+    from toolwire import Document, Image
+
+    doc = document if document is not None else Document.from_bytes(PDF, name="report.pdf")
+    return Request(model=model, tools=(ToolSpec(name="shot"),), messages=(
+        Message(role="user", parts=(TextPart(text="compare these"), Image.from_bytes(PNG),
+                                    doc)),
+        Message(role="assistant", parts=(ToolCallPart(id="c1", name="shot", arguments={}),)),
+        Message(role="tool", parts=(ToolResultPart(call_id="c1", name="shot", content=(
+            TextPart(text="the screen:"), Image.from_bytes(PNG))),)),
+    ))

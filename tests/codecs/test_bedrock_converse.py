@@ -517,3 +517,22 @@ def test_any_bytes_stream_to_events_or_a_stream_error(chunks: list[bytes], frame
                                       "messageStop"], chunks, strict=False)]
     with contextlib.suppress(ToolwireError):
         list(C.decode_stream(chunks))
+
+
+# --------------------------------------------------------------------------- media
+
+
+def test_media_go_as_image_and_document_blocks_in_messages_and_tool_results() -> None:
+    from strategies import media_request
+    from toolwire import ConfigError, Image, Message, Request
+
+    enc = get_codec(WIRE).encode(media_request("anthropic.claude-sonnet-4-5"))
+    check_request(enc.body)
+    user = enc.body["messages"][0]["content"]
+    assert user[1]["image"]["format"] == "png"
+    assert user[2]["document"]["name"] == "report" and user[2]["document"]["format"] == "pdf"
+    result = enc.body["messages"][2]["content"][0]["toolResult"]["content"]
+    assert result[0] == {"text": "the screen:"} and "image" in result[1]
+    linked = Message(role="user", parts=(Image.from_url("https://example.com/a.png"),))
+    with pytest.raises(ConfigError, match="bytes only"):
+        get_codec(WIRE).encode(Request(model="m", messages=(linked,)))

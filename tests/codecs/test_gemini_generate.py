@@ -1236,3 +1236,24 @@ def test_declaration_fields_beyond_the_canonical_ones_survive() -> None:
     assert request.tools == (ToolSpec(name="slow", description="d",
                                       input_schema={"type": "object"}),)
     assert C.encode_request(request) == body
+
+
+# --------------------------------------------------------------------------- media
+
+
+def test_media_go_as_inline_data_and_result_media_next_to_the_function_response() -> None:
+    from strategies import PNG, media_request
+    from toolwire import Document
+
+    req = media_request("gemini-2.5-flash", Document.from_url("https://example.com/r.pdf"))
+    enc = get_codec(WIRE).encode(req)
+    check_body(enc.body)
+    user = enc.body["contents"][0]["parts"]
+    assert user[1] == {"inlineData": {"mimeType": "image/png",
+                                      "data": base64.b64encode(PNG).decode()}}
+    assert user[2] == {"fileData": {"mimeType": "application/pdf",
+                                    "fileUri": "https://example.com/r.pdf"}}
+    tool = enc.body["contents"][2]["parts"]
+    assert tool[0]["functionResponse"]["response"] == {"output": "the screen:"}
+    assert "inlineData" in tool[1]
+    assert [n.kind for n in enc.notes] == ["media_moved"]

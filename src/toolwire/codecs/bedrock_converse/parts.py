@@ -18,9 +18,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire.codecs.base import NameMap, Note, call_id_for, dumps, wrong_shape
-from toolwire.errors import WireFormatError
+from toolwire.codecs.media import b64, check_media, placeholder
+from toolwire.errors import ConfigError, WireFormatError
 from toolwire.transcript import (
     JSON,
+    MediaPart,
     OpaquePart,
     Part,
     ReasoningPart,
@@ -304,7 +306,49 @@ def call_block(part: ToolCallPart, *, nm: Names, ids: IdRewriter,
     return {"toolUse": value}
 
 
-def result_block(part: ToolResultPart, *, ids: IdRewriter) -> dict[str, Any]:
+IMAGE_FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif",
+                 "image/webp": "webp"}
+DOCUMENT_FORMATS = {"application/pdf": "pdf", "text/plain": "txt", "text/csv": "csv",
+                    "text/html": "html", "text/markdown": "md"}
+IMAGE_MAX = 3750 * 1024
+DOCUMENT_MAX = 4500 * 1024
+
+
+def media_block(part: MediaPart, subject: str, notes: list[Note]) -> dict[str, Any]:
+    """A media part as an ``image`` or ``document`` block (bytes only; audio: placeholder)."""
+    formats = IMAGE_FORMATS if part.kind == "image" else DOCUMENT_FORMATS
+    if part.kind == "audio":
+        notes.append(Note(kind="media_dropped", subject=subject,
+                          detail=f"{WIRE} takes no audio in a message; a placeholder text went"))
+        return {"text": placeholder(part)}
+    if part.data is None:
+        raise ConfigError(f"{subject}: {WIRE} takes media as bytes only (no URL or file id); "
+                          f"attach the {part.kind}'s bytes")
+    check_media(part, wire=WIRE, subject=subject, types=formats,
+                max_bytes=IMAGE_MAX if part.kind == "image" else DOCUMENT_MAX)
+    value: dict[str, Any] = {"format": formats[part.media_type],
+                             "source": {"bytes": b64(part.data)}}
+    if part.kind == "document":
+        value = {"format": value["format"], "name": _doc_name(part.name), **value}
+    return {part.kind: value}
+
+
+def _doc_name(name: str | None) -> str:
+    """A document name as the API takes it (letters, digits, spaces, hyphens, brackets)."""
+    cleaned = re.sub(r"[^A-Za-z0-9 ()\[\]-]+", " ", (name or "document").rsplit(".", 1)[0])
+    return " ".join(cleaned.split()) or "document"
+
+
+def result_block(part: ToolResultPart, *, ids: IdRewriter,
+                 notes: list[Note] | None = None) -> dict[str, Any]:
+    if not isinstance(part.content, str):
+        content = [media_block(p, f"result {part.call_id}.content[{n}]", notes
+                               if notes is not None else [])
+                   if isinstance(p, MediaPart) else {"text": p.text}
+                   for n, p in enumerate(part.content)
+                   if isinstance(p, MediaPart) or p.text]
+        return {"toolResult": {"toolUseId": ids(part.call_id), "content": content,
+                               "status": "error" if part.is_error else "success"}}
     if part.provider_data is None:  # the usual result: its text and status
         return {"toolResult": {"toolUseId": ids(part.call_id),
                                "content": [{"text": part.content}] if part.content else [],

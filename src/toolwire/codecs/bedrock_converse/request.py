@@ -28,6 +28,7 @@ from toolwire.codecs.bedrock_converse.parts import (
     cache_point_of,
     call_block,
     dropped,
+    media_block,
     name_map,
     obj,
     opaque_block,
@@ -46,6 +47,7 @@ from toolwire.codecs.caching import MAX_BREAKPOINTS
 from toolwire.errors import WireFormatError
 from toolwire.transcript import (
     Cache,
+    MediaPart,
     Message,
     OpaquePart,
     Part,
@@ -108,12 +110,14 @@ def _user_blocks(parts: Sequence[Part], *, index: int, ids: IdRewriter,
     for n, part in enumerate(parts):
         block: dict[str, Any] | None = None
         if type(part) is ToolResultPart and part.provider_data is None:
-            blocks.append(result_block(part, ids=ids))  # the usual result
+            blocks.append(result_block(part, ids=ids, notes=notes))  # the usual result
             continue
         if isinstance(part, TextPart):
             block = {"text": part.text}
         elif isinstance(part, ToolResultPart):
-            block = result_block(part, ids=ids)
+            block = result_block(part, ids=ids, notes=notes)
+        elif isinstance(part, MediaPart):
+            block = media_block(part, part_subject(index, n), notes)
         elif isinstance(part, OpaquePart):
             block = opaque_block(part)
         if block is None:

@@ -29,8 +29,11 @@ from typing import Any
 
 from toolwire.codecs.base import NameMap, Note, call_id_for, dumps
 from toolwire.codecs.base import wrong_shape as wrong
+from toolwire.codecs.media import MB, b64, check_media
+from toolwire.errors import ConfigError
 from toolwire.transcript import (
     JSON,
+    MediaPart,
     OpaquePart,
     Part,
     ProviderData,
@@ -43,6 +46,8 @@ from toolwire.transcript import (
 )
 
 WIRE = "gemini-generate"
+INLINE_MAX = 20 * MB
+"""The inline bytes of a whole request the API has long taken; larger media go by file."""
 GENERATED = "_generated_id"
 NAME_RULE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$")
 _BAD_CHAR = re.compile(r"[^a-zA-Z0-9_.:-]")
@@ -314,6 +319,8 @@ class PartEncoder:
                 kind="opaque_dropped", subject=_where(m_index, p_index),
                 detail=f"{part.kind} block of {part.wire} cannot be sent to Gemini"))
             return None
+        if isinstance(part, MediaPart):
+            return media_part(part, _where(m_index, p_index))
         raise TypeError(f"not a part: {part!r}")  # pragma: no cover
 
     def _wire_name(self, name: str) -> str:
@@ -360,10 +367,39 @@ class PartEncoder:
         fr: dict[str, Any] = {"name": self._wire_name(name)}
         if not generated:
             fr["id"] = result.call_id
-        fr["response"] = {"error" if result.is_error else "output": result.content}
+        fr["response"] = {"error" if result.is_error else "output": result.text}
         if inner is not None and isinstance(inner, Mapping):
             fr.update({k: v for k, v in inner.items() if k not in fr})
         return {"functionResponse": fr, **extras} if extras else {"functionResponse": fr}
+
+
+def media_part(part: MediaPart, subject: str) -> dict[str, Any]:
+    """A media part as an ``inlineData`` or ``fileData`` part (bytes, else a URI or file)."""
+    if part.data is not None:
+        check_media(part, wire=WIRE, subject=subject, types=(part.media_type,),
+                    max_bytes=INLINE_MAX)
+        return {"inlineData": {"mimeType": part.media_type, "data": b64(part.data)}}
+    uri = (part.file_ids or {}).get(WIRE) or part.url
+    if uri is None:
+        raise ConfigError(f"{subject}: the {part.kind} is only a file id of "
+                          f"{', '.join(part.file_ids or ())}, which {WIRE} cannot read; attach "
+                          "its bytes or a URL instead")
+    return {"fileData": {"mimeType": part.media_type, "fileUri": uri}}
+
+
+def result_media(results: Sequence[Part], notes: list[Note],
+                 m_index: int | None) -> list[dict[str, Any]]:
+    """The media of a message's tool results, as parts sent next to the function responses
+    (the form every model family takes), with a note for each result that had some."""
+    out: list[dict[str, Any]] = []
+    for p_index, part in enumerate(results):
+        if isinstance(part, ToolResultPart) and part.media:
+            where = _where(m_index, p_index)
+            out.extend(media_part(m, f"{where}.media[{n}]") for n, m in enumerate(part.media))
+            notes.append(Note(kind="media_moved", subject=part.call_id,
+                              detail=f"{len(part.media)} media part(s) of the result went as "
+                                     "parts next to the function response"))
+    return out
 
 
 def _where(m_index: int | None, p_index: int) -> str:

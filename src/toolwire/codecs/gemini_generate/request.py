@@ -22,6 +22,7 @@ from toolwire.codecs.gemini_generate.parts import (
     check_parts,
     decode_parts,
     name_map,
+    result_media,
     wire_name,
 )
 from toolwire.codecs.gemini_generate.schema import SCHEMA_FIELDS, decode_tools, encode_declaration
@@ -88,6 +89,8 @@ def _contents(messages: tuple[Message, ...], encoder: PartEncoder) -> list[dict[
                 kind="role_changed", subject=f"messages[{i}]",
                 detail="Gemini contents have no system role; sent as a user turn"))
         parts = encoder.content(message.parts, i, model=role == "model")
+        if message.role == "tool":
+            parts.extend(result_media(message.parts, encoder.notes, i))
         had_parts = bool(message.parts)
         first = i
         if message.role == "tool" and i + 1 < len(messages) and messages[i + 1].role == "user":

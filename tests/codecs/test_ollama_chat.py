@@ -39,6 +39,7 @@ from toolwire.events import (
     ToolCallStarted,
 )
 from toolwire.transcript import (
+    MediaPart,
     Message,
     OpaquePart,
     ReasoningPart,
@@ -401,7 +402,8 @@ def test_results_without_ids_are_matched_by_name_then_order() -> None:
     results = request.messages[2].tool_results
     assert [(r.call_id, r.name, r.content) for r in results] == [
         (calls[1].id, "b", "B"), (calls[0].id, "a", "A"), ("call_other", "zzz", "?")]
-    assert request.messages[3].provider_data == {W: {"images": ["aGk="]}}
+    assert request.messages[3].media == (
+        MediaPart(kind="image", media_type="image/png", data=b"hi"),)
     again = CODEC.encode_request(request)
     assert again["messages"][-1] == {"role": "user", "content": "next", "images": ["aGk="]}
     assert again["messages"][1]["tool_calls"][0] == {

@@ -45,6 +45,7 @@ from toolwire.events import (
     ToolCallStarted,
 )
 from toolwire.transcript import (
+    MediaPart,
     Message,
     OpaquePart,
     Part,
@@ -458,7 +459,7 @@ def test_decode_request_reads_every_input_shape() -> None:
     assert dev.role == "system" and dev.text == "use tools"
     assert dev.provider_data == {W: {"role": "developer"}}
     assert user.parts[0] == TextPart(text="look")
-    assert isinstance(user.parts[1], OpaquePart) and user.parts[1].kind == "input_image"
+    assert isinstance(user.parts[1], MediaPart) and user.parts[1].url == "https://x/y.png"
     kinds = [type(p).__name__ for p in assistant.parts]
     assert kinds == ["OpaquePart", "TextPart", "ToolCallPart"]
     (result,) = tool.parts

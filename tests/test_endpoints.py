@@ -139,3 +139,18 @@ def test_a_registered_provider_gets_the_built_in_ones_behaviour() -> None:
         unregister_provider("gateway")
     with pytest.raises(ConfigError, match="unknown model id 'gateway:m'"):
         parse_model_id("gateway:m", {})
+
+
+def test_a_model_id_keeps_no_credentials_of_its_base_url_where_it_is_written_down() -> None:
+    import toolwire
+    from toolwire.http.endpoints import without_credentials
+
+    given = "openai-compatible:m@http://alice:s3cret@127.0.0.1:8080/v1"
+    assert without_credentials(given) == "openai-compatible:m@http://127.0.0.1:8080/v1"
+    assert without_credentials("openai:gpt-x") == "openai:gpt-x"
+    assert without_credentials("openai-compatible:m@http://h:1/v1") == "openai-compatible:m@http://h:1/v1"
+    model = toolwire.model(given)
+    try:
+        assert "s3cret" not in model.name and model.name.endswith("@http://127.0.0.1:8080/v1")
+    finally:
+        model.close()

@@ -54,7 +54,7 @@ from toolwire.errors import (
 )
 from toolwire.events import RetryEvent, StreamEnd, StreamEvent, WireNotes, emit
 from toolwire.http.counting import count_request, read_count
-from toolwire.http.endpoints import Endpoint, parse_model_id
+from toolwire.http.endpoints import Endpoint, parse_model_id, without_credentials
 from toolwire.http.providers import PROVIDERS
 from toolwire.http.transport import (
     HttpTransport,
@@ -496,5 +496,5 @@ def model(
     result = HttpModel(endpoint, transport=transport, retry=retry, **kwargs)
     result._owned = server
     if "@" in model_id:
-        result.given_id = model_id
+        result.given_id = without_credentials(model_id)
     return result

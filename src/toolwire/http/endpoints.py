@@ -119,6 +119,18 @@ def _check_base_url(model_id: str, base_url: str) -> None:
                           "http://host:port")
 
 
+def without_credentials(model_id: str) -> str:
+    """``model_id`` with any ``user:password@`` taken out of its base URL, for what is written
+    down (a run log, a report): credentials come from the environment, never from a log."""
+    head, at, base_url = model_id.partition("@")
+    if not at:
+        return model_id
+    url = urlsplit(base_url)
+    if "@" not in url.netloc:
+        return model_id
+    return f"{head}@{url._replace(netloc=url.netloc.rpartition('@')[2]).geturl()}"
+
+
 def parse_model_id(model_id: str, env: Mapping[str, str] | None = None) -> Endpoint:
     """Read a model id; raise `ConfigError` that lists the accepted forms when it is wrong."""
     env = os.environ if env is None else env

@@ -376,3 +376,22 @@ def test_random_json_is_json() -> None:
     kinds = {type(random_json(rng)).__name__ for _ in range(200)}
     assert {"dict", "list", "str"} <= kinds
     assert issubclass(JSONTextError, ToolwireError) and issubclass(StreamError, ToolwireError)
+
+
+def test_10_a_negative_output_index_and_a_content_block_that_is_no_object_are_named() -> None:
+    """Indexes below zero are keys too; a delta for a block that is no object is a StreamError."""
+    events = [
+        {"type": "response.output_item.added", "output_index": -3,
+         "item": {"type": "message", "id": "m", "content": []}},
+        {"type": "response.output_text.delta", "output_index": -3, "content_index": 0,
+         "delta": "x"},
+        {"type": "response.completed", "response": {
+            "id": "r", "status": "completed", "output": [{"type": "message", "content": []}]}},
+    ]
+    codec = get_codec("openai-responses")
+    raw = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+    assert list(codec.decode_stream([raw]))[-1].reply.text == "x"
+    events[0]["item"]["content"] = [5]  # type: ignore[index]
+    raw = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+    with pytest.raises(StreamError, match=r"output\[-3\]\.content\[0\]: expected an object"):
+        list(codec.decode_stream([raw]))

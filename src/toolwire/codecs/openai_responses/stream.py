@@ -210,7 +210,7 @@ class StreamDecoder:
         indexes = sorted(set(self._done) | set(self._live) | set(range(len(final_out))))
         output: list[Item] = []
         for index in indexes:
-            item = final_out[index] if index < len(final_out) else self._done.get(index)
+            item = final_out[index] if 0 <= index < len(final_out) else self._done.get(index)
             if item is None:
                 item = self._live.get(index)
             if item is not None:
@@ -335,6 +335,9 @@ class StreamDecoder:
         pieces = self._pieces.get((index, ci))
         if pieces is None:
             block = content[ci]
+            if not isinstance(block, dict):
+                raise StreamError(str(wrong_shape(f"output[{index}].content[{ci}]", "an object",
+                                                  block)), wire=WIRE)
             key = "refusal" if block.get("type") == "refusal" else "text"
             pieces = self._pieces[(index, ci)] = [str(block.get(key) or "")]
         pieces.append(delta)

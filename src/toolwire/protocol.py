@@ -62,14 +62,14 @@ def model_name(model: object) -> str:
 
 def native_search(model: object) -> bool:
     """Whether ``model``'s provider searches deferred tools itself: its ``native_tool_search``
-    attribute when it has one, else whether it is an HTTP model of Anthropic's own API (its
-    tool search tool and ``defer_loading``; Bedrock and Vertex leave them out)."""
+    attribute when it has one, else whether it is an HTTP model of Anthropic's own API (a
+    codec whose wire has ``NATIVE_TOOL_SEARCH``; Bedrock and Vertex leave it out)."""
     flag = getattr(model, "native_tool_search", None)
     if isinstance(flag, bool):
         return flag
-    endpoint = getattr(model, "endpoint", None)
-    return (getattr(endpoint, "wire", None) == "anthropic-messages"
-            and getattr(endpoint, "provider", None) == "anthropic")
+    wire = getattr(getattr(model, "codec", None), "module", None)
+    return (getattr(wire, "NATIVE_TOOL_SEARCH", False) is True
+            and getattr(getattr(model, "endpoint", None), "provider", None) == "anthropic")
 
 
 def provider_model(model: object) -> str:

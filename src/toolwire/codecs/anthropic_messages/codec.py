@@ -43,6 +43,8 @@ from toolwire.codecs.anthropic_messages.stream import StreamDecoder, encode_stre
 
 INPUT_EXAMPLES = True
 """Tools carry their examples in ``input_examples``."""
+NATIVE_TOOL_SEARCH = True
+"""The server searches deferred tools itself (``defer_loading``, its tool search tool)."""
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",

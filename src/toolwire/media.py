@@ -1,18 +1,22 @@
 """Building media parts: `Image`, `Document` and `Audio`, from a file, bytes, a URL or a file id.
 
-Owns the constructors people use to put media into a transcript and the guessing of a media type
-from a file name or the first bytes. Imports only `transcript` and `errors` (no image library:
-the bytes are kept as they are).
+Owns the constructors people use to put media into a transcript, the guessing of a media type
+from a file name or the first bytes, and `media_content`: what a tool returned, as result parts
+when it holds media (a Pillow image is recognised only when Pillow is already imported).
+Imports only `transcript` and `errors` (no image library: the bytes are kept as they are).
 """
 
 from __future__ import annotations
 
+import io
 import mimetypes
+import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from toolwire.errors import TranscriptError
-from toolwire.transcript import MediaKind, MediaPart
+from toolwire.transcript import MediaKind, MediaPart, ResultPart, TextPart
 
 _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -106,3 +110,47 @@ class Audio(_Media):
 
     kind = "audio"
     default_type = "audio/wav"
+
+
+def _kind_for(media_type: str) -> type[_Media]:
+    if media_type.startswith("image/"):
+        return Image
+    if media_type.startswith("audio/"):
+        return Audio
+    return Document
+
+
+def _one(value: Any) -> MediaPart | None:
+    """``value`` as a media part when it is one: a part, a ``(bytes, media_type)`` pair, or a
+    Pillow image (recognised only when Pillow is already imported)."""
+    if isinstance(value, MediaPart):
+        return value
+    if (isinstance(value, tuple) and len(value) == 2
+            and isinstance(value[0], (bytes, bytearray)) and isinstance(value[1], str)
+            and "/" in value[1]):
+        return _kind_for(value[1]).from_bytes(bytes(value[0]), value[1])
+    pil = sys.modules.get("PIL.Image")
+    if pil is not None and isinstance(value, pil.Image):
+        buffer = io.BytesIO()
+        value.save(buffer, format="PNG")
+        return MediaPart(kind="image", media_type="image/png", data=buffer.getvalue())
+    return None
+
+
+def media_content(value: Any, render: Callable[[Any], str]) -> tuple[ResultPart, ...] | None:
+    """A tool's return value as result parts when it holds media (a media value, or a list
+    mixing text and media); None for any other value. ``render`` writes the other items of a
+    list as text."""
+    one = _one(value)
+    if one is not None:
+        return (one,)
+    if not isinstance(value, list):
+        return None
+    parts = [_one(item) for item in value]
+    if not any(p is not None for p in parts):
+        return None
+    out: list[ResultPart] = []
+    for item, part in zip(value, parts, strict=True):
+        out.append(part if part is not None else TextPart(
+            text=item if isinstance(item, str) else render(item)))
+    return tuple(out)

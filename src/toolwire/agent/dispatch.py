@@ -7,7 +7,9 @@ gets exactly one `ToolResultPart`, in call order, whatever happens: a call that 
 its tool, a denial, an exception, a timeout or a value that cannot be sent as JSON all come
 back as results with ``is_error=True`` whose text tells the model what went wrong. A run's
 ``deadline`` bounds every call like a timeout: a call still running when it comes is abandoned
-with an error result saying so. Calls in one batch run concurrently (async tools on the event
+with an error result saying so. A tool that returns media (`toolwire.Image` and the like, a
+``(bytes, media_type)`` pair, a Pillow image, or a list mixing text and media) gives a result
+made of parts. Calls in one batch run concurrently (async tools on the event
 loop, sync tools in a thread pool), at most ``max_concurrency`` at a time.
 
 Must not import the loop, codecs or transport: it works on canonical values and `schema.Tool`.
@@ -27,6 +29,7 @@ from typing import Any, Literal, TypeAlias
 import pydantic_core
 
 from toolwire.errors import ToolCallError, ToolError
+from toolwire.media import media_content
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.secrets import Redactor
 from toolwire.transcript import TextPart, ToolCallPart, ToolResultPart, replace
@@ -384,6 +387,9 @@ class Dispatcher:
         except (Exception, SystemExit) as exc:  # a tool that calls sys.exit() ends no run
             return _error(call, f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}")
         try:
+            media = media_content(value, render_result)
+            if media is not None:
+                return ToolResultPart(call_id=call.id, content=media, name=call.name)
             text = render_result(value)
         except Exception as exc:  # not JSON, nested too deep, a __str__ that raises...
             return _error(

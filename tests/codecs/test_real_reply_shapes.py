@@ -411,3 +411,15 @@ def test_error_bodies_sent_as_replies_raise_their_typed_errors() -> None:
         with pytest.raises(ProviderError) as raised:
             codec.decode_response(body)
         assert type(raised.value) is type(codec.decode_error(raised.value.status or 0, body))
+
+
+def test_a_string_streamed_in_many_fragments_is_joined_once() -> None:
+    pieces = [{"functionCall": {"name": "write", "willContinue": True, "partialArgs": [
+        {"jsonPath": "$.text", "stringValue": "", "willContinue": True}]}}]
+    pieces += [{"functionCall": {"willContinue": True, "partialArgs": [
+        {"jsonPath": "$.text", "stringValue": "ab", "willContinue": True}]}}] * 20_000
+    pieces += [{"functionCall": {"partialArgs": [{"jsonPath": "$.text", "stringValue": "!"}]}}]
+    data = b"".join(sse_data(vertex_chunk([p])) for p in pieces[:-1])
+    data += sse_data(vertex_chunk([pieces[-1]], finish="STOP"))
+    _, reply = run_stream("gemini-generate", data)
+    assert reply.message.tool_calls[0].arguments == {"text": "ab" * 20_000 + "!"}

@@ -324,6 +324,8 @@ class _PartialCall:
         self.extras: dict[str, Any] = {}
         self.call_fields: dict[str, Any] = {}
         self._continuing: str | None = None  # the path whose string goes on
+        self._strings: dict[str, tuple[list[str | int], list[str]]] = {}
+        """Strings still being continued, by path: their pieces, joined once at the end."""
         self.announced = False
 
     def add(self, part: Mapping[str, Any], fc: Mapping[str, Any]) -> None:
@@ -350,11 +352,14 @@ class _PartialCall:
                               wire=WIRE)
         path = piece["jsonPath"]
         steps = _path_steps(path)
+        continued, self._continuing = self._continuing == path, (
+            path if piece.get("willContinue") else None)
         if "stringValue" in piece:
             value: Any = str(piece["stringValue"])
-            if self._continuing == path:
-                before = _get(self.args, steps)
-                value = (before if isinstance(before, str) else "") + value
+            if continued and path in self._strings:
+                self._strings[path][1].append(value)
+                return
+            self._strings[path] = (steps, [value])
         elif "numberValue" in piece:
             value = piece["numberValue"]
         elif "boolValue" in piece:
@@ -363,17 +368,27 @@ class _PartialCall:
             value = None  # nullValue, or a value-less piece that opens the path
             if _get(self.args, steps) is not None and "nullValue" not in piece:
                 return
+        if not isinstance(value, str):
+            self._strings.pop(path, None)
         _put(self.args, steps, value, path)
-        self._continuing = path if piece.get("willContinue") else None
+
+    def _joined(self) -> dict[str, Any]:
+        """The arguments with every continued string joined (once, not piece by piece)."""
+        for path, (steps, pieces) in self._strings.items():
+            if len(pieces) > 1:
+                _put(self.args, steps, "".join(pieces), path)
+                del pieces[1:]
+                pieces[0] = _get(self.args, steps)
+        return self.args
 
     def whole(self) -> dict[str, Any]:
         """The call as one ``functionCall`` part, as a whole reply carries it."""
-        return {"functionCall": {**self.call_fields, "name": self.name, "args": self.args},
+        return {"functionCall": {**self.call_fields, "name": self.name, "args": self._joined()},
                 **self.extras}
 
     def cut_off(self) -> dict[str, Any]:
         """The call with arguments as the broken text they were when the stream ended."""
-        text = json.dumps(self.args, ensure_ascii=False)
+        text = json.dumps(self._joined(), ensure_ascii=False)
         return {"functionCall": {**self.call_fields, "name": self.name, "args": text[:-1]},
                 **self.extras}
 

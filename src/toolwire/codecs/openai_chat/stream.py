@@ -322,15 +322,10 @@ class StreamDecoder:
         slot = self._slots[number]
         if slot.done or not slot.started or slot.type == "custom":
             return
-        if slot.args_obj is None:
-            try:
-                whole = _json.loads("".join(slot.args))
-            except ValueError:
-                return
-            if not isinstance(whole, dict):
-                return
-        part = decode_call(slot.body(), number, reply_seed(self._head), self._names)
-        if isinstance(part, ToolCallPart):
+        if slot.args_obj is None and not "".join(slot.args).strip():
+            return  # no argument text yet: more may still come
+        part = self._finished(number, slot, reply_seed(self._head))
+        if part is not None and part.parse_error is None and isinstance(part.arguments, dict):
             slot.done = True
             out.append(ToolCallFinished(index=number, call=part))
 
@@ -340,11 +335,14 @@ class StreamDecoder:
         self._finished_calls = True
         seed = reply_seed(self._head)
         for number, slot in enumerate(self._slots):
-            if slot.done:
-                continue
-            part = decode_call(slot.body(), number, seed, self._names)
-            if isinstance(part, ToolCallPart):
+            part = None if slot.done else self._finished(number, slot, seed)
+            if part is not None:
                 out.append(ToolCallFinished(index=number, call=part))
+
+    def _finished(self, number: int, slot: _Slot, seed: str) -> ToolCallPart | None:
+        """The call a slot holds as it stands (None for a custom tool call)."""
+        part = decode_call(slot.body(), number, seed, self._names)
+        return part if isinstance(part, ToolCallPart) else None
 
     # ------------------------------------------------------------------ the end
 

@@ -182,6 +182,23 @@ for kind in ("binary", "non-utf8", "not-json", "json-of-no-wire"):
 case("batch --runs <a file>", lambda p: ["batch", p.tasks, "--model", MODEL, "--out",
                                          str(p.root / "r.jsonl"), "--runs", p.request])
 
+# ---------------------------------------------------------------- files attached to a task
+
+ATTACHMENTS: dict[str, Callable[[Place], str]] = {
+    "missing": lambda p: str(p.root / "chart.png"),
+    "a folder": lambda p: p.work,
+    "unreadable": lambda p: str(Path(p.request) / "chart.png"),  # under a file: ENOTDIR
+    "unsupported": lambda p: p.file("notes.png", "a text file named like an image\n"),
+    "empty": lambda p: p.bad_file("empty", ".pdf"),
+}
+for name, where in ATTACHMENTS.items():
+    case(f"run --attach <{name}>", lambda p, w=where: [  # type: ignore[misc]
+        *NUMBER_FLAGS["run"][0](p), "--attach", w(p)])
+case("run --attach <one good, one missing>", lambda p: [
+    *NUMBER_FLAGS["run"][0](p), "--attach", p.bad_file("binary", ".png"),
+    "--attach", str(p.root / "gone.pdf")])
+case("run --attach <no file>", lambda p: [*NUMBER_FLAGS["run"][0](p), "--attach"])
+
 # ---------------------------------------------------------------- folders
 
 FOLDER_TAKERS: dict[str, Callable[[Place, str], list[str]]] = {
@@ -430,7 +447,7 @@ SUBPROCESS_CASES = [
     "demo --model <missing key>", "batch --max-turns <0>", "run --max-turns <0>",
     "batch --out <in a missing folder>", "mcp-serve <tools module raises at import>",
     "convert --from <openai-chat for an anthropic body>", "demo --workdir <not empty>",
-    "run --mcp <a missing program>",
+    "run --mcp <a missing program>", "run --attach <unsupported>",
 ]
 
 

@@ -195,7 +195,7 @@ def test_odd_paths_are_tool_errors_naming_the_path_and_reason(tmp_path: Path) ->
 
 
 def test_binary_files_are_reported_as_such(tmp_path: Path) -> None:
-    (tmp_path / "img.bin").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
+    (tmp_path / "img.bin").write_bytes(b"\x1f\x8b\x08\0\0\0\0\0\0\x03")  # gzip, not media
     (tmp_path / "latin.txt").write_bytes("caf\xe9\n".encode("latin-1"))
     for path in ("img.bin", "latin.txt"):
         with pytest.raises(ToolError, match=f"'{path}' is a binary file \\(\\d+ bytes\\)"):

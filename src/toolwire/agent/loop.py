@@ -51,7 +51,16 @@ from toolwire.agent.dispatch import Approval, Approver, Dispatcher, Policy
 from toolwire.agent.early import TurnWatch
 from toolwire.agent.output import answer_calls, nudge_for_output
 from toolwire.agent.resume import resume_state, start_state
-from toolwire.agent.run import AgentRun, OutputType, RunResult, RunState, RunStop, Step
+from toolwire.agent.run import (
+    AgentRun,
+    OutputType,
+    RunResult,
+    RunState,
+    RunStop,
+    Step,
+    Task,
+    task_messages,
+)
 from toolwire.agent.toollist import ToolList, ToolSource, defer_tools
 from toolwire.errors import (
     ContextLengthError,
@@ -82,10 +91,6 @@ _REPLY_STOPS: dict[str, RunStop] = {
     "tool_call_failed": RunStop.MODEL_ERROR,
 }
 """Reply stops that end a run without an answer; any other stop without calls is an answer."""
-
-Task = str | Message | Sequence[Message]
-"""A run starts from a user message text, a message, or a conversation to continue."""
-
 
 class Agent:
     """A model, its tools and the rules of the loop; reusable for many runs, also at once.
@@ -219,7 +224,7 @@ class Agent:
         iteration ends (see `AgentRun`).
         """
         log = log if log is not None else self.log
-        state = start_state(self, _task_messages(task), output, log)
+        state = start_state(self, task_messages(task), output, log)
         return AgentRun(state, self._loop(state))
 
     @overload
@@ -475,14 +480,6 @@ def _cut_off(call: ToolCallPart) -> ToolResultPart:
         content="Not run: the reply was cut off by the output token limit while this call was "
         "being written, so its arguments may be incomplete.",
     )
-
-
-def _task_messages(task: Task) -> list[Message]:
-    if isinstance(task, str):
-        return [Message.user(task)]
-    if isinstance(task, Message):
-        return [task]
-    return list(task)
 
 
 def _no_running_loop(name: str) -> None:

@@ -2,7 +2,8 @@
 
 Owns `RunStop`, `Step`, `RunResult`, `AgentRun` (a run in progress, iterated step by step) and
 `RunState` (everything a run changes as it goes, and the run's channel: `RunState.emit` hands
-each `toolwire.events` event to the run's listeners, the run log among them). The loop drives
+each `toolwire.events` event to the run's listeners, the run log among them), and `Task` with
+`task_messages` (what a run starts from, as the messages it begins with). The loop drives
 them; this module does nothing by itself. Must not import the loop, dispatch, codecs, the
 transport or the run log (a log is just one of the listeners).
 """
@@ -10,13 +11,14 @@ transport or the run log (a log is just one of the listeners).
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 from toolwire.agent.toollist import ToolList
+from toolwire.errors import TranscriptError
 from toolwire.events import (
     Event,
     Listener,
@@ -26,11 +28,47 @@ from toolwire.events import (
     RunStopped,
     WireNotes,
 )
-from toolwire.transcript import Message, Reply, Request, ToolResultPart, Usage
+from toolwire.transcript import (
+    MediaPart,
+    Message,
+    Reply,
+    Request,
+    TextPart,
+    ToolResultPart,
+    Usage,
+)
 
 T = TypeVar("T")
 OutputType = type[Any] | Mapping[str, Any]
 """A Pydantic model class (the output is an instance) or a JSON Schema (the output is a dict)."""
+
+
+Task = str | Message | Sequence[Message] | Sequence[str | TextPart | MediaPart]
+"""A run starts from a user message text, a message, a conversation to continue, or the parts of
+one user message: text and media (``[text, toolwire.Image.from_path("chart.png")]``)."""
+
+
+def task_messages(task: Task) -> list[Message]:
+    """The messages a run starts from; a `TranscriptError` naming an item that is neither."""
+    if isinstance(task, str):
+        return [Message.user(task)]
+    if isinstance(task, Message):
+        return [task]
+    items = list(task)
+    if all(isinstance(item, Message) for item in items):
+        return items  # type: ignore[return-value]
+    parts: list[TextPart | MediaPart] = []
+    for n, item in enumerate(items):
+        if isinstance(item, str):
+            parts.append(TextPart(text=item))
+        elif isinstance(item, (TextPart, MediaPart)):
+            parts.append(item)
+        else:
+            raise TranscriptError(
+                f"task item {n} is a {type(item).__name__}: a task is a text, a message, a list "
+                "of messages, or a list of text and media parts (toolwire.Image, Document, "
+                "Audio) for one user message, not a mix")
+    return [Message(role="user", parts=tuple(parts))]
 
 
 class RunStop(StrEnum):

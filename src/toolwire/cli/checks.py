@@ -1,11 +1,11 @@
 """The command line's checks of what a person gives it, made before a command does anything.
 
 Owns the argparse types (`count`, `positive`, `temperature`, `port`) and the checks of files
-to read (`read_text`, `read_json`), paths to write (`output_path`), folders (`workdir`), ports
-that must be free (`free_port`), model ids (`model_id`) and optional extras (`need_extra`).
-Each failure is a `UserError` naming what was wrong and what to do. Imports only `common` of
-the command line, the library's model-id parser and, when asked for, the event-stream
-recogniser.
+to read (`read_text`, `read_json`), media files to attach (`attachment`), paths to write
+(`output_path`), folders (`workdir`), ports that must be free (`free_port`), model ids
+(`model_id`) and optional extras (`need_extra`). Each failure is a `UserError` naming what was
+wrong and what to do. Imports only `common` of the command line, `toolwire.media`, the
+library's model-id parser and, when asked for, the event-stream recogniser.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from toolwire.cli.common import UserError
+from toolwire.media import Audio, Document, Image, sniff_media_type
+from toolwire.transcript import MediaPart
 
 N = TypeVar("N", int, float)
 
@@ -82,6 +84,20 @@ def _int(text: str) -> int:
 # --------------------------------------------------------------------------- files and folders
 
 
+def _file_bytes(path: str, name: str, wanted: str) -> bytes:
+    """The bytes of the file at ``path`` (called ``name``), or a `UserError` saying it does
+    not exist, is a folder (give ``wanted``) or cannot be read."""
+    file = Path(path)
+    if not file.exists():
+        raise UserError(f"{name} does not exist; check the path")
+    if file.is_dir():
+        raise UserError(f"{name} is a folder; give {wanted}")
+    try:
+        return file.read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read {name}: {exc.strerror or exc}") from None
+
+
 def read_text(path: str, what: str = "", *, event_stream: bool = False) -> str:
     """The text of a file a command reads: it must exist, be a file, and be UTF-8 text.
 
@@ -89,15 +105,7 @@ def read_text(path: str, what: str = "", *, event_stream: bool = False) -> str:
     its text is then ``""``.
     """
     name = f"{what} {path}".strip()
-    file = Path(path)
-    if not file.exists():
-        raise UserError(f"{name} does not exist; check the path")
-    if file.is_dir():
-        raise UserError(f"{name} is a folder; give a file")
-    try:
-        data = file.read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read {name}: {exc.strerror or exc}") from None
+    data = _file_bytes(path, name, "a file")
     if event_stream:
         from toolwire.codecs.eventstream import is_event_stream
 
@@ -110,6 +118,24 @@ def read_text(path: str, what: str = "", *, event_stream: bool = False) -> str:
     except UnicodeDecodeError as exc:
         raise UserError(f"{name} is not UTF-8 text (byte {exc.start} cannot be read); save it "
                         "as UTF-8") from None
+
+
+ATTACHABLE = {"image/png": Image, "image/jpeg": Image, "image/gif": Image,
+              "image/webp": Image, "application/pdf": Document, "audio/mpeg": Audio,
+              "audio/wav": Audio, "audio/flac": Audio, "audio/ogg": Audio}
+"""What ``run --attach`` takes, known by a file's first bytes (not its name)."""
+
+
+def attachment(path: str, flag: str = "--attach") -> MediaPart:
+    """A file to send with the task, as a media part of the type its first bytes show."""
+    data = _file_bytes(path, f"{flag} {path}", "an image, PDF or audio file")
+    media_type = sniff_media_type(data[:16])
+    build = ATTACHABLE.get(media_type or "")
+    if build is None:
+        raise UserError(f"{flag} {path} is not a file toolwire can attach: its first bytes are "
+                        "not those of a PNG, JPEG, GIF or WebP image, a PDF, or MP3, WAV, FLAC "
+                        "or Ogg audio")
+    return build.from_bytes(data, media_type, name=Path(path).name)
 
 
 def read_json(path: str, what: str = "") -> Any:

@@ -193,6 +193,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from toolwire.http import client
 
     workdir = checks.workdir(args.workdir)
+    attached = [checks.attachment(path) for path in args.attach]
     settings.apply(args)
     check_agent_options(args)
     outputs = Outputs()
@@ -200,7 +201,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     model = client.model(args.model)
     term = _terminal(args)
     log = log or _default_log(workdir, outputs)
-    result = _go(args, model, workdir, term, outputs, lambda a: a.arun(args.task, log=log))
+    task = [args.task, *attached] if attached else args.task
+    result = _go(args, model, workdir, term, outputs, lambda a: a.arun(task, log=log))
     return finish(result, term, args.json, log)
 
 
@@ -418,6 +420,9 @@ def add_commands(sub: Any, epilog: str) -> None:
                    help="the system prompt (default: one for working on a software project)")
     p.add_argument("--temperature", type=checks.temperature, metavar="T",
                    help="sampling temperature, 0 or more (default: the provider's)")
+    p.add_argument("--attach", action="append", default=[], metavar="FILE",
+                   help="send an image, PDF or audio file with the task (repeatable; the type "
+                        "is read from the file's first bytes)")
     agent_options(p)
     p.set_defaults(func=cmd_run)
 

@@ -68,6 +68,7 @@ def coding_tools(
     include_ask_user: bool = True,
     sandbox: Sandbox | SandboxMode = "auto",
     allow_network: bool | Iterable[str] = False,
+    max_media_bytes: int = files.MAX_MEDIA_BYTES,
 ) -> list[Tool]:
     """``read_file``, ``list_files``, ``edit_file``, ``write_file``, ``run_command``,
     ``run_tests`` and ``ask_user``, working in ``workdir``.
@@ -77,11 +78,13 @@ def coding_tools(
     and where); ``allow_network`` lets them (True), or the named ones, reach the network.
     ``test_command`` is the project's test command (default: pytest with this Python).
     ``answer`` answers ``ask_user`` (none: the tool says no user is available).
+    ``read_file`` returns an image or a PDF (known by its first bytes) as media, up to
+    ``max_media_bytes``; a larger one is a tool error giving its size and the cap.
     """
     ws = files.Workspace(workdir)
     box = sandbox if isinstance(sandbox, Sandbox) else Sandbox(sandbox)
 
-    def bind(fn: Callable[..., str]) -> Callable[..., str]:
+    def bind(fn: Callable[..., Any]) -> Callable[..., Any]:
         return partial(fn, ws)
 
     tools = [
@@ -90,7 +93,8 @@ def coding_tools(
             description=(
                 "Read a text file in the workspace. Lines come numbered (the numbers and the tab "
                 "after them are not part of the file). Use it before editing a file; for long "
-                "files read a window with offset and limit. Not for folders: use list_files."),
+                "files read a window with offset and limit. An image (PNG, JPEG, GIF, WebP) or "
+                "a PDF comes back whole, for you to look at. Not for folders: use list_files."),
             input_schema=_obj({
                 "path": _PATH,
                 "offset": {"type": "integer", "minimum": 1,
@@ -98,7 +102,7 @@ def coding_tools(
                 "limit": {"type": "integer", "minimum": 1,
                           "description": "How many lines to read. Default 2000."},
             }, ["path"]),
-            fn=bind(files.read_file),
+            fn=partial(files.read_file, ws, max_media_bytes=max_media_bytes),
             read_only=True, idempotent=True,
         ),
         Tool(

@@ -3,9 +3,11 @@
 Owns the file tool functions; paths are opened by `toolwire.tools.paths.Workspace`, one
 directory descriptor at a time, so a path cannot lead out of the workspace even while another
 process swaps folders for symlinks. Every read is bounded in bytes (a file of one endless line
-costs no more than a page), binary files are reported as such, and a file with more than one
-hard link is never written (the other names may be outside the workspace). Problems come back
-as a `ToolError` whose message goes to the model. Must not import codecs or the loop.
+costs no more than a page); an image or a PDF, known by its first bytes whatever its name, is
+read whole as a media part up to a size cap; other binary files are reported as such; a file
+with more than one hard link is never written (the other names may be outside the workspace).
+Problems come back as a `ToolError` whose message goes to the model. Imports `toolwire.media`
+for the media parts; must not import codecs or the loop.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from pathlib import PurePosixPath
 
 from toolwire.errors import ToolError
+from toolwire.media import Document, Image, sniff_media_type
 from toolwire.tools.paths import HIDDEN, Opened, PathError, Workspace
+from toolwire.transcript import MediaPart
 
 SKIP_DIRS = frozenset({".git", "__pycache__", HIDDEN, ".venv", "node_modules",
                        ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"})
@@ -27,11 +32,16 @@ MAX_EDIT_BYTES = 10 << 20
 COUNT_LINES_UP_TO = 8 << 20
 """Files up to this size are read to the end to say how many lines follow a window."""
 MAX_LIST = 500
+MAX_MEDIA_BYTES = 5 << 20
+"""The largest image or PDF ``read_file`` returns by default (5 MiB, what most providers take
+inline); `toolwire.tools.coding.coding_tools` takes another as ``max_media_bytes``."""
+MEDIA_READ = ("image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf")
+"""The media types ``read_file`` returns as media, recognised by a file's first bytes."""
 CHUNK = 65_536
 _READ = os.O_RDONLY | os.O_NONBLOCK
 
-__all__ = ["MAX_READ_BYTES", "SKIP_DIRS", "Workspace", "edit_file", "list_files", "read_file",
-           "write_file"]
+__all__ = ["MAX_MEDIA_BYTES", "MAX_READ_BYTES", "SKIP_DIRS", "Workspace", "edit_file",
+           "list_files", "read_file", "write_file"]
 
 
 def _regular(path: str, opened: Opened, *, writing: bool = False) -> None:
@@ -61,13 +71,45 @@ def _text(path: str, data: bytes, size: int) -> str:
         raise _binary(path, size) from None
 
 
-def read_file(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_READ_LINES) -> str:
+def _whole(path: str, opened: Opened, cap: int, limit: str) -> bytes:
+    """The file's bytes from where it is read; a `ToolError` when they pass ``cap`` (it grew
+    while being read), ``limit`` naming the cap."""
+    data = bytearray()
+    while chunk := os.read(opened.fd, CHUNK):
+        data += chunk
+        if len(data) > cap:
+            raise ToolError(f"{path!r} grew past {limit.format(cap=cap)} while being read")
+    return bytes(data)
+
+
+def _media(path: str, opened: Opened, media_type: str, cap: int) -> list[str | MediaPart]:
+    """The whole file as a media part after a line naming it; a `ToolError` over ``cap``."""
+    size = opened.info.st_size
+    what = "a PDF" if media_type == "application/pdf" else f"an image ({media_type})"
+    if size > cap:
+        raise ToolError(f"{path!r} is {what} of {size} bytes, over the {cap}-byte cap on media "
+                        "read_file returns; it was not read (make a smaller copy with "
+                        "run_command, or raise the cap)")
+    data = _whole(path, opened, cap, "the {cap}-byte cap on media")
+    name = PurePosixPath(path).name
+    build = Document if media_type == "application/pdf" else Image
+    return [f"{path}: {what}, {len(data)} bytes",
+            build.from_bytes(data, media_type, name=name)]
+
+
+def read_file(ws: Workspace, path: str, offset: int = 1, limit: int = MAX_READ_LINES, *,
+              max_media_bytes: int = MAX_MEDIA_BYTES) -> str | list[str | MediaPart]:
+    """The numbered lines of a text file (a window of them); an image or a PDF, known by its
+    first bytes, as a line naming it and its media part, up to ``max_media_bytes``."""
     if offset < 1:
         raise ToolError(f"offset must be 1 or more (the first line is 1), got {offset}")
     limit = max(1, limit)
     with ws.open(path, _READ) as opened:
         _regular(path, opened)
         size = opened.info.st_size
+        media_type = sniff_media_type(os.pread(opened.fd, 16, 0))
+        if media_type is not None and media_type in MEDIA_READ:
+            return _media(path, opened, media_type, max_media_bytes)
         lines: list[str] = []
         kept = 0
         number = 1  # the line the next byte belongs to
@@ -213,12 +255,7 @@ def edit_file(ws: Workspace, path: str, old: str, new: str) -> str:
         if size > MAX_EDIT_BYTES:
             raise ToolError(f"{path!r} is {size} bytes, more than the {MAX_EDIT_BYTES} that "
                             "edit_file changes; use run_command for such files")
-        data = bytearray()
-        while chunk := os.read(opened.fd, CHUNK):
-            data += chunk
-            if len(data) > MAX_EDIT_BYTES:
-                raise ToolError(f"{path!r} grew past {MAX_EDIT_BYTES} bytes while being read")
-        text = _text(path, bytes(data), size)
+        text = _text(path, _whole(path, opened, MAX_EDIT_BYTES, "{cap} bytes"), size)
         count = text.count(old)
         if count == 0:
             raise ToolError(

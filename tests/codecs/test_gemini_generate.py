@@ -39,6 +39,7 @@ from toolwire.events import (
     ToolCallStarted,
 )
 from toolwire.transcript import (
+    MediaPart,
     Message,
     OpaquePart,
     ReasoningPart,
@@ -51,6 +52,7 @@ from toolwire.transcript import (
     ToolResultPart,
     ToolSpec,
     Usage,
+    replace,
 )
 
 WIRE = "gemini-generate"
@@ -515,8 +517,8 @@ def histories(draw: st.DrawFn) -> list[Message]:
         if kind == "user":
             messages.append(Message.user(draw(texts)))
         elif kind == "image":
-            blob = {"inlineData": {"mimeType": "image/png", "data": draw(signatures)}}
-            image = OpaquePart(wire=WIRE, kind="inlineData", payload=blob)
+            image = MediaPart(kind="image", media_type="image/png",
+                              data=draw(st.binary(min_size=1, max_size=24)))
             messages.append(Message(role="user", parts=(TextPart(text=draw(texts)), image)))
         elif kind == "text":
             sig = draw(maybe_signature)
@@ -1255,5 +1257,85 @@ def test_media_go_as_inline_data_and_result_media_next_to_the_function_response(
                                     "fileUri": "https://example.com/r.pdf"}}
     tool = enc.body["contents"][2]["parts"]
     assert tool[0]["functionResponse"]["response"] == {"output": "the screen:"}
-    assert "inlineData" in tool[1]
+    assert "parts" not in tool[0]["functionResponse"]
+    assert tool[1] == {"text": "[media returned by tool call c1]"}
+    assert "inlineData" in tool[2]
     assert [n.kind for n in enc.notes] == ["media_moved"]
+    # Read back: the media return to their result, the URL stays a URL.
+    assert C.decode_request(enc.body, model="gemini-2.5-flash") == req
+
+
+@pytest.mark.parametrize(("model", "setting", "inside"), [
+    ("gemini-3-pro-preview", None, True),
+    ("models/gemini-3.1-flash", None, True),
+    ("gemini-2.5-flash", None, False),
+    ("gemini-2.0-flash", None, False),
+    ("gemini-2.5-flash", True, True),
+    ("gemini-3-pro-preview", False, False),
+])
+def test_result_media_go_inside_the_function_response_only_for_models_that_take_them(
+        model: str, setting: bool | None, inside: bool) -> None:
+    from strategies import PNG, media_request
+
+    req = media_request(model)
+    if setting is not None:
+        req = replace(req, provider_options={WIRE: {"_result_parts": setting}})
+    enc = C.encode(req)
+    check_body(enc.body)
+    turn = enc.body["contents"][2]["parts"]
+    image = {"inlineData": {"mimeType": "image/png", "data": base64.b64encode(PNG).decode()}}
+    if inside:
+        assert turn == [{"functionResponse": {"name": "shot", "id": "c1",
+                                              "response": {"output": "the screen:"},
+                                              "parts": [image]}}]
+    else:
+        assert turn[1:] == [{"text": "[media returned by tool call c1]"}, image]
+    named = [("field_dropped", "messages[0].parts[2]")]  # the PDF's name is not sent
+    moved = [] if inside else [("media_moved", "c1")]
+    assert [(n.kind, n.subject) for n in enc.notes] == named + moved
+    back = C.decode_request(enc.body, model=model)
+    assert back.messages[2] == req.messages[2]
+    # The setting comes back only where the body did otherwise than the model's default.
+    default = "gemini-3" in model
+    assert back.provider_options == (None if setting in (None, default)
+                                     else {WIRE: {"_result_parts": setting}})
+
+
+def test_a_wrong_result_parts_setting_is_a_config_error() -> None:
+    from strategies import media_request
+
+    req = replace(media_request("m"), provider_options={WIRE: {"_result_parts": "yes"}})
+    with pytest.raises(ConfigError, match="_result_parts must be true or false"):
+        C.encode(req)
+
+
+def test_media_of_two_results_after_the_responses_go_back_to_their_own_calls() -> None:
+    from strategies import PDF, PNG
+    from toolwire import Document, Image
+
+    calls = (ToolCallPart(id="a", name="shot", arguments={}),
+             ToolCallPart(id="b", name="scan", arguments={}))
+    req = Request(model="gemini-2.5-pro", messages=(
+        Message.user("two things"),
+        Message(role="assistant", parts=calls),
+        Message(role="tool", parts=(
+            ToolResultPart(call_id="a", name="shot", content=(Image.from_bytes(PNG),)),
+            ToolResultPart(call_id="b", name="scan", content=(
+                TextPart(text="page 1"), Document.from_bytes(PDF))))),
+        Message.user("and now?"),
+    ))
+    enc = C.encode(req)
+    check_body(enc.body)
+    texts = [p.get("text") for p in enc.body["contents"][2]["parts"]]
+    assert texts == [None, None, "[media returned by tool call a]", None,
+                     "[media returned by tool call b]", None, "and now?"]
+    assert C.decode_request(enc.body, model="gemini-2.5-pro") == req
+
+
+def test_broken_media_parts_are_named() -> None:
+    for part, match in (({"inlineData": {"mimeType": "image/png", "data": "@@"}}, "base64"),
+                        ({"inlineData": {"data": "AAAA"}}, "mimeType"),
+                        ({"fileData": {"mimeType": "image/png"}}, "fileUri"),
+                        ({"inlineData": []}, "inlineData")):
+        with pytest.raises(WireFormatError, match=match):
+            C.decode_request({"contents": [{"role": "user", "parts": [part]}]}, model="m")

@@ -3,18 +3,21 @@
 Owns the shared handling of `MediaPart` values: encoding their bytes as base64 text, reading
 base64 and ``data:`` URLs back (a `WireFormatError` naming the path when they are broken), and
 checking a wire's size and type limits before a request is sent (a `ConfigError` that names the
-part and the limit). Imports only the transcript and errors; never a wire's codec.
+part and the limit), and the marker text that opens the media of one tool result where a wire
+moves them out of the result (`marker`, `restore_moved`: putting them back when decoding).
+Imports only the transcript and errors; never a wire's codec.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Collection
+import re
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from toolwire.errors import ConfigError, WireFormatError
-from toolwire.transcript import MediaKind, MediaPart
+from toolwire.transcript import MediaKind, MediaPart, Part, TextPart, ToolResultPart
 
 MB = 1024 * 1024
 
@@ -75,3 +78,61 @@ def placeholder(part: MediaPart) -> str:
     """The text sent in place of media a wire cannot carry."""
     label = f" {part.name}" if part.name else ""
     return f"[{part.kind}{label} ({part.media_type}) omitted: this model API cannot take it]"
+
+
+MARKER = re.compile(r"^\[media returned by tool call (.+)\]$")
+"""The text that opens the media of one tool result moved out of it (the call id inside)."""
+
+
+def marker(call_id: str) -> str:
+    """The text that opens the media moved out of the result of call ``call_id``."""
+    return f"[media returned by tool call {call_id}]"
+
+
+def with_media(result: ToolResultPart, media: Sequence[MediaPart],
+               moved_text: str = "") -> ToolResultPart:
+    """``result`` with ``media`` after its text (a text equal to ``moved_text`` dropped)."""
+    text = "" if result.text == moved_text else result.text
+    head: tuple[TextPart, ...] = (TextPart(text=text),) if text else ()
+    return ToolResultPart(call_id=result.call_id, content=(*head, *media),
+                          is_error=result.is_error, name=result.name,
+                          provider_data=result.provider_data)
+
+
+def restore_moved(results: list[ToolResultPart], rest: Sequence[Part]) -> list[Part]:
+    """Put media moved out of ``results`` back into them and return what else ``rest`` holds.
+
+    ``rest`` is what followed the results in the same turn: groups each opened by `marker`
+    text and made of media parts, then anything else (the user's next words). A group whose
+    call is not among ``results`` (by id, else by tool name) is left as it came.
+    """
+    groups: list[tuple[int, list[MediaPart]]] = []
+    n = 0
+    while n < len(rest):
+        head = rest[n]
+        found = MARKER.match(head.text) if isinstance(head, TextPart) else None
+        target = _target(results, found.group(1)) if found else None
+        if target is None:
+            break
+        media: list[MediaPart] = []
+        n += 1
+        while n < len(rest):
+            item = rest[n]
+            if not isinstance(item, MediaPart):
+                break
+            media.append(item)
+            n += 1
+        groups.append((target, media))
+    for target, media in groups:
+        results[target] = with_media(results[target], [*results[target].media, *media])
+    return list(rest[n:])
+
+
+def _target(results: Sequence[ToolResultPart], key: str) -> int | None:
+    for i, r in enumerate(results):
+        if r.call_id == key:
+            return i
+    for i, r in enumerate(results):
+        if r.name == key:
+            return i
+    return None

@@ -12,19 +12,21 @@ and a note). Imports only the transcript, errors, `toolwire.codecs.media` and
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire.codecs.base import Note
 from toolwire.codecs.media import (
+    MARKER,
     MB,
     b64,
     check_media,
     data_url,
+    marker,
     parse_data_url,
     placeholder,
     unb64,
+    with_media,
 )
 from toolwire.errors import ConfigError, WireFormatError
 from toolwire.transcript import MediaPart, TextPart, ToolResultPart
@@ -41,12 +43,6 @@ CHAT = "openai-chat"
 AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
 CHAT_ITEMS = frozenset({"image_url", "file", "input_audio"})
 MOVED_TEXT = "(media returned: in the next user message)"
-_MARKER = re.compile(r"^\[media returned by tool call (.+)\]$")
-
-
-def marker(call_id: str) -> str:
-    return f"[media returned by tool call {call_id}]"
-
 
 def chat_item(part: MediaPart, *, subject: str) -> dict[str, Any]:
     """A media part as a user content part; media this wire refuses raise `ConfigError`."""
@@ -147,7 +143,7 @@ def restore_media(results: list[ToolResultPart], content: Any) -> bool:
     for n, item in enumerate(content):
         if not isinstance(item, Mapping):
             return False
-        found = _MARKER.match(item.get("text") or "") if item.get("type") == "text" else None
+        found = MARKER.match(item.get("text") or "") if item.get("type") == "text" else None
         if found is not None:
             current = groups.setdefault(found.group(1), [])
         elif current is None or item.get("type") not in CHAT_ITEMS:
@@ -159,12 +155,7 @@ def restore_media(results: list[ToolResultPart], content: Any) -> bool:
         return False
     for call_id, media in groups.items():
         i = by_id[call_id]
-        result = results[i]
-        text = "" if result.text == MOVED_TEXT else result.text
-        parts = (TextPart(text=text),) if text else ()
-        results[i] = ToolResultPart(call_id=result.call_id, content=(*parts, *media),
-                                    is_error=result.is_error, name=result.name,
-                                    provider_data=result.provider_data)
+        results[i] = with_media(results[i], media, MOVED_TEXT)
     return True
 
 

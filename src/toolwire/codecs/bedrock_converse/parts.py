@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire.codecs.base import NameMap, Note, call_id_for, dumps, wrong_shape
-from toolwire.codecs.media import b64, check_media, placeholder
+from toolwire.codecs.media import b64, check_media, placeholder, unb64
 from toolwire.errors import ConfigError, WireFormatError
 from toolwire.transcript import (
     JSON,
@@ -240,11 +240,60 @@ def result_text(content: Any, path: tuple[Any, ...]) -> tuple[str, bool]:
     return "\n".join(texts), exact
 
 
+MEDIA_KEYS = ("image", "document")
+
+
+def media_from_block(block: Mapping[str, Any], path: tuple[Any, ...]) -> MediaPart | None:
+    """An ``image`` or ``document`` block with ``source.bytes`` as a media part (a document's
+    name gets its format back as an extension); None for any other block."""
+    if len(block) != 1 or _kind(block) not in MEDIA_KEYS:
+        return None
+    kind = _kind(block)
+    value = obj(block[kind], *path, kind)
+    source = obj(value.get("source"), *path, kind, "source")
+    if "bytes" not in source:
+        return None  # an S3 location or a text document: kept as the block it is
+    fmt = value.get("format")
+    table = IMAGE_FORMATS if kind == "image" else DOCUMENT_FORMATS
+    media_type = next((t for t, f in table.items() if f == fmt), None)
+    if media_type is None:
+        raise WireFormatError(f"{where(*path, kind, 'format')}: expected one of "
+                              f"{', '.join(table.values())}, got {fmt!r}")
+    data = unb64(source["bytes"], where(*path, kind, "source", "bytes"))
+    name = value.get("name")
+    if kind == "document":
+        name = f"{text_of(name, *path, kind, 'name')}.{fmt}" if name else None
+        return MediaPart(kind="document", media_type=media_type, data=data, name=name)
+    return MediaPart(kind="image", media_type=media_type, data=data)
+
+
+def _result_parts(content: Any, path: tuple[Any, ...]) -> tuple[TextPart | MediaPart, ...] | None:
+    """A ``toolResult``'s content as text and media, when it holds media and only text and
+    media besides; None otherwise (the text reading is used then)."""
+    blocks = seq(content, *path)
+    parts: list[TextPart | MediaPart] = []
+    for n, block in enumerate(blocks):
+        block = obj(block, *path, n)
+        media = media_from_block(block, (*path, n))
+        if media is not None:
+            parts.append(media)
+        elif len(block) == 1 and "text" in block:
+            parts.append(TextPart(text=text_of(block["text"], *path, n, "text")))
+        else:
+            return None
+    return tuple(parts) if any(isinstance(p, MediaPart) for p in parts) else None
+
+
 def result_from_block(value: Mapping[str, Any], names: Mapping[str, str],
                       path: tuple[Any, ...]) -> ToolResultPart:
     call_id = text_of(value.get("toolUseId"), *path, "toolUseId")
-    content, exact = result_text(value.get("content"), (*path, "content"))
     status = value.get("status")
+    parts = _result_parts(value.get("content"), (*path, "content"))
+    if parts is not None and value.keys() <= RESULT_KEYS and status in (None, "success",
+                                                                          "error"):
+        return ToolResultPart(call_id=call_id, content=parts, is_error=status == "error",
+                              name=names.get(call_id))
+    content, exact = result_text(value.get("content"), (*path, "content"))
     keep = not exact or not value.keys() <= RESULT_KEYS or status not in (None, "success",
                                                                           "error")
     return ToolResultPart(call_id=call_id, content=content, is_error=status == "error",

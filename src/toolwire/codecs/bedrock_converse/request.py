@@ -29,6 +29,7 @@ from toolwire.codecs.bedrock_converse.parts import (
     call_block,
     dropped,
     media_block,
+    media_from_block,
     name_map,
     obj,
     opaque_block,
@@ -297,7 +298,10 @@ def _decode_messages(raw: Any) -> list[Message]:
                     last = results
                     continue
                 last = rest
-                if len(block) == 1 and "text" in block:
+                media = media_from_block(block, path)
+                if media is not None:
+                    rest.append(media)
+                elif len(block) == 1 and "text" in block:
                     rest.append(TextPart(text=text_of(block["text"], *path, "text")))
                 else:
                     kind = next(iter(block), "empty")

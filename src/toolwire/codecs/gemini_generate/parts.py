@@ -15,11 +15,19 @@ What rides in ``provider_data["gemini-generate"]``:
   never sent to Gemini.
 - `ReasoningPart`: the whole part as received: a ``thought: true`` text part, or an empty text
   part that only carries a ``thoughtSignature``.
-- `OpaquePart`: any other part (``inlineData``, ``executableCode``, ...), whole.
+- `MediaPart` (in user turns and function responses): the part's keys other than
+  ``inlineData`` / ``fileData`` (``mediaResolution``, ``videoMetadata``...), sent back on it.
+- `OpaquePart`: any other part (``executableCode``, a model turn's ``inlineData``...), whole.
+
+Media in a tool result go inside ``functionResponse.parts`` for the model families that take
+them (`RESULT_PARTS_MODELS`, or the ``_result_parts`` setting); for every other model they
+follow the function responses in the same turn, each result's media opened by a text naming
+its call (`toolwire.codecs.media.marker`), and a ``media_moved`` note says so.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import re
@@ -29,7 +37,7 @@ from typing import Any
 
 from toolwire.codecs.base import NameMap, Note, call_id_for, dumps
 from toolwire.codecs.base import wrong_shape as wrong
-from toolwire.codecs.media import MB, b64, check_media
+from toolwire.codecs.media import MB, b64, check_media, kind_of, marker, unb64
 from toolwire.errors import ConfigError
 from toolwire.transcript import (
     JSON,
@@ -49,8 +57,25 @@ WIRE = "gemini-generate"
 INLINE_MAX = 20 * MB
 """The inline bytes of a whole request the API has long taken; larger media go by file."""
 GENERATED = "_generated_id"
+RESULT_PARTS_MODELS: tuple[str, ...] = ("gemini-3*",)
+"""Model-name patterns (fnmatch, matched without a ``models/``-style prefix) of the families
+that take media inside ``functionResponse.parts``; older families answer 400 to them. The
+``_result_parts`` setting (true or false) beats the table."""
+FILE_URI = ("https://generativelanguage.googleapis.com/", "gs://")
+"""How the URI of a file Gemini holds starts (read back as a file id, not a URL)."""
 NAME_RULE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$")
 _BAD_CHAR = re.compile(r"[^a-zA-Z0-9_.:-]")
+
+
+def takes_result_parts(model: str, setting: Any = None) -> bool:
+    """Whether ``model`` takes media inside a function response (``setting`` decides when it
+    is a bool)."""
+    if isinstance(setting, bool):
+        return setting
+    if setting is not None:
+        raise ConfigError(f"{WIRE} _result_parts must be true or false, not {setting!r}")
+    base = model.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatchcase(base, pattern) for pattern in RESULT_PARTS_MODELS)
 
 
 def name_map(tools: Sequence[ToolSpec]) -> NameMap:
@@ -200,11 +225,14 @@ def decode_parts(
     names: NameMap,
     seed: str,
     previous_calls: Sequence[ToolCallPart] = (),
+    media: bool = False,
 ) -> list[Part]:
     """A content's ``parts`` as canonical parts, in order.
 
     Empty text parts that carry nothing else are skipped. ``previous_calls`` are the calls
     that ``functionResponse`` parts without an id are matched against (by name, then position).
+    ``media``: ``inlineData`` and ``fileData`` parts are read as media (a user turn), not kept
+    whole.
     """
     out: list[Part] = []
     if not isinstance(parts, list):
@@ -220,6 +248,8 @@ def decode_parts(
         elif "functionResponse" in raw:
             out.append(_decode_result(raw, names=names, seed=seed, index=result_index, calls=calls))
             result_index += 1
+        elif media and ("inlineData" in raw or "fileData" in raw):
+            out.append(decode_media(raw, f"{seed}.parts[{len(out)}]"))
         elif raw.get("thought") is True:
             text = raw.get("text")
             out.append(ReasoningPart(text=text if isinstance(text, str) else "",
@@ -243,7 +273,7 @@ def _decode_result(
     fr = raw.get("functionResponse")
     fr = fr if isinstance(fr, (dict, Mapping)) else {}
     extras = {k: v for k, v in raw.items() if k != "functionResponse"}
-    inner = {k: v for k, v in fr.items() if k not in ("name", "id", "response")}
+    inner = {k: v for k, v in fr.items() if k not in ("name", "id", "response", "parts")}
     if inner:
         extras["functionResponse"] = inner
     name = names.user(str(fr.get("name") or ""))
@@ -257,9 +287,42 @@ def _decode_result(
         extras[GENERATED] = True
         matched = calls.match(name, index)
         call_id = matched.id if matched is not None else call_id_for(f"{seed}:result", index)
-    content, is_error = _result_content(fr.get("response"))
+    text, is_error = _result_content(fr.get("response"))
+    content: str | tuple[TextPart | MediaPart, ...] = text
+    inner_parts = as_list(fr.get("parts"), f"{seed}.functionResponse.parts", "a list of parts")
+    if inner_parts:
+        media = tuple(decode_media(p, f"{seed}.functionResponse.parts[{n}]")
+                      for n, p in enumerate(inner_parts))
+        content = ((TextPart(text=text),) if text else ()) + media
     return ToolResultPart(call_id=call_id, content=content, is_error=is_error,
                           name=name or None, provider_data=_pd(extras))
+
+
+def decode_media(raw: Any, where: str) -> MediaPart:
+    """An ``inlineData`` or ``fileData`` part as a media part (a Gemini file's URI is its file
+    id; any other URI a URL)."""
+    if not isinstance(raw, Mapping):
+        raise wrong(where, "an object (a part)", raw)
+    key = "inlineData" if "inlineData" in raw else "fileData"
+    value = raw.get(key)
+    if not isinstance(value, Mapping):
+        raise wrong(f"{where}.{key}", "an object", value)
+    mime = value.get("mimeType")
+    if not isinstance(mime, str) or not mime:
+        raise wrong(f"{where}.{key}.mimeType", "a media type string", mime)
+    extras = {k: v for k, v in raw.items() if k != key}
+    pd = _pd(extras)
+    if key == "inlineData":
+        return MediaPart(kind=kind_of(mime), media_type=mime,
+                         data=unb64(value.get("data"), f"{where}.inlineData.data"),
+                         provider_data=pd)
+    uri = value.get("fileUri")
+    if not isinstance(uri, str) or not uri:
+        raise wrong(f"{where}.fileData.fileUri", "a URI string", uri)
+    if uri.startswith(FILE_URI):
+        return MediaPart(kind=kind_of(mime), media_type=mime, file_ids={WIRE: uri},
+                         provider_data=pd)
+    return MediaPart(kind=kind_of(mime), media_type=mime, url=uri, provider_data=pd)
 
 
 @dataclass
@@ -278,6 +341,7 @@ class PartEncoder:
     notes: list[Note] = field(default_factory=list)
     for_reply: bool = False
     fill_signature: str | None = None
+    result_parts: bool = False
     _generated: set[str] = field(default_factory=set)
     _call_names: dict[str, str] = field(default_factory=dict)
     _wire_names: dict[str, str] = field(default_factory=dict)
@@ -320,7 +384,7 @@ class PartEncoder:
                 detail=f"{part.kind} block of {part.wire} cannot be sent to Gemini"))
             return None
         if isinstance(part, MediaPart):
-            return media_part(part, _where(m_index, p_index))
+            return self.media(part, _where(m_index, p_index))
         raise TypeError(f"not a part: {part!r}")  # pragma: no cover
 
     def _wire_name(self, name: str) -> str:
@@ -368,38 +432,63 @@ class PartEncoder:
         if not generated:
             fr["id"] = result.call_id
         fr["response"] = {"error" if result.is_error else "output": result.text}
+        if self.result_parts and result.media:
+            fr["parts"] = [self.media(m, f"result {result.call_id}.media[{n}]", inner=True)
+                           for n, m in enumerate(result.media)]
         if inner is not None and isinstance(inner, Mapping):
             fr.update({k: v for k, v in inner.items() if k not in fr})
         return {"functionResponse": fr, **extras} if extras else {"functionResponse": fr}
 
 
-def media_part(part: MediaPart, subject: str) -> dict[str, Any]:
-    """A media part as an ``inlineData`` or ``fileData`` part (bytes, else a URI or file)."""
+    def media(self, part: MediaPart, subject: str, *, inner: bool = False) -> dict[str, Any]:
+        """`media_part`, with a note when the part's name cannot go (Gemini sends none)."""
+        if part.name:
+            self.notes.append(Note(kind="field_dropped", subject=subject,
+                                   detail=f"the name {part.name!r} of the {part.kind} is not "
+                                          "sent: Gemini media parts carry none"))
+        return media_part(part, subject, inner=inner)
+
+    def moved_media(self, results: Sequence[Part], m_index: int | None) -> list[dict[str, Any]]:
+        """The media of a message's tool results, for a model that takes none inside a
+        function response: parts after the function responses, each result's opened by a text
+        naming its call, with a note for each result that had some (none with result parts)."""
+        out: list[dict[str, Any]] = []
+        if self.result_parts:
+            return out
+        for p_index, part in enumerate(results):
+            if isinstance(part, ToolResultPart) and part.media:
+                where = _where(m_index, p_index)
+                key = part.call_id
+                if key in self._generated or GENERATED in (own(part.provider_data) or {}):
+                    key = part.name or self._call_names.get(part.call_id) or key
+                out.append({"text": marker(key)})
+                out.extend(self.media(m, f"{where}.media[{n}]")
+                           for n, m in enumerate(part.media))
+                self.notes.append(Note(
+                    kind="media_moved", subject=part.call_id,
+                    detail=f"{len(part.media)} media part(s) of the result went after the "
+                           "function responses (this model takes none inside one; the "
+                           "_result_parts setting says otherwise)"))
+        return out
+
+
+def media_part(part: MediaPart, subject: str, *, inner: bool = False) -> dict[str, Any]:
+    """A media part as an ``inlineData`` or ``fileData`` part (bytes, else a URI or file);
+    ``inner``: as a ``functionResponse.parts`` entry, which carries nothing else."""
     if part.data is not None:
         check_media(part, wire=WIRE, subject=subject, types=(part.media_type,),
                     max_bytes=INLINE_MAX)
-        return {"inlineData": {"mimeType": part.media_type, "data": b64(part.data)}}
-    uri = (part.file_ids or {}).get(WIRE) or part.url
-    if uri is None:
-        raise ConfigError(f"{subject}: the {part.kind} is only a file id of "
-                          f"{', '.join(part.file_ids or ())}, which {WIRE} cannot read; attach "
-                          "its bytes or a URL instead")
-    return {"fileData": {"mimeType": part.media_type, "fileUri": uri}}
-
-
-def result_media(results: Sequence[Part], notes: list[Note],
-                 m_index: int | None) -> list[dict[str, Any]]:
-    """The media of a message's tool results, as parts sent next to the function responses
-    (the form every model family takes), with a note for each result that had some."""
-    out: list[dict[str, Any]] = []
-    for p_index, part in enumerate(results):
-        if isinstance(part, ToolResultPart) and part.media:
-            where = _where(m_index, p_index)
-            out.extend(media_part(m, f"{where}.media[{n}]") for n, m in enumerate(part.media))
-            notes.append(Note(kind="media_moved", subject=part.call_id,
-                              detail=f"{len(part.media)} media part(s) of the result went as "
-                                     "parts next to the function response"))
-    return out
+        out: dict[str, Any] = {"inlineData": {"mimeType": part.media_type,
+                                              "data": b64(part.data)}}
+    else:
+        uri = (part.file_ids or {}).get(WIRE) or part.url
+        if uri is None:
+            raise ConfigError(f"{subject}: the {part.kind} is only a file id of "
+                              f"{', '.join(part.file_ids or ())}, which {WIRE} cannot read; "
+                              "attach its bytes or a URL instead")
+        out = {"fileData": {"mimeType": part.media_type, "fileUri": uri}}
+    extras = own(part.provider_data) if part.provider_data and not inner else None
+    return {**out, **{k: v for k, v in extras.items() if k not in out}} if extras else out
 
 
 def _where(m_index: int | None, p_index: int) -> str:

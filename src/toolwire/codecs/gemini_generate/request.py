@@ -22,12 +22,13 @@ from toolwire.codecs.gemini_generate.parts import (
     check_parts,
     decode_parts,
     name_map,
-    result_media,
+    takes_result_parts,
     wire_name,
 )
 from toolwire.codecs.gemini_generate.schema import SCHEMA_FIELDS, decode_tools, encode_declaration
+from toolwire.codecs.media import restore_moved
 from toolwire.errors import ConfigError
-from toolwire.transcript import JSON, Message, Request, ToolChoice, ToolResultPart
+from toolwire.transcript import JSON, Message, Part, Request, ToolChoice, ToolResultPart
 
 _MODES = {"auto": "AUTO", "required": "ANY", "tool": "ANY", "none": "NONE"}
 _READ = ("contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "model")
@@ -47,6 +48,7 @@ def encode(request: Request) -> Encoded:
                           f"not {schema_field!r}")
     fill = settings.pop("_fill_signature", None)
     declared = settings.pop("_declarations", None)
+    result_parts = takes_result_parts(request.model, settings.pop("_result_parts", None))
     for key in settings:
         notes.append(Note(kind="field_dropped", subject=key,
                           detail="not a gemini-generate setting; ignored"))
@@ -57,7 +59,7 @@ def encode(request: Request) -> Encoded:
     if request.system:
         body["systemInstruction"] = {"parts": [{"text": request.system}]}
     encoder = PartEncoder(names, tool_names, notes=notes,
-                          fill_signature=str(fill) if fill else None)
+                          fill_signature=str(fill) if fill else None, result_parts=result_parts)
     body["contents"] = _contents(request.messages, encoder)
     if request.tools:
         extras = declared if isinstance(declared, Mapping) else {}
@@ -90,7 +92,7 @@ def _contents(messages: tuple[Message, ...], encoder: PartEncoder) -> list[dict[
                 detail="Gemini contents have no system role; sent as a user turn"))
         parts = encoder.content(message.parts, i, model=role == "model")
         if message.role == "tool":
-            parts.extend(result_media(message.parts, encoder.notes, i))
+            parts.extend(encoder.moved_media(message.parts, i))
         had_parts = bool(message.parts)
         first = i
         if message.role == "tool" and i + 1 < len(messages) and messages[i + 1].role == "user":
@@ -179,9 +181,12 @@ def decode_request(
             raise wrong("model", "a string", raw_model)
         model = raw_model.removeprefix("models/") if raw_model else ""
     contents = as_list(data.get("contents"), "contents", "a list of contents")
+    messages, inside = _decode_contents(contents)
+    if inside is not None and inside != takes_result_parts(model):
+        options["_result_parts"] = inside  # how this body sent result media, for this model
     return Request(
         model=model,
-        messages=tuple(_decode_contents(contents)),
+        messages=tuple(messages),
         system=_system_text(data.get("systemInstruction")),
         tools=tuple(tools),
         tool_choice=choice,
@@ -204,8 +209,11 @@ def _system_text(value: JSON) -> str | None:
     return "\n".join(texts) or None
 
 
-def _decode_contents(contents: list[Any]) -> list[Message]:
+def _decode_contents(contents: list[Any]) -> tuple[list[Message], bool | None]:
+    """The messages, and where result media went: inside the function responses (True),
+    after them (False), or nowhere (None)."""
     messages: list[Message] = []
+    inside: bool | None = None
     previous: tuple[Any, ...] = ()
     names = NameMap()
     for i, content in enumerate(contents):
@@ -216,20 +224,27 @@ def _decode_contents(contents: list[Any]) -> list[Message]:
         if role is not None and not isinstance(role, str):
             raise wrong(f"{where}.role", "a string", role)
         parts = decode_parts(check_parts(content.get("parts"), where), names=names,
-                             seed=where, previous_calls=previous)
+                             seed=where, previous_calls=previous, media=role != "model")
         if role == "model":
             message = Message(role="assistant", parts=tuple(parts))
             messages.append(message)
             previous = message.tool_calls
             continue
         results = [p for p in parts if isinstance(p, ToolResultPart)]
-        rest = [p for p in parts if not isinstance(p, ToolResultPart)]
+        rest: list[Part] = [p for p in parts if not isinstance(p, ToolResultPart)]
+        if results:
+            if any(r.media for r in results):
+                inside = True
+            before = len(rest)
+            rest = restore_moved(results, rest)
+            if len(rest) < before:
+                inside = False
         if results:
             messages.append(Message(role="tool", parts=tuple(results)))
         if rest or not results:
             messages.append(Message(role="user", parts=tuple(rest)))
         previous = ()
-    return messages
+    return messages, inside
 
 
 def _decode_choice(config: JSON, options: dict[str, Any]) -> ToolChoice | None:

@@ -114,6 +114,9 @@ class ToolCallPart(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     raw_arguments: str | None = None
     parse_error: str | None = None
     provider_data: ProviderData | None = None
+    caller: str | None = None
+    """Who made the call: None for the model itself, else the server-side tool whose code made
+    it (Anthropic's programmatic tool calling: ``"code_execution_20260120"``...)."""
 
     @classmethod
     def from_raw(
@@ -123,6 +126,7 @@ class ToolCallPart(msgspec.Struct, frozen=True, kw_only=True, gc=False):
         name: str,
         raw_arguments: str,
         provider_data: ProviderData | None = None,
+        caller: str | None = None,
     ) -> ToolCallPart:
         """Build a call from the argument text a model sent, parsing it once."""
         parsed: JSON = None
@@ -141,6 +145,7 @@ class ToolCallPart(msgspec.Struct, frozen=True, kw_only=True, gc=False):
             raw_arguments=raw_arguments,
             parse_error=error,
             provider_data=provider_data,
+            caller=caller,
         )
 
     @property
@@ -300,11 +305,16 @@ class ToolSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     )
     strict: bool = False
     deferred: bool = False
+    """Left out of the prompt until the provider's own tool search finds it (Anthropic's and
+    the Responses API's ``defer_loading``); set by an agent with deferred tools on a wire that
+    searches itself."""
     examples: tuple[Mapping[str, JSON], ...] = ()
     """Arguments that fit the schema, to show the model how the tool is called (Anthropic's
     ``input_examples``; on other wires folded into the description)."""
-    """Left out of the prompt until the provider's own tool search finds it (Anthropic's
-    ``defer_loading``); set by an agent with deferred tools on a wire that searches itself."""
+    allowed_callers: tuple[str, ...] = ()
+    """Who may call the tool, on a wire where code the provider runs can call it (Anthropic's
+    ``allowed_callers``: ``"direct"`` for the model, ``"code_execution_20260120"`` and the other
+    code execution versions for its code). Empty: the wire's default (the model only)."""
 
 
 class ToolChoice(msgspec.Struct, frozen=True, kw_only=True, gc=False):

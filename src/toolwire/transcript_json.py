@@ -61,6 +61,8 @@ def _part(p: Part) -> dict[str, Any]:
             out["raw_arguments"] = p.raw_arguments
         if p.parse_error is not None:
             out["parse_error"] = p.parse_error
+        if p.caller is not None:
+            out["caller"] = p.caller
         return _pd(out, p.provider_data)
     if isinstance(p, ToolResultPart):
         content = p.content if isinstance(p.content, str) else [_part(c) for c in p.content]
@@ -160,6 +162,8 @@ def _spec(t: ToolSpec) -> dict[str, Any]:
         out["deferred"] = True
     if t.examples:
         out["examples"] = [dict(e) for e in t.examples]
+    if t.allowed_callers:
+        out["allowed_callers"] = list(t.allowed_callers)
     return out
 
 
@@ -245,6 +249,7 @@ def _load_part(d: dict[str, Any]) -> Part:
             raw_arguments=d.get("raw_arguments"),
             parse_error=d.get("parse_error"),
             provider_data=pd,
+            caller=d["caller"] if isinstance(d.get("caller"), str) else None,
         )
     if kind == "tool_result":
         return ToolResultPart(
@@ -307,6 +312,7 @@ def _load_spec(d: dict[str, Any]) -> ToolSpec:
         strict=bool(d.get("strict", False)),
         deferred=bool(d.get("deferred", False)),
         examples=tuple(d.get("examples", ())),
+        allowed_callers=tuple(str(c) for c in d.get("allowed_callers", ())),
     )
 
 

@@ -20,7 +20,7 @@ by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is 
                 prefix is never written again), plus the tool choice
 ``reply``       the model's reply (its message is the next history entry) and the seconds it took
 ``call_start``  a tool call is about to run (turn, call id, tool name; ``early``, format 3 on,
-                when it started while its reply was still streaming)
+                when its reply was still streaming; ``caller`` when code the provider ran made it)
 ``call_end``    its result and the seconds it took
 ``first_token`` (format 3 on) the seconds from a request to the first piece of its streamed
                 reply
@@ -212,10 +212,10 @@ class RunLog:
                    seconds=round(seconds, 6))
 
     def call_start(self, turn: int, call: ToolCallPart, early: bool = False) -> None:
-        if early:
-            self.write("call_start", turn=turn, call_id=call.id, name=call.name, early=True)
-        else:
-            self.write("call_start", turn=turn, call_id=call.id, name=call.name)
+        more: dict[str, Any] = {"early": True} if early else {}
+        if call.caller is not None:  # made by code the provider ran, not by the model
+            more["caller"] = call.caller
+        self.write("call_start", turn=turn, call_id=call.id, name=call.name, **more)
 
     def call_end(self, turn: int, result: ToolResultPart, seconds: float) -> None:
         self.write("call_end", turn=turn, call_id=result.call_id, result=to_json(result),

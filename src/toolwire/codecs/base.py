@@ -78,30 +78,37 @@ class Encoded:
     notes: tuple[Note, ...] = ()
 
 
-def _folding_examples(
-    encode: Callable[[Request], Encoded], wire: str
+def _fitting_tools(
+    encode: Callable[[Request], Encoded], wire: str, *, examples: bool, callers: bool
 ) -> Callable[[Request], Encoded]:
-    """``encode`` for a wire without tool examples: a tool's examples go at the end of its
-    description instead, with a note."""
+    """``encode`` for a wire without tool examples (``examples`` False: a tool's examples go
+    at the end of its description instead) or without allowed callers (``callers`` False:
+    they are left out), each change with a note."""
 
     @functools.wraps(encode)
-    def folded(request: Request) -> Encoded:
-        if not any(s.examples for s in request.tools):
+    def fitted(request: Request) -> Encoded:
+        if not any((s.examples and not examples) or (s.allowed_callers and not callers)
+                   for s in request.tools):
             return encode(request)
         tools, notes = [], []
         for spec in request.tools:
-            if spec.examples:
+            if spec.examples and not examples:
                 shown = "\n".join(json.dumps(e, ensure_ascii=False) for e in spec.examples)
                 text = f"{spec.description}\n\nExamples of arguments:\n{shown}".lstrip()
                 spec = msgspec.structs.replace(spec, description=text, examples=())
                 notes.append(Note(kind="examples_folded", subject=spec.name, detail=(
                     f"{wire} has no field for tool examples; they were added to the "
                     "description")))
+            if spec.allowed_callers and not callers:
+                spec = msgspec.structs.replace(spec, allowed_callers=())
+                notes.append(Note(kind="field_dropped", subject=spec.name, detail=(
+                    f"{wire} has no code of the provider's own calling tools; allowed_callers "
+                    "was left out")))
             tools.append(spec)
         encoded = encode(msgspec.structs.replace(request, tools=tuple(tools)))
         return Encoded(body=encoded.body, notes=(*notes, *encoded.notes))
 
-    return folded
+    return fitted
 
 
 def drive_stream(decoder: StreamDecoder, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
@@ -257,8 +264,10 @@ class Codec:
         self.STOP_REASONS = module.STOP_REASONS
         self.StreamDecoder = module.StreamDecoder
         self._stream_decoder = guard_stream(module.StreamDecoder, wire)
-        self.encode = (module.encode if getattr(module, "INPUT_EXAMPLES", False)
-                       else _folding_examples(module.encode, wire))
+        examples = getattr(module, "INPUT_EXAMPLES", False) is True
+        callers = getattr(module, "ALLOWED_CALLERS", False) is True
+        self.encode = (module.encode if examples and callers else _fitting_tools(
+            module.encode, wire, examples=examples, callers=callers))
         self.decode_request = guard_request(module.decode_request, wire)
         self.decode_response = guard_response(module.decode_response, wire)
         self.encode_response = module.encode_response

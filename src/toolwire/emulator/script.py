@@ -96,12 +96,16 @@ def _shorthand(item: dict[str, Any], where: str) -> Reply:
             raise TranscriptError(f"{where}: tool call #{n} has no 'name'")
         digest = hashlib.sha256(json.dumps(item, sort_keys=True).encode()).hexdigest()[:10]
         call_id = call.get("id") or f"call_{digest}{n}"
+        caller = call.get("caller")  # the server-side code that made it, if not the model
+        if caller is not None and not isinstance(caller, str):
+            raise TranscriptError(f"{where}: tool call #{n}: 'caller' must be a string")
         if "raw_arguments" in call:
             parts.append(ToolCallPart.from_raw(id=call_id, name=call["name"],
-                                               raw_arguments=call["raw_arguments"]))
+                                               raw_arguments=call["raw_arguments"],
+                                               caller=caller))
         else:
             parts.append(ToolCallPart(id=call_id, name=call["name"],
-                                      arguments=call.get("arguments", {})))
+                                      arguments=call.get("arguments", {}), caller=caller))
     calls = any(isinstance(p, ToolCallPart) for p in parts)
     usage = item.get("usage", {})
     return Reply(

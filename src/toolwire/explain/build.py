@@ -126,7 +126,9 @@ def _part_entries(message: Message, index: int, names: dict[str, str], is_last: 
             names[part.id] = part.name
             args = part.arguments_text
             bad = f" (arguments do not parse: {part.parse_error})" if part.parse_error else ""
-            out.append(Entry(f"tool call {part.name}", f"id {part.id}: {_short(args, 80)}{bad}",
+            by = f" (made by code: {part.caller})" if part.caller is not None else ""
+            out.append(Entry(f"tool call {part.name}{by}",
+                             f"id {part.id}: {_short(args, 80)}{bad}",
                              "model", raw, index, call_id=part.id, turn=turn))
         elif isinstance(part, ToolResultPart):
             name = names.get(part.call_id, part.name or "?")

@@ -111,16 +111,26 @@ class Tool:
         strict: bool = False,
         read_only: bool = False,
         examples: Iterable[Mapping[str, Any]] = (),
+        allowed_callers: Iterable[str] = (),
     ) -> None:
         name = _checked_name(name)
         raw = {"type": "object", "properties": {}} if input_schema is None else input_schema
         schema = close_objects(as_object_schema(name, raw))
         self._setup(name, description, schema, fn, idempotent, timeout, strict, "kwargs", None, ())
-        object.__setattr__(self, "read_only", bool(read_only))
-        self._add_examples(examples)
+        self._extras(read_only, examples, allowed_callers)
 
-    def _add_examples(self, examples: Iterable[Mapping[str, Any]]) -> None:
-        """Give the spec ``examples``, each checked against the tool's schema."""
+    def _extras(self, read_only: bool, examples: Iterable[Mapping[str, Any]],
+                allowed_callers: Iterable[str] = ()) -> None:
+        """Set ``read_only``; give the spec ``examples``, each checked against the tool's
+        schema, and ``allowed_callers`` (strings)."""
+        object.__setattr__(self, "read_only", bool(read_only))
+        callers = tuple(allowed_callers)
+        if not all(isinstance(c, str) and c for c in callers):
+            raise ToolDefinitionError(f"tool {self.name!r}: allowed_callers must be non-empty "
+                                      f"strings, got {callers!r}")
+        if callers:
+            spec = msgspec.structs.replace(self.spec, allowed_callers=callers)
+            object.__setattr__(self, "spec", spec)
         kept = []
         for at, example in enumerate(examples, 1):
             try:
@@ -133,19 +143,10 @@ class Tool:
             spec = msgspec.structs.replace(self.spec, examples=tuple(kept))
             object.__setattr__(self, "spec", spec)
 
-    def _setup(
-        self,
-        name: str,
-        description: str | None,
-        schema: JSONSchema,
-        fn: Callable[..., Any] | None,
-        idempotent: bool,
-        timeout: float | None,
-        strict: bool,
-        mode: _Mode,
-        model: type[BaseModel] | None,
-        fields: tuple[tuple[str, str, bool], ...],
-    ) -> None:
+    def _setup(self, name: str, description: str | None, schema: JSONSchema,
+               fn: Callable[..., Any] | None, idempotent: bool, timeout: float | None,
+               strict: bool, mode: _Mode, model: type[BaseModel] | None,
+               fields: tuple[tuple[str, str, bool], ...]) -> None:
         if description is not None and not isinstance(description, str):
             raise ToolDefinitionError(f"tool {name!r}: description must be a string")
         if fn is not None and not callable(fn):
@@ -189,6 +190,7 @@ class Tool:
         strict: bool = False,
         read_only: bool = False,
         examples: Iterable[Mapping[str, Any]] | None = None,
+        allowed_callers: Iterable[str] = (),
     ) -> Tool:
         """A tool whose schema comes from ``fn``'s signature and docstring.
 
@@ -217,9 +219,8 @@ class Tool:
             made.model,
             made.fields,
         )
-        object.__setattr__(self, "read_only", bool(read_only))
-        self._add_examples(derive.docstring_examples(tool_name, inspect.getdoc(fn))
-                           if examples is None else examples)
+        self._extras(read_only, derive.docstring_examples(tool_name, inspect.getdoc(fn))
+                     if examples is None else examples, allowed_callers)
         return self
 
     @classmethod
@@ -258,7 +259,7 @@ class Tool:
             model,
             (),
         )
-        object.__setattr__(self, "read_only", bool(read_only))
+        self._extras(read_only, ())
         return self
 
     def validate(self, arguments: object) -> dict[str, Any]:

@@ -16,6 +16,8 @@ Wire rules worth knowing:
   reasoning without this wire's signature is dropped with a note.
 - Server-tool blocks and unknown blocks become `OpaquePart` and go back verbatim.
 - Tool results go first in the next user message, with ``is_error``.
+- Calls made by the code execution tool's code (``caller``) are answered by a user message of
+  tool results alone, and the next request names the reply's ``container``.
 - Tool names must match ``^[a-zA-Z0-9_-]{1,128}$`` and ids ``^[a-zA-Z0-9_-]+$``; others are
   mapped (the same way everywhere in a request), with a note.
 - A stream's error event and an error body both carry an ``error.type``; `ERROR_STATUS` is the
@@ -45,6 +47,9 @@ INPUT_EXAMPLES = True
 """Tools carry their examples in ``input_examples``."""
 NATIVE_TOOL_SEARCH = True
 """The server searches deferred tools itself (``defer_loading``, its tool search tool)."""
+ALLOWED_CALLERS = True
+"""Tools say who may call them (``allowed_callers``): code the server runs may, the code
+execution tool being in the list; its calls carry a ``caller`` (`ToolCallPart.caller`)."""
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",

@@ -217,6 +217,7 @@ def call_from_block(
     name = nm.user(name if type(name) is str else _text(name))
     pd = {WIRE: dict(block)} if not block.keys() <= CALL_KEYS and has_extras(block, CALL_KEYS) \
         else None
+    caller = code_caller(block)
     value = block.get("input")
     if type(value) is dict:
         pass
@@ -228,10 +229,18 @@ def call_from_block(
                 value = json.loads(value)
             except json.JSONDecodeError:
                 return ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=value,
-                                             provider_data=pd)
+                                             provider_data=pd, caller=caller)
     elif value is None:
         value = {}
-    return ToolCallPart(id=call_id, name=name, arguments=value, provider_data=pd)
+    return ToolCallPart(id=call_id, name=name, arguments=value, provider_data=pd, caller=caller)
+
+
+def code_caller(block: Mapping[str, Any]) -> str | None:
+    """The type of the server tool whose code made a ``tool_use`` block's call (its
+    ``caller``), or None when the model made it directly."""
+    caller = block.get("caller")
+    kind = caller.get("type") if isinstance(caller, Mapping) else None
+    return kind if isinstance(kind, str) and kind and kind != "direct" else None
 
 
 def part_from_block(block: Mapping[str, Any], *, nm: ToolNames, seed: str, ordinal: int) -> Part:
@@ -433,6 +442,9 @@ def call_block(part: ToolCallPart, *, nm: ToolNames, ids: IdRewriter,
                              "input": args}
     if part.provider_data is not None:
         block.update(extras_of(own_data(part.provider_data), CALL_KEYS))
+    if part.caller is not None and "caller" not in block:  # made by code on another wire
+        digest = hashlib.sha256(part.id.encode()).hexdigest()[:24]
+        block["caller"] = {"type": part.caller, "tool_id": f"srvtoolu_{digest}"}
     return block
 
 

@@ -210,8 +210,11 @@ def decode_reply(body: Mapping[str, Any], *, nm: ToolNames) -> Reply:
                 extras = {}
             extras["usage"] = more_usage
     model = get("model")
+    kept = None  # the container goes with the message: the next request names it
+    if extras is not None and isinstance(extras.get("container"), Mapping):
+        kept = {WIRE: {"container": extras.pop("container")}}
     return Reply(
-        message=Message(role="assistant", parts=tuple(parts)),
+        message=Message(role="assistant", parts=tuple(parts), provider_data=kept),
         stop=stop,
         raw_stop=raw if isinstance(raw, str) else None,
         usage=usage_from(usage),
@@ -267,6 +270,10 @@ def encode_reply(reply: Reply, *, nm: ToolNames, model: str) -> dict[str, Any]:
         "usage": usage_body(reply.usage, extras.pop("usage", None)),
     }
     body.update(copy.deepcopy(extras))
+    held = reply.message.provider_data
+    data = held.get(WIRE) if held is not None else None
+    if isinstance(data, Mapping) and "container" in data:
+        body["container"] = copy.deepcopy(data["container"])
     return body
 
 

@@ -27,6 +27,7 @@ from toolwire.codecs.anthropic_messages.parts import (
     ToolNames,
     as_dict,
     call_block,
+    code_caller,
     has_extras,
     media_block,
     media_from_block,
@@ -41,6 +42,7 @@ from toolwire.codecs.anthropic_messages.parts import (
 from toolwire.codecs.anthropic_messages.schema import decode_tools, encode_tools
 from toolwire.codecs.base import Encoded, Note, own_options, role_problem, tools_lack_schemas
 from toolwire.codecs.caching import place_breakpoints
+from toolwire.codecs.managed import code_call_problem, container_id, results_only
 from toolwire.errors import WireFormatError
 from toolwire.transcript import (
     MediaPart,
@@ -58,9 +60,8 @@ from toolwire.transcript import (
 DEFAULT_MAX_TOKENS = 4096
 """Sent when `Request.max_tokens` is None: the API requires the field."""
 
-_TOP_KEYS = frozenset(
-    {"model", "messages", "system", "tools", "tool_choice", "max_tokens", "stream"}
-)
+_TOP_KEYS = frozenset({"model", "messages", "system", "tools", "tool_choice", "max_tokens",
+                       "stream"})
 
 
 # --------------------------------------------------------------------------- encode
@@ -118,7 +119,8 @@ def _assistant_blocks(parts: Sequence[Part], *, index: int, nm: ToolNames, ids: 
     for n, part in enumerate(parts):
         if isinstance(part, ToolCallPart):
             args = part.arguments
-            if type(args) is dict and part.provider_data is None and part.parse_error is None:
+            if (type(args) is dict and part.provider_data is None and part.parse_error is None
+                    and part.caller is None):
                 blocks.append({"type": "tool_use", "id": ids(part.id),
                                "name": nm.wire(part.name), "input": args})
             else:
@@ -164,6 +166,7 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
     ids = IdRewriter(notes)
     done, fit = ids.done, nm.fit  # ids and names already seen, looked up before any call
     out: list[dict[str, Any]] = []
+    by_code: list[int] = []  # assistant messages holding calls made by code
     blocks: list[dict[str, Any]]
     i = 0
     count = len(messages)
@@ -176,7 +179,7 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
                 if type(part) is ToolCallPart:
                     args, call_id, name = part.arguments, part.id, part.name
                     if (type(args) is not dict or part.provider_data is not None
-                            or part.parse_error is not None):
+                            or part.parse_error is not None or part.caller is not None):
                         break
                     blocks.append({"type": "tool_use", "id": done.get(call_id) or ids(call_id),
                                    "name": name if name in fit else nm.wire(name),
@@ -191,6 +194,8 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
                 i += 1
                 continue
             blocks = _assistant_blocks(m.parts, index=i, nm=nm, ids=ids, notes=notes)
+            if any(type(p) is ToolCallPart and p.caller is not None for p in m.parts):
+                by_code.append(len(out))
             out.append({"role": "assistant", "content": _content(blocks)})
         elif role == "user" and len(m.parts) == 1:
             part = m.parts[0]
@@ -246,6 +251,8 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
             blocks = _user_blocks(m.parts, index=i, ids=ids, notes=notes)
             out.append({"role": "user", "content": _content(blocks)})
         i += 1
+    for k in by_code:
+        results_only(out, k + 1, notes)
     return out
 
 
@@ -294,6 +301,9 @@ def encode(request: Request) -> Encoded:
     else:
         body["system"] = request.system
     body["messages"] = _encode_messages(request.messages, nm=nm, notes=notes)
+    container = container_id(request.messages, WIRE)
+    if container is not None and "container" not in opts:
+        body["container"] = container
     stored_tools = opts.pop("tools", None)
     if request.tools or stored_tools:
         body["tools"] = encode_tools(request.tools, stored_tools, nm=nm, notes=notes)
@@ -384,21 +394,22 @@ def _decode_messages(raw: Any) -> list[Message]:
     return out
 
 
+_CHOICES: dict[Any, Any] = {"auto": "auto", "any": "required", "tool": "tool"}
+
+
 def _decode_choice(raw: Any) -> ToolChoice | None:
     if not isinstance(raw, Mapping):
         return None
     kind = raw.get("type")
     flag = raw.get("disable_parallel_tool_use")
     parallel = None if not isinstance(flag, bool) else not flag
-    if kind == "auto":
-        return ToolChoice(mode="auto", parallel=parallel)
-    if kind == "any":
-        return ToolChoice(mode="required", parallel=parallel)
-    if kind == "tool":
-        return ToolChoice(mode="tool", name=str(raw.get("name") or ""), parallel=parallel)
     if kind == "none":
         return ToolChoice(mode="none")
-    return None
+    mode = _CHOICES.get(kind) if isinstance(kind, str) else None
+    if mode is None:
+        return None
+    return ToolChoice(mode=mode, name=str(raw.get("name") or "") if mode == "tool" else None,
+                      parallel=parallel)
 
 
 def decode_request(
@@ -458,6 +469,9 @@ def check_body(body: dict[str, Any]) -> str | None:
         return "max_tokens: Field required"
     problem = role_problem(body.get("messages"), ("user", "assistant")) or tools_lack_schemas(
         body.get("tools"), "input_schema")
+    if problem:
+        return problem
+    problem = code_call_problem(body, code_caller)
     if problem:
         return problem
     for i, m in enumerate(body["messages"]):

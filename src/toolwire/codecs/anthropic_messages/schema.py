@@ -106,7 +106,10 @@ def input_schema(name: str, schema: Mapping[str, Any], *, strict: bool,
 
 # --------------------------------------------------------------------------- tool definitions
 
-_TOOL_KEYS = frozenset({"name", "description", "input_schema", "strict"})
+_TOOL_KEYS = frozenset({"name", "description", "input_schema", "strict", "allowed_callers"})
+
+CODE_EXECUTION = "code_execution"
+"""The name of Anthropic's code execution tool, whose code calls the tools that allow it."""
 
 
 SEARCH_TOOL = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
@@ -117,6 +120,21 @@ def _has_search(stored: Any) -> bool:
     return isinstance(stored, list) and any(
         isinstance(t, Mapping) and str(t.get("type", "")).startswith("tool_search_tool")
         for t in stored)
+
+
+def _add_code_execution(tools: Sequence[ToolSpec], stored: Any, encoded: list[dict[str, Any]],
+                        notes: list[Note]) -> None:
+    """A tool that code may call needs the code execution tool in the list: added, in the
+    version its ``allowed_callers`` names, when the request has none."""
+    wanted = next((c for s in tools for c in s.allowed_callers
+                   if c.startswith(CODE_EXECUTION)), None)
+    if wanted is None or (isinstance(stored, list) and any(
+            isinstance(t, Mapping) and str(t.get("type", "")).startswith(CODE_EXECUTION)
+            for t in stored)):
+        return
+    encoded.append({"type": wanted, "name": CODE_EXECUTION})
+    notes.append(Note(kind="code_execution_added", subject="tools", detail=(
+        f"a tool allows calls from {wanted}, so the {CODE_EXECUTION} tool was added")))
 
 
 def encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: ToolNames,
@@ -138,7 +156,10 @@ def encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: ToolNames,
             tool["defer_loading"] = True
         if spec.examples:
             tool["input_examples"] = [copy.deepcopy(dict(e)) for e in spec.examples]
+        if spec.allowed_callers:
+            tool["allowed_callers"] = list(spec.allowed_callers)
         encoded.append(tool)
+    _add_code_execution(tools, stored, encoded, notes)
     if any(spec.deferred for spec in tools) and not _has_search(stored):
         encoded.append(dict(SEARCH_TOOL))
         notes.append(Note(kind="tool_search", subject="tools", detail=(
@@ -163,6 +184,14 @@ def encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: ToolNames,
     return out + encoded
 
 
+def _callers(raw: Any) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(c, str) for c in raw):
+        raise WireFormatError(f"{WIRE}: a tool's 'allowed_callers' must be a list of strings")
+    return tuple(raw)
+
+
 def decode_tools(raw: Any) -> tuple[list[ToolSpec], bool]:
     """The custom tools as specs, and whether the list held more than specs can say."""
     if raw is None:
@@ -185,5 +214,6 @@ def decode_tools(raw: Any) -> tuple[list[ToolSpec], bool]:
             description=str(tool.get("description") or ""),
             input_schema=dict(schema) if isinstance(schema, Mapping) else {"type": "object"},
             strict=bool(tool.get("strict")),
+            allowed_callers=_callers(tool.get("allowed_callers")),
         ))
     return specs, keep

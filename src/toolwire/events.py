@@ -3,7 +3,8 @@
 Owns the stream events (`TextDelta`, `ReasoningDelta`, `ToolCallStarted`, `ToolCallDelta`,
 `ToolCallFinished`, `StreamEnd`), the run events (`MessageAdded`, `RequestSent`, `RetryEvent`,
 `WireNotes`, `ReplyReceived`, `ToolStarted`, `ToolFinished`, `FirstToken`, `FirstToolStart`,
-`ToolAbandoned`, `ApprovalAwaited`, `RunResumed`, `RunStopped`, `Compacted`), the
+`ToolAbandoned`, `ToolProgress`, `ToolAsked`, `ApprovalAwaited`, `RunResumed`, `RunStopped`,
+`Compacted`), the
 `Event` union of both, and the channel: `emit` and `listen`.
 
 The channel is a context variable. A run listens (`listen`) while it waits on its model, so a
@@ -176,6 +177,29 @@ class ToolAbandoned:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolProgress:
+    """A running tool said how far it has got (an MCP server's progress notification):
+    ``progress`` of ``total`` (None when it does not know), with an optional ``message``."""
+
+    tool: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolAsked:
+    """A running tool asked the user something (an MCP server's elicitation request):
+    ``question``, what came of it (``action``: accept, decline or cancel) and ``reason`` when
+    the user gave no answer."""
+
+    tool: str
+    question: str
+    action: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ApprovalAwaited:
     """The run stops to wait for decisions on ``calls``, made by the reply of ``turn``."""
 
@@ -218,8 +242,8 @@ class Compacted:
 
 RunEvent = (
     MessageAdded | RequestSent | RetryEvent | WireNotes | ReplyReceived | ToolStarted
-    | ToolFinished | FirstToken | FirstToolStart | ToolAbandoned | ApprovalAwaited | RunResumed
-    | RunStopped | Compacted
+    | ToolFinished | FirstToken | FirstToolStart | ToolAbandoned | ToolProgress | ToolAsked
+    | ApprovalAwaited | RunResumed | RunStopped | Compacted
 )
 Event = StreamEvent | RunEvent
 """Everything a run's listeners may be given."""
@@ -285,10 +309,12 @@ __all__ = [
     "StreamEvent",
     "TextDelta",
     "ToolAbandoned",
+    "ToolAsked",
     "ToolCallDelta",
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolFinished",
+    "ToolProgress",
     "ToolStarted",
     "WireNotes",
     "emit",

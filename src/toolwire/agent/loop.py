@@ -449,8 +449,9 @@ class Agent:
         def finished(call: ToolCallPart, result: ToolResultPart, seconds: float) -> None:
             emit(ToolFinished(turn=turn, call=call, result=result, seconds=seconds))
 
-        return await self.dispatcher.run(calls, on_start=started, on_end=finished,
-                                         deadline=s.deadline, early=early)
+        with listen(emit):  # what a running tool reports (its progress...) reaches the run
+            return await self.dispatcher.run(calls, on_start=started, on_end=finished,
+                                             deadline=s.deadline, early=early)
 
     def __repr__(self) -> str:
         return f"Agent(model={model_name(self.model)!r}, tools={[t.name for t in self.tools]})"

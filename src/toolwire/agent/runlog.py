@@ -33,6 +33,8 @@ by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is 
 ``awaiting_approval`` (format 4 on) the run stopped to wait for decisions on these calls
                 (id, name, arguments); ``toolwire resume LOG --allow ID --deny ID`` goes on
 ``retry``       a model request failed and is being sent again (attempt, wait, the error)
+``progress``    (format 6 on) a running tool's progress (tool, progress, total, message)
+``asked``       (format 6 on) a running tool asked the user (tool, question, action, reason)
 ``compact``     (format 5 on) the history was compacted: how, why, estimated tokens before and
                 after, and the whole history as it now stands (later indexes follow it)
 ``stop``        why the run ended, turns, summed usage, notes, and the error if any (its
@@ -44,8 +46,8 @@ by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is 
 Format versions: every change to what is written bumps `LOG_FORMAT`, and `read_log` reads every
 format up to it (1: the first; 2: ``request_model``, ``error_type`` and the resume line's
 ``format``; 3: ``first_token``, ``first_tool``, ``call_abandoned`` and ``early``; 4: the
-header's ``context`` and ``awaiting_approval``; 5: ``compact``). A newer format (in the header
-or a resume line) is refused with a `TranscriptError` saying to upgrade.
+header's ``context`` and ``awaiting_approval``; 5: ``compact``; 6: ``progress``, ``asked``). A
+newer format (in the header or a resume line) is refused with a `TranscriptError` to upgrade.
 
 Values are written with `toolwire.transcript_json.to_json`. Must not import the loop, dispatch,
 codecs or transport; what the lines say of time is read by `toolwire.agent.timeline`.
@@ -58,7 +60,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -81,7 +83,9 @@ from toolwire.events import (
     RunResumed,
     RunStopped,
     ToolAbandoned,
+    ToolAsked,
     ToolFinished,
+    ToolProgress,
     ToolStarted,
 )
 from toolwire.transcript import (
@@ -95,7 +99,7 @@ from toolwire.transcript import (
 )
 from toolwire.transcript_json import from_json, to_json
 
-LOG_FORMAT = 5
+LOG_FORMAT = 6
 """The format version this toolwire writes; it reads this one and every earlier one."""
 
 
@@ -225,15 +229,8 @@ class RunLog:
         self.write("retry", turn=turn, attempt=event.attempt, wait=round(event.wait, 6),
                    error=str(event.error), error_type=type(event.error).__name__)
 
-    def stop(
-        self,
-        stop: str,
-        *,
-        turns: int,
-        usage: Usage,
-        notes: Sequence[str],
-        error: BaseException | None = None,
-    ) -> None:
+    def stop(self, stop: str, *, turns: int, usage: Usage, notes: Sequence[str],
+             error: BaseException | None = None) -> None:
         detail = None if error is None else f"{type(error).__name__}: {error}"
         self.write("stop", stop=str(stop), turns=turns, usage=to_json(usage), notes=list(notes),
                    error=detail, error_type=None if error is None else type(error).__name__)
@@ -293,12 +290,8 @@ class RunLog:
     def __enter__(self) -> RunLog:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self.close()
 
 
@@ -315,6 +308,8 @@ _WRITERS: dict[type[Any], Callable[[RunLog, Any], None]] = {
     RunResumed: RunLog._on_resume,
     RunStopped: RunLog._on_stop,
     ApprovalAwaited: RunLog._on_awaited,
+    ToolProgress: lambda log, e: log.write("progress", **asdict(e)),
+    ToolAsked: lambda log, e: log.write("asked", **asdict(e)),
     Compacted: lambda log, e: log.write("compact", how=e.how, why=e.why, before=e.before,
                                         after=e.after, messages=[to_json(m) for m in e.messages]),
 }

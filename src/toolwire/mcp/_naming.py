@@ -1,6 +1,6 @@
 """Tool names across several MCP servers: labels for servers and prefixes for clashing names.
 
-Owns `server_label` and `plan_names`. Pure functions over strings: no SDK, no I/O.
+Owns `server_label`, `plan_names` and `unique_name`. Pure functions over strings: no SDK, no I/O.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 
-__all__ = ["MAX_NAME", "plan_names", "server_label"]
+__all__ = ["MAX_NAME", "plan_names", "server_label", "unique_name"]
 
 MAX_NAME = 64
 """The longest tool name every supported provider accepts."""
@@ -23,7 +23,7 @@ def server_label(name: str | None, fallback: str) -> str:
     return label or fallback
 
 
-def _unique(candidate: str, taken: set[str]) -> str:
+def unique_name(candidate: str, taken: set[str]) -> str:
     candidate = candidate[:MAX_NAME]
     if candidate not in taken:
         return candidate
@@ -55,7 +55,7 @@ def plan_names(
         plan: dict[str, str] = {}
         for name in dict.fromkeys(names):
             if name in clashing:
-                new = _unique(f"{label}_{name}", taken)
+                new = unique_name(f"{label}_{name}", taken)
                 renamed.setdefault(name, []).append((label, new))
             else:
                 new = name

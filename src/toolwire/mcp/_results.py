@@ -1,8 +1,10 @@
 """MCP tool results to and from toolwire tool results.
 
-Owns `result_text` (what a model is shown for an MCP ``CallToolResult``) and `to_mcp_result`
-(a toolwire `ToolResultPart` as an MCP ``CallToolResult``). Must not import the loop, codecs or
-the transport; it only knows the MCP SDK's result types and toolwire's canonical values.
+Owns `result_text` (an MCP ``CallToolResult`` as text), `result_value` (what a toolwire tool made
+from an MCP tool returns: text, structured content, or text and media parts) and `to_mcp_result`
+(a toolwire `ToolResultPart` as an MCP ``CallToolResult``, media as image, audio and embedded
+resource blocks). Must not import the loop, codecs or the transport; it only knows the MCP
+SDK's result types and toolwire's canonical values.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from mcp_types import (
     AudioContent,
     BlobResourceContents,
     CallToolResult,
+    ContentBlock,
     EmbeddedResource,
     ImageContent,
     ResourceLink,
@@ -23,9 +26,18 @@ from mcp_types import (
     TextResourceContents,
 )
 
-from toolwire.transcript import ToolResultPart
+from toolwire.errors import TranscriptError
+from toolwire.media import Audio, Document, Image
+from toolwire.transcript import MediaPart, ToolResultPart
 
-__all__ = ["block_text", "result_text", "to_mcp_result"]
+__all__ = ["block_text", "result_text", "result_value", "to_mcp_block", "to_mcp_result"]
+
+
+def _decoded(data: str) -> bytes | None:
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _size(data: str) -> str:
@@ -63,6 +75,10 @@ def block_text(block: Any) -> str:
     return f"[{kind} content]"
 
 
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def result_text(result: CallToolResult) -> str:
     """The text a model is shown for ``result``: its content blocks, one after another.
 
@@ -73,12 +89,92 @@ def result_text(result: CallToolResult) -> str:
     pieces = [block_text(block) for block in result.content]
     has_text = any(isinstance(b, TextContent | EmbeddedResource) for b in result.content)
     if result.structured_content is not None and not has_text:
-        structured = json.dumps(result.structured_content, ensure_ascii=False,
-                                separators=(",", ":"))
-        pieces.insert(0, structured)
+        pieces.insert(0, _compact(result.structured_content))
     return "\n".join(pieces)
 
 
-def to_mcp_result(part: ToolResultPart) -> CallToolResult:
-    """A toolwire result (from `toolwire.agent.dispatch.Dispatcher`) as an MCP tool result."""
-    return CallToolResult(content=[TextContent(text=part.text)], is_error=part.is_error)
+def block_media(block: Any) -> MediaPart | None:
+    """An image, audio or embedded binary resource block as a media part (None for any other
+    block, and for one whose data is not base64 or whose media type toolwire cannot hold)."""
+    name: str | None = None
+    if isinstance(block, ImageContent | AudioContent):
+        data, media_type = block.data, block.mime_type
+        maker: Any = Image if isinstance(block, ImageContent) else Audio
+    elif isinstance(block, EmbeddedResource) and isinstance(block.resource, BlobResourceContents):
+        data, name = block.resource.blob, str(block.resource.uri)
+        media_type = block.resource.mime_type or "application/octet-stream"
+        maker = (Image if media_type.startswith("image/") else
+                 Audio if media_type.startswith("audio/") else Document)
+    else:
+        return None
+    raw = _decoded(data)
+    if raw is None:
+        return None
+    try:
+        part: MediaPart = maker.from_bytes(raw, media_type, name=name)
+    except TranscriptError:
+        return None
+    return part
+
+
+def _unwrapped(content: dict[str, Any], schema: dict[str, Any]) -> Any:
+    """Structured content as the tool meant it: a value servers wrap as ``{"result": value}``
+    (a schema of that one property, as SDK servers write for a function returning a string
+    or a number) is the value itself."""
+    props = schema.get("properties")
+    if list(content) == ["result"] and isinstance(props, dict) and list(props) == ["result"]:
+        return content["result"]
+    return content
+
+
+def result_value(result: CallToolResult, schema: dict[str, Any] | None = None) -> Any:
+    """What a toolwire tool made from an MCP tool returns for ``result``.
+
+    With ``schema`` (the tool's output schema, which the SDK has checked the content against):
+    the structured content, which the tool result carries as JSON (a wrapped string as text),
+    unless the result also holds media. Otherwise the text of every block (`result_text`), or,
+    when some blocks are images, audio or binary resources, a list of text and media parts
+    (`toolwire.media.media_content` reads it), in their order.
+    """
+    structured = schema is not None
+    media = [block_media(block) for block in result.content]
+    if schema is not None and result.structured_content is not None and not any(media):
+        return _unwrapped(dict(result.structured_content), schema)
+    if not any(media):
+        return result_text(result)
+    items: list[Any] = []
+    if structured and result.structured_content is not None:
+        items.append(_compact(result.structured_content))
+    for block, part in zip(result.content, media, strict=True):
+        if part is not None:
+            items.append(part)
+        elif not (structured and isinstance(block, TextContent)):
+            items.append(block_text(block))
+    return items
+
+
+def to_mcp_block(part: MediaPart) -> ContentBlock:
+    """A media part as an MCP block: an image or audio block, or an embedded resource (a
+    document, or media known only by URL or file id, as a link-like text resource)."""
+    if part.data is None:
+        where = part.url or ", ".join(f"{w}: {i}" for w, i in (part.file_ids or {}).items())
+        return TextContent(text=f"[{part.kind} {part.media_type}: {where}]")
+    data = base64.b64encode(part.data).decode("ascii")
+    if part.kind == "image":
+        return ImageContent(data=data, mime_type=part.media_type)
+    if part.kind == "audio":
+        return AudioContent(data=data, mime_type=part.media_type)
+    uri = f"toolwire:///{part.name or 'document'}"
+    return EmbeddedResource(resource=BlobResourceContents(uri=uri, mime_type=part.media_type,
+                                                          blob=data))
+
+
+def to_mcp_result(part: ToolResultPart, structured: Any = None) -> CallToolResult:
+    """A toolwire result (from `toolwire.agent.dispatch.Dispatcher`) as an MCP tool result:
+    text as text blocks, media as `to_mcp_block` makes them, ``structured`` content as is."""
+    if isinstance(part.content, str):
+        blocks: list[ContentBlock] = [TextContent(text=part.content)]
+    else:
+        blocks = [to_mcp_block(p) if isinstance(p, MediaPart) else TextContent(text=p.text)
+                  for p in part.content]
+    return CallToolResult(content=blocks, is_error=part.is_error, structured_content=structured)

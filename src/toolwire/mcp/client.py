@@ -11,7 +11,13 @@ it by itself.
 
 The session runs in a thread of its own (`toolwire.mcp._session`), so its tools can be called
 from any task, event loop or thread: a connection opened before ``Agent.run`` (which starts an
-event loop of its own) serves the run, and parallel calls from one reply are safe.
+event loop of its own) serves the run, and parallel calls from one reply are safe. What the
+server says while a call runs reaches the run that made the call: its progress notifications
+as `toolwire.events.ToolProgress` events, and its elicitation requests (asked of the user by
+`toolwire.mcp.elicit.Asker`) as `toolwire.events.ToolAsked` events. A tool that declares an
+output schema gives its structured content, checked against that schema, as JSON; images,
+audio and binary resources become media parts. `McpConnection.tool_source` is polled by an
+`Agent` between turns (``tool_sources``), so a tool the server adds joins the run.
 """
 
 from __future__ import annotations
@@ -20,12 +26,13 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import contextvars
 import os
 import shlex
 import sys
 import tempfile
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
@@ -34,13 +41,16 @@ from urllib.parse import urlsplit
 from mcp import StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, ServerCapabilities
 from mcp_types import Tool as McpTool
 
 from toolwire.errors import ConfigError, ToolDefinitionError, ToolError
-from toolwire.mcp._results import result_text
-from toolwire.mcp._session import Lost, SessionThread, describe
+from toolwire.events import Event, ToolAsked, ToolProgress, emit
+from toolwire.mcp._results import result_value
+from toolwire.mcp._session import Hooks, Lost, SessionThread, describe
+from toolwire.mcp.elicit import Asker
 from toolwire.schema.tool import Tool
+from toolwire.tools.ask_user import Answerer
 
 __all__ = [
     "McpConnection",
@@ -84,7 +94,10 @@ class McpConnection:
     before they leave for the server. ``timeout`` bounds starting and setting up the server.
     A stdio server's standard error is kept (its last lines explain a failure) unless
     ``errlog`` is given; ``env`` adds environment variables to the few the SDK passes on
-    (``PATH``, ``HOME``...); ``cwd`` is the folder the server runs in.
+    (``PATH``, ``HOME``...); ``cwd`` is the folder the server runs in. ``answer`` asks the user
+    the server's elicitation requests (see `toolwire.mcp.elicit`; None: they are declined, the
+    reason in the run log). ``deferred``: all the server's tools are deferred (found with
+    ``search_tools``, see `McpTools.deferred`).
     """
 
     def __init__(
@@ -96,6 +109,8 @@ class McpConnection:
         cwd: str | os.PathLike[str] | None = None,
         timeout: float = 60.0,
         errlog: TextIO | None = None,
+        answer: Answerer | None = None,
+        deferred: bool = False,
     ) -> None:
         if isinstance(spec, str) and spec.strip().startswith(("http://", "https://")):
             self._target: str | list[str] = spec.strip()
@@ -112,13 +127,19 @@ class McpConnection:
         self.env = dict(env) if env else None
         self.cwd = cwd
         self.timeout = timeout
+        self.deferred = deferred
         self.tools: tuple[Tool, ...] = ()
         self.notes: list[str] = []
         """What was left out, and why (a tool whose schema toolwire cannot use, say)."""
         self._named = name is not None
         self._errlog = errlog
         self._stderr_path: str | None = None
-        self._session = SessionThread(self._server, timeout=timeout, label=self.name)
+        self._calls: list[tuple[str, Callable[[Event], None]]] = []
+        """The calls running now: the tool name the model sees and how to tell its run."""
+        self._names: dict[str, str] = {}
+        self._asker = Asker(answer, self.name, self._asked)
+        self._session = SessionThread(self._server, timeout=timeout, label=self.name,
+                                      hooks=Hooks(elicit=self._asker))
         self._started = False
 
     @property
@@ -151,6 +172,16 @@ class McpConnection:
     def instructions(self) -> str | None:
         """What the server says about using it, if it says anything."""
         return self._session.instructions
+
+    @property
+    def capabilities(self) -> ServerCapabilities | None:
+        """What the server said it can do (tools, resources...), once open."""
+        return self._session.capabilities
+
+    @property
+    def session(self) -> SessionThread:
+        """The session the connection's requests go through."""
+        return self._session
 
     @property
     def alive(self) -> bool:
@@ -192,7 +223,7 @@ class McpConnection:
             self.close()
             raise McpConnectionError(message) from None
         if self._session.server_name and not self._named:
-            self.name = self._session.server_name
+            self.name = self._asker.server = self._session.server_name
         self.tools = tuple(self._build())
         return self
 
@@ -261,40 +292,72 @@ class McpConnection:
                 f"not reachable any more: {lost.reason} {when}. Its tools cannot be used in "
                 f"the rest of this run.{self._stderr_tail()}")
 
-    async def call_raw(self, name: str, arguments: Mapping[str, Any] | None = None
-                       ) -> CallToolResult:
-        """Call the server's tool ``name`` (its own name, not a prefixed one) as it is.
+    def _asked(self, question: str, action: str, reason: str) -> None:
+        """What came of an elicitation request, told to the run of the latest call."""
+        if self._calls:
+            tool, tell = self._calls[-1]
+            tell(ToolAsked(tool, question, action, reason))
+
+    async def call_raw(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+                       shown_as: str | None = None) -> CallToolResult:
+        """Call the server's tool ``name`` (its own name, not a prefixed one) as it is; what
+        the server reports meanwhile goes to the calling run, for tool ``shown_as``.
 
         Raises `ToolError` when the server is gone, and the SDK's errors otherwise.
         """
         if not self._started:
             raise McpConnectionError(f"the MCP connection to {self.spec} is not open")
+        tool, tell = shown_as or name, _teller()
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            tell(ToolProgress(tool, progress, total, message))
+
+        entry = (tool, tell)
+        self._calls.append(entry)
         try:
-            return await self._session.call(name, arguments or {}, _trace_context())
+            return await self._session.call(name, arguments or {}, _trace_context(), report)
         except Lost as lost:
             raise ToolError(self._lost_message(name, lost)) from None
+        finally:
+            self._calls.remove(entry)
 
-    async def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> str:
-        """The text of a call's result; raises `ToolError` for an error result or a failure.
+    async def call(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+                   shown_as: str | None = None) -> Any:
+        """A call's result as a tool returns it (`toolwire.mcp._results.result_value`: text,
+        checked structured content, or text and media); raises `ToolError` for an error result
+        or a failure.
 
         So a tool made from this call gives the model an error result with the server's text
         (or the reason the server could not be reached) rather than ending the run.
         """
         try:
-            result = await self.call_raw(name, arguments)
+            result = await self.call_raw(name, arguments, shown_as=shown_as)
         except (ToolError, McpConnectionError):
             raise
         except MCPError as exc:
             raise ToolError(f"The MCP server {self.name!r} refused the call to {name!r}: "
                             f"{exc.error.message}") from None
+        except RuntimeError as exc:
+            if "structured content" not in str(exc):
+                raise ToolError(f"The call to {name!r} on the MCP server {self.name!r} failed: "
+                                f"{describe(exc)}") from None
+            first = str(exc).strip().partition("\n")[0]
+            raise ToolError(f"The MCP server {self.name!r} answered the call to {name!r} with a "
+                            f"result that breaks the tool's own output schema: {first}. The "
+                            "result was not used; the server is at fault, not the call.") from None
         except Exception as exc:
             raise ToolError(f"The call to {name!r} on the MCP server {self.name!r} failed: "
                             f"{describe(exc)}") from None
-        text = result_text(result)
+        value = result_value(result, self._output_schema(name))
         if result.is_error:
-            raise ToolError(text or f"the MCP server {self.name!r} reported that {name!r} "
+            text = value if isinstance(value, str) else result_value(result)
+            raise ToolError(str(text) or f"the MCP server {self.name!r} reported that {name!r} "
                             "failed, without saying why")
-        return text
+        return value
+
+    def _output_schema(self, name: str) -> dict[str, Any] | None:
+        return next((dict(t.output_schema) for t in self.listing
+                     if t.name == name and t.output_schema is not None), None)
 
     # ------------------------------------------------------------------ tools
 
@@ -302,7 +365,33 @@ class McpConnection:
         """The server's tools as toolwire tools; ``names`` renames some (server name -> new)."""
         return self._build(names)
 
+    @property
+    def current_names(self) -> Mapping[str, str]:
+        """The names the server's tools were last given (server name -> name shown)."""
+        return self._names
+
+    def relist(self) -> bool:
+        """When the server said its tool list changed, list it again (blocking); whether it
+        did. A server that cannot be reached leaves the tools as they were, with a note."""
+        if not (self._session.stale and self.alive):
+            return False
+        try:
+            self._session.relist(self.timeout)
+        except Exception as exc:
+            self.notes.append(f"MCP server {self.name!r} changed its tools but could not list "
+                              f"them again: {describe(exc)}")
+            return False
+        return True
+
+    def tool_source(self) -> list[Tool]:
+        """The server's tools now, for ``Agent(tool_sources=[connection.tool_source])``: polled
+        before each model call, so tools the server adds join the run (see `relist`)."""
+        if self.relist():
+            self.tools = tuple(self._build(self._names))
+        return list(self.tools)
+
     def _build(self, names: Mapping[str, str] | None = None) -> list[Tool]:
+        self._names = dict(names or {})
         made: list[Tool] = []
         seen: set[str] = set()
         self.notes = []
@@ -322,8 +411,8 @@ class McpConnection:
     def _tool(self, listed: McpTool, name: str) -> Tool:
         server_name = listed.name
 
-        async def call_server(**arguments: Any) -> str:
-            return await self.call(server_name, arguments)
+        async def call_server(**arguments: Any) -> Any:
+            return await self.call(server_name, arguments, shown_as=name)
 
         call_server.__name__ = call_server.__qualname__ = name
         vars(call_server)["telemetry"] = self.telemetry  # on its execute_tool spans
@@ -333,6 +422,18 @@ class McpConnection:
         return Tool(name=name, description=listed.description or listed.title or "",
                     input_schema=listed.input_schema, fn=call_server, idempotent=idempotent,
                     read_only=read_only)
+
+
+def _teller() -> Callable[[Event], None]:
+    """How another thread gives an event to whoever listens where this is called (the run
+    whose tool is calling): in this event loop, in this context."""
+    loop, context = asyncio.get_running_loop(), contextvars.copy_context()
+
+    def tell(event: Event) -> None:
+        with contextlib.suppress(RuntimeError):  # the caller's loop has ended
+            loop.call_soon_threadsafe(context.run, emit, event)
+
+    return tell
 
 
 def _trace_context() -> dict[str, str] | None:
@@ -355,13 +456,16 @@ def connect(
     cwd: str | os.PathLike[str] | None = None,
     timeout: float = 60.0,
     errlog: TextIO | None = None,
+    answer: Answerer | None = None,
+    deferred: bool = False,
 ) -> McpConnection:
     """A connection to the MCP server ``spec``, to open with ``async with`` or ``with``.
 
     ``spec`` is a command line run as a stdio server, or a streamable HTTP URL. See
     `McpConnection` for the options.
     """
-    return McpConnection(spec, name=name, env=env, cwd=cwd, timeout=timeout, errlog=errlog)
+    return McpConnection(spec, name=name, env=env, cwd=cwd, timeout=timeout, errlog=errlog,
+                         answer=answer, deferred=deferred)
 
 
 def tools_from_server(spec: Spec, **options: Any) -> list[Tool]:

@@ -46,7 +46,24 @@ REPLY = {"type": "reply", "message": {"type": "message", "role": "assistant",
                                       "parts": [{"type": "text", "text": "hello"}]}}
 VALID_LOG = log_text(header(), TASK)
 
+def _event_streams() -> tuple[bytes, bytes]:
+    """A captured ConverseStream body with one byte of a frame's payload changed (its CRC no
+    longer matches), and the same body cut off inside its last frame."""
+    from toolwire.codecs import get_codec
+    from toolwire.transcript import Message, Reply
+
+    whole = b"".join(get_codec("bedrock-converse").encode_stream(
+        Reply(message=Message.assistant("a captured reply"))))
+    flipped = bytearray(whole)
+    flipped[len(whole) // 2] ^= 0x20
+    return bytes(flipped), whole[:-7]
+
+
+BAD_CRC, CUT_SHORT = _event_streams()
+
 BAD_FILES: dict[str, bytes | None] = {
+    "event-stream-bad-crc": BAD_CRC,
+    "event-stream-cut-short": CUT_SHORT,
     "missing": None,
     "folder": b"",  # made a folder below
     "binary": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)),

@@ -19,7 +19,16 @@ import pytest
 from toolwire import Agent, Message, RunStop, TextPart, ToolCallPart, Usage, check_transcript
 from toolwire.codecs import get_codec
 from toolwire.emulator import Emulator, Fault
-from toolwire.errors import ConfigError, PermissionDeniedError, RateLimitError
+from toolwire.errors import (
+    AuthenticationError,
+    ConfigError,
+    ContextLengthError,
+    InvalidRequestError,
+    OverloadedError,
+    PermissionDeniedError,
+    RateLimitError,
+    ServerError,
+)
 from toolwire.events import RetryEvent
 from toolwire.http.client import RetryPolicy
 from toolwire.http.client import model as make_model
@@ -146,13 +155,12 @@ IDS = {
 }
 
 
-@pytest.mark.parametrize("provider", list(IDS))
-@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-async def test_a_full_run_on_each_cloud_id_recovers_from_throttling(provider: str,
-                                                                    stream: bool) -> None:
-    model_id, env, wire = IDS[provider]
+async def weather_run(provider: str, script: list[Any], *, stream: bool
+                      ) -> tuple[Emulator, Any, list[Any]]:
+    """A weather run on ``provider``'s id against an emulator playing ``script`` (every item
+    used), with quick retries: the emulator, the run's result and its events."""
+    model_id, env, _ = IDS[provider]
     events: list[Any] = []
-    script = [Fault(kind="rate_limit", retry_after=0.01), CALL, ANSWER]
     async with Emulator(script, aws_credentials=CREDS) as emu:
         model = make_model(f"{model_id}@{emu.base_url}", env=env,
                            retry=RetryPolicy(base=0.001, max_wait=0.01), seed=1)
@@ -160,6 +168,16 @@ async def test_a_full_run_on_each_cloud_id_recovers_from_throttling(provider: st
         result = await agent.arun("Weather in Paris?")
         await model.aclose()
         emu.assert_done()
+    return emu, result, events
+
+
+@pytest.mark.parametrize("provider", list(IDS))
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_a_full_run_on_each_cloud_id_recovers_from_throttling(provider: str,
+                                                                    stream: bool) -> None:
+    wire = IDS[provider][2]
+    script = [Fault(kind="rate_limit", retry_after=0.01), CALL, ANSWER]
+    emu, result, events = await weather_run(provider, script, stream=stream)
     assert result.stop is RunStop.ANSWERED and result.answer == "18°C in Paris."
     assert [m.role for m in result.messages] == ["user", "assistant", "tool", "assistant"]
     assert check_transcript(result.messages, wire) == []
@@ -178,6 +196,111 @@ async def test_a_full_run_on_each_cloud_id_recovers_from_throttling(provider: st
     else:
         assert first.headers["api-key"] == "azure-key"
         assert first.path.startswith("/openai/v1/")
+
+
+MID_STREAM = [("throttlingException", RateLimitError), ("modelStreamErrorException", None),
+              ("internalServerException", ServerError),
+              ("serviceUnavailableException", OverloadedError)]
+
+
+@pytest.mark.parametrize("provider", ["bedrock", "bedrock-anthropic"])
+@pytest.mark.parametrize(("exception", "kind"), MID_STREAM, ids=[e for e, _ in MID_STREAM])
+async def test_an_exception_inside_the_event_stream_is_retried(provider: str, exception: str,
+                                                               kind: type | None) -> None:
+    wire = IDS[provider][2]
+    script = [Fault(kind="error_mid_stream", exception=exception, reply=CALL), CALL, ANSWER]
+    _, result, events = await weather_run(provider, script, stream=True)
+    assert result.stop is RunStop.ANSWERED and result.answer == "18°C in Paris."
+    assert check_transcript(result.messages, wire) == []
+    retries = [e for e in events if isinstance(e, RetryEvent)]
+    assert len(retries) == 1 and retries[0].error.retryable
+    if kind is not None:
+        assert isinstance(retries[0].error, kind)
+    if provider == "bedrock":  # the exception's own type, kept as Bedrock names it
+        assert retries[0].error.error_type == exception[0].upper() + exception[1:]
+    # what the client read of the first attempt before the exception is dropped: one call only
+    assert [type(p).__name__ for p in result.messages[1].parts] == ["TextPart", "ToolCallPart"]
+
+
+async def test_a_validation_exception_inside_the_stream_ends_the_run() -> None:
+    script = [Fault(kind="error_mid_stream", exception="validationException",
+                    message="Malformed input request, please reformat your input.")]
+    async with Emulator(script, aws_credentials=CREDS) as emu:
+        model = make_model(f"bedrock:m@{emu.base_url}", env=AWS,
+                           retry=RetryPolicy(base=0.001, max_wait=0.01))
+        result = await Agent(model=model, stream=True).arun("hi")
+        await model.aclose()
+    assert result.stop is RunStop.PROVIDER_ERROR and len(emu.received) == 1
+    assert isinstance(result.error, InvalidRequestError)
+    assert "Malformed input request" in str(result.error)
+
+
+def test_the_mid_stream_exception_is_refused_where_streams_are_not_event_streams() -> None:
+    import urllib.error
+    import urllib.request
+
+    body = json.dumps({"model": "m", "max_tokens": 5, "stream": True,
+                       "messages": [{"role": "user", "content": "hi"}]}).encode()
+    with Emulator([Fault(kind="error_mid_stream")]) as emu, pytest.raises(
+            urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(urllib.request.Request(
+            f"{emu.base_url}/v1/messages", data=body, method="POST"))
+    assert caught.value.code == 500 and b"AWS event streams" in caught.value.read()
+
+
+BEDROCK_ERRORS = [(Fault(kind="rate_limit", retry_after=0), 429, "ThrottlingException",
+                   RateLimitError),
+                  (Fault(kind="overloaded"), 503, "ServiceUnavailableException",
+                   OverloadedError),
+                  (Fault(kind="bad_request", message="Input is too long for requested model."),
+                   400, "ValidationException", ContextLengthError),
+                  (Fault(kind="auth"), 401, "UnrecognizedClientException",
+                   AuthenticationError)]
+
+
+@pytest.mark.parametrize(("fault", "status", "kind", "error"), BEDROCK_ERRORS,
+                         ids=[k for _, _, k, _ in BEDROCK_ERRORS])
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_invoke_model_answers_and_is_read_with_bedrocks_errors(
+        fault: Fault, status: int, kind: str, error: type, stream: bool) -> None:
+    import urllib.error
+    import urllib.request
+
+    with Emulator([fault, fault]) as emu:
+        with pytest.raises(urllib.error.HTTPError) as caught:  # what the server sends
+            urllib.request.urlopen(urllib.request.Request(
+                f"{emu.base_url}/model/anthropic.claude-sonnet-5/invoke", method="POST",
+                data=json.dumps({"anthropic_version": "bedrock-2023-05-31", "max_tokens": 9,
+                                 "messages": [{"role": "user", "content": "hi"}]}).encode()))
+        sent = json.loads(caught.value.read())
+        assert caught.value.code == status and caught.value.headers["x-amzn-errortype"] == kind
+        assert set(sent) <= {"message", "__type"} and sent["message"]
+        model = make_model(f"bedrock-anthropic:anthropic.claude-sonnet-5@{emu.base_url}",
+                           env=AWS, retry=RetryPolicy(max_attempts=1))
+        request = Request(model="m", messages=(Message.user("hi"),))
+        with pytest.raises(error) as read:
+            if stream:
+                async for _ in model.stream(request):
+                    pass
+            else:
+                await model.complete(request)
+        await model.aclose()
+    assert read.value.error_type == kind and read.value.status == status
+    assert read.value.wire == "anthropic-messages"
+
+
+def test_bedrocks_retry_asking_types_are_retried_on_invoke_model_too() -> None:
+    codec = get_codec("anthropic-messages")
+    for kind, status in (("ModelStreamErrorException", 424), ("ModelNotReadyException", 429),
+                         ("ModelErrorException", 424)):
+        error = codec.decode_error(status, {"message": "m"},
+                                   {"X-Amzn-ErrorType": f"{kind}:http://internal.amazon.com/"})
+        assert error.error_type == kind
+        assert error.retryable is (kind != "ModelErrorException")
+    said = codec.decode_error(429, {"type": "error", "error": {"type": "rate_limit_error",
+                                                               "message": "slow"}},
+                              {"x-amzn-errortype": "ThrottlingException"})
+    assert said.error_type == "rate_limit_error"  # the body's own type comes first
 
 
 def test_the_emulator_throttles_and_refuses_as_bedrock_does() -> None:
@@ -303,3 +426,38 @@ def test_check_explain_and_convert_read_converse_bodies(tmp_path: Any, capsys: A
     broken.write_bytes(b"\0\1\2" * 10)
     assert main(["explain", str(broken)]) == 2
     assert "is a binary file" in capsys.readouterr().err
+
+
+def test_check_and_convert_read_captured_event_streams(tmp_path: Any, capsys: Any) -> None:
+    from toolwire.cli.app import main
+    from toolwire.emulator.cloud import reframe
+
+    bad = Reply(message=Message(role="assistant", parts=(ToolCallPart(
+        id="call_p1", name="get_weather", arguments={"city": "Paris"}),)), stop="tool_calls")
+    converse = tmp_path / "converse-stream.bin"
+    converse.write_bytes(b"".join(get_codec("bedrock-converse").encode_stream(CALL)))
+    assert main(["check", str(converse)]) == 0  # the reply's call awaits its result: no error
+    assert "1 messages, no problems for bedrock-converse" in capsys.readouterr().out
+    assert main(["check", str(converse), "--wire", "gemini-generate", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["wire"] == "gemini-generate"
+    dotted = tmp_path / "dotted.bin"  # an id Bedrock sends and Anthropic would refuse
+    dotted.write_bytes(b"".join(get_codec("bedrock-converse").encode_stream(
+        Reply(message=Message(role="assistant", parts=(ToolCallPart(
+            id="tool.1", name="get_weather", arguments={}),)), stop="tool_calls"))))
+    assert main(["check", str(dotted)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(dotted), "--wire", "anthropic-messages"]) == 1
+    assert capsys.readouterr().out.startswith("message 0: error [bad_call_id]")
+    assert main(["convert", str(converse), "--to", "anthropic-messages"]) == 0
+    out, err = capsys.readouterr()
+    body = json.loads(out)
+    assert "converted bedrock-converse stream -> anthropic-messages reply" in err
+    assert body["stop_reason"] == "tool_use" and body["content"][1]["input"] == {"city": "Paris"}
+    assert main(["convert", str(converse), "--to", "openai-chat", "--from", "openai-chat"]) == 2
+    assert "is a bedrock-converse stream, not openai-chat" in capsys.readouterr().err
+    invoke = tmp_path / "invoke-stream.bin"  # InvokeModel's chunks, each an Anthropic event
+    invoke.write_bytes(b"".join(reframe(get_codec("anthropic-messages").encode_stream(bad))))
+    assert main(["convert", str(invoke), "--to", "openai-chat"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["choices"][0]["message"]["tool_calls"][0]["id"] == "call_p1"
+    assert "anthropic-messages stream" in err

@@ -3,7 +3,8 @@
 For a fixed set of requests (paths with characters that need escaping, a model ARN already
 escaped once, dot segments, query strings, session tokens, streamed bodies) our
 ``Authorization`` header equals botocore's `SigV4Auth`. Credentials come from the environment
-or the shared credentials file, and expiring ones are fetched again before a signature.
+or the shared credentials file, and expiring ones are fetched again before a signature. Every
+retried attempt carries its own date and a signature botocore computes alike for that date.
 """
 
 from __future__ import annotations
@@ -151,3 +152,51 @@ def test_botocores_credential_chain_as_an_option(tmp_path: Path,
            "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none")}
     source = credential_chain(env)  # neither the environment nor the file has keys
     assert source is not None and source() == AwsCredentials("AKOPS", "o", "to")
+
+
+async def test_each_retry_is_signed_anew_with_its_own_date_as_botocore_would(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    import botocore.auth
+
+    from toolwire.emulator import Emulator, Fault
+    from toolwire.http.client import HttpModel, RetryPolicy
+    from toolwire.http.endpoints import parse_model_id
+    from toolwire.transcript import Message, Request
+
+    creds = AwsCredentials(KEY, SECRET, TOKEN)
+    ticks = [dt.datetime(2026, 3, 1, 23, 59, 51, tzinfo=dt.UTC)]
+
+    def clock() -> dt.datetime:  # each attempt is signed 7 s after the one before
+        ticks.append(ticks[-1] + dt.timedelta(seconds=7))
+        return ticks[-1]
+
+    script = [Fault(kind="rate_limit", retry_after=0), Fault(kind="server_error"),
+              {"text": "signed three times"}]
+    async with Emulator(script, aws_credentials=creds) as emu:
+        endpoint = parse_model_id(f"bedrock:anthropic.claude-x@{emu.base_url}",
+                                  {"AWS_REGION": "us-east-1"})
+        endpoint = dataclasses.replace(endpoint, signer=SigV4Signer(
+            lambda: creds, region="us-east-1", service="bedrock", clock=clock))
+        model = HttpModel(endpoint, retry=RetryPolicy(base=0.001, max_wait=0.01))
+        reply = await model.complete(Request(model="m", messages=(Message.user("hi"),)))
+        await model.aclose()
+    assert reply.text == "signed three times"
+    sent = emu.received
+    dates = [r.headers["x-amz-date"] for r in sent]
+    # the second retry falls on the next day: its credential scope names that day
+    assert dates == ["20260301T235958Z", "20260302T000005Z", "20260302T000012Z"]
+    assert len({r.headers["authorization"] for r in sent}) == 3
+    assert len({r.raw for r in sent}) == 1  # the same bytes, signed three times
+    for attempt in sent:  # botocore signs each attempt's bytes at that attempt's date
+        names = attempt.headers["authorization"].split("SignedHeaders=")[1].split(",")[0]
+        kept = {n: attempt.headers[n] for n in names.split(";")
+                if n not in ("host", "x-amz-date", "x-amz-security-token")}
+        when = dt.datetime.strptime(attempt.headers["x-amz-date"], "%Y%m%dT%H%M%SZ")
+        monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda when=when: when)
+        theirs = AWSRequest(method="POST", url=f"{emu.base_url}{attempt.path}",
+                            data=attempt.raw, headers=kept)
+        SigV4Auth(Credentials(KEY, SECRET, TOKEN), "bedrock", "us-east-1").add_auth(theirs)
+        assert theirs.headers["Authorization"] == attempt.headers["authorization"]
+        assert theirs.headers["X-Amz-Date"] == attempt.headers["x-amz-date"]

@@ -123,11 +123,51 @@ def _check_source(path: str, body: Any, source: str) -> None:
                         "detect the wire")
 
 
+def _captured_stream(path: str) -> tuple[str, Any] | None:
+    """The wire and reply of a captured binary AWS event stream (a ConverseStream body, or an
+    InvokeModel stream whose chunks hold Anthropic events), or None when ``path`` holds
+    something else. A stream whose frames fail their checksums or break off, or that carries
+    the provider's error, is a `UserError`."""
+    from toolwire.codecs import get_codec
+    from toolwire.codecs.eventstream import is_event_stream
+    from toolwire.conversion import detect_wire
+    from toolwire.errors import ToolwireError
+    from toolwire.events import StreamEnd
+
+    checks.read_text(path, event_stream=True)
+    raw = Path(path).read_bytes()
+    if not is_event_stream(raw):
+        return None
+    try:
+        try:
+            wire, _ = detect_wire(raw)
+        except ToolwireError:  # InvokeModel's chunks: each holds one event of the wire's own
+            from toolwire.http.cloud import InvokeChunks
+
+            unwrap = InvokeChunks()
+            raw = unwrap.feed(raw) + unwrap.close()
+            wire, _ = detect_wire(raw)
+        ends = [e for e in get_codec(wire).decode_stream([raw]) if isinstance(e, StreamEnd)]
+    except ToolwireError as exc:
+        raise UserError(f"{path} is an AWS event stream that cannot be read: {one_line(exc)}; "
+                        "give the whole captured body, as the server sent it") from None
+    return wire, ends[-1].reply
+
+
 def cmd_convert(args: argparse.Namespace) -> int:
     from toolwire.agent.runlog import is_log_text
     from toolwire.codecs import get_codec
     from toolwire.conversion import convert, detect_wire
 
+    captured = _captured_stream(args.file)
+    if captured is not None:  # a reply: written as the target wire writes its replies
+        wire, reply = captured
+        if args.source is not None and args.source != wire:
+            raise UserError(f"{args.file} is a {wire} stream, not {args.source}")
+        print(f"converted {wire} stream -> {args.to} reply", file=sys.stderr)
+        body = get_codec(args.to).encode_response(reply)
+        print(json.dumps(body, indent=2, ensure_ascii=False))
+        return EXIT_OK
     text = checks.read_text(args.file)
     if is_log_text(text):
         request = _log_request(args.file)
@@ -175,9 +215,23 @@ def _messages_from(path: str) -> tuple[list[Any], str | None]:
 def cmd_check(args: argparse.Namespace) -> int:
     from toolwire.rules import check_transcript
 
-    messages, detected = _messages_from(args.file)
-    wire = args.wire or detected
-    problems = check_transcript(messages, wire)
+    captured = _captured_stream(args.file)
+    detected: str | None
+    if captured is not None:  # one reply, checked as the answer to a user's turn
+        import dataclasses
+
+        from toolwire.transcript import Message
+
+        detected, reply = captured
+        wire = args.wire or detected
+        messages = [reply.message]
+        problems = [dataclasses.replace(p, index=p.index - 1) for p in check_transcript(
+            [Message.user("(the request)"), reply.message], wire)
+            if p.rule != "missing_result"]  # its calls' results are still to come
+    else:
+        messages, detected = _messages_from(args.file)
+        wire = args.wire or detected
+        problems = check_transcript(messages, wire)
     data = {"wire": wire, "messages": len(messages),
             "problems": [{"index": p.index, "rule": p.rule, "severity": p.severity,
                           "message": p.message, "fix": p.fix} for p in problems]}
@@ -269,7 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Read a request body in one wire and print the same conversation as a "
                     "request in another. Everything that cannot carry over (reasoning of another "
                     "provider, ids rewritten, tool names mapped, schema keywords removed) is "
-                    "listed on stderr.")
+                    "listed on stderr. A captured binary AWS event stream (a Bedrock reply) "
+                    "is printed as the reply body of the target wire.")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--to", required=True, choices=wires, metavar="WIRE",
                    help="target wire: " + ", ".join(wires))
@@ -283,7 +338,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Report every break of the pairing and ordering rules (a call with no "
                     "result, a result with no call, results out of place, duplicate ids) and, "
                     "with a wire, that wire's own rules. Exit 1 when an error is found.")
-    p.add_argument("file", metavar="FILE", help="a request body in any wire, or a run log")
+    p.add_argument("file", metavar="FILE", help="a request body in any wire, a run log, or a "
+                   "captured AWS event stream (its reply's calls are checked)")
     p.add_argument("--wire", choices=wires, metavar="WIRE",
                    help="also check this wire's own rules (default: the detected wire)")
     p.add_argument("--json", action="store_true", help="print the problems as JSON")

@@ -377,6 +377,22 @@ def retry_after_from(headers: Mapping[str, str] | None) -> float | None:
     return None
 
 
+AWS_RETRIED = frozenset({"ModelNotReadyException", "ModelStreamErrorException"})
+"""AWS error types that a retry may cure although their status (424, 429) says otherwise
+(Bedrock's documentation asks to retry both)."""
+
+
+def aws_error_type(raw: Any) -> str | None:
+    """``ThrottlingException`` from the ways AWS writes an error type: the ``x-amzn-ErrorType``
+    header (``ThrottlingException:http://...``), a body's ``__type``
+    (``com.amazon...#ThrottlingException``) or a stream's ``:exception-type``
+    (``throttlingException``)."""
+    if not isinstance(raw, str) or not raw:
+        return None
+    name = raw.split(":", 1)[0].rsplit("#", 1)[-1]
+    return name[0].upper() + name[1:] if name else None
+
+
 # --------------------------------------------------------------------------- shared by the codecs
 
 

@@ -70,11 +70,14 @@ class HostedPath:
     """Another place a cloud serves a wire, with the model (and streaming) in the URL:
     Bedrock's InvokeModel and Vertex's rawPredict serve Anthropic Messages bodies. ``framing``
     is set when that host streams in a framing of its own (Bedrock wraps each server-sent
-    event in an event-stream ``chunk``)."""
+    event in an event-stream ``chunk``); ``errors`` names the wire whose error bodies the host
+    answers with, when they are not the served wire's (Bedrock answers InvokeModel's failures
+    as it answers Converse's: its own JSON, the type in ``x-amzn-ErrorType``)."""
 
     path: str
     stream_path: str
     framing: Framing | None = None
+    errors: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -172,6 +175,12 @@ class Route:
     model: str | None = None
     stream: bool = False
     framing: Framing | None = None
+    errors: str | None = None
+
+    @property
+    def error_wire(self) -> str:
+        """The wire whose shape this path's error bodies take."""
+        return self.errors or self.wire.name
 
     @property
     def in_url(self) -> bool:
@@ -209,7 +218,7 @@ ANTHROPIC_MESSAGES = Wire(
     detect_stream=detect.anthropic_stream,
     detect_rank=30,
     hosted=(HostedPath("/model/{model}/invoke", "/model/{model}/invoke-with-response-stream",
-                       framing="eventstream"),
+                       framing="eventstream", errors="bedrock-converse"),
             HostedPath("/models/{model}:rawPredict", "/models/{model}:streamRawPredict")),
     cache=CacheRules(kind="breakpoints", sections=("tools", "system", "messages")),
     context_error="prompt is too long: {tokens} tokens > {limit} maximum",
@@ -344,7 +353,7 @@ def _versionless(path: str) -> str:
 
 
 def _templated(wire: Wire, path: str, templates: tuple[tuple[str | None, bool], ...],
-               framing: Framing | None = None) -> Route | None:
+               framing: Framing | None = None, errors: str | None = None) -> Route | None:
     for template, stream in templates:
         if template is None:
             continue
@@ -354,7 +363,7 @@ def _templated(wire: Wire, path: str, templates: tuple[tuple[str | None, bool], 
         head = path[: len(path) - len(suffix)]
         before, _, model = head.rpartition("/")
         if model and (before + "/").endswith(_versionless(prefix)):
-            return Route(wire, model=model, stream=stream, framing=framing)
+            return Route(wire, model=model, stream=stream, framing=framing, errors=errors)
     return None
 
 
@@ -367,7 +376,7 @@ def _match(wire: Wire, path: str) -> Route | None:
         route = _templated(wire, path, ((wire.path, False), (wire.stream_path, True)))
     for hosted in wire.hosted if route is None else ():
         route = _templated(wire, path, ((hosted.path, False), (hosted.stream_path, True)),
-                           hosted.framing)
+                           hosted.framing, hosted.errors)
         if route is not None:
             break
     return route

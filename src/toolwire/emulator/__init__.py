@@ -40,7 +40,7 @@ from toolwire.emulator.billing import (
     count_reply,
 )
 from toolwire.emulator.checks import check_body, check_pairing, error_body
-from toolwire.emulator.cloud import AWS_PATHS, check_signature, reframe
+from toolwire.emulator.cloud import AWS_PATHS, check_signature, exception_event, reframe
 from toolwire.emulator.script import Fault, Raw, ScriptItem, load_script, parse_item
 from toolwire.events import ReasoningDelta, TextDelta, ToolCallDelta
 from toolwire.http.endpoints import wire_for_path
@@ -92,6 +92,8 @@ class Received:
     path: str
     body: Any
     headers: dict[str, str]
+    raw: bytes = b""
+    """The body's bytes as they came (what a signature covers)."""
 
 
 class Emulator:
@@ -239,19 +241,19 @@ class Emulator:
             return _json(404, {"error": {"message": f"no wire is served at {http.path}",
                                          "type": "not_found_error"}})
         spec = route.wire
-        wire = spec.name
+        wire, errors = spec.name, route.error_wire  # a cloud host may shape errors its own way
         try:
             body = loads(http.body or b"{}")
         except ValueError as exc:
-            return _json(400, error_body(wire, 400, f"the body is not valid JSON: {exc}"))
-        self.received.append(Received(wire, http.path, body, http.headers))
+            return _json(400, error_body(errors, 400, f"the body is not valid JSON: {exc}"))
+        self.received.append(Received(wire, http.path, body, http.headers, http.body or b""))
         if not isinstance(body, dict):
-            return _json(400, error_body(wire, 400, "the body must be a JSON object"))
+            return _json(400, error_body(errors, 400, "the body must be a JSON object"))
         codec = get_codec(wire)
         if self.aws_credentials is not None and http.path.startswith(AWS_PATHS):
             refused = check_signature(http, self.aws_credentials)
             if refused is not None:
-                return _json(403, error_body(wire, 403, refused))
+                return _json(403, error_body(errors, 403, refused))
         problem = check_body(wire, body) if self.check else None
         if problem is None:
             try:
@@ -261,7 +263,7 @@ class Emulator:
             else:
                 problem = check_pairing(wire, request) if self.check else None
         if problem is not None:
-            return _json(400, error_body(wire, 400, problem))
+            return _json(400, error_body(errors, 400, problem))
         stream = route.stream if route.in_url else spec.wants_stream(body)
         framing = route.stream_framing
         counted = None
@@ -269,15 +271,15 @@ class Emulator:
             try:
                 counted = self.billing.count(spec, body, request.model)
             except (ContextTooLong, TooManyBreakpoints) as exc:  # refused before any reply
-                return _json(400, error_body(wire, 400, str(exc)))
+                return _json(400, error_body(errors, 400, str(exc)))
         item = self._next(request, wire)
         if item is None:
             return _json(500, error_body(
-                wire, 500,
+                errors, 500,
                 f"the emulator's script has no reply left for request #{len(self.received)}",
             ))
         if isinstance(item, Fault):
-            return await self._fault(item, spec, codec, request, stream, framing)
+            return await self._fault(item, spec, codec, request, stream, framing, errors)
         if isinstance(item, Raw):
             return _raw(item, spec)
         if item.delay:
@@ -285,7 +287,8 @@ class Emulator:
         return self._reply(billed(item.reply, counted), spec, codec, request, stream, framing)
 
     def _reply(self, reply: Reply, wire: Wire, codec: Any, request: Request, stream: bool,
-               framing: Framing, *, cut: bool = False, garbage: bool = False) -> HttpResponse:
+               framing: Framing, *, cut: bool = False, garbage: bool = False,
+               then: bytes | None = None) -> HttpResponse:
         if not stream:
             return _json(200, codec.encode_response(reply, request=request))
         chunks: list[bytes] = list(codec.encode_stream(reply, request=request))
@@ -293,8 +296,10 @@ class Emulator:
             chunks = reframe(chunks)
         if garbage:
             chunks.insert(max(1, len(chunks) // 2), _BROKEN_UNIT[framing])
-        if cut:
+        if cut or then is not None:
             chunks = chunks[: max(1, len(chunks) // 2)]
+        if then is not None:  # a provider's error event, sent part of the way through
+            chunks.append(then)
         paced_by = codec if framing == wire.framing else None  # reframed: not counted
         return HttpResponse(200, {"content-type": MEDIA_TYPES[framing]},
                             chunks=self._paced(chunks, paced_by, request), drop=cut)
@@ -314,24 +319,34 @@ class Emulator:
             yield chunk
 
     async def _fault(self, fault: Fault, wire: Wire, codec: Any, request: Request,
-                     stream: bool, framing: Framing) -> HttpResponse:
+                     stream: bool, framing: Framing, errors: str) -> HttpResponse:
         if fault.delay:
             await asyncio.sleep(fault.delay)
         if fault.kind == "slow_first_byte":
             reply = fault.reply or Reply(message=Message.assistant("This came after a pause."))
             return self._reply(reply, wire, codec, request, stream, framing)
+        if fault.kind == "error_mid_stream":
+            if framing != "eventstream":
+                return _json(500, error_body(errors, 500, (
+                    "the error_mid_stream fault is served where replies stream as AWS event "
+                    "streams (Converse, InvokeModel); use drop_mid_stream or malformed_chunk "
+                    "for this wire")))
+            reply = fault.reply or Reply(message=Message.assistant(
+                "This reply is long enough to be cut off part of the way through."))
+            return self._reply(reply, wire, codec, request, True, framing,
+                               then=exception_event(fault.exception, fault.message))
         if fault.kind in ("drop_mid_stream", "malformed_chunk"):
             reply = fault.reply or Reply(message=Message.assistant(
                 "This reply is long enough to be cut off part of the way through."))
             return self._reply(reply, wire, codec, request, True, framing,
                                cut=fault.kind == "drop_mid_stream",
                                garbage=fault.kind == "malformed_chunk")
-        status = fault.status_for(wire)
+        status = fault.status_for(errors)
         headers = {}
         if fault.retry_after is not None:
             headers["retry-after"] = f"{fault.retry_after:g}"
         message = fault.message or fault.default_message()
-        resp = _json(status, error_body(wire.name, status, message))
+        resp = _json(status, error_body(errors, status, message))
         resp.headers.update(headers)
         return resp
 

@@ -2,7 +2,8 @@
 
 Owns `check_signature` (the first thing wrong with a request's AWS Signature Version 4, as
 Bedrock words it, or None: the emulator recomputes the signature with the credentials it was
-given and compares) and `reframe` (a wire's server-sent events wrapped the way a cloud host
+given and compares), `exception_event` (an exception Bedrock sends inside an event stream)
+and `reframe` (a wire's server-sent events wrapped the way a cloud host
 streams them: each event's JSON in an event-stream ``chunk`` as base64, as InvokeModel does).
 Must not import a wire's codec module nor compare wire names.
 """
@@ -53,6 +54,16 @@ def check_signature(http: HttpRequest, credentials: AwsCredentials) -> str | Non
         return ("The request signature we calculated does not match the signature you "
                 "provided. Check your AWS Secret Access Key and signing method.")
     return None
+
+
+def exception_event(kind: str, message: str | None = None) -> bytes:
+    """An exception sent inside an event stream, as Bedrock sends one part of the way through
+    a reply: ``kind`` (``throttlingException``, ``modelStreamErrorException``,
+    ``internalServerException``...) in ``:exception-type``, its message as JSON."""
+    said = message or f"The stream was interrupted by {kind}; retry the request."
+    return encode_message({":message-type": "exception", ":exception-type": kind,
+                           ":content-type": "application/json"},
+                          json.dumps({"message": said}).encode())
 
 
 def reframe(chunks: list[bytes]) -> list[bytes]:

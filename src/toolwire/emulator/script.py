@@ -20,7 +20,7 @@ from toolwire.transcript import Message, Part, Reply, TextPart, ToolCallPart, Us
 from toolwire.transcript_json import from_json
 
 FAULTS = ("rate_limit", "overloaded", "server_error", "drop_mid_stream", "slow_first_byte",
-          "malformed_chunk", "auth", "bad_request")
+          "malformed_chunk", "auth", "bad_request", "error_mid_stream")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +37,10 @@ class Fault:
     ``overloaded_status``: 529 on Anthropic, 503 elsewhere), ``server_error`` (500), ``auth``
     (401), ``bad_request`` (400),
     ``drop_mid_stream`` (the connection closes half way through a streamed ``reply``),
-    ``malformed_chunk`` (a broken event in the middle of a stream), ``slow_first_byte`` (waits
+    ``malformed_chunk`` (a broken event in the middle of a stream), ``error_mid_stream`` (half
+    of a streamed ``reply``, then the exception ``exception`` inside the AWS event stream, as
+    Bedrock sends ``throttlingException``, ``modelStreamErrorException``,
+    ``internalServerException`` or ``serviceUnavailableException``), ``slow_first_byte`` (waits
     ``delay`` seconds, then answers with ``reply``: put it in the script as a reply with a
     ``delay`` instead when no failure is wanted).
     """
@@ -47,6 +50,7 @@ class Fault:
     delay: float = 0.0
     message: str | None = None
     reply: Reply | None = None
+    exception: str = "throttlingException"
 
     def status_for(self, wire: Wire | str) -> int:
         """The HTTP status this fault answers with in ``wire`` (a record or a wire's name)."""
@@ -137,7 +141,8 @@ def parse_item(item: Any, where: str = "script item") -> ScriptItem:
         reply = item.get("reply")
         return Fault(kind=kind, retry_after=item.get("retry_after"), delay=item.get("delay", 0.0),
                      message=item.get("message"),
-                     reply=_reply(reply, where) if reply is not None else None)
+                     reply=_reply(reply, where) if reply is not None else None,
+                     exception=str(item.get("exception", "throttlingException")))
     return ScriptReply(_reply(item, where), delay=float(item.get("delay", 0.0)))
 
 

@@ -237,17 +237,20 @@ def credential_chain(env: Mapping[str, str] | None = None) -> CredentialSource |
 
 
 class SigV4Signer:
-    """Signs each attempt anew: fresh credentials from ``source``, a fresh date."""
+    """Signs each attempt anew: fresh credentials from ``source``, a fresh date (from
+    ``clock``, the current UTC time unless given)."""
 
-    def __init__(self, source: CredentialSource, *, region: str, service: str) -> None:
+    def __init__(self, source: CredentialSource, *, region: str, service: str,
+                 clock: Callable[[], dt.datetime] | None = None) -> None:
         self.source = source
         self.region = region
         self.service = service
+        self.clock = clock
 
     def __call__(self, method: str, url: str, headers: Mapping[str, str],
                  body: bytes) -> dict[str, str]:
         return sign(method, url, headers, body, self.source(), region=self.region,
-                    service=self.service)
+                    service=self.service, now=self.clock() if self.clock is not None else None)
 
 
 __all__ = [

@@ -27,7 +27,14 @@ from toolwire.codecs.anthropic_messages.parts import (
     reply_seed,
     text_block,
 )
-from toolwire.codecs.base import error_body, provider_error, retry_after_from, status_in_words
+from toolwire.codecs.base import (
+    AWS_RETRIED,
+    aws_error_type,
+    error_body,
+    provider_error,
+    retry_after_from,
+    status_in_words,
+)
 from toolwire.errors import ProviderError, WireFormatError
 from toolwire.transcript import (
     Message,
@@ -324,13 +331,18 @@ def decode_error(status: int, body: Any, headers: Mapping[str, str] | None = Non
         message = message or str(parsed.get("message") or "")
     elif isinstance(parsed, str):
         message = parsed.strip()[:500]
+    lower = {str(k).lower(): v for k, v in (headers or {}).items()}
+    aws = aws_error_type(lower.get("x-amzn-errortype")) if error_type is None else None
+    error_type = error_type or aws  # Bedrock's InvokeModel names its type in this header
     if not message:
         message = f"HTTP {status}" + (f" ({error_type})" if error_type else "")
     error = provider_error(status, message, wire=WIRE, error_type=error_type, body=parsed,
                            retry_after=retry_after_from(headers))
-    should_retry = {k.lower(): v for k, v in (headers or {}).items()}.get("x-should-retry")
+    should_retry = lower.get("x-should-retry")
     if should_retry in ("true", "false"):
         error.retryable = should_retry == "true"
+    elif aws in AWS_RETRIED:
+        error.retryable = True
     return error
 
 

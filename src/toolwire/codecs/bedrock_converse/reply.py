@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire.codecs.base import (
+    AWS_RETRIED,
+    aws_error_type,
     error_body,
     provider_error,
     retry_after_from,
@@ -244,11 +246,8 @@ _TYPES = {400: "ValidationException", 401: "UnrecognizedClientException",
 
 
 def error_type_of(raw: Any) -> str | None:
-    """``ThrottlingException`` from the header's or the body's ways of writing it
-    (``ThrottlingException:http://...``, ``com.amazon...#ThrottlingException``)."""
-    if not isinstance(raw, str) or not raw:
-        return None
-    return raw.split(":", 1)[0].rsplit("#", 1)[-1] or None
+    """The error type AWS wrote in a header, a body or a stream (`aws_error_type`)."""
+    return aws_error_type(raw)
 
 
 def decode_error(status: int, body: Any, headers: Mapping[str, str] | None = None) -> ProviderError:
@@ -268,7 +267,7 @@ def decode_error(status: int, body: Any, headers: Mapping[str, str] | None = Non
         message = f"HTTP {status}" + (f" ({error_type})" if error_type else "")
     error = provider_error(status, message, wire=WIRE, error_type=error_type, body=parsed,
                            retry_after=retry_after_from(headers))
-    if error_type == "ModelNotReadyException":
+    if error_type in AWS_RETRIED:
         error.retryable = True
     return error
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolwire._json import loads
-from toolwire.codecs.base import dumps, provider_error
+from toolwire.codecs.base import AWS_RETRIED, dumps, provider_error
 from toolwire.codecs.bedrock_converse.parts import WIRE, call_from_block, content_seed, name_map
 from toolwire.codecs.bedrock_converse.reply import (
     ERROR_STATUS,
@@ -51,14 +51,15 @@ def exception_error(message: EventMessage) -> ProviderError:
         body = message.payload.decode("utf-8", "replace")
     if isinstance(body, Mapping) and isinstance(body.get("message"), str):
         text = body["message"]
-    name = error_type_of(kind)
-    if name:
-        name = name[0].upper() + name[1:]  # throttlingException -> ThrottlingException
+    name = error_type_of(kind)  # throttlingException -> ThrottlingException
     status = ERROR_STATUS.get(name or "")
     text = text or f"the stream carried {kind or 'an exception'}"
     if status is None:
         return StreamError(text, error_type=name, wire=WIRE, body=body)
-    return provider_error(status, text, wire=WIRE, error_type=name, body=body)
+    error = provider_error(status, text, wire=WIRE, error_type=name, body=body)
+    if name in AWS_RETRIED:  # a stream error: Bedrock asks to send the request again
+        error.retryable = True
+    return error
 
 
 class StreamDecoder:

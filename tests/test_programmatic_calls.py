@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from sdk_types import assert_anthropic_valid
 from toolwire import Agent, Message, Request, RunStop
 from toolwire.agent.dispatch import ApprovalRequest
 from toolwire.codecs import get_codec
@@ -37,15 +38,6 @@ def _code_reply(calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
             "content": [run, *uses], "stop_reason": "tool_use", "stop_sequence": None,
             "container": {"id": "container_011", "expires_at": "2026-12-01T05:00:00Z"},
             "usage": {"input_tokens": 40, "output_tokens": 20}}
-
-
-def _sdk_request(body: dict[str, Any]) -> None:
-    """``body`` is a request the official Anthropic SDK's types accept, no unknown key."""
-    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
-    from pydantic import TypeAdapter
-
-    plain = {k: v for k, v in body.items() if k != "stream"}
-    TypeAdapter(MessageCreateParamsNonStreaming).validate_python(plain, extra="forbid")
 
 
 def _tools(seen: list[str]) -> list[Tool]:
@@ -96,8 +88,8 @@ async def test_calls_made_by_code_are_checked_approved_run_and_answered(
     went_back = answer["messages"][1]["content"]
     assert [b["type"] for b in went_back] == ["server_tool_use", "tool_use", "tool_use"]
     assert went_back[1]["caller"] == {"type": CODE, "tool_id": "srvtoolu_01"}
-    _sdk_request(sent)
-    _sdk_request(answer)
+    assert_anthropic_valid(sent)
+    assert_anthropic_valid(answer)
     # the run log and explain say code made the calls
     starts = [json.loads(line) for line in log.read_text().splitlines()
               if '"call_start"' in line]

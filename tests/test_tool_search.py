@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from sdk_types import assert_anthropic_valid, assert_sdk_valid
 from tool_catalog import REQUESTS, make_tools
 from toolwire import Agent, Message, Reply, Request, RunStop, ToolCallPart, Usage
 from toolwire.agent.toollist import SEARCH_TOOL, split_deferred
@@ -114,10 +115,12 @@ async def test_a_deferred_tool_is_found_then_called_over_http(wire: str) -> None
     assert sizes[0] * 10 < whole[0]
 
 
-async def test_anthropic_sends_deferred_tools_with_defer_loading_and_its_search_tool() -> None:
+async def _run_native(provider: str, script: list[Reply]) -> tuple[Any, list[Any]]:
+    """A run over 300 tools, 290 deferred, with a provider that searches itself; the run and
+    the request bodies it sent. It must delete the coupon."""
     calls: list[tuple[str, dict[str, Any]]] = []
-    async with Emulator(_script()[1:]) as emu:
-        model = make_model(f"anthropic:m@{emu.base_url}", env={},
+    async with Emulator(script) as emu:
+        model = make_model(f"{provider}:m@{emu.base_url}", env={},
                            retry=RetryPolicy(base=0.001, max_wait=0.01))
         agent = Agent(model=model, tools=make_tools(calls), defer_after=10)
         result = await agent.arun("Delete coupon SUMMER10")
@@ -125,27 +128,23 @@ async def test_anthropic_sends_deferred_tools_with_defer_loading_and_its_search_
         emu.assert_done()
     assert result.stop is RunStop.ANSWERED
     assert calls == [("delete_coupon", {"id": "SUMMER10"})]
-    body = emu.received[0].body
+    return result, [r.body for r in emu.received]
+
+
+async def test_anthropic_sends_deferred_tools_with_defer_loading_and_its_search_tool() -> None:
+    result, bodies = await _run_native("anthropic", _script()[1:])
+    body = bodies[0]
     tools = body["tools"]
     last = {k: v for k, v in tools[-1].items() if k != "cache_control"}
     assert len(tools) == 301 and last == {"type": "tool_search_tool_bm25_20251119",
                                           "name": "tool_search_tool_bm25"}
     assert [t.get("defer_loading", False) for t in tools[:300]] == [False] * 10 + [True] * 290
-    assert emu.received[1].body["tools"] == tools
+    assert bodies[1]["tools"] == tools
     assert "search_tools" not in {t["name"] for t in tools}
     assert any("tool_search" in n for n in result.notes)
-    _sdk_request(body)
+    assert_anthropic_valid(body)
     print(f"anthropic-messages: request bytes per turn, 290 of 300 deferred "
-          f"{[len(json.dumps(r.body)) for r in emu.received]}")
-
-
-def _sdk_request(body: dict[str, Any]) -> None:
-    """``body`` is a request the official Anthropic SDK's types accept, no unknown key."""
-    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
-    from pydantic import TypeAdapter
-
-    plain = {k: v for k, v in body.items() if k != "stream"}
-    TypeAdapter(MessageCreateParamsNonStreaming).validate_python(plain, extra="forbid")
+          f"{[len(json.dumps(b)) for b in bodies]}")
 
 
 def test_anthropic_server_side_search_blocks_go_back_as_they_came() -> None:
@@ -203,3 +202,43 @@ def test_a_tool_source_adds_tools_at_the_end_and_a_resume_keeps_what_search_foun
     assert tool_list is not None
     tool_list.replay(model.requests[0].tools, run.result.messages)
     assert [s.name for s in tool_list.added] == seen[1][4:-1]
+
+
+def _responses_search_reply() -> Reply:
+    """A Responses reply in which the hosted tool search found the tool, then the call."""
+    found = {"type": "function", "name": "delete_coupon", "description": "Delete a coupon.",
+             "parameters": {"type": "object", "properties": {"id": {"type": "string"}}},
+             "strict": False, "defer_loading": True}
+    return get_codec("openai-responses").decode_response({
+        "id": "resp_1", "object": "response", "created_at": 1, "model": "m",
+        "status": "completed", "output": [
+            {"type": "tool_search_call", "id": "tsc_1", "call_id": "call_ts1",
+             "arguments": {"query": "remove a discount coupon"}, "execution": "server",
+             "status": "completed"},
+            {"type": "tool_search_output", "id": "tso_1", "call_id": "call_ts1",
+             "execution": "server", "status": "completed", "tools": [found]},
+            {"type": "function_call", "id": "fc_1", "call_id": "call_d1",
+             "name": "delete_coupon", "arguments": '{"id":"SUMMER10"}',
+             "status": "completed"}],
+        "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}})
+
+
+async def test_responses_sends_deferred_tools_with_defer_loading_and_its_tool_search() -> None:
+    first = _responses_search_reply()
+    result, (body, again) = await _run_native("openai-responses", [first, _script()[-1]])
+    tools = body["tools"]
+    assert len(tools) == 301 and tools[-1] == {"type": "tool_search"}
+    assert [t.get("defer_loading", False) for t in tools[:300]] == [False] * 10 + [True] * 290
+    assert again["tools"] == tools and SEARCH_TOOL not in {t.get("name") for t in tools}
+    assert any("tool_search" in n for n in result.notes)
+    # the search's items go back as they came, before the call and its output
+    sent = [item for item in again["input"] if item.get("type") not in (None, "message")]
+    assert [i["type"] for i in sent] == ["tool_search_call", "tool_search_output",
+                                         "function_call", "function_call_output"]
+    assert sent[:2] == [p.payload for p in first.message.parts[:2]]  # type: ignore[union-attr]
+    assert_sdk_valid(body)
+    assert_sdk_valid(again)
+    # through Azure, the same wire without the hosted search: the harness's own search_tools
+    azure = make_model("azure-responses:m@http://127.0.0.1:9", env={"AZURE_OPENAI_API_KEY": "k"})
+    assert SEARCH_TOOL in {s.name for s in Agent(model=azure, tools=make_tools(),
+                                                 defer_after=10).specs}

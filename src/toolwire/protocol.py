@@ -60,16 +60,21 @@ def model_name(model: object) -> str:
     return name if isinstance(name, str) else str(model)
 
 
+FIRST_PARTY = ("anthropic", "openai-responses")
+"""The providers' own APIs, which have the server-side features their wires describe (the
+same wires through Bedrock, Vertex AI or Azure may lack them)."""
+
+
 def native_search(model: object) -> bool:
     """Whether ``model``'s provider searches deferred tools itself: its ``native_tool_search``
-    attribute when it has one, else whether it is an HTTP model of Anthropic's own API (a
-    codec whose wire has ``NATIVE_TOOL_SEARCH``; Bedrock and Vertex leave it out)."""
+    attribute when it has one, else whether it is an HTTP model of Anthropic's or OpenAI's
+    own API (`FIRST_PARTY`) with a codec whose wire has ``NATIVE_TOOL_SEARCH``."""
     flag = getattr(model, "native_tool_search", None)
     if isinstance(flag, bool):
         return flag
     wire = getattr(getattr(model, "codec", None), "module", None)
     return (getattr(wire, "NATIVE_TOOL_SEARCH", False) is True
-            and getattr(getattr(model, "endpoint", None), "provider", None) == "anthropic")
+            and getattr(getattr(model, "endpoint", None), "provider", None) in FIRST_PARTY)
 
 
 def provider_model(model: object) -> str:
@@ -107,5 +112,5 @@ def holds_nothing(reply: Reply) -> bool:
     return True
 
 
-__all__ = ["Model", "StreamingModel", "holds_nothing", "model_name", "native_search",
-           "provider_model"]
+__all__ = ["FIRST_PARTY", "Model", "StreamingModel", "holds_nothing", "model_name",
+           "native_search", "provider_model"]

@@ -14,12 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openai.types.responses import Response, ResponseStreamEvent
-from openai.types.responses.response_create_params import (
-    ResponseCreateParamsNonStreaming,
-    ResponseCreateParamsStreaming,
-)
 from pydantic import TypeAdapter
 
+from sdk_types import assert_sdk_valid
 from strategies import argument_objects, call_ids, texts, tool_names
 from toolwire.codecs import get_codec
 from toolwire.codecs.openai_responses import codec as wire_module
@@ -68,40 +65,7 @@ SETTINGS = settings(max_examples=100, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-def _strict_validator(kind: Any) -> pydantic_core.SchemaValidator:
-    """A validator for an SDK TypedDict where every ``Iterable[X]`` is checked as ``list[X]``."""
-    schema = copy.deepcopy(TypeAdapter(kind).core_schema)
-    found = 0
-
-    def walk(node: Any) -> None:
-        nonlocal found
-        if isinstance(node, dict):
-            if node.get("type") == "generator":
-                found += 1
-                for key in [k for k in node if k not in ("type", "items_schema", "ref")]:
-                    del node[key]
-                node["type"] = "list"
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(schema)
-    assert found > 0
-    assert '"generator"' not in json.dumps(schema, default=str)
-    return pydantic_core.SchemaValidator(schema)  # type: ignore[arg-type]
-
-
-PLAIN_PARAMS = _strict_validator(ResponseCreateParamsNonStreaming)
-STREAM_PARAMS = _strict_validator(ResponseCreateParamsStreaming)
 STREAM_EVENT: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
-
-
-def assert_sdk_valid(body: dict[str, Any]) -> None:
-    validator = STREAM_PARAMS if body.get("stream") else PLAIN_PARAMS
-    validated = validator.validate_python(copy.deepcopy(body), extra="forbid")
-    assert json.loads(json.dumps(validated)) == json.loads(json.dumps(body))  # nothing coerced
 
 
 WEATHER = ToolSpec(
@@ -383,6 +347,7 @@ def test_sdk_check_catches_a_misspelled_key() -> None:
     body["tools"][0]["parameter"] = body["tools"][0].pop("parameters")
     with pytest.raises(pydantic_core.ValidationError):
         assert_sdk_valid(body)
+
 
 def test_first_turn_body() -> None:
     request = Request(

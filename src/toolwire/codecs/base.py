@@ -421,16 +421,18 @@ def own_options(options: Mapping[str, Any] | None, wire: str, notes: list[Note])
 
 
 def tools_lack_schemas(tools: Any, key: str) -> str | None:
-    """A provider's refusal of a tool list whose tools lack a name or the ``key`` schema field."""
+    """A provider's refusal of a tool list whose tools lack a name or the ``key`` schema field
+    (a built-in tool, of another type, may have neither)."""
     if tools is None:
         return None
     if not isinstance(tools, list):
         return "tools: expected an array"
     for n, tool in enumerate(tools):
         fn = tool.get("function", tool) if isinstance(tool, dict) else None
-        if not isinstance(fn, dict) or not fn.get("name"):
+        own = isinstance(tool, dict) and tool.get("type") in (None, "custom", "function")
+        if not isinstance(fn, dict) or (own and not fn.get("name")):
             return f"tools.{n}: a tool needs a name"
-        if key and key not in fn and tool.get("type") in (None, "custom", "function"):
+        if key and key not in fn and own:
             return f"tools.{n}.{key}: Field required"
     return None
 

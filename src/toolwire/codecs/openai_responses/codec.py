@@ -34,6 +34,11 @@ from toolwire.codecs.openai_responses.request import check_body, decode_request,
 from toolwire.codecs.openai_responses.stream import StreamDecoder, encode_stream
 from toolwire.codecs.openai_shared import encode_error
 
+NATIVE_TOOL_SEARCH = True
+"""The API searches deferred tools itself (``defer_loading`` on function tools, its hosted
+``tool_search`` tool); its ``tool_search_call`` and ``tool_search_output`` items go back as
+they came."""
+
 __all__ = [
     "STOP_REASONS",
     "WIRE",

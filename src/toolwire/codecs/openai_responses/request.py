@@ -44,6 +44,7 @@ from toolwire.codecs.openai_responses.parts import (
     typed,
 )
 from toolwire.codecs.openai_responses.schema import (
+    add_search,
     decode_choice,
     decode_tools,
     encode_choice,
@@ -86,6 +87,7 @@ def encode(request: Request) -> Encoded:
     elif more_tools is not None:
         notes.append(Note(kind="field_dropped", subject=f"provider_options[{WIRE!r}]",
                           detail="'tools' is not a list of tools; not sent"))
+    add_search(tools, notes)
     if tools:
         body["tools"] = tools
     choice = request.tool_choice

@@ -1,14 +1,15 @@
 """OpenAI Responses: tool definitions and the tool choice, both ways.
 
-Owns how this wire writes and reads a tool: a flat function tool (``{"type": "function",
-"name", "description", "parameters", "strict"}``) with ``strict`` always sent. A strict tool
-gets the strict-mode rewrite of `toolwire.codecs.openai_shared`, made on a copy and reported as a
-``schema_rewritten`` note; a schema strict mode cannot take goes out with ``strict: false``,
-with a note saying why. A schema needing no change goes out as the very object given. On the
-way in, tools that are not function tools (built-in ones) are handed back for the options as
-they came, a tool with no ``parameters`` gets an empty object schema, and a field of the wrong
-shape raises `WireFormatError` naming it. Also the ``tool_choice`` both ways: a choice the
-canonical form cannot say exactly (``allowed_tools``, a built-in tool) is kept as it came.
+Owns how this wire writes and reads a tool: a flat function tool (``{"type": "function", "name",
+"description", "parameters", "strict"}``) with ``strict`` always sent, and ``defer_loading`` for
+a deferred tool, which the hosted ``tool_search`` tool (`add_search`) then finds. A strict tool
+gets the strict-mode rewrite of `toolwire.codecs.openai_shared`, made on a copy and reported as
+a ``schema_rewritten`` note; a schema strict mode cannot take goes out with ``strict: false``,
+with a note saying why. A schema needing no change goes out as the very object given. On the way
+in, tools that are not function tools (built-in ones) are handed back for the options as they
+came, a tool with no ``parameters`` gets an empty object schema, and a field of the wrong shape
+raises `WireFormatError` naming it. Also the ``tool_choice`` both ways: a choice the canonical
+form cannot say exactly (``allowed_tools``, a built-in tool) is kept as it came.
 
 Pure functions over JSON; imports only the transcript, `toolwire.codecs.base`,
 `toolwire.codecs.openai_shared` and the Responses `parts`; must not import the wire's request, reply
@@ -58,7 +59,25 @@ def encode_tool(tool: ToolSpec, names: NameMap, notes: list[Note] | None = None)
         out["description"] = tool.description
     out["parameters"] = schema
     out["strict"] = strict
+    if tool.deferred:
+        out["defer_loading"] = True
     return out
+
+
+SEARCH_TOOL: Final = {"type": "tool_search"}
+"""The API's hosted tool search, added to a request that has deferred tools."""
+
+
+def add_search(tools: list[Any], notes: list[Note]) -> None:
+    """``tools`` (as sent) with the hosted tool search at the end when a function tool is
+    deferred and no tool search is there yet."""
+    kinds = {t.get("type") for t in tools if isinstance(t, dict)}
+    if "tool_search" in kinds or not any(
+            isinstance(t, dict) and t.get("defer_loading") is True for t in tools):
+        return
+    tools.append(dict(SEARCH_TOOL))
+    notes.append(Note(kind="tool_search", subject="tools", detail=(
+        "deferred tools are sent with defer_loading and found by the API's tool_search tool")))
 
 
 def encode_choice(choice: ToolChoice, names: NameMap) -> Any:
@@ -98,6 +117,7 @@ def decode_tool(tool: Item, where: str) -> ToolSpec:
         description=typed(tool, "description", str, "a string", f"{where}.") or "",
         input_schema=params if params is not None else dict(_EMPTY_SCHEMA),
         strict=tool.get("strict") is True,
+        deferred=tool.get("defer_loading") is True,
     )
 
 

@@ -1,0 +1,74 @@
+"""The official SDKs' request types as checks on the bodies toolwire sends: every key known,
+every value of the type the SDK says (unknown keys are errors). Test-only: the SDKs are test
+dependencies, imported here and nowhere in the package."""
+
+from __future__ import annotations
+
+import copy
+import json
+from functools import cache
+from typing import Any
+
+import pydantic_core
+from pydantic import TypeAdapter
+
+
+def _strict_validator(kind: Any) -> pydantic_core.SchemaValidator:
+    """A validator for an SDK TypedDict where every ``Iterable[X]`` is checked as ``list[X]``."""
+    schema = copy.deepcopy(TypeAdapter(kind).core_schema)
+    found = 0
+
+    def walk(node: Any) -> None:
+        nonlocal found
+        if isinstance(node, dict):
+            if node.get("type") == "generator":
+                found += 1
+                for key in [k for k in node if k not in ("type", "items_schema", "ref")]:
+                    del node[key]
+                node["type"] = "list"
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    assert found > 0
+    assert '"generator"' not in json.dumps(schema, default=str)
+    return pydantic_core.SchemaValidator(schema)  # type: ignore[arg-type]
+
+
+@cache
+def _responses(stream: bool) -> pydantic_core.SchemaValidator:
+    from openai.types.responses.response_create_params import (
+        ResponseCreateParamsNonStreaming,
+        ResponseCreateParamsStreaming,
+    )
+
+    return _strict_validator(ResponseCreateParamsStreaming if stream
+                             else ResponseCreateParamsNonStreaming)
+
+
+def assert_sdk_valid(body: dict[str, Any]) -> None:
+    """``body`` is a Responses request the OpenAI SDK's types accept, nothing coerced."""
+    validated = _responses(bool(body.get("stream"))).validate_python(
+        copy.deepcopy(body), extra="forbid")
+    assert json.loads(json.dumps(validated)) == json.loads(json.dumps(body))
+
+
+@cache
+def _anthropic(beta: bool) -> pydantic_core.SchemaValidator:
+    if beta:
+        from anthropic.types.beta.message_create_params import MessageCreateParamsNonStreaming
+    else:
+        from anthropic.types.message_create_params import (  # type: ignore[assignment]
+            MessageCreateParamsNonStreaming,
+        )
+    return _strict_validator(MessageCreateParamsNonStreaming)
+
+
+def assert_anthropic_valid(body: dict[str, Any], *, beta: bool = False) -> None:
+    """``body`` is a Messages request the Anthropic SDK's types accept (its beta types with
+    ``beta``), no unknown key."""
+    plain = {k: v for k, v in body.items() if k != "stream"}
+    _anthropic(beta).validate_python(copy.deepcopy(plain), extra="forbid")

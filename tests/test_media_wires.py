@@ -113,3 +113,92 @@ def test_media_in_the_user_message_and_a_tool_result_read_back_on_every_wire(
     assert result.text == "the screen:" and [m.data for m in result.media] == [PNG]
     # Read back and sent again, the body is the same.
     assert get_codec(wire).encode(back).body == encoded.body
+
+
+# --------------------------------------------------------------------------- limits before sending
+
+MB = 1024 * 1024
+
+
+def png(width: int, height: int, extra: int = 0) -> bytes:
+    """A PNG header saying ``width`` x ``height`` (all a size check reads), ``extra`` bytes
+    after it."""
+    return (b"\x89PNG\r\n\x1a\n" + (13).to_bytes(4, "big") + b"IHDR"
+            + width.to_bytes(4, "big") + height.to_bytes(4, "big") + b"\x08\x02\x00\x00\x00"
+            + bytes(extra))
+
+
+def user_media(*parts: Any) -> Request:
+    return Request(model=MODEL, max_tokens=64,
+                   messages=(Message(role="user", parts=(TextPart(text="look"), *parts)),))
+
+
+def images(n: int, width: int = 64, extra: int = 0) -> list[Any]:
+    return [Image.from_bytes(png(width, width, extra)) for _ in range(n)]
+
+
+LIMIT_CASES = [
+    ("anthropic-messages", lambda: user_media(*images(101)), "at most 100 images"),
+    ("anthropic-messages", lambda: user_media(*images(1, 9000)), "9000x9000 pixels.*8000x8000"),
+    ("anthropic-messages", lambda: user_media(*images(21, 2500)),
+     "2500x2500 pixels.*2000x2000 \\(with more than 20 images"),
+    ("openai-chat", lambda: user_media(*images(501)), "at most 500 images"),
+    ("openai-chat", lambda: user_media(*images(3, extra=19 * MB)), "at most 50 MB of images"),
+    ("openai-responses", lambda: user_media(*images(501)), "at most 500 images"),
+    ("openai-responses", lambda: user_media(*images(3, extra=19 * MB)),
+     "at most 50 MB of images"),
+    ("gemini-generate", lambda: user_media(*images(2, extra=8 * MB)),
+     "at most 20 MB of inline media"),
+    ("bedrock-converse", lambda: user_media(*images(21)), "at most 20 images in one message"),
+    ("bedrock-converse", lambda: user_media(*[Document.from_bytes(PDF) for _ in range(6)]),
+     "at most 5 documents in one message"),
+    ("bedrock-converse", lambda: user_media(*images(1, 8001)), "8001x8001 pixels.*8000x8000"),
+]
+
+
+@pytest.mark.parametrize(("wire", "make", "match"), LIMIT_CASES,
+                         ids=[f"{c[0]}-{n}" for n, c in enumerate(LIMIT_CASES)])
+def test_requests_over_a_wires_media_limits_are_refused_before_sending(
+        wire: str, make: Any, match: str) -> None:
+    from toolwire.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=match):
+        get_codec(wire).encode(make())
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_requests_inside_the_limits_go_unchanged(wire: str) -> None:
+    """Twenty small images, one 2000 pixels a side, and a PDF: every wire takes them."""
+    request = user_media(*images(19), *images(1, 2000), Document.from_bytes(PDF))
+    encoded = get_codec(wire).encode(request)
+    back = decode(wire, encoded.body).messages[0].media
+    assert [m.data for m in back if m.kind == "image"] == [m.data for m in request.messages[0].media
+                                                          if m.kind == "image"]
+
+
+def test_bedrock_sends_a_document_with_a_text_naming_it_when_the_message_has_none() -> None:
+    request = Request(model=MODEL, messages=(Message(role="user", parts=(
+        Document.from_bytes(PDF, name="q3 report.pdf"),)),))
+    encoded = get_codec("bedrock-converse").encode(request)
+    content = encoded.body["messages"][0]["content"]
+    assert content[1] == {"text": "Attached: q3 report"}
+    assert [(n.kind, n.subject) for n in encoded.notes] == [("text_added", "messages[0]")]
+
+
+def test_gemini_result_parts_of_a_type_function_responses_refuse_go_after_them() -> None:
+    from toolwire import Audio
+
+    request = Request(model="gemini-3-pro-preview", messages=(
+        Message.user("record it"),
+        Message(role="assistant", parts=(ToolCallPart(id="r1", name="rec", arguments={}),)),
+        Message(role="tool", parts=(ToolResultPart(call_id="r1", name="rec", content=(
+            Audio.from_bytes(b"RIFF0000WAVEfmt ", "audio/wav"),)),)),
+    ))
+    encoded = get_codec("gemini-generate").encode(request)
+    turn = encoded.body["contents"][2]["parts"]
+    assert "parts" not in turn[0]["functionResponse"]
+    assert turn[1] == {"text": "[media returned by tool call r1]"}
+    assert turn[2]["inlineData"]["mimeType"] == "audio/wav"
+    assert [n.kind for n in encoded.notes] == ["media_moved"]
+    assert "take only application/pdf" in encoded.notes[0].detail
+    assert decode("gemini-generate", encoded.body).messages[2] == request.messages[2]

@@ -5,6 +5,8 @@ base64 and ``data:`` URLs back (a `WireFormatError` naming the path when they ar
 checking a wire's size and type limits before a request is sent (a `ConfigError` that names the
 part and the limit), and the marker text that opens the media of one tool result where a wire
 moves them out of the result (`marker`, `restore_moved`: putting them back when decoding).
+`Limits` and `check_limits` are the limits a wire sets on a whole request (counts, total bytes,
+image sides read from the image's own header by `image_size`), checked before sending.
 Imports only the transcript and errors; never a wire's codec.
 """
 
@@ -13,11 +15,13 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import struct
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from toolwire.errors import ConfigError, WireFormatError
-from toolwire.transcript import MediaKind, MediaPart, Part, TextPart, ToolResultPart
+from toolwire.transcript import MediaKind, MediaPart, Message, Part, TextPart, ToolResultPart
 
 MB = 1024 * 1024
 
@@ -136,3 +140,142 @@ def _target(results: Sequence[ToolResultPart], key: str) -> int | None:
         if r.name == key:
             return i
     return None
+
+
+# --------------------------------------------------------------------------- whole-request limits
+
+
+def image_size(data: bytes) -> tuple[int, int] | None:
+    """The width and height a PNG, GIF, JPEG or WebP says in its header; None when the bytes
+    are none of them or too short to say."""
+    try:
+        if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
+            return struct.unpack(">II", data[16:24])
+        if data[:6] in (b"GIF87a", b"GIF89a"):
+            return struct.unpack("<HH", data[6:10])
+        if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+            return _webp_size(data)
+        if data[:2] == b"\xff\xd8":
+            return _jpeg_size(data)
+    except struct.error:
+        return None
+    return None
+
+
+def _webp_size(data: bytes) -> tuple[int, int] | None:
+    chunk = data[12:16]
+    if chunk == b"VP8X":
+        return (int.from_bytes(data[24:27], "little") + 1,
+                int.from_bytes(data[27:30], "little") + 1)
+    if chunk == b"VP8L":
+        bits = int.from_bytes(data[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if chunk == b"VP8 ":
+        width, height = struct.unpack("<HH", data[26:30])
+        return width & 0x3FFF, height & 0x3FFF
+    return None
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int] | None:
+    at = 2
+    while at + 9 <= len(data):
+        if data[at] != 0xFF:
+            return None
+        marker_byte = data[at + 1]
+        if marker_byte in (0xD8, 0x01) or 0xD0 <= marker_byte <= 0xD7:
+            at += 2
+            continue
+        length = int.from_bytes(data[at + 2:at + 4], "big")
+        if 0xC0 <= marker_byte <= 0xCF and marker_byte not in (0xC4, 0xC8, 0xCC):
+            height, width = struct.unpack(">HH", data[at + 5:at + 9])
+            return width, height
+        at += 2 + length
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What a wire takes in one request, beyond each part's own type and size.
+
+    ``images``: images in the whole request; ``image_bytes``: their inline bytes together;
+    ``inline_bytes``: the base64 text of all inline media together (what a body limit
+    counts); ``side``: the longest image side in pixels, and ``crowded`` a smaller side for
+    requests with more than ``crowd`` images; ``images_per_message`` and
+    ``documents_per_message``: per wire message (a tool message and the user message after it
+    count as one when ``merged``).
+    """
+
+    images: int | None = None
+    image_bytes: int | None = None
+    inline_bytes: int | None = None
+    side: int | None = None
+    crowd: int | None = None
+    crowded: int | None = None
+    images_per_message: int | None = None
+    documents_per_message: int | None = None
+    merged: bool = False
+
+
+def message_media(message: Message) -> list[MediaPart]:
+    """The media of a message: its own parts and those inside its tool results."""
+    out: list[MediaPart] = []
+    for part in message.parts:
+        if isinstance(part, MediaPart):
+            out.append(part)
+        elif isinstance(part, ToolResultPart) and not isinstance(part.content, str):
+            out.extend(part.media)
+    return out
+
+
+def check_limits(messages: Sequence[Message], wire: str, limits: Limits) -> None:
+    """Refuse, before sending, a request ``wire`` would answer 400 for: too many images or
+    documents, too many bytes, or an image too large in pixels (a `ConfigError` naming the
+    limit and what to do). Costs nothing for a request without media."""
+    groups: list[list[MediaPart]] = []
+    previous: str | None = None
+    for message in messages:
+        media = message_media(message)
+        if limits.merged and previous == "tool" and message.role == "user" and groups:
+            groups[-1].extend(media)
+        else:
+            groups.append(media)
+        previous = message.role
+    every = [m for group in groups for m in group]
+    if not every:
+        return
+    images = [m for m in every if m.kind == "image"]
+    _at_most(len(images), limits.images, f"{wire} takes at most {limits.images} images in a "
+             "request; this one has {n}: send fewer (or older ones as text)")
+    _at_most(sum(m.size for m in images), limits.image_bytes,
+             f"{wire} takes at most {(limits.image_bytes or 0) // MB} MB of images in a "
+             "request; these are {n} bytes: shrink them or send fewer")
+    _at_most(sum(-(-m.size // 3) * 4 for m in every), limits.inline_bytes,
+             f"{wire} takes at most {(limits.inline_bytes or 0) // MB} MB of inline media in a "
+             "request; these are {n} bytes as base64: send large files by URL or file id")
+    for n, group in enumerate(groups):
+        where = f"messages[{n}]" if not limits.merged else f"wire message {n}"
+        _at_most(sum(m.kind == "image" for m in group), limits.images_per_message,
+                 f"{where}: {wire} takes at most {limits.images_per_message} images in one "
+                 "message; this one has {n}: spread them over turns")
+        _at_most(sum(m.kind == "document" for m in group), limits.documents_per_message,
+                 f"{where}: {wire} takes at most {limits.documents_per_message} documents in "
+                 "one message; this one has {n}: spread them over turns")
+    side = limits.side
+    if limits.crowd is not None and len(images) > limits.crowd:
+        side = limits.crowded
+    if side is None:
+        return
+    for image in images:
+        size = image_size(image.data) if image.data is not None else None
+        if size is not None and max(size) > side:
+            crowded = (f" (with more than {limits.crowd} images in a request)"
+                       if side == limits.crowded else "")
+            label = f"the image {image.name}" if image.name else "an image"
+            raise ConfigError(
+                f"{label} is {size[0]}x{size[1]} pixels; {wire} takes "
+                f"at most {side}x{side}{crowded}: downscale it first")
+
+
+def _at_most(n: int, limit: int | None, wording: str) -> None:
+    if limit is not None and n > limit:
+        raise ConfigError(wording.replace("{n}", str(n)))

@@ -19,6 +19,7 @@ from toolwire.codecs.base import Note
 from toolwire.codecs.media import (
     MARKER,
     MB,
+    Limits,
     b64,
     check_media,
     data_url,
@@ -34,6 +35,8 @@ from toolwire.transcript import MediaPart, TextPart, ToolResultPart
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
 IMAGE_MAX = 20 * MB
 FILE_MAX = 50 * MB
+LIMITS = Limits(images=500, image_bytes=50 * MB)
+"""Both OpenAI wires: at most 500 images and 50 MB of image bytes in a request."""
 _ERROR_PREFIX = "Error: "
 """How a Responses function output says it is an error (as the wire's own codec writes it)."""
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire.codecs.base import NameMap, Note, call_id_for, dumps
-from toolwire.codecs.media import MB, b64, check_media, placeholder, unb64
+from toolwire.codecs.media import MB, Limits, b64, check_media, placeholder, unb64
 from toolwire.errors import ConfigError, WireFormatError
 from toolwire.transcript import (
     JSON,
@@ -49,6 +49,8 @@ IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 DOCUMENT_TYPES = frozenset({"application/pdf", "text/plain"})
 IMAGE_MAX = 5 * MB
 DOCUMENT_MAX = 32 * MB
+LIMITS = Limits(images=100, inline_bytes=32 * MB, side=8000, crowd=20, crowded=2000)
+"""A request: at most 100 images, a 32 MB body, 8000 pixels a side (2000 past 20 images)."""
 
 # --------------------------------------------------------------------------- names and ids
 

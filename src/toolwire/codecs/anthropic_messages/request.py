@@ -20,6 +20,7 @@ from typing import Any
 
 from toolwire.codecs.anthropic_messages.parts import (
     ID_PATTERN,
+    LIMITS,
     MEDIA_TYPES,
     TEXT_KEYS,
     WIRE,
@@ -43,6 +44,7 @@ from toolwire.codecs.anthropic_messages.schema import decode_tools, encode_tools
 from toolwire.codecs.base import Encoded, Note, own_options, role_problem, tools_lack_schemas
 from toolwire.codecs.caching import place_breakpoints
 from toolwire.codecs.managed import code_call_problem, container_id, results_only
+from toolwire.codecs.media import check_limits
 from toolwire.errors import WireFormatError
 from toolwire.transcript import (
     MediaPart,
@@ -283,6 +285,7 @@ def _system_text(blocks: Sequence[Any]) -> str:
 
 
 def encode(request: Request) -> Encoded:
+    check_limits(request.messages, WIRE, LIMITS)
     notes: list[Note] = []
     nm = name_map(request)
     opts = own_options(request.provider_options, WIRE, notes) if request.provider_options else {}

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire.codecs.base import NameMap, Note, call_id_for, dumps, wrong_shape
-from toolwire.codecs.media import b64, check_media, placeholder, unb64
+from toolwire.codecs.media import Limits, b64, check_media, placeholder, unb64
 from toolwire.errors import ConfigError, WireFormatError
 from toolwire.transcript import (
     JSON,
@@ -361,6 +361,8 @@ DOCUMENT_FORMATS = {"application/pdf": "pdf", "text/plain": "txt", "text/csv": "
                     "text/html": "html", "text/markdown": "md"}
 IMAGE_MAX = 3750 * 1024
 DOCUMENT_MAX = 4500 * 1024
+LIMITS = Limits(images_per_message=20, documents_per_message=5, side=8000, merged=True)
+"""Per message: at most 20 images and 5 documents; images at most 8000 pixels a side."""
 
 
 def media_block(part: MediaPart, subject: str, notes: list[Note]) -> dict[str, Any]:
@@ -385,7 +387,7 @@ def media_block(part: MediaPart, subject: str, notes: list[Note]) -> dict[str, A
 def _doc_name(name: str | None) -> str:
     """A document name as the API takes it (letters, digits, spaces, hyphens, brackets)."""
     cleaned = re.sub(r"[^A-Za-z0-9 ()\[\]-]+", " ", (name or "document").rsplit(".", 1)[0])
-    return " ".join(cleaned.split()) or "document"
+    return " ".join(cleaned.split())[:200].strip() or "document"
 
 
 def result_block(part: ToolResultPart, *, ids: IdRewriter,

@@ -22,6 +22,7 @@ from toolwire.codecs.base import Encoded, Note, own_options
 from toolwire.codecs.bedrock_converse.parts import (
     CACHE_POINT,
     ID_PATTERN,
+    LIMITS,
     WIRE,
     IdRewriter,
     Names,
@@ -45,6 +46,7 @@ from toolwire.codecs.bedrock_converse.parts import (
 )
 from toolwire.codecs.bedrock_converse.schema import decode_tools, encode_tools
 from toolwire.codecs.caching import MAX_BREAKPOINTS
+from toolwire.codecs.media import check_limits
 from toolwire.errors import WireFormatError
 from toolwire.transcript import (
     Cache,
@@ -147,15 +149,28 @@ def _encode_messages(messages: Sequence[Message], *, nm: Names,
             if i + 1 < len(messages) and messages[i + 1].role == "user":
                 i += 1  # results and the user's next words are one user message
                 blocks += _user_blocks(messages[i].parts, index=i, ids=ids, notes=notes)
-            out.append({"role": "user", "content": blocks})
+            out.append({"role": "user", "content": _with_text(blocks, i, notes)})
         else:
             if m.role == "system":
                 notes.append(Note(kind="role_changed", subject=f"messages[{i}]",
                                   detail="Converse has no system turns; sent as a user turn"))
-            out.append({"role": "user", "content": _user_blocks(m.parts, index=i, ids=ids,
-                                                                notes=notes)})
+            out.append({"role": "user", "content": _with_text(
+                _user_blocks(m.parts, index=i, ids=ids, notes=notes), i, notes)})
         i += 1
     return out
+
+
+def _with_text(blocks: list[dict[str, Any]], index: int,
+               notes: list[Note]) -> list[dict[str, Any]]:
+    """``blocks`` with a text block added when they hold a document and no text (Converse
+    refuses a message with a document and no text)."""
+    if any("text" in b for b in blocks) or not any("document" in b for b in blocks):
+        return blocks
+    names = [b["document"].get("name") for b in blocks if "document" in b]
+    notes.append(Note(kind="text_added", subject=f"messages[{index}]",
+                      detail=f"{WIRE} takes a document only in a message with text; "
+                             "a text naming it went with it"))
+    return [*blocks, {"text": "Attached: " + ", ".join(str(n) for n in names)}]
 
 
 def _encode_choice(choice: ToolChoice, *, nm: Names, notes: list[Note]) -> dict[str, Any] | None:
@@ -186,6 +201,7 @@ def _system_text(blocks: list[Any]) -> str:
 
 
 def encode(request: Request) -> Encoded:
+    check_limits(request.messages, WIRE, LIMITS)
     notes: list[Note] = []
     nm = name_map(request)
     opts = own_options(request.provider_options, WIRE, notes)

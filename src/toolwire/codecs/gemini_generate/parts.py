@@ -20,14 +20,13 @@ What rides in ``provider_data["gemini-generate"]``:
 - `OpaquePart`: any other part (``executableCode``, a model turn's ``inlineData``...), whole.
 
 Media in a tool result go inside ``functionResponse.parts`` for the model families that take
-them (`RESULT_PARTS_MODELS`, or the ``_result_parts`` setting); for every other model they
+them (``request.RESULT_PARTS_MODELS``, or the ``_result_parts`` setting); for every other model they
 follow the function responses in the same turn, each result's media opened by a text naming
 its call (`toolwire.codecs.media.marker`), and a ``media_moved`` note says so.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import json
 import re
@@ -37,7 +36,7 @@ from typing import Any
 
 from toolwire.codecs.base import NameMap, Note, call_id_for, dumps
 from toolwire.codecs.base import wrong_shape as wrong
-from toolwire.codecs.media import MB, b64, check_media, kind_of, marker, unb64
+from toolwire.codecs.media import MB, Limits, b64, check_media, kind_of, marker, unb64
 from toolwire.errors import ConfigError
 from toolwire.transcript import (
     JSON,
@@ -56,26 +55,16 @@ from toolwire.transcript import (
 WIRE = "gemini-generate"
 INLINE_MAX = 20 * MB
 """The inline bytes of a whole request the API has long taken; larger media go by file."""
+LIMITS = Limits(inline_bytes=INLINE_MAX)
 GENERATED = "_generated_id"
-RESULT_PARTS_MODELS: tuple[str, ...] = ("gemini-3*",)
-"""Model-name patterns (fnmatch, matched without a ``models/``-style prefix) of the families
-that take media inside ``functionResponse.parts``; older families answer 400 to them. The
-``_result_parts`` setting (true or false) beats the table."""
+RESULT_PART_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "application/pdf",
+                               "text/plain"})
+"""The media types a function response's parts take; a result holding others has its media
+sent after the function responses instead."""
 FILE_URI = ("https://generativelanguage.googleapis.com/", "gs://")
 """How the URI of a file Gemini holds starts (read back as a file id, not a URL)."""
 NAME_RULE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$")
 _BAD_CHAR = re.compile(r"[^a-zA-Z0-9_.:-]")
-
-
-def takes_result_parts(model: str, setting: Any = None) -> bool:
-    """Whether ``model`` takes media inside a function response (``setting`` decides when it
-    is a bool)."""
-    if isinstance(setting, bool):
-        return setting
-    if setting is not None:
-        raise ConfigError(f"{WIRE} _result_parts must be true or false, not {setting!r}")
-    base = model.rsplit("/", 1)[-1]
-    return any(fnmatch.fnmatchcase(base, pattern) for pattern in RESULT_PARTS_MODELS)
 
 
 def name_map(tools: Sequence[ToolSpec]) -> NameMap:
@@ -432,7 +421,7 @@ class PartEncoder:
         if not generated:
             fr["id"] = result.call_id
         fr["response"] = {"error" if result.is_error else "output": result.text}
-        if self.result_parts and result.media:
+        if self._inside(result):
             fr["parts"] = [self.media(m, f"result {result.call_id}.media[{n}]", inner=True)
                            for n, m in enumerate(result.media)]
         if inner is not None and isinstance(inner, Mapping):
@@ -453,10 +442,8 @@ class PartEncoder:
         function response: parts after the function responses, each result's opened by a text
         naming its call, with a note for each result that had some (none with result parts)."""
         out: list[dict[str, Any]] = []
-        if self.result_parts:
-            return out
         for p_index, part in enumerate(results):
-            if isinstance(part, ToolResultPart) and part.media:
+            if isinstance(part, ToolResultPart) and part.media and not self._inside(part):
                 where = _where(m_index, p_index)
                 key = part.call_id
                 if key in self._generated or GENERATED in (own(part.provider_data) or {}):
@@ -464,12 +451,20 @@ class PartEncoder:
                 out.append({"text": marker(key)})
                 out.extend(self.media(m, f"{where}.media[{n}]")
                            for n, m in enumerate(part.media))
+                why = ("function responses take only " + ", ".join(sorted(RESULT_PART_TYPES))
+                       if self.result_parts else "this model takes none inside one; the "
+                       "_result_parts setting says otherwise")
                 self.notes.append(Note(
                     kind="media_moved", subject=part.call_id,
                     detail=f"{len(part.media)} media part(s) of the result went after the "
-                           "function responses (this model takes none inside one; the "
-                           "_result_parts setting says otherwise)"))
+                           f"function responses ({why})"))
         return out
+
+    def _inside(self, result: ToolResultPart) -> bool:
+        """Whether ``result``'s media go inside its function response."""
+        media = result.media
+        return (self.result_parts and bool(media)
+                and all(m.media_type in RESULT_PART_TYPES for m in media))
 
 
 def media_part(part: MediaPart, subject: str, *, inner: bool = False) -> dict[str, Any]:

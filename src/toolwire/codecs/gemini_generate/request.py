@@ -9,12 +9,14 @@ client or any vendor SDK.
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping
 from typing import Any
 
 from toolwire.codecs.base import Encoded, NameMap, Note, own_options, role_problem
 from toolwire.codecs.base import wrong_shape as wrong
 from toolwire.codecs.gemini_generate.parts import (
+    LIMITS,
     WIRE,
     PartEncoder,
     as_list,
@@ -22,13 +24,29 @@ from toolwire.codecs.gemini_generate.parts import (
     check_parts,
     decode_parts,
     name_map,
-    takes_result_parts,
     wire_name,
 )
 from toolwire.codecs.gemini_generate.schema import SCHEMA_FIELDS, decode_tools, encode_declaration
-from toolwire.codecs.media import restore_moved
+from toolwire.codecs.media import check_limits, restore_moved
 from toolwire.errors import ConfigError
 from toolwire.transcript import JSON, Message, Part, Request, ToolChoice, ToolResultPart
+
+RESULT_PARTS_MODELS: tuple[str, ...] = ("gemini-3*",)
+"""Model-name patterns (fnmatch, matched without a ``models/``-style prefix) of the families
+that take media inside ``functionResponse.parts``; older families answer 400 to them. The
+``_result_parts`` setting (true or false) beats the table."""
+
+
+def takes_result_parts(model: str, setting: Any = None) -> bool:
+    """Whether ``model`` takes media inside a function response (``setting`` decides when it
+    is a bool)."""
+    if isinstance(setting, bool):
+        return setting
+    if setting is not None:
+        raise ConfigError(f"{WIRE} _result_parts must be true or false, not {setting!r}")
+    base = model.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatchcase(base, pattern) for pattern in RESULT_PARTS_MODELS)
+
 
 _MODES = {"auto": "AUTO", "required": "ANY", "tool": "ANY", "none": "NONE"}
 _READ = ("contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "model")
@@ -39,6 +57,7 @@ _READ = ("contents", "systemInstruction", "tools", "toolConfig", "generationConf
 
 def encode(request: Request) -> Encoded:
     """The ``generateContent`` body for a request, with a note for every change made."""
+    check_limits(request.messages, WIRE, LIMITS)
     notes: list[Note] = []
     options = own_options(request.provider_options, WIRE, notes)
     settings = {k: options.pop(k) for k in list(options) if k.startswith("_")}

@@ -31,6 +31,7 @@ from toolwire.codecs.base import (
     tools_lack_schemas,
 )
 from toolwire.codecs.caching import chat_cache_fields
+from toolwire.codecs.media import check_limits
 from toolwire.codecs.openai_chat.parts import (
     EMPTY_RESULT,
     ERROR_PREFIX,
@@ -62,7 +63,13 @@ from toolwire.codecs.openai_chat.schema import (
     encode_choice,
     encode_tool,
 )
-from toolwire.codecs.openai_media import MOVED_TEXT, chat_item, moved_media, restore_media
+from toolwire.codecs.openai_media import (
+    LIMITS,
+    MOVED_TEXT,
+    chat_item,
+    moved_media,
+    restore_media,
+)
 from toolwire.transcript import (
     MediaPart,
     Message,
@@ -282,6 +289,7 @@ def _usual(message: Message, out: list[dict[str, Any]], enc: _Encoder) -> bool:
 
 def encode(request: Request) -> Encoded:
     """The request as an OpenAI Chat Completions body, with notes on what was changed."""
+    check_limits(request.messages, WIRE, LIMITS)
     enc = _Encoder(request)
     messages: list[dict[str, Any]] = []
     if request.system is not None:

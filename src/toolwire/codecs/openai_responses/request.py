@@ -23,7 +23,9 @@ from toolwire.codecs.base import (
     wrong_shape,
 )
 from toolwire.codecs.caching import cache_key_fields
+from toolwire.codecs.media import check_limits
 from toolwire.codecs.openai_media import (
+    LIMITS,
     RESPONSES_ITEMS,
     responses_item,
     responses_media,
@@ -72,6 +74,7 @@ _KNOWN_KEYS: Final = frozenset({
 
 def encode(request: Request) -> Encoded:
     """The request body the API documents, and a note for every change made to fit it."""
+    check_limits(request.messages, WIRE, LIMITS)
     notes: list[Note] = []
     names = name_map(request.tools)
     notes.extend(names.notes())

@@ -121,7 +121,7 @@ async def test_the_cassette_holds_parsed_bodies_and_raw_stream_events(
     await record_two(wire, streamed, stream=True)
 
     data = json.loads(whole.read_text(encoding="utf-8"))
-    assert data["toolwire_cassette"] == 1
+    assert data["toolwire_cassette"] == 2
     first = data["interactions"][0]
     assert first["request"]["method"] == "POST"
     assert first["request"]["path"].startswith(("/v1/", "/api/", "/v1beta/", "/model/"))

@@ -149,3 +149,17 @@ def test_a_format_2_log_reads_and_shows_its_time_from_its_timestamps() -> None:
     from toolwire.explain.html import render_html
 
     assert 'id="time-axis"' in render_html(explain_file(FORMAT2))
+
+
+FORMAT5 = FIXTURES / "format5_media.jsonl"
+
+
+def test_a_format_5_log_keeps_its_media_inline_and_still_reads_them() -> None:
+    assert lines(FORMAT5)[0]["format"] == 5
+    assert not Path(f"{FORMAT5}.media").exists()
+    logged = read_log(FORMAT5)
+    task, _, results, _ = logged.messages
+    assert [(p.name, p.media_type, p.size) for p in task.media] == [("logo.png", "image/png", 78)]
+    (chart,) = results.tool_results[0].media
+    assert (chart.name, chart.size) == ("chart.png", 5868)
+    assert chart.data is not None and chart.data.startswith(b"\x89PNG\r\n\x1a\n")

@@ -43,11 +43,16 @@ by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is 
                 the lines after it, which may be newer than the header's when an older log
                 is resumed
 
+Media (format 7 on): a media part over `toolwire.mediafiles.INLINE_MAX` bytes is kept once,
+by content hash, in the folder ``<log>.media/`` next to the log; its saved form names the file
+(``file``, ``size``) instead of holding the base64 ``data``, and reading puts the bytes back.
+
 Format versions: every change to what is written bumps `LOG_FORMAT`, and `read_log` reads every
 format up to it (1: the first; 2: ``request_model``, ``error_type`` and the resume line's
 ``format``; 3: ``first_token``, ``first_tool``, ``call_abandoned`` and ``early``; 4: the
-header's ``context`` and ``awaiting_approval``; 5: ``compact``; 6: ``progress``, ``asked``). A
-newer format (in the header or a resume line) is refused with a `TranscriptError` to upgrade.
+header's ``context`` and ``awaiting_approval``; 5: ``compact``; 6: ``progress``, ``asked``; 7:
+media in the folder). A newer format (in the header or a resume line) is refused with a
+`TranscriptError` to upgrade.
 
 Values are written with `toolwire.transcript_json.to_json`. Must not import the loop, dispatch,
 codecs or transport; what the lines say of time is read by `toolwire.agent.timeline`.
@@ -88,6 +93,7 @@ from toolwire.events import (
     ToolProgress,
     ToolStarted,
 )
+from toolwire.mediafiles import MediaFiles, fold_fields, unfold_fields
 from toolwire.transcript import (
     Message,
     Reply,
@@ -99,7 +105,7 @@ from toolwire.transcript import (
 )
 from toolwire.transcript_json import from_json, to_json
 
-LOG_FORMAT = 6
+LOG_FORMAT = 7
 """The format version this toolwire writes; it reads this one and every earlier one."""
 
 
@@ -144,15 +150,15 @@ class RunLog:
     cut short by a crash (used when a run is resumed).
     """
 
-    def __init__(
-        self, path: str | os.PathLike[str], *, fsync: bool = False, repair: bool = False
-    ) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False,
+                 repair: bool = False) -> None:
         self.path = Path(path)
         self._fsync = fsync
         if repair:
             _drop_torn_line(self.path)
         self._file: IO[bytes] | None = self.path.open("ab")
         self._turn = 0
+        self.media = MediaFiles(self.path)
 
     def __call__(self, event: Event) -> None:
         """Write ``event`` if it is one the log keeps (a run listener); a stop closes the log."""
@@ -173,22 +179,16 @@ class RunLog:
         """Append one event line and flush it."""
         if self._file is None:
             raise ValueError(f"run log {self.path} is closed")
+        fold_fields(fields, self.media)
         self._file.write(_line({"event": event, "t": round(time.time(), 3), **fields}) + b"\n")
         self._file.flush()
         if self._fsync:
             os.fsync(self._file.fileno())
 
-    def header(
-        self,
-        *,
-        model: str,
-        system: str | None,
-        tools: Sequence[ToolSpec],
-        output: ToolSpec | None = None,
-        settings: Mapping[str, Any] | None = None,
-        request_model: str | None = None,
-        context: Mapping[str, Any] | None = None,
-    ) -> None:
+    def header(self, *, model: str, system: str | None, tools: Sequence[ToolSpec],
+               output: ToolSpec | None = None, settings: Mapping[str, Any] | None = None,
+               request_model: str | None = None, context: Mapping[str, Any] | None = None
+               ) -> None:
         from toolwire.version import __version__
 
         self.write(
@@ -422,6 +422,7 @@ def read_log(path: str | os.PathLike[str]) -> LoggedRun:
     where_file = Path(path)
     lines = where_file.read_text(encoding="utf-8").split("\n")
     run: LoggedRun | None = None
+    media = MediaFiles(where_file)
     last = len(lines) - 1
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -445,6 +446,7 @@ def read_log(path: str | os.PathLike[str]) -> LoggedRun:
             run = LoggedRun(path=where_file, header=event)
             continue
         try:
+            unfold_fields(event, media, where)
             _read_event(run, event, where)
         except TranscriptError:
             raise

@@ -3,13 +3,18 @@
 Owns `RecordTransport`, `ReplayTransport`, `CassetteError` and `CassetteMismatch`. A cassette is
 one JSON file per run::
 
-    {"toolwire_cassette": 1,
+    {"toolwire_cassette": 2,
      "interactions": [
         {"request": {"method", "path", "headers", "body"},
          "response": {"status", "headers", "body"} | {"status", "headers", "stream"}}]}
 
 Bodies are stored parsed, streams as their raw events in order (an AWS event stream as its
-messages: text headers and parsed payloads), so cassettes diff well. Headers
+messages: text headers and parsed payloads), so cassettes diff well. Media in a body (a base64
+string or a base64 ``data:`` URL over `toolwire.mediafiles.INLINE_MAX` bytes) are kept once by
+content hash in the folder ``<cassette>.media/`` and the body holds ``{"toolwire_media": FILE}``
+in their place (version 2, with ``"media": true`` on such a request or response), so a run that
+sends the same screenshot in every request stores it once; a replay compares requests in that
+form and answers with the bytes put back. Headers
 pass through an allow-list: an API key, a cookie or an auth header is never written, and every
 secret `toolwire.secrets.Redactor` knows (values of key and token variables, key shapes, the
 ``secrets`` given) is replaced before the file is written. The file
@@ -25,7 +30,7 @@ from __future__ import annotations
 import base64
 import difflib
 import json
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -33,9 +38,13 @@ from urllib.parse import urlsplit
 from toolwire.codecs.eventstream import MEDIA_TYPE, EventStreamFramer, encode_message
 from toolwire.errors import StreamError, ToolwireError
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, WireResponse
+from toolwire.media import sniff_media_type
+from toolwire.mediafiles import INLINE_MAX, MediaFiles, b64_bytes, media_name
 from toolwire.secrets import Redactor
 
-CASSETTE_VERSION = 1
+CASSETTE_VERSION = 2
+"""The version written; 1 (before media were kept apart) still reads."""
+MEDIA_KEY = "toolwire_media"
 HEADER_ALLOW = frozenset({
     "content-type", "anthropic-version", "anthropic-beta", "retry-after", "retry-after-ms",
     "x-should-retry", "request-id", "x-request-id",
@@ -111,6 +120,78 @@ def _stream_bytes(entry: Any) -> bytes:
     return encode_message(entry["headers"], payload)
 
 
+class _Taken(Exception):
+    """The body already holds a `MEDIA_KEY` object, so it is kept as it is."""
+
+
+def _folded(value: Any, keep: Callable[[bytes, str | None], str]) -> Any:
+    """``value`` with each media string in it (long base64, or a base64 ``data:`` URL) replaced
+    by a `MEDIA_KEY` object naming what ``keep`` made of its bytes."""
+    if isinstance(value, str):
+        if len(value) <= INLINE_MAX:
+            return value
+        if value.startswith("data:"):
+            head, sep, payload = value[5:].partition(",")
+            raw = b64_bytes(payload) if sep and head.endswith(";base64") else None
+            media_type = head[: -len(";base64")]
+            if raw is not None and len(raw) > INLINE_MAX:
+                return {MEDIA_KEY: keep(raw, media_type or None), "data_url": media_type}
+            return value
+        raw = b64_bytes(value)
+        if raw is not None and len(raw) > INLINE_MAX:
+            return {MEDIA_KEY: keep(raw, sniff_media_type(raw[:16]))}
+        return value
+    if isinstance(value, list):
+        return [_folded(v, keep) for v in value]
+    if isinstance(value, dict):
+        if MEDIA_KEY in value:
+            raise _Taken
+        return {k: _folded(v, keep) for k, v in value.items()}
+    return value
+
+
+def _fold(record: dict[str, Any], key: str, value: Any,
+          keep: Callable[[bytes, str | None], str]) -> None:
+    """Set ``record[key]`` to ``value`` with its media kept apart (and ``media`` true) when it
+    holds any; else to ``value`` as it is."""
+    kept: list[str] = []
+
+    def counted(raw: bytes, media_type: str | None) -> str:
+        kept.append(keep(raw, media_type))
+        return kept[-1]
+
+    try:
+        folded = _folded(value, counted)
+    except _Taken:
+        folded, kept = value, []
+    record[key] = folded if kept else value
+    if kept:
+        record["media"] = True
+
+
+def _unfolded(value: Any, files: MediaFiles, where: str) -> Any:
+    """``value`` with each `MEDIA_KEY` object replaced by the string it stood for."""
+    if isinstance(value, list):
+        return [_unfolded(v, files, where) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if MEDIA_KEY not in value:
+        return {k: _unfolded(v, files, where) for k, v in value.items()}
+    try:
+        text = base64.b64encode(files.get(value[MEDIA_KEY], where)).decode("ascii")
+    except ToolwireError as exc:
+        raise CassetteError(str(exc)) from None
+    media_type = value.get("data_url")
+    return text if media_type is None else f"data:{media_type};base64,{text}"
+
+
+def _restored(record: Any, key: str, files: MediaFiles, where: str) -> Any:
+    """``record[key]`` with its media put back when the record says it holds some."""
+    value = record.get(key) if isinstance(record, dict) else None
+    return _unfolded(value, files, where) if isinstance(record, dict) and record.get(
+        "media") else value
+
+
 def _redacted(body: Any, redact: Redactor) -> Any:
     """``body`` with every secret replaced, as a recording stores it."""
     text = json.dumps(body, ensure_ascii=False)
@@ -127,6 +208,7 @@ class RecordTransport:
         self.inner = inner or HttpTransport()
         self.interactions: list[dict[str, Any]] = []
         self._redact = Redactor(None, secrets)
+        self.media = MediaFiles(self.path)
 
     def _write(self) -> None:
         text = json.dumps({"toolwire_cassette": CASSETTE_VERSION,
@@ -139,15 +221,16 @@ class RecordTransport:
 
     async def send(self, request: WireRequest) -> WireResponse:
         response = await self.inner.send(request)
-        entry: dict[str, Any] = {
-            "request": {"method": request.method, "path": _path(request.url),
-                        "headers": _headers(request.headers), "body": request.body},
-        }
-        record = {"status": response.status, "headers": _headers(response.headers)}
+        sent = {"method": request.method, "path": _path(request.url),
+                "headers": _headers(request.headers)}
+        _fold(sent, "body", request.body, self.media.put)
+        entry: dict[str, Any] = {"request": sent}
+        record: dict[str, Any] = {"status": response.status,
+                                  "headers": _headers(response.headers)}
         if not request.stream or response.status >= 400:
             raw = await response.read()
             try:
-                record["body"] = json.loads(raw)
+                _fold(record, "body", json.loads(raw), self.media.put)
             except ValueError:
                 record["text"] = raw.decode("utf-8", "replace")
             entry["response"] = record
@@ -174,19 +257,29 @@ class RecordTransport:
         await self.inner.aclose()
 
 
-def load_cassette(path: str | Path) -> list[dict[str, Any]]:
-    """The interactions of a cassette file; a clear error if it is not one."""
+def load_cassette(path: str | Path, *, restore: bool = True) -> list[dict[str, Any]]:
+    """The interactions of a cassette file; a clear error if it is not one. Bodies hold their
+    media again unless ``restore`` is false (then as the file keeps them)."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CassetteError(f"cassette {path} does not exist; record it first") from None
     except ValueError as exc:
         raise CassetteError(f"cassette {path} is not valid JSON: {exc}") from None
-    if not isinstance(data, dict) or data.get("toolwire_cassette") != CASSETTE_VERSION:
-        raise CassetteError(f"{path} is not a toolwire cassette (version {CASSETTE_VERSION})")
+    if not isinstance(data, dict) or data.get("toolwire_cassette") not in (1, CASSETTE_VERSION):
+        raise CassetteError(f"{path} is not a toolwire cassette (version 1 to "
+                            f"{CASSETTE_VERSION})")
     interactions = data.get("interactions")
     if not isinstance(interactions, list):
         raise CassetteError(f"cassette {path} has no 'interactions' list")
+    if restore:
+        files = MediaFiles(path)
+        for n, item in enumerate(interactions, 1):
+            for side in ("request", "response") if isinstance(item, dict) else ():
+                record = item.get(side)
+                if isinstance(record, dict) and record.get("media"):
+                    where = f"{path}: interaction {n}"
+                    item[side] = {**record, "body": _restored(record, "body", files, where)}
     return interactions
 
 
@@ -203,7 +296,8 @@ class ReplayTransport:
     def __init__(self, path: str | Path, *, strict: bool = True,
                  secrets: Iterable[str] = ()) -> None:
         self.path = Path(path)
-        self.interactions = load_cassette(self.path)
+        self.interactions = load_cassette(self.path, restore=False)
+        self.media = MediaFiles(self.path)
         self.strict = strict
         self.played = 0
         self._redact = Redactor(None, secrets)
@@ -222,7 +316,12 @@ class ReplayTransport:
         recorded = self.interactions[n]
         want = recorded["request"]
         got_path = _path(request.url)
-        body = _redacted(request.body, self._redact)
+        body = request.body
+        if want.get("media"):  # compared as recorded: each media by its file name
+            folded: dict[str, Any] = {}
+            _fold(folded, "body", body, media_name)
+            body = folded["body"]
+        body = _redacted(body, self._redact)
         if want.get("path") != got_path or want.get("body") != body:
             diff = "\n".join(difflib.unified_diff(
                 _pretty({"path": want.get("path"), "body": want.get("body")}),
@@ -239,7 +338,8 @@ class ReplayTransport:
             return WireResponse(resp["status"], headers,
                                 chunks=[_stream_bytes(e) for e in resp["stream"]])
         if "body" in resp:
-            return WireResponse.from_json(resp["status"], resp["body"], headers)
+            body = _restored(resp, "body", self.media, f"{self.path}: interaction {n + 1}")
+            return WireResponse.from_json(resp["status"], body, headers)
         return WireResponse(resp["status"], headers, content=resp.get("text", "").encode())
 
     def assert_done(self) -> None:

@@ -17,6 +17,7 @@ import httpx2
 import pytest
 
 from toolwire.errors import StreamError
+from toolwire.http.connection import parse_head
 from toolwire.http.plain import Http1Transport, request_head
 from toolwire.http.transport import HttpTransport, WireRequest
 
@@ -170,6 +171,23 @@ async def test_a_streamed_request_body_is_sent_with_its_length() -> None:
     head, _, body = server.requests[0].partition(b"\r\n\r\n")
     assert body == b"one,two" and b"Content-Length: 7" in head.split(b"\r\n")
     assert b"transfer-encoding" not in head.lower()
+
+
+@pytest.mark.parametrize("sep", [b"\r\n", b"\n"], ids=["crlf", "bare-lf"])
+def test_a_head_arriving_byte_by_byte_is_searched_from_where_the_last_search_stopped(
+        sep: bytes) -> None:
+    raw = sep.join([b"HTTP/1.1 200 OK", b"Content-Length: 2", b"X-Pad: " + b"p" * 300, b"",
+                    b"ok"])
+    whole = parse_head(bytearray(raw), "GET")
+    assert whole is not None and raw[whole[0]:] == b"ok"
+    buf, since = bytearray(), 0
+    for at in range(len(raw)):
+        buf += raw[at:at + 1]
+        found = parse_head(buf, "GET", since)
+        if found is not None:
+            break
+        since = max(0, len(buf) - 2)  # as the connection does
+    assert found == whole and len(buf) == whole[0]  # found as the byte ending it arrived
 
 
 # --------------------------------------------------------------------------- bodies

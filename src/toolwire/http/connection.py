@@ -194,9 +194,13 @@ class Connection(asyncio.Protocol):
                 await self._drain(timeouts.get("write"))
         read_timeout = timeouts.get("read")
         answered = False
+        # No head end starts before index `since` of buf: a head that trickles in is searched
+        # once per byte, not once per arrival.
+        since = 0
         while True:
-            found = parse_head(self.buf, method) if self.buf else None
+            found = parse_head(self.buf, method, since) if self.buf else None
             if found is None:
+                since = max(0, len(self.buf) - 2)
                 if self.ended:
                     if not self.buf and not answered:
                         raise Unanswered(self._unanswered())
@@ -211,6 +215,7 @@ class Connection(asyncio.Protocol):
                 continue
             size, head = found
             del self.buf[:size]
+            since = 0
             status = head[1]
             if 100 <= status < 200 and status != 101:
                 answered = True  # an interim response: the final one follows
@@ -242,11 +247,12 @@ class Connection(asyncio.Protocol):
                 f"{self.error}"))
 
 
-def parse_head(buf: bytearray, method: str) -> tuple[int, Head] | None:
+def parse_head(buf: bytearray, method: str, since: int = 0) -> tuple[int, Head] | None:
     """The response head at the start of ``buf`` and its size in bytes, or None while it is
-    incomplete. Lines may end with CRLF or a bare LF."""
-    end = buf.find(b"\n\r\n")
-    bare = buf.find(b"\n\n", 0, end if end >= 0 else len(buf))
+    incomplete. Lines may end with CRLF or a bare LF. The blank line that ends the head is
+    searched for from ``since`` on (the caller knows none starts before)."""
+    end = buf.find(b"\n\r\n", since)
+    bare = buf.find(b"\n\n", since, end if end >= 0 else len(buf))
     if bare >= 0:
         end, size = bare, bare + 2
     elif end >= 0:

@@ -65,9 +65,9 @@ class StreamDecoder:
         """Blocks that came whole inside ``message_start`` (a call made by server-side code
         arrives that way), kept before the blocks the stream builds, in their order."""
         self._inputs: dict[int, list[str]] = {}
-        # text, thinking and signature fragments by (block index, key), joined when the block
+        # text, thinking and signature fragments by block index and key, joined when the block
         # stops: adding each to a growing string would copy the text every time
-        self._texts: dict[tuple[int, str], list[str]] = {}
+        self._texts: dict[int, dict[str, list[str]]] = {}
         self._calls: dict[int, int] = {}
         self._head_calls = 0
         self._stopped = False
@@ -195,24 +195,29 @@ class StreamDecoder:
             self._inputs.setdefault(index, []).append(piece)
             if piece and index in self._calls:
                 out.append(ToolCallDelta(index=self._calls[index], fragment=piece))
-        elif kind == "citations_delta":
+        elif kind == "citations_delta":  # the block is our own copy: the list grows in place
             citations = block.get("citations")
-            block["citations"] = [*(citations if isinstance(citations, list) else []),
-                                  delta.get("citation")]
+            if not isinstance(citations, list):
+                citations = block["citations"] = []
+            citations.append(delta.get("citation"))
 
     def _add(self, index: int, block: dict[str, Any], key: str, delta: Mapping[str, Any]) -> str:
         """Keep the ``key`` fragment of ``delta`` for ``block``; the fragment."""
         piece = str(delta.get(key) or "")
-        pieces = self._texts.get((index, key))
+        fields = self._texts.get(index)
+        if fields is None:
+            fields = self._texts[index] = {}
+        pieces = fields.get(key)
         if pieces is None:
-            pieces = self._texts[(index, key)] = [str(block.get(key) or "")]
+            pieces = fields[key] = [str(block.get(key) or "")]
         pieces.append(piece)
         return piece
 
     def _join_texts(self, only: int | None = None) -> None:
         """Put the joined fragments into their blocks (of block ``only``, or of every block)."""
-        for index, key in [k for k in self._texts if only is None or k[0] == only]:
-            self._blocks[index][key] = "".join(self._texts.pop((index, key)))
+        for index in list(self._texts) if only is None else [only]:
+            for key, pieces in self._texts.pop(index, {}).items():
+                self._blocks[index][key] = "".join(pieces)
 
     def _stop(self, payload: Mapping[str, Any], out: list[StreamEvent]) -> None:
         index, block = self._block(payload)
@@ -240,11 +245,11 @@ class StreamDecoder:
             message.update(copy.deepcopy(dict(delta)))
         usage = payload.get("usage")
         if isinstance(usage, Mapping):
-            totals = message.get("usage")
-            totals = dict(totals) if isinstance(totals, Mapping) else {}
+            totals = message.get("usage")  # our own copy (of message_start or a delta)
+            if not isinstance(totals, dict):
+                totals = message["usage"] = {}
             # The numbers are running totals: overwrite, never add.
             totals.update({k: copy.deepcopy(v) for k, v in usage.items() if v is not None})
-            message["usage"] = totals
         for key, value in payload.items():
             if key not in ("type", "delta", "usage"):
                 message[key] = copy.deepcopy(value)

@@ -8,8 +8,9 @@ Owns `StreamDecoder` (event-stream bytes split anywhere -> `StreamEvent` values,
 whole-reply decoder reads, so a streamed reply equals the same reply sent whole. Blocks without
 a start event are made on their first delta; tool input is parsed at ``contentBlockStop``.
 Exception messages raise the typed `toolwire.errors` exception. Imports only toolwire's
-transcript, errors, events, the codec base, the event-stream framer and this wire's ``parts``
-and ``reply``.
+transcript, errors, events, the codec base, the event-stream framer, `toolwire.codecs.assembly`
+and this wire's ``parts`` and ``reply``. Text, reasoning and tool input arriving in many small
+deltas cost time linear in their length: fragments are joined once.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolwire._json import loads
+from toolwire.codecs.assembly import Joins
 from toolwire.codecs.base import AWS_RETRIED, dumps, provider_error
 from toolwire.codecs.bedrock_converse.parts import WIRE, call_from_block, content_seed, name_map
 from toolwire.codecs.bedrock_converse.reply import (
@@ -71,6 +73,7 @@ class StreamDecoder:
         self._started = False
         self._blocks: dict[int, dict[str, Any]] = {}
         self._inputs: dict[int, list[str]] = {}
+        self._joins = Joins()  # text and reasoning fragments, joined when the stream ends
         self._calls: dict[int, int] = {}
         self._stop: dict[str, Any] | None = None
         self._meta: dict[str, Any] = {}
@@ -142,7 +145,7 @@ class StreamDecoder:
         block = self._blocks.setdefault(index, {})
         text = delta.get("text")
         if isinstance(text, str):
-            block["text"] = str(block.get("text", "")) + text
+            self._joins.add(block, "text", text)
             if text:
                 out.append(TextDelta(text=text))
         tool = delta.get("toolUse")
@@ -156,19 +159,21 @@ class StreamDecoder:
         reasoning = delta.get("reasoningContent")
         if isinstance(reasoning, Mapping):
             value = block.setdefault("reasoningContent", {})
+            readable = value.setdefault("reasoningText", {}) if isinstance(value, dict) and (
+                "text" in reasoning or "signature" in reasoning) else None
+            if not isinstance(value, dict) or not isinstance(readable, dict | None):
+                raise self._fail(f"block {index} started with reasoning that is not an object")
             if "redactedContent" in reasoning:
                 value["redactedContent"] = reasoning["redactedContent"]
-            readable = value.setdefault("reasoningText", {}) if (
-                "text" in reasoning or "signature" in reasoning) else None
             if readable is not None:
                 piece = reasoning.get("text")
                 if isinstance(piece, str):
-                    readable["text"] = str(readable.get("text", "")) + piece
+                    self._joins.add(readable, "text", piece)
                     if piece:
                         out.append(ReasoningDelta(text=piece))
                 sig = reasoning.get("signature")
                 if isinstance(sig, str):
-                    readable["signature"] = str(readable.get("signature", "")) + sig
+                    self._joins.add(readable, "signature", sig)
                 readable.setdefault("text", "")
 
     def _block_stop(self, index: int, out: list[StreamEvent]) -> None:
@@ -201,6 +206,7 @@ class StreamDecoder:
         if self._inputs:
             self._error = self._fail("the stream ended inside a tool call's input")
             raise self._error
+        self._joins.flush()
         content = [self._blocks[i] for i in sorted(self._blocks)]
         body: dict[str, Any] = {"output": {"message": {"role": "assistant",
                                                        "content": content}}}

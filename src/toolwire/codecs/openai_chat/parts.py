@@ -4,8 +4,8 @@ Owns: the wire name, the tool-name rule and name mapping (`NameMap` use, in both
 reading and writing one assistant message (reasoning fields, content, refusal, tool calls),
 reading one ``tool`` message as a result (with the ``Error: `` and ``(no output)`` conventions),
 the notes for parts this wire cannot carry, and small JSON helpers. Pure functions over JSON;
-imports only the transcript, `toolwire._json` and `toolwire.codecs.base`; must not import the
-wire's request, reply or stream modules.
+imports only the transcript, `toolwire._json`, `toolwire.codecs.base`, `toolwire.codecs.assembly`
+and `toolwire.codecs.openai_media`; must not import the wire's request, reply or stream modules.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from toolwire._json import SHALLOW
 from toolwire._json import parse as parse_json
+from toolwire.codecs.assembly import Joins
 from toolwire.codecs.base import NameMap, Note, call_id_for, wrong_shape
 from toolwire.codecs.base import plain as plain
 from toolwire.codecs.openai_media import CHAT_ITEMS, chat_media
@@ -407,18 +408,18 @@ def thinking_text(value: Any) -> str:
                    if isinstance(chunk, Mapping) and isinstance(chunk.get("text"), str))
 
 
-def join_thinking(have: dict[str, Any], more: Mapping[str, Any]) -> None:
-    """Append a streamed thinking chunk to the thinking item it continues."""
+def join_thinking(have: dict[str, Any], more: Mapping[str, Any], joins: Joins) -> None:
+    """Append a streamed thinking chunk to the thinking item it continues (texts via ``joins``)."""
     before, after = have.get("thinking"), more.get("thinking")
     if isinstance(before, str) and isinstance(after, str):
-        have["thinking"] = before + after
+        joins.add(have, "thinking", after)
     elif isinstance(before, list) and isinstance(after, list):
         for chunk in after:
             last = before[-1] if before else None
             if (isinstance(last, dict) and isinstance(chunk, Mapping) and last.get("type") == "text"
                     and chunk.get("type") == "text" and isinstance(chunk.get("text"), str)
                     and isinstance(last.get("text"), str) and chunk.keys() <= {"type", "text"}):
-                last["text"] += chunk["text"]
+                joins.add(last, "text", chunk["text"])
             else:
                 before.append(plain(chunk))
     for key, value in more.items():

@@ -3,8 +3,9 @@
 Owns `StreamDecoder` (SSE ``data:`` chunks in, stream events out, and at the end the same
 `Reply` that `decode_body` gives for the assembled body) and `encode_stream` (a reply as
 realistic chunks). Pure; imports only the transcript, errors, events, `toolwire.codecs.base`,
-`toolwire.codecs.framing` and the chat `parts` and `reply`; must not import the wire's request
-module.
+`toolwire.codecs.framing`, `toolwire.codecs.assembly` and the chat `parts` and `reply`; must not
+import the wire's request module. A long text or argument string in many small deltas costs time
+linear in its length (fragments are joined once, a call's place is kept with it).
 
 The decoder assumes every quirk compatible servers show: keep-alive comments, a missing or
 repeated ``index`` (a different non-empty id on a taken index opens a new call), ``name: ""`` or
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolwire import _json
+from toolwire.codecs.assembly import Joins, WholeObject
 from toolwire.codecs.base import NameMap, call_id_for, dumps
 from toolwire.codecs.framing import SSEFramer
 from toolwire.codecs.openai_chat.parts import (
@@ -62,10 +64,12 @@ class _Slot:
     """One tool call being assembled."""
 
     __slots__ = ("args", "args_obj", "custom_input", "custom_name", "done", "extras", "id",
-                 "key", "name", "started", "type")
+                 "key", "name", "number", "scan", "started", "type")
 
-    def __init__(self, key: int) -> None:
+    def __init__(self, key: int, number: int) -> None:
         self.key = key
+        self.number = number  # its place among the reply's calls
+        self.scan = WholeObject()  # whether its argument text is a whole object yet
         self.id: str | None = None
         self.name: str | None = None
         self.type: str | None = None
@@ -110,6 +114,7 @@ class StreamDecoder:
         """reasoning_details entries by (index, n): the n-th entry of another type that came
         under the same index (OpenRouter sends a summary and its encrypted form both at 0)."""
         self._latest: dict[int, int] = {}  # index -> the n of its newest entry
+        self._joins = Joins()  # text of content items and reasoning details, joined once
         self._slots: list[_Slot] = []
         self._by_key: dict[int, _Slot] = {}
         self._finish: str | None = None
@@ -221,7 +226,7 @@ class StreamDecoder:
         if kind == "text" and isinstance(item.get("text"), str):
             piece = item["text"]
             if last is not None and last.get("type") == "text" and item.keys() <= {"type", "text"}:
-                last["text"] += piece
+                self._joins.add(last, "text", piece)
             else:
                 self._items.append(plain(item))
             if piece:
@@ -229,7 +234,7 @@ class StreamDecoder:
         elif kind == "thinking":
             piece = thinking_text(item.get("thinking"))
             if last is not None and last.get("type") == "thinking":
-                join_thinking(last, item)
+                join_thinking(last, item, self._joins)
             else:
                 self._items.append(plain(item))
             if piece:
@@ -254,9 +259,9 @@ class StreamDecoder:
         else:
             for name, value in item.items():
                 if name in _CONCAT and isinstance(value, str):
-                    before = have.get(name)
-                    have[name] = (before if isinstance(before, str) else "") + value
+                    self._joins.add(have, name, value)
                 elif value is not None or name not in have:
+                    self._joins.drop(have, name)
                     have[name] = plain(value)
         return "".join(item[k] for k in ("text", "summary") if isinstance(item.get(k), str))
 
@@ -268,7 +273,7 @@ class StreamDecoder:
         if slot is None or _starts_another_call(slot, call_id, call):
             if self._slots:
                 self._finish_early(len(self._slots) - 1, out)
-            slot = _Slot(key)
+            slot = _Slot(key, len(self._slots))
             self._slots.append(slot)
             self._by_key[key] = slot
         if call_id is not None and slot.id is None:
@@ -299,7 +304,7 @@ class StreamDecoder:
         elif args is not None:
             slot.args_obj = plain(args)
             fragment = dumps(slot.args_obj)
-        number = self._slots.index(slot)
+        number = slot.number
         if not slot.started and (slot.name is not None or fragment):
             slot.started = True
             name = slot.name or ""
@@ -348,6 +353,7 @@ class StreamDecoder:
 
     def body(self) -> dict[str, Any]:
         """The whole reply body this stream amounts to."""
+        self._joins.flush()
         message: dict[str, Any] = {"role": "assistant"}
         if self._items:
             message["content"] = self._items + (
@@ -398,10 +404,7 @@ def _starts_another_call(slot: _Slot, call_id: str | None, call: Mapping[str, An
         return False
     if not (isinstance(args, str) and args.lstrip().startswith("{")) or not slot.args:
         return False
-    try:
-        return isinstance(_json.loads("".join(slot.args)), dict)
-    except json.JSONDecodeError:
-        return False
+    return slot.scan.whole(slot.args)
 
 
 # =========================================================================== encode

@@ -176,6 +176,7 @@ class StreamDecoder:
         self._meta: dict[str, Any] = {}
         self._final: dict[str, Any] | None = None
         self._live: dict[int, Item] = {}
+        self._top: int | None = None  # the largest key of _live (kept: a max per event is slow)
         # text and argument fragments by (item index, content index; -1 for arguments), joined
         # once at the end: adding each fragment to a growing string would copy it every time
         self._pieces: dict[tuple[int, int], list[str]] = {}
@@ -254,9 +255,7 @@ class StreamDecoder:
             index = self._index(payload)
             if isinstance(payload.get("arguments"), str):
                 self._pieces.pop((index, -1), None)  # the whole text replaces the fragments
-                self._live.setdefault(index, {"type": "function_call"})["arguments"] = payload[
-                    "arguments"
-                ]
+                self._item(index, {"type": "function_call"})["arguments"] = payload["arguments"]
         elif kind in ("response.reasoning_summary_part.added",
                       "response.reasoning_summary_text.delta"):
             self._summary(payload, out)
@@ -272,7 +271,16 @@ class StreamDecoder:
         index = payload.get("output_index")
         if isinstance(index, int):
             return index
-        return max(self._live, default=0)
+        return 0 if self._top is None else self._top
+
+    def _item(self, index: int, new: Item) -> Item:
+        """The live item at ``index``; ``new`` when there is none yet."""
+        item = self._live.get(index)
+        if item is None:
+            item = self._live[index] = new
+            if self._top is None or index > self._top:
+                self._top = index
+        return item
 
     def _seed(self) -> str:
         rid = self._meta.get("id")
@@ -295,8 +303,9 @@ class StreamDecoder:
             return
         index = payload.get("output_index")
         if not isinstance(index, int):
-            index = max(self._live, default=-1) + 1
-        self._live[index] = item  # parsed from this event alone: nothing else holds it
+            index = 0 if self._top is None else self._top + 1
+        self._live.pop(index, None)
+        self._item(index, item)  # parsed from this event alone: nothing else holds it
         if isinstance(item.get("id"), str):
             self._by_id[item["id"]] = index
         if item.get("type") == "function_call":
@@ -321,7 +330,7 @@ class StreamDecoder:
         if not isinstance(delta, str) or not delta:
             return
         index = self._index(payload)
-        item = self._live.setdefault(index, {"type": "message", "content": []})
+        item = self._item(index, {"type": "message", "content": []})
         content = item.get("content")
         if not isinstance(content, list):
             content = item["content"] = []
@@ -346,7 +355,7 @@ class StreamDecoder:
     def _args_delta(self, payload: Mapping[str, Any], out: list[StreamEvent]) -> None:
         delta = payload.get("delta")
         index = self._index(payload)
-        item = self._live.setdefault(index, {"type": "function_call", "arguments": ""})
+        item = self._item(index, {"type": "function_call", "arguments": ""})
         number = self._start_call(index, item, out)
         if isinstance(delta, str) and delta:
             pieces = self._pieces.get((index, -1))

@@ -356,6 +356,13 @@ for name, server in {"a missing program": "/nonexistent/mcp-server --stdio",
                      "an empty command": " "}.items():
     case(f"run --mcp <{name}>", lambda p, s=server: [  # type: ignore[misc]
         *NUMBER_FLAGS["run"][0](p), "--approve", "auto", "--mcp", s])
+    case(f"run --mcp-deferred <{name}>", lambda p, s=server: [  # type: ignore[misc]
+        *NUMBER_FLAGS["run"][0](p), "--approve", "auto", "--mcp-deferred", s])
+case("run --mcp-deferred <no server>", lambda p: [*NUMBER_FLAGS["run"][0](p), "--mcp-deferred"])
+case("run --mcp-resources <with a value>", lambda p: [*NUMBER_FLAGS["run"][0](p),
+                                                      "--mcp-resources=yes"])
+case("run --mcp-instructions <with a value>", lambda p: [*NUMBER_FLAGS["run"][0](p),
+                                                         "--mcp-instructions=all"])
 
 TOOL_MODULES = {
     "raises at import": "raise RuntimeError('no config file')\n",
@@ -465,6 +472,7 @@ SUBPROCESS_CASES = [
     "batch --out <in a missing folder>", "mcp-serve <tools module raises at import>",
     "convert --from <openai-chat for an anthropic body>", "demo --workdir <not empty>",
     "run --mcp <a missing program>", "run --attach <unsupported>",
+    "run --mcp-deferred <a program that exits>",
 ]
 
 
@@ -495,6 +503,7 @@ def test_through_real_subprocesses(tmp_path: Path, busy_port: int) -> None:
 @pytest.mark.parametrize(("argv", "extra"), [
     (["mcp-serve", "--builtin", "coding"], "mcp"),
     (["run", "x", "--model", MODEL, "--mcp", "python -m server"], "mcp"),
+    (["run", "x", "--model", MODEL, "--mcp-deferred", "python -m server"], "mcp"),
     (["batch", "TASKS", "--model", MODEL, "--out", "r.jsonl", "--ray"], "ray"),
     (["run", "x", "--model", MODEL, "--otel"], "otel"),
     (["batch", "TASKS", "--model", MODEL, "--out", "r.jsonl", "--otel"], "otel"),

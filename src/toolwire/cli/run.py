@@ -38,8 +38,8 @@ SYSTEM = ("You are a careful software engineer working in the project folder you
 
 def check_agent_options(args: argparse.Namespace) -> None:
     """The checks every agent command shares, made before anything starts."""
-    if getattr(args, "mcp", None):
-        checks.need_extra("mcp", "--mcp")
+    if getattr(args, "mcp", None) or getattr(args, "mcp_deferred", None):
+        checks.need_extra("mcp", "--mcp" if getattr(args, "mcp", None) else "--mcp-deferred")
     if getattr(args, "model", None):
         checks.model_id(args.model)
 
@@ -61,22 +61,29 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
         return describe_call(req.call.name, req.arguments, sandbox=sandbox,
                              test_command=test_command, allow_network=network)
 
-    if getattr(args, "mcp", None):
+    system = getattr(args, "system", None) or SYSTEM
+    mcp: dict[str, Any] = {}
+    if getattr(args, "mcp", None) or getattr(args, "mcp_deferred", None):
         from toolwire.mcp import open_servers
 
-        servers = open_servers(args.mcp, reserved=[t.name for t in tools], cwd=str(workdir))
+        servers = open_servers(args.mcp, deferred=getattr(args, "mcp_deferred", []),
+                               resources=getattr(args, "mcp_resources", False),
+                               reserved=[t.name for t in tools], cwd=str(workdir),
+                               answer=answerer(term, ""))
         args.mcp_servers = servers  # closed by the command when the run ends
         for note in servers.notes:
             print(f"mcp: {note}", file=sys.stderr)
         tools = [*tools, *servers.tools]
+        mcp = {"deferred": servers.deferred, "tool_sources": [servers.tool_source]}
+        if getattr(args, "mcp_instructions", False):
+            system = servers.system_prompt(system) or system
     if args.tools == "coding":  # said once everything the run needs has started
         print(f"sandbox: {sandbox.describe(network)}", file=sys.stderr)
     return Agent(model=model, tools=tools, max_turns=args.max_turns,
                  approval=policy(args.approve, sandbox), approve=approver(term, shown),
                  stream=args.stream, eager_tools=bool(args.stream), on_event=term.on_event,
-                 system=getattr(args, "system", None) or SYSTEM,
-                 temperature=getattr(args, "temperature", None),
-                 context=_context(args, model, workdir))
+                 system=system, temperature=getattr(args, "temperature", None),
+                 context=_context(args, model, workdir), **mcp)
 
 
 def _context(args: argparse.Namespace, model: Any, workdir: Path) -> dict[str, Any]:
@@ -404,6 +411,13 @@ def add_commands(sub: Any, epilog: str) -> None:
                        help="also use the tools of an MCP server: a command line such as "
                             "'python -m some_server', or a URL such as "
                             "http://127.0.0.1:PORT/mcp (repeatable; needs toolwire[mcp])")
+        p.add_argument("--mcp-deferred", action="append", metavar="SERVER", default=[],
+                       help="an MCP server as --mcp gives one, with all its tools deferred: "
+                            "the model finds them with search_tools (repeatable)")
+        p.add_argument("--mcp-resources", action="store_true",
+                       help="add a read_resource tool for the resources the MCP servers offer")
+        p.add_argument("--mcp-instructions", action="store_true",
+                       help="add what the MCP servers say about using them to the system prompt")
         add_otel_option(p)
 
     p = sub.add_parser(
@@ -462,7 +476,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     p.add_argument("--max-turns", type=checks.count, default=20, metavar="N",
                    help=argparse.SUPPRESS)
     sandbox_options(p)
-    p.set_defaults(mcp=[])
+    p.set_defaults(mcp=[], mcp_deferred=[])
     p.add_argument("--stream", action="store_true", help="stream the model's replies")
     add_otel_option(p)
     color_options(p)

@@ -112,8 +112,10 @@ class Terminal:
             ReplyReceived,
             RetryEvent,
             TextDelta,
+            ToolAsked,
             ToolCallStarted,
             ToolFinished,
+            ToolProgress,
             ToolStarted,
         )
 
@@ -138,6 +140,12 @@ class Terminal:
         elif isinstance(event, ToolCallStarted):
             self.activity = f"model is writing a call to {event.name}"
             self.status()
+        elif isinstance(event, ToolProgress):
+            self.activity = f"running {event.tool}: {progress_text(event)}"
+            self.status()
+        elif isinstance(event, ToolAsked) and event.action != "accept":
+            self.say(f"  ? {event.tool} asked {event.question[:RESULT_CHARS]!r}: "
+                     f"{event.action}{f' ({event.reason})' if event.reason else ''}", "retry")
         elif isinstance(event, RetryEvent):
             self.say(f"[retry] {event.error} (attempt {event.attempt}; waiting "
                      f"{event.wait:.1f} s)", "retry")
@@ -164,13 +172,21 @@ class Terminal:
             if call is not None:
                 self.show_call(call)
             mark = "error" if result.is_error else "ok"
-            first = result.content.strip("\n").rstrip().splitlines()[:RESULT_LINES]
+            first = result.text.strip("\n").rstrip().splitlines()[:RESULT_LINES]
             shown = "\n".join("      " + line[:RESULT_CHARS] for line in first)
-            self.say(f"  ← {mark} ({len(result.content)} chars)", mark)
+            media = "".join(f", {m.kind} {m.media_type}" for m in result.media)
+            self.say(f"  ← {mark} ({len(result.text)} chars{media})", mark)
             if shown:
                 self.say(shown)
         self.activity = "waiting for the model"
         self.status()
+
+
+def progress_text(event: Any) -> str:
+    """A tool's progress as the status line shows it: ``40% step 2 of 5`` or ``3 step 3``."""
+    total = event.total
+    done = f"{min(event.progress / total, 1.0):.0%}" if total else f"{event.progress:g}"
+    return f"{done} {event.message}" if event.message else done
 
 
 def approver(term: Terminal, shown: Any = None) -> Any:
@@ -195,14 +211,15 @@ def approver(term: Terminal, shown: Any = None) -> Any:
     return approve
 
 
-def answerer(term: Terminal) -> Any:
-    """The ``ask_user`` callback at the terminal, or None when no one is there."""
+def answerer(term: Terminal, who: str = "the model asks: ") -> Any:
+    """The ``ask_user`` callback at the terminal, or None when no one is there; ``who`` opens
+    each question (an MCP server's questions say who asks themselves: give "")."""
     if not term.interactive:
         return None
 
     def answer(question: str, choices: Sequence[str] | None) -> str:
         hint = f" ({' / '.join(choices)})" if choices else ""
-        return term.ask(f"\nthe model asks: {question}{hint}\n> ")
+        return term.ask(f"\n{who}{question}{hint}\n> ")
 
     return answer
 

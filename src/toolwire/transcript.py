@@ -345,6 +345,10 @@ class Cache(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     markers: bool = False
     """Whether a wire without breakpoints of its own (OpenAI chat) carries Anthropic-style
     ``cache_control`` markers on text parts: OpenRouter passes them to its upstream."""
+    explicit: bool = False
+    """Whether a wire with explicit caches (Gemini's cached contents) makes one for the
+    conversation's prefix and sends requests naming it, living ``ttl`` (``"5m"``, ``"1h"`` or
+    seconds as ``"600s"``; None: the provider's default hour)."""
 
 
 class Request(msgspec.Struct, frozen=True, kw_only=True, gc=False):

@@ -1,14 +1,15 @@
 """The wire registry: what each wire (a body format) is, one record per wire.
 
-Owns `Wire`, `WireRules`, `CacheRules` and `Counting` (the record), `Route` (what a URL path
-says), the registry itself (`count_at`, `register_wire`, `unregister_wire`, `get_wire`,
-`wire_names`, `wire_at`, `detect_body`, `detect_stream_text`), the built-in records and
-`WIRES` / `WireName` (the built-in names). A wire's record names its codec module, its stream
-framing, whether a body without ``stream`` streams, the path its API serves (and whether the
-model and streaming are in the URL), how to recognise its bodies, its id and tool-name rules,
-the status it answers when overloaded, how its provider caches prompts, how it words a prompt
-too long for the model, and its token-counting endpoint if it has one.
-Which servers speak a wire, and how to authenticate to them, is `toolwire.http.providers`'.
+Owns `Wire`, `WireRules`, `CacheRules`, `Counting` and `ExplicitCache` (the record), `Route`
+(what a URL path says), the registry itself (`count_at`, `explicit_cache_at`, `register_wire`,
+`unregister_wire`, `get_wire`, `wire_names`, `wire_at`, `detect_body`, `detect_stream_text`),
+the built-in records and `WIRES` / `WireName` (the built-in names). A wire's record names its
+codec module, its stream framing, whether a body without ``stream`` streams, the path its API
+serves (and whether the model and streaming are in the URL), how to recognise its bodies, its id
+and tool-name rules, the status it answers when overloaded, how its provider caches prompts, how
+it words a prompt too long for the model, its token-counting endpoint and its explicit cache if
+it has them. Which servers speak a wire, and how to authenticate to them, is
+`toolwire.http.providers`'.
 
 Adding a wire is one codec folder plus one `register_wire` call. Everything that needs to know
 something about a wire (``get_codec``, ``convert``, ``rules``, the emulator, the command line)
@@ -119,6 +120,20 @@ class Counting:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ExplicitCache:
+    """A provider's explicit prompt cache, made by a request of its own (Gemini's cached
+    contents): ``collection`` is the resource a POST creates one in (next to the models, as
+    ``/v1beta/cachedContents``), ``field`` the request body field naming one, ``fixed`` the body
+    fields that then live only in the cache (a request naming a cache may not repeat them), and
+    ``items`` the list field whose first items a cache may hold."""
+
+    collection: str
+    field: str
+    fixed: tuple[str, ...]
+    items: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Wire:
     """One wire: a request and reply body format, its streaming, its path and its rules.
 
@@ -130,7 +145,8 @@ class Wire:
     ``cache`` is how its provider caches prompts; ``context_error`` is how it words a prompt
     longer than the model's window (``{tokens}`` and ``{limit}`` filled in); a server that
     cuts such a prompt silently instead names in ``truncate_at`` the body field (a path) that
-    sets its context size. ``count`` is its token-counting endpoint, when it has one.
+    sets its context size. ``count`` is its token-counting endpoint, when it has one, and
+    ``explicit_cache`` its explicit prompt cache.
     """
 
     name: str
@@ -150,6 +166,7 @@ class Wire:
                           "window of {limit} tokens")
     truncate_at: tuple[str, ...] = ()
     count: Counting | None = None
+    explicit_cache: ExplicitCache | None = None
 
     @property
     def model_in_path(self) -> bool:
@@ -290,6 +307,9 @@ GEMINI_GENERATE = Wire(
                    wrap="generateContentRequest", keys=frozenset({
                        "contents", "systemInstruction", "tools", "toolConfig",
                        "generationConfig"})),
+    explicit_cache=ExplicitCache(collection="cachedContents", field="cachedContent",
+                                 fixed=("systemInstruction", "tools", "toolConfig"),
+                                 items="contents"),
 )
 
 BEDROCK_CONVERSE = Wire(
@@ -395,6 +415,13 @@ def count_at(path: str) -> Route | None:
     return None
 
 
+def explicit_cache_at(path: str) -> Wire | None:
+    """The wire whose explicit caches are created at ``path`` (a POST to the collection)."""
+    path = path.split("?", 1)[0]
+    return next((w for w in _REGISTRY.values() if w.explicit_cache is not None
+                 and path.endswith("/" + w.explicit_cache.collection)), None)
+
+
 def wire_at(path: str) -> Route | None:
     """The wire whose API serves ``path`` (with or without its version prefix, after any base
     path a server adds), with the model and streaming when the path carries them."""
@@ -440,6 +467,7 @@ __all__ = [
     "BodyKind",
     "CacheRules",
     "Counting",
+    "ExplicitCache",
     "Framing",
     "HostedPath",
     "Route",
@@ -449,6 +477,7 @@ __all__ = [
     "count_at",
     "detect_body",
     "detect_stream_text",
+    "explicit_cache_at",
     "get_wire",
     "register_wire",
     "unregister_wire",

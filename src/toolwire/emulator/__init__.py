@@ -30,15 +30,24 @@ from typing import Any
 
 from toolwire._json import dumps, loads
 from toolwire.codecs.eventstream import encode_message
-from toolwire.codecs.registry import MEDIA_TYPES, Framing, Wire, count_at, wire_at
+from toolwire.codecs.registry import (
+    MEDIA_TYPES,
+    Framing,
+    Wire,
+    count_at,
+    explicit_cache_at,
+    wire_at,
+)
 from toolwire.emulator._http import HttpRequest, HttpResponse, HttpServer, serve
 from toolwire.emulator.billing import (
     Billing,
     ContextTooLong,
+    Counted,
     TooManyBreakpoints,
     billed,
     count_reply,
 )
+from toolwire.emulator.cached import CachedStore, Refused
 from toolwire.emulator.checks import check_body, check_pairing, error_body
 from toolwire.emulator.cloud import AWS_PATHS, check_signature, exception_event, reframe
 from toolwire.emulator.script import Fault, Raw, ScriptItem, load_script, parse_item
@@ -107,7 +116,8 @@ class Emulator:
     and refuses a prompt longer than the model's window (`toolwire.emulator.billing`;
     ``windows`` adds model windows, ``clock`` times cache entries): a scripted reply that says
     nothing of its input tokens gets the counts, cache reads and writes included. Without it
-    replies carry the usage their script gives.
+    replies carry the usage their script gives. Explicit caches (Gemini's cached contents) are
+    made and read in every case (`toolwire.emulator.cached`), and billed with ``bill=True``.
     """
 
     def __init__(
@@ -137,6 +147,8 @@ class Emulator:
         self.pacing = pacing
         self.aws_credentials = aws_credentials
         self.billing = Billing(windows, clock) if bill else None
+        self.cached = CachedStore(clock)
+        """The explicit caches made on this emulator (Gemini's cached contents)."""
         self.received: list[Received] = []
         self._used = 0
         self._lock = threading.Lock()
@@ -230,6 +242,15 @@ class Emulator:
             return _json(200, {"status": "ok"})
         if http.method == "HEAD":  # a client keeping its connection warm
             return HttpResponse(200, {"content-type": "application/json"}, head_only=True)
+        made_at = explicit_cache_at(http.path) if http.method == "POST" else None
+        if made_at is not None:  # a request to create an explicit cache
+            made_body = loads(http.body or b"{}")
+            self.received.append(Received(made_at.name, http.path, made_body, http.headers,
+                                          http.body or b""))
+            try:
+                return _json(200, self.cached.create(made_at, http.path, made_body))
+            except Refused as exc:
+                return _json(exc.status, error_body(made_at.name, exc.status, str(exc)))
         counting = count_at(http.path)
         if counting is not None:  # a token-counting endpoint
             counted_body = loads(http.body or b"{}")
@@ -250,6 +271,12 @@ class Emulator:
         if not isinstance(body, dict):
             return _json(400, error_body(errors, 400, "the body must be a JSON object"))
         codec = get_codec(wire)
+        held = 0  # tokens of an explicit cache the request names
+        if spec.explicit_cache is not None and spec.explicit_cache.field in body:
+            try:
+                body, held = self.cached.expand(spec, body, route.model)
+            except Refused as exc:
+                return _json(exc.status, error_body(errors, exc.status, str(exc)))
         if self.aws_credentials is not None and http.path.startswith(AWS_PATHS):
             refused = check_signature(http, self.aws_credentials)
             if refused is not None:
@@ -270,6 +297,8 @@ class Emulator:
         if self.billing is not None:
             try:
                 counted = self.billing.count(spec, body, request.model)
+                if held:  # the cache it names is read, whatever else was cached
+                    counted = Counted(counted.tokens, cache_read=held)
             except (ContextTooLong, TooManyBreakpoints) as exc:  # refused before any reply
                 return _json(400, error_body(errors, 400, str(exc)))
         item = self._next(request, wire)

@@ -30,7 +30,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import random
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -53,9 +52,11 @@ from toolwire.errors import (
     WireFormatError,
 )
 from toolwire.events import RetryEvent, StreamEnd, StreamEvent, WireNotes, emit
+from toolwire.http.cached_contents import explicit_caches
 from toolwire.http.counting import count_request, read_count
 from toolwire.http.endpoints import Endpoint, parse_model_id, without_credentials
 from toolwire.http.providers import PROVIDERS
+from toolwire.http.shown import named, shown, snippet
 from toolwire.http.transport import (
     HttpTransport,
     Transport,
@@ -127,6 +128,7 @@ class HttpModel:
         self._rng = random.Random(seed)
         self.gate = gate
         self._owned: Any = None  # a server started for this model (local:), stopped on aclose
+        self._explicit = explicit_caches(endpoint.wire, endpoint.model)
         self.given_id: str | None = None  # the id `model` was given, base URL included
         self.context_window = context_window or window_of(endpoint.model)
         """The model's context window in tokens (the setting, else the known windows'
@@ -195,7 +197,7 @@ class HttpModel:
         except Exception as exc:  # the history holds what a reply brought that cannot go back
             raise WireFormatError(
                 f"{self.wire}: the conversation cannot be written as a {self.wire} request: "
-                f"{_named(exc)}"
+                f"{named(exc)}"
             ) from exc
         if encoded.notes:
             emit(WireNotes(wire=self.wire, notes=tuple(str(n) for n in encoded.notes)))
@@ -230,11 +232,11 @@ class HttpModel:
             error = self.codec.decode_error(response.status, body, response.headers)
         except Exception as exc:  # an error body the codec cannot read still names the status
             error = None
-            detail = f"{_snippet(raw)} (the error body cannot be read: {_named(exc)})"
+            detail = f"{snippet(raw)} (the error body cannot be read: {named(exc)})"
         if isinstance(error, ProviderError):
             return error
         if error is not None:
-            detail = f"{_snippet(raw)} (the codec gave {type(error).__name__}, not an error)"
+            detail = f"{snippet(raw)} (the codec gave {type(error).__name__}, not an error)"
         retryable = response.status == 429 or response.status >= 500
         return ServerError(f"{self.wire}: the server failed with status {response.status}: "
                            f"{detail}", status=response.status, wire=self.wire,
@@ -243,7 +245,7 @@ class HttpModel:
     def _bad_reply(self, what: str, exc: BaseException | None = None) -> WireFormatError:
         """The error for a reply that arrived but cannot be used, naming what was wrong."""
         if exc is not None:
-            what = f"{what}: {_named(exc)}"
+            what = f"{what}: {named(exc)}"
         return WireFormatError(f"{self.wire}: the reply cannot be used: {what}")
 
     def _decode(self, raw: bytes, response: WireResponse, request: Request) -> Reply:
@@ -251,7 +253,7 @@ class HttpModel:
         try:
             body = _json.loads(raw)
         except Exception as exc:
-            raise self._bad_reply(f"the body is not JSON: {_snippet(raw)}", exc) from None
+            raise self._bad_reply(f"the body is not JSON: {snippet(raw)}", exc) from None
         try:
             reply = self.codec.decode_response(body, request=request)
         except ProviderError as exc:  # the codec read an error body: it came with a success
@@ -291,11 +293,11 @@ class HttpModel:
                 said = str(self.codec.decode_error(status, body, response.headers
                                                    if response is not None else {}))
             except Exception:
-                said = _shown(body)
+                said = shown(body)
             return self._bad_reply(f"the server sent an error body with status {status}: {said}")
-        shown = "" if body is None else f": {_shown(body)}"
+        what = "" if body is None else f": {shown(body)}"
         return self._bad_reply(
-            f"it holds no text and no tool call (stop {reply.stop!r}){shown}"
+            f"it holds no text and no tool call (stop {reply.stop!r}){what}"
         )
 
     def _retry_event(self, attempt: int, error: ProviderError) -> RetryEvent:
@@ -326,6 +328,11 @@ class HttpModel:
             raise error
         emit(RetryEvent(attempt=attempt, wait=0.0, error=error))
 
+    async def _cached(self, request: Request, sent: WireRequest) -> WireRequest:
+        """``sent`` naming an explicit cache of its prefix, when the request asks for one."""
+        return sent if self._explicit is None else await self._explicit.use(
+            sent, request.cache, self._send)
+
     async def count_tokens(self, request: Request) -> int:
         """The prompt tokens of ``request``: the provider's count from its counting endpoint
         when the wire has one (Anthropic, Responses, Gemini: a round trip, which never touches
@@ -340,6 +347,7 @@ class HttpModel:
     async def complete(self, request: Request) -> Reply:
         """Send ``request`` and return the whole reply, retrying what may succeed on retry."""
         request, wire_request = self._prepare(request, stream=False)
+        wire_request = await self._cached(request, wire_request)
         attempt = bad = 0
         while True:
             attempt += 1
@@ -361,6 +369,7 @@ class HttpModel:
         stream is its `ProviderError`.
         """
         request, wire_request = self._prepare(request, stream=True)
+        wire_request = await self._cached(request, wire_request)
         attempt = bad = 0
         while True:
             attempt += 1
@@ -448,27 +457,6 @@ class HttpModel:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
-
-def _named(exc: BaseException) -> str:
-    """An exception as its type and message; a toolwire error's message says enough."""
-    if isinstance(exc, ToolwireError):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
-
-
-def _shown(body: Any) -> str:
-    """A decoded body, shortened, for an error message (its type when it cannot be written)."""
-    try:
-        return _snippet(json.dumps(body, ensure_ascii=False))
-    except Exception:
-        return f"a JSON {type(body).__name__}"
-
-
-def _snippet(raw: bytes | str, limit: int = 200) -> str:
-    """The start of a body, as shown in an error message."""
-    text = raw if isinstance(raw, str) else raw[: limit * 4].decode("utf-8", "replace")
-    return repr(text[:limit]) + ("…" if len(text) > limit else "")
 
 
 def model(

@@ -206,3 +206,59 @@ def test_compaction_never_separates_a_call_from_its_result(messages: list[Messag
     assert kept[0].parts[0] == messages[0].parts[0]
     if len(messages) > 2:
         assert kept[-2:] == cleared[-2:]  # the latest turn stays as it was
+
+
+# ---------------------------------------------------------------- media
+
+
+def test_media_count_as_each_wire_bills_them_not_by_their_bytes() -> None:
+    from media_files import pdf, png, screenshot
+    from toolwire import Document, Image
+    from toolwire.context.estimate import IMAGE_UNKNOWN, estimate_messages, media_tokens
+
+    square = Image.from_bytes(png(1000, 1000))
+    assert {wire: media_tokens(square, wire) for wire in (
+        None, "bedrock-converse", "openai-chat", "openai-responses", "gemini-generate",
+        "ollama-chat")} == {None: 1334, "bedrock-converse": 1334, "openai-chat": 765,
+                            "openai-responses": 765, "gemini-generate": 258 * 4,
+                            "ollama-chat": 576}
+    assert media_tokens(Image.from_bytes(png(4000, 3000))) == 1534  # fitted to 1.15 megapixels
+    assert media_tokens(Image.from_bytes(png(300, 200)), "gemini-generate") == 258
+    assert media_tokens(Image.from_url("https://x.test/a.png"), "openai-chat") == IMAGE_UNKNOWN[
+        "openai-chat"]
+    assert media_tokens(Document.from_bytes(pdf("one page"))) == 2000
+    assert media_tokens(Document.from_bytes(pdf()), "gemini-generate") == 258
+    # A 1 MB screenshot in a tool result costs what its pixels cost, in a user message too.
+    shot = Image.from_bytes(screenshot(0))
+    result = Message(role="tool", parts=(ToolResultPart(call_id="c", content=(shot,)),))
+    user = Message(role="user", parts=(shot,))
+    text_only = Message(role="tool", parts=(ToolResultPart(call_id="c", content=()),))
+    assert estimate_messages([result]) - estimate_messages([text_only]) == 468  # 592 x 592 / 750
+    assert estimate_messages([user]) == 468 + 4
+
+
+async def test_clearing_old_results_clears_their_media_too() -> None:
+    from media_files import png
+    from toolwire import Image
+
+    def look(n: int) -> Any:
+        """Take a screenshot."""
+        return ["the screen:", Image.from_bytes(png(1000, 1000, rgb=(n, n, n)))]
+
+    turns = [reply(call("look", {"n": k}, id=f"c{k}")) for k in range(6)]
+    model = ScriptedModel([*turns, reply("Done.")])
+    agent = Agent(model=model, tools=[Tool.from_function(look)], context_window=5_000,
+                  compaction=Compaction(keep=1))
+    result = await agent.arun("Watch the screen.")
+    assert result.stop == RunStop.ANSWERED
+    assert any("the context was compacted (clear)" in n for n in result.notes)
+    results = [r for m in result.messages for r in m.tool_results]
+    assert results[-1].media and not results[0].media and not results[1].media
+    assert results[0].content == (
+        "[cleared to keep the context small: the result of look was here (11 characters and an "
+        f"image (image/png, {len(png(1000, 1000, rgb=(0, 0, 0)))} bytes)). Call look again with "
+        "the same "
+        "arguments to get it back.]")
+    sent = [sum(len(r.media) for m in q.messages for r in m.tool_results)
+            for q in model.requests]  # images per request: never all six, never over the window
+    assert sent == [0, 1, 2, 1, 2, 1, 2]

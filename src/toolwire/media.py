@@ -1,8 +1,9 @@
 """Building media parts: `Image`, `Document` and `Audio`, from a file, bytes, a URL or a file id.
 
 Owns the constructors people use to put media into a transcript, the guessing of a media type
-from a file name or the first bytes, and `media_content`: what a tool returned, as result parts
-when it holds media (a Pillow image is recognised only when Pillow is already imported).
+from a file name or the first bytes, `image_size` (the width and height an image's own header
+gives), and `media_content`: what a tool returned, as result parts when it holds media (a
+Pillow image is recognised only when Pillow is already imported).
 Imports only `transcript` and `errors` (no image library: the bytes are kept as they are).
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import io
 import mimetypes
+import struct
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +44,54 @@ def sniff_media_type(data: bytes, name: str | None = None) -> str | None:
     if name is not None:
         guessed, _ = mimetypes.guess_type(name)
         return guessed
+    return None
+
+
+def image_size(data: bytes) -> tuple[int, int] | None:
+    """The width and height a PNG, GIF, JPEG or WebP says in its header; None when the bytes
+    are none of them or too short to say."""
+    try:
+        if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
+            return struct.unpack(">II", data[16:24])
+        if data[:6] in (b"GIF87a", b"GIF89a"):
+            return struct.unpack("<HH", data[6:10])
+        if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+            return _webp_size(data)
+        if data[:2] == b"\xff\xd8":
+            return _jpeg_size(data)
+    except struct.error:
+        return None
+    return None
+
+
+def _webp_size(data: bytes) -> tuple[int, int] | None:
+    chunk = data[12:16]
+    if chunk == b"VP8X":
+        return (int.from_bytes(data[24:27], "little") + 1,
+                int.from_bytes(data[27:30], "little") + 1)
+    if chunk == b"VP8L":
+        bits = int.from_bytes(data[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if chunk == b"VP8 ":
+        width, height = struct.unpack("<HH", data[26:30])
+        return width & 0x3FFF, height & 0x3FFF
+    return None
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int] | None:
+    at = 2
+    while at + 9 <= len(data):
+        if data[at] != 0xFF:
+            return None
+        marker_byte = data[at + 1]
+        if marker_byte in (0xD8, 0x01) or 0xD0 <= marker_byte <= 0xD7:
+            at += 2
+            continue
+        length = int.from_bytes(data[at + 2:at + 4], "big")
+        if 0xC0 <= marker_byte <= 0xCF and marker_byte not in (0xC4, 0xC8, 0xCC):
+            height, width = struct.unpack(">HH", data[at + 5:at + 9])
+            return width, height
+        at += 2 + length
     return None
 
 

@@ -64,9 +64,9 @@ def cache_setting(
 Compactor = Callable[[list[Message]], "list[Message] | Awaitable[list[Message]]"]
 """A compaction of your own: the history in, the smaller history out."""
 
-CLEARED = ("[cleared to keep the context small: the result of {name} was here ({chars} "
-           "characters). Call {name} again with the same arguments to get it back.]")
-"""What an old tool result's content becomes."""
+CLEARED = ("[cleared to keep the context small: the result of {name} was here ({held}). "
+           "Call {name} again with the same arguments to get it back.]")
+"""What an old tool result's content becomes (its text and media alike)."""
 
 REMOVED = "[{count} earlier messages were removed to keep the context small.]"
 SUMMARY = "[A summary of {count} earlier messages, written to keep the context small:]\n{text}"
@@ -101,9 +101,14 @@ def compaction_setting(value: Compaction | str | Compactor | None) -> Compaction
     return Compaction(strategy=value)
 
 
+def _a(kind: str) -> str:
+    return "an" if kind[0] in "aeiou" else "a"
+
+
 def clear_results(messages: Sequence[Message], keep: int) -> tuple[list[Message], int]:
-    """``messages`` with every tool result but the latest ``keep`` replaced by a stub (results
-    of a few characters stay); and how many were cleared."""
+    """``messages`` with every tool result but the latest ``keep`` replaced by a stub saying
+    what it held, media included (results of a few characters and no media stay); and how many
+    were cleared."""
     names = {c.id: c.name for m in messages if m.role == "assistant" for c in m.tool_calls}
     places = [(i, n) for i, m in enumerate(messages) for n, p in enumerate(m.parts)
               if type(p) is ToolResultPart]
@@ -111,10 +116,13 @@ def clear_results(messages: Sequence[Message], keep: int) -> tuple[list[Message]
     for i, n in places[: max(0, len(places) - keep)]:
         part = out[i].parts[n]
         assert type(part) is ToolResultPart
-        if len(part.text) < 200 or part.text.startswith("[cleared"):
+        media = part.media
+        if (len(part.text) < 200 and not media) or part.text.startswith("[cleared"):
             continue
         name = part.name or names.get(part.call_id, "the tool")
-        stub = CLEARED.format(name=name, chars=len(part.content))
+        held = [f"{len(part.text)} characters"] if part.text or not media else []
+        held += [f"{_a(m.kind)} {m.kind} ({m.media_type}, {m.size} bytes)" for m in media]
+        stub = CLEARED.format(name=name, held=" and ".join(held))
         parts = list(out[i].parts)
         parts[n] = replace(part, content=stub)
         out[i] = replace(out[i], parts=tuple(parts))
@@ -156,6 +164,8 @@ class Keeper:
         found = window or getattr(model, "context_window", None)
         self.window: int | None = found if isinstance(found, int) else context_window(
             provider_model(model))
+        wire = getattr(model, "wire", None)  # media are estimated as this wire bills them
+        self.wire: str | None = wire if isinstance(wire, str) else None
 
     def estimate(self, s: RunState) -> int:
         """The context the next request would hold: the last reply's usage and an estimate of
@@ -163,8 +173,8 @@ class Keeper:
         last = s.last_usage
         if last is not None and last.input_tokens:
             return (last.input_tokens + last.output_tokens
-                    + estimate_messages(s.messages[s.last_index + 1:]))
-        return estimate_tokens(replace(s.request_base, messages=tuple(s.messages)))
+                    + estimate_messages(s.messages[s.last_index + 1:], self.wire))
+        return self._size(s, s.messages)
 
     async def _measure(self, s: RunState, limit: float) -> int:
         size = self.estimate(s)
@@ -200,7 +210,7 @@ class Keeper:
         return await self.compact(s, size, goal, f"the provider said: {error}")
 
     def _size(self, s: RunState, messages: list[Message]) -> int:
-        return estimate_tokens(replace(s.request_base, messages=tuple(messages)))
+        return estimate_tokens(replace(s.request_base, messages=tuple(messages)), self.wire)
 
     async def compact(self, s: RunState, before: int, goal: float, why: str) -> bool:
         """Make ``s``'s history fit in ``goal`` tokens; True when it changed."""

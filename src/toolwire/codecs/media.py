@@ -6,8 +6,8 @@ checking a wire's size and type limits before a request is sent (a `ConfigError`
 part and the limit), and the marker text that opens the media of one tool result where a wire
 moves them out of the result (`marker`, `restore_moved`: putting them back when decoding).
 `Limits` and `check_limits` are the limits a wire sets on a whole request (counts, total bytes,
-image sides read from the image's own header by `image_size`), checked before sending.
-Imports only the transcript and errors; never a wire's codec.
+image sides read from the image's own header by `toolwire.media.image_size`), checked before
+sending. Imports only the transcript, `toolwire.media` and errors; never a wire's codec.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import struct
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from toolwire.errors import ConfigError, WireFormatError
+from toolwire.media import image_size
 from toolwire.transcript import MediaKind, MediaPart, Message, Part, TextPart, ToolResultPart
 
 MB = 1024 * 1024
@@ -143,54 +143,6 @@ def _target(results: Sequence[ToolResultPart], key: str) -> int | None:
 
 
 # --------------------------------------------------------------------------- whole-request limits
-
-
-def image_size(data: bytes) -> tuple[int, int] | None:
-    """The width and height a PNG, GIF, JPEG or WebP says in its header; None when the bytes
-    are none of them or too short to say."""
-    try:
-        if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
-            return struct.unpack(">II", data[16:24])
-        if data[:6] in (b"GIF87a", b"GIF89a"):
-            return struct.unpack("<HH", data[6:10])
-        if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-            return _webp_size(data)
-        if data[:2] == b"\xff\xd8":
-            return _jpeg_size(data)
-    except struct.error:
-        return None
-    return None
-
-
-def _webp_size(data: bytes) -> tuple[int, int] | None:
-    chunk = data[12:16]
-    if chunk == b"VP8X":
-        return (int.from_bytes(data[24:27], "little") + 1,
-                int.from_bytes(data[27:30], "little") + 1)
-    if chunk == b"VP8L":
-        bits = int.from_bytes(data[21:25], "little")
-        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
-    if chunk == b"VP8 ":
-        width, height = struct.unpack("<HH", data[26:30])
-        return width & 0x3FFF, height & 0x3FFF
-    return None
-
-
-def _jpeg_size(data: bytes) -> tuple[int, int] | None:
-    at = 2
-    while at + 9 <= len(data):
-        if data[at] != 0xFF:
-            return None
-        marker_byte = data[at + 1]
-        if marker_byte in (0xD8, 0x01) or 0xD0 <= marker_byte <= 0xD7:
-            at += 2
-            continue
-        length = int.from_bytes(data[at + 2:at + 4], "big")
-        if 0xC0 <= marker_byte <= 0xCF and marker_byte not in (0xC4, 0xC8, 0xCC):
-            height, width = struct.unpack(">HH", data[at + 5:at + 9])
-            return width, height
-        at += 2 + length
-    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,15 +8,27 @@ arguments, results, carried provider blocks as JSON) is counted in characters, d
 the framing every wire adds. Text outside ASCII counts by its UTF-8 bytes instead of its
 characters, as tokenizers split such text finer. How far it is from the providers' own counts
 is measured in the tests on the recorded replies (`docs/context.md` gives the figures).
-Imports only `toolwire.transcript`.
+
+Media count by what the provider bills for them, not by their bytes (`media_tokens`, per wire):
+an image by its pixels as its own header gives them (Anthropic and Bedrock: width x height /
+750 after fitting 1568 pixels and 1.15 megapixels; the OpenAI wires: 85 + 170 per 512-pixel
+tile after fitting 2048 pixels and a shortest side of 768; Gemini: 258 up to 384x384, else 258
+per 768-pixel tile; Ollama: 576, a vision encoder's fixed grid), a fixed count when the size is
+unknown (a URL, a file id, a header that says nothing); a PDF by its pages (2,000 tokens a page,
+258 on Gemini); plain text by its characters; audio by its seconds (32 a second). Imports only
+`toolwire.transcript` and `toolwire.media`.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Iterable
 
+from toolwire.media import image_size
 from toolwire.transcript import (
+    MediaPart,
     Message,
     OpaquePart,
     ReasoningPart,
@@ -40,6 +52,60 @@ PER_CALL = 10
 """Tokens each tool call adds around its name and arguments (the wire's call syntax)."""
 
 
+IMAGE_UNKNOWN = {"anthropic-messages": 1600, "bedrock-converse": 1600, "openai-chat": 765,
+                 "openai-responses": 765, "gemini-generate": 258, "ollama-chat": 576}
+"""Tokens of an image whose size is not known (a URL, a file id), per wire: the most Claude
+bills for one, a 1024x1024 image at OpenAI's high detail, one Gemini tile, one Ollama grid."""
+
+PDF_PAGE = 2000
+"""Tokens per PDF page where the provider reads its text and an image of each page."""
+
+_PAGE = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
+
+
+def _fit(width: int, height: int, side: float, area: float = math.inf) -> tuple[float, float]:
+    """``width`` x ``height`` shrunk (never grown) to fit ``side`` pixels and ``area``."""
+    scale = min(1.0, side / max(width, height, 1), math.sqrt(area / max(1, width * height)))
+    return width * scale, height * scale
+
+
+def image_tokens(width: int | None, height: int | None, wire: str | None = None) -> int:
+    """The tokens an image of ``width`` x ``height`` costs on ``wire`` (None: Anthropic's rule);
+    `IMAGE_UNKNOWN` when the size is not known."""
+    if not width or not height:
+        return IMAGE_UNKNOWN.get(wire or "", 1600)
+    if wire in ("openai-chat", "openai-responses"):
+        w, h = _fit(width, height, 2048)
+        shortest = min(w, h)
+        if shortest > 768:
+            w, h = w * 768 / shortest, h * 768 / shortest
+        return 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512)
+    if wire == "gemini-generate":
+        if width <= 384 and height <= 384:
+            return 258
+        return 258 * math.ceil(width / 768) * math.ceil(height / 768)
+    if wire == "ollama-chat":
+        return 576
+    w, h = _fit(width, height, 1568, 1_150_000)
+    return max(1, math.ceil(w * h / 750))
+
+
+def media_tokens(part: MediaPart, wire: str | None = None) -> int:
+    """The tokens one media part costs on ``wire`` (see the module's description)."""
+    if part.kind == "image":
+        size = image_size(part.data) if part.data is not None else None
+        return image_tokens(size[0], size[1], wire) if size else image_tokens(None, None, wire)
+    if part.kind == "audio":
+        seconds = (part.size / 16_000) if part.data is not None else 60
+        if part.data is not None and part.data[:4] == b"RIFF" and len(part.data) >= 32:
+            seconds = part.size / max(1, int.from_bytes(part.data[28:32], "little"))
+        return math.ceil(32 * seconds)
+    if part.media_type == "text/plain" and part.data is not None:
+        return -(-len(part.data) // int(CHARS_PER_TOKEN))
+    pages = max(1, len(_PAGE.findall(part.data))) if part.data is not None else 1
+    return pages * (258 if wire == "gemini-generate" else PDF_PAGE)
+
+
 def _size(text: str) -> int:
     """Characters, counting a non-ASCII character by its UTF-8 bytes."""
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
@@ -51,7 +117,7 @@ def _part_size(part: object) -> int:
     if type(part) is ToolCallPart:
         return _size(part.name) + _size(part.arguments_text) + 4
     if type(part) is ToolResultPart:
-        return _size(part.text) + sum(p.size for p in part.media) // 4 + 4
+        return _size(part.text) + 4
     if type(part) is OpaquePart:
         return _size(json.dumps(part.payload, ensure_ascii=False, default=str))
     return 0
@@ -63,27 +129,31 @@ def _tool_size(tool: ToolSpec) -> int:
     return _size(tool.name) + _size(tool.description) + _size(schema)
 
 
-def estimate_messages(messages: Iterable[Message]) -> int:
-    """The estimated tokens of ``messages``: their text over `CHARS_PER_TOKEN`, plus
-    `PER_MESSAGE` each and `PER_CALL` per tool call."""
-    chars = count = calls = 0
+def estimate_messages(messages: Iterable[Message], wire: str | None = None) -> int:
+    """The estimated tokens of ``messages``: their text over `CHARS_PER_TOKEN`, their media as
+    ``wire`` bills them (`media_tokens`), plus `PER_MESSAGE` each and `PER_CALL` per call."""
+    chars = count = calls = media = 0
     for message in messages:
         count += 1
         for part in message.parts:
             chars += _part_size(part)
             calls += type(part) is ToolCallPart
-    return -(-chars // int(CHARS_PER_TOKEN)) + PER_MESSAGE * count + PER_CALL * calls
+            if type(part) is MediaPart:
+                media += media_tokens(part, wire)
+            elif type(part) is ToolResultPart and type(part.content) is tuple:
+                media += sum(media_tokens(p, wire) for p in part.media)
+    return -(-chars // int(CHARS_PER_TOKEN)) + media + PER_MESSAGE * count + PER_CALL * calls
 
 
-def estimate_tokens(request: Request) -> int:
-    """The estimated prompt tokens of ``request``: system prompt, tools and messages."""
+def estimate_tokens(request: Request, wire: str | None = None) -> int:
+    """The estimated prompt tokens of ``request`` on ``wire``: system prompt, tools, messages."""
     chars = _size(request.system) if request.system else 0
     chars += sum(_tool_size(t) for t in request.tools)
     fixed = -(-chars // int(CHARS_PER_TOKEN)) + PER_TOOL * len(request.tools)
-    return fixed + estimate_messages(request.messages)
+    return fixed + estimate_messages(request.messages, wire)
 
 
 __all__ = [
-    "CHARS_PER_TOKEN", "PER_CALL", "PER_MESSAGE", "PER_TOOL", "estimate_messages",
-    "estimate_tokens",
+    "CHARS_PER_TOKEN", "IMAGE_UNKNOWN", "PDF_PAGE", "PER_CALL", "PER_MESSAGE", "PER_TOOL",
+    "estimate_messages", "estimate_tokens", "image_tokens", "media_tokens",
 ]

@@ -272,10 +272,10 @@ class HttpModel:
         its ``prompt_eval_count`` is not) is a `ContextLengthError`, as other servers say."""
         ctx = self._num_ctx
         if (ctx is not None and 0 < reply.usage.input_tokens <= ctx
-                and estimate_tokens(request) > ctx):
+                and (about := estimate_tokens(request, self.wire)) > ctx):
             raise ContextLengthError(
                 f"the prompt is longer than the context of {ctx} tokens (the server read "
-                f"{reply.usage.input_tokens} of about {estimate_tokens(request)}), so it cut "
+                f"{reply.usage.input_tokens} of about {about}), so it cut "
                 "its start; compact the history or give the model a larger context_window",
                 wire=self.wire, retryable=False)
         if reply.usage.cost is not None:
@@ -340,7 +340,7 @@ class HttpModel:
         _, sent = self._prepare(request, stream=False)
         found = count_request(self.endpoint, sent)
         if found is None:
-            return estimate_tokens(request)
+            return estimate_tokens(request, self.wire)
         response = await self._send(found[0])
         return read_count(await response.read(), found[1], self.wire)
 

@@ -36,7 +36,7 @@ from toolwire.http.cloud import InvokeChunks, to_bedrock_invoke, to_vertex_anthr
 from toolwire.http.endpoints import parse_model_id
 from toolwire.http.sigv4 import AwsCredentials
 from toolwire.schema.tool import Tool
-from toolwire.transcript import Reply, Request
+from toolwire.transcript import Reply, Request, ToolResultPart
 
 AWS = {"AWS_ACCESS_KEY_ID": "AKIDTOOLWIRE", "AWS_SECRET_ACCESS_KEY": "secret/key+1",
        "AWS_SESSION_TOKEN": "session-token", "AWS_REGION": "eu-west-3"}
@@ -329,6 +329,69 @@ async def test_a_request_signed_with_the_wrong_secret_is_refused() -> None:
         with pytest.raises(PermissionDeniedError, match="signature we calculated"):
             await model.complete(Request(model="m", messages=(Message.user("hi"),)))
         await model.aclose()
+
+
+COUNTED_AT = {
+    "bedrock": ("/model/anthropic.claude-sonnet-5/count-tokens", "inputTokens"),
+    "bedrock-anthropic": ("/model/anthropic.claude-sonnet-5/count-tokens", "inputTokens"),
+    "vertex": ("/v1/projects/proj-1/locations/europe-west4/publishers/google/models/"
+               "gemini-3-flash:countTokens", "totalTokens"),
+    "vertex-anthropic": ("/v1/projects/proj-1/locations/europe-west4/publishers/anthropic/"
+                         "models/count-tokens:rawPredict", "input_tokens"),
+}
+
+
+@pytest.mark.parametrize("provider", list(IDS))
+async def test_count_tokens_on_each_cloud_host(provider: str) -> None:
+    from toolwire.context.estimate import estimate_tokens
+
+    model_id, env, _ = IDS[provider]
+    request = Request(model="x", system="Answer in French. " * 40, tools=(TOOL.spec,),
+                      messages=(Message.user("Weather in Paris?"), CALL.message,
+                                Message(role="tool", parts=(ToolResultPart(
+                                    call_id="call_p1", content="18°C",
+                                    name="get_weather"),))))
+    async with Emulator([], aws_credentials=CREDS) as emu:
+        model = make_model(f"{model_id}@{emu.base_url}", env=env)
+        counted = await model.count_tokens(request)
+        await model.aclose()
+    estimate = estimate_tokens(request)
+    if provider.startswith("azure"):  # Azure has no counting endpoint: the local estimate
+        assert emu.received == [] and counted == estimate
+        return
+    path, _ = COUNTED_AT[provider]
+    [sent] = emu.received
+    assert sent.path == path and 0.5 * estimate < counted < 2 * estimate
+    body = sent.body
+    if provider == "bedrock":  # signed, and accepted: the emulator checks the signature
+        assert sent.headers["authorization"].startswith("AWS4-HMAC-SHA256")
+        assert set(body["input"]["converse"]) == {"messages", "system", "toolConfig"}
+    elif provider == "bedrock-anthropic":  # the InvokeModel body, as base64 bytes
+        import base64
+
+        invoked = json.loads(base64.b64decode(body["input"]["invokeModel"]["body"]))
+        assert invoked["anthropic_version"] == "bedrock-2023-05-31" and invoked["tools"]
+    elif provider == "vertex":
+        assert set(body) == {"contents", "systemInstruction", "tools"}
+        assert sent.headers["authorization"] == "Bearer ya29.token"
+    else:
+        assert body["model"] == "claude-sonnet-5" and body["messages"] and body["tools"]
+
+
+def test_the_count_endpoints_bodies_validate_against_botocore() -> None:
+    """Bedrock's CountTokens body, as toolwire writes it for a Converse request, satisfies
+    botocore's service model (its required members and types)."""
+    import botocore.session
+    from botocore.validate import ParamValidator
+
+    from toolwire.http.cloud import converse_count
+
+    body = get_codec("bedrock-converse").encode_request(Request(
+        model="m", system="Be brief.", tools=(TOOL.spec,), messages=(Message.user("hi"),)))
+    shape = botocore.session.get_session().get_service_model(
+        "bedrock-runtime").operation_model("CountTokens").input_shape
+    report = ParamValidator().validate({"modelId": "m", **converse_count(body, "m")}, shape)
+    assert not report.has_errors(), report.generate_report()
 
 
 # --------------------------------------------------------------------------- official clients

@@ -21,7 +21,9 @@ recorded here), the transport, anything that does I/O. Importing this module sta
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -79,6 +81,9 @@ class HostedPath:
     stream_path: str
     framing: Framing | None = None
     errors: str | None = None
+    count: str | None = None
+    """The host's token-counting path for this wire, when it has its own (the model then in
+    the body): Vertex AI counts Claude's tokens at ``.../models/count-tokens:rawPredict``."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -112,6 +117,19 @@ class Counting:
     keys: frozenset[str]
     field: str = "input_tokens"
     wrap: str | None = None
+    read: Callable[[Mapping[str, Any]], Any] | None = None
+    """The prompt body inside a counting request, for an endpoint that nests it otherwise
+    (Bedrock's ``{"input": {"converse": ...}}``); else it is under ``wrap`` or the body."""
+
+    def prompt(self, body: Any) -> Mapping[str, Any]:
+        """The prompt body a counting request ``body`` holds (empty when it holds none)."""
+        if self.read is not None:
+            inner = self.read(body) if isinstance(body, Mapping) else None
+        elif self.wrap and isinstance(body, Mapping) and self.wrap in body:
+            inner = body[self.wrap]
+        else:  # Vertex AI's countTokens takes the fields unwrapped
+            inner = body
+        return inner if isinstance(inner, Mapping) else {}
 
     def body(self, body: Mapping[str, Any], model: str) -> dict[str, Any]:
         """The counting request for a request ``body``."""
@@ -236,7 +254,8 @@ ANTHROPIC_MESSAGES = Wire(
     detect_rank=30,
     hosted=(HostedPath("/model/{model}/invoke", "/model/{model}/invoke-with-response-stream",
                        framing="eventstream", errors="bedrock-converse"),
-            HostedPath("/models/{model}:rawPredict", "/models/{model}:streamRawPredict")),
+            HostedPath("/models/{model}:rawPredict", "/models/{model}:streamRawPredict",
+                       count="/anthropic/models/count-tokens:rawPredict")),
     cache=CacheRules(kind="breakpoints", sections=("tools", "system", "messages")),
     context_error="prompt is too long: {tokens} tokens > {limit} maximum",
     count=Counting(path="/v1/messages/count_tokens", keys=frozenset({
@@ -327,7 +346,27 @@ BEDROCK_CONVERSE = Wire(
     detect=detect.converse_body,
     detect_stream=detect.converse_stream,
     detect_rank=15,
+    count=Counting(path="/model/{model}/count-tokens", field="inputTokens",
+                   keys=frozenset({"messages", "system", "toolConfig",
+                                   "additionalModelRequestFields"}),
+                   read=lambda body: _bedrock_count_input(body)),
 )
+
+
+def _bedrock_count_input(body: Mapping[str, Any]) -> Any:
+    """The prompt in Bedrock's CountTokens body: a Converse request under ``input.converse``,
+    or an InvokeModel body (base64 JSON) under ``input.invokeModel.body``."""
+    given = body.get("input")
+    if not isinstance(given, Mapping):
+        return None
+    if "converse" in given:
+        return given["converse"]
+    invoke = given.get("invokeModel")
+    raw = invoke.get("body") if isinstance(invoke, Mapping) else None
+    try:
+        return json.loads(base64.b64decode(raw, validate=True)) if isinstance(raw, str) else None
+    except ValueError:
+        return None
 
 _BUILT_IN = (ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES, OLLAMA_CHAT, GEMINI_GENERATE,
              BEDROCK_CONVERSE)
@@ -404,8 +443,11 @@ def _match(wire: Wire, path: str) -> Route | None:
 
 def count_at(path: str) -> Route | None:
     """The wire whose token-counting endpoint is ``path``, with the model when the path
-    carries it."""
+    carries it (a host's own counting path first: its model is in the body)."""
     path = path.split("?", 1)[0]
+    for wire in _REGISTRY.values():
+        if any(h.count and path.endswith(h.count) for h in wire.hosted):
+            return Route(wire)
     for wire in _REGISTRY.values():
         if wire.count is not None:
             route = _match(dataclasses.replace(wire, path=wire.count.path, stream_path=None,

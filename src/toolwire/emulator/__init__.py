@@ -255,7 +255,11 @@ class Emulator:
         if counting is not None:  # a token-counting endpoint
             counted_body = loads(http.body or b"{}")
             self.received.append(Received(counting.wire.name, http.path, counted_body,
-                                          http.headers))
+                                          http.headers, http.body or b""))
+            if self.aws_credentials is not None and http.path.startswith(AWS_PATHS):
+                refused = check_signature(http, self.aws_credentials)
+                if refused is not None:
+                    return _json(403, error_body(counting.error_wire, 403, refused))
             return _json(200, count_reply(counting.wire, counted_body))
         route = wire_at(http.path)
         if route is None:

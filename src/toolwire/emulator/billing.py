@@ -199,9 +199,7 @@ def count_reply(wire: Wire, body: Any) -> dict[str, Any]:
     counted as a request's are (the cache is never touched)."""
     counting = wire.count
     assert counting is not None
-    inner = body.get(counting.wrap) if counting.wrap and isinstance(body, dict) else body
-    blocks = count_blocks(inner if isinstance(inner, dict) else {},
-                          wire.cache if wire.cache.sections else _ALL)
+    blocks = count_blocks(counting.prompt(body), wire.cache if wire.cache.sections else _ALL)
     return {counting.field: sum(b.tokens for b in blocks)}
 
 

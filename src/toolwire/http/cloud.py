@@ -1,7 +1,9 @@
 """The cloud hosts of the wires: Amazon Bedrock, Google Vertex AI and Azure OpenAI.
 
 Owns `CloudSetup` (what a model id on a cloud resolves to: base URL, paths, static headers, a
-per-attempt `Signer`, a stream adapter, a body transform), the setup of each cloud provider
+per-attempt `Signer`, a stream adapter, a body transform, the host's token-counting endpoint as
+a `HostCount`: Bedrock's CountTokens for Converse and InvokeModel, Vertex AI's countTokens for
+Gemini and count-tokens for Claude; Azure has none), the setup of each cloud provider
 (`bedrock_setup`, `bedrock_anthropic_setup`, `vertex_setup`, `vertex_anthropic_setup`,
 `azure_setup`), `GoogleToken` (an OAuth2 token from google-auth, ``toolwire[vertex]``,
 refreshed before it expires) and `InvokeChunks` (Bedrock's event stream of ``chunk`` events,
@@ -47,9 +49,21 @@ class StreamAdapter(Protocol):
 BodyTransform = Callable[[dict[str, Any]], dict[str, Any]]
 
 
+@dataclass(frozen=True, slots=True)
+class HostCount:
+    """A cloud host's own token-counting endpoint: its ``path`` (``{model}`` filled in), the
+    counting body ``body(sent, model)`` makes from the request body as the host takes it, and
+    the reply ``field`` holding the count."""
+
+    path: str
+    field: str
+    body: Callable[[Mapping[str, Any], str], dict[str, Any]]
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CloudSetup:
-    """What a cloud model id resolves to."""
+    """What a cloud model id resolves to. ``count`` is the host's counting endpoint for this
+    wire; None means it has none, and counting falls back to the local estimate."""
 
     base_url: str
     path: str
@@ -58,6 +72,38 @@ class CloudSetup:
     signer: Signer | None = None
     stream_adapter: Callable[[], StreamAdapter] | None = None
     transform: BodyTransform | None = None
+    count: HostCount | None = None
+
+
+def _kept(body: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: body[k] for k in keys if k in body}
+
+
+BEDROCK_COUNT = "/model/{model}/count-tokens"
+"""Bedrock's CountTokens: a Converse request or an InvokeModel body, counted for the model."""
+
+
+def converse_count(body: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """Bedrock's CountTokens body for a Converse request."""
+    return {"input": {"converse": _kept(body, (
+        "messages", "system", "toolConfig", "additionalModelRequestFields"))}}
+
+
+def invoke_count(body: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """Bedrock's CountTokens body for an InvokeModel body (sent as base64 bytes)."""
+    raw = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    return {"input": {"invokeModel": {"body": base64.b64encode(raw).decode()}}}
+
+
+def gemini_count(body: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """Vertex AI's countTokens body: the prompt's fields, unwrapped."""
+    return _kept(body, ("contents", "systemInstruction", "tools", "generationConfig"))
+
+
+def claude_count(body: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """Vertex AI's count-tokens body for Claude: the model and the Messages prompt."""
+    return {"model": model, **_kept(body, ("messages", "system", "tools", "tool_choice",
+                                           "thinking"))}
 
 
 Setup = Callable[[str, Mapping[str, str], "str | None"], CloudSetup]
@@ -106,7 +152,8 @@ def bedrock_setup(model: str, env: Mapping[str, str], given: str | None) -> Clou
     headers, signer = _aws_auth(env, region, given)
     return CloudSetup(base_url=given or f"https://bedrock-runtime.{region}.amazonaws.com",
                       path="/model/{model}/converse", stream_path="/model/{model}/converse-stream",
-                      headers=headers, signer=signer)
+                      headers=headers, signer=signer,
+                      count=HostCount(BEDROCK_COUNT, "inputTokens", converse_count))
 
 
 def to_bedrock_invoke(body: dict[str, Any]) -> dict[str, Any]:
@@ -172,7 +219,8 @@ def bedrock_anthropic_setup(model: str, env: Mapping[str, str], given: str | Non
                       path="/model/{model}/invoke",
                       stream_path="/model/{model}/invoke-with-response-stream",
                       headers={"accept": "application/json", **headers}, signer=signer,
-                      stream_adapter=InvokeChunks, transform=to_bedrock_invoke)
+                      stream_adapter=InvokeChunks, transform=to_bedrock_invoke,
+                      count=HostCount(BEDROCK_COUNT, "inputTokens", invoke_count))
 
 
 # --------------------------------------------------------------------------- Google Vertex AI
@@ -248,7 +296,8 @@ def vertex_setup(model: str, env: Mapping[str, str], given: str | None) -> Cloud
     project, location, signer = _vertex_place(env, given)
     base = f"/v1/projects/{project}/locations/{location}/publishers/google/models/{{model}}"
     return CloudSetup(base_url=given or vertex_host(location), path=f"{base}:generateContent",
-                      stream_path=f"{base}:streamGenerateContent?alt=sse", signer=signer)
+                      stream_path=f"{base}:streamGenerateContent?alt=sse", signer=signer,
+                      count=HostCount(f"{base}:countTokens", "totalTokens", gemini_count))
 
 
 def to_vertex_anthropic(body: dict[str, Any]) -> dict[str, Any]:
@@ -263,9 +312,11 @@ def vertex_anthropic_setup(model: str, env: Mapping[str, str], given: str | None
     """``vertex-anthropic:<model>``: Anthropic Messages through rawPredict."""
     project, location, signer = _vertex_place(env, given)
     base = f"/v1/projects/{project}/locations/{location}/publishers/anthropic/models/{{model}}"
+    counting = base.replace("{model}", "count-tokens:rawPredict")
     return CloudSetup(base_url=given or vertex_host(location), path=f"{base}:rawPredict",
                       stream_path=f"{base}:streamRawPredict", signer=signer,
-                      transform=to_vertex_anthropic)
+                      transform=to_vertex_anthropic,
+                      count=HostCount(counting, "input_tokens", claude_count))
 
 
 # --------------------------------------------------------------------------- Azure OpenAI
@@ -303,6 +354,7 @@ __all__ = [
     "VERTEX_ANTHROPIC_VERSION",
     "CloudSetup",
     "GoogleToken",
+    "HostCount",
     "InvokeChunks",
     "Setup",
     "Signer",
@@ -312,6 +364,10 @@ __all__ = [
     "azure_setup",
     "bedrock_anthropic_setup",
     "bedrock_setup",
+    "claude_count",
+    "converse_count",
+    "gemini_count",
+    "invoke_count",
     "to_bedrock_invoke",
     "to_vertex_anthropic",
     "vertex_anthropic_setup",

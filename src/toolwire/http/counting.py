@@ -1,10 +1,13 @@
 """A provider's token-counting endpoint: the request for it and the count in its reply.
 
-Owns `count_request` and `read_count`. Which wires have an endpoint, its path, the body
-fields it takes and the reply field are the wire registry's (`toolwire.codecs.registry.
-Counting`); the request goes to the same server, with the same headers, as the model's own
-requests. `toolwire.http.client.HttpModel.count_tokens` uses them, and falls back to a local
-estimate for a wire without one. Must not import the client.
+Owns `count_request` and `read_count`. Which wires have an endpoint, its path, the body fields
+it takes and the reply field are the wire registry's (`toolwire.codecs.registry.Counting`); a
+cloud host's own endpoint is its setup's (`toolwire.http.cloud.HostCount`: Bedrock's
+CountTokens, Vertex AI's countTokens and Claude count-tokens), and a cloud host without one
+(Azure) is counted by the local estimate. The request goes to the same server, with the same
+headers (and signed like them), as the model's own requests.
+`toolwire.http.client.HttpModel.count_tokens` uses them, and falls back to a local estimate for
+a wire without one. Must not import the client.
 """
 
 from __future__ import annotations
@@ -16,14 +19,25 @@ from toolwire import _json
 from toolwire.codecs.registry import Counting, get_wire
 from toolwire.errors import WireFormatError
 from toolwire.http.endpoints import Endpoint
-from toolwire.http.transport import WireRequest
+from toolwire.http.providers import PROVIDERS
+from toolwire.http.transport import WireRequest, body_bytes
 
 
 def count_request(endpoint: Endpoint, sent: WireRequest) -> tuple[WireRequest, Counting] | None:
-    """The counting request for ``sent`` (a model request at ``endpoint``), or None when the
-    wire has no counting endpoint or the request is signed (cloud hosts)."""
+    """The counting request for ``sent`` (a model request at ``endpoint``), or None when
+    there is no counting endpoint: the wire has none, or the cloud host serving it has none
+    of its own (a cloud host counts at its own path, signed like the request)."""
+    spec = PROVIDERS.get(endpoint.provider)
+    host = endpoint.count
+    if host is not None:
+        where = dataclasses.replace(endpoint, _path=host.path, _stream_path=None)
+        body = host.body(sent.body, endpoint.model)
+        return WireRequest(url=where.url(), body=body, headers=sent.headers, content=body_bytes(
+            body) if endpoint.signer is not None else None), Counting(
+            path=host.path, keys=frozenset(), field=host.field)
     counting = get_wire(endpoint.wire).count
-    if counting is None or endpoint.signer is not None:
+    if counting is None or endpoint.signer is not None or (spec is not None
+                                                            and spec.setup is not None):
         return None
     where = dataclasses.replace(endpoint, _path=counting.path, _stream_path=None)
     return WireRequest(url=where.url(), body=counting.body(sent.body, endpoint.model),

@@ -44,7 +44,7 @@ from urllib.parse import quote, urlsplit
 
 from toolwire.codecs.registry import wire_at
 from toolwire.errors import ConfigError
-from toolwire.http.cloud import Signer, StreamAdapter
+from toolwire.http.cloud import HostCount, Signer, StreamAdapter
 from toolwire.http.providers import (
     BEARER,
     PROVIDERS,
@@ -75,6 +75,8 @@ class Endpoint:
     signer: Signer | None = field(default=None, compare=False, repr=False)
     stream_adapter: Callable[[], StreamAdapter] | None = field(default=None, compare=False,
                                                                repr=False)
+    count: HostCount | None = field(default=None, compare=False, repr=False)
+    """A cloud host's own token-counting endpoint (`toolwire.http.cloud.HostCount`)."""
 
     @property
     def model_id(self) -> str:
@@ -156,7 +158,8 @@ def parse_model_id(model_id: str, env: Mapping[str, str] | None = None) -> Endpo
                         base_url=cloud.base_url, _path=cloud.path,
                         _stream_path=cloud.stream_path, _auth=Auth(None),
                         _transform=cloud.transform, _headers=dict(cloud.headers),
-                        signer=cloud.signer, stream_adapter=cloud.stream_adapter)
+                        signer=cloud.signer, stream_adapter=cloud.stream_adapter,
+                        count=cloud.count)
     if spec.needs_base_url and not at:
         raise ConfigError(
             f"model id {model_id!r} needs a server: write {provider}:<model>@<base_url>, "

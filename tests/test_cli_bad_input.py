@@ -324,6 +324,11 @@ for name, args in {
                                                      "--reason", "no"],
     "resume --deny <no id>": lambda p: ["resume", p.log, "--deny"],
     "resume --reason <no text>": lambda p: ["resume", p.log, "--reason"],
+    "run --stream <with a value>": lambda p: [*NUMBER_FLAGS["run"][0](p), "--stream=yes"],
+    "run --no-stream <with a value>": lambda p: [*NUMBER_FLAGS["run"][0](p), "--no-stream=1"],
+    "resume --tools <not a choice>": lambda p: ["resume", p.log, "--tools", "all"],
+    "resume <a log whose tool set is unknown>": lambda p: ["resume", p.file(
+        "t.jsonl", log_text(header(context={"tools": "everything"}), TASK))],
 }.items():
     case(name, args)
 

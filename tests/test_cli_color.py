@@ -39,10 +39,16 @@ def run(tmp_path: Path, *flags: str, tty: bool, env: dict[str, str] | None = Non
 
 
 def test_a_terminal_gets_colour(tmp_path: Path) -> None:
-    screen = run(tmp_path, tty=True)
+    screen = run(tmp_path, "--no-stream", tty=True)
     assert "\x1b[36mmodel: Let me look.\x1b[0m" in screen
     assert "\x1b[33m  → list_files {}\x1b[0m" in screen
     assert "\x1b[32m  ← ok (10 chars)\x1b[0m" in screen
+
+
+def test_streamed_text_is_coloured_as_it_arrives(tmp_path: Path) -> None:
+    screen = run(tmp_path, tty=True)
+    assert "\x1b[36mLet" in screen
+    assert "Let me look.\r\n" in SGR.sub("", screen)  # one line: no status line cut in
 
 
 @pytest.mark.parametrize(("flags", "env"), [
@@ -51,7 +57,7 @@ def test_a_terminal_gets_colour(tmp_path: Path) -> None:
 def test_colour_can_be_turned_off_on_a_terminal(tmp_path: Path, flags: tuple[str, ...],
                                                 env: dict[str, str]) -> None:
     screen = run(tmp_path, *flags, tty=True, env=env)
-    assert "model: Let me look." in screen and not SGR.search(screen)
+    assert "Let me look." in screen and not SGR.search(screen)
 
 
 def test_the_config_file_turns_colour_off(tmp_path: Path) -> None:
@@ -59,7 +65,7 @@ def test_the_config_file_turns_colour_off(tmp_path: Path) -> None:
     config.parent.mkdir(parents=True)
     config.write_text('color = "never"\n')
     screen = run(tmp_path, tty=True)
-    assert "model: Let me look." in screen and not SGR.search(screen)
+    assert "Let me look." in screen and not SGR.search(screen)
 
 
 def test_output_that_is_not_a_terminal_stays_plain_unless_forced(tmp_path: Path) -> None:

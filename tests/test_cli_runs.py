@@ -107,11 +107,16 @@ def test_a_run_whose_mcp_server_fails_to_start_leaves_no_log(tmp_path: Path) -> 
 # ---------------------------------------------------------------- the approval prompt
 
 
-def test_the_approval_prompt_comes_after_the_text_and_the_call(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("flags", "shown"), [
+    ((), "I will write the notes file."),  # streamed as it came
+    (("--no-stream",), "model: I will write the notes file.")])
+def test_the_approval_prompt_comes_after_the_text_and_the_call(
+        tmp_path: Path, flags: tuple[str, ...], shown: str) -> None:
     with Emulator([WRITE, {"text": "Written."}]) as emu:
         screen = drive_on_pty(["run", "write notes", "--model", f"anthropic:m@{emu.base_url}",
-                               "--workdir", str(tmp_path)], [("allow write_file", "y")], ENV)
-    text = screen.index("model: I will write the notes file.")
+                               "--workdir", str(tmp_path), *flags], [("allow write_file", "y")],
+                              ENV)
+    text = screen.index(shown)
     call = screen.index('→ write_file {"path":"notes.txt"')
     prompt = screen.index("allow write_file")
     assert text < call < prompt

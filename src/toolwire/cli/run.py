@@ -51,7 +51,8 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
     from toolwire.tools.sandbox import Sandbox
 
     sandbox = Sandbox(args.sandbox or "auto", pass_env=args.pass_env)
-    network = args.allow_network
+    network = bool(args.allow_network)
+    stream = streaming(args, term)
     tools: list[Any] = []
     if args.tools == "coding":
         tools = coding_tools(workdir, answer=answerer(term), test_command=test_command,
@@ -81,9 +82,17 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
         print(f"sandbox: {sandbox.describe(network)}", file=sys.stderr)
     return Agent(model=model, tools=tools, max_turns=args.max_turns,
                  approval=policy(args.approve, sandbox), approve=approver(term, shown),
-                 stream=args.stream, eager_tools=bool(args.stream), on_event=term.on_event,
+                 stream=stream, eager_tools=stream, on_event=term.on_event,
                  system=system, temperature=getattr(args, "temperature", None),
                  context=_context(args, model, workdir), **mcp)
+
+
+def streaming(args: argparse.Namespace, term: Terminal) -> bool:
+    """Whether replies stream: ``--stream``/``--no-stream`` when given, else when the model's
+    text goes to a terminal (and not as ``--json``)."""
+    if getattr(args, "stream", None) is not None:
+        return bool(args.stream)
+    return not getattr(args, "json", False) and term.out.isatty()
 
 
 def _context(args: argparse.Namespace, model: Any, workdir: Path) -> dict[str, Any]:
@@ -94,6 +103,24 @@ def _context(args: argparse.Namespace, model: Any, workdir: Path) -> dict[str, A
     return {"workdir": str(workdir), "tools": args.tools, "approve": args.approve,
             "sandbox": args.sandbox, "allow_network": bool(args.allow_network),
             "model": model_name(model), "base_url": getattr(endpoint, "base_url", None)}
+
+
+def from_log(args: argparse.Namespace, header: dict[str, Any]) -> Path:
+    """Settings a resumed run takes from its log's header unless a flag gives them: the model,
+    the folder, the tool set, the approval policy, the sandbox and its network; returns the
+    folder, checked."""
+    args.model = args.model or header.get("model")  # the log's over the settings'
+    context = header.get("context")
+    context = context if isinstance(context, dict) else {}
+    for name in ("workdir", "tools", "approve", "sandbox"):  # as the run was started
+        if getattr(args, name) is None and isinstance(context.get(name), str):
+            setattr(args, name, context[name])
+    args.allow_network = args.allow_network or context.get("allow_network") is True
+    args.tools = args.tools or "coding"
+    if args.tools not in ("coding", "none"):
+        raise UserError(f"the log's tool set {args.tools!r} is not one this toolwire knows; "
+                        "give --tools coding or --tools none")
+    return checks.workdir(args.workdir or ".")
 
 
 def _decisions(args: argparse.Namespace, logged: Any) -> dict[str, Any]:
@@ -199,7 +226,8 @@ def _go(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal, out
 def cmd_run(args: argparse.Namespace) -> int:
     from toolwire.http import client
 
-    workdir = checks.workdir(args.workdir)
+    workdir = checks.workdir(args.workdir or ".")
+    args.tools = args.tools or "coding"
     attached = [checks.attachment(path) for path in args.attach]
     settings.apply(args)
     check_agent_options(args)
@@ -218,15 +246,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
     from toolwire.http import client
 
     checks.read_text(args.log, "LOG")
-    workdir = checks.workdir(args.workdir)
+    if args.workdir is not None:
+        checks.workdir(args.workdir)
     logged = read_log(args.log)
-    args.model = args.model or logged.header.get("model")  # the log's over the settings'
-    context = logged.header.get("context") or {}
-    for name in ("approve", "sandbox"):  # as the run was started, unless given now
-        if getattr(args, name) is None and context.get(name):
-            setattr(args, name, str(context[name]))
-    if args.workdir == "." and context.get("workdir"):
-        workdir = checks.workdir(str(context["workdir"]))
+    workdir = from_log(args, logged.header)
     decisions = _decisions(args, logged)
     settings.apply(args)
     check_agent_options(args)
@@ -377,6 +400,12 @@ def sandbox_options(p: argparse.ArgumentParser) -> None:
                         "otherwise only PATH, LANG and a few others, never keys or tokens)")
 
 
+def stream_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--stream", action=argparse.BooleanOptionalAction,
+                   help="show the model's text as it arrives (default: on when the output "
+                        "is a terminal; --no-stream waits for each whole reply)")
+
+
 def color_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--color", choices=("auto", "always", "never"),
                    help="colour: auto (on a terminal; the default), always or never; default: "
@@ -390,10 +419,12 @@ def add_commands(sub: Any, epilog: str) -> None:
     forms = "; ".join(MODEL_ID_FORMS)
 
     def agent_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--workdir", default=".", metavar="DIR",
-                       help="the folder the tools work in (default: the current folder)")
-        p.add_argument("--tools", choices=("coding", "none"), default="coding",
-                       help="built-in tools: coding (files, commands, tests, ask_user) or none")
+        p.add_argument("--workdir", metavar="DIR",
+                       help="the folder the tools work in (default: the current folder; "
+                            "resume: the run's own)")
+        p.add_argument("--tools", choices=("coding", "none"),
+                       help="built-in tools: coding (files, commands, tests, ask_user; the "
+                            "default) or none; resume: the run's own")
         p.add_argument("--approve", choices=("ask", "auto", "never", "defer"),
                        help="run_command, write_file and edit_file: ask first (default), allow "
                             "(auto), refuse (never), or stop the run to wait for decisions "
@@ -402,7 +433,7 @@ def add_commands(sub: Any, epilog: str) -> None:
         p.add_argument("--max-turns", type=checks.count, default=50, metavar="N",
                        help="stop after N model calls, at least 1 (default 50)")
         sandbox_options(p)
-        p.add_argument("--stream", action="store_true", help="stream the model's replies")
+        stream_option(p)
         p.add_argument("--json", action="store_true", help="print the result as JSON")
         p.add_argument("-v", "--verbose", action="store_true",
                        help="print every note of the run, not a one-line summary")
@@ -477,7 +508,7 @@ def add_commands(sub: Any, epilog: str) -> None:
                    help=argparse.SUPPRESS)
     sandbox_options(p)
     p.set_defaults(mcp=[], mcp_deferred=[])
-    p.add_argument("--stream", action="store_true", help="stream the model's replies")
+    stream_option(p)
     add_otel_option(p)
     color_options(p)
     p.set_defaults(func=cmd_demo)

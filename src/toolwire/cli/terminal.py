@@ -36,6 +36,7 @@ class Painter:
     def __init__(self, stream: TextIO, mode: str = "auto") -> None:
         self.stream = stream
         self.console: Any = None
+        self._open: str | None = None  # what resets the colour of a line still being written
         if mode == "always" or (mode == "auto" and stream.isatty()):
             try:
                 from rich.console import Console
@@ -50,6 +51,25 @@ class Painter:
         else:
             self.console.print(text, style=STYLES[kind])
             self.stream.flush()
+
+    def part(self, text: str, kind: str) -> None:
+        """A piece of a line as it arrives (streamed text), with no line end: the colour is
+        set before the first piece and reset by `end`, so the text stays whole on screen."""
+        if self.console is not None and self._open is None:
+            from rich.color import ColorSystem
+            from rich.style import Style
+
+            start, _, self._open = Style.parse(STYLES[kind]).render(
+                "\0", color_system=ColorSystem.STANDARD).partition("\0")
+            self.stream.write(start)
+        self.stream.write(text)
+        self.stream.flush()
+
+    def end(self) -> None:
+        """End the pieces of a line written by `part`."""
+        self.stream.write((self._open or "") + "\n")
+        self._open = None
+        self.stream.flush()
 
 
 class Terminal:
@@ -76,13 +96,13 @@ class Terminal:
     # ------------------------------------------------------------------ the screen
 
     def status(self) -> None:
-        if self.live:
+        if self.live and not self._streamed:  # never over a line of text still arriving
             line = (f"turn {self.turn} · {self.activity} · {self.usage.total_tokens:,} tokens")
             self.err.write("\r\x1b[2K" + line[: shutil.get_terminal_size().columns - 1])
             self.err.flush()
 
     def clear(self) -> None:
-        if self.live:
+        if self.live and not self._streamed:
             self.err.write("\r\x1b[2K")
             self.err.flush()
 
@@ -120,11 +140,9 @@ class Terminal:
         )
 
         if isinstance(event, TextDelta):
-            if not self._streamed:
-                self.clear()
+            self.clear()
             self._streamed = True
-            self.out.write(event.text)
-            self.out.flush()
+            self.paint.part(event.text, "text")
         elif isinstance(event, ReplyReceived):
             self._reply(event.turn, event.reply)
         elif isinstance(event, MessageAdded) and event.message.role == "tool":
@@ -153,7 +171,7 @@ class Terminal:
     def _reply(self, turn: int, reply: Any) -> None:
         streamed, self._streamed = self._streamed, False
         if streamed:
-            self.out.write("\n")
+            self.paint.end()
         self.turn = turn
         self.usage = self.usage + reply.usage
         self.answer_shown = streamed and not reply.tool_calls

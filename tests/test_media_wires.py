@@ -202,3 +202,97 @@ def test_gemini_result_parts_of_a_type_function_responses_refuse_go_after_them()
     assert [n.kind for n in encoded.notes] == ["media_moved"]
     assert "take only application/pdf" in encoded.notes[0].detail
     assert decode("gemini-generate", encoded.body).messages[2] == request.messages[2]
+
+
+# --------------------------------------------------------------------------- conversion
+
+WAV = b"RIFF\x24\x00\x00\x00WAVEfmt " + bytes(20)
+
+
+def conversion_request() -> Request:
+    """An image, a PDF and a wav recording from the user; a tool's text and image."""
+    from toolwire import Audio
+
+    return Request(model="m", max_tokens=64, tools=(ToolSpec(name="shot"),), messages=(
+        Message(role="user", parts=(
+            TextPart(text="compare these"), Image.from_bytes(PNG),
+            Document.from_bytes(PDF, name="report.pdf"),
+            Audio.from_bytes(WAV, "audio/wav", name="memo.wav"))),
+        Message(role="assistant", parts=(ToolCallPart(id="call_1", name="shot", arguments={}),)),
+        Message(role="tool", parts=(ToolResultPart(call_id="call_1", name="shot", content=(
+            TextPart(text="the screen:"), Image.from_bytes(PNG))),)),
+    ))
+
+
+CARRIED = {  # the kinds of media each wire carries in a user message
+    "anthropic-messages": {"image", "document"},
+    "openai-chat": {"image", "document", "audio"},
+    "openai-responses": {"image", "document"},
+    "ollama-chat": {"image"},
+    "gemini-generate": {"image", "document", "audio"},
+    "bedrock-converse": {"image", "document"},
+}
+
+PDF_AT, AUDIO_AT = "messages[0].parts[2]", "messages[0].parts[3]"
+MOVED = ("media_moved", "call_1")  # Chat Completions, and Gemini models without result parts
+AUDIO_DROPPED = ("media_dropped", AUDIO_AT)
+PDF_DROPPED = ("media_dropped", PDF_AT)
+PDF_NAME = ("field_dropped", PDF_AT)  # Gemini sends no names
+
+# (source, target) -> the losses `convert` lists, exactly and in order. What the source wire
+# could not carry is gone before conversion (Ollama's PDF and recording are a placeholder text
+# by then), so only what the target drops or moves of what is left is listed.
+LOSSES: dict[tuple[str, str], list[tuple[str, str]]] = {
+    ("anthropic-messages", "anthropic-messages"): [],
+    ("anthropic-messages", "openai-chat"): [MOVED],
+    ("anthropic-messages", "openai-responses"): [],
+    ("anthropic-messages", "ollama-chat"): [PDF_DROPPED],
+    ("anthropic-messages", "gemini-generate"): [PDF_NAME, MOVED],
+    ("anthropic-messages", "bedrock-converse"): [],
+    ("openai-chat", "anthropic-messages"): [AUDIO_DROPPED],
+    ("openai-chat", "openai-chat"): [MOVED],
+    ("openai-chat", "openai-responses"): [AUDIO_DROPPED],
+    ("openai-chat", "ollama-chat"): [PDF_DROPPED, AUDIO_DROPPED],
+    ("openai-chat", "gemini-generate"): [PDF_NAME, MOVED],
+    ("openai-chat", "bedrock-converse"): [AUDIO_DROPPED],
+    ("openai-responses", "anthropic-messages"): [],
+    ("openai-responses", "openai-chat"): [MOVED],
+    ("openai-responses", "openai-responses"): [],
+    ("openai-responses", "ollama-chat"): [PDF_DROPPED],
+    ("openai-responses", "gemini-generate"): [PDF_NAME, MOVED],
+    ("openai-responses", "bedrock-converse"): [],
+    ("ollama-chat", "anthropic-messages"): [],
+    ("ollama-chat", "openai-chat"): [MOVED],
+    ("ollama-chat", "openai-responses"): [],
+    ("ollama-chat", "ollama-chat"): [],
+    ("ollama-chat", "gemini-generate"): [MOVED],
+    ("ollama-chat", "bedrock-converse"): [],
+    ("gemini-generate", "anthropic-messages"): [AUDIO_DROPPED],
+    ("gemini-generate", "openai-chat"): [MOVED],
+    ("gemini-generate", "openai-responses"): [AUDIO_DROPPED],
+    ("gemini-generate", "ollama-chat"): [PDF_DROPPED, AUDIO_DROPPED],
+    ("gemini-generate", "gemini-generate"): [MOVED],
+    ("gemini-generate", "bedrock-converse"): [AUDIO_DROPPED],
+    ("bedrock-converse", "anthropic-messages"): [],
+    ("bedrock-converse", "openai-chat"): [MOVED],
+    ("bedrock-converse", "openai-responses"): [],
+    ("bedrock-converse", "ollama-chat"): [PDF_DROPPED],
+    ("bedrock-converse", "gemini-generate"): [PDF_NAME, MOVED],
+    ("bedrock-converse", "bedrock-converse"): [],
+}
+
+
+@pytest.mark.parametrize(("source", "target"), list(LOSSES))
+def test_convert_carries_media_across_wires_and_lists_what_moved_or_was_dropped(
+        source: str, target: str) -> None:
+    from toolwire.conversion import convert
+
+    assert set(WIRES) == set(CARRIED)  # a new wire needs its row here
+    body = get_codec(source).encode(conversion_request()).body
+    converted = convert(as_json(body), source, target)
+    assert [(n.kind, n.subject) for n in converted.losses] == LOSSES[(source, target)]
+    back = decode(target, converted.body)
+    user = back.messages[0].media
+    assert sorted(m.kind for m in user) == sorted(CARRIED[source] & CARRIED[target])
+    assert [m.data for m in user if m.kind == "image"] == [PNG]
+    assert back.messages[2].tool_results[0].media[0].data == PNG

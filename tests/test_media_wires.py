@@ -139,6 +139,8 @@ def images(n: int, width: int = 64, extra: int = 0) -> list[Any]:
 
 LIMIT_CASES = [
     ("anthropic-messages", lambda: user_media(*images(101)), "at most 100 images"),
+    ("anthropic-messages", lambda: user_media(*images(1, extra=4 * MB)),
+     "the image is 5592444 bytes as base64, over the 5 MB"),
     ("anthropic-messages", lambda: user_media(*images(1, 9000)), "9000x9000 pixels.*8000x8000"),
     ("anthropic-messages", lambda: user_media(*images(21, 2500)),
      "2500x2500 pixels.*2000x2000 \\(with more than 20 images"),

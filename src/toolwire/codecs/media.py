@@ -64,18 +64,26 @@ def kind_of(media_type: str) -> MediaKind:
     return "document"
 
 
+def b64_size(n: int) -> int:
+    """The length of the base64 text of ``n`` bytes."""
+    return -(-n // 3) * 4
+
+
 def check_media(part: MediaPart, *, wire: str, subject: str, types: Collection[str],
-                max_bytes: int) -> None:
+                max_bytes: int, encoded: bool = False) -> None:
     """Refuse, before sending, a part ``wire`` would reject: a media type it does not take or
-    inline bytes over its size limit."""
+    inline bytes over its size limit (``encoded``: the limit counts the base64 text)."""
     if part.media_type not in types:
         raise ConfigError(
             f"{subject}: {wire} does not take {part.kind} media of type {part.media_type!r} "
             f"(it takes {', '.join(sorted(types))}); convert the file first")
-    if part.data is not None and len(part.data) > max_bytes:
+    size = (b64_size(len(part.data)) if encoded else len(part.data)) if part.data else 0
+    if size > max_bytes:
+        label = f"the {part.kind} {part.name}" if part.name else f"the {part.kind}"
+        how = " as base64" if encoded else ""
         raise ConfigError(
-            f"{subject}: the {part.kind} {part.name or ''} is {len(part.data)} bytes, over the "
-            f"{max_bytes // MB} MB {wire} takes inline; shrink it or send a URL or file id")
+            f"{subject}: {label} is {size} bytes{how}, over the {max_bytes // MB} MB {wire} "
+            "takes inline; shrink it or send a URL or file id")
 
 
 def placeholder(part: MediaPart) -> str:
@@ -201,7 +209,7 @@ def check_limits(messages: Sequence[Message], wire: str, limits: Limits) -> None
     _at_most(sum(m.size for m in images), limits.image_bytes,
              f"{wire} takes at most {(limits.image_bytes or 0) // MB} MB of images in a "
              "request; these are {n} bytes: shrink them or send fewer")
-    _at_most(sum(-(-m.size // 3) * 4 for m in every), limits.inline_bytes,
+    _at_most(sum(b64_size(m.size) for m in every), limits.inline_bytes,
              f"{wire} takes at most {(limits.inline_bytes or 0) // MB} MB of inline media in a "
              "request; these are {n} bytes as base64: send large files by URL or file id")
     for n, group in enumerate(groups):

@@ -15,7 +15,10 @@ is in the registry.
 A script is a list of items, used in order: a `Reply`, a `Fault`, or their JSON forms (a reply
 in toolwire's JSON form, or the shorthand ``{"text": ..., "tool_calls": [{"name": ...,
 "arguments": {...}}]}``; a fault as ``{"fault": "rate_limit", "retry_after": 0.1}``). Instead of
-a list, a function ``(Request, wire) -> Reply | Fault`` can answer every request.
+a list, a function ``(Request, wire) -> Reply | Fault`` can answer every request. A `ByMedia`
+item (``{"by_media": {"image": ..., "none": ...}}``) answers by the media the request's newest
+turn holds. Media are checked as each provider checks them (types, sizes, image sides, counts,
+where they may appear: the wire's ``check_body``), refused with the provider's 400.
 """
 
 from __future__ import annotations
@@ -50,13 +53,22 @@ from toolwire.emulator.billing import (
 from toolwire.emulator.cached import CachedStore, Refused
 from toolwire.emulator.checks import check_body, check_pairing, error_body
 from toolwire.emulator.cloud import AWS_PATHS, check_signature, exception_event, reframe
-from toolwire.emulator.script import Fault, Raw, ScriptItem, load_script, parse_item
+from toolwire.emulator.script import (
+    ByMedia,
+    Fault,
+    Raw,
+    ScriptItem,
+    ScriptReply,
+    load_script,
+    parse_item,
+)
 from toolwire.events import ReasoningDelta, TextDelta, ToolCallDelta
 from toolwire.http.endpoints import wire_for_path
 from toolwire.http.sigv4 import AwsCredentials
 from toolwire.transcript import Message, Reply, Request
 
-__all__ = ["Emulator", "Fault", "Pacing", "Raw", "load_script", "parse_item", "wire_for_path"]
+__all__ = ["ByMedia", "Emulator", "Fault", "Pacing", "Raw", "load_script", "parse_item",
+           "wire_for_path"]
 
 Responder = Callable[[Request, str], "Reply | Fault"]
 Script = Sequence[ScriptItem | Reply | dict[str, Any]] | Responder | str | Path
@@ -223,15 +235,19 @@ class Emulator:
                 f"{len(self._script)}; the run made fewer requests than scripted"
             )
 
-    def _next(self, request: Request, wire: str) -> ScriptItem | None:
+    def _next(self, request: Request, wire: str) -> ScriptReply | Fault | Raw | None:
         if self._responder is not None:
-            return parse_item(self._responder(request, wire))
-        with self._lock:
-            if self._used >= len(self._script):
-                return None
-            item = self._script[self._used]
-            self._used += 1
-            return item
+            item = parse_item(self._responder(request, wire))
+        else:
+            with self._lock:
+                if self._used >= len(self._script):
+                    return None
+                item = self._script[self._used]
+                self._used += 1
+        if isinstance(item, ByMedia):  # a reply chosen by the media the request carries
+            chosen = item.choose(request)
+            return chosen if isinstance(chosen, Fault) else ScriptReply(chosen)
+        return item
 
     # ------------------------------------------------------------------ HTTP
 
@@ -285,7 +301,7 @@ class Emulator:
             refused = check_signature(http, self.aws_credentials)
             if refused is not None:
                 return _json(403, error_body(errors, 403, refused))
-        problem = check_body(wire, body) if self.check else None
+        problem = check_body(wire, body, route.url_says().get("model")) if self.check else None
         if problem is None:
             try:
                 request = codec.decode_request(body, **route.url_says())

@@ -21,8 +21,12 @@ def error_body(wire: str, status: int, message: str) -> dict[str, Any]:
     return get_codec(wire).encode_error(status, message)
 
 
-def check_body(wire: str, body: dict[str, Any]) -> str | None:
-    """The first rule the raw ``body`` breaks for ``wire``, worded as the provider would."""
+def check_body(wire: str, body: dict[str, Any], model: str | None = None) -> str | None:
+    """The first rule the raw ``body`` breaks for ``wire``, worded as the provider would.
+    ``model`` is the one a URL named, given to the check as the body's ``model`` (what a
+    model may take, such as media inside Gemini's function responses, depends on it)."""
+    if model and "model" not in body:
+        body = {**body, "model": model}
     return get_codec(wire).check_body(body)
 
 

@@ -1,6 +1,7 @@
 """The emulator's script: replies and faults, read from values or JSON.
 
-Owns `ScriptReply`, `Fault`, `Raw`, `parse_item` and `load_script`. A file is a JSON object
+Owns `ScriptReply`, `Fault`, `Raw`, `ByMedia` (a reply chosen by the media a request carries),
+`parse_item` and `load_script`. A file is a JSON object
 ``{"replies": [...]}`` or a bare JSON list of items. What a fault looks like in a wire (the
 overloaded status) is the wire registry's. Must not import the HTTP server or a codec module.
 """
@@ -9,14 +10,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from toolwire.codecs.registry import Wire, get_wire
 from toolwire.errors import TranscriptError
-from toolwire.transcript import Message, Part, Reply, TextPart, ToolCallPart, Usage
+from toolwire.transcript import (
+    MediaPart,
+    Message,
+    Part,
+    Reply,
+    Request,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+    replace,
+)
 from toolwire.transcript_json import from_json
 
 FAULTS = ("rate_limit", "overloaded", "server_error", "drop_mid_stream", "slow_first_byte",
@@ -88,7 +100,61 @@ class Raw:
     content_type: str | None = None
 
 
-ScriptItem = ScriptReply | Fault | Raw
+MEDIA_KEYS = ("image", "document", "audio", "any", "none")
+
+
+@dataclass(frozen=True, slots=True)
+class ByMedia:
+    """Replies chosen by the media in the request's newest user or tool turn (its own parts
+    and its tool results'): the first key, in the mapping's order, that fits: ``image``,
+    ``document`` or ``audio`` (the turn holds media of that kind), ``any`` (it holds media),
+    ``none`` (it holds none). ``{media}`` in a reply's text becomes what the turn held (kind,
+    type and size of each, or ``no media``). JSON form: ``{"by_media": {"image": REPLY,
+    "none": REPLY}}``, each reply as a script item gives it."""
+
+    replies: Mapping[str, Reply]
+
+    def __post_init__(self) -> None:
+        unknown = [k for k in self.replies if k not in MEDIA_KEYS]
+        if unknown or not self.replies:
+            raise TranscriptError(f"by_media keys must be among {', '.join(MEDIA_KEYS)}; got "
+                                  f"{', '.join(map(repr, unknown)) or 'none'}")
+
+    def choose(self, request: Request) -> Reply | Fault:
+        """The reply for ``request``, or a fault naming what no key fitted."""
+        media = newest_media(request)
+        kinds = {m.kind for m in media}
+        for key, reply in self.replies.items():
+            if key in kinds or (key == "any" and media) or (key == "none" and not media):
+                said = ", ".join(f"{m.kind} {m.media_type} ({m.size} bytes)" for m in media)
+                return _filled(reply, said or "no media")
+        return Fault(kind="server_error", message=(
+            f"the script's by_media item has no reply for a turn holding "
+            f"{', '.join(sorted(kinds)) or 'no media'}; add a key for it"))
+
+
+def newest_media(request: Request) -> list[MediaPart]:
+    """The media of the request's newest user or tool turn, results' media included."""
+    for message in reversed(request.messages):
+        if message.role in ("user", "tool"):
+            out: list[MediaPart] = []
+            for part in message.parts:
+                if isinstance(part, MediaPart):
+                    out.append(part)
+                elif isinstance(part, ToolResultPart):
+                    out.extend(part.media)
+            return out
+    return []
+
+
+def _filled(reply: Reply, said: str) -> Reply:
+    parts = tuple(TextPart(text=p.text.replace("{media}", said))
+                  if isinstance(p, TextPart) and "{media}" in p.text else p
+                  for p in reply.message.parts)
+    return replace(reply, message=replace(reply.message, parts=parts))
+
+
+ScriptItem = ScriptReply | Fault | Raw | ByMedia
 
 
 def _shorthand(item: dict[str, Any], where: str) -> Reply:
@@ -122,7 +188,7 @@ def _shorthand(item: dict[str, Any], where: str) -> Reply:
 
 def parse_item(item: Any, where: str = "script item") -> ScriptItem:
     """One script item from a value or its JSON form."""
-    if isinstance(item, ScriptReply | Fault | Raw):
+    if isinstance(item, ScriptReply | Fault | Raw | ByMedia):
         return item
     if isinstance(item, Reply):
         return ScriptReply(item)
@@ -133,6 +199,12 @@ def parse_item(item: Any, where: str = "script item") -> ScriptItem:
         return Raw(body=str(item.get("raw", "")).encode(), status=int(item.get("status", 200)),
                    chunks=None if chunks is None else [str(c).encode() for c in chunks],
                    interval=float(item.get("interval", 0.0)), drop=bool(item.get("drop")))
+    if "by_media" in item:
+        table = item["by_media"]
+        if not isinstance(table, dict):
+            raise TranscriptError(f"{where}: by_media must be an object of replies by kind")
+        return ByMedia({str(k): _reply(v, f"{where} by_media {k}") if isinstance(v, dict)
+                        else _not_reply(where, k) for k, v in table.items()})
     if "fault" in item:
         kind = item["fault"]
         if kind not in FAULTS:
@@ -144,6 +216,10 @@ def parse_item(item: Any, where: str = "script item") -> ScriptItem:
                      reply=_reply(reply, where) if reply is not None else None,
                      exception=str(item.get("exception", "throttlingException")))
     return ScriptReply(_reply(item, where), delay=float(item.get("delay", 0.0)))
+
+
+def _not_reply(where: str, key: Any) -> Reply:
+    raise TranscriptError(f"{where}: by_media {key!r} must be a reply object")
 
 
 def _reply(item: dict[str, Any], where: str) -> Reply:

@@ -48,6 +48,7 @@ MEDIA_TYPES = ("image", "document")
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 DOCUMENT_TYPES = frozenset({"application/pdf", "text/plain"})
 IMAGE_MAX = 5 * MB
+"""An image's base64 text at most (the API counts the text, not the bytes)."""
 DOCUMENT_MAX = 32 * MB
 LIMITS = Limits(images=100, inline_bytes=32 * MB, side=8000, crowd=20, crowded=2000)
 """A request: at most 100 images, a 32 MB body, 8000 pixels a side (2000 past 20 images)."""
@@ -334,7 +335,7 @@ def media_block(part: MediaPart, *, subject: str, notes: list[Note] | None) -> d
     elif part.data is not None:
         check_media(part, wire=WIRE, subject=subject,
                     types=IMAGE_TYPES if image else DOCUMENT_TYPES,
-                    max_bytes=IMAGE_MAX if image else DOCUMENT_MAX)
+                    max_bytes=IMAGE_MAX if image else DOCUMENT_MAX, encoded=image)
         if part.media_type == "text/plain":
             source = {"type": "text", "media_type": "text/plain",
                       "data": part.data.decode("utf-8", "replace")}

@@ -45,6 +45,7 @@ from toolwire.codecs.base import Encoded, Note, own_options, role_problem, tools
 from toolwire.codecs.caching import place_breakpoints
 from toolwire.codecs.managed import code_call_problem, container_id, results_only
 from toolwire.codecs.media import check_limits
+from toolwire.codecs.media_rules import anthropic_problem
 from toolwire.errors import WireFormatError
 from toolwire.transcript import (
     MediaPart,
@@ -496,4 +497,4 @@ def check_body(body: dict[str, Any]) -> str | None:
                         "user message, before any other content")
             if kind != "tool_result":
                 seen_other = True
-    return None
+    return anthropic_problem(body)

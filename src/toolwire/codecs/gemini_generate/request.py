@@ -9,7 +9,6 @@ client or any vendor SDK.
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,24 +27,20 @@ from toolwire.codecs.gemini_generate.parts import (
 )
 from toolwire.codecs.gemini_generate.schema import SCHEMA_FIELDS, decode_tools, encode_declaration
 from toolwire.codecs.media import check_limits, restore_moved
+from toolwire.codecs.media_rules import gemini_problem
+from toolwire.codecs.media_rules import takes_result_parts as model_takes_result_parts
 from toolwire.errors import ConfigError
 from toolwire.transcript import JSON, Message, Part, Request, ToolChoice, ToolResultPart
 
-RESULT_PARTS_MODELS: tuple[str, ...] = ("gemini-3*",)
-"""Model-name patterns (fnmatch, matched without a ``models/``-style prefix) of the families
-that take media inside ``functionResponse.parts``; older families answer 400 to them. The
-``_result_parts`` setting (true or false) beats the table."""
-
 
 def takes_result_parts(model: str, setting: Any = None) -> bool:
-    """Whether ``model`` takes media inside a function response (``setting`` decides when it
-    is a bool)."""
+    """Whether ``model`` takes media inside a function response: ``setting`` when it is a
+    bool, else the table (``toolwire.codecs.media_rules.RESULT_PARTS_MODELS``)."""
     if isinstance(setting, bool):
         return setting
     if setting is not None:
         raise ConfigError(f"{WIRE} _result_parts must be true or false, not {setting!r}")
-    base = model.rsplit("/", 1)[-1]
-    return any(fnmatch.fnmatchcase(base, pattern) for pattern in RESULT_PARTS_MODELS)
+    return model_takes_result_parts(model)
 
 
 _MODES = {"auto": "AUTO", "required": "ANY", "tool": "ANY", "none": "NONE"}
@@ -303,7 +298,8 @@ def _decode_choice(config: JSON, options: dict[str, Any]) -> ToolChoice | None:
 
 
 def check_body(body: dict[str, Any]) -> str | None:
-    """The first rule the raw ``body`` breaks, worded as the provider words it, or None."""
+    """The first rule the raw ``body`` breaks, worded as the provider words it, or None (a
+    ``model`` key, the URL's model, decides whether function responses may hold parts)."""
     contents = body.get("contents")
     problem = role_problem(contents, ("user", "model", "function"), "contents")
     if problem or not isinstance(contents, list):
@@ -320,4 +316,4 @@ def check_body(body: dict[str, Any]) -> str | None:
             return ("Please ensure that the number of function response parts is equal to the "
                     f"number of function call parts of the function call turn (contents.{i} "
                     f"has {calls} call(s), contents.{i + 1} has {answers} response(s)).")
-    return None
+    return gemini_problem(body)

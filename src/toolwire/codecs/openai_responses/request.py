@@ -24,6 +24,7 @@ from toolwire.codecs.base import (
 )
 from toolwire.codecs.caching import cache_key_fields
 from toolwire.codecs.media import check_limits
+from toolwire.codecs.media_rules import responses_problem
 from toolwire.codecs.openai_media import (
     LIMITS,
     RESPONSES_ITEMS,
@@ -306,4 +307,5 @@ def check_body(body: dict[str, Any]) -> str | None:
     if isinstance(items, str):
         return None
     return tools_lack_schemas(body.get("tools"), "parameters") or (
-        None if isinstance(items, list) and items else "input: at least one item is required")
+        None if isinstance(items, list) and items else "input: at least one item is required"
+    ) or responses_problem(body)

@@ -5,8 +5,8 @@ Owns one function per wire (`anthropic_problem`, `chat_problem`, `responses_prob
 image's sides, a count, a place media may not appear), or None. Each wire's ``check_body``
 ends with its own; the emulator answers a body that breaks one with the provider's 400. Bodies
 come from outside: every value is checked for its type before it is read. Pure functions over
-JSON; imports only `toolwire.codecs.media` (sizes, base64, image headers); never a wire's
-modules.
+JSON; imports only `toolwire.codecs.media` (sizes) and `toolwire.media` (image headers);
+never a wire's modules.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import fnmatch
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from toolwire.codecs.media import MB, image_size
+from toolwire.codecs.media import MB
+from toolwire.media import image_size
 
 ANTHROPIC_IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 OPENAI_IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")

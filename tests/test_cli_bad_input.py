@@ -363,6 +363,8 @@ for name, server in {"a missing program": "/nonexistent/mcp-server --stdio",
         *NUMBER_FLAGS["run"][0](p), "--approve", "auto", "--mcp", s])
     case(f"run --mcp-deferred <{name}>", lambda p, s=server: [  # type: ignore[misc]
         *NUMBER_FLAGS["run"][0](p), "--approve", "auto", "--mcp-deferred", s])
+case("mcp-serve --ask-user <with a value>", lambda p: ["mcp-serve", "--builtin", "coding",
+                                                      "--ask-user=yes"])
 case("run --mcp-deferred <no server>", lambda p: [*NUMBER_FLAGS["run"][0](p), "--mcp-deferred"])
 case("run --mcp-resources <with a value>", lambda p: [*NUMBER_FLAGS["run"][0](p),
                                                       "--mcp-resources=yes"])

@@ -262,10 +262,11 @@ def expected_validation(tools: list[Any], name: str, arguments: Any) -> str:
 
 
 async def check_coding_server(client: Client, workdir: Path) -> None:
-    tools = coding_tools(workdir, include_ask_user=False)
+    tools = coding_tools(workdir)  # ask_user served too: it asks the client's user
     listed = (await client.list_tools()).tools
-    assert [t.name for t in listed] == [t.name for t in tools]
-    assert [t.input_schema for t in listed] == [dict(t.input_schema) for t in tools]
+    assert sorted(t.name for t in listed) == sorted(t.name for t in tools)
+    schemas = {t.name: dict(t.input_schema) for t in tools}
+    assert all(t.input_schema == schemas[t.name] for t in listed)
     read = await client.call_tool("read_file", {"path": "notes.txt"})
     assert not read.is_error and read.content[0].text == "1\tsunny\n2\twindy"
     bad = await client.call_tool("read_file", {"pth": "notes.txt"})

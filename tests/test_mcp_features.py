@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import toolwire
+from fixtures.tiny_png import PNG
 from toolwire import Agent, RunStop
 from toolwire.emulator import Emulator
 from toolwire.errors import ToolError
@@ -24,10 +25,6 @@ from toolwire.transcript import MediaPart, ToolResultPart
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FEATURES = [sys.executable, str(FIXTURES / "mcp_server_features.py")]
-PNG = bytes.fromhex(
-    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
-)
 
 
 @pytest.fixture(scope="module")

@@ -43,6 +43,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=_port, default=0,
                         help="HTTP port (default: any free port; the URL is printed on stderr)")
     parser.add_argument("--name", help="the server name shown to clients")
+    parser.add_argument("--ask-user", action="store_true",
+                        help="also serve an ask_user tool whose questions go to the client's "
+                             "user (as MCP elicitation); --builtin coding always has it")
 
 
 def serve_from_args(args: argparse.Namespace) -> int:
@@ -51,7 +54,8 @@ def serve_from_args(args: argparse.Namespace) -> int:
 
     return serve_main(args.target, builtin=args.builtin, workdir=args.workdir,
                       transport=args.transport, port=args.port,
-                      test_command=args.test_command, name=args.name)
+                      test_command=args.test_command, name=args.name,
+                      ask_user=args.ask_user)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,8 +5,11 @@ toolwire tools), `load_tools` (``MODULE:ATTR`` or ``path/file.py:ATTR``), `serve
 `serve_http` and `serve_main` (what ``toolwire mcp-serve`` runs). Calls go through
 `toolwire.agent.dispatch.Dispatcher`, so a server answers exactly as an `Agent` would: a call
 that does not fit its schema gets `toolwire.schema.validate_call`'s message as an error result,
-a tool's `ToolError` is its error text, and the coding tools stay inside their workspace. Must not
-import the loop, codecs or the transport.
+a tool's `ToolError` is its error text, and the coding tools stay inside their workspace. A tool
+whose function declares a return type is listed with an output schema and answers with
+structured content too; media results go as image, audio and embedded resource blocks; the
+``ask_user`` tool (``ask_user=True``) asks the client's user through elicitation
+(`toolwire.mcp._served`). Must not import the loop, codecs or the transport.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from mcp.server.stdio import stdio_server
 from mcp_types import (
     CallToolRequestParams,
     CallToolResult,
+    InputRequiredResult,
     ListToolsResult,
     PaginatedRequestParams,
     ToolAnnotations,
@@ -38,6 +42,7 @@ from mcp_types import Tool as McpTool
 from toolwire.agent.dispatch import Dispatcher
 from toolwire.errors import ConfigError
 from toolwire.mcp._results import to_mcp_result
+from toolwire.mcp._served import Asking, output_schema, structured
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.transcript import ToolCallPart
 
@@ -54,14 +59,15 @@ Transport = Literal["stdio", "http"]
 ToolSource = Iterable[Tool | Callable[..., Any]] | Mapping[str, Tool] | Tool
 
 
-def _listed(tool: Tool) -> McpTool:
+def _listed(tool: Tool, schema: dict[str, Any] | None) -> McpTool:
     hints = None
     if tool.read_only:
         hints = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
     elif tool.idempotent:
         hints = ToolAnnotations(idempotent_hint=True)
     return McpTool(name=tool.name, description=tool.description or None,
-                   input_schema=dict(tool.input_schema), annotations=hints)
+                   input_schema=dict(tool.input_schema), annotations=hints,
+                   output_schema=schema)
 
 
 def build_server(
@@ -71,16 +77,23 @@ def build_server(
     instructions: str | None = None,
     timeout: float | None = 300.0,
     max_output_chars: int = 50_000,
+    ask_user: bool = False,
 ) -> Server[Any]:
     """An MCP server (the SDK's low-level ``Server``) whose tools are ``tools``.
 
     Each tool is listed with its name, description and the closed input schema a model is
-    shown. ``timeout`` (seconds) applies to tools that set none; results longer than
-    ``max_output_chars`` are cut, as in an `Agent`.
+    shown, and an output schema when its function declares a return type (a value that is not
+    an object is wrapped as ``{"result": value}``). ``timeout`` (seconds) applies to tools that
+    set none; results longer than ``max_output_chars`` are cut, as in an `Agent`.
+    ``ask_user=True`` adds an ``ask_user`` tool whose questions go to the client's user as
+    elicitation requests.
     """
-    toolset = Toolset([tools] if isinstance(tools, Tool) else tools)
+    given = [tools] if isinstance(tools, Tool) else tools
+    asking = Asking() if ask_user else None
+    toolset = Toolset([*Toolset(given).values(), *([asking.tool] if asking else [])])
     dispatcher = Dispatcher(toolset, timeout=timeout, max_output_chars=max_output_chars)
-    listing = [_listed(tool) for tool in toolset.values()]
+    schemas = {tool.name: output_schema(tool) for tool in toolset.values()}
+    listing = [_listed(tool, schemas[tool.name][0]) for tool in toolset.values()]
     numbers = itertools.count(1)
 
     async def list_tools(ctx: ServerRequestContext[Any],
@@ -88,11 +101,25 @@ def build_server(
         return ListToolsResult(tools=listing)
 
     async def call_tool(ctx: ServerRequestContext[Any],
-                        params: CallToolRequestParams) -> CallToolResult:
+                        params: CallToolRequestParams) -> CallToolResult | InputRequiredResult:
+        if asking is not None and params.name == asking.tool.name:
+            needed = asking.before(ctx, params)
+            if needed is not None:
+                return needed
         call = ToolCallPart(id=f"mcp_{next(numbers)}", name=params.name,
                             arguments=params.arguments)
         [result] = await dispatcher.run([call])
-        return to_mcp_result(result)
+        schema, wrapped = schemas.get(params.name, (None, False))
+        if schema is None or result.is_error:
+            return to_mcp_result(result)
+        value = structured(result.text, wrapped)
+        if value is None:
+            return to_mcp_result(result.__class__(
+                call_id=result.call_id, is_error=True,
+                content=f"the result of {params.name!r} could not be sent as structured "
+                        f"content (it is not whole JSON; it may have been cut at "
+                        f"{max_output_chars} characters)"))
+        return to_mcp_result(result, value)
 
     def input_schema(tool: str) -> Mapping[str, Any] | None:
         found = toolset.get(tool)
@@ -236,12 +263,14 @@ def serve_main(
     host: str = "127.0.0.1",
     test_command: str | None = None,
     name: str | None = None,
+    ask_user: bool = False,
 ) -> int:
     """Serve tools as an MCP server until stopped; what ``toolwire mcp-serve`` runs.
 
     ``target`` is ``MODULE:ATTR`` (see `load_tools`); ``builtin="coding"`` adds the coding
-    tools confined to ``workdir`` (default: the current folder; ``ask_user`` is left out, as
-    there is nobody to ask). Returns the exit code.
+    tools confined to ``workdir`` (default: the current folder), with ``ask_user`` asking the
+    client's user through elicitation. ``ask_user=True`` adds that tool to any tools.
+    Returns the exit code.
     """
     tools: list[Tool] = []
     if builtin is not None:
@@ -262,7 +291,8 @@ def serve_main(
         raise ConfigError("nothing to serve: give MODULE:ATTR or --builtin coding")
     if transport not in ("stdio", "http"):
         raise ConfigError(f"unknown transport {transport!r}; use stdio or http")
-    server = build_server(tools, name=name or ("toolwire-coding" if builtin else "toolwire"))
+    server = build_server(tools, name=name or ("toolwire-coding" if builtin else "toolwire"),
+                          ask_user=ask_user or builtin is not None)
     if transport == "http":
         asyncio.run(serve_http(server, host=host, port=port))
     else:

@@ -95,21 +95,21 @@ _HOLDERS = ("message", "reply", "result", "messages")
 """The fields of a run-log event that hold saved transcript values."""
 
 
-def _media_dicts(value: Any) -> list[dict[str, Any]]:
+def media_dicts(value: Any) -> list[dict[str, Any]]:
     """The saved media parts inside a saved message, reply, tool result or list of messages."""
     if isinstance(value, list):
-        return [d for item in value for d in _media_dicts(item)]
+        return [d for item in value for d in media_dicts(item)]
     if not isinstance(value, dict):
         return []
     kind = value.get("type")
     if kind == "media":
         return [value]
     if kind == "reply":
-        return _media_dicts(value.get("message"))
+        return media_dicts(value.get("message"))
     if kind == "message":
-        return _media_dicts(value.get("parts"))
+        return media_dicts(value.get("parts"))
     if kind == "tool_result" and isinstance(value.get("content"), list):
-        return _media_dicts(value["content"])
+        return media_dicts(value["content"])
     return []
 
 
@@ -117,7 +117,7 @@ def fold_fields(fields: dict[str, Any], files: MediaFiles) -> None:
     """Move the data of every media part over `INLINE_MAX` bytes in ``fields`` to ``files``,
     leaving ``file`` (its name there) and ``size`` in its place. Changes ``fields``."""
     for key in _HOLDERS:
-        for media in _media_dicts(fields.get(key)):
+        for media in media_dicts(fields.get(key)):
             data = media.get("data")
             if not isinstance(data, str) or len(data) <= INLINE_MAX:
                 continue
@@ -132,7 +132,7 @@ def unfold_fields(event: dict[str, Any], files: MediaFiles, where: str) -> None:
     """Put back the data of every media part of ``event`` kept in ``files``. Changes
     ``event``."""
     for key in _HOLDERS:
-        for media in _media_dicts(event.get(key)):
+        for media in media_dicts(event.get(key)):
             if "file" in media and "data" not in media:
                 media["data"] = base64.b64encode(files.get(media.pop("file"), where)).decode()
                 media.pop("size", None)
@@ -150,5 +150,5 @@ def b64_bytes(text: str) -> bytes | None:
     return raw if base64.b64encode(raw).decode("ascii") == text else None
 
 
-__all__ = ["INLINE_MAX", "MediaFiles", "b64_bytes", "extension", "fold_fields", "media_name",
-           "unfold_fields"]
+__all__ = ["INLINE_MAX", "MediaFiles", "b64_bytes", "extension", "fold_fields", "media_dicts",
+           "media_name", "unfold_fields"]

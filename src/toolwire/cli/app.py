@@ -73,7 +73,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
         "source": expl.source, "wire": expl.wire, "stop": expl.stop,
         "stop_meaning": expl.stop_meaning,
         "entries": [{"index": e.index, "lane": e.lane, "label": e.label, "summary": e.summary,
-                     "call_id": e.call_id, "answers": e.answers, "is_error": e.is_error}
+                     "call_id": e.call_id, "answers": e.answers, "is_error": e.is_error,
+                     "media": [{"kind": m.kind, "media_type": m.media_type, "size": m.size,
+                                "name": m.name, "url": m.url} for m in e.media]}
                     for e in expl.entries],
         "usage_per_turn": [to_json(u) for u in expl.turn_usage],
     }

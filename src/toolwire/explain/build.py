@@ -1,9 +1,11 @@
 """Naming what every message in a model's context is doing, and what ended the loop.
 
-Owns `Explanation`, `Entry`, `explain_file`, `explain_conversation`, `render_text` and
-`usage_line` (a turn's tokens, cache share and cost in words). Input is a
+Owns `Explanation`, `Entry`, `explain_file`, `explain_conversation`, `render_text`,
+`describe_media` and `usage_line` (a turn's tokens, cache share and cost in words). Input is a
 run log, a cassette, or any request or reply body (or raw stream text) in any wire, detected.
-The HTML page is drawn from the same `Explanation` by `toolwire.explain.html`.
+Media are listed by kind, type, pixels and size, and an entry's raw JSON holds no base64 (it
+says how many bytes were left out). The HTML page is drawn from the same `Explanation` by
+`toolwire.explain.html`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any, Literal, assert_never
 
 from toolwire.agent.timeline import TimeSpan
 from toolwire.errors import TranscriptError
+from toolwire.media import image_size
+from toolwire.mediafiles import MediaFiles, media_dicts
 from toolwire.transcript import (
     MediaPart,
     Message,
@@ -76,6 +80,7 @@ class Entry:
     answers: str | None = None  # set on a tool result: the call it answers
     is_error: bool = False
     turn: int | None = None
+    media: tuple[MediaPart, ...] = ()  # the images, documents and audio it holds
 
 
 @dataclass(slots=True)
@@ -92,6 +97,8 @@ class Explanation:
     request) and ``early`` (the first tool started while the reply streamed)."""
     spans: list[TimeSpan] = field(default_factory=list)
     """When each model call and tool call ran, from a run log's timestamps."""
+    media_folder: Path | None = None
+    """A run log's media folder (`toolwire.mediafiles`), when it has one."""
 
     @property
     def usage(self) -> Usage:
@@ -111,7 +118,7 @@ def _part_entries(message: Message, index: int, names: dict[str, str], is_last: 
     out: list[Entry] = []
     final = message.role == "assistant" and is_last and not message.tool_calls
     for part in message.parts:
-        raw = to_json(part)
+        raw = _without_bytes(to_json(part))
         if isinstance(part, TextPart):
             if message.role == "assistant":
                 label = "final answer" if final else "assistant text"
@@ -137,7 +144,7 @@ def _part_entries(message: Message, index: int, names: dict[str, str], is_last: 
                              f"answers call {part.call_id}: {_short(part.text, 80)}"
                              f"{_media_note(part.media)}",
                              "tools", raw, index, answers=part.call_id, is_error=part.is_error,
-                             turn=turn))
+                             turn=turn, media=part.media))
         elif isinstance(part, ReasoningPart):
             wires = ", ".join(sorted(part.provider_data or {})) or "no provider payload"
             summary = _short(part.text) if part.text else "(no readable text)"
@@ -148,21 +155,37 @@ def _part_entries(message: Message, index: int, names: dict[str, str], is_last: 
                              f"carried as is for {part.wire}; not run by the harness",
                              "model", raw, index, turn=turn))
         elif isinstance(part, MediaPart):
-            out.append(Entry(f"{part.kind} {part.media_type}", _media_note((part,)).strip(),
-                             "harness", raw, index, turn=turn))
+            lane = "model" if message.role == "assistant" else "harness"
+            out.append(Entry(f"{part.kind} {part.media_type}", describe_media(part), lane, raw,
+                             index, turn=turn, media=(part,)))
         else:
             assert_never(part)
     return out
 
 
+def describe_media(part: MediaPart) -> str:
+    """A media part in words: kind, name, type, pixels and bytes (never the bytes themselves),
+    or where it is (a URL, a provider's file)."""
+    size = image_size(part.data) if part.kind == "image" and part.data else None
+    pixels = f" {size[0]}x{size[1]}" if size else ""
+    if part.data is not None:
+        held = f", {part.size} bytes"
+    else:
+        held = f", {part.url}" if part.url else ", a file at " + ", ".join(part.file_ids or ())
+    named = f" {part.name}" if part.name else ""
+    return f"{part.kind}{named} ({part.media_type}{pixels}{held})"
+
+
 def _media_note(media: tuple[MediaPart, ...]) -> str:
-    """Media by kind, type and size (never the bytes themselves)."""
-    if not media:
-        return ""
-    return " " + "; ".join(
-        f"[{m.kind} {m.media_type}, "
-        + (f"{m.size} bytes" if m.data is not None else m.url or "provider file") + "]"
-        for m in media)
+    return "".join(f" [{describe_media(m)}]" for m in media)
+
+
+def _without_bytes(raw: dict[str, Any]) -> dict[str, Any]:
+    """A part's saved JSON with the base64 of its media replaced by how long it was."""
+    for media in media_dicts(raw):
+        if isinstance(media.get("data"), str):
+            media["data"] = f"({len(media['data']) * 3 // 4} bytes of base64, left out)"
+    return raw
 
 
 def explain_conversation(
@@ -225,6 +248,8 @@ def _from_runlog(path: Path) -> Explanation:
         messages=run.messages, stop=run.stop or "interrupted", turn_usage=run.turn_usage,
         notes=notes)
     expl.timings, expl.spans = run.time.turns, run.time.spans
+    folder = MediaFiles(path).folder
+    expl.media_folder = folder if folder.is_dir() else None
     return expl
 
 

@@ -3,8 +3,9 @@
 Owns `render_html`. The page draws an `Explanation` as a timeline with three lanes (harness,
 model, tools); each tool call links to the result that answers it (a click opens and highlights
 the result), every entry expands to its raw JSON, a bar chart shows the tokens of each turn, and,
-for a run log, a time axis places each model call and tool call by its timestamps.
-No external resource is loaded: styles, script and chart are inline.
+for a run log, a time axis places each model call and tool call by its timestamps. Images show
+as small thumbnails and documents as links (`toolwire.explain.thumbs`).
+No external resource is loaded: styles, script, chart and thumbnails are inline.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import html
 import json
 
 from toolwire.explain.build import Explanation, usage_line
+from toolwire.explain.thumbs import media_html
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d232b;background:#fafbfc}
@@ -31,6 +33,8 @@ details pre{max-height:320px;overflow:auto;background:#f3f5f7;padding:6px;font-s
  white-space:pre-wrap;word-break:break-all}
 .stop{margin:18px 0;padding:8px;border-left:4px solid #0757c7;background:#eef4fd}
 svg text{font-size:11px;fill:#334}
+.media-list{display:flex;flex-wrap:wrap;gap:6px;margin-top:4px}
+figure.media{margin:0;font-size:11px;color:#566}img.thumb{display:block;border:1px solid #ccd}
 """
 
 _JS = """
@@ -142,7 +146,8 @@ def render_html(expl: Explanation, title: str = "toolwire run report") -> str:
         raw = esc(json.dumps(e.raw, indent=2, ensure_ascii=False))
         rows.append(f'<div class="{classes}" {attrs}>{index}<span class="label">'
                     f'{esc(e.label)}</span><div class="summary">{summary}</div>'
-                    f'<details><summary>raw JSON</summary><pre>{raw}</pre></details></div>')
+                    f"{media_html(e.media, expl.media_folder)}"
+                    f"<details><summary>raw JSON</summary><pre>{raw}</pre></details></div>")
     rows.append("</div>")
     stop = (f'<div class="stop" id="stop"><b>What ended the loop:</b> {esc(expl.stop or "-")}'
             f" — {esc(expl.stop_meaning)}</div>")

@@ -95,6 +95,21 @@ BAD_FILES: dict[str, bytes | None] = {
     "log-notes-number": log_text(header(), TASK, {"event": "stop", "stop": "answered",
                                                   "turns": 1, "notes": 5}).encode(),
     "log-line-not-an-object": log_text(header(), TASK).encode() + b"[1, 2]\n",
+    "log-media-file-missing": log_text(header(), {**TASK, "message": {
+        "type": "message", "role": "user", "parts": [{"type": "media", "kind": "image",
+                                                      "media_type": "image/png", "size": 9000,
+                                                      "file": "0" * 64 + ".png"}]}}).encode(),
+    "log-media-file-outside": log_text(header(), {**TASK, "message": {
+        "type": "message", "role": "user", "parts": [{"type": "media", "kind": "image",
+                                                      "media_type": "image/png",
+                                                      "file": "../../etc/passwd"}]}}).encode(),
+    "cassette-media-file-missing": json.dumps({"toolwire_cassette": 2, "interactions": [{
+        "request": {"method": "POST", "path": "/v1/messages", "headers": {}, "media": True,
+                    "body": {"model": "m", "max_tokens": 5, "messages": [{"role": "user",
+                             "content": [{"type": "image", "source": {
+                                 "type": "base64", "media_type": "image/png",
+                                 "data": {"toolwire_media": "1" * 64 + ".png"}}}]}]}},
+        "response": {"status": 200, "headers": {}, "body": {}}}]}).encode(),
     "cassette-interaction-number": b'{"toolwire_cassette": 1, "interactions": [5]}',
     "cassette-request-number": b'{"toolwire_cassette": 1, "interactions": [{"request": 5}]}',
     "openai-call-function-number": json.dumps({"model": "m", "messages": [

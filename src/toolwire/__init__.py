@@ -29,6 +29,7 @@ from toolwire.errors import (
 )
 from toolwire.transcript import (
     Cache,
+    ContextManagement,
     MediaPart,
     Message,
     OpaquePart,
@@ -108,6 +109,7 @@ __all__ = [
     "Cache",
     "ConfigError",
     "ContextLengthError",
+    "ContextManagement",
     "Conversion",
     "Document",
     "Emulator",

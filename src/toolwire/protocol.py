@@ -60,9 +60,15 @@ def model_name(model: object) -> str:
     return name if isinstance(name, str) else str(model)
 
 
-FIRST_PARTY = ("anthropic", "openai-responses")
-"""The providers' own APIs, which have the server-side features their wires describe (the
-same wires through Bedrock, Vertex AI or Azure may lack them)."""
+FIRST_PARTY = ("anthropic", "openai")
+"""The providers whose own APIs have the server-side features their wires describe (a provider
+named ``anthropic`` or ``openai-...``; the same wires through Bedrock, Vertex AI or Azure may
+lack them)."""
+
+
+def _first_party(model: object) -> bool:
+    provider = getattr(getattr(model, "endpoint", None), "provider", None)
+    return isinstance(provider, str) and provider.split("-", 1)[0] in FIRST_PARTY
 
 
 def native_search(model: object) -> bool:
@@ -73,8 +79,18 @@ def native_search(model: object) -> bool:
     if isinstance(flag, bool):
         return flag
     wire = getattr(getattr(model, "codec", None), "module", None)
-    return (getattr(wire, "NATIVE_TOOL_SEARCH", False) is True
-            and getattr(getattr(model, "endpoint", None), "provider", None) in FIRST_PARTY)
+    return getattr(wire, "NATIVE_TOOL_SEARCH", False) is True and _first_party(model)
+
+
+def native_compaction(model: object) -> bool:
+    """Whether ``model``'s provider manages a long context itself: its ``native_compaction``
+    attribute when it has one, else whether it is an HTTP model of Anthropic's or OpenAI's own
+    API (`FIRST_PARTY`) with a codec whose wire has ``CONTEXT_MANAGEMENT``."""
+    flag = getattr(model, "native_compaction", None)
+    if isinstance(flag, bool):
+        return flag
+    wire = getattr(getattr(model, "codec", None), "module", None)
+    return getattr(wire, "CONTEXT_MANAGEMENT", False) is True and _first_party(model)
 
 
 def provider_model(model: object) -> str:
@@ -113,4 +129,4 @@ def holds_nothing(reply: Reply) -> bool:
 
 
 __all__ = ["FIRST_PARTY", "Model", "StreamingModel", "holds_nothing", "model_name",
-           "native_search", "provider_model"]
+           "native_compaction", "native_search", "provider_model"]

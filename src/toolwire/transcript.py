@@ -1,7 +1,8 @@
 """The canonical transcript: frozen, keyword-only, vendor-neutral values.
 
 Owns: the parts of a message (text, reasoning, tool calls and results, media), `Message`,
-`ToolSpec`, `ToolChoice`, `Cache`, `Request`, `Reply`, `Usage` and the normalised stop reasons.
+`ToolSpec`, `ToolChoice`, `Cache`, `ContextManagement`, `Request`, `Reply`, `Usage` and the
+normalised stop reasons.
 Must not import anything else from toolwire except `errors` and `_json` (the JSON reader);
 every other layer (codecs, loop, CLI) speaks in these values.
 
@@ -351,10 +352,34 @@ class Cache(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     seconds as ``"600s"``; None: the provider's default hour)."""
 
 
+class ContextManagement(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """The provider's own management of a long context, asked of a request; each codec writes
+    it the way its wire takes it, and a wire without it leaves it out with a note.
+
+    ``compact``: once the prompt reaches ``trigger`` tokens the provider summarises the
+    conversation itself and its reply starts with the summary, kept as an `OpaquePart` of kind
+    ``"compaction"`` that goes back as it came (Anthropic's ``compact_20260112`` edit, the
+    Responses API's ``compaction`` entry). ``clear_tool_results``: once the prompt reaches
+    ``trigger`` the provider leaves all but the latest ``keep`` tool results out of what the
+    model reads (Anthropic's ``clear_tool_uses_20250919``); ``clear_thinking`` leaves out the
+    reasoning of all but the latest ``keep_thinking`` turns (``clear_thinking_20251015``).
+    None leaves a number to the provider's default. ``instructions`` guide a summary.
+    """
+
+    compact: bool = True
+    clear_tool_results: bool = False
+    clear_thinking: bool = False
+    trigger: int | None = None
+    keep: int | None = None
+    keep_thinking: int | None = None
+    instructions: str | None = None
+
+
 class Request(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Everything needed to ask a model for its next reply, in no particular wire.
 
-    ``cache`` asks for prompt caching (None: the request carries no cache fields).
+    ``cache`` asks for prompt caching (None: the request carries no cache fields);
+    ``context_management`` asks the provider to manage a long context itself.
     """
 
     model: str
@@ -367,6 +392,7 @@ class Request(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     stream: bool = False
     provider_options: ProviderData | None = None
     cache: Cache | None = None
+    context_management: ContextManagement | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.messages, tuple):

@@ -19,6 +19,7 @@ from toolwire.transcript import (
     JSON,
     MEDIA_KINDS,
     Cache,
+    ContextManagement,
     MediaPart,
     Message,
     OpaquePart,
@@ -196,9 +197,11 @@ def to_json(value: Value) -> dict[str, Any]:
             out["stream"] = True
         if value.provider_options is not None:
             out["provider_options"] = dict(value.provider_options)
-        if value.cache is not None:
-            out["cache"] = {k: v for k, v in msgspec.structs.asdict(value.cache).items()
-                            if v is not None and v is not False}
+        for name in ("cache", "context_management"):
+            setting = getattr(value, name)
+            if setting is not None:
+                out[name] = {k: v for k, v in msgspec.structs.asdict(setting).items()
+                             if v is not None and v is not False}
     elif isinstance(value, Reply):
         out = {"type": "reply", "message": _message(value.message), "stop": value.stop}
         if value.raw_stop is not None:
@@ -284,6 +287,18 @@ def _load_message(d: dict[str, Any]) -> Message:
     )
 
 
+def _load_managed(d: Any) -> ContextManagement | None:
+    if d is None:
+        return None
+    if not isinstance(d, dict):
+        raise TranscriptError("a request's 'context_management' must be an object, got "
+                              f"{type(d).__name__}")
+    try:
+        return msgspec.convert({"compact": False, **d}, ContextManagement)
+    except msgspec.ValidationError as exc:
+        raise TranscriptError(f"a request's 'context_management': {exc}") from None
+
+
 def _load_cache(d: Any) -> Cache | None:
     if d is None:
         return None
@@ -347,6 +362,7 @@ def from_json(data: JSON) -> Value:
             stream=bool(data.get("stream", False)),
             provider_options=data.get("provider_options"),
             cache=_load_cache(data.get("cache")),
+            context_management=_load_managed(data.get("context_management")),
         )
     if kind == "reply":
         return Reply(

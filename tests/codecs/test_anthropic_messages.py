@@ -318,7 +318,8 @@ def test_module_contract() -> None:
         assert callable(getattr(CODEC, name))
         assert not hasattr(am, name), f"{name} is derived once for every wire, in Codec"
     assert set(am.STOP_REASONS) == {"end_turn", "tool_use", "max_tokens", "stop_sequence",
-                                    "pause_turn", "refusal", "model_context_window_exceeded"}
+                                    "pause_turn", "refusal", "model_context_window_exceeded",
+                                    "compaction"}
     assert set(am.STOP_REASONS.values()) <= set(CANONICAL_STOPS)
 
 

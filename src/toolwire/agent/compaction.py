@@ -4,21 +4,25 @@ Owns `cache_setting` (the `Cache` an agent's requests carry), `Compaction` (how 
 its history under the model's window), `Keeper` (does it for each run: `Keeper.before_call`
 and `Keeper.overflowed`), and the strategies' pieces `clear_results` and `drop_turns`.
 
-Before each model call the keeper estimates the context: the last reply's reported usage
-(prompt and output tokens) plus a local estimate of the messages added since
+Before each model call the keeper estimates the context: the last reply's reported usage (prompt
+and output tokens) plus a local estimate of the messages added since
 (`toolwire.context.estimate`); only near the threshold does it ask the model's own counter
 (``count_tokens``, a round trip) when the model has one. At ``threshold`` of the window it
 compacts down to ``target`` of it; when the provider still says the context is too long, the
-loop compacts again and retries the turn. Strategies: ``"clear"`` replaces old tool results by
-a stub saying what was cleared and how to get it again, then, if that is not enough, removes
-the oldest whole turns (a call never loses its result); ``"summarize"`` asks the model for a
-summary of the older turns and keeps it in their place; a function of your own takes the
-messages and returns the new ones. The first message (the task) always stays, and the latest
-turns stay as they are, reasoning blocks included. Every compaction is checked (`unpaired`: a
-call without its result, or a result without its call, and the compaction is not used), goes
-into the notes, and is a `toolwire.events.Compacted` event (the run log keeps the new history, so a
-resumed run goes on from it). Must not import the loop, resume, codecs, the transport or the
-client.
+loop compacts again and retries the turn. Strategies: ``"clear"`` replaces old tool results by a
+stub saying what was cleared and how to get it again, then, if that is not enough, removes the
+oldest whole turns (a call never loses its result); ``"summarize"`` asks the model for a summary
+of the older turns and keeps it in their place; ``"provider"`` asks the provider to compact on
+its side (`ContextManagement` on every request, triggered at ``threshold`` of the window) where
+the model's wire and provider can (`toolwire.protocol.native_compaction`), drops what came
+before the provider's summary once a reply holds one, and clears like ``"clear"`` when the
+provider still says the context is too long, or where it cannot (with a note); a function of
+your own takes the messages and returns the new ones. The first message (the task) always stays,
+and the latest turns stay as they are, reasoning blocks included. Every compaction is checked
+(`unpaired`: a call without its result, or a result without its call, and the compaction is not
+used), goes into the notes, and is a `toolwire.events.Compacted` event (the run log keeps the
+new history, so a resumed run goes on from it). Must not import the loop, resume, codecs, the
+transport or the client.
 """
 
 from __future__ import annotations
@@ -33,10 +37,12 @@ from toolwire.agent.run import RunState
 from toolwire.context.estimate import estimate_messages, estimate_tokens
 from toolwire.context.windows import context_window
 from toolwire.events import Compacted
-from toolwire.protocol import provider_model
+from toolwire.protocol import native_compaction, provider_model
 from toolwire.transcript import (
     Cache,
+    ContextManagement,
     Message,
+    OpaquePart,
     Request,
     TextPart,
     ToolCallPart,
@@ -95,14 +101,18 @@ def compaction_setting(value: Compaction | str | Compactor | None) -> Compaction
     """An agent's ``compaction`` argument as a `Compaction` (None: never compact)."""
     if value is None or isinstance(value, Compaction):
         return value
-    if isinstance(value, str) and value not in ("clear", "summarize"):
-        raise ValueError(f"unknown compaction {value!r}: use 'clear', 'summarize', a "
-                         "function, a toolwire Compaction or None")
+    if isinstance(value, str) and value not in ("clear", "summarize", "provider"):
+        raise ValueError(f"unknown compaction {value!r}: use 'clear', 'summarize', 'provider', "
+                         "a function, a toolwire Compaction or None")
     return Compaction(strategy=value)
 
 
 def _a(kind: str) -> str:
     return "an" if kind[0] in "aeiou" else "a"
+
+
+NO_PROVIDER = ("compaction 'provider': this model's provider does not manage the context "
+               "itself, so old tool results are cleared by the harness instead ('clear')")
 
 
 def clear_results(messages: Sequence[Message], keep: int) -> tuple[list[Message], int]:
@@ -166,6 +176,15 @@ class Keeper:
             provider_model(model))
         wire = getattr(model, "wire", None)  # media are estimated as this wire bills them
         self.wire: str | None = wire if isinstance(wire, str) else None
+        self.managed: ContextManagement | None = None
+        """What every request asks of the provider (strategy ``"provider"``, where it can)."""
+        self.fallback: str | None = None
+        if setting is not None and setting.strategy == "provider":
+            if native_compaction(model):
+                self.managed = ContextManagement(trigger=None if self.window is None else int(
+                    setting.threshold * self.window))
+            else:
+                self.fallback = NO_PROVIDER
 
     def estimate(self, s: RunState) -> int:
         """The context the next request would hold: the last reply's usage and an estimate of
@@ -190,7 +209,14 @@ class Keeper:
 
     async def before_call(self, s: RunState) -> None:
         """Compact ``s``'s history when it has reached the threshold of the window."""
-        if self.setting is None or self.window is None or len(s.messages) < 3:
+        if self.setting is None or len(s.messages) < 3:
+            return
+        if self.fallback is not None and self.fallback not in s.notes:
+            s.notes.append(self.fallback)
+        if self.managed is not None:
+            self._after_provider(s)
+            return
+        if self.window is None:
             return
         limit = self.setting.threshold * self.window
         size = await self._measure(s, limit)
@@ -208,6 +234,18 @@ class Keeper:
         goal = size / 2 if self.window is None else min(size / 2,
                                                          self.setting.target * self.window)
         return await self.compact(s, size, goal, f"the provider said: {error}")
+
+    def _after_provider(self, s: RunState) -> None:
+        """The provider compacted (a reply holds its ``compaction`` part): what came before that
+        reply is no longer read, so it goes too, the task kept first."""
+        at = next((i for i in range(len(s.messages) - 1, 1, -1)
+                   if s.messages[i].role == "assistant" and any(
+                       type(p) is OpaquePart and p.kind == "compaction"
+                       for p in s.messages[i].parts)), None)
+        if at is not None:
+            self._adopt(s, list(s.messages), [s.messages[0], *s.messages[at:]], "provider",
+                        "the provider compacted the context: it reads nothing before its "
+                        "summary", self.estimate(s), 1.0)
 
     def _size(self, s: RunState, messages: list[Message]) -> int:
         return estimate_tokens(replace(s.request_base, messages=tuple(messages)), self.wire)

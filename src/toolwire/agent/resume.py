@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from toolwire.agent.compaction import Keeper
 from toolwire.agent.dispatch import Dispatcher
 from toolwire.agent.output import OutputTool, RunCalls, answer_calls, make_output
 from toolwire.agent.run import OutputType, RunState, RunStop
@@ -77,6 +78,8 @@ class RunSetup(Protocol):
     def instrument(self) -> bool | Telemetry | None: ...
     @property
     def cache(self) -> Cache | None: ...
+    @property
+    def keeper(self) -> Keeper: ...
 
 
 def _output(setup: RunSetup, output: OutputType | None) -> OutputTool | None:
@@ -108,6 +111,7 @@ def _base_request(setup: RunSetup, out: OutputTool | None, notes: list[str]) -> 
         model=provider_model(setup.model), system=system, tools=specs, tool_choice=choice,
         max_tokens=setup.max_tokens, temperature=setup.temperature,
         provider_options=setup.provider_options, cache=setup.cache,
+        context_management=setup.keeper.managed,
     )
 
 

@@ -220,7 +220,7 @@ class RunState:
             model=base.model, messages=tuple(self.messages), system=base.system,
             tools=tools, tool_choice=base.tool_choice, max_tokens=base.max_tokens,
             temperature=base.temperature, provider_options=base.provider_options,
-            cache=base.cache,
+            cache=base.cache, context_management=base.context_management,
         )
         if self.listeners:
             self.emit(RequestSent(self.turns + 1, request))

@@ -48,7 +48,7 @@ from toolwire.errors import (
     ServerError,
 )
 from toolwire.events import StreamEnd, StreamEvent
-from toolwire.transcript import JSON, Reply, Request
+from toolwire.transcript import JSON, Reply, Request, ToolSpec
 
 # --------------------------------------------------------------------------- notes
 
@@ -72,25 +72,34 @@ class Note:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Encoded:
-    """A request body in one wire, with every change made to fit it."""
+    """A request body in one wire, with every change made to fit it, and the headers the body
+    needs sent with it (an ``anthropic-beta`` for a beta field)."""
 
     body: dict[str, Any]
     notes: tuple[Note, ...] = ()
+    headers: Mapping[str, str] | None = None
 
 
 def _fitting_tools(
-    encode: Callable[[Request], Encoded], wire: str, *, examples: bool, callers: bool
+    encode: Callable[[Request], Encoded], wire: str, *, examples: bool, callers: bool,
+    managed: bool,
 ) -> Callable[[Request], Encoded]:
     """``encode`` for a wire without tool examples (``examples`` False: a tool's examples go
-    at the end of its description instead) or without allowed callers (``callers`` False:
-    they are left out), each change with a note."""
+    at the end of its description instead), without allowed callers (``callers`` False: they
+    are left out) or without context management of the provider's own (``managed`` False: it
+    is left out), each change with a note."""
 
     @functools.wraps(encode)
     def fitted(request: Request) -> Encoded:
-        if not any((s.examples and not examples) or (s.allowed_callers and not callers)
-                   for s in request.tools):
+        drop = request.context_management is not None and not managed
+        if not drop and not any((s.examples and not examples)
+                                or (s.allowed_callers and not callers) for s in request.tools):
             return encode(request)
-        tools, notes = [], []
+        tools: list[ToolSpec] = []
+        notes: list[Note] = []
+        if drop:
+            notes.append(Note(kind="field_dropped", subject="context_management", detail=(
+                f"{wire} has no context management of the provider's own; left out")))
         for spec in request.tools:
             if spec.examples and not examples:
                 shown = "\n".join(json.dumps(e, ensure_ascii=False) for e in spec.examples)
@@ -105,8 +114,10 @@ def _fitting_tools(
                     f"{wire} has no code of the provider's own calling tools; allowed_callers "
                     "was left out")))
             tools.append(spec)
-        encoded = encode(msgspec.structs.replace(request, tools=tuple(tools)))
-        return Encoded(body=encoded.body, notes=(*notes, *encoded.notes))
+        encoded = encode(msgspec.structs.replace(request, tools=tuple(tools),
+                                                 context_management=None))
+        return Encoded(body=encoded.body, notes=(*notes, *encoded.notes),
+                       headers=encoded.headers)
 
     return fitted
 
@@ -266,8 +277,9 @@ class Codec:
         self._stream_decoder = guard_stream(module.StreamDecoder, wire)
         examples = getattr(module, "INPUT_EXAMPLES", False) is True
         callers = getattr(module, "ALLOWED_CALLERS", False) is True
-        self.encode = (module.encode if examples and callers else _fitting_tools(
-            module.encode, wire, examples=examples, callers=callers))
+        managed = getattr(module, "CONTEXT_MANAGEMENT", False) is True
+        self.encode = (module.encode if examples and callers and managed else _fitting_tools(
+            module.encode, wire, examples=examples, callers=callers, managed=managed))
         self.decode_request = guard_request(module.decode_request, wire)
         self.decode_response = guard_response(module.decode_response, wire)
         self.encode_response = module.encode_response

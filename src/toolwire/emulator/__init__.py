@@ -49,10 +49,12 @@ from toolwire.emulator.billing import (
     TooManyBreakpoints,
     billed,
     count_reply,
+    prompt_tokens,
 )
 from toolwire.emulator.cached import CachedStore, Refused
 from toolwire.emulator.checks import check_body, check_pairing, error_body
 from toolwire.emulator.cloud import AWS_PATHS, check_signature, exception_event, reframe
+from toolwire.emulator.managed import manage
 from toolwire.emulator.script import (
     ByMedia,
     Fault,
@@ -314,9 +316,10 @@ class Emulator:
         stream = route.stream if route.in_url else spec.wants_stream(body)
         framing = route.stream_framing
         counted = None
+        managed = manage(request, codec, lambda b: prompt_tokens(spec, b))
         if self.billing is not None:
             try:
-                counted = self.billing.count(spec, body, request.model)
+                counted = self.billing.count(spec, managed.body or body, request.model)
                 if held:  # the cache it names is read, whatever else was cached
                     counted = Counted(counted.tokens, cache_read=held)
             except (ContextTooLong, TooManyBreakpoints) as exc:  # refused before any reply
@@ -333,7 +336,8 @@ class Emulator:
             return _raw(item, spec)
         if item.delay:
             await asyncio.sleep(item.delay)
-        return self._reply(billed(item.reply, counted), spec, codec, request, stream, framing)
+        return self._reply(managed.reply(billed(item.reply, counted)), spec, codec, request,
+                           stream, framing)
 
     def _reply(self, reply: Reply, wire: Wire, codec: Any, request: Request, stream: bool,
                framing: Framing, *, cut: bool = False, garbage: bool = False,

@@ -1,7 +1,7 @@
 """What the emulator counts and bills for a request: tokens, prompt caching, the context window.
 
-Owns `Billing`, `Counted`, `billed` (a scripted reply with its prompt's counts),
-`count_reply` (what a token-counting endpoint answers) and `count_blocks`. A request body is
+Owns `Billing`, `Counted`, `billed` (a scripted reply with its prompt's counts), `count_reply`
+(what a token-counting endpoint answers), `prompt_tokens` and `count_blocks`. A request body is
 read as its provider reads the prompt: the fields named by the wire's
 `toolwire.codecs.registry.CacheRules.sections`, in order, each list item one block (a message's
 content blocks each one block). A block counts one token per four characters of its compact
@@ -194,13 +194,17 @@ class Billing:
         return Counted(total, cache_read=read if read >= minimum else 0)
 
 
+def prompt_tokens(wire: Wire, body: Mapping[str, Any]) -> int:
+    """The tokens of ``body``'s prompt, counted as a request's are (no cache touched)."""
+    return sum(b.tokens for b in count_blocks(body, wire.cache if wire.cache.sections else _ALL))
+
+
 def count_reply(wire: Wire, body: Any) -> dict[str, Any]:
     """What the wire's token-counting endpoint answers for ``body``: the prompt's tokens,
     counted as a request's are (the cache is never touched)."""
     counting = wire.count
     assert counting is not None
-    blocks = count_blocks(counting.prompt(body), wire.cache if wire.cache.sections else _ALL)
-    return {counting.field: sum(b.tokens for b in blocks)}
+    return {counting.field: prompt_tokens(wire, counting.prompt(body))}
 
 
 def billed(reply: Reply, counted: Counted | None) -> Reply:

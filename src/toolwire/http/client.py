@@ -205,7 +205,7 @@ class HttpModel:
         wire_request = WireRequest(
             url=self.endpoint.url(stream=stream),
             body=body,
-            headers=self.endpoint.headers(),
+            headers={**self.endpoint.headers(), **(encoded.headers or {})},
             stream=stream,
             content=body_bytes(body) if self.endpoint.signer is not None else None,
         )

@@ -26,7 +26,7 @@ Wire rules worth knowing:
 
 from __future__ import annotations
 
-from toolwire.codecs.anthropic_messages.parts import WIRE
+from toolwire.codecs.anthropic_messages.parts import WIRE, compaction_part
 from toolwire.codecs.anthropic_messages.reply import (
     ERROR_STATUS,
     STOP_REASONS,
@@ -47,6 +47,10 @@ INPUT_EXAMPLES = True
 """Tools carry their examples in ``input_examples``."""
 NATIVE_TOOL_SEARCH = True
 """The server searches deferred tools itself (``defer_loading``, its tool search tool)."""
+CONTEXT_MANAGEMENT = True
+"""The server edits and compacts a long context itself (``context_management``: clearing
+tool results and thinking, compaction, each with its beta header); its ``compaction`` blocks
+go back as they came (`compaction_part` makes one, for the emulator)."""
 ALLOWED_CALLERS = True
 """Tools say who may call them (``allowed_callers``): code the server runs may, the code
 execution tool being in the list; its calls carry a ``caller`` (`ToolCallPart.caller`)."""
@@ -58,6 +62,7 @@ __all__ = [
     "WIRE",
     "StreamDecoder",
     "check_body",
+    "compaction_part",
     "decode_error",
     "decode_request",
     "decode_response",

@@ -481,3 +481,8 @@ def result_block(part: ToolResultPart, *, ids: IdRewriter, subject: str = "tool 
     return block
 
 
+def compaction_part(summary: str) -> OpaquePart:
+    """The block the server's compaction starts a reply with (its summary of what came
+    before), as the reply's part; it goes back as it came."""
+    return OpaquePart(wire=WIRE, kind="compaction",
+                      payload={"type": "compaction", "content": summary})

@@ -57,6 +57,7 @@ STOP_REASONS: dict[str, StopReason] = {
     "pause_turn": "pause_turn",
     "refusal": "refusal",
     "model_context_window_exceeded": "context_window_exceeded",
+    "compaction": "pause_turn",  # the server compacted and paused: sent again, it goes on
 }
 """Every ``stop_reason`` the API sends, normalised. Unknown values decode as ``"other"``."""
 

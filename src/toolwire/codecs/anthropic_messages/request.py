@@ -18,6 +18,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolwire.codecs import managed
 from toolwire.codecs.anthropic_messages.parts import (
     ID_PATTERN,
     LIMITS,
@@ -43,7 +44,6 @@ from toolwire.codecs.anthropic_messages.parts import (
 from toolwire.codecs.anthropic_messages.schema import decode_tools, encode_tools
 from toolwire.codecs.base import Encoded, Note, own_options, role_problem, tools_lack_schemas
 from toolwire.codecs.caching import place_breakpoints
-from toolwire.codecs.managed import code_call_problem, container_id, results_only
 from toolwire.codecs.media import check_limits
 from toolwire.codecs.media_rules import anthropic_problem
 from toolwire.errors import WireFormatError
@@ -255,7 +255,7 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
             out.append({"role": "user", "content": _content(blocks)})
         i += 1
     for k in by_code:
-        results_only(out, k + 1, notes)
+        managed.results_only(out, k + 1, notes)
     return out
 
 
@@ -305,9 +305,10 @@ def encode(request: Request) -> Encoded:
     else:
         body["system"] = request.system
     body["messages"] = _encode_messages(request.messages, nm=nm, notes=notes)
-    container = container_id(request.messages, WIRE)
-    if container is not None and "container" not in opts:
-        body["container"] = container
+    if (container := managed.container_id(request.messages, WIRE)) is not None:
+        body["container"] = container  # unless the options name one: they are merged below
+    if request.context_management is not None:
+        body["context_management"] = managed.anthropic_edits(request.context_management)
     stored_tools = opts.pop("tools", None)
     if request.tools or stored_tools:
         body["tools"] = encode_tools(request.tools, stored_tools, nm=nm, notes=notes)
@@ -327,7 +328,7 @@ def encode(request: Request) -> Encoded:
         notes.extend(place_breakpoints(body, request.cache, markable=_takes_marker))
     if nm.built:  # some name needed mapping: its notes go first, as the names come first
         notes[:0] = nm.notes()
-    return Encoded(body=body, notes=tuple(notes))
+    return Encoded(body=body, notes=tuple(notes), headers=managed.anthropic_betas(body))
 
 
 def _takes_marker(block: dict[str, Any]) -> bool:
@@ -452,6 +453,7 @@ def decode_request(
     if choice is None and body.get("tool_choice") is not None:
         opts["tool_choice"] = copy.deepcopy(body["tool_choice"])
     max_tokens = body.get("max_tokens")
+    cm = managed.read_edits(opts)
     return Request(
         model=name,
         messages=tuple(_decode_messages(body.get("messages", []))),
@@ -461,6 +463,7 @@ def decode_request(
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
         stream=streams is True if streams is not None or stream is None else stream,
         provider_options={WIRE: opts} if opts else None,
+        context_management=cm,
     )
 
 
@@ -475,7 +478,7 @@ def check_body(body: dict[str, Any]) -> str | None:
         body.get("tools"), "input_schema")
     if problem:
         return problem
-    problem = code_call_problem(body, code_caller)
+    problem = managed.code_call_problem(body, code_caller)
     if problem:
         return problem
     for i, m in enumerate(body["messages"]):

@@ -195,6 +195,10 @@ class StreamDecoder:
             self._inputs.setdefault(index, []).append(piece)
             if piece and index in self._calls:
                 out.append(ToolCallDelta(index=self._calls[index], fragment=piece))
+        elif kind == "compaction_delta":  # the server's summary, whole or in pieces
+            for key in ("content", "encrypted_content"):
+                if isinstance(delta.get(key), str):
+                    self._add(index, block, key, delta)
         elif kind == "citations_delta":  # the block is our own copy: the list grows in place
             citations = block.get("citations")
             if not isinstance(citations, list):
@@ -320,6 +324,12 @@ def _block_events(index: int, block: dict[str, Any]) -> list[dict[str, Any]]:
             delta({"type": "thinking_delta", "thinking": piece})
         if block.get("signature"):
             delta({"type": "signature_delta", "signature": block["signature"]})
+    elif kind == "compaction":
+        said = {k: block[k] for k in ("content", "encrypted_content") if block.get(k)}
+        start.update(dict.fromkeys(said))
+        events.append({"type": "content_block_start", "index": index, "content_block": start})
+        if said:
+            delta({"type": "compaction_delta", **said})
     elif kind in _INPUT_BLOCKS:
         value = block.get("input")
         start["input"] = {}

@@ -23,7 +23,7 @@ Owns nothing itself: it names the wire's surface, defined in ``request`` (`encod
 
 from __future__ import annotations
 
-from toolwire.codecs.openai_responses.parts import WIRE
+from toolwire.codecs.openai_responses.parts import WIRE, compaction_part
 from toolwire.codecs.openai_responses.reply import (
     STOP_REASONS,
     decode_error,
@@ -34,6 +34,9 @@ from toolwire.codecs.openai_responses.request import check_body, decode_request,
 from toolwire.codecs.openai_responses.stream import StreamDecoder, encode_stream
 from toolwire.codecs.openai_shared import encode_error
 
+CONTEXT_MANAGEMENT = True
+"""The API compacts a long context itself (``context_management`` with its compaction entry);
+its ``compaction`` items go back as they came (`compaction_part` makes one, for the emulator)."""
 NATIVE_TOOL_SEARCH = True
 """The API searches deferred tools itself (``defer_loading`` on function tools, its hosted
 ``tool_search`` tool); its ``tool_search_call`` and ``tool_search_output`` items go back as
@@ -44,6 +47,7 @@ __all__ = [
     "WIRE",
     "StreamDecoder",
     "check_body",
+    "compaction_part",
     "decode_error",
     "decode_request",
     "decode_response",

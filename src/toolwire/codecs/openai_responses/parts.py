@@ -12,6 +12,7 @@ vendor SDK.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
@@ -315,3 +316,12 @@ def check_item(item: Any, where: str) -> str:
         if not isinstance(call_id, str):
             raise wrong_shape(f"{where}.call_id", "a string", call_id)
     return kind
+
+
+def compaction_part(summary: str) -> OpaquePart:
+    """The item the API's compaction puts in a reply (its summary of what came before, sealed
+    in ``encrypted_content``), as the reply's part; it goes back as it came."""
+    sealed = base64.b64encode(summary.encode()).decode()
+    digest = hashlib.sha256(sealed.encode()).hexdigest()[:24]
+    return OpaquePart(wire=WIRE, kind="compaction", payload={
+        "type": "compaction", "id": f"cmp_{digest}", "encrypted_content": sealed})

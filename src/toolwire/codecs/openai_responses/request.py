@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
+from toolwire.codecs import managed
 from toolwire.codecs.base import (
     Encoded,
     NameMap,
@@ -110,6 +111,10 @@ def encode(request: Request) -> Encoded:
         body["temperature"] = request.temperature
     if request.stream:
         body["stream"] = True
+    if request.context_management is not None:
+        entries = managed.responses_entries(request.context_management, notes, WIRE)
+        if entries:
+            body["context_management"] = entries
     body.update(extra)
     if request.cache is not None:
         notes.extend(cache_key_fields(body, request.cache))
@@ -230,6 +235,7 @@ def decode_request(
         max_tokens=max_tokens,
         temperature=temperature,
         stream=streams is True if streams is not None or stream is None else stream,
+        context_management=managed.read_entries(options),
         provider_options={WIRE: options} if options else None,
     )
 

@@ -35,19 +35,20 @@ def container_id(messages: Sequence[Message], wire: str) -> str | None:
     return None
 
 
-def results_only(out: list[dict[str, Any]], k: int, notes: list[Note]) -> None:
-    """Message ``k`` of a body, the answer to calls made by code, keeps its ``tool_result``
-    blocks alone, as the API asks; anything else that would have gone with them is left out,
-    with a note."""
-    content = out[k].get("content") if k < len(out) else None
-    if not isinstance(content, list):
-        return
-    kept = [b for b in content if b.get("type") == "tool_result"]
-    if kept and len(kept) < len(content):
-        out[k]["content"] = kept
-        notes.append(Note(kind="part_dropped", subject=f"body messages[{k}]", detail=(
-            f"{len(content) - len(kept)} blocks left out: the answer to calls made by code "
-            "may hold tool_result blocks only")))
+def results_only(out: list[dict[str, Any]], by_code: Sequence[int], notes: list[Note]) -> None:
+    """The message after each of ``by_code`` (body messages holding calls made by code), their
+    answer, keeps its ``tool_result`` blocks alone, as the API asks; anything else that would
+    have gone with them is left out, with a note."""
+    for k in (n + 1 for n in by_code):
+        content = out[k].get("content") if k < len(out) else None
+        if not isinstance(content, list):
+            continue
+        kept = [b for b in content if b.get("type") == "tool_result"]
+        if kept and len(kept) < len(content):
+            out[k]["content"] = kept
+            notes.append(Note(kind="part_dropped", subject=f"body messages[{k}]", detail=(
+                f"{len(content) - len(kept)} blocks left out: the answer to calls made by "
+                "code may hold tool_result blocks only")))
 
 
 def code_call_problem(body: Mapping[str, Any],
@@ -88,9 +89,11 @@ def _edit(kind: str, **fields: Any) -> dict[str, Any]:
     return {"type": kind, **{k: v for k, v in fields.items() if v is not None}}
 
 
-def anthropic_edits(cm: ContextManagement) -> dict[str, Any]:
-    """Anthropic's ``context_management`` for ``cm`` (thinking is cleared first, as the API
-    asks; compaction comes last)."""
+def anthropic_edits(cm: ContextManagement | None) -> dict[str, Any]:
+    """Anthropic's ``context_management`` field for ``cm`` (thinking is cleared first, as the
+    API asks; compaction comes last), as body keys: none when ``cm`` is None."""
+    if cm is None:
+        return {}
     trigger = _count("input_tokens", cm.trigger)
     edits: list[dict[str, Any]] = []
     if cm.clear_thinking:
@@ -102,7 +105,7 @@ def anthropic_edits(cm: ContextManagement) -> dict[str, Any]:
     if cm.compact:
         edits.append(_edit("compact_20260112", trigger=trigger,
                            instructions=cm.instructions or None))
-    return {"edits": edits}
+    return {"context_management": {"edits": edits}}
 
 
 def anthropic_betas(body: Mapping[str, Any]) -> dict[str, str] | None:

@@ -473,10 +473,7 @@ def check_body(body: dict[str, Any]) -> str | None:
     if "max_tokens" not in body:
         return "max_tokens: Field required"
     problem = role_problem(body.get("messages"), ("user", "assistant")) or tools_lack_schemas(
-        body.get("tools"), "input_schema")
-    if problem:
-        return problem
-    problem = managed.code_call_problem(body, code_caller)
+        body.get("tools"), "input_schema") or managed.code_call_problem(body, code_caller)
     if problem:
         return problem
     for i, m in enumerate(body["messages"]):

@@ -271,3 +271,22 @@ async def test_a_deferred_server_is_found_through_search_tools() -> None:
     assert json.loads(results(run)[1].content) == {"name": "rex", "age": 3}
     assert isinstance(results(run)[1], ToolResultPart)
     assert not any(isinstance(p, MediaPart) for r in results(run) for p in r.media)
+
+
+async def test_a_hostile_form_is_declined_or_asked_without_failing() -> None:
+    from mcp_types import ElicitRequestFormParams
+
+    from toolwire.mcp.elicit import Asker
+
+    said: list[tuple[str, str, str]] = []
+    asker = Asker(lambda question, choices: "7", "odd", lambda *told: said.append(told))
+    odd = {"properties": {"n": {"type": "integer"}, "m": "not a schema"}, "required": 3}
+    accepted = await asker(None, ElicitRequestFormParams(message="n?", requested_schema=odd))
+    assert (accepted.action, accepted.content) == ("accept", {"n": 7, "m": "7"})
+    for schema in ({"properties": 4}, {"properties": {"n": {"type": "wat"}}},
+                   {"properties": {"n": {"type": "integer", "oneOf": 5, "enum": "x"}}}):
+        declined = await asker(None, ElicitRequestFormParams(message="?",
+                                                             requested_schema=schema))
+        assert declined.action == "decline"
+    assert [action for _, action, _ in said] == ["accept", "decline", "decline", "decline"]
+    assert "no usable schema" in said[-1][2]

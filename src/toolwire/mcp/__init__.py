@@ -7,8 +7,14 @@ Client side: ``async with toolwire.mcp.connect("python -m my_server") as server:
 servers at once and prefixes tool names that clash. A URL (``http://127.0.0.1:8000/mcp``)
 connects over streamable HTTP instead of starting a command.
 
-Server side: `build_server` makes an MCP server from toolwire tools; `serve_main` runs one over
-stdio or streamable HTTP (``toolwire mcp-serve`` / ``python -m toolwire.mcp``).
+The tools pass on structured output (checked against its schema) and media; a server's
+questions go to the user through an ``answer`` callback (`toolwire.mcp.elicit`, with `DECLINE`
+and `CANCEL`); `open_servers` also gives deferred servers, tools added mid-run, a
+``read_resource`` tool (`toolwire.mcp.resources`) and the servers' instructions.
+
+Server side: `build_server` makes an MCP server from toolwire tools (output schemas from return
+types, media results, ``ask_user`` as elicitation); `serve_main` runs one over stdio or
+streamable HTTP (``toolwire mcp-serve`` / ``python -m toolwire.mcp``).
 
 Importing this package is cheap: the SDK is imported when a name is first used, so the command
 line can add its options (`toolwire.mcp.cli`) without loading it.
@@ -29,10 +35,13 @@ if TYPE_CHECKING:
         connect,
         tools_from_server,
     )
+    from toolwire.mcp.elicit import CANCEL, DECLINE
     from toolwire.mcp.group import McpTools, aopen_servers, open_servers
     from toolwire.mcp.server import build_server, load_tools, serve_http, serve_main, serve_stdio
 
 _LAZY: dict[str, str] = {
+    "CANCEL": "elicit",
+    "DECLINE": "elicit",
     "McpConnection": "client",
     "McpConnectionError": "client",
     "McpTools": "group",
@@ -68,6 +77,8 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "CANCEL",
+    "DECLINE",
     "McpConnection",
     "McpConnectionError",
     "McpTools",

@@ -50,15 +50,22 @@ class _Stop(Exception):
         self.reason = reason
 
 
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _values(schema: dict[str, Any], options: str) -> list[Any]:
+    """The values a schema allows: its ``enum``, or the ``const`` of each of its options."""
+    return _listed(schema.get("enum")) or [o.get("const") for o in _listed(schema.get(options))
+                                           if isinstance(o, dict)]
+
+
 def _choices(prop: dict[str, Any]) -> list[str] | None:
     if prop.get("type") == "boolean":
         return ["yes", "no"]
-    values = prop.get("enum") or [o.get("const") for o in prop.get("oneOf") or ()
-                                  if isinstance(o, dict)]
+    values = _values(prop, "oneOf")
     if prop.get("type") == "array" and isinstance(prop.get("items"), dict):
-        items = prop["items"]
-        values = items.get("enum") or [o.get("const") for o in items.get("anyOf") or ()
-                                       if isinstance(o, dict)]
+        values = _values(prop["items"], "anyOf")
     return [str(v) for v in values] or None
 
 
@@ -136,7 +143,7 @@ class Asker:
         props = schema.get("properties") if isinstance(schema, dict) else None
         if not isinstance(props, dict):
             raise _Stop("decline", "the requested form has no fields")
-        required = set(schema.get("required") or ())
+        required = {str(r) for r in _listed(schema.get("required"))}
         content: dict[str, Any] = {}
         header = f"The MCP server {self.server!r} asks: {message}"
         for name, prop in props.items():

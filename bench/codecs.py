@@ -15,7 +15,12 @@ Two measurements, in one process, with the cases taking turns in every round:
    ``transform_response`` of an ``httpx.Response``, which parses the same bytes). LiteLLM's
    logging object is a stub whose ``post_call`` does nothing, so only its conversion is timed.
 
-Run: ``python bench/codecs.py`` (``--rounds N``, ``--profile`` to print toolwire's hot spots).
+3. Media, per wire: ``encode_request`` of the same transcript with 1 to 10 of its tool results
+   each also holding a 1 MB image (a screenshot tool), to show the cost grows linearly with
+   the number of images (the time per image is printed next to each count).
+
+Run: ``python bench/codecs.py`` (``--rounds N``, ``--profile`` to print toolwire's hot spots,
+``--no-media`` to leave out the media measurement).
 Times are the median over rounds of the time per operation, in microseconds, wall clock and CPU.
 """
 
@@ -43,6 +48,7 @@ os.environ.setdefault("LITELLM_TELEMETRY", "False")
 from toolwire._json import loads as toolwire_loads
 from toolwire.codecs import WIRES, get_codec
 from toolwire.conversion import convert
+from toolwire.media import Image
 from toolwire.transcript import (
     Message,
     Reply,
@@ -135,6 +141,35 @@ def transcript(wire: str) -> Request:
                    messages=tuple(messages), max_tokens=1024)
 
 
+IMAGE_MB = (b"\x89PNG\r\n\x1a\n" + (13).to_bytes(4, "big") + b"IHDR"
+            + (1000).to_bytes(4, "big") * 2 + b"\x08\x02\x00\x00\x00")
+IMAGE_MB += bytes(range(256)) * ((1024 * 1024 - len(IMAGE_MB)) // 256)
+"""About 1 MB of PNG (a 1000 x 1000 header, then bytes) for a screenshot tool result."""
+
+
+def with_images(request: Request, count: int) -> Request:
+    """``request`` with its first ``count`` tool results also holding a 1 MB image each (the
+    bytes differ per image, as screenshots do)."""
+    messages = list(request.messages)
+    done = 0
+    for i, message in enumerate(messages):
+        if message.role != "tool":
+            continue
+        parts = []
+        for result in message.tool_results:
+            if done < count:
+                image = Image.from_bytes(IMAGE_MB[:-4] + done.to_bytes(4, "big"))
+                result = ToolResultPart(call_id=result.call_id, name=result.name,
+                                        is_error=result.is_error,
+                                        content=(TextPart(text=result.text), image))
+                done += 1
+            parts.append(result)
+        messages[i] = Message(role="tool", parts=tuple(parts))
+    assert done == count
+    return Request(model=request.model, system=request.system, tools=request.tools,
+                   messages=tuple(messages), max_tokens=request.max_tokens)
+
+
 def two_calls(wire: str) -> Reply:
     return Reply(
         message=Message(role="assistant", parts=(
@@ -204,6 +239,25 @@ def wire_cases() -> dict[str, Case]:
 
         cases[f"{wire} encode"] = encode
         cases[f"{wire} decode"] = decode
+    return cases
+
+
+MEDIA_COUNTS = tuple(range(1, 11))
+
+
+def media_cases() -> dict[str, Case]:
+    cases: dict[str, Case] = {}
+    for wire in WIRES:
+        codec = get_codec(wire)
+        for count in MEDIA_COUNTS:
+            request = with_images(transcript(wire), count)
+            body = json.dumps(codec.encode_request(request))
+            assert body.count("AAECAwQFBgcICQoLDA0ODxAREhMU") >= count  # every image went
+
+            def encode(codec: Any = codec, request: Request = request) -> object:
+                return codec.encode_request(request)
+
+            cases[f"{wire} {count}"] = encode
     return cases
 
 
@@ -298,6 +352,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--profile", action="store_true", help="print toolwire's hot spots")
+    parser.add_argument("--no-media", action="store_true", help="leave out the media cases")
     args = parser.parse_args()
 
     started = time.perf_counter()
@@ -312,6 +367,21 @@ def main() -> None:
              fmt(per_wire[f"{wire} decode"].cpu_us)] for wire in WIRES]
     print("\nPer wire: encode a 20-message tool transcript; decode a two-call reply from bytes")
     print(table(["wire", "encode µs", "(CPU)", "decode µs", "(CPU)"], rows))
+
+    if not args.no_media:
+        media = measure(media_cases(), rounds=args.rounds, batch_s=0.02)
+        print("\nPer wire: encode the same transcript with 1 to 10 tool results holding a 1 MB "
+              "image; CPU ms in all, and CPU ms per image after the text-only cost")
+        rows = []
+        for wire in WIRES:
+            text_only = per_wire[f"{wire} encode"].cpu_us
+            times = [media[f"{wire} {n}"].cpu_us for n in MEDIA_COUNTS]
+            per_image = [(t - text_only) / n / 1000 for t, n in zip(times, MEDIA_COUNTS,
+                                                                    strict=True)]
+            rows.append([wire, *(f"{t / 1000:.1f}" for t in times),
+                         f"{min(per_image):.2f}-{max(per_image):.2f}",
+                         f"{times[-1] / times[0]:.1f}x"])
+        print(table(["wire", *(str(n) for n in MEDIA_COUNTS), "ms/image", "10 vs 1"], rows))
 
     mine = toolwire_vs_cases()
     have_litellm = installed("litellm")

@@ -13,11 +13,13 @@ from hypothesis import strategies as st
 from toolwire.transcript import (
     MediaPart,
     Message,
+    Reply,
     Request,
     TextPart,
     ToolCallPart,
     ToolResultPart,
     ToolSpec,
+    replace,
 )
 
 # Text with non-ASCII characters, so stream splits land inside UTF-8 sequences.
@@ -117,3 +119,44 @@ def media_request(model: str, document: MediaPart | None = None) -> Request:
         Message(role="tool", parts=(ToolResultPart(call_id="c1", name="shot", content=(
             TextPart(text="the screen:"), Image.from_bytes(PNG))),)),
     ))
+
+
+def reply_message(wire: str, request: Request, reply: Reply, *, streamed: bool) -> Message:
+    """``reply`` as ``wire`` delivers it: rendered and decoded whole, or as a stream."""
+    import json
+
+    from toolwire.codecs import get_codec
+    from toolwire.events import StreamEnd
+
+    codec = get_codec(wire)
+    if not streamed:
+        body = json.loads(json.dumps(codec.encode_response(reply, request=request)))
+        return codec.decode_response(body, request=request).message
+    end = list(codec.decode_stream(codec.encode_stream(reply, request=request),
+                                   request=request))[-1]
+    assert isinstance(end, StreamEnd)
+    return end.reply.message
+
+
+def media_history(wire: str, model: str, *, streamed: bool) -> Request:
+    """User text, an image and a PDF; the model's call (a reply as ``wire`` sends it, whole or
+    streamed); the call's result, text and an image; the model's answer; the user's next
+    words."""
+    from toolwire import Document, Image
+
+    user = Message(role="user", parts=(
+        TextPart(text="compare these"), Image.from_bytes(PNG),
+        Document.from_bytes(PDF, name="report.pdf")))
+    request = Request(model=model, max_tokens=256, tools=(ToolSpec(name="shot"),),
+                      messages=(user,))
+    call = Reply(message=Message(role="assistant", parts=(
+        ToolCallPart(id="call_1", name="shot", arguments={"zoom": 2}),)), stop="tool_calls")
+    called = reply_message(wire, request, call, streamed=streamed)
+    result = Message(role="tool", parts=(ToolResultPart(call_id=called.tool_calls[0].id,
+                                                        name="shot", content=(
+        TextPart(text="the screen:"), Image.from_bytes(PNG))),))
+    request = replace(request, messages=(user, called, result))
+    answer = Reply(message=Message.assistant("The chart matches page 2."), stop="end_turn")
+    answered = reply_message(wire, request, answer, streamed=streamed)
+    return replace(request, messages=(user, called, result, answered,
+                                      Message.user("thanks")))

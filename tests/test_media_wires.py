@@ -12,14 +12,13 @@ from typing import Any
 
 import pytest
 
+import strategies
 from strategies import PDF, PNG
 from toolwire import Document, Image
 from toolwire.codecs import get_codec
 from toolwire.codecs.registry import get_wire, wire_names
-from toolwire.events import StreamEnd
 from toolwire.transcript import (
     Message,
-    Reply,
     Request,
     TextPart,
     ToolCallPart,
@@ -36,44 +35,15 @@ def as_json(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
+def media_history(wire: str, *, streamed: bool) -> Request:
+    return strategies.media_history(wire, MODEL, streamed=streamed)
+
+
 def decode(wire: str, body: dict[str, Any]) -> Request:
     codec = get_codec(wire)
     if get_wire(wire).model_in_path:
         return codec.decode_request(as_json(body), model=MODEL, stream=False)
     return codec.decode_request(as_json(body))
-
-
-def reply_message(wire: str, request: Request, reply: Reply, *, streamed: bool) -> Message:
-    """``reply`` as ``wire`` delivers it: rendered and decoded whole, or as a stream."""
-    codec = get_codec(wire)
-    if not streamed:
-        body = as_json(codec.encode_response(reply, request=request))
-        return codec.decode_response(body, request=request).message
-    end = list(codec.decode_stream(codec.encode_stream(reply, request=request),
-                                   request=request))[-1]
-    assert isinstance(end, StreamEnd)
-    return end.reply.message
-
-
-def media_history(wire: str, *, streamed: bool) -> Request:
-    """User text, an image and a PDF; the model's call (a reply as the wire sends it); the
-    call's result, text and an image; the model's answer; the user's next words."""
-    user = Message(role="user", parts=(
-        TextPart(text="compare these"), Image.from_bytes(PNG),
-        Document.from_bytes(PDF, name="report.pdf")))
-    request = Request(model=MODEL, max_tokens=256, tools=(ToolSpec(name="shot"),),
-                      messages=(user,))
-    call = Reply(message=Message(role="assistant", parts=(
-        ToolCallPart(id="call_1", name="shot", arguments={"zoom": 2}),)), stop="tool_calls")
-    called = reply_message(wire, request, call, streamed=streamed)
-    result = Message(role="tool", parts=(ToolResultPart(call_id=called.tool_calls[0].id,
-                                                        name="shot", content=(
-        TextPart(text="the screen:"), Image.from_bytes(PNG))),))
-    request = replace(request, messages=(user, called, result))
-    answer = Reply(message=Message.assistant("The chart matches page 2."), stop="end_turn")
-    answered = reply_message(wire, request, answer, streamed=streamed)
-    return replace(request, messages=(user, called, result, answered,
-                                      Message.user("thanks")))
 
 
 PLACEHOLDER = "[document report.pdf (application/pdf) omitted: this model API cannot take it]"

@@ -1306,3 +1306,13 @@ def test_broken_media_blocks_are_named() -> None:
                                      "data": "not base64!"}}]}]}
     with pytest.raises(WireFormatError, match=r"messages\[0\].content.*base64"):
         am.decode_request(body)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_media_history_fits_the_sdk_types(streamed: bool) -> None:
+    """An image and a PDF from the user, an image from a tool, replies whole or streamed."""
+    from strategies import media_history
+
+    body = CODEC.encode_request(media_history("anthropic-messages", "m", streamed=streamed))
+    check_request_body(body)
+    assert body["messages"][2]["content"][0]["content"][1]["type"] == "image"

@@ -536,3 +536,13 @@ def test_media_go_as_image_and_document_blocks_in_messages_and_tool_results() ->
     linked = Message(role="user", parts=(Image.from_url("https://example.com/a.png"),))
     with pytest.raises(ConfigError, match="bytes only"):
         get_codec(WIRE).encode(Request(model="m", messages=(linked,)))
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_media_history_fits_the_service_model(streamed: bool) -> None:
+    """An image and a PDF from the user, an image from a tool, replies whole or streamed."""
+    from strategies import media_history
+
+    body = C.encode_request(media_history(WIRE, "m", streamed=streamed))
+    check_request(body)
+    assert "image" in body["messages"][2]["content"][0]["toolResult"]["content"][1]

@@ -1339,3 +1339,16 @@ def test_broken_media_parts_are_named() -> None:
                         ({"inlineData": []}, "inlineData")):
         with pytest.raises(WireFormatError, match=match):
             C.decode_request({"contents": [{"role": "user", "parts": [part]}]}, model="m")
+
+
+@pytest.mark.parametrize("model", ["gemini-2.5-flash", "gemini-3-pro-preview"])
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_media_history_fits_the_sdk_types(streamed: bool, model: str) -> None:
+    """An image and a PDF from the user, an image from a tool (inside the function response
+    or after it), replies whole or streamed."""
+    from strategies import media_history
+
+    body = C.encode_request(media_history(WIRE, model, streamed=streamed))
+    check_body(body)
+    response = body["contents"][2]["parts"][0]["functionResponse"]
+    assert ("parts" in response) == model.startswith("gemini-3")

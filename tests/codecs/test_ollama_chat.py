@@ -1100,3 +1100,20 @@ def test_images_ride_in_images_and_documents_become_a_placeholder() -> None:
     with pytest.raises(WireFormatError, match=r"images\.0"):
         CODEC.decode_request({"model": "m", "messages": [
             {"role": "user", "content": "x", "images": ["@@"]}]})
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_media_history_fits_the_sdk_types(streamed: bool) -> None:
+    """An image from the user and one from a tool (the PDF a placeholder text), replies whole
+    or streamed; the SDK types images as its Image model, which writes the same base64."""
+    from ollama._types import Image as SdkImage
+
+    from strategies import media_history
+
+    body = CODEC.encode_request(media_history("ollama-chat", "m", streamed=streamed))
+    plain = copy.deepcopy(body)
+    for msg in plain["messages"]:
+        for text in msg.pop("images", ()):
+            assert SdkImage(value=text).model_dump() == text
+    check_sdk(plain)
+    assert [len(m.get("images", ())) for m in body["messages"]] == [1, 0, 1, 0, 0]

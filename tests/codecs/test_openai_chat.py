@@ -1343,3 +1343,13 @@ def test_broken_data_urls_are_named() -> None:
         {"type": "image_url", "image_url": {"url": "data:image/png;base64,@@@"}}]}]}
     with pytest.raises(WireFormatError, match="base64"):
         codec.decode_request(body)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_media_history_fits_the_sdk_types(streamed: bool) -> None:
+    """An image and a PDF from the user, an image from a tool, replies whole or streamed."""
+    from strategies import media_history
+
+    body = codec.encode_request(media_history("openai-chat", "m", streamed=streamed))
+    sdk_valid(body)
+    assert body["messages"][3]["content"][1]["type"] == "image_url"

@@ -1108,3 +1108,14 @@ def test_media_in_input_and_function_outputs_fit_the_sdk_types_and_read_back() -
     enc = codec.encode(replace(req, messages=(sound,)))
     assert [n.kind for n in enc.notes] == ["media_dropped"]
     assert_sdk_valid(enc.body)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_media_history_fits_the_sdk_types(streamed: bool) -> None:
+    """An image and a PDF from the user, an image from a tool, replies whole or streamed."""
+    from strategies import media_history
+
+    body = codec.encode_request(media_history("openai-responses", "m", streamed=streamed))
+    assert_sdk_valid(body)
+    outputs = [i for i in body["input"] if i.get("type") == "function_call_output"]
+    assert outputs[0]["output"][1]["type"] == "input_image"

@@ -191,10 +191,12 @@ def check_limits(messages: Sequence[Message], wire: str, limits: Limits) -> None
     """Refuse, before sending, a request ``wire`` would answer 400 for: too many images or
     documents, too many bytes, or an image too large in pixels (a `ConfigError` naming the
     limit and what to do). Costs nothing for a request without media."""
+    if not _any_media(messages):
+        return
     groups: list[list[MediaPart]] = []
     previous: str | None = None
     for message in messages:
-        media = message_media(message)
+        media = message_media(message) if message.role != "assistant" else []
         if limits.merged and previous == "tool" and message.role == "user" and groups:
             groups[-1].extend(media)
         else:
@@ -234,6 +236,20 @@ def check_limits(messages: Sequence[Message], wire: str, limits: Limits) -> None
             raise ConfigError(
                 f"{label} is {size[0]}x{size[1]} pixels; {wire} takes "
                 f"at most {side}x{side}{crowded}: downscale it first")
+
+
+def _any_media(messages: Sequence[Message]) -> bool:
+    """Whether any part is media or a result made of parts (one quick pass: text-only
+    requests, the usual case, pay only this)."""
+    for message in messages:
+        if message.role == "assistant":
+            continue  # a model's turns hold no media a request sends
+        for part in message.parts:
+            kind = type(part)
+            if kind is MediaPart or (kind is ToolResultPart
+                                     and type(part.content) is not str):  # type: ignore[union-attr]
+                return True
+    return False
 
 
 def _at_most(n: int, limit: int | None, wording: str) -> None:

@@ -7,7 +7,9 @@ import base64
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
 
+from strategies import json_values
 from toolwire import Agent, Image, Message, Reply, ToolCallPart
 from toolwire.codecs import get_codec
 from toolwire.codecs.registry import get_wire, wire_names
@@ -243,3 +245,22 @@ def test_a_by_media_item_without_a_fitting_key_answers_a_server_error() -> None:
         resp = httpx2.post(emu.base_url + "/v1/messages", json=anthropic_images(0, 64))
     assert resp.status_code == 500
     assert "has no reply for a turn holding no media; add a key for it" in resp.text
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values)
+def test_the_media_rules_answer_any_json_with_a_problem_or_none(value: Any) -> None:
+    """Bodies come from outside: each wire's media rules read any JSON without failing."""
+    from toolwire.codecs import media_rules
+
+    for body in (value, {"messages": value, "input": value, "contents": value},
+                 {"messages": [{"role": value, "content": [value]}],
+                  "input": [{"content": [value], "output": [value]}],
+                  "contents": [{"parts": [value, {"functionResponse": {"parts": value}}]}],
+                  "model": "gemini-2.5-flash"}):
+        if not isinstance(body, dict):
+            continue
+        for check in (media_rules.anthropic_problem, media_rules.chat_problem,
+                      media_rules.responses_problem, media_rules.gemini_problem,
+                      media_rules.converse_problem):
+            assert check(body) is None or isinstance(check(body), str)

@@ -96,7 +96,7 @@ def chat_problem(body: dict[str, Any]) -> str | None:
         role = _obj(message).get("role")
         for item in _items(_obj(message).get("content")):
             kind = _obj(item).get("type")
-            if kind in _CHAT_MEDIA and role != "user":
+            if isinstance(kind, str) and kind in _CHAT_MEDIA and role != "user":
                 what = _CHAT_MEDIA[kind]
                 label = "Image URLs are" if kind == "image_url" else f"Parts with {what} are"
                 return (f"Invalid 'messages[{i}]'. {label} only allowed for messages with role "

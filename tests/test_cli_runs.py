@@ -293,26 +293,33 @@ def test_a_server_that_sends_garbage_is_exit_4_and_explained(
 
 def test_a_run_stopped_with_ctrl_c_keeps_its_log(tmp_path: Path) -> None:
     """Leaving nothing behind is for runs that never started: one interrupted mid-run keeps
-    the log that resume needs."""
+    the log that resume needs, and the command it was running is stopped, not waited for.
+
+    Ctrl-C comes only once the command has written its marker file, so it always lands while
+    the command runs, and the run cannot have ended on its own first (the command sleeps far
+    longer than the test waits)."""
     import signal
     import time
 
     script = [{"tool_calls": [{"id": "call_s1", "name": "run_command",
-                               "arguments": {"command": "sleep 30"}}]}, {"text": "Done."}]
+                               "arguments": {"command": "touch started && sleep 300",
+                                             "timeout": 600}}]},
+              {"text": "Done."}]
     with Emulator(script) as emu:
         proc = subprocess.Popen(
             [sys.executable, "-m", "toolwire", "run", "wait", "--model",
              f"anthropic:m@{emu.base_url}", "--workdir", str(tmp_path), "--approve", "auto"],
             env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        runs = tmp_path / ".toolwire" / "runs"
-        for _ in range(600):  # until the command is running (polled, not timed)
-            logs = list(runs.glob("*.jsonl")) if runs.is_dir() else []
-            if logs and '"call_start"' in logs[0].read_text():
+        for _ in range(1200):  # until the command is running (polled, not timed)
+            if (tmp_path / "started").exists() or proc.poll() is not None:
                 break
             time.sleep(0.05)
+        running = (tmp_path / "started").exists() and proc.poll() is None
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    assert proc.returncode != 0 and "Traceback" not in err
+        _, err = proc.communicate(timeout=60)  # the sleeping command does not hold it up
+    runs = tmp_path / ".toolwire" / "runs"
     [log] = runs.glob("*.jsonl")
+    assert running, f"the command never started:\n{err}\n{log.read_text()}"
+    assert proc.returncode == 130 and "Traceback" not in err, err
     assert '"call_start"' in log.read_text()
     assert read_log(log).pending[0].id == "call_s1"

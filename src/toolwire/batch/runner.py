@@ -364,8 +364,8 @@ async def run_batch(
             finally:
                 for w in workers:
                     w.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await asyncio.gather(*workers, return_exceptions=True)
+                # the workers' own ends are results here: only this task's cancellation raises
+                await asyncio.gather(*workers, return_exceptions=True)
     finally:
         book.close()
         if lent:

@@ -214,8 +214,7 @@ class HttpTransport:
             yield
         finally:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await asyncio.wait([task])  # a cancellation of this task itself still comes through
 
     async def _refresh(self, url: str) -> None:
         import httpx2

@@ -6,13 +6,17 @@ the first and last bytes and counts the rest: a command that prints gigabytes co
 memory than one that prints a page. On the deadline the child's whole process group is killed
 (a sandboxed command's group is its PID namespace, so nothing it started survives); when the
 child ends on its own, what is left in its group is killed too. The child gets a parent-death
-signal, so it ends when the thread that started it ends, even if toolwire is killed.
+signal, so it ends when the thread that started it ends, even if toolwire is killed; and when the
+program's main thread ends while a command runs in another thread (Ctrl-C in the middle of a
+command, whose run was cancelled), the command is stopped within a quarter of a second rather
+than waited for.
 
 Must not import codecs, the transport or the loop.
 """
 
 from __future__ import annotations
 
+import concurrent.futures.thread  # noqa: F401  (its exit hook goes first: see _ending)
 import contextlib
 import ctypes
 import ctypes.util
@@ -21,6 +25,7 @@ import resource
 import selectors
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -115,6 +120,22 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
+_ending = threading.Event()
+"""Set when the program starts to exit: a command still running in another thread (a tool
+thread, whose run was cancelled by Ctrl-C) is then stopped instead of being waited for."""
+
+
+def _program_ending() -> bool:
+    return _ending.is_set()
+
+
+# Python joins the tool threads at exit in a hook of concurrent.futures; hooks run last-added
+# first, so ours, added after it, lets those threads' commands end before the join waits.
+_register_exit = getattr(threading, "_register_atexit", None)
+if callable(_register_exit):
+    _register_exit(_ending.set)
+
+
 def run_bounded(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], timeout: float,
                 limits: Limits) -> Finished:
     """Run ``argv`` in a new session with ``limits``; keep its output bounded; stop it at
@@ -140,8 +161,8 @@ def run_bounded(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], timeou
                     _kill_group(proc)  # whatever it left behind in its group
                 if ended_at is not None and now - ended_at > GRACE:
                     break
-                if ended_at is None and now >= deadline:
-                    timed_out = True
+                if ended_at is None and (now >= deadline or _program_ending()):
+                    timed_out = now >= deadline
                     _kill_group(proc)
                     ended_at = now
                     continue

@@ -242,3 +242,74 @@ def test_the_command_line_says_what_confines_commands(tmp_path: Path) -> None:
                         str(tmp_path), env=env)
     assert proc.returncode == 0, proc.stderr
     assert "sandbox: commands are NOT confined" in proc.stderr
+
+
+def _run_commands(ws: Path, sandbox: Sandbox) -> tuple[tuple[str, ...], list[str]]:
+    """A run whose model calls run_command twice (side by side) and run_tests, then answers:
+    its notes, and the notes of its run log's stop line."""
+    from toolwire.agent.loop import Agent
+    from toolwire.agent.runlog import read_log
+    from toolwire.emulator import Emulator
+    from toolwire.http.client import model
+
+    script = [
+        {"tool_calls": [
+            {"id": "toolu_1", "name": "run_command", "arguments": {"command": "echo one"}},
+            {"id": "toolu_2", "name": "run_command", "arguments": {"command": "echo two"}}]},
+        {"tool_calls": [{"id": "toolu_3", "name": "run_tests", "arguments": {}}]},
+        {"text": "Done."},
+    ]
+    log = ws / "run.jsonl"
+    with Emulator(script) as emu:
+        agent = Agent(model=model(f"anthropic:m@{emu.base_url}", env={}), approval="allow",
+                      tools=coding_tools(ws, sandbox=sandbox, test_command="echo tested"))
+        result = agent.run("go", log=str(log))
+    assert result.ok and result.turns == 3
+    return result.notes, read_log(log).notes
+
+
+def test_an_unconfined_run_says_so_once_in_its_notes_and_its_log(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    off = Sandbox("off")
+    monkeypatch.setenv("TOOLWIRE_BWRAP", str(tmp_path / "no-bwrap"))
+    for sandbox, why in ((off, "the sandbox was turned off"), (Sandbox("auto"), "no-bwrap")):
+        ws = tmp_path / sandbox.mode
+        ws.mkdir()
+        notes, logged = _run_commands(ws, sandbox)
+        said = [n for n in notes if "unconfined" in n]
+        assert len(said) == 1, notes  # three commands, one note
+        assert said[0].startswith("sandbox: commands ran unconfined") and why in said[0]
+        assert said[0] in logged
+
+
+@confined
+def test_a_confined_run_has_no_unconfined_note(tmp_path: Path) -> None:
+    notes, logged = _run_commands(tmp_path, BOX)
+    assert not [n for n in [*notes, *logged] if "unconfined" in n]
+
+
+@confined
+def test_a_python_in_a_virtual_environment_under_tmp_runs_in_the_sandbox(tmp_path: Path) -> None:
+    """The sandbox's /tmp is its own, so a venv made under /tmp would vanish inside; toolwire
+    run from such a venv binds its prefixes back, read-only."""
+    venv = tmp_path / "venv"
+    assert Path("/tmp") in venv.parents
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages",
+                    str(venv)], check=True, timeout=120)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    code = textwrap.dedent("""
+        import sys
+        from toolwire.tools.coding import coding_tools
+        probe = f"{sys.executable} -c 'import sys; print(\\"inside\\", sys.prefix)'"
+        t = {x.name: x for x in coding_tools(sys.argv[1], sandbox="required",
+                                            test_command=probe)}
+        print(t["run_tests"].call({}))
+        c = t["run_command"]
+        print(c.call(c.validate({"command": f"touch {sys.prefix}/planted; echo touched $?"})))
+    """)
+    proc = subprocess.run([str(venv / "bin" / "python"), "-c", code, str(ws)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"exit code 0\ninside {venv}" in proc.stdout
+    assert "touched 1" in proc.stdout and not (venv / "planted").exists()  # read-only

@@ -2,9 +2,9 @@
 
 Owns the stream events (`TextDelta`, `ReasoningDelta`, `ToolCallStarted`, `ToolCallDelta`,
 `ToolCallFinished`, `StreamEnd`), the run events (`MessageAdded`, `RequestSent`, `RetryEvent`,
-`WireNotes`, `ReplyReceived`, `ToolStarted`, `ToolFinished`, `FirstToken`, `FirstToolStart`,
-`ToolAbandoned`, `ToolProgress`, `ToolAsked`, `ApprovalAwaited`, `RunResumed`, `RunStopped`,
-`Compacted`), the
+`WireNotes`, `ReplyReceived`, `ToolStarted`, `ToolFinished`, `ToolNote`, `FirstToken`,
+`FirstToolStart`, `ToolAbandoned`, `ToolProgress`, `ToolAsked`, `ApprovalAwaited`, `RunResumed`,
+`RunStopped`, `Compacted`), the
 `Event` union of both, and the channel: `emit` and `listen`.
 
 The channel is a context variable. A run listens (`listen`) while it waits on its model, so a
@@ -19,12 +19,16 @@ values and the errors.
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextvars import ContextVar, Token
+from contextvars import Context, ContextVar, Token, copy_context
 from dataclasses import dataclass
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from toolwire.errors import ProviderError, WireFormatError
 from toolwire.transcript import Message, Reply, Request, ToolCallPart, ToolResultPart, Usage
+
+if TYPE_CHECKING:
+    from asyncio import AbstractEventLoop
 
 # --------------------------------------------------------------------------- a reply as it streams
 
@@ -110,6 +114,15 @@ class WireNotes:
 
     wire: str
     notes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolNote:
+    """What a tool says about how it ran, for the run's notes (each text kept once per run): a
+    command that ran without a sandbox says so. A tool gives one with `emit` while it runs."""
+
+    source: str
+    note: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,8 +255,8 @@ class Compacted:
 
 RunEvent = (
     MessageAdded | RequestSent | RetryEvent | WireNotes | ReplyReceived | ToolStarted
-    | ToolFinished | FirstToken | FirstToolStart | ToolAbandoned | ToolProgress | ToolAsked
-    | ApprovalAwaited | RunResumed | RunStopped | Compacted
+    | ToolFinished | ToolNote | FirstToken | FirstToolStart | ToolAbandoned | ToolProgress
+    | ToolAsked | ApprovalAwaited | RunResumed | RunStopped | Compacted
 )
 Event = StreamEvent | RunEvent
 """Everything a run's listeners may be given."""
@@ -260,11 +273,25 @@ _listener: ContextVar[Listener | None] = ContextVar("toolwire_listener", default
 def emit(event: Event) -> None:
     """Give ``event`` to whoever listens in the current context (nobody: nothing happens).
 
-    A model calls this for each retry it makes and with the notes of each request it encodes.
+    A model calls this for each retry it makes and with the notes of each request it encodes;
+    a tool, with a `ToolNote` on how it ran.
     """
     listener = _listener.get()
     if listener is not None:
         listener(event)
+
+
+def thread_context(loop: AbstractEventLoop) -> Context:
+    """A copy of the current context for work handed to another thread: what that work emits
+    reaches the current listener in ``loop``'s thread, in the order it was emitted."""
+    context = copy_context()
+    listener = _listener.get()
+    if listener is not None:
+        def relay(event: Event) -> None:
+            loop.call_soon_threadsafe(listener, event)
+
+        context.run(_listener.set, relay)
+    return context
 
 
 class listen:  # lower case: it is used like a function, ``with listen(callback):``
@@ -314,9 +341,11 @@ __all__ = [
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolFinished",
+    "ToolNote",
     "ToolProgress",
     "ToolStarted",
     "WireNotes",
     "emit",
     "listen",
+    "thread_context",
 ]

@@ -29,6 +29,7 @@ from typing import Any, Literal, TypeAlias
 import pydantic_core
 
 from toolwire.errors import ToolCallError, ToolError
+from toolwire.events import thread_context
 from toolwire.media import media_content
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.secrets import Redactor
@@ -367,7 +368,9 @@ class Dispatcher:
                             max_workers=self.max_concurrency, thread_name_prefix="toolwire-tool"
                         )
                     loop = asyncio.get_running_loop()
-                    value = await loop.run_in_executor(self._executor, tool.call, args)
+                    # in this task's context, so what the tool emits reaches the run
+                    value = await loop.run_in_executor(
+                        self._executor, thread_context(loop).run, tool.call, args)
                     if inspect.isawaitable(value):
                         value = await value
         except (ToolError, ToolCallError) as exc:

@@ -437,7 +437,8 @@ class Agent:
         started early are answered by their results."""
         early = watch.claim(calls) if watch is not None else None
         if not s.listeners:
-            return await self.dispatcher.run(calls, deadline=s.deadline, early=early)
+            with listen(s.emit):  # what the tools say of how they ran (a ToolNote)
+                return await self.dispatcher.run(calls, deadline=s.deadline, early=early)
         turn, emit = s.turns, s.emit
 
         def started(call: ToolCallPart) -> None:

@@ -26,6 +26,7 @@ from toolwire.events import (
     ReplyReceived,
     RequestSent,
     RunStopped,
+    ToolNote,
     WireNotes,
 )
 from toolwire.transcript import (
@@ -162,9 +163,10 @@ class RunResult(Generic[T]):
 class RunState:
     """Everything one run changes as it goes.
 
-    ``listeners`` get every event of the run through `emit`, in order; the wire notes among
-    them also go into ``notes``, each once. ``close`` is called when the run stops before it
-    ends (a bug, a crash): it lets a run log close without a stop line, so it can be resumed.
+    ``listeners`` get every event of the run through `emit`, in order; the wire notes and tool
+    notes among them also go into ``notes``, each once. ``close`` is called when the run stops
+    before it ends (a bug, a crash): it lets a run log close without a stop line, so it can be
+    resumed.
     """
 
     messages: list[Message]
@@ -194,11 +196,15 @@ class RunState:
         """Hand ``event`` to the run: its wire notes to ``notes``, the event to each listener."""
         if type(event) is WireNotes:
             for note in event.notes:  # the same notes come every turn: keep each once
-                text = f"{event.wire}: {note}"
-                if text not in self.notes:
-                    self.notes.append(text)
+                self.note_once(f"{event.wire}: {note}")
+        elif type(event) is ToolNote:
+            self.note_once(f"{event.source}: {event.note}")
         for listener in self.listeners:
             listener(event)
+
+    def note_once(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
 
     def add(self, message: Message) -> None:
         """Add a message the harness wrote (the task, tool results, a nudge)."""

@@ -7,7 +7,9 @@ with it; the workspace's ``.toolwire/`` folder (run logs) and the usual cloud cr
 of the home folder are hidden; it has no network unless allowed (not even loopback); it runs in
 its own user, PID, IPC and UTS namespaces with every capability dropped, so killing it at its
 deadline kills everything it started, ``setsid`` and ``nohup`` included; its environment is
-built from an allow-list (`clean_env`), with ``HOME`` in the private ``/tmp``.
+built from an allow-list (`clean_env`), with ``HOME`` in the private ``/tmp``. The Python
+running toolwire stays usable inside when it lives under ``/tmp`` (a virtual environment made
+there): its prefixes are bound back, read-only (`interpreter_binds`).
 
 Not confined (no ``bwrap``, no user namespaces, macOS, or mode ``off``) a command runs as the
 user, in its own session with the same limits and the same clean environment (mode ``off``: the
@@ -104,6 +106,20 @@ def _namespace_args(*, network: bool) -> list[str]:
     return [*args, "--share-net"] if network else args
 
 
+def interpreter_binds(root: Path, *, network: bool) -> list[str]:
+    """The prefixes of the Python running toolwire (``sys.prefix``, ``sys.base_prefix``) that
+    lie where the sandbox puts an empty folder (``/tmp``, and ``/run`` without network), so
+    that a virtual environment made under ``/tmp`` still runs inside; read-only there."""
+    hidden = [Path("/tmp")] + ([] if network else [Path("/run")])
+    found: list[str] = []
+    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix)):
+        path = Path(prefix)
+        if (any(h in path.parents for h in hidden) and path.is_dir()
+                and path != root and root not in path.parents):  # not already writable
+            found.append(str(path))
+    return found
+
+
 class Sandbox:
     """How the command tools run their commands (see the module docstring).
 
@@ -158,6 +174,14 @@ class Sandbox:
         return (f"commands are NOT confined ({self.why_not}): they run as you, can read and "
                 f"write anywhere you can and reach the network, with {env}")
 
+    def note(self) -> str | None:
+        """For a run's notes once a command ran: None when confined, else that it was not."""
+        if self.confined:
+            return None
+        env = "the whole environment" if self.mode == "off" else "a cleaned environment"
+        return (f"commands ran unconfined, without a sandbox ({self.why_not}): as you, able to "
+                f"read and write anywhere you can and reach the network, with {env}")
+
     def env(self) -> dict[str, str]:
         if self.mode == "off":
             return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **self.passed}
@@ -172,6 +196,8 @@ class Sandbox:
                 "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
         if not network:
             args += ["--tmpfs", "/run"]  # sockets to daemons (docker, dbus) live there
+        for prefix in interpreter_binds(root, network=network):
+            args += ["--ro-bind", prefix, prefix]
         home = Path.home()
         for name in HIDDEN_HOME:
             hidden = home / name
@@ -192,4 +218,4 @@ class Sandbox:
 
 
 __all__ = ["ENV_ALLOW", "SANDBOX_MODES", "Sandbox", "SandboxError", "SandboxMode", "clean_env",
-           "find_bwrap"]
+           "find_bwrap", "interpreter_binds"]

@@ -3,7 +3,8 @@
 Owns `run_command` (a shell command with a timeout, its exit code and bounded output in the
 result) and `run_tests` (the project's test command). Both run through a
 `toolwire.tools.sandbox.Sandbox`, which decides what a command may touch; the approval policy
-decides whether it runs at all.
+decides whether it runs at all. A command run without a sandbox says so in the run's notes
+(a `toolwire.events.ToolNote`, kept once per run).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import shlex
 import sys
 
 from toolwire.errors import ToolError
+from toolwire.events import ToolNote, emit
 from toolwire.tools.files import Workspace
 from toolwire.tools.sandbox import Sandbox
 
@@ -26,6 +28,9 @@ def run_command(ws: Workspace, sandbox: Sandbox, command: str, timeout: float = 
         raise ToolError("command holds a NUL character, which no shell command can")
     if timeout <= 0 or timeout > 600:
         raise ToolError(f"timeout must be between 0 and 600 seconds, got {timeout:g}")
+    unconfined = sandbox.note()
+    if unconfined is not None:  # kept once per run, in its notes and its log
+        emit(ToolNote("sandbox", unconfined))
     try:
         done = sandbox.run(ws.root, command, timeout, network=network)
     except OSError as exc:

@@ -1,4 +1,5 @@
-"""Shared test setup: makes tests/ importable (for strategies.py) and keeps tests on loopback.
+"""Shared test setup: makes tests/ importable (for strategies.py) and keeps tests on loopback;
+the ``outside`` fixture (a folder outside any workspace) for the command sandbox tests.
 
 Every IPv4/IPv6 socket connect in the test process is checked: only loopback addresses
 (127.0.0.0/8, ::1, localhost) may be reached, so no test can touch the network by mistake.
@@ -7,10 +8,15 @@ Every IPv4/IPv6 socket connect in the test process is checked: only loopback add
 from __future__ import annotations
 
 import ipaddress
+import shutil
 import socket
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -44,3 +50,11 @@ def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
 
 socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
 socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A real folder outside the workspace and outside /tmp (which a sandbox replaces)."""
+    folder = Path(tempfile.mkdtemp(prefix="toolwire-outside-", dir="/var/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)

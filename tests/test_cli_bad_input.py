@@ -325,6 +325,8 @@ for name, args in {
     "run --sandbox": lambda p: [*NUMBER_FLAGS["run"][0](p), "--sandbox", "docker"],
     "resume --sandbox": lambda p: ["resume", p.log, "--sandbox", "maybe"],
     "demo --sandbox": lambda p: ["demo", "--sandbox", "strict"],
+    "run --sandbox landlock": lambda p: [*NUMBER_FLAGS["run"][0](p), "--sandbox", "Landlock"],
+    "resume --sandbox landlock": lambda p: ["resume", p.log, "--sandbox", "land-lock"],
 }.items():
     case(f"{name} <not a choice>", args)
 
@@ -676,3 +678,26 @@ def test_a_body_with_any_value_of_the_wrong_type_is_never_an_internal_error(
             assert code in (0, 1, 2) and "Traceback" not in err, (body, argv, err)
             count += 1
     assert count > 100
+
+
+# ---------------------------------------------------------------- a sandbox mode that cannot run
+
+
+@pytest.mark.parametrize(("mode", "said"), [("landlock", "Landlock was required"),
+                                            ("required", "a sandbox was required")])
+@pytest.mark.parametrize("command", ["run", "resume"])
+def test_a_sandbox_mode_that_cannot_run_here_is_one_message_and_exit_2(
+        mode: str, said: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLWIRE_BWRAP", str(tmp_path / "no-bwrap"))
+    monkeypatch.setenv("TOOLWIRE_LANDLOCK", "off")
+    monkeypatch.chdir(tmp_path)
+    place = Place(tmp_path)
+    argv = ([*NUMBER_FLAGS["run"][0](place), "--sandbox", mode] if command == "run"
+            else ["resume", place.log, "--workdir", place.work, "--sandbox", mode])
+    before = sorted(tmp_path.rglob("*"))
+    assert run_main(argv) == 2
+    _, err = capsys.readouterr()
+    assert_one_message(err, argv)
+    assert said in err and ("TOOLWIRE_LANDLOCK=off" in err or "no-bwrap" in err), err
+    assert sorted(tmp_path.rglob("*")) == before

@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import textwrap
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,14 +36,6 @@ def tools(ws: Path, **kw: object) -> dict[str, Tool]:
 def run(ws: Path, command: str, **kw: object) -> str:
     t = tools(ws, **kw)["run_command"]
     return str(t.call(t.validate({"command": command})))
-
-
-@pytest.fixture
-def outside() -> Iterator[Path]:
-    """A real folder outside the workspace and outside /tmp (which a sandbox replaces)."""
-    folder = Path(tempfile.mkdtemp(prefix="toolwire-outside-", dir="/var/tmp"))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def alive_with(marker: str) -> list[str]:
@@ -195,6 +184,7 @@ def test_run_tests_needs_approval_only_when_commands_are_unconfined() -> None:
 def test_where_bwrap_cannot_run_auto_says_so_and_required_refuses(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLWIRE_BWRAP", str(tmp_path / "no-bwrap"))
+    monkeypatch.setenv("TOOLWIRE_LANDLOCK", "off")  # test_landlock.py has auto taking Landlock
     weak = Sandbox("auto")
     assert not weak.confined
     assert "NOT confined" in weak.describe() and "no-bwrap" in weak.describe()
@@ -228,7 +218,8 @@ def test_bounded_output_keeps_head_and_tail_and_counts_the_middle() -> None:
 def test_the_command_line_says_what_confines_commands(tmp_path: Path) -> None:
     from tests.test_cli import toolwire
 
-    env = {**os.environ, "TOOLWIRE_BWRAP": str(tmp_path / "missing")}
+    env = {**os.environ, "TOOLWIRE_BWRAP": str(tmp_path / "missing"),
+           "TOOLWIRE_LANDLOCK": "off"}
     proc = toolwire("run", "x", "--model", "anthropic:m@http://127.0.0.1:9", "--workdir",
                     str(tmp_path), "--sandbox", "required", env=env)
     assert proc.returncode == 2 and "a sandbox was required" in proc.stderr
@@ -272,6 +263,7 @@ def test_an_unconfined_run_says_so_once_in_its_notes_and_its_log(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     off = Sandbox("off")
     monkeypatch.setenv("TOOLWIRE_BWRAP", str(tmp_path / "no-bwrap"))
+    monkeypatch.setenv("TOOLWIRE_LANDLOCK", "off")
     for sandbox, why in ((off, "the sandbox was turned off"), (Sandbox("auto"), "no-bwrap")):
         ws = tmp_path / sandbox.mode
         ws.mkdir()

@@ -271,9 +271,10 @@ def sandbox_options(p: argparse.ArgumentParser) -> None:
     from toolwire.tools.sandbox import SANDBOX_MODES
 
     p.add_argument("--sandbox", choices=SANDBOX_MODES,
-                   help="run_command and run_tests in a bubblewrap sandbox (Linux): auto "
-                        "(default: the sandbox where it works, else unconfined, said at start), "
-                        "required (refuse to start without it) or off; default: "
+                   help="where run_command and run_tests run (Linux): auto (default: a "
+                        "bubblewrap sandbox where it works, else Landlock where the kernel has "
+                        "it, else unconfined, said at start), required (bubblewrap or refuse "
+                        "to start), landlock (Landlock or refuse to start) or off; default: "
                         "TOOLWIRE_SANDBOX, the config file, or auto")
     p.add_argument("--allow-network", action="store_true",
                    help="let sandboxed commands reach the network (default: no network)")

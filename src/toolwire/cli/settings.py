@@ -34,7 +34,7 @@ SETTINGS: dict[str, Spec] = {
     "model": Spec("TOOLWIRE_MODEL", None, None, "the model id run and batch use without --model"),
     "approve": Spec("TOOLWIRE_APPROVE", ("ask", "auto", "never", "defer"), "ask",
                     "what run and resume do before a tool that changes things"),
-    "sandbox": Spec("TOOLWIRE_SANDBOX", ("auto", "required", "off"), "auto",
+    "sandbox": Spec("TOOLWIRE_SANDBOX", ("auto", "required", "landlock", "off"), "auto",
                     "where run and resume run commands (--sandbox)"),
     "color": Spec("TOOLWIRE_COLOR", ("auto", "always", "never"), "auto",
                   "colour on a terminal (NO_COLOR set: never)"),

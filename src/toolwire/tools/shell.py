@@ -10,6 +10,7 @@ decides whether it runs at all. A command run without a sandbox says so in the r
 from __future__ import annotations
 
 import shlex
+import subprocess
 import sys
 
 from toolwire.errors import ToolError
@@ -33,7 +34,7 @@ def run_command(ws: Workspace, sandbox: Sandbox, command: str, timeout: float = 
         emit(ToolNote("sandbox", unconfined))
     try:
         done = sandbox.run(ws.root, command, timeout, network=network)
-    except OSError as exc:
+    except (OSError, subprocess.SubprocessError) as exc:  # the latter: confining it failed
         raise ToolError(f"the command could not be started: {exc}") from None
     if done.timed_out:
         raise ToolError(f"command timed out after {timeout:g} s and was stopped, with every "

@@ -214,20 +214,23 @@ def test_compaction_never_separates_a_call_from_its_result(messages: list[Messag
 def test_media_count_as_each_wire_bills_them_not_by_their_bytes() -> None:
     from media_files import pdf, png, screenshot
     from toolwire import Document, Image
+    from toolwire.codecs import WIRES, get_codec
     from toolwire.context.estimate import IMAGE_UNKNOWN, estimate_messages, media_tokens
 
+    def rule(wire: str) -> str | None:
+        return get_codec(wire).MEDIA_TOKENS
+
     square = Image.from_bytes(png(1000, 1000))
-    assert {wire: media_tokens(square, wire) for wire in (
-        None, "bedrock-converse", "openai-chat", "openai-responses", "gemini-generate",
-        "ollama-chat")} == {None: 1334, "bedrock-converse": 1334, "openai-chat": 765,
-                            "openai-responses": 765, "gemini-generate": 258 * 4,
-                            "ollama-chat": 576}
+    assert {wire: media_tokens(square, rule(wire)) for wire in WIRES} == {
+        "anthropic-messages": 1334, "bedrock-converse": 1334, "openai-chat": 765,
+        "openai-responses": 765, "gemini-generate": 258 * 4, "ollama-chat": 576}
+    assert media_tokens(square) == 1334  # no rule: Anthropic's
     assert media_tokens(Image.from_bytes(png(4000, 3000))) == 1534  # fitted to 1.15 megapixels
-    assert media_tokens(Image.from_bytes(png(300, 200)), "gemini-generate") == 258
-    assert media_tokens(Image.from_url("https://x.test/a.png"), "openai-chat") == IMAGE_UNKNOWN[
-        "openai-chat"]
+    assert media_tokens(Image.from_bytes(png(300, 200)), rule("gemini-generate")) == 258
+    assert media_tokens(Image.from_url("https://x.test/a.png"), rule("openai-chat")) == 765
+    assert IMAGE_UNKNOWN[rule("openai-chat")] == 765
     assert media_tokens(Document.from_bytes(pdf("one page"))) == 2000
-    assert media_tokens(Document.from_bytes(pdf()), "gemini-generate") == 258
+    assert media_tokens(Document.from_bytes(pdf()), rule("gemini-generate")) == 258
     # A 1 MB screenshot in a tool result costs what its pixels cost, in a user message too.
     shot = Image.from_bytes(screenshot(0))
     result = Message(role="tool", parts=(ToolResultPart(call_id="c", content=(shot,)),))

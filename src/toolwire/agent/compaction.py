@@ -174,8 +174,8 @@ class Keeper:
         found = window or getattr(model, "context_window", None)
         self.window: int | None = found if isinstance(found, int) else context_window(
             provider_model(model))
-        wire = getattr(model, "wire", None)  # media are estimated as this wire bills them
-        self.wire: str | None = wire if isinstance(wire, str) else None
+        rule = getattr(model, "media_tokens", None)  # media are estimated as the wire bills them
+        self.media_rule: str | None = rule if isinstance(rule, str) else None
         self.managed: ContextManagement | None = None
         """What every request asks of the provider (strategy ``"provider"``, where it can)."""
         self.fallback: str | None = None
@@ -192,7 +192,7 @@ class Keeper:
         last = s.last_usage
         if last is not None and last.input_tokens:
             return (last.input_tokens + last.output_tokens
-                    + estimate_messages(s.messages[s.last_index + 1:], self.wire))
+                    + estimate_messages(s.messages[s.last_index + 1:], self.media_rule))
         return self._size(s, s.messages)
 
     async def _measure(self, s: RunState, limit: float) -> int:
@@ -248,7 +248,7 @@ class Keeper:
                         "summary", self.estimate(s), 1.0)
 
     def _size(self, s: RunState, messages: list[Message]) -> int:
-        return estimate_tokens(replace(s.request_base, messages=tuple(messages)), self.wire)
+        return estimate_tokens(replace(s.request_base, messages=tuple(messages)), self.media_rule)
 
     async def compact(self, s: RunState, before: int, goal: float, why: str) -> bool:
         """Make ``s``'s history fit in ``goal`` tokens; True when it changed."""

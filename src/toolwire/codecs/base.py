@@ -254,6 +254,7 @@ class Codec:
     """
 
     __slots__ = (
+        "MEDIA_TOKENS",
         "STOP_REASONS",
         "StreamDecoder",
         "WIRE",
@@ -273,6 +274,8 @@ class Codec:
         self.module = module
         self.WIRE = wire = module.WIRE
         self.STOP_REASONS = module.STOP_REASONS
+        rule = getattr(module, "MEDIA_TOKENS", None)
+        self.MEDIA_TOKENS: str | None = rule if isinstance(rule, str) else None
         self.StreamDecoder = module.StreamDecoder
         self._stream_decoder = guard_stream(module.StreamDecoder, wire)
         examples = getattr(module, "INPUT_EXAMPLES", False) is True

@@ -161,6 +161,11 @@ class HttpModel:
         return self.endpoint.wire
 
     @property
+    def media_tokens(self) -> str | None:
+        """How the local estimate counts media for this model (its codec's ``MEDIA_TOKENS``)."""
+        return self.codec.MEDIA_TOKENS
+
+    @property
     def telemetry(self) -> dict[str, str | int]:
         """What OpenTelemetry spans say of this model (`toolwire.telemetry`): the provider's
         name in the GenAI conventions and the server's address and port."""
@@ -272,7 +277,7 @@ class HttpModel:
         its ``prompt_eval_count`` is not) is a `ContextLengthError`, as other servers say."""
         ctx = self._num_ctx
         if (ctx is not None and 0 < reply.usage.input_tokens <= ctx
-                and (about := estimate_tokens(request, self.wire)) > ctx):
+                and (about := estimate_tokens(request, self.codec.MEDIA_TOKENS)) > ctx):
             raise ContextLengthError(
                 f"the prompt is longer than the context of {ctx} tokens (the server read "
                 f"{reply.usage.input_tokens} of about {about}), so it cut "
@@ -340,7 +345,7 @@ class HttpModel:
         _, sent = self._prepare(request, stream=False)
         found = count_request(self.endpoint, sent)
         if found is None:
-            return estimate_tokens(request, self.wire)
+            return estimate_tokens(request, self.codec.MEDIA_TOKENS)
         response = await self._send(found[0])
         return read_count(await response.read(), found[1], self.wire)
 

@@ -55,9 +55,14 @@ ALLOWED_CALLERS = True
 """Tools say who may call them (``allowed_callers``): code the server runs may, the code
 execution tool being in the list; its calls carry a ``caller`` (`ToolCallPart.caller`)."""
 
+MEDIA_TOKENS = "area"
+"""How the local token estimate counts media on this wire (`toolwire.context.estimate`): Anthropic
+bills an image by its area."""
+
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "ERROR_STATUS",
+    "MEDIA_TOKENS",
     "STOP_REASONS",
     "WIRE",
     "StreamDecoder",

@@ -35,7 +35,12 @@ from toolwire.codecs.openai_chat.request import check_body, decode_request, enco
 from toolwire.codecs.openai_chat.stream import StreamDecoder, encode_stream
 from toolwire.codecs.openai_shared import encode_error
 
+MEDIA_TOKENS = "tiles-512"
+"""How the local token estimate counts media on this wire (`toolwire.context.estimate`): OpenAI
+bills an image by 512-pixel tiles."""
+
 __all__ = [
+    "MEDIA_TOKENS",
     "STOP_REASONS",
     "WIRE",
     "StreamDecoder",

@@ -42,7 +42,12 @@ NATIVE_TOOL_SEARCH = True
 ``tool_search`` tool); its ``tool_search_call`` and ``tool_search_output`` items go back as
 they came."""
 
+MEDIA_TOKENS = "tiles-512"
+"""How the local token estimate counts media on this wire (`toolwire.context.estimate`): OpenAI
+bills an image by 512-pixel tiles."""
+
 __all__ = [
+    "MEDIA_TOKENS",
     "STOP_REASONS",
     "WIRE",
     "StreamDecoder",

@@ -182,6 +182,7 @@ READERS: dict[str, Callable[[Place, str], list[str]]] = {
     "resume --model": lambda p, f: ["resume", f, "--model", MODEL, "--workdir", p.work],
     "batch": lambda p, f: ["batch", f, "--model", MODEL, "--out", str(p.root / "r.jsonl")],
     "emulate --script": lambda p, f: ["emulate", "--script", f],
+    "replay": lambda p, f: ["replay", f, "--workdir", p.work],
 }
 for reader, build in READERS.items():
     for kind in BAD_FILES:
@@ -197,6 +198,8 @@ WRITERS: dict[str, Callable[[Place, str], list[str]]] = {
     "run --log": lambda p, out: ["run", "x", "--model", MODEL, "--workdir", p.work, "--log", out],
     "explain --html": lambda p, out: ["explain", p.request, "--html", out],
     "batch --out": lambda p, out: ["batch", p.tasks, "--model", MODEL, "--out", out],
+    "run --record": lambda p, out: ["run", "x", "--model", MODEL, "--workdir", p.work,
+                                    "--record", out],
 }
 OUTPUTS: dict[str, Callable[[Place], str]] = {
     "in a missing folder": lambda p: str(p.root / "nowhere" / "out.txt"),
@@ -238,6 +241,7 @@ FOLDER_TAKERS: dict[str, Callable[[Place, str], list[str]]] = {
     "resume": lambda p, d: ["resume", p.log, "--workdir", d],
     "demo": lambda p, d: ["demo", "--workdir", d],
     "mcp-serve": lambda p, d: ["mcp-serve", "--builtin", "coding", "--workdir", d],
+    "replay": lambda p, d: ["replay", p.log, "--workdir", d],
 }
 FOLDERS: dict[str, Callable[[Place], str]] = {
     "a file": lambda p: p.request,
@@ -327,6 +331,9 @@ for name, args in {
     "demo --sandbox": lambda p: ["demo", "--sandbox", "strict"],
     "run --sandbox landlock": lambda p: [*NUMBER_FLAGS["run"][0](p), "--sandbox", "Landlock"],
     "resume --sandbox landlock": lambda p: ["resume", p.log, "--sandbox", "land-lock"],
+    "replay --wire": lambda p: ["replay", p.log, "--wire", "carrier-pigeon"],
+    "replay --sandbox": lambda p: ["replay", p.log, "--sandbox", "maybe"],
+    "replay without a log": lambda p: ["replay"],
 }.items():
     case(f"{name} <not a choice>", args)
 
@@ -344,6 +351,17 @@ for name, args in {
     "run --stream <with a value>": lambda p: [*NUMBER_FLAGS["run"][0](p), "--stream=yes"],
     "run --no-stream <with a value>": lambda p: [*NUMBER_FLAGS["run"][0](p), "--no-stream=1"],
     "resume --tools <not a choice>": lambda p: ["resume", p.log, "--tools", "all"],
+    "replay <a log with no reply>": lambda p: ["replay", p.log, "--workdir", p.work],
+    "replay <a log whose sandbox setting is unknown>": lambda p: ["replay", p.file(
+        "s.jsonl", log_text(header(context={"sandbox": "docker"}), TASK, {
+            "event": "reply", "t": 1.0, "index": 1, "turn": 1, "reply": REPLY})),
+        "--workdir", p.work],
+    "replay <a log that names no folder>": lambda p: ["replay", p.file("r.jsonl", log_text(
+        header(), TASK, {"event": "reply", "t": 1.0, "index": 1, "turn": 1, "reply": REPLY}))],
+    "replay <a cassette at a path no wire serves>": lambda p: ["replay", p.file(
+        "c.json", json.dumps({"toolwire_cassette": 1, "interactions": [{"request": {
+            "method": "POST", "path": "/nowhere", "body": {}}, "response": {}}]})),
+        "--workdir", p.work],
     "resume <a log whose tool set is unknown>": lambda p: ["resume", p.file(
         "t.jsonl", log_text(header(context={"tools": "everything"}), TASK))],
 }.items():

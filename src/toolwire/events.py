@@ -4,7 +4,7 @@ Owns the stream events (`TextDelta`, `ReasoningDelta`, `ToolCallStarted`, `ToolC
 `ToolCallFinished`, `StreamEnd`), the run events (`MessageAdded`, `RequestSent`, `RetryEvent`,
 `WireNotes`, `ReplyReceived`, `ToolStarted`, `ToolFinished`, `ToolNote`, `FirstToken`,
 `FirstToolStart`, `ToolAbandoned`, `ToolProgress`, `ToolAsked`, `ApprovalAwaited`, `RunResumed`,
-`RunStopped`, `Compacted`), the
+`RunStopped`, `Compacted`, `FileSeen`), the
 `Event` union of both, and the channel: `emit` and `listen`.
 
 The channel is a context variable. A run listens (`listen`) while it waits on its model, so a
@@ -213,6 +213,15 @@ class ToolAsked:
 
 
 @dataclass(frozen=True, slots=True)
+class FileSeen:
+    """A built-in file tool is about to touch ``path`` (relative to its workspace) for the
+    first time: the SHA-256 of the file's content then (None: there was no file)."""
+
+    path: str
+    sha256: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class ApprovalAwaited:
     """The run stops to wait for decisions on ``calls``, made by the reply of ``turn``."""
 
@@ -256,7 +265,7 @@ class Compacted:
 RunEvent = (
     MessageAdded | RequestSent | RetryEvent | WireNotes | ReplyReceived | ToolStarted
     | ToolFinished | ToolNote | FirstToken | FirstToolStart | ToolAbandoned | ToolProgress
-    | ToolAsked | ApprovalAwaited | RunResumed | RunStopped | Compacted
+    | ToolAsked | ApprovalAwaited | RunResumed | RunStopped | Compacted | FileSeen
 )
 Event = StreamEvent | RunEvent
 """Everything a run's listeners may be given."""
@@ -321,6 +330,7 @@ class listen:  # lower case: it is used like a function, ``with listen(callback)
 __all__ = [
     "ApprovalAwaited",
     "Event",
+    "FileSeen",
     "FirstToken",
     "FirstToolStart",
     "Listener",

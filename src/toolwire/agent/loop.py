@@ -264,14 +264,16 @@ class Agent:
 
     async def aresume(
         self, log: str | os.PathLike[str], *, output: OutputType | None = None,
-        decisions: Mapping[str, Approval | bool] | None = None,
+        decisions: Mapping[str, Approval | bool] | None = None, message: Task | None = None,
     ) -> RunResult[Any]:
         """Continue the run recorded in ``log`` (see `toolwire.agent.resume.resume_state`);
-        ``decisions`` answer, by call id, the calls a run stopped to wait for."""
+        ``decisions`` answer, by call id, the calls a run stopped to wait for; ``message`` (the
+        user's next words) goes on after the history, also from a run that had answered."""
         for call_id, decided in (decisions or {}).items():
             self.dispatcher.decisions[call_id] = (
                 decided if isinstance(decided, Approval) else Approval(decided))
-        state = await resume_state(self, log, output, self._run_calls)
+        more = task_messages(message) if message is not None else ()
+        state = await resume_state(self, log, output, self._run_calls, more)
         if state.result is not None:
             return state.result
         return await AgentRun[Any](state, self._loop(state)).drain()

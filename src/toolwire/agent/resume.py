@@ -194,9 +194,12 @@ def _interrupted(call: ToolCallPart) -> ToolResultPart:
 
 
 async def resume_state(
-    setup: RunSetup, log: str | os.PathLike[str], output: OutputType | None, run_calls: RunCalls
+    setup: RunSetup, log: str | os.PathLike[str], output: OutputType | None, run_calls: RunCalls,
+    more: Sequence[Message] = (),
 ) -> RunState:
-    """The state of the run in ``log``, with every call answered, ready to go on.
+    """The state of the run in ``log``, with every call answered, ready to go on; ``more``
+    (the user's next message) is added after the history, and the run goes on from it even
+    when it had ended with an answer.
 
     Calls that finished keep their logged results; calls that never started are run now (with
     ``run_calls``); calls cut off mid-run are run again when their tool is idempotent, and
@@ -231,7 +234,9 @@ async def resume_state(
     pending = logged.pending
     if not pending:
         last = state.messages[-1] if state.messages else None
-        if last is not None and last.role == "assistant":
+        for message in more:
+            state.add(message)
+        if last is not None and last.role == "assistant" and not more:
             state.finish(RunStop(logged.stop) if logged.stop else RunStop.ANSWERED)
         return state
     results: list[ToolResultPart | None] = [None] * len(pending)
@@ -257,6 +262,8 @@ async def resume_state(
     state.add(Message(role="tool", parts=tuple(r for r in results if r is not None)))
     if stop is not None:
         state.finish(stop)
+    for message in () if stop is not None else more:
+        state.add(message)
     return state
 
 

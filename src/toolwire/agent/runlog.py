@@ -35,6 +35,8 @@ by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is 
 ``retry``       a model request failed and is being sent again (attempt, wait, the error)
 ``progress``    (format 6 on) a running tool's progress (tool, progress, total, message)
 ``asked``       (format 6 on) a running tool asked the user (tool, question, action, reason)
+``file_seen``   (format 8 on) a built-in file tool is about to touch a file for the first time:
+                its path and the SHA-256 of its content then (null: there was no file)
 ``compact``     (format 5 on) the history was compacted: how, why, estimated tokens before and
                 after, and the whole history as it now stands (later indexes follow it)
 ``stop``        why the run ended, turns, summed usage, notes, and the error if any (its
@@ -51,8 +53,8 @@ Format versions: every change to what is written bumps `LOG_FORMAT`, and `read_l
 format up to it (1: the first; 2: ``request_model``, ``error_type`` and the resume line's
 ``format``; 3: ``first_token``, ``first_tool``, ``call_abandoned`` and ``early``; 4: the
 header's ``context`` and ``awaiting_approval``; 5: ``compact``; 6: ``progress``, ``asked``; 7:
-media in the folder). A newer format (in the header or a resume line) is refused with a
-`TranscriptError` to upgrade.
+media in the folder; 8: ``file_seen``). A newer format (in the header or a resume line) is
+refused with a `TranscriptError` to upgrade.
 
 Values are written with `toolwire.transcript_json.to_json`. Must not import the loop, dispatch,
 codecs or transport; what the lines say of time is read by `toolwire.agent.timeline`.
@@ -67,7 +69,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Any
 
 import msgspec
@@ -79,6 +80,7 @@ from toolwire.events import (
     ApprovalAwaited,
     Compacted,
     Event,
+    FileSeen,
     FirstToken,
     FirstToolStart,
     MessageAdded,
@@ -105,22 +107,17 @@ from toolwire.transcript import (
 )
 from toolwire.transcript_json import from_json, to_json
 
-LOG_FORMAT = 7
+LOG_FORMAT = 8
 """The format version this toolwire writes; it reads this one and every earlier one."""
 
 
 _encode = msgspec.json.Encoder(enc_hook=str).encode
-"""One event as a compact UTF-8 JSON line (msgspec; a value JSON has no form for is written as
-its ``str``)."""
+"""One event as a compact UTF-8 JSON line (a value JSON has no form for: its ``str``)."""
 
 
 def _line(fields: dict[str, Any]) -> bytes:
-    """One event as a JSON line, whatever text it holds.
-
-    Text that is not valid Unicode (a lone surrogate a server sent as ``"\\udcff"``) cannot be
-    written as UTF-8: that line is written with ASCII escapes instead, which JSON readers turn
-    back into the same text.
-    """
+    """One event as a JSON line, whatever text it holds: text that is not valid Unicode (a lone
+    surrogate a server sent as ``"\\udcff"``) is written with ASCII escapes, read back the same."""
     try:
         return _encode(fields)
     except UnicodeEncodeError:
@@ -128,8 +125,7 @@ def _line(fields: dict[str, Any]) -> bytes:
 
 
 _DEEP_MARGIN = 2000
-"""Levels added to the recursion limit to write an event whose values are nested close to it
-(a decoded value is never deeper than the limit itself, but the event adds a few levels)."""
+"""Levels added to the recursion limit to write an event nested close to it."""
 
 
 def _drop_torn_line(path: Path) -> None:
@@ -290,8 +286,7 @@ class RunLog:
     def __enter__(self) -> RunLog:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -310,6 +305,7 @@ _WRITERS: dict[type[Any], Callable[[RunLog, Any], None]] = {
     ApprovalAwaited: RunLog._on_awaited,
     ToolProgress: lambda log, e: log.write("progress", **asdict(e)),
     ToolAsked: lambda log, e: log.write("asked", **asdict(e)),
+    FileSeen: lambda log, e: log.write("file_seen", **asdict(e)),
     Compacted: lambda log, e: log.write("compact", how=e.how, why=e.why, before=e.before,
                                         after=e.after, messages=[to_json(m) for m in e.messages]),
 }
@@ -329,7 +325,8 @@ class LoggedRun:
     it is resumed). ``turn_usage`` is each reply's usage in order (``usage`` is their sum),
     ``retries`` the logged ``retry`` events, and ``notes`` the notes of the last ``stop``.
     ``time`` is what the lines say of the run's time (`toolwire.agent.timeline.Timeline`:
-    per-turn timings, when each model call and tool ran, the calls abandoned).
+    per-turn timings, when each model call and tool ran, the calls abandoned). ``files``: the
+    SHA-256 each file had when a built-in file tool first touched it (None: no file), by path.
     """
 
     path: Path
@@ -346,6 +343,7 @@ class LoggedRun:
     awaiting: list[str] = field(default_factory=list)
     torn: bool = False
     time: Timeline = field(default_factory=Timeline)
+    files: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def pending(self) -> tuple[ToolCallPart, ...]:
@@ -486,6 +484,9 @@ def _read_event(run: LoggedRun, event: dict[str, Any], where: str) -> None:
         run.notes = [str(n) for n in event.get("notes") or ()]
     elif kind == "compact":
         run.messages = [_load(m, Message, where) for m in event.get("messages") or ()]
+    elif kind == "file_seen" and isinstance(event.get("path"), str):
+        sha = event.get("sha256")
+        run.files.setdefault(event["path"], sha if isinstance(sha, str) else None)
     elif kind == "awaiting_approval":
         run.awaiting = [str(c.get("id")) for c in event.get("calls") or () if isinstance(c, dict)]
     elif kind == "resume":

@@ -75,7 +75,7 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
                  approval=policy(args.approve, sandbox), approve=approver(term, shown),
                  stream=stream, eager_tools=stream, on_event=term.on_event,
                  system=system, temperature=getattr(args, "temperature", None),
-                 context=_context(args, model, workdir), **mcp)
+                 context=_context(args, model, workdir, test_command), **mcp)
 
 
 def streaming(args: argparse.Namespace, term: Terminal) -> bool:
@@ -86,14 +86,16 @@ def streaming(args: argparse.Namespace, term: Terminal) -> bool:
     return not getattr(args, "json", False) and term.out.isatty()
 
 
-def _context(args: argparse.Namespace, model: Any, workdir: Path) -> dict[str, Any]:
-    """What a resume in another process needs to rebuild this run's agent."""
+def _context(args: argparse.Namespace, model: Any, workdir: Path,
+             test_command: str | None = None) -> dict[str, Any]:
+    """What a resume or a replay in another process needs to rebuild this run's agent."""
     from toolwire.protocol import model_name
 
     endpoint = getattr(model, "endpoint", None)
     return {"workdir": str(workdir), "tools": args.tools, "approve": args.approve,
             "sandbox": args.sandbox, "allow_network": bool(args.allow_network),
-            "model": model_name(model), "base_url": getattr(endpoint, "base_url", None)}
+            "model": model_name(model), "base_url": getattr(endpoint, "base_url", None),
+            "test_command": test_command}
 
 
 def from_log(args: argparse.Namespace, header: dict[str, Any]) -> Path:
@@ -224,7 +226,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_agent_options(args)
     outputs = Outputs()
     log = str(outputs.file(checks.output_path(args.log, "--log", fresh=True))) if args.log else None
-    model = client.model(args.model)
+    transport = None
+    if args.record:
+        from toolwire.http.cassette import RecordTransport
+
+        record = outputs.file(checks.output_path(args.record, "--record", fresh=True))
+        transport = RecordTransport(record)
+    model = client.model(args.model, transport=transport)
     term = _terminal(args)
     log = log or _default_log(workdir, outputs)
     task = [args.task, *attached] if attached else args.task
@@ -344,6 +352,9 @@ def add_commands(sub: Any, epilog: str) -> None:
     p.add_argument("--model", metavar="ID", help=f"model id: {forms} (default: "
                    "TOOLWIRE_MODEL, or model in the config file; see toolwire config show)")
     p.add_argument("--log", metavar="FILE", help="where to write the run log (a new file)")
+    p.add_argument("--record", metavar="FILE",
+                   help="also write every request and reply to this cassette (a new file), "
+                        "for toolwire replay or the cassette tests")
     p.add_argument("--system", metavar="TEXT",
                    help="the system prompt (default: one for working on a software project)")
     p.add_argument("--temperature", type=checks.temperature, metavar="T",

@@ -17,6 +17,7 @@ from typing import Any
 from toolwire.schema.tool import Tool
 from toolwire.tools import files, shell
 from toolwire.tools.ask_user import Answerer, ask_user
+from toolwire.tools.journal import FileJournal
 from toolwire.tools.sandbox import Sandbox, SandboxMode
 
 NEEDS_APPROVAL = ("run_command", "write_file", "edit_file")
@@ -69,6 +70,7 @@ def coding_tools(
     sandbox: Sandbox | SandboxMode = "auto",
     allow_network: bool | Iterable[str] = False,
     max_media_bytes: int = files.MAX_MEDIA_BYTES,
+    journal: FileJournal | None = None,
 ) -> list[Tool]:
     """``read_file``, ``list_files``, ``edit_file``, ``write_file``, ``run_command``,
     ``run_tests`` and ``ask_user``, working in ``workdir``.
@@ -80,12 +82,23 @@ def coding_tools(
     ``answer`` answers ``ask_user`` (none: the tool says no user is available).
     ``read_file`` returns an image or a PDF (known by its first bytes) as media, up to
     ``max_media_bytes``; a larger one is a tool error giving its size and the cap.
+    ``journal`` (a `FileJournal` of the same folder; default: a new one) is told of every file
+    the file tools are about to read or change: it reports each file's first hash to the run
+    and keeps what a chat turn changed, to undo it.
     """
-    ws = files.Workspace(workdir)
+    journal = journal or FileJournal(files.Workspace(workdir))
+    ws = journal.ws
     box = sandbox if isinstance(sandbox, Sandbox) else Sandbox(sandbox)
 
-    def bind(fn: Callable[..., Any]) -> Callable[..., Any]:
-        return partial(fn, ws)
+    def bind(fn: Callable[..., Any], changes: bool | None = None) -> Callable[..., Any]:
+        if changes is None:
+            return partial(fn, ws)
+
+        def watched(path: str, *args: Any, **kwargs: Any) -> Any:
+            journal.before(path, changes=changes)
+            return fn(ws, path, *args, **kwargs)
+
+        return watched
 
     tools = [
         Tool(
@@ -102,7 +115,7 @@ def coding_tools(
                 "limit": {"type": "integer", "minimum": 1,
                           "description": "How many lines to read. Default 2000."},
             }, ["path"]),
-            fn=partial(files.read_file, ws, max_media_bytes=max_media_bytes),
+            fn=partial(bind(files.read_file, changes=False), max_media_bytes=max_media_bytes),
             read_only=True, idempotent=True,
         ),
         Tool(
@@ -129,7 +142,7 @@ def coding_tools(
                 "old": {"type": "string", "description": "The exact text to replace."},
                 "new": {"type": "string", "description": "The text to put in its place."},
             }, ["path", "old", "new"]),
-            fn=bind(files.edit_file),
+            fn=bind(files.edit_file, changes=True),
         ),
         Tool(
             name="write_file",
@@ -140,7 +153,7 @@ def coding_tools(
                 "path": _PATH,
                 "content": {"type": "string", "description": "The complete new content."},
             }, ["path", "content"]),
-            fn=bind(files.write_file),
+            fn=bind(files.write_file, changes=True),
         ),
         Tool(
             name="run_command",

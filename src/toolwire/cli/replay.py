@@ -1,0 +1,348 @@
+"""The ``replay`` command: a recorded run played again with its tools running for real.
+
+Owns `Recording` (a run log or a cassette read as the model's replies, the result each call got,
+the task and the user lines that followed), `cmd_replay` and its parser. The model's turns are
+answered from the recording by the provider emulator over loopback HTTP, in the recorded wire or
+``--wire``; the built-in tools run in ``--workdir`` (or the recorded folder). Each result is
+compared with the recorded one (after the folder's path and test runners' timings are masked);
+the first that differs is shown as a diff, with what the log's file hashes say: a file the tool
+touched was different at the start, or every such file was as recorded and the tool now behaves
+differently. Uses the run commands' pieces (`toolwire.cli.run`); nothing below imports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import difflib
+import hashlib
+import json
+import re
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolwire.cli import checks
+from toolwire.cli.common import EXIT_OK, EXIT_PROBLEM, UserError
+from toolwire.codecs import WIRES
+
+DECLINED = re.compile(r"(?:This call to '.*?' was denied by (?P<by>.*?)\.|The user declined this "
+                      r"call to '.*?'\.)(?: Their reason: (?P<reason>.*))?", re.S)
+TIMINGS = re.compile(r"\b(in|took) \d+(?:\.\d+)?\s?(?:s|ms|seconds)\b")
+
+
+@dataclass(slots=True)
+class Turn:
+    """One recorded reply, the results its calls got (by call id) and the user lines that
+    came after it (a chat's next lines)."""
+
+    reply: Any
+    then: list[Any] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Recording:
+    source: str
+    task: list[Any] = field(default_factory=list)
+    turns: list[Turn] = field(default_factory=list)
+    results: dict[str, Any] = field(default_factory=dict)
+    system: str | None = None
+    wire: str | None = None
+    context: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, str | None] | None = None
+
+
+def _user_line(message: Any) -> bool:
+    return bool(message.role == "user" and not message.tool_results)
+
+
+def read_recording(path: str) -> Recording:
+    """A run log or a cassette as a `Recording`; a `UserError` for anything else."""
+    from toolwire.agent.runlog import is_log_text
+
+    text = checks.read_text(path)
+    return _from_log(path, text) if is_log_text(text) else _from_cassette(path)
+
+
+def _from_log(path: str, text: str) -> Recording:
+    from toolwire.agent.runlog import read_log
+    from toolwire.http.providers import get_provider
+    from toolwire.transcript import Message, Reply
+    from toolwire.transcript_json import from_json
+
+    logged = read_log(path)  # checks every line
+    header = logged.header
+    provider = get_provider(str(header.get("model") or "").partition(":")[0])
+    rec = Recording(path, system=header.get("system"), results=dict(logged.results),
+                    wire=provider.wire if provider else None, files=None,
+                    context=header["context"] if isinstance(header.get("context"), dict) else {})
+    rec.files = dict(logged.files) if int(header.get("format", 0)) >= 8 else None
+    for line in text.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:  # a last line cut short: read_log skipped it too
+            continue
+        kind = event.get("event")
+        if kind == "message":
+            message = from_json(event["message"])
+            if isinstance(message, Message) and _user_line(message):
+                (rec.turns[-1].then if rec.turns else rec.task).append(message)
+        elif kind == "reply":
+            reply = from_json(event["reply"])
+            if isinstance(reply, Reply):
+                rec.turns.append(Turn(reply))
+        elif kind == "compact" and event.get("how") == "undo":  # the turns a chat undid go
+            replies = sum(1 for m in event.get("messages") or () if m.get("role") == "assistant")
+            del rec.turns[replies:]
+            if rec.turns:
+                rec.turns[-1].then.clear()
+    return rec
+
+
+def _from_cassette(path: str) -> Recording:
+    from toolwire.codecs import get_codec
+    from toolwire.errors import ToolwireError
+    from toolwire.http.cassette import load_cassette, recorded_stream
+    from toolwire.http.endpoints import wire_for_path
+
+    rec = Recording(path)
+    try:
+        for n, item in enumerate(load_cassette(path)):
+            found = wire_for_path(str(item["request"]["path"]))
+            if found is None:
+                raise UserError(f"{path}: interaction {n + 1} went to {item['request']['path']}, "
+                                "which no wire serves")
+            rec.wire = found[0]
+            codec = get_codec(rec.wire)
+            request = codec.decode_request(item["request"]["body"])
+            if n == 0:
+                rec.system, rec.task = request.system, list(request.messages)
+            for message in request.messages:
+                for result in message.tool_results:
+                    rec.results.setdefault(result.call_id, result)
+            response = item["response"]
+            if "stream" in response:
+                events = list(codec.decode_stream([recorded_stream(response["stream"])]))
+                reply = events[-1].reply  # type: ignore[union-attr]
+            else:
+                reply = codec.decode_response(response["body"])
+            if n > 0 and request.messages and _user_line(request.messages[-1]) and rec.turns:
+                rec.turns[-1].then.append(request.messages[-1])
+            rec.turns.append(Turn(reply))
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise UserError(f"{path}: a cassette interaction is not what a recording holds "
+                        f"({type(exc).__name__}: {exc})") from None
+    except ToolwireError as exc:
+        raise UserError(f"{path}: {exc}") from None
+    return rec
+
+
+# ------------------------------------------------------------------------------- comparing
+
+
+def _shown(result: Any, workdir: Path, recorded_dir: str | None) -> str:
+    """A result as compared: its text (media as JSON), the folder's path and timings masked."""
+    from toolwire.transcript_json import to_json
+
+    content = result.content
+    text = content if isinstance(content, str) else json.dumps(
+        to_json(result).get("content"), indent=1, ensure_ascii=False)
+    for folder in {str(workdir), recorded_dir} - {None, ""}:
+        text = text.replace(str(folder), "<workdir>")
+    return ("[error] " if result.is_error else "") + TIMINGS.sub(r"\1 <time>", text)
+
+
+def _hash(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+@dataclass(slots=True)
+class Differ:
+    """Watches a replay's events and keeps the first result that differs from the recording."""
+
+    rec: Recording
+    workdir: Path
+    replies: dict[int, Any] = field(default_factory=dict)
+    compared: int = 0
+    first: tuple[int, int, Any, Any, Any] | None = None
+
+    def on_event(self, event: object) -> None:
+        from toolwire.events import ReplyReceived, ToolFinished
+
+        if isinstance(event, ReplyReceived):
+            self.replies[event.turn] = event.reply
+        elif isinstance(event, ToolFinished):
+            calls = self.replies[event.turn].tool_calls
+            pos = next(i for i, c in enumerate(calls) if c.id == event.call.id)
+            self.check(event.turn, pos, event.call, event.result)
+
+    def recorded(self, turn: int, pos: int) -> Any:
+        if turn > len(self.rec.turns):
+            return None
+        calls = self.rec.turns[turn - 1].reply.tool_calls
+        return self.rec.results.get(calls[pos].id) if pos < len(calls) else None
+
+    def check(self, turn: int, pos: int, call: Any, result: Any) -> None:
+        recorded = self.recorded(turn, pos)
+        self.compared += 1
+        where = str(self.rec.context.get("workdir") or "")
+        same = recorded is not None and _shown(recorded, self.workdir, where) == _shown(
+            result, self.workdir, where)
+        if not same and (self.first is None or (turn, pos) < self.first[:2]):
+            self.first = (turn, pos, call, recorded, result)
+
+
+class Player:
+    """The model of a replay: the emulator's answers, until a result has differed."""
+
+    def __init__(self, inner: Any, differ: Differ) -> None:
+        self._inner, self._differ = inner, differ
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def complete(self, request: Any) -> Any:
+        if self._differ.first is not None:
+            raise _Differed
+        return await self._inner.complete(request)
+
+
+class _Differed(Exception):
+    """A result differed: the replay goes no further."""
+
+
+def _approver(differ: Differ) -> Any:
+    """Decides as the recording did: a call declined then is declined now, with its reason."""
+    from toolwire.agent.dispatch import Approval
+
+    def approve(req: Any) -> Any:
+        turn = max(differ.replies, default=1)
+        calls = differ.replies.get(turn, None)
+        pos = next((i for i, c in enumerate(calls.tool_calls) if c.id == req.call.id), 0) \
+            if calls is not None else 0
+        recorded = differ.recorded(turn, pos)
+        found = DECLINED.fullmatch(recorded.content) if recorded is not None and \
+            recorded.is_error and isinstance(recorded.content, str) else None
+        return Approval.allow() if found is None else Approval.deny(found["reason"], found["by"])
+
+    return approve
+
+
+def _answers(rec: Recording) -> Any:
+    """``ask_user`` answered with what the user answered then, in order."""
+    answers = [rec.results[c.id].content for t in rec.turns for c in t.reply.tool_calls
+               if c.name == "ask_user" and c.id in rec.results]
+
+    def answer(question: str, choices: Any) -> str:
+        return str(answers.pop(0)) if answers else ""
+
+    return answer
+
+
+async def _play(agent: Any, rec: Recording, log: Path) -> None:
+    try:
+        result = await agent.arun(rec.task, log=log)
+        for turn in rec.turns:
+            for line in turn.then:
+                if result.turns >= len(rec.turns):
+                    return
+                result = await agent.aresume(log, message=line)
+    except _Differed:
+        pass
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from toolwire.agent.loop import Agent
+    from toolwire.emulator import Emulator
+    from toolwire.http import client
+    from toolwire.http.providers import provider_for
+    from toolwire.tools.coding import coding_tools
+    from toolwire.tools.sandbox import SANDBOX_MODES, Sandbox
+
+    rec = read_recording(args.log)
+    if not rec.turns:
+        raise UserError(f"{args.log} holds no reply of the model: there is nothing to replay")
+    folder = args.workdir or rec.context.get("workdir")
+    if not folder:
+        raise UserError(f"{args.log} does not say which folder its tools worked in; give "
+                        "--workdir DIR")
+    workdir = checks.workdir(str(folder))
+    wire = args.wire or rec.wire or WIRES[0]
+    changed = {p: h for p, h in (rec.files or {}).items() if _hash(workdir / p) != h}
+    differ = Differ(rec, workdir)
+    mode = args.sandbox or rec.context.get("sandbox") or "auto"
+    if mode not in SANDBOX_MODES:
+        raise UserError(f"{args.log} names the sandbox setting {mode!r}, which this toolwire "
+                        f"does not know; give --sandbox {' or '.join(SANDBOX_MODES)}")
+    sandbox = Sandbox(mode)
+    tools = [] if rec.context.get("tools") == "none" else coding_tools(
+        workdir, answer=_answers(rec), sandbox=sandbox,
+        test_command=rec.context.get("test_command"),
+        allow_network=rec.context.get("allow_network") is True)
+    with Emulator([t.reply for t in rec.turns]) as emu, \
+            tempfile.TemporaryDirectory(prefix="toolwire-replay-") as scratch:
+        model = client.model(f"{provider_for(wire)}:replay@{emu.base_url}", env={})
+        agent = Agent(model=Player(model, differ), tools=tools, system=rec.system,
+                      max_turns=len(rec.turns) + 1, approval="ask", approve=_approver(differ),
+                      on_event=differ.on_event, cache=False, compaction=None)
+        asyncio.run(_play(agent, rec, Path(scratch) / "replay.jsonl"))
+        asyncio.run(model.aclose())
+    return _report(args, rec, differ, changed, wire, workdir)
+
+
+def _report(args: argparse.Namespace, rec: Recording, differ: Differ,
+            changed: dict[str, str | None], wire: str, workdir: Path) -> int:
+    if differ.first is None:
+        print(f"replayed {len(differ.replies)} turn(s) of {args.log} in the {wire} wire, in "
+              f"{workdir}: all {differ.compared} tool result(s) are as recorded")
+        return EXIT_OK
+    turn, pos, call, recorded, result = differ.first
+    where = str(rec.context.get("workdir") or "")
+    print(f"turn {turn}, call {pos + 1}: {call.name} {call.arguments_text[:200]}")
+    if recorded is None:
+        print("  this call was not in the recording")
+    else:
+        print("".join(difflib.unified_diff(
+            (_shown(recorded, workdir, where) + "\n").splitlines(keepends=True),
+            (_shown(result, workdir, where) + "\n").splitlines(keepends=True),
+            fromfile="recorded", tofile="replayed")).rstrip("\n"))
+    if rec.files is None:
+        print("the recording holds no hashes of the files at the start (run logs keep them "
+              "from format 8 on), so it cannot tell a changed file from a changed tool")
+    elif changed:
+        for path, was in sorted(changed.items()):
+            now = _hash(workdir / path)
+            print(f"this file was different at the start: {path} (recorded "
+                  f"{(was or 'no file')[:12]}, now {(now or 'no file')[:12]})")
+    else:
+        print(f"the {len(rec.files)} file(s) the tools touched were as recorded at the start: "
+              "the tool now behaves differently")
+    print(f"replay stopped at the first differing result ({args.log}, {wire} wire)",
+          file=sys.stderr)
+    return EXIT_PROBLEM
+
+
+def add_command(sub: Any, epilog: str) -> None:
+    from toolwire.tools.sandbox import SANDBOX_MODES
+
+    p = sub.add_parser(
+        "replay", epilog=epilog, help="play a recorded run again, its tools for real",
+        description="Play the run recorded in LOG (a run log or a cassette) again: the model's "
+                    "turns are answered from the recording by the provider emulator, every tool "
+                    "runs for real, and each result is compared with the recorded one. The "
+                    "first that differs is shown as a diff, saying whether a file the tools "
+                    "touched was different at the start or the tool now behaves differently "
+                    "(exit 1); exit 0 when every result is as recorded.")
+    p.add_argument("log", metavar="LOG", help="a run log or a cassette")
+    p.add_argument("--workdir", metavar="DIR",
+                   help="the folder the tools run in (default: the recorded one)")
+    p.add_argument("--wire", choices=WIRES, metavar="WIRE",
+                   help="answer in this wire instead of the recorded one: " + ", ".join(WIRES))
+    p.add_argument("--sandbox", choices=SANDBOX_MODES,
+                   help="where run_command and run_tests run (default: as recorded)")
+    p.set_defaults(func=cmd_replay)

@@ -1,0 +1,109 @@
+"""What the built-in file tools found in the files they touched, and putting changes back.
+
+Owns `FileJournal`. Before ``read_file``, ``edit_file`` or ``write_file`` touches a path, the
+journal is told (`before`): the first time in its life it reports the SHA-256 of the file's
+content (None: no file there) as a `toolwire.events.FileSeen` event, which the run log keeps, so
+a replay can tell a file that was different at the start from a tool that now behaves
+differently; and the first time in the current step (a chat turn: `mark` starts one) before a
+change it keeps the file's bytes. `undo` puts back what the changed files held when the last
+step began (a file that was not there is removed). What ``run_command`` did is not known to it
+and is never reverted. Must not import codecs or the loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import stat
+
+from toolwire.errors import ToolError
+from toolwire.events import FileSeen, emit
+from toolwire.tools.paths import Workspace
+
+MAX_KEPT_BYTES = 10 << 20
+"""A file larger than this is hashed but not kept, so a change to it cannot be undone."""
+_ABSENT = b"\0absent"  # what a step keeps for a file that did not exist
+
+
+class FileJournal:
+    """The files of one workspace the file tools touched: first hashes, and per step the
+    content before the step's first change of each."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.seen: dict[str, str | None] = {}
+        self.steps: list[dict[str, bytes]] = [{}]
+        self.too_large: set[str] = set()
+
+    def _read(self, path: str) -> tuple[str, str | None, bytes | None] | None:
+        """The path as the workspace names it, the SHA-256 of its bytes and the bytes (None,
+        None: no file; bytes None: too large to keep); None when the path is not a file the
+        tool could read (the tool will say why)."""
+        try:
+            opened = self.ws.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except ToolError as exc:
+            if getattr(exc, "errno", None) != errno.ENOENT:
+                return None
+            try:
+                dir_fd, name, done = self.ws.walk(path)
+            except (ToolError, OSError):
+                return None
+            os.close(dir_fd)
+            return "/".join([*done, name]), None, None
+        with opened:
+            if not stat.S_ISREG(opened.info.st_mode):
+                return None
+            digest, kept = hashlib.sha256(), bytearray()
+            while chunk := os.read(opened.fd, 1 << 16):
+                digest.update(chunk)
+                if len(kept) <= MAX_KEPT_BYTES:
+                    kept += chunk
+            data = bytes(kept) if len(kept) <= MAX_KEPT_BYTES else None
+            return opened.rel, digest.hexdigest(), data
+
+    def before(self, path: str, *, changes: bool) -> None:
+        """``path`` is about to be read (or changed, ``changes``) by a file tool."""
+        found = self._read(path)
+        if found is None:
+            return
+        rel, digest, data = found
+        if rel not in self.seen:
+            self.seen[rel] = digest
+            emit(FileSeen(path=rel, sha256=digest))
+        step = self.steps[-1]
+        if changes and rel not in step:
+            if digest is not None and data is None:
+                self.too_large.add(rel)
+            else:
+                step[rel] = _ABSENT if digest is None else (data or b"")
+
+    def mark(self) -> None:
+        """A new step begins (a new chat turn): `undo` goes back to here."""
+        self.steps.append({})
+
+    def undo(self) -> list[str]:
+        """Put back what the files the last step changed held when it began, and forget the
+        step; returns the paths put back."""
+        step = self.steps.pop()
+        if not self.steps:
+            self.steps.append({})
+        for rel, data in step.items():
+            if data == _ABSENT:
+                with contextlib.suppress(ToolError, OSError):
+                    dir_fd, name, _ = self.ws.walk(rel)
+                    try:
+                        os.unlink(name, dir_fd=dir_fd)
+                    finally:
+                        os.close(dir_fd)
+                continue
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+            with self.ws.open(rel, flags, create_dirs=True) as opened:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(opened.fd, view):]
+        return sorted(step)
+
+
+__all__ = ["MAX_KEPT_BYTES", "FileJournal"]

@@ -1,0 +1,129 @@
+"""``toolwire replay``: a run recorded against the emulator played again with its tools
+running for real, in its own wire or another, from its run log or its cassette; a tool whose
+code changed, or a file that was different at the start, stops it at the first differing
+result with a diff and exit 1.
+
+Real subprocesses, real files and the emulator on loopback.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolwire.agent.runlog import read_log
+from toolwire.emulator import Emulator
+
+ENV = {k: v for k, v in os.environ.items()
+       if not k.endswith("_API_KEY") and not k.startswith("TOOLWIRE_")}
+SCRIPT = [
+    {"text": "Looking first.", "tool_calls": [
+        {"id": "call_r1", "name": "read_file", "arguments": {"path": "notes.txt"}},
+        {"id": "call_r2", "name": "list_files", "arguments": {}}]},
+    {"tool_calls": [
+        {"id": "call_r3", "name": "write_file", "arguments": {"path": "out.txt",
+                                                              "content": "copied\n"}},
+        {"id": "call_r4", "name": "run_command", "arguments": {"command": "cat out.txt"}}]},
+    {"text": "Done."},
+]
+
+
+def toolwire(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "toolwire.cli", *args], capture_output=True,
+                          text=True, env=env or ENV, timeout=120, input="")
+
+
+def start_state(folder: Path) -> Path:
+    folder.mkdir()
+    (folder / "notes.txt").write_text("alpha\nbeta\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A run recorded against the emulator: its run log and its cassette."""
+    root = tmp_path_factory.mktemp("recorded")
+    work = start_state(root / "work")
+    log, cassette = root / "run.jsonl", root / "run.cassette.json"
+    with Emulator(SCRIPT) as emu:
+        proc = toolwire("run", "copy the notes", "--model", f"anthropic:m@{emu.base_url}",
+                        "--workdir", str(work), "--approve", "auto", "--sandbox", "off",
+                        "--log", str(log), "--record", str(cassette))
+    assert proc.returncode == 0, proc.stderr
+    return log, cassette
+
+
+def test_the_log_keeps_each_touched_file_s_hash_at_the_start(recorded: tuple[Path, Path]
+                                                             ) -> None:
+    import hashlib
+
+    files = read_log(recorded[0]).files
+    assert files == {"notes.txt": hashlib.sha256(b"alpha\nbeta\n").hexdigest(), "out.txt": None}
+
+
+@pytest.mark.parametrize("source", ["log", "cassette"])
+def test_a_recorded_run_replays_with_its_tools_for_real(
+        recorded: tuple[Path, Path], tmp_path: Path, source: str) -> None:
+    fresh = start_state(tmp_path / "fresh")
+    proc = toolwire("replay", str(recorded[source == "cassette"]), "--workdir", str(fresh))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "all 4 tool result(s) are as recorded" in proc.stdout
+    assert (fresh / "out.txt").read_text() == "copied\n"  # the tools ran, here
+
+
+@pytest.mark.parametrize("wire", ["openai-chat", "gemini-generate", "openai-responses"])
+def test_the_same_run_replays_on_another_wire(recorded: tuple[Path, Path], tmp_path: Path,
+                                              wire: str) -> None:
+    fresh = start_state(tmp_path / "fresh")
+    proc = toolwire("replay", str(recorded[0]), "--workdir", str(fresh), "--wire", wire)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"in the {wire} wire" in proc.stdout
+
+
+def test_a_tool_whose_code_changed_stops_the_replay_with_a_diff(
+        recorded: tuple[Path, Path], tmp_path: Path) -> None:
+    fresh = start_state(tmp_path / "fresh")
+    patch = tmp_path / "patch"
+    patch.mkdir()
+    (patch / "sitecustomize.py").write_text(
+        "import toolwire.tools.files as files\n"
+        "_read = files.read_file\n"
+        "files.read_file = lambda *a, **k: _read(*a, **k).replace('beta', 'BETA')\n")
+    env = {**ENV, "PYTHONPATH": os.pathsep.join([str(patch), ENV.get("PYTHONPATH", "")])}
+    proc = toolwire("replay", str(recorded[0]), "--workdir", str(fresh), env=env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == 'turn 1, call 1: read_file {"path":"notes.txt"}'
+    assert "-2\tbeta" in lines and "+2\tBETA" in lines
+    assert lines[-1] == ("the 2 file(s) the tools touched were as recorded at the start: the "
+                         "tool now behaves differently")
+    assert not (fresh / "out.txt").exists()  # stopped there: the next turn's tools never ran
+
+
+def test_a_file_that_was_different_at_the_start_is_named(recorded: tuple[Path, Path],
+                                                         tmp_path: Path) -> None:
+    fresh = start_state(tmp_path / "fresh")
+    (fresh / "notes.txt").write_text("alpha\ngamma\n")
+    proc = toolwire("replay", str(recorded[0]), "--workdir", str(fresh))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "+2\tgamma" in proc.stdout.splitlines()
+    assert "this file was different at the start: notes.txt" in proc.stdout
+
+
+def test_replay_runs_in_the_recorded_folder_by_default(recorded: tuple[Path, Path],
+                                                       tmp_path: Path) -> None:
+    work = Path(read_log(recorded[0]).header["context"]["workdir"])
+    copy = tmp_path / "saved"
+    shutil.copytree(work, copy)
+    try:
+        proc = toolwire("replay", str(recorded[0]))  # out.txt is there now: a file changed
+    finally:
+        shutil.rmtree(work)
+        shutil.copytree(copy, work)
+    assert proc.returncode == 1
+    assert "this file was different at the start: out.txt" in proc.stdout

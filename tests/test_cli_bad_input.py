@@ -183,6 +183,7 @@ READERS: dict[str, Callable[[Place, str], list[str]]] = {
     "batch": lambda p, f: ["batch", f, "--model", MODEL, "--out", str(p.root / "r.jsonl")],
     "emulate --script": lambda p, f: ["emulate", "--script", f],
     "replay": lambda p, f: ["replay", f, "--workdir", p.work],
+    "chat --resume": lambda p, f: ["chat", "--resume", f, "--workdir", p.work],
 }
 for reader, build in READERS.items():
     for kind in BAD_FILES:
@@ -198,6 +199,7 @@ WRITERS: dict[str, Callable[[Place, str], list[str]]] = {
     "run --log": lambda p, out: ["run", "x", "--model", MODEL, "--workdir", p.work, "--log", out],
     "explain --html": lambda p, out: ["explain", p.request, "--html", out],
     "batch --out": lambda p, out: ["batch", p.tasks, "--model", MODEL, "--out", out],
+    "chat --log": lambda p, out: ["chat", "--model", MODEL, "--workdir", p.work, "--log", out],
     "run --record": lambda p, out: ["run", "x", "--model", MODEL, "--workdir", p.work,
                                     "--record", out],
 }
@@ -242,6 +244,7 @@ FOLDER_TAKERS: dict[str, Callable[[Place, str], list[str]]] = {
     "demo": lambda p, d: ["demo", "--workdir", d],
     "mcp-serve": lambda p, d: ["mcp-serve", "--builtin", "coding", "--workdir", d],
     "replay": lambda p, d: ["replay", p.log, "--workdir", d],
+    "chat": lambda p, d: ["chat", "--model", MODEL, "--workdir", d],
 }
 FOLDERS: dict[str, Callable[[Place], str]] = {
     "a file": lambda p: p.request,
@@ -270,6 +273,7 @@ MODEL_TAKERS: dict[str, Callable[[Place, str], list[str]]] = {
     "resume": lambda p, m: ["resume", p.log, "--model", m, "--workdir", p.work],
     "demo": lambda p, m: ["demo", "--model", m, "--workdir", str(p.root / "demo")],
     "batch": lambda p, m: ["batch", p.tasks, "--model", m, "--out", str(p.root / "r.jsonl")],
+    "chat": lambda p, m: ["chat", "--model", m, "--workdir", p.work],
 }
 BAD_MODELS = {
     "unknown": "claude-5", "no model": "anthropic:", "not a URL": "anthropic:m@ftp://x",
@@ -334,6 +338,9 @@ for name, args in {
     "replay --wire": lambda p: ["replay", p.log, "--wire", "carrier-pigeon"],
     "replay --sandbox": lambda p: ["replay", p.log, "--sandbox", "maybe"],
     "replay without a log": lambda p: ["replay"],
+    "chat --approve": lambda p: ["chat", "--model", MODEL, "--approve", "sometimes"],
+    "chat --tools": lambda p: ["chat", "--model", MODEL, "--tools", "every"],
+    "chat --color": lambda p: ["chat", "--model", MODEL, "--color", "plaid"],
 }.items():
     case(f"{name} <not a choice>", args)
 
@@ -351,6 +358,10 @@ for name, args in {
     "run --stream <with a value>": lambda p: [*NUMBER_FLAGS["run"][0](p), "--stream=yes"],
     "run --no-stream <with a value>": lambda p: [*NUMBER_FLAGS["run"][0](p), "--no-stream=1"],
     "resume --tools <not a choice>": lambda p: ["resume", p.log, "--tools", "all"],
+    "chat <--resume and --log both>": lambda p: ["chat", "--resume", p.log, "--log",
+                                                 str(p.root / "new.jsonl")],
+    "chat --max-turns <0>": lambda p: ["chat", "--model", MODEL, "--max-turns", "0"],
+    "chat --temperature <-1>": lambda p: ["chat", "--model", MODEL, "--temperature", "-1"],
     "replay <a log with no reply>": lambda p: ["replay", p.log, "--workdir", p.work],
     "replay <a log whose sandbox setting is unknown>": lambda p: ["replay", p.file(
         "s.jsonl", log_text(header(context={"sandbox": "docker"}), TASK, {

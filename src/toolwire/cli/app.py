@@ -302,12 +302,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     from toolwire.cli import batch as _cli_batch
+    from toolwire.cli import chat as _cli_chat
     from toolwire.cli import demo as _cli_demo
     from toolwire.cli import replay as _cli_replay
     from toolwire.cli import run as _cli_run
     _cli_run.add_commands(sub, EPILOG)
     _cli_demo.add_command(sub, EPILOG)
     _cli_replay.add_command(sub, EPILOG)
+    _cli_chat.add_command(sub, EPILOG)
     _cli_batch.add_commands(sub, EPILOG)
 
     p = sub.add_parser(

@@ -36,7 +36,7 @@ def check_agent_options(args: argparse.Namespace) -> None:
 
 
 def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
-           test_command: str | None = None) -> Any:
+           test_command: str | None = None, journal: Any = None) -> Any:
     from toolwire.agent.loop import Agent
     from toolwire.tools.coding import coding_tools, describe_call
     from toolwire.tools.sandbox import Sandbox
@@ -47,7 +47,7 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
     tools: list[Any] = []
     if args.tools == "coding":
         tools = coding_tools(workdir, answer=answerer(term), test_command=test_command,
-                             sandbox=sandbox, allow_network=network)
+                             sandbox=sandbox, allow_network=network, journal=journal)
 
     def shown(req: Any) -> str:
         return describe_call(req.call.name, req.arguments, sandbox=sandbox,
@@ -304,43 +304,45 @@ def color_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-color", action="store_true", help="no colour (--color never)")
 
 
+def agent_options(p: argparse.ArgumentParser) -> None:
+    """The options of every command that runs the agent on the terminal."""
+    p.add_argument("--workdir", metavar="DIR",
+                   help="the folder the tools work in (default: the current folder; "
+                        "resume: the run's own)")
+    p.add_argument("--tools", choices=("coding", "none"),
+                   help="built-in tools: coding (files, commands, tests, ask_user; the "
+                        "default) or none; resume: the run's own")
+    p.add_argument("--approve", choices=("ask", "auto", "never", "defer"),
+                   help="run_command, write_file and edit_file: ask first (default), allow "
+                        "(auto), refuse (never), or stop the run to wait for decisions "
+                        "given to resume (defer); default: TOOLWIRE_APPROVE, the config "
+                        "file, or ask")
+    p.add_argument("--max-turns", type=checks.count, default=50, metavar="N",
+                   help="stop after N model calls, at least 1 (default 50)")
+    sandbox_options(p)
+    stream_option(p)
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print every note of the run, not a one-line summary")
+    color_options(p)
+    p.add_argument("--mcp", action="append", metavar="SERVER", default=[],
+                   help="also use the tools of an MCP server: a command line such as "
+                        "'python -m some_server', or a URL such as "
+                        "http://127.0.0.1:PORT/mcp (repeatable; needs toolwire[mcp])")
+    p.add_argument("--mcp-deferred", action="append", metavar="SERVER", default=[],
+                   help="an MCP server as --mcp gives one, with all its tools deferred: "
+                        "the model finds them with search_tools (repeatable)")
+    p.add_argument("--mcp-resources", action="store_true",
+                   help="add a read_resource tool for the resources the MCP servers offer")
+    p.add_argument("--mcp-instructions", action="store_true",
+                   help="add what the MCP servers say about using them to the system prompt")
+    add_otel_option(p)
+
+
 def add_commands(sub: Any, epilog: str) -> None:
     from toolwire.http.endpoints import MODEL_ID_FORMS
 
     forms = "; ".join(MODEL_ID_FORMS)
-
-    def agent_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--workdir", metavar="DIR",
-                       help="the folder the tools work in (default: the current folder; "
-                            "resume: the run's own)")
-        p.add_argument("--tools", choices=("coding", "none"),
-                       help="built-in tools: coding (files, commands, tests, ask_user; the "
-                            "default) or none; resume: the run's own")
-        p.add_argument("--approve", choices=("ask", "auto", "never", "defer"),
-                       help="run_command, write_file and edit_file: ask first (default), allow "
-                            "(auto), refuse (never), or stop the run to wait for decisions "
-                            "given to resume (defer); default: TOOLWIRE_APPROVE, the config "
-                            "file, or ask")
-        p.add_argument("--max-turns", type=checks.count, default=50, metavar="N",
-                       help="stop after N model calls, at least 1 (default 50)")
-        sandbox_options(p)
-        stream_option(p)
-        p.add_argument("--json", action="store_true", help="print the result as JSON")
-        p.add_argument("-v", "--verbose", action="store_true",
-                       help="print every note of the run, not a one-line summary")
-        color_options(p)
-        p.add_argument("--mcp", action="append", metavar="SERVER", default=[],
-                       help="also use the tools of an MCP server: a command line such as "
-                            "'python -m some_server', or a URL such as "
-                            "http://127.0.0.1:PORT/mcp (repeatable; needs toolwire[mcp])")
-        p.add_argument("--mcp-deferred", action="append", metavar="SERVER", default=[],
-                       help="an MCP server as --mcp gives one, with all its tools deferred: "
-                            "the model finds them with search_tools (repeatable)")
-        p.add_argument("--mcp-resources", action="store_true",
-                       help="add a read_resource tool for the resources the MCP servers offer")
-        p.add_argument("--mcp-instructions", action="store_true",
-                       help="add what the MCP servers say about using them to the system prompt")
-        add_otel_option(p)
 
     p = sub.add_parser(
         "run", epilog=epilog, help="run the agent on a task",

@@ -174,3 +174,25 @@ def test_allowed_callers_are_a_tool_setting_kept_in_transcripts_and_left_out_els
     with pytest.raises(Exception, match="allowed_callers"):
         Tool(name="q", allowed_callers=[""])
     assert ToolSpec(name="q").allowed_callers == ()
+
+
+def test_a_code_call_whole_inside_message_start_and_the_container_in_message_delta() -> None:
+    body = _code_reply([("query_db", {"sql": "select 1"})])
+    use = body["content"][1]
+    start = {"type": "message_start", "message": {
+        **{k: v for k, v in body.items() if k not in ("container", "stop_reason")},
+        "content": [use], "stop_reason": None}}
+    events = [start,
+              {"type": "message_delta", "delta": {"stop_reason": "tool_use",
+                                                  "container": body["container"]},
+               "usage": {"output_tokens": 20}},
+              {"type": "message_stop"}]
+    raw = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+    streamed = list(ANTHROPIC.decode_stream([raw[:70], raw[70:]]))
+    reply = streamed[-1].reply  # type: ignore[attr-defined]
+    assert [c.caller for c in reply.tool_calls] == [CODE]
+    assert reply.message.provider_data == {"anthropic-messages": {"container": body["container"]}}
+    request = Request(model="m", max_tokens=10, messages=(
+        Message.user("go"), reply.message,
+        Message(role="tool", parts=(ToolResultPart(call_id="toolu_01", content="1"),))))
+    assert ANTHROPIC.encode(request).body["container"] == "container_011"

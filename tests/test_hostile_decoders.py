@@ -169,8 +169,9 @@ def test_2_json_nested_past_the_limit_is_refused_naming_the_limit(wire: str) -> 
     with pytest.raises(WireFormatError, match=f"deeper than {_json.MAX_DEPTH} levels"):
         codec.decode_response(deep_text)
     just_over = b"[" * (_json.MAX_DEPTH + 1) + b"]" * (_json.MAX_DEPTH + 1)
-    with pytest.raises(JSONTextError, match=r"at \[0\]"):
-        _json.loads(just_over)
+    for form in (bytes, bytearray, memoryview, bytes.decode):  # every kind of text, counted
+        with pytest.raises(JSONTextError, match=r"at \[0\]"):
+            _json.loads(form(just_over))
     assert _json.loads(b"[" * _json.MAX_DEPTH + b"]" * _json.MAX_DEPTH) is not None
     for decode in (codec.decode_response, codec.decode_request):
         with pytest.raises(WireFormatError, match=wire):

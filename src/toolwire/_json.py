@@ -123,13 +123,15 @@ under the policy (it refuses what the policy refuses)."""
 
 
 def _may_be_deep(text: str | bytes | bytearray | memoryview) -> bool:
-    """Whether ``text`` (longer than `SHALLOW`) has enough brackets to nest past the limit."""
-    if type(text) is bytes:
-        return text.count(b"[") + text.count(b"{") > MAX_DEPTH
+    """Whether ``text`` (longer than `SHALLOW`) has enough brackets to nest past the limit.
+
+    Bytes (what a server sends) are looked at in one pass: the text with its brackets taken out
+    is shorter by their number (two counts would read every byte twice).
+    """
     if isinstance(text, str):
         return text.count("[") + text.count("{") > MAX_DEPTH
-    raw = bytes(text)
-    return raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
+    raw = text if type(text) is bytes else bytes(text)
+    return len(raw) - len(raw.translate(None, b"[{")) > MAX_DEPTH
 
 
 def loads(text: str | bytes | bytearray | memoryview, *, what: str = "") -> Any:

@@ -1,6 +1,7 @@
 """A long campaign of hostile input against every decoder of every wire (not run in CI).
 
-Run: ``python bench/fuzz.py [--count N] [--seed S]`` (default 1,000,000 inputs, seed 13).
+Run: ``python bench/fuzz.py [--count N] [--seed S] [--runs R]`` (default 1,000,000 inputs, seed
+13, no runs).
 
 Each input goes to one decoder (``decode_response``, ``decode_request``, ``decode_error`` or
 the stream decoder, its bytes split at random) of one wire, both drawn at random: arbitrary
@@ -13,27 +14,52 @@ Prints the inputs tried, the outcomes by kind (``value``; each toolwire error cl
 for a toolwire error the codecs' last net made of another exception, which names no path;
 ``escape:`` for any other exception, the contract's breach), the slowest input, and the first
 few inputs that escaped or reached the net. Target: no escapes, no net.
+
+With ``--runs R``, R more hostile replies (a recorded reply mutated, or a recorded stream damaged
+and split at random) are each served over loopback HTTP by the emulator, twice and then a good
+answer, to a real ``Agent.arun`` on a wire drawn at random, streaming when the reply is a
+stream. Printed: the runs' stops by name, the runs that raised (target 0), and the runs whose log
+does not read back line by line, ending with the run's stop (target 0).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import collections
+import json
 import random
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.setrecursionlimit(1_000)  # the interpreter's default, whatever the caller set
 
-from hostile import DECODERS, WIRES, hostile_input, outcome, run_decoder, shown  # noqa: E402
+from bad_server import ANSWER, run_against  # noqa: E402
+from hostile import (  # noqa: E402
+    DECODERS,
+    WIRES,
+    hostile_input,
+    mutate,
+    mutate_stream,
+    outcome,
+    run_decoder,
+    seeds,
+    shown,
+    split,
+)
+from toolwire.emulator import Raw  # noqa: E402
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=1_000_000, help="inputs to try")
     parser.add_argument("--seed", type=int, default=13, help="the campaign's random seed")
+    parser.add_argument("--runs", type=int, default=0,
+                        help="hostile replies also served to a real Agent.run over loopback")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     outcomes: collections.Counter[str] = collections.Counter()
@@ -58,7 +84,7 @@ def main() -> int:
             print(f"... {n:,} inputs, {time.perf_counter() - started:.0f} s", flush=True)
     elapsed = time.perf_counter() - started
     print(f"inputs tried: {args.count:,} (seed {args.seed}) in {elapsed:.0f} s, "
-          f"{1e6 * elapsed / args.count:.0f} µs each on average")
+          f"{1e6 * elapsed / max(1, args.count):.0f} µs each on average")
     print("per wire and decoder: " + ", ".join(
         f"{w} {d} {c:,}" for (w, d), c in sorted(by_target.items())))
     print("outcomes:")
@@ -71,7 +97,60 @@ def main() -> int:
     print(f"slowest input: {1000 * took:.1f} ms, {wire} {decoder}: {what}")
     for result, wire, decoder, what in bad:
         print(f"  {result} {wire} {decoder}: {what}")
-    return 1 if escapes else 0
+    raised = asyncio.run(agent_runs(rng, args.runs)) if args.runs else 0
+    return 1 if escapes or raised else 0
+
+
+def _served(value: Any) -> bytes:
+    """A mutated reply as the bytes a server would send (nesting too deep for `json` as text)."""
+    try:
+        return json.dumps(value, allow_nan=True).encode("utf-8", "surrogatepass")
+    except RecursionError:
+        return b'{"a":' * 10_000 + b"1" + b"}" * 10_000
+
+
+def _log_reads(log: Path, stop: str) -> bool:
+    """Whether every line of ``log`` parses on its own and the last one is the run's stop."""
+    try:
+        events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    except (OSError, ValueError):
+        return False
+    return bool(events) and events[-1].get("event") == "stop" and events[-1].get("stop") == stop
+
+
+async def agent_runs(rng: random.Random, count: int) -> int:
+    """``count`` runs against hostile replies; prints what they did; the number that raised."""
+    stops: collections.Counter[str] = collections.Counter()
+    raised: list[str] = []
+    unread = 0
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        for n in range(count):
+            wire = rng.choice(WIRES)
+            streamed = rng.random() < 0.5
+            if streamed:
+                bad = Raw(chunks=list(split(rng, mutate_stream(rng, rng.choice(
+                    seeds(wire).streams)))))
+            else:
+                bad = Raw(body=_served(mutate(rng, rng.choice(seeds(wire).replies),
+                                              objects=False)))
+            log = Path(folder) / f"run-{n}.jsonl"
+            try:
+                result = await run_against(wire, [bad, bad, ANSWER, ANSWER], log,
+                                           stream=streamed)
+            except Exception as exc:  # the point is to name whatever escaped
+                raised.append(f"{wire} {'stream' if streamed else 'whole'}: "
+                              f"{type(exc).__name__}: {str(exc)[:200]}")
+                continue
+            stops[str(result.stop)] += 1
+            unread += not _log_reads(log, str(result.stop))
+    elapsed = time.perf_counter() - started
+    print(f"Agent.run against hostile replies: {count:,} runs in {elapsed:.0f} s")
+    print("  stops: " + ", ".join(f"{k} {v:,}" for k, v in stops.most_common()))
+    print(f"  runs that raised: {len(raised):,}; logs that do not read back: {unread:,}")
+    for line in raised[:10]:
+        print(f"  raised: {line}")
+    return len(raised) + unread
 
 
 if __name__ == "__main__":

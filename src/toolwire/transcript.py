@@ -379,7 +379,9 @@ class Request(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Everything needed to ask a model for its next reply, in no particular wire.
 
     ``cache`` asks for prompt caching (None: the request carries no cache fields);
-    ``context_management`` asks the provider to manage a long context itself.
+    ``context_management`` asks the provider to manage a long context itself. ``reasoning``
+    (``low``, ``medium``, ``high`` or ``off``; None: the provider's default) asks for the
+    model's reasoning as each wire does (`toolwire.codecs.reasoning`).
     """
 
     model: str
@@ -393,6 +395,7 @@ class Request(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     provider_options: ProviderData | None = None
     cache: Cache | None = None
     context_management: ContextManagement | None = None
+    reasoning: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.messages, tuple):

@@ -109,8 +109,8 @@ class Agent:
     `toolwire.events` event of each run as it happens: the stream events, each message, request,
     retry, reply, tool start and end, and the stop. ``instrument=True`` traces the agent's runs
     with OpenTelemetry, ``False`` never, and None (the default) when `toolwire.instrument` was
-    called (see `toolwire.telemetry.settings`). ``max_tokens``, ``temperature`` and
-    ``provider_options`` go on every request. ``log`` is a run log path, one run per file (see
+    called (see `toolwire.telemetry.settings`). ``max_tokens``, ``temperature``, ``reasoning``
+    and ``provider_options`` go on every request; ``log`` is a run log path, one run per file (see
     `toolwire.agent.runlog`); ``arun(log=...)`` sets one per run. ``cache`` asks for prompt
     caching on every request (`toolwire.Cache`; True: the provider's default TTL and a cache key
     made from the agent's model, system prompt and tools; False: no cache fields at all).
@@ -131,7 +131,7 @@ class Agent:
         cost_budget: float | None = None,
         time_limit: float | None = None,
         max_tokens: int | None = None,
-        temperature: float | None = None,
+        temperature: float | None = None, reasoning: str | None = None,
         provider_options: Mapping[str, Any] | None = None,
         parallel_calls: bool | None = None,
         approval: Policy | Mapping[str, Policy] = "allow",
@@ -169,7 +169,7 @@ class Agent:
         self.cost_budget = cost_budget
         self.time_limit = time_limit
         self.max_tokens = max_tokens
-        self.temperature = temperature
+        self.temperature, self.reasoning = temperature, reasoning
         self.provider_options = provider_options
         self.parallel_calls = parallel_calls
         self.can_force_tool = can_force_tool

@@ -65,6 +65,8 @@ class RunSetup(Protocol):
     @property
     def temperature(self) -> float | None: ...
     @property
+    def reasoning(self) -> str | None: ...
+    @property
     def provider_options(self) -> Mapping[str, Any] | None: ...
     @property
     def settings(self) -> dict[str, Any]: ...
@@ -111,7 +113,7 @@ def _base_request(setup: RunSetup, out: OutputTool | None, notes: list[str]) -> 
         model=provider_model(setup.model), system=system, tools=specs, tool_choice=choice,
         max_tokens=setup.max_tokens, temperature=setup.temperature,
         provider_options=setup.provider_options, cache=setup.cache,
-        context_management=setup.keeper.managed,
+        context_management=setup.keeper.managed, reasoning=setup.reasoning,
     )
 
 

@@ -227,6 +227,7 @@ class RunState:
             tools=tools, tool_choice=base.tool_choice, max_tokens=base.max_tokens,
             temperature=base.temperature, provider_options=base.provider_options,
             cache=base.cache, context_management=base.context_management,
+            reasoning=base.reasoning,
         )
         if self.listeners:
             self.emit(RequestSent(self.turns + 1, request))

@@ -33,6 +33,10 @@ def check_agent_options(args: argparse.Namespace) -> None:
         checks.need_extra("mcp", "--mcp" if getattr(args, "mcp", None) else "--mcp-deferred")
     if getattr(args, "model", None):
         checks.model_id(args.model)
+    if getattr(args, "temperature", None) is not None and getattr(args, "reasoning", None) not in (
+            None, "off"):
+        raise UserError("--temperature and --reasoning together: reasoning models refuse a "
+                        "sampling temperature; give one of them (or --reasoning off)")
 
 
 def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
@@ -75,6 +79,7 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
                  approval=policy(args.approve, sandbox), approve=approver(term, shown),
                  stream=stream, eager_tools=stream, on_event=term.on_event,
                  system=system, temperature=getattr(args, "temperature", None),
+                 reasoning=getattr(args, "reasoning", None),
                  context=_context(args, model, workdir, test_command), **mcp)
 
 
@@ -319,6 +324,10 @@ def agent_options(p: argparse.ArgumentParser) -> None:
                         "file, or ask")
     p.add_argument("--max-turns", type=checks.count, default=50, metavar="N",
                    help="stop after N model calls, at least 1 (default 50)")
+    p.add_argument("--reasoning", choices=("low", "medium", "high", "off"),
+                   help="how much the model reasons before it answers, as each provider takes "
+                        "it (thinking budget, reasoning effort, think); not with --temperature "
+                        "(default: the provider's)")
     sandbox_options(p)
     stream_option(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -35,6 +35,7 @@ from toolwire.codecs.reading import objects_at as objects_at
 from toolwire.codecs.reading import plain as plain
 from toolwire.codecs.reading import text_at as text_at
 from toolwire.codecs.reading import wrong_shape as wrong_shape
+from toolwire.codecs.reasoning import REASONING_LEVELS, put_reasoning, takes_reasoning
 from toolwire.errors import (
     AuthenticationError,
     ContextLengthError,
@@ -120,6 +121,36 @@ def _fitting_tools(
                        headers=encoded.headers)
 
     return fitted
+
+
+def _reasoning(encode: Callable[[Request], Encoded], wire: str) -> Callable[[Request], Encoded]:
+    """``encode`` adding what `Request.reasoning` asks for (`toolwire.codecs.reasoning`); while
+    reasoning is on, a temperature is left out (reasoning models refuse one), with a note."""
+
+    @functools.wraps(encode)
+    def encoded(request: Request) -> Encoded:
+        level = request.reasoning
+        if level is None:
+            return encode(request)
+        ok = level in REASONING_LEVELS and takes_reasoning(wire)
+        drop = ok and level != "off" and request.temperature is not None
+        out = encode(msgspec.structs.replace(
+            request, reasoning=None, temperature=None if drop else request.temperature))
+        body = dict(out.body)
+        if not ok:
+            why = (f"{level!r} is not one of {', '.join(REASONING_LEVELS)}"
+                   if level not in REASONING_LEVELS else f"{wire} has no reasoning setting")
+            notes = [Note(kind="field_dropped", subject="reasoning", detail=f"{why}; left out")]
+        else:
+            made = put_reasoning(body, wire, level)
+            notes = [Note(kind=k, subject=s, detail=d) for k, s, d in made]
+        if drop:
+            notes.append(Note(kind="field_dropped", subject="temperature", detail=(
+                f"reasoning models refuse a sampling temperature; with reasoning {level!r} the "
+                f"temperature {request.temperature} was left out")))
+        return Encoded(body=body, notes=(*notes, *out.notes), headers=out.headers)
+
+    return encoded
 
 
 def drive_stream(decoder: StreamDecoder, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
@@ -281,8 +312,9 @@ class Codec:
         examples = getattr(module, "INPUT_EXAMPLES", False) is True
         callers = getattr(module, "ALLOWED_CALLERS", False) is True
         managed = getattr(module, "CONTEXT_MANAGEMENT", False) is True
-        self.encode = (module.encode if examples and callers and managed else _fitting_tools(
-            module.encode, wire, examples=examples, callers=callers, managed=managed))
+        self.encode = _reasoning(module.encode if examples and callers and managed else
+                                 _fitting_tools(module.encode, wire, examples=examples,
+                                                callers=callers, managed=managed), wire)
         self.decode_request = guard_request(module.decode_request, wire)
         self.decode_response = guard_response(module.decode_response, wire)
         self.encode_response = module.encode_response

@@ -1299,6 +1299,8 @@ def test_result_media_go_inside_the_function_response_only_for_models_that_take_
     default = "gemini-3" in model
     assert back.provider_options == (None if setting in (None, default)
                                      else {WIRE: {"_result_parts": setting}})
+    # With no model named, nothing is said about it (a conversion lists no setting as lost).
+    assert C.decode_request(enc.body).provider_options is None
 
 
 def test_a_wrong_result_parts_setting_is_a_config_error() -> None:

@@ -196,7 +196,7 @@ def decode_request(
         model = raw_model.removeprefix("models/") if raw_model else ""
     contents = as_list(data.get("contents"), "contents", "a list of contents")
     messages, inside = _decode_contents(contents)
-    if inside is not None and inside != takes_result_parts(model):
+    if model and inside is not None and inside != takes_result_parts(model):
         options["_result_parts"] = inside  # how this body sent result media, for this model
     return Request(
         model=model,

@@ -39,8 +39,8 @@ with ``_``. The encoder reads them and never puts them in the body:
 - ``"_result_parts"``: true sends a tool result's media inside ``functionResponse.parts``,
   false after the function responses with a text naming the call; unset, the model decides
   (``toolwire.codecs.media_rules.RESULT_PARTS_MODELS``: the Gemini 3 families take them,
-  older ones answer 400). `decode_request` sets it only when a body did otherwise than the default of the
-  model its URL named.
+  older ones answer 400). `decode_request` sets it only when a body did otherwise than the
+  default of the model its URL named.
 
 Every other key is merged into the body: objects key by key (``generationConfig``,
 ``toolConfig``), ``tools`` entries appended (``googleSearch``, ``codeExecution``, ...), anything

@@ -260,8 +260,8 @@ async def test_a_deferred_server_is_found_through_search_tools() -> None:
         async with emulated as emu:
             model = toolwire.model("openai:m@" + emu.base_url, env={})
             try:
-                run = await Agent(model=model, tools=servers.tools,
-                                  deferred=servers.deferred).arun("go")
+                run = await Agent(model=model, tools=servers.tools, deferred=servers.deferred,
+                                  tool_sources=[servers.tool_source]).arun("go")
             finally:
                 await model.aclose()
     finally:

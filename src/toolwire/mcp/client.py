@@ -137,6 +137,7 @@ class McpConnection:
         self._calls: list[tuple[str, Callable[[Event], None]]] = []
         """The calls running now: the tool name the model sees and how to tell its run."""
         self._names: dict[str, str] = {}
+        self._opened_with: frozenset[str] = frozenset()
         self._asker = Asker(answer, self.name, self._asked)
         self._session = SessionThread(self._server, timeout=timeout, label=self.name,
                                       hooks=Hooks(elicit=self._asker))
@@ -225,6 +226,7 @@ class McpConnection:
         if self._session.server_name and not self._named:
             self.name = self._asker.server = self._session.server_name
         self.tools = tuple(self._build())
+        self._opened_with = frozenset(t.name for t in self.tools)
         return self
 
     def open(self) -> McpConnection:
@@ -385,10 +387,11 @@ class McpConnection:
 
     def tool_source(self) -> list[Tool]:
         """The server's tools now, for ``Agent(tool_sources=[connection.tool_source])``: polled
-        before each model call, so tools the server adds join the run (see `relist`)."""
+        before each model call, so tools the server adds join the run (see `relist`). A
+        deferred server's first tools are left out: they join through a search."""
         if self.relist():
             self.tools = tuple(self._build(self._names))
-        return list(self.tools)
+        return [t for t in self.tools if not (self.deferred and t.name in self._opened_with)]
 
     def _build(self, names: Mapping[str, str] | None = None) -> list[Tool]:
         self._names = dict(names or {})

@@ -93,9 +93,10 @@ class McpTools:
         return "\n\n".join(p for p in (system, self.instructions) if p) or None
 
     def tool_source(self) -> list[Tool]:
-        """Every tool now, for ``Agent(tool_sources=[mcp.tool_source])``: a server that said
+        """The tools now, for ``Agent(tool_sources=[mcp.tool_source])``: a server that said
         its tool list changed is listed again, and its new tools get names no other tool has
-        (the server's label as a prefix where needed)."""
+        (the server's label as a prefix where needed). Deferred tools are left out (they
+        join through a search); tools a deferred server adds later are not deferred."""
         taken = {t.name for t in self.tools} | self._reserved
         added: list[Tool] = []
         for label, server in zip(self.labels, self.servers, strict=True):
@@ -112,7 +113,7 @@ class McpTools:
             self.notes = (*self.notes, *server.notes)
         if added:
             self.tools = (*self.tools, *added)
-        return list(self.tools)
+        return [t for t in self.tools if t.name not in self.deferred]
 
     def __len__(self) -> int:
         return len(self.tools)

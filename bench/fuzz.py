@@ -13,7 +13,8 @@ cut short. The mutation engine is the property tests' (``tests/hostile.py``).
 Prints the inputs tried, the outcomes by kind (``value``; each toolwire error class; ``net:``
 for a toolwire error the codecs' last net made of another exception, which names no path;
 ``escape:`` for any other exception, the contract's breach), the slowest input, and the first
-few inputs that escaped or reached the net. Target: no escapes, no net.
+few inputs that escaped or reached the net. Target: no escapes, no net. Stopped early (Ctrl-C or
+SIGTERM), it prints the same for the inputs tried so far.
 
 With ``--runs R``, R more hostile replies (a recorded reply mutated, or a recorded stream damaged
 and split at random) are each served over loopback HTTP by the emulator, twice and then a good
@@ -29,6 +30,7 @@ import asyncio
 import collections
 import json
 import random
+import signal
 import sys
 import tempfile
 import time
@@ -61,30 +63,37 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=0,
                         help="hostile replies also served to a real Agent.run over loopback")
     args = parser.parse_args()
+    for stop in (signal.SIGINT, signal.SIGTERM):  # also when started in the background
+        signal.signal(stop, signal.default_int_handler)
     rng = random.Random(args.seed)
     outcomes: collections.Counter[str] = collections.Counter()
     by_target: collections.Counter[tuple[str, str]] = collections.Counter()
     bad: list[tuple[str, str, str, str]] = []
     slowest = (0.0, "", "", "")
     started = time.perf_counter()
-    for n in range(1, args.count + 1):
-        wire, decoder = rng.choice(WIRES), rng.choice(DECODERS)
-        value = hostile_input(rng, wire, decoder)
-        split_rng = random.Random(rng.random())
-        t0 = time.perf_counter()
-        result = outcome(lambda: run_decoder(wire, decoder, value, split_rng))  # noqa: B023
-        took = time.perf_counter() - t0
-        outcomes[result] += 1
-        by_target[(wire, decoder)] += 1
-        if took > slowest[0]:
-            slowest = (took, wire, decoder, shown(value))
-        if result.startswith(("escape:", "net:")) and len(bad) < 10:
-            bad.append((result, wire, decoder, shown(value)))
-        if n % 100_000 == 0:
-            print(f"... {n:,} inputs, {time.perf_counter() - started:.0f} s", flush=True)
+    tried = 0
+    try:
+        for n in range(1, args.count + 1):
+            wire, decoder = rng.choice(WIRES), rng.choice(DECODERS)
+            value = hostile_input(rng, wire, decoder)
+            split_rng = random.Random(rng.random())
+            t0 = time.perf_counter()
+            result = outcome(lambda: run_decoder(wire, decoder, value, split_rng))  # noqa: B023
+            took = time.perf_counter() - t0
+            outcomes[result] += 1
+            by_target[(wire, decoder)] += 1
+            tried = n
+            if took > slowest[0]:
+                slowest = (took, wire, decoder, shown(value))
+            if result.startswith(("escape:", "net:")) and len(bad) < 10:
+                bad.append((result, wire, decoder, shown(value)))
+            if n % 100_000 == 0:
+                print(f"... {n:,} inputs, {time.perf_counter() - started:.0f} s", flush=True)
+    except KeyboardInterrupt:  # stopped early: the figures cover the inputs tried
+        print(f"... stopped after {tried:,} inputs", flush=True)
     elapsed = time.perf_counter() - started
-    print(f"inputs tried: {args.count:,} (seed {args.seed}) in {elapsed:.0f} s, "
-          f"{1e6 * elapsed / max(1, args.count):.0f} µs each on average")
+    print(f"inputs tried: {tried:,} (seed {args.seed}) in {elapsed:.0f} s, "
+          f"{1e6 * elapsed / max(1, tried):.0f} µs each on average")
     print("per wire and decoder: " + ", ".join(
         f"{w} {d} {c:,}" for (w, d), c in sorted(by_target.items())))
     print("outcomes:")

@@ -19,7 +19,7 @@ from toolwire import Agent, RunStop
 from toolwire.emulator import Emulator
 from toolwire.errors import ToolError
 from toolwire.events import ToolAsked, ToolProgress
-from toolwire.mcp import McpConnection, connect, open_servers
+from toolwire.mcp import McpConnection, McpTools, connect, open_servers
 from toolwire.mcp.elicit import CANCEL, DECLINE, NOT_INTERACTIVE, TRIES
 from toolwire.transcript import MediaPart, ToolResultPart
 
@@ -136,19 +136,41 @@ def answers(*given: str | BaseException) -> tuple[Any, list[tuple[str, Sequence[
     return answer, asked
 
 
-async def book(answer: Any) -> tuple[str, list[Any]]:
+class Answering:
+    """An answerer whose answers each test sets (one server serves every elicitation test)."""
+
+    def __init__(self) -> None:
+        self.answer: Any = None
+
+    def __call__(self, question: str, choices: Sequence[str] | None) -> str:
+        return str(self.answer(question, choices))
+
+
+@pytest.fixture(scope="module")
+def asking() -> Iterator[tuple[McpConnection, Answering]]:
+    answering = Answering()
+    with connect(FEATURES, answer=answering) as server:
+        yield server, answering
+
+
+async def book(asking: tuple[McpConnection, Answering], answer: Any) -> tuple[str, list[Any]]:
+    server, answering = asking
+    answering.answer = answer
     events: list[Any] = []
-    async with connect(FEATURES, answer=answer) as server:
-        script = [{"tool_calls": [{"name": "book", "arguments": {"party": "ann"}}]},
-                  {"text": "ok"}]
-        run, _ = await run_script(script, server.tools, on_event=events.append)
+    script = [{"tool_calls": [{"name": "book", "arguments": {"party": "ann"}}]},
+              {"text": "ok"}]
+    run, _ = await run_script(script, server.tools, on_event=events.append)
     [result] = results(run)
     return result.text, [e for e in events if isinstance(e, ToolAsked)]
 
 
-async def test_elicitation_accepted_with_each_field_checked_against_the_schema() -> None:
+Asking = tuple[McpConnection, Answering]
+
+
+async def test_elicitation_accepted_with_each_field_checked_against_the_schema(
+        asking: Asking) -> None:
     answer, asked = answers("nine", "9", "3", "maybe", "no", "")
-    text, [event] = await book(answer)
+    text, [event] = await book(asking, answer)
     assert text == "booked for 3, vegan=False, note=''"
     questions = [q for q, _ in asked]
     assert all("Booking a table for ann" in q for q in questions)
@@ -159,21 +181,21 @@ async def test_elicitation_accepted_with_each_field_checked_against_the_schema()
     assert (event.tool, event.action, event.reason) == ("book", "accept", "")
 
 
-async def test_elicitation_declined() -> None:
+async def test_elicitation_declined(asking: Asking) -> None:
     answer, _ = answers(DECLINE)
-    text, [event] = await book(answer)
+    text, [event] = await book(asking, answer)
     assert text == "not booked: decline" and event.action == "decline"
     answer, _ = answers(ToolError("not now"))
-    text, [event] = await book(answer)
+    text, [event] = await book(asking, answer)
     assert text == "not booked: decline" and "not now" in event.reason
 
 
-async def test_elicitation_cancelled() -> None:
+async def test_elicitation_cancelled(asking: Asking) -> None:
     answer, _ = answers("2", CANCEL)
-    text, [event] = await book(answer)
+    text, [event] = await book(asking, answer)
     assert text == "not booked: cancel" and event.action == "cancel"
     answer, asked = answers(*["0"] * TRIES)
-    text, [event] = await book(answer)
+    text, [event] = await book(asking, answer)
     assert text == "not booked: cancel" and len(asked) == TRIES and "Guests" in event.reason
 
 
@@ -212,11 +234,6 @@ async def test_resources_are_read_through_read_resource() -> None:
     assert (today.content, monday.content) == ("buy milk", "notes of monday")
     assert [p.data for p in logo.media] == [PNG]
     assert nowhere.is_error and "no MCP server offers 'nowhere://x'" in nowhere.text
-    without = open_servers([FEATURES])
-    try:
-        assert "read_resource" not in [t.name for t in without.tools]
-    finally:
-        without.close()
 
 
 # ---------------------------------------------------------------------- progress, instructions
@@ -235,15 +252,13 @@ async def test_progress_reaches_the_run_and_its_log(features: McpConnection,
     assert [line["progress"] for line in logged if line["event"] == "progress"] == [1, 2, 3]
 
 
-def test_instructions_join_the_system_prompt_when_asked() -> None:
-    servers = open_servers([FEATURES])
-    try:
-        assert servers.system_prompt(None) == (
-            "The MCP server 'features' says how to use its tools:\n"
-            "Call grow before you need more tools.")
-        assert servers.system_prompt("Be brief.").startswith("Be brief.\n\nThe MCP server")
-    finally:
-        servers.close()
+def test_instructions_join_the_system_prompt_when_asked(features: McpConnection) -> None:
+    servers = McpTools([features])  # not closed here: the module's server stays open
+    assert servers.system_prompt(None) == (
+        "The MCP server 'features' says how to use its tools:\n"
+        "Call grow before you need more tools.")
+    assert servers.system_prompt("Be brief.").startswith("Be brief.\n\nThe MCP server")
+    assert "read_resource" not in [t.name for t in servers.tools]  # only when asked for
 
 
 # ---------------------------------------------------------------------- deferred servers

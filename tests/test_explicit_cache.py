@@ -202,6 +202,14 @@ def test_the_emulator_refuses_what_the_api_refuses() -> None:
     assert emu.received[-1].body["cachedContent"] == made["name"]
 
 
+def test_the_setting_survives_the_json_form() -> None:
+    from toolwire.transcript_json import from_json, to_json
+
+    request = Request(model="m", messages=(Message.user("hi"),),
+                      cache=Cache(explicit=True, ttl="10m"))
+    assert from_json(to_json(request)) == request
+
+
 @pytest.mark.parametrize(("url", "collection", "resource"), [
     ("http://h/v1beta/models/gemini-2.5-flash:generateContent",
      "http://h/v1beta/cachedContents", "models/gemini-2.5-flash"),

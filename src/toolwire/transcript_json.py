@@ -305,7 +305,7 @@ def _load_cache(d: Any) -> Cache | None:
     if not isinstance(d, dict):
         raise TranscriptError(f"a request's 'cache' must be an object, got {type(d).__name__}")
     return Cache(ttl=d.get("ttl"), key=d.get("key"), retention=d.get("retention"),
-                 markers=bool(d.get("markers", False)))
+                 markers=bool(d.get("markers", False)), explicit=bool(d.get("explicit", False)))
 
 
 def _load_usage(d: dict[str, Any]) -> Usage:

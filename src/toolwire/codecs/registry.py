@@ -1,6 +1,7 @@
 """The wire registry: what each wire (a body format) is, one record per wire.
 
-Owns `Wire`, `WireRules`, `CacheRules`, `Counting` and `ExplicitCache` (the record), `Route`
+Owns `Wire` and `WireRules` (the record, with the prompt's parts from
+`toolwire.codecs.prompt_rules`: `CacheRules`, `Counting`, `ExplicitCache`), `Route`
 (what a URL path says), the registry itself (`count_at`, `explicit_cache_at`, `register_wire`,
 `unregister_wire`, `get_wire`, `wire_names`, `wire_at`, `detect_body`, `detect_stream_text`),
 the built-in records and `WIRES` / `WireName` (the built-in names). A wire's record names its
@@ -16,14 +17,13 @@ something about a wire (``get_codec``, ``convert``, ``rules``, the emulator, the
 reads it here instead of comparing wire names.
 
 Must not import: any codec module (``get_codec`` imports one on first use, by the module path
-recorded here), the transport, anything that does I/O. Importing this module stays cheap.
+recorded here; ``detect`` and ``prompt_rules`` are records and recognisers, not wires), the
+transport, anything that does I/O. Importing this module stays cheap.
 """
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -31,6 +31,7 @@ from typing import Any, Literal, cast
 
 from toolwire.codecs import detect
 from toolwire.codecs.detect import Kind
+from toolwire.codecs.prompt_rules import CacheRules, Counting, ExplicitCache, bedrock_count_input
 
 WireName = Literal[
     "anthropic-messages", "openai-chat", "openai-responses", "ollama-chat", "gemini-generate",
@@ -84,71 +85,6 @@ class HostedPath:
     count: str | None = None
     """The host's token-counting path for this wire, when it has its own (the model then in
     the body): Vertex AI counts Claude's tokens at ``.../models/count-tokens:rawPredict``."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CacheRules:
-    """How a wire's provider caches prompt prefixes (what the emulator models).
-
-    ``kind``: ``"breakpoints"`` (only up to blocks marked ``cache_control``, at most
-    ``max_breakpoints``, each looking back ``lookback`` blocks for an earlier entry; writes are
-    billed), ``"prefix"`` (any repeated prefix, cached lengths rounded down to ``step`` tokens,
-    routed by the body field ``key_field``; writes are free) or ``"none"``. ``sections`` are the
-    body's fields in the order the provider reads the prompt (a list's items, and a message's
-    content blocks, are its blocks). ``ttl`` is the default lifetime of an entry in seconds.
-    """
-
-    kind: Literal["breakpoints", "prefix", "none"] = "none"
-    sections: tuple[str, ...] = ()
-    max_breakpoints: int = 4
-    lookback: int = 20
-    step: int = 1
-    key_field: str | None = None
-    ttl: float = 300.0
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Counting:
-    """A provider's token-counting endpoint: ``path`` (``{model}`` filled in, relative to the
-    server like the wire's path), the request body's ``keys`` it takes (wrapped in ``wrap``
-    with ``"model": "models/<model>"`` when set), and the reply field holding the count."""
-
-    path: str
-    keys: frozenset[str]
-    field: str = "input_tokens"
-    wrap: str | None = None
-    read: Callable[[Mapping[str, Any]], Any] | None = None
-    """The prompt body inside a counting request, for an endpoint that nests it otherwise
-    (Bedrock's ``{"input": {"converse": ...}}``); else it is under ``wrap`` or the body."""
-
-    def prompt(self, body: Any) -> Mapping[str, Any]:
-        """The prompt body a counting request ``body`` holds (empty when it holds none)."""
-        if self.read is not None:
-            inner = self.read(body) if isinstance(body, Mapping) else None
-        elif self.wrap and isinstance(body, Mapping) and self.wrap in body:
-            inner = body[self.wrap]
-        else:  # Vertex AI's countTokens takes the fields unwrapped
-            inner = body
-        return inner if isinstance(inner, Mapping) else {}
-
-    def body(self, body: Mapping[str, Any], model: str) -> dict[str, Any]:
-        """The counting request for a request ``body``."""
-        kept = {k: v for k, v in body.items() if k in self.keys}
-        return {self.wrap: {"model": f"models/{model}", **kept}} if self.wrap else kept
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ExplicitCache:
-    """A provider's explicit prompt cache, made by a request of its own (Gemini's cached
-    contents): ``collection`` is the resource a POST creates one in (next to the models, as
-    ``/v1beta/cachedContents``), ``field`` the request body field naming one, ``fixed`` the body
-    fields that then live only in the cache (a request naming a cache may not repeat them), and
-    ``items`` the list field whose first items a cache may hold."""
-
-    collection: str
-    field: str
-    fixed: tuple[str, ...]
-    items: str
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -349,24 +285,9 @@ BEDROCK_CONVERSE = Wire(
     count=Counting(path="/model/{model}/count-tokens", field="inputTokens",
                    keys=frozenset({"messages", "system", "toolConfig",
                                    "additionalModelRequestFields"}),
-                   read=lambda body: _bedrock_count_input(body)),
+                   read=bedrock_count_input),
 )
 
-
-def _bedrock_count_input(body: Mapping[str, Any]) -> Any:
-    """The prompt in Bedrock's CountTokens body: a Converse request under ``input.converse``,
-    or an InvokeModel body (base64 JSON) under ``input.invokeModel.body``."""
-    given = body.get("input")
-    if not isinstance(given, Mapping):
-        return None
-    if "converse" in given:
-        return given["converse"]
-    invoke = given.get("invokeModel")
-    raw = invoke.get("body") if isinstance(invoke, Mapping) else None
-    try:
-        return json.loads(base64.b64decode(raw, validate=True)) if isinstance(raw, str) else None
-    except ValueError:
-        return None
 
 _BUILT_IN = (ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES, OLLAMA_CHAT, GEMINI_GENERATE,
              BEDROCK_CONVERSE)

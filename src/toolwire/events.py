@@ -297,7 +297,8 @@ def thread_context(loop: AbstractEventLoop) -> Context:
     listener = _listener.get()
     if listener is not None:
         def relay(event: Event) -> None:
-            loop.call_soon_threadsafe(listener, event)
+            if not loop.is_closed():  # else the run is over (a tool left running past it)
+                loop.call_soon_threadsafe(listener, event)
 
         context.run(_listener.set, relay)
     return context

@@ -48,3 +48,37 @@ def test_the_architecture_picture_is_drawn_from_todays_code() -> None:
     for layer in module.layers():
         for name in layer:
             assert f"`{name}" in text, f"docs/architecture.md does not describe {name}"
+
+
+def _anchors(page: Path) -> set[str]:
+    """The anchors GitHub makes for the headings of ``page`` (code blocks left out)."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+            for h in re.findall(r"^#+\s+(.*)$", text, flags=re.MULTILINE)}
+
+
+LINKED = [DOCS.parent / "README.md", *sorted(DOCS.glob("*.md")),
+          *sorted((DOCS.parent / "bench").glob("*.md"))]
+
+
+@pytest.mark.parametrize("page", LINKED, ids=[p.name for p in LINKED])
+def test_links_between_pages_lead_somewhere(page: Path) -> None:
+    """Every relative link in the README, docs/ and bench/ names a file that exists and, with a
+    ``#part``, a heading on that page."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    broken = []
+    for link in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", link):
+            continue
+        path, _, part = link.partition("#")
+        target = (page.parent / path).resolve() if path else page
+        if not target.exists():
+            broken.append(f"{link} (no such file)")
+        elif part and target.suffix == ".md" and part not in _anchors(target):
+            broken.append(f"{link} (no such heading)")
+    assert broken == []
+
+
+def test_the_link_check_sees_links_and_headings() -> None:
+    assert "hostile-input" in _anchors(DOCS / "wires.md")
+    assert "](wires.md#hostile-input)" in (DOCS / "architecture.md").read_text(encoding="utf-8")

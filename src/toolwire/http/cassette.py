@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from toolwire import _json
 from toolwire.codecs.eventstream import MEDIA_TYPE, EventStreamFramer, encode_message
 from toolwire.errors import StreamError, ToolwireError
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, WireResponse
@@ -261,7 +262,7 @@ def load_cassette(path: str | Path, *, restore: bool = True) -> list[dict[str, A
     """The interactions of a cassette file; a clear error if it is not one. Bodies hold their
     media again unless ``restore`` is false (then as the file keeps them)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = _json.loads(Path(path).read_bytes())
     except FileNotFoundError:
         raise CassetteError(f"cassette {path} does not exist; record it first") from None
     except ValueError as exc:
@@ -314,7 +315,11 @@ class ReplayTransport:
                 f"{self.path} holds {len(self.interactions)} interaction(s). Record the run again."
             )
         recorded = self.interactions[n]
-        want = recorded["request"]
+        want = recorded.get("request") if isinstance(recorded, dict) else None
+        resp = recorded.get("response") if isinstance(recorded, dict) else None
+        if not isinstance(want, dict) or not isinstance(resp, dict):
+            raise CassetteError(f"{self.path}: interaction {n + 1} is not an object holding a "
+                                "'request' and a 'response' object; record the run again")
         got_path = _path(request.url)
         body = request.body
         if want.get("media"):  # compared as recorded: each media by its file name
@@ -332,15 +337,32 @@ class ReplayTransport:
                 f"request #{n + 1} differs from the one recorded in {self.path}:\n{diff}"
             )
         self.played += 1
-        resp = recorded["response"]
-        headers = resp.get("headers", {})
-        if "stream" in resp:
-            return WireResponse(resp["status"], headers,
-                                chunks=[_stream_bytes(e) for e in resp["stream"]])
-        if "body" in resp:
-            body = _restored(resp, "body", self.media, f"{self.path}: interaction {n + 1}")
-            return WireResponse.from_json(resp["status"], body, headers)
-        return WireResponse(resp["status"], headers, content=resp.get("text", "").encode())
+        return self._answer(resp, f"{self.path}: interaction {n + 1}")
+
+    def _answer(self, resp: dict[str, Any], where: str) -> WireResponse:
+        """The recorded response ``resp`` as the server sent it; a `CassetteError` naming
+        ``where`` when the cassette holds something no recording writes."""
+        status, headers = resp.get("status"), resp.get("headers", {})
+        if (not isinstance(status, int) or isinstance(status, bool) or not 100 <= status <= 599
+                or not isinstance(headers, dict)
+                or not all(isinstance(v, str) for v in headers.values())):
+            raise CassetteError(f"{where}: the response needs a status code and text headers; "
+                                "the cassette was edited or damaged, record the run again")
+        try:
+            if "stream" in resp:
+                if not isinstance(resp["stream"], list):
+                    raise TypeError("its stream is not a list")
+                return WireResponse(status, headers,
+                                    chunks=[_stream_bytes(e) for e in resp["stream"]])
+            if "body" in resp:
+                body = _restored(resp, "body", self.media, where)
+                return WireResponse.from_json(status, body, headers)
+            return WireResponse(status, headers, content=resp.get("text", "").encode())
+        except CassetteError:
+            raise
+        except (ToolwireError, TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise CassetteError(f"{where}: the response cannot be played ({exc}); the cassette "
+                                "was edited or damaged, record the run again") from None
 
     def assert_done(self) -> None:
         if self.unplayed:

@@ -265,3 +265,14 @@ def test_a_log_is_told_from_other_json_by_its_first_line(tmp_path: Path) -> None
     assert not is_log_text('{"event": "turn"}\n')
     assert not is_log_text("not json at all")
     assert not is_log_text("")
+
+
+async def test_line_separators_a_model_writes_leave_every_log_line_one_line(
+        tmp_path: Path) -> None:
+    text = "one\u2028two\u2029three\x85four"
+    log = tmp_path / "run.jsonl"
+    with ScriptedModel([text]) as model:
+        result = await Agent(model=model, log=log).arun("task")
+    raw = log.read_text(encoding="utf-8")
+    assert raw.splitlines() == raw.split("\n")[:-1]  # no line is cut in two by splitlines
+    assert result.answer == text and read_log(log).messages[-1].text == text

@@ -1,6 +1,7 @@
 """Reading and writing JSON fast, with one policy for text from outside.
 
-Owns `loads`, `parse`, `dumps`, `walk_limit` and the limits `MAX_DEPTH` and `SHALLOW`. Imports only
+Owns `loads`, `parse`, `dumps`, `one_line`, `walk_limit` and the limits `MAX_DEPTH` and
+`SHALLOW`. Imports only
 `toolwire.errors` (for `JSONTextError`); everything that reads JSON from a server, a model or a
 file reads it here, so the policy below holds everywhere at once:
 
@@ -187,3 +188,20 @@ def dumps(value: Any) -> bytes:
         return text.encode()
     except UnicodeEncodeError:
         return json.dumps(value, ensure_ascii=True).encode()
+
+
+_SEPARATORS = ((b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"),
+               (b"\xc2\x85", b"\\u0085"))
+
+
+def one_line(data: bytes) -> bytes:
+    """UTF-8 JSON ``data`` with U+2028, U+2029 and U+0085 written as ``\\u`` escapes.
+
+    JSON may hold these as they are, but line readers such as Python's ``splitlines`` take them
+    for line ends, which would cut a JSON line in two. They occur only inside strings, where the
+    escape stands for the same character.
+    """
+    if b"\xe2\x80" in data or b"\xc2\x85" in data:
+        for raw, escaped in _SEPARATORS:
+            data = data.replace(raw, escaped)
+    return data

@@ -117,9 +117,10 @@ _encode = msgspec.json.Encoder(enc_hook=str).encode
 
 def _line(fields: dict[str, Any]) -> bytes:
     """One event as a JSON line, whatever text it holds: text that is not valid Unicode (a lone
-    surrogate a server sent as ``"\\udcff"``) is written with ASCII escapes, read back the same."""
+    surrogate a server sent as ``"\\udcff"``) is written with ASCII escapes, read back the same,
+    and so are characters some readers take for line ends (`toolwire._json.one_line`)."""
     try:
-        return _encode(fields)
+        return _json.one_line(_encode(fields))
     except UnicodeEncodeError:
         return json.dumps(fields, ensure_ascii=True, default=str).encode()
 

@@ -167,3 +167,33 @@ def test_a_cached_content_answer_of_any_shape_leaves_a_request_to_send(answer: A
     out = asyncio.run(caches.use(sent, Cache(explicit=True), send))
     named = out.body.get("cachedContent")
     assert named is None or (isinstance(named, str) and out.body["contents"] == contents[1:])
+
+
+saved_media = st.fixed_dictionaries({"type": st.just("media")}, optional={
+    "file": json_values | st.sampled_from(["0" * 64 + ".png", "../" + "0" * 64 + ".png"]),
+    "data": json_values | base64_text, "media_type": json_values, "size": json_values,
+    "kind": json_values, "name": json_values})
+
+
+@bounded
+@given(st.lists(saved_media, min_size=1, max_size=3), st.sampled_from(["message", "result"]))
+def test_a_run_log_naming_media_of_any_shape_reads_or_names_its_line(
+        tmp_path: Path, media: list[Any], holder: str) -> None:
+    from toolwire.agent.runlog import read_log
+    from toolwire.errors import TranscriptError
+
+    log = tmp_path / "run.jsonl"
+    (tmp_path / "run.jsonl.media").mkdir(exist_ok=True)
+    (tmp_path / "run.jsonl.media" / ("0" * 64 + ".png")).write_bytes(b"not the hash")
+    if holder == "message":
+        line = {"event": "message", "index": 0,
+                "message": {"type": "message", "role": "user", "parts": media}}
+    else:
+        line = {"event": "call_end", "id": "c1", "name": "t",
+                "result": {"type": "tool_result", "call_id": "c1", "content": media}}
+    log.write_text(json.dumps({"event": "header", "format": 8, "model": "m"}) + "\n"
+                   + json.dumps(line) + "\n")
+    try:
+        read_log(log)
+    except TranscriptError as exc:
+        assert f"{log}:" in str(exc)

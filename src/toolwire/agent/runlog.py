@@ -447,8 +447,9 @@ def read_log(path: str | os.PathLike[str]) -> LoggedRun:
         try:
             unfold_fields(event, media, where)
             _read_event(run, event, where)
-        except TranscriptError:
-            raise
+        except TranscriptError as exc:  # named by its line, once
+            named = str(exc).startswith(where)
+            raise exc if named else TranscriptError(f"{where}: {exc}") from None
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise TranscriptError(f"{where}: a {event['event']!r} line holds a value of the "
                                   f"wrong type ({type(exc).__name__}: {exc}); the log was "

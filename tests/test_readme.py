@@ -82,3 +82,34 @@ def test_python_examples_leave_nothing_open(tmp_path: Path) -> None:
                            str(script)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "ResourceWarning" not in proc.stderr and "unclosed" not in proc.stderr
+
+
+
+def _command_flags() -> dict[str, list[set[str]]]:
+    """Each command's options, each as the set of its spellings (``-v``, ``--verbose``), help
+    left out."""
+    import argparse
+
+    from toolwire.cli.app import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return {name: [set(a.option_strings) for a in parser._actions
+                   if a.option_strings and "--help" not in a.option_strings
+                   and a.help != argparse.SUPPRESS]
+            for name, parser in sub.choices.items()}
+
+
+def test_the_command_line_synopsis_names_every_flag_and_only_real_ones() -> None:
+    """The synopsis under "The command line" lists each command with its flags: a flag it names
+    exists on that command, and the commands written out in full (no "run's flags") name all of
+    theirs."""
+    block = next(b for b in blocks("text") if b.startswith("toolwire run TASK"))
+    options = _command_flags()
+    for entry in re.split(r"\n(?=toolwire )", block.strip()):
+        command = entry.split()[1]
+        named = set(re.findall(r"(?<![\w-])--?[a-z][a-z-]*", entry))
+        known = set().union(*options[command])
+        assert named - known == set(), f"{command}: not flags of the command"
+        if "run's flags" not in entry:
+            left_out = [sorted(o) for o in options[command] if not o & named]
+            assert left_out == [], f"{command}: flags the synopsis leaves out"

@@ -197,3 +197,17 @@ def test_a_run_log_naming_media_of_any_shape_reads_or_names_its_line(
         read_log(log)
     except TranscriptError as exc:
         assert f"{log}:" in str(exc)
+
+
+def test_a_form_default_no_answer_can_hold_is_left_out_and_infinity_is_asked_again() -> None:
+    from mcp_types import ElicitRequestFormParams
+
+    from toolwire.mcp.elicit import Asker
+
+    given = iter(["", "inf", "2.5"])
+    asker = Asker(lambda question, choices: next(given), "odd", lambda *told: None)
+    schema = {"type": "object", "properties": {"a": {"type": "string", "default": [None]},
+                                                "x": {"type": "number"}}, "required": ["x"]}
+    result = asyncio.run(asker(None, ElicitRequestFormParams(message="?",
+                                                            requested_schema=schema)))
+    assert (result.action, result.content) == ("accept", {"x": 2.5})

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -69,6 +70,15 @@ def _choices(prop: dict[str, Any]) -> list[str] | None:
     return [str(v) for v in values] or None
 
 
+def _answerable(value: Any) -> bool:
+    """Whether ``value`` is what an elicitation answer may hold: text, a finite number, yes or
+    no, or a list of texts (a server's ``default`` that is anything else is not sent)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, str | int | bool) or (
+        isinstance(value, list) and all(isinstance(item, str) for item in value))
+
+
 def _read(text: str, prop: dict[str, Any]) -> Any:
     """``text`` as the value a field of schema ``prop`` holds; ValueError saying why not."""
     kind = prop.get("type")
@@ -84,9 +94,12 @@ def _read(text: str, prop: dict[str, Any]) -> Any:
             raise ValueError(f"{text!r} is not a whole number") from None
     if kind == "number":
         try:
-            return float(text.strip())
+            number = float(text.strip())
         except ValueError:
             raise ValueError(f"{text!r} is not a number") from None
+        if not math.isfinite(number):
+            raise ValueError(f"{text!r} is not a finite number")
+        return number
     if kind == "array":
         return [item.strip() for item in text.split(",") if item.strip()]
     return text
@@ -169,7 +182,8 @@ class Asker:
             text = await self._ask(f"{header}\n{problem}{title}{about} {hint}", _choices(prop))
             if not text:
                 if not required:
-                    return prop.get("default")
+                    default = prop.get("default")
+                    return default if _answerable(default) else None
                 problem = f"{title} is required. "
                 continue
             try:

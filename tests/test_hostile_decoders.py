@@ -396,3 +396,17 @@ def test_10_a_negative_output_index_and_a_content_block_that_is_no_object_are_na
     raw = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
     with pytest.raises(StreamError, match=r"output\[-3\]\.content\[0\]: expected an object"):
         list(codec.decode_stream([raw]))
+
+
+def test_a_content_item_whose_type_is_an_object_is_kept_as_it_came() -> None:
+    """A type that cannot be looked up in a set (an object, a list) is an unknown item type."""
+    for kind in ({"output": 1}, [1.5, None]):
+        body = {"model": "m", "messages": [
+            {"role": "user", "content": [{"type": kind, "text": "a"}]},
+            {"role": "assistant", "content": [{"type": kind, "text": "b"}]},
+            {"role": "tool", "tool_call_id": "c", "content": [{"type": kind}]}]}
+        assert outcome(lambda: get_codec("openai-chat").decode_request(body)) == "value"  # noqa: B023
+        responses = {"model": "m", "input": [{"type": "function_call_output", "call_id": "c",
+                                              "output": [{"type": kind}]}]}
+        assert not outcome(lambda: get_codec("openai-responses").decode_request(
+            responses)).startswith(("escape:", "net:"))  # noqa: B023

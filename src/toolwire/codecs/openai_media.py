@@ -44,7 +44,8 @@ _ERROR_PREFIX = "Error: "
 
 CHAT = "openai-chat"
 AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
-CHAT_ITEMS = frozenset({"image_url", "file", "input_audio"})
+CHAT_ITEMS = ("image_url", "file", "input_audio")
+"""Media content item types (a tuple: a type from the wire may be any value, even a dict)."""
 MOVED_TEXT = "(media returned: in the next user message)"
 
 def chat_item(part: MediaPart, *, subject: str) -> dict[str, Any]:
@@ -165,7 +166,7 @@ def restore_media(results: list[ToolResultPart], content: Any) -> bool:
 # --------------------------------------------------------------------------- Responses
 
 RESPONSES = "openai-responses"
-RESPONSES_ITEMS = frozenset({"input_image", "input_file"})
+RESPONSES_ITEMS = ("input_image", "input_file")
 
 
 def responses_item(part: MediaPart, *, subject: str, notes: list[Note]) -> dict[str, Any]:

@@ -127,3 +127,25 @@ def test_replay_runs_in_the_recorded_folder_by_default(recorded: tuple[Path, Pat
         shutil.copytree(copy, work)
     assert proc.returncode == 1
     assert "this file was different at the start: out.txt" in proc.stdout
+
+
+def test_a_reply_holding_a_raw_line_separator_is_replayed(recorded: tuple[Path, Path],
+                                                         tmp_path: Path) -> None:
+    """Logs written before the separators were escaped hold U+2028 as it came: it is text
+    inside a line, not the end of one, for replay as for every other reader."""
+    import json
+
+    from toolwire.cli.replay import read_recording
+
+    log, _ = recorded
+    lines = log.read_text(encoding="utf-8").split("\n")
+    for i, line in enumerate(lines):
+        if line and json.loads(line).get("event") == "reply":
+            lines[i] = line.replace("Looking first.", "Looking\u2028first.")
+            break
+    old = tmp_path / "old.jsonl"
+    old.write_text("\n".join(lines), encoding="utf-8")
+    assert "\u2028" in old.read_text(encoding="utf-8")
+    replayed = read_recording(str(old))
+    assert len(replayed.turns) == len(read_recording(str(log)).turns) == len(SCRIPT)
+    assert replayed.turns[0].reply.text == "Looking\u2028first."

@@ -79,7 +79,7 @@ def _from_log(path: str, text: str) -> Recording:
                     wire=provider.wire if provider else None, files=None,
                     context=header["context"] if isinstance(header.get("context"), dict) else {})
     rec.files = dict(logged.files) if int(header.get("format", 0)) >= 8 else None
-    for line in text.splitlines():
+    for line in text.split("\n"):  # as read_log splits: U+2028 in old logs is text
         try:
             event = json.loads(line)
         except ValueError:  # a last line cut short: read_log skipped it too

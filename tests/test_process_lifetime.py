@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from toolwire.tools import landlock
 from toolwire.tools.sandbox import Sandbox
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -96,21 +98,30 @@ def test_a_script_killed_mid_run_leaves_no_local_server(tmp_path: Path) -> None:
 @pytest.mark.parametrize("mode", [
     pytest.param("auto", marks=pytest.mark.skipif(
         not Sandbox().confined, reason="no sandbox on this machine")),
+    pytest.param("landlock", marks=pytest.mark.skipif(
+        landlock.abi()[0] is None, reason="no Landlock on this machine")),
     "off"])
 def test_a_script_killed_mid_command_leaves_no_command(tmp_path: Path, mode: str) -> None:
     marker = f"toolwire-cmd-{uuid.uuid4().hex[:10]}"
+    # The command is a copy of sleep named by the marker (/bin/sh has no ``exec -a``), so the
+    # process found is the command itself, not a shell or a sandbox still being set up.
+    shutil.copy(shutil.which("sleep") or "/bin/sleep", tmp_path / marker)
     script = f"""
         from toolwire.tools.coding import coding_tools
         t = {{x.name: x for x in coding_tools({str(tmp_path)!r}, sandbox={mode!r})}}
         print("starting", flush=True)
-        t["run_command"].call({{"command": "exec -a {marker} sleep 300", "timeout": 300}})
+        print(t["run_command"].call({{"command": "./{marker} 300", "timeout": 300}}))
     """
     proc, _ = start(script)
+
+    def running() -> bool:
+        return any(line.split(" ", 1)[0].endswith(marker) for line in command_lines(marker))
+
     for _ in range(300):
-        if command_lines(marker):
+        if running() or proc.poll() is not None:
             break
         time.sleep(0.1)
-    assert command_lines(marker)
+    assert running(), proc.communicate()[0] if proc.poll() is not None else "not started"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert gone(marker)

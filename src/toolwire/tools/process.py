@@ -100,10 +100,24 @@ def parent_death_signal(sig: int = signal.SIGKILL) -> None:
         _libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
 
 
-def _child_setup(limits: Limits | None,
-                 confine: Callable[[], None] | None = None) -> Callable[[], None]:
+REAPING_SHELL = 'trap "kill -KILL 0" TERM; /bin/sh -c "$1" & wait $!'
+"""A shell that runs its first argument as a command and, sent SIGTERM (the parent death
+signal `shell_argv` asks for), kills its whole process group: without a sandbox's PID
+namespace, that is how the command and what it started end with the program, even when the
+program is killed outright. (A command that leaves the group with ``setsid`` escapes it; the
+sandbox's namespace catches those.)"""
+
+
+def shell_argv(command: str) -> list[str]:
+    """``/bin/sh`` running ``command`` under `REAPING_SHELL` (use with ``on_parent_death=
+    signal.SIGTERM``)."""
+    return ["/bin/sh", "-c", REAPING_SHELL, "toolwire-command", command]
+
+
+def _child_setup(limits: Limits | None, confine: Callable[[], None] | None = None,
+                 on_parent_death: int = signal.SIGKILL) -> Callable[[], None]:
     def setup() -> None:
-        parent_death_signal()
+        parent_death_signal(on_parent_death)
         if limits is not None:
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
@@ -139,15 +153,17 @@ if callable(_register_exit):
 
 
 def run_bounded(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], timeout: float,
-                limits: Limits, confine: Callable[[], None] | None = None) -> Finished:
+                limits: Limits, confine: Callable[[], None] | None = None,
+                on_parent_death: int = signal.SIGKILL) -> Finished:
     """Run ``argv`` in a new session with ``limits``; keep its output bounded; stop it at
     ``timeout`` seconds. ``confine`` runs in the child just before ``exec`` (a Landlock
-    ruleset enforcing itself). Raises ``OSError`` when it cannot be started, or
+    ruleset enforcing itself); ``on_parent_death`` is the signal it gets if this thread ends
+    first (`shell_argv` wants SIGTERM). Raises ``OSError`` when it cannot be started, or
     ``subprocess.SubprocessError`` when ``confine`` failed in the child."""
     proc = subprocess.Popen(
         list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
-        preexec_fn=_child_setup(limits, confine),
+        preexec_fn=_child_setup(limits, confine, on_parent_death),
     )
     assert proc.stdout is not None
     out = BoundedOutput(limits.output_bytes)

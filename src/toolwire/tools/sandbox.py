@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -42,7 +43,7 @@ from typing import Literal
 from toolwire.errors import ConfigError
 from toolwire.secrets import is_secret_name
 from toolwire.tools import landlock
-from toolwire.tools.process import Finished, Limits, run_bounded
+from toolwire.tools.process import Finished, Limits, run_bounded, shell_argv
 
 SandboxMode = Literal["required", "auto", "landlock", "off"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("required", "auto", "landlock", "off")
@@ -233,9 +234,9 @@ class Sandbox:
 
     def argv(self, root: Path, command: str, *, network: bool = False) -> list[str]:
         """What runs for ``command`` in workspace ``root``."""
-        shell = ["/bin/sh", "-c", command]
         if self.bwrap is None:
-            return shell
+            return shell_argv(command)
+        shell = ["/bin/sh", "-c", command]
         args = [self.bwrap, *_namespace_args(network=network), "--ro-bind", "/", "/",
                 "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
         if not network:
@@ -260,7 +261,8 @@ class Sandbox:
             return self._run_landlocked(root, command, timeout, network=network)
         # the environment goes to bwrap, which hands it on: values never appear in argv
         return run_bounded(self.argv(root, command, network=network), cwd=str(root),
-                           env=self.env(), timeout=timeout, limits=self.limits)
+                           env=self.env(), timeout=timeout, limits=self.limits,
+                           on_parent_death=signal.SIGKILL if self.bwrap else signal.SIGTERM)
 
     def _run_landlocked(self, root: Path, command: str, timeout: float, *,
                         network: bool) -> Finished:
@@ -272,9 +274,9 @@ class Sandbox:
             os.mkdir(f"{tmp}/home")
             rules = landlock.Ruleset(self.landlock, [root, tmp], network=network)
             try:
-                return run_bounded(["/bin/sh", "-c", command], cwd=str(root),
+                return run_bounded(shell_argv(command), cwd=str(root),
                                    env=self.env(tmp), timeout=timeout, limits=self.limits,
-                                   confine=rules.enforce)
+                                   confine=rules.enforce, on_parent_death=signal.SIGTERM)
             finally:
                 rules.close()
 

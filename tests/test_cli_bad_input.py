@@ -382,6 +382,11 @@ for name, args in {
         "c.json", json.dumps({"toolwire_cassette": 1, "interactions": [{"request": {
             "method": "POST", "path": "/nowhere", "body": {}}, "response": {}}]})),
         "--workdir", p.work],
+    "replay <a cassette whose interaction is a number>": lambda p: ["replay", p.file(
+        "n.json", json.dumps({"toolwire_cassette": 1, "interactions": [3]})),
+        "--workdir", p.work],
+    "replay <an object that is neither log nor cassette>": lambda p: ["replay", p.file(
+        "o.jsonl", "{}\n"), "--workdir", p.work],
     "resume <a log whose tool set is unknown>": lambda p: ["resume", p.file(
         "t.jsonl", log_text(header(context={"tools": "everything"}), TASK))],
 }.items():

@@ -149,3 +149,25 @@ def test_a_reply_holding_a_raw_line_separator_is_replayed(recorded: tuple[Path, 
     replayed = read_recording(str(old))
     assert len(replayed.turns) == len(read_recording(str(log)).turns) == len(SCRIPT)
     assert replayed.turns[0].reply.text == "Looking\u2028first."
+
+
+@pytest.mark.parametrize(("content", "said"), [
+    ({"toolwire_cassette": 1, "interactions": [3]},
+     "interaction 1 has no request with a path and a body"),
+    ({"toolwire_cassette": 1, "interactions": [{"request": {"path": "/v1/messages", "body": {}},
+                                                "response": {"status": 200}}]},
+     "interaction 1 has no response with a body or a stream"),
+    ({}, "is neither a toolwire run log nor a cassette"),
+])
+def test_a_damaged_recording_is_named_in_plain_words(tmp_path: Path, content: object,
+                                                      said: str) -> None:
+    import json
+
+    from toolwire.cli.common import UserError
+    from toolwire.cli.replay import read_recording
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(content), encoding="utf-8")
+    with pytest.raises(UserError) as caught:
+        read_recording(str(bad))
+    assert said in str(caught.value) and "Error" not in str(caught.value)

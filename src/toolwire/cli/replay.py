@@ -106,37 +106,59 @@ def _from_cassette(path: str) -> Recording:
     from toolwire.errors import ToolwireError
     from toolwire.http.cassette import load_cassette, recorded_stream
     from toolwire.http.endpoints import wire_for_path
+    from toolwire.transcript import Reply
 
     rec = Recording(path)
     try:
-        for n, item in enumerate(load_cassette(path)):
-            found = wire_for_path(str(item["request"]["path"]))
+        items = load_cassette(path)
+    except ToolwireError as exc:
+        raise UserError(f"{path} is neither a toolwire run log nor a cassette ({exc})") from None
+    for n, item in enumerate(items, 1):
+        request_item, response = _interaction(path, n, item)
+        try:
+            found = wire_for_path(request_item["path"])
             if found is None:
-                raise UserError(f"{path}: interaction {n + 1} went to {item['request']['path']}, "
+                raise UserError(f"{path}: interaction {n} went to {request_item['path']}, "
                                 "which no wire serves")
             rec.wire = found[0]
             codec = get_codec(rec.wire)
-            request = codec.decode_request(item["request"]["body"])
-            if n == 0:
+            request = codec.decode_request(request_item["body"])
+            if n == 1:
                 rec.system, rec.task = request.system, list(request.messages)
             for message in request.messages:
                 for result in message.tool_results:
                     rec.results.setdefault(result.call_id, result)
-            response = item["response"]
             if "stream" in response:
                 events = list(codec.decode_stream([recorded_stream(response["stream"])]))
-                reply = events[-1].reply  # type: ignore[union-attr]
+                reply = getattr(events[-1], "reply", None) if events else None
+                if not isinstance(reply, Reply):
+                    raise UserError(f"{path}: interaction {n}'s stream holds no whole reply")
             else:
                 reply = codec.decode_response(response["body"])
-            if n > 0 and request.messages and _user_line(request.messages[-1]) and rec.turns:
-                rec.turns[-1].then.append(request.messages[-1])
-            rec.turns.append(Turn(reply))
-    except (KeyError, TypeError, AttributeError, IndexError) as exc:
-        raise UserError(f"{path}: a cassette interaction is not what a recording holds "
-                        f"({type(exc).__name__}: {exc})") from None
-    except ToolwireError as exc:
-        raise UserError(f"{path}: {exc}") from None
+        except ToolwireError as exc:
+            raise UserError(f"{path}: interaction {n}: {exc}") from None
+        except (KeyError, TypeError, AttributeError, IndexError):
+            raise UserError(f"{path}: interaction {n} is not what a recording holds; record the "
+                            "run again with --record") from None
+        if n > 1 and request.messages and _user_line(request.messages[-1]) and rec.turns:
+            rec.turns[-1].then.append(request.messages[-1])
+        rec.turns.append(Turn(reply))
     return rec
+
+
+
+def _interaction(path: str, n: int, item: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The request and response of cassette interaction ``n``, checked for what replay reads."""
+    request = item.get("request") if isinstance(item, dict) else None
+    response = item.get("response") if isinstance(item, dict) else None
+    if not isinstance(request, dict) or not isinstance(request.get("path"), str) \
+            or "body" not in request:
+        raise UserError(f"{path}: interaction {n} has no request with a path and a body; "
+                        "record the run again with --record")
+    if not isinstance(response, dict) or not ("stream" in response or "body" in response):
+        raise UserError(f"{path}: interaction {n} has no response with a body or a stream; "
+                        "record the run again with --record")
+    return request, response
 
 
 # ------------------------------------------------------------------------------- comparing

@@ -71,26 +71,26 @@ def _first_party(model: object) -> bool:
     return isinstance(provider, str) and provider.split("-", 1)[0] in FIRST_PARTY
 
 
-def native_search(model: object) -> bool:
-    """Whether ``model``'s provider searches deferred tools itself: its ``native_tool_search``
-    attribute when it has one, else whether it is an HTTP model of Anthropic's or OpenAI's
-    own API (`FIRST_PARTY`) with a codec whose wire has ``NATIVE_TOOL_SEARCH``."""
-    flag = getattr(model, "native_tool_search", None)
+def _native(model: object, attribute: str, codec_flag: str) -> bool:
+    """``model``'s own ``attribute`` when it is a bool, else whether it is an HTTP model of
+    Anthropic's or OpenAI's own API (`FIRST_PARTY`) whose wire's codec has ``codec_flag``."""
+    flag = getattr(model, attribute, None)
     if isinstance(flag, bool):
         return flag
     wire = getattr(getattr(model, "codec", None), "module", None)
-    return getattr(wire, "NATIVE_TOOL_SEARCH", False) is True and _first_party(model)
+    return getattr(wire, codec_flag, False) is True and _first_party(model)
+
+
+def native_search(model: object) -> bool:
+    """Whether ``model``'s provider searches deferred tools itself (``native_tool_search``;
+    by default where the wire has ``NATIVE_TOOL_SEARCH``: see `_native`)."""
+    return _native(model, "native_tool_search", "NATIVE_TOOL_SEARCH")
 
 
 def native_compaction(model: object) -> bool:
-    """Whether ``model``'s provider manages a long context itself: its ``native_compaction``
-    attribute when it has one, else whether it is an HTTP model of Anthropic's or OpenAI's own
-    API (`FIRST_PARTY`) with a codec whose wire has ``CONTEXT_MANAGEMENT``."""
-    flag = getattr(model, "native_compaction", None)
-    if isinstance(flag, bool):
-        return flag
-    wire = getattr(getattr(model, "codec", None), "module", None)
-    return getattr(wire, "CONTEXT_MANAGEMENT", False) is True and _first_party(model)
+    """Whether ``model``'s provider manages a long context itself (``native_compaction``; by
+    default where the wire has ``CONTEXT_MANAGEMENT``: see `_native`)."""
+    return _native(model, "native_compaction", "CONTEXT_MANAGEMENT")
 
 
 def provider_model(model: object) -> str:

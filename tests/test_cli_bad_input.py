@@ -72,6 +72,7 @@ BAD_FILES: dict[str, bytes | None] = {
     "empty": b"",
     "not-json": b"{this is not json",
     "json-of-no-wire": b'{"hello": 1}',
+    "json-nested-too-deep": b"[" * 100_000,
     "log-newer-format": log_text(header(format=LOG_FORMAT + 7), TASK).encode(),
     "log-format-as-text": log_text(header(format="2"), TASK).encode(),
     "log-model-number": log_text(header(model=5), TASK).encode(),
@@ -213,7 +214,7 @@ for writer, build in WRITERS.items():
     for name, where in OUTPUTS.items():
         case(f"{writer} <{name}>", lambda p, b=build, w=where: b(p, w(p)))  # type: ignore[misc]
 case("run --log <holds a run>", lambda p: WRITERS["run --log"](p, p.log))
-for kind in ("binary", "non-utf8", "not-json", "json-of-no-wire"):
+for kind in ("binary", "non-utf8", "not-json", "json-of-no-wire", "json-nested-too-deep"):
     case(f"batch --out <existing {kind}>",
          lambda p, k=kind: WRITERS["batch --out"](p, p.bad_file(k)))  # type: ignore[misc]
 case("batch --runs <a file>", lambda p: ["batch", p.tasks, "--model", MODEL, "--out",

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolwire import _json
 from toolwire.errors import ToolwireError
 
 CODING_TOOL_NAMES = ("read_file", "list_files", "edit_file", "write_file", "run_command",
@@ -175,7 +176,7 @@ def read_tasks(path: str | os.PathLike[str], base: Path | None = None) -> list[B
             continue
         where = f"{file} line {number}"
         try:
-            data = json.loads(raw)
+            data = _json.loads(raw)
         except ValueError as exc:
             raise BatchError(f"{where}: not valid JSON ({exc})") from None
         task = parse_task(data, where, base, number)
@@ -236,7 +237,7 @@ class ResultsFile:
             if not raw.strip():
                 continue
             try:
-                line = json.loads(raw)
+                line = _json.loads(raw)
             except ValueError as exc:
                 raise BatchError(f"results file {self.path} line {number}: not valid JSON "
                                  f"({exc}); fix or remove that line") from None

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from toolwire import _json
 from toolwire.cli import checks, settings
 from toolwire.cli.common import UserError
 from toolwire.cli.otel import add_otel_option
@@ -106,14 +107,13 @@ def check_batch(args: argparse.Namespace) -> None:
 
 def _check_results(path: str) -> None:
     """An existing --out must be a results file: appending to anything else would damage it."""
-    import json
 
     text = checks.read_text(path, "--out")
     first = text.lstrip().split("\n", 1)[0]
     if not first:
         return
     try:
-        line = json.loads(first)
+        line = _json.loads(first)
     except ValueError:
         line = None
     if not isinstance(line, dict) or "id" not in line:

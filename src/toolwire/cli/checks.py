@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from toolwire import _json
 from toolwire.cli.common import UserError
 from toolwire.media import Audio, Document, Image, sniff_media_type
 from toolwire.transcript import MediaPart
@@ -140,11 +141,10 @@ def attachment(path: str, flag: str = "--attach") -> MediaPart:
 
 def read_json(path: str, what: str = "") -> Any:
     """A JSON file's value, read with `read_text`'s checks."""
-    import json
 
     text = read_text(path, what)
     try:
-        return json.loads(text)
+        return _json.loads(text)
     except ValueError as exc:
         name = f"{what} {path}".strip()
         raise UserError(f"{name} is not valid JSON ({exc})") from None

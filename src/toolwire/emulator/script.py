@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolwire import _json
 from toolwire.codecs.registry import Wire, get_wire
 from toolwire.errors import TranscriptError
 from toolwire.transcript import (
@@ -233,7 +234,7 @@ def _reply(item: dict[str, Any], where: str) -> Reply:
 def load_script(path: Path) -> list[ScriptItem]:
     """Read a script file; errors name the file and the item."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TranscriptError(f"script file {path} does not exist") from None
     except ValueError as exc:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, assert_never
 
+from toolwire import _json
 from toolwire.agent.timeline import TimeSpan
 from toolwire.errors import TranscriptError
 from toolwire.media import image_size
@@ -338,7 +339,7 @@ def explain_file(path: str | Path) -> Explanation:
     if is_log_text(text):
         return _from_runlog(path)
     try:
-        data = json.loads(text)
+        data = _json.loads(text)
     except ValueError:
         return explain_body(text, str(path))
     if isinstance(data, dict) and "toolwire_cassette" in data:

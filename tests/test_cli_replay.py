@@ -27,7 +27,9 @@ SCRIPT = [
         {"id": "call_r2", "name": "list_files", "arguments": {}}]},
     {"tool_calls": [
         {"id": "call_r3", "name": "write_file", "arguments": {"path": "out.txt",
-                                                              "content": "copied\n"}},
+                                                              "content": "copied\n"}}]},
+    # a turn of its own: calls of one reply run side by side, and cat must see the write
+    {"tool_calls": [
         {"id": "call_r4", "name": "run_command", "arguments": {"command": "cat out.txt"}}]},
     {"text": "Done."},
 ]

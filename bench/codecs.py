@@ -4,14 +4,16 @@ Two measurements, in one process, with the cases taking turns in every round:
 
 1. Per wire: ``encode_request`` of a 20-message tool transcript (4 tools, 9 rounds of an
    assistant message with two calls and the tool message answering them), and decoding a reply
-   with two tool calls from its bytes (the client's JSON reader + ``decode_response``).
+   with two tool calls from its bytes (``decode_response`` of the bytes, as the HTTP client
+   does); beside it, what the checks cost: the same bytes through msgspec's parser and the
+   wire's own decoder without the guard around it (the JSON policy, the kept values' depth).
 2. Against LiteLLM, on LiteLLM's own job: a 10-message OpenAI-format request with 4 tools made
    into an Anthropic Messages body (toolwire: ``convert(body, "openai-chat",
    "anthropic-messages")``; LiteLLM: what ``litellm.completion`` runs to build that body,
    ``get_optional_params`` for the OpenAI parameters, then ``AnthropicConfig.transform_request``;
    also shown, LiteLLM's provider step alone, ``AnthropicConfig.map_openai_params`` then
    ``transform_request``), and an Anthropic reply with two tool calls made into a reply object
-   (toolwire: its JSON reader, as the client uses it, + ``decode_response``; LiteLLM:
+   (toolwire: ``decode_response`` of the bytes, as the client uses it; LiteLLM:
    ``transform_response`` of an ``httpx.Response``, which parses the same bytes). LiteLLM's
    logging object is a stub whose ``post_call`` does nothing, so only its conversion is timed.
 
@@ -45,7 +47,7 @@ from _common import installed, table
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-list download
 os.environ.setdefault("LITELLM_TELEMETRY", "False")
 
-from toolwire._json import loads as toolwire_loads
+from toolwire._json import parse
 from toolwire.codecs import WIRES, get_codec
 from toolwire.conversion import convert
 from toolwire.media import Image
@@ -67,6 +69,7 @@ TEXT_WIRES = ("openai-chat", "openai-responses")
 class Speed(NamedTuple):
     wall_us: float
     cpu_us: float
+    cpu_rounds: tuple[float, ...] = ()
 
 
 Case = Callable[[], object]
@@ -97,8 +100,15 @@ def measure(cases: dict[str, Case], *, rounds: int, batch_s: float = 0.04) -> di
             w1, c1 = time.perf_counter(), time.process_time()
             walls[name].append((w1 - w0) / n * 1e6)
             cpus[name].append((c1 - c0) / n * 1e6)
-    return {name: Speed(statistics.median(walls[name]), statistics.median(cpus[name]))
-            for name in cases}
+    return {name: Speed(statistics.median(walls[name]), statistics.median(cpus[name]),
+                        tuple(cpus[name])) for name in cases}
+
+
+def added(slower: Speed, faster: Speed) -> float:
+    """How much more ``slower`` costs than ``faster``: the median of the rounds' ratios (the two
+    ran one after the other in every round, so a busy moment weighs on both)."""
+    return statistics.median(s / f for s, f in zip(slower.cpu_rounds, faster.cpu_rounds,
+                                                    strict=True)) - 1
 
 
 # --------------------------------------------------------------------------- workloads
@@ -229,16 +239,21 @@ def wire_cases() -> dict[str, Case]:
         codec = get_codec(wire)
         request = transcript(wire)
         raw = json.dumps(codec.encode_response(two_calls(wire), request=request)).encode()
-        assert len(codec.decode_response(toolwire_loads(raw), request=request).tool_calls) == 2
+        assert len(codec.decode_response(raw, request=request).tool_calls) == 2
 
         def encode(codec: Any = codec, request: Request = request) -> object:
             return codec.encode_request(request)
 
         def decode(codec: Any = codec, raw: bytes = raw, request: Request = request) -> object:
-            return codec.decode_response(toolwire_loads(raw), request=request)
+            return codec.decode_response(raw, request=request)  # as the HTTP client does
+
+        def unchecked(decode: Any = codec.module.decode_response, raw: bytes = raw,
+                      request: Request = request) -> object:
+            return decode(parse(raw), request=request)
 
         cases[f"{wire} encode"] = encode
         cases[f"{wire} decode"] = decode
+        cases[f"{wire} unchecked"] = unchecked
     return cases
 
 
@@ -271,7 +286,7 @@ def toolwire_vs_cases() -> dict[str, Case]:
     assert out["max_tokens"] == 1024
     return {
         "toolwire request": lambda: convert(body, "openai-chat", "anthropic-messages"),
-        "toolwire reply": lambda: anthropic.decode_response(toolwire_loads(raw), request=request),
+        "toolwire reply": lambda: anthropic.decode_response(raw, request=request),
         "toolwire encode": lambda: anthropic.encode(request),
     }
 
@@ -364,9 +379,13 @@ def main() -> None:
     per_wire = measure(wire_cases(), rounds=args.rounds)
     rows = [[wire, fmt(per_wire[f"{wire} encode"].wall_us),
              fmt(per_wire[f"{wire} encode"].cpu_us), fmt(per_wire[f"{wire} decode"].wall_us),
-             fmt(per_wire[f"{wire} decode"].cpu_us)] for wire in WIRES]
-    print("\nPer wire: encode a 20-message tool transcript; decode a two-call reply from bytes")
-    print(table(["wire", "encode µs", "(CPU)", "decode µs", "(CPU)"], rows))
+             fmt(per_wire[f"{wire} decode"].cpu_us),
+             f"{added(per_wire[f'{wire} decode'], per_wire[f'{wire} unchecked']):+.0%}"]
+            for wire in WIRES]
+    print("\nPer wire: encode a 20-message tool transcript; decode a two-call reply from bytes "
+          "(checks: what the decoder's guard and the JSON policy add to the wire's decoder on "
+          "msgspec's parse)")
+    print(table(["wire", "encode µs", "(CPU)", "decode µs", "(CPU)", "checks"], rows))
 
     if not args.no_media:
         media = measure(media_cases(), rounds=args.rounds, batch_s=0.02)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from toolwire.codecs import WIRES, get_codec
+from toolwire.codecs.reading import first_problem, kept_values
 from toolwire.errors import ToolwireError
 from toolwire.transcript import (
     Message,
@@ -280,13 +281,27 @@ def run_decoder(wire: str, decoder: str, value: Any, rng: random.Random | None =
     """Run one decoder of ``wire`` on ``value`` to the end (streams: every event)."""
     codec = get_codec(wire)
     if decoder == "response":
-        return codec.decode_response(value)
+        if rng is not None and rng.random() < 0.5:
+            value = as_sent(value)  # the bytes, as the HTTP client passes them
+        reply = codec.decode_response(value)
+        for kept, where in kept_values(reply):  # nothing kept that no JSON text could give
+            problem = first_problem(where, kept)
+            assert problem is None, f"the reply keeps what JSON cannot hold: {problem}"
+        return reply
     if decoder == "request":
         return codec.decode_request(value)
     if decoder == "error":
         return codec.decode_error(value[0], value[1], value[2])
     chunks = split(rng, value) if rng is not None else [value]
     return list(codec.decode_stream(chunks))
+
+
+def as_sent(value: Any) -> Any:
+    """``value`` as the bytes a server would send, when it can be written as JSON at all."""
+    try:
+        return json.dumps(value, allow_nan=True).encode("utf-8", "surrogatepass")
+    except (TypeError, ValueError, RecursionError):  # objects JSON has not, or too deep to write
+        return value
 
 
 def outcome(call: Callable[[], Any]) -> str:
@@ -334,5 +349,5 @@ def hostile_input(rng: random.Random, wire: str, decoder: str) -> Any:
     return mutate(rng, rng.choice(pool))
 
 
-__all__ = ["DECODERS", "WIRES", "hostile_input", "mutate", "mutate_stream", "nested", "outcome",
-           "random_json", "run_decoder", "seeds", "shown", "split"]
+__all__ = ["DECODERS", "WIRES", "as_sent", "hostile_input", "mutate", "mutate_stream", "nested",
+           "outcome", "random_json", "run_decoder", "seeds", "shown", "split"]

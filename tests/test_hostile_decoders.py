@@ -33,8 +33,9 @@ from hostile import (
     split,
 )
 from toolwire import _json
-from toolwire.codecs import get_codec
+from toolwire.codecs import get_codec, reading
 from toolwire.codecs.framing import NDJSONFramer, SSEFramer
+from toolwire.codecs.reading import kept_values
 from toolwire.errors import (
     JSONTextError,
     ProviderError,
@@ -184,6 +185,75 @@ def test_2_json_nested_past_the_limit_is_refused_naming_the_limit(wire: str) -> 
     frame = b"data: " + deep_text + b"\n\n" if wire != "ollama-chat" else deep_text + b"\n"
     result = outcome(lambda: list(codec.decode_stream([frame])))
     assert result in ("StreamError", "WireFormatError", "JSONTextError"), result
+
+
+def _with_text_at(body: Any, place: tuple[Any, Any], text: str) -> str:
+    """``body`` as JSON text with the value at ``place`` (container, key) replaced by ``text``
+    (JSON text too deep for a writer that recurses)."""
+    container, key = place
+    old = container[key]
+    container[key] = "\u0000PLACE\u0000"
+    try:
+        return json.dumps(body).replace('"\\u0000PLACE\\u0000"', text)
+    finally:
+        container[key] = old
+
+
+def _places_in(value: Any) -> list[tuple[Any, Any]]:
+    todo, out = [value], []
+    while todo:
+        node = todo.pop()
+        pairs = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, item in pairs:
+            out.append((node, key))
+            if isinstance(item, dict | list):
+                todo.append(item)
+    return out
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_2_a_reply_keeps_nothing_nested_past_the_limit_from_its_text(wire: str) -> None:
+    """A reply's text is held to the depth limit where its values are kept (a reply of 100 KB
+    of text costs no bracket count): a value one level past the limit at every place of a
+    recorded reply, in turn, is refused where the reply would keep it, with the limit and the
+    part named, and dropped with the rest where the decoder never keeps it. Either way no
+    decoded reply holds anything deeper than the limit."""
+    codec = get_codec(wire)
+    body = json.loads(json.dumps(TWO_CALL_REPLY[wire]))
+    if wire == "openai-chat":  # its recorded reply has no field kept whole: a vendor's extra
+        body["x_vendor"] = {"note": 1}
+    just_over = "[" * (_json.MAX_DEPTH + 1) + "]" * (_json.MAX_DEPTH + 1)
+    within = "[" * (_json.MAX_DEPTH - 10) + "]" * (_json.MAX_DEPTH - 10)  # room for its block
+    held, dropped = [], []
+    for place in _places_in(body):
+        text = _with_text_at(body, place, just_over)
+        assert len(text) > _json.SHALLOW
+        try:
+            reply = codec.decode_response(text.encode())
+        except WireFormatError as exc:
+            if f"deeper than {_json.MAX_DEPTH} levels" in str(exc):
+                held.append(place[1])
+                reply = codec.decode_response(_with_text_at(body, place, within).encode())
+                assert any(within in json.dumps(value, separators=(",", ":"))
+                           for value, _ in kept_values(reply)), place[1]
+            continue
+        for value, where in kept_values(reply):
+            assert reading.first_problem(where, value) is None, (place[1], where)
+        dropped.append(place[1])
+    assert held and dropped, (held, dropped)
+
+
+def test_2_a_value_built_in_python_past_the_limit_is_not_kept() -> None:
+    """A mapping no reader of ours saw is checked whole where the reply keeps it: nesting past
+    the limit (well within the interpreter's) in a block kept as it came is named."""
+    codec = get_codec("anthropic-messages")
+    block = {"type": "x_custom_block", "data": nested(_json.MAX_DEPTH + 5)}
+    body = {**TWO_CALL_REPLY["anthropic-messages"],
+            "content": [*TWO_CALL_REPLY["anthropic-messages"]["content"], block]}
+    with pytest.raises(WireFormatError, match=rf"part 2.*deeper than {_json.MAX_DEPTH} levels"):
+        codec.decode_response(body)
+    block["data"] = nested(10)
+    assert codec.decode_response(body).message.parts[2] is not None
 
 
 def mutate_deep(body: dict[str, Any]) -> dict[str, Any]:

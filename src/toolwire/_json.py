@@ -7,6 +7,9 @@ file reads it here, so the policy below holds everywhere at once:
 
 - **Depth.** JSON nested deeper than `MAX_DEPTH` levels is refused with a `JSONTextError` naming
   the limit and the path where it was passed, long before the interpreter's recursion limit.
+  A reader that keeps only some values of what it reads may hold just those to the limit
+  instead (``loads(..., check_depth=False)``): the decoders' guards do so for a reply's body,
+  which costs the size of what a reply keeps rather than of every byte it came in.
 - **Numbers.** ``NaN``, ``Infinity`` and ``-Infinity`` are not JSON and are refused, and so is a
   number too large for a float (``1e400``): every number read is finite. Integers of any size
   stay exact.
@@ -135,12 +138,18 @@ def _may_be_deep(text: str | bytes | bytearray | memoryview) -> bool:
     return len(raw) - len(raw.translate(None, b"[{")) > MAX_DEPTH
 
 
-def loads(text: str | bytes | bytearray | memoryview, *, what: str = "") -> Any:
+def loads(
+    text: str | bytes | bytearray | memoryview, *, what: str = "", check_depth: bool = True
+) -> Any:
     """The value of JSON ``text`` under the policy above.
 
     Raises `toolwire.errors.JSONTextError` (also a `json.JSONDecodeError`) for broken text, for
     nesting deeper than `MAX_DEPTH` and for numbers that are not finite; ``what`` names the text
     in front of that error's message.
+
+    With ``check_depth=False`` a text longer than `SHALLOW` is not held to `MAX_DEPTH` here (the
+    parser's own guard still refuses nesting near the interpreter's recursion limit): for a
+    caller that holds every value it keeps to the limit itself, as `walk_limit` does.
     """
     try:
         value = parse(text)
@@ -148,7 +157,7 @@ def loads(text: str | bytes | bytearray | memoryview, *, what: str = "") -> Any:
         raise JSONTextError(f"{_in(what)}nested deeper than {MAX_DEPTH} levels") from None
     except (ValueError, TypeError):
         return _slow_loads(text, what)
-    if len(text) > SHALLOW and _may_be_deep(text):
+    if check_depth and len(text) > SHALLOW and _may_be_deep(text):
         walk_limit(value, what=what)
     return value
 

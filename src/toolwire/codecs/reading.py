@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from toolwire._json import MAX_DEPTH, loads
+from toolwire._json import MAX_DEPTH, SHALLOW, loads
 from toolwire.errors import (
     JSONTextError,
     ProviderError,
@@ -22,7 +22,14 @@ from toolwire.errors import (
     WireFormatError,
 )
 from toolwire.events import StreamEvent
-from toolwire.transcript import JSON, Reply, Request
+from toolwire.transcript import (
+    JSON,
+    OpaquePart,
+    Reply,
+    Request,
+    ToolCallPart,
+    ToolResultPart,
+)
 
 
 class StreamDecoder(Protocol):
@@ -90,9 +97,37 @@ def plain(value: Any, where: str | tuple[Any, ...] = "a value") -> JSON:
     finite, keys that are not text, objects of any other type.
     """
     try:
-        return _copy(value, 0)
+        try:
+            return _copy(value, 0)
+        except RecursionError:  # deep, yet maybe within the limit: the same rules, in a loop
+            return _copy_in_a_loop(value)
     except _NotJSON:
         raise not_json(path_text(where), value) from None
+
+
+def _copy_in_a_loop(value: Any) -> JSON:
+    """`_copy` without recursion, for values nested deeper than the stack has room for."""
+    top: list[Any] = [None]
+    todo: list[tuple[Any, Any, Any, int]] = [(value, top, 0, 0)]
+    while todo:
+        node, into, key, depth = todo.pop()
+        kind = type(node)
+        if kind is dict or kind is list or kind is tuple or isinstance(node, Mapping):
+            if depth >= MAX_DEPTH:
+                raise _NotJSON
+            if kind is list or kind is tuple:
+                into[key] = items = [None] * len(node)
+                todo.extend((item, items, n, depth + 1) for n, item in enumerate(node))
+                continue
+            fields: dict[str, Any] = {}
+            into[key] = fields
+            for name, item in node.items():
+                name = name if type(name) is str else _key(name)
+                fields[name] = None  # the keys keep their order; values come in later
+                todo.append((item, fields, name, depth + 1))
+        else:
+            into[key] = _copy(node, depth)  # a scalar: no recursion
+    return top[0]
 
 
 def path_text(where: str | tuple[Any, ...]) -> str:
@@ -253,21 +288,128 @@ def refined(exc: Exception, what: str, body: Any) -> ToolwireError:
     return error
 
 
+# A reply's body is held to the JSON policy's depth where its values are kept. The decoders
+# read a body only at the fixed depths of their wire's shape and keep a few values whole
+# (provider blocks, opaque parts, arguments sent as objects); whatever else the body holds is
+# dropped, so its depth cannot matter. Checking what the reply keeps costs the size of that,
+# where counting the brackets of the whole text costs every byte: a reply of 100 KB of text
+# keeps next to nothing whole. Text short enough that it cannot nest past the limit skips
+# even that; a mapping (built in Python, read by no reader of ours) is checked for everything
+# JSON cannot hold.
+
+
+def kept_values(reply: Reply) -> list[tuple[Any, str]]:
+    """The values ``reply`` keeps whole from its body, each with what names it (a part by its
+    number): provider data, opaque payloads, arguments that came as objects."""
+    message = reply.message
+    kept: list[tuple[Any, str]] = []
+    if reply.provider_data is not None:
+        kept.append((reply.provider_data, "the reply's provider data"))
+    if message.provider_data is not None:
+        kept.append((message.provider_data, "the message's provider data"))
+    for n, part in enumerate(message.parts):  # exact types: isinstance is slow on Structs
+        if type(part) is OpaquePart:
+            kept.append((part.payload, f"part {n}"))
+            continue
+        data = part.provider_data  # type: ignore[union-attr] # every part but OpaquePart has it
+        if data is not None:
+            kept.append((data, f"part {n}: its provider data"))
+        if type(part) is ToolCallPart:
+            if part.raw_arguments is None:  # arguments sent as text were read by `loads`
+                kept.append((part.arguments, f"part {n}: the call's arguments"))
+        elif type(part) is ToolResultPart and type(part.content) is tuple:
+            for m, inner in enumerate(part.content):
+                if inner.provider_data is not None:
+                    kept.append((inner.provider_data, f"part {n}: content {m}: provider data"))
+    return kept
+
+
+_LEAVES = frozenset({int, bool, type(None)})
+
+
+def _sound(value: Any, *, read: bool) -> bool:
+    """Whether ``value`` is plain JSON nested at most `MAX_DEPTH` levels, found without naming
+    anything (`first_problem` names what is wrong once this says something is). ``read``: the
+    value came from `toolwire._json.loads`, so only its depth can be wrong."""
+    if type(value) is not dict and type(value) is not list:
+        return read or _sound_leaf(value)
+    todo: list[tuple[Any, int]] = [(value, 0)]
+    while todo:
+        node, depth = todo.pop()
+        if depth >= MAX_DEPTH:
+            return False
+        if type(node) is dict:
+            if not read:
+                for key in node:
+                    if type(key) is not str:
+                        return False
+            node = node.values()
+        for item in node:
+            kind = type(item)
+            if kind is dict or kind is list:
+                todo.append((item, depth + 1))
+            elif not (read or kind in _LEAVES or _sound_leaf(item)):
+                return False
+    return True
+
+
+def _sound_leaf(value: Any) -> bool:
+    """Whether a value that is not a container is a JSON scalar toolwire could have read."""
+    kind = type(value)
+    if kind is str:
+        return value.isascii() or _is_unicode(value)
+    if kind is float:
+        return bool(value - value == 0.0)  # finite
+    return kind in _LEAVES  # not subclasses, tuples, other mappings: `first_problem` judges
+
+
+def hold_reply(reply: Reply, what: str, *, read: bool) -> None:
+    """Refuse a decoded reply keeping a value no JSON text read by toolwire would give.
+
+    ``read``: the body came as text (through `loads`, unchecked for depth), so only depth is
+    left to check; otherwise every kept value is checked for all of it.
+    """
+    for value, where in kept_values(reply):
+        if read and type(value) is dict:  # the usual kept object is flat: one level
+            for item in value.values():
+                if type(item) is dict or type(item) is list:
+                    break
+            else:
+                continue
+        if not _sound(value, read=read):
+            problem = first_problem(f"{what}: {where}", value)
+            if problem is not None:
+                raise problem
+
+
 def guard_response(
     decode: Callable[..., Reply], wire: str
 ) -> Callable[..., Reply]:
     what = f"{wire} reply"
 
-    def decode_response(body: Mapping[str, Any], *, request: Request | None = None) -> Reply:
-        if type(body) is not dict and not isinstance(body, Mapping):
-            if isinstance(body, str | bytes | bytearray):  # the body's text, as it came
-                body = loads(body, what=what)
-            if not isinstance(body, Mapping):
+    def decode_response(
+        body: Mapping[str, Any] | str | bytes | bytearray | memoryview, *,
+        request: Request | None = None,
+    ) -> Reply:
+        # What the values the reply keeps still need: every check (False: a mapping), their
+        # depth alone (True: long text) or nothing (None: text too short to nest that deep).
+        left: bool | None = False
+        kind = type(body)
+        if kind is bytes or kind is str or (
+                kind is not dict and isinstance(body, bytearray | memoryview)):
+            left = True if len(body) > SHALLOW else None
+            body = loads(body, what=what, check_depth=False)  # type: ignore[arg-type]
+            if type(body) is not dict:
                 raise not_an_object(what, body)
+        elif kind is not dict and not isinstance(body, Mapping):
+            raise not_an_object(what, body)
         try:
-            return decode(body, request=request)
+            reply = decode(body, request=request)
         except Exception as exc:
             raise refined(exc, what, body)  # noqa: B904 - chained inside
+        if left is not None:
+            hold_reply(reply, what, read=left)
+        return reply
 
     return functools.wraps(decode)(decode_response)
 

@@ -44,6 +44,7 @@ from toolwire.context.windows import OLLAMA_DEFAULT_CONTEXT, takes_breakpoints
 from toolwire.context.windows import context_window as window_of
 from toolwire.errors import (
     ContextLengthError,
+    JSONTextError,
     OverloadedError,
     ProviderError,
     RateLimitError,
@@ -255,19 +256,17 @@ class HttpModel:
 
     def _decode(self, raw: bytes, response: WireResponse, request: Request) -> Reply:
         """A whole reply from the body; a bad reply raises `WireFormatError`."""
-        try:
-            body = _json.loads(raw)
-        except Exception as exc:
+        try:  # the bytes: the codec reads them as they came, its limits held where it keeps
+            reply = self.codec.decode_response(raw, request=request)
+        except JSONTextError as exc:
             raise self._bad_reply(f"the body is not JSON: {snippet(raw)}", exc) from None
-        try:
-            reply = self.codec.decode_response(body, request=request)
         except ProviderError as exc:  # the codec read an error body: it came with a success
             raise self._bad_reply(f"the server sent an error body with status "
                                   f"{response.status}", exc) from exc
         except Exception as exc:
             raise self._bad_reply(f"it is not a {self.wire} reply", exc) from exc
         if holds_nothing(reply):
-            raise self._nothing(reply, body, response)
+            raise self._nothing(reply, _json.loads(raw, check_depth=False), response)
         return self._priced(reply, request)
 
     def _priced(self, reply: Reply, request: Request) -> Reply:

@@ -28,7 +28,9 @@ def container_id(messages: Sequence[Message], wire: str) -> str | None:
     calls' results goes on where it stopped."""
     for m in reversed(messages):
         if m.role == "assistant":
-            data = m.provider_data.get(wire) if m.provider_data is not None else None
+            if m.provider_data is None:  # the usual message: nothing kept
+                return None
+            data = m.provider_data.get(wire)
             box = data.get("container") if isinstance(data, Mapping) else None
             found = box.get("id") if isinstance(box, Mapping) else None
             return found if isinstance(found, str) and found else None
@@ -111,6 +113,8 @@ def anthropic_edits(cm: ContextManagement | None) -> dict[str, Any]:
 def anthropic_betas(body: Mapping[str, Any]) -> dict[str, str] | None:
     """The ``anthropic-beta`` header the edits of ``body``'s ``context_management`` need."""
     raw = body.get("context_management")
+    if raw is None:  # the usual body: no edits
+        return None
     edits = raw.get("edits") if isinstance(raw, Mapping) else None
     if not isinstance(edits, list):
         return None

@@ -254,7 +254,8 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
             blocks = _user_blocks(m.parts, index=i, ids=ids, notes=notes)
             out.append({"role": "user", "content": _content(blocks)})
         i += 1
-    managed.results_only(out, by_code, notes)
+    if by_code:
+        managed.results_only(out, by_code, notes)
     return out
 
 
@@ -306,7 +307,8 @@ def encode(request: Request) -> Encoded:
     body["messages"] = _encode_messages(request.messages, nm=nm, notes=notes)
     if (container := managed.container_id(request.messages, WIRE)) is not None:
         body["container"] = container  # unless the options name one: they are merged below
-    body.update(managed.anthropic_edits(request.context_management))
+    if request.context_management is not None:
+        body.update(managed.anthropic_edits(request.context_management))
     stored_tools = opts.pop("tools", None)
     if request.tools or stored_tools:
         body["tools"] = encode_tools(request.tools, stored_tools, nm=nm, notes=notes)

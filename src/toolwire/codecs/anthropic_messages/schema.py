@@ -125,7 +125,8 @@ def _has_search(stored: Any) -> bool:
 def _add_code_execution(tools: Sequence[ToolSpec], stored: Any, encoded: list[dict[str, Any]],
                         notes: list[Note]) -> None:
     """A tool that code may call needs the code execution tool in the list: added, in the
-    version its ``allowed_callers`` names, when the request has none."""
+    version its ``allowed_callers`` names, when the request has none (``tools``: those that
+    name allowed callers)."""
     wanted = next((c for s in tools for c in s.allowed_callers
                    if c.startswith(CODE_EXECUTION)), None)
     if wanted is None or (isinstance(stored, list) and any(
@@ -141,6 +142,8 @@ def encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: ToolNames,
                   notes: list[Note]) -> list[dict[str, Any]]:
     encoded: list[dict[str, Any]] = []
     fit = nm.fit
+    deferred = False
+    called: list[ToolSpec] = []  # tools that name callers other than the model
     for spec in tools:
         name, schema = spec.name, spec.input_schema
         if spec.strict or type(schema) is not dict or "type" not in schema:
@@ -153,14 +156,16 @@ def encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: ToolNames,
         if spec.strict:
             tool["strict"] = True
         if spec.deferred:
-            tool["defer_loading"] = True
+            tool["defer_loading"] = deferred = True
         if spec.examples:
             tool["input_examples"] = [copy.deepcopy(dict(e)) for e in spec.examples]
         if spec.allowed_callers:
             tool["allowed_callers"] = list(spec.allowed_callers)
+            called.append(spec)
         encoded.append(tool)
-    _add_code_execution(tools, stored, encoded, notes)
-    if any(spec.deferred for spec in tools) and not _has_search(stored):
+    if called:
+        _add_code_execution(called, stored, encoded, notes)
+    if deferred and not _has_search(stored):
         encoded.append(dict(SEARCH_TOOL))
         notes.append(Note(kind="tool_search", subject="tools", detail=(
             "deferred tools are sent with defer_loading and found by the server's "

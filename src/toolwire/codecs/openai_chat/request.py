@@ -25,10 +25,11 @@ from toolwire.codecs.base import (
     Encoded,
     Note,
     call_id_for,
-    objects_at,
+    list_at,
     own_options,
     role_problem,
     tools_lack_schemas,
+    wrong_shape,
 )
 from toolwire.codecs.caching import chat_cache_fields
 from toolwire.codecs.media import check_limits
@@ -384,6 +385,8 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
                     results = []
                 out.append(made)
                 continue
+        elif not isinstance(msg, Mapping):
+            raise wrong_shape(f"messages[{index}]", "an object (a message)", msg)
         role = msg.get("role")
         if role == "tool":
             call_id = msg.get("tool_call_id")
@@ -452,7 +455,7 @@ def decode_request(
     """
     rest = extras_of(body, _REQUEST_KEYS) or {}
     get = body.get
-    system, messages = _messages(objects_at(get("messages"), "messages", "a message"))
+    system, messages = _messages(list_at(get("messages"), "messages"))
     name = get("model", "")
     if model is not None and (name is None or name == ""):
         name = model

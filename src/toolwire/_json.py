@@ -149,7 +149,8 @@ def loads(
 
     With ``check_depth=False`` a text longer than `SHALLOW` is not held to `MAX_DEPTH` here (the
     parser's own guard still refuses nesting near the interpreter's recursion limit): for a
-    caller that holds every value it keeps to the limit itself, as `walk_limit` does.
+    caller that holds every value it keeps to the limit itself, as the decoders' guards do
+    (`toolwire.codecs.reading.hold_reply`).
     """
     try:
         value = parse(text)

@@ -150,6 +150,62 @@ def test_a_file_with_another_hard_link_is_never_written(tmp_path: Path) -> None:
     assert outside.read_text() == "keep me\n"
 
 
+def _read_while(path: Path, work: Callable[[], None]) -> list[str]:
+    """What a reader in another process saw of ``path`` while ``work`` ran, one line per
+    distinct content: its length and its distinct bytes after the first line (the process reads
+    as fast as it can, with its own open and read)."""
+    code = textwrap.dedent("""
+        import os, sys
+        seen = set()
+        while not os.path.exists(sys.argv[2]):
+            with open(sys.argv[1], "rb") as f:
+                seen.add(f.read())
+        for data in seen:
+            body = data.partition(b"\\n")[2]
+            print(len(data), bytes(sorted(set(body))).decode())
+    """)
+    stop = path.parent.parent / "stop"
+    reader = subprocess.Popen([sys.executable, "-c", code, str(path), str(stop)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.3)  # the reader is reading
+        work()
+    finally:
+        stop.touch()
+        out, _ = reader.communicate(timeout=60)
+    return out.splitlines()
+
+
+def test_a_file_being_overwritten_is_never_seen_cut_short(tmp_path: Path) -> None:
+    """write_file and edit_file replace an existing file in one step: a process reading it
+    all the while sees the old content or the new, never an empty or half-written file (the
+    new content is written beside it and renamed over it); its permissions stay, a symlink
+    to it stays a symlink, and no temporary file is left."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    size = 400_000
+    target = ws / "data.txt"
+    target.write_text("v0000\n" + "a" * size)
+    target.chmod(0o640)
+    (ws / "alias.txt").symlink_to("data.txt")
+
+    def overwrite() -> None:
+        for n in range(1, 61, 2):
+            call(ws, "write_file", path="alias.txt" if n % 4 == 1 else "data.txt",
+                 content=f"v{n:04d}\n" + "ab"[n % 4 == 1] * size)
+            call(ws, "edit_file", path="data.txt", old=f"v{n:04d}\n", new=f"v{n + 1:04d}\n")
+
+    seen = _read_while(target, overwrite)
+    assert len(seen) > 1, seen  # the reader saw the file change
+    for line in seen:
+        length, _, letters = line.partition(" ")
+        assert int(length) == size + 6 and letters in ("a", "b"), line
+    assert (ws / "alias.txt").is_symlink() and os.readlink(ws / "alias.txt") == "data.txt"
+    assert (target.stat().st_mode & 0o777) == 0o640
+    assert sorted(p.name for p in ws.iterdir()) == ["alias.txt", "data.txt"]
+    assert target.read_text().startswith("v0060\n")
+
+
 def test_the_run_log_folder_is_refused_to_every_tool(tmp_path: Path) -> None:
     (tmp_path / ".toolwire" / "runs").mkdir(parents=True)
     (tmp_path / ".toolwire" / "runs" / "r.jsonl").write_text("log\n")

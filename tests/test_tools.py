@@ -72,6 +72,21 @@ def test_edit_file_replaces_exactly_one_occurrence(ws: Path) -> None:
     assert (ws / "pkg" / "a.py").read_text() == "x = 1\ny = 20\nx = 1\n"
 
 
+def test_edit_file_names_a_bounded_number_of_places(ws: Path) -> None:
+    """Old text found everywhere: the error names each line once, at most ten of them, so a
+    common string in a large file gives a short answer, not every place it occurs."""
+    (ws / "big.txt").write_text("aaaa aaaa\n" * 20_000)
+    t = tools(ws)["edit_file"]
+    with pytest.raises(ToolError) as many:
+        call(t, {"path": "big.txt", "old": "aa", "new": "b"})
+    assert str(many.value) == (
+        "old text was found 80000 times in 'big.txt', at lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 "
+        "and more; include more surrounding lines so that it occurs exactly once")
+    (ws / "one.txt").write_text("x\nab ab\n")
+    with pytest.raises(ToolError, match=r"found 2 times in 'one\.txt', at line 2;"):
+        call(t, {"path": "one.txt", "old": "ab", "new": "c"})
+
+
 def test_write_file_creates_folders(ws: Path) -> None:
     t = tools(ws)["write_file"]
     assert call(t, {"path": "new/dir/b.txt", "content": "hé"}) == (

@@ -231,10 +231,28 @@ def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
-def _rewrite(opened: Opened, text: str) -> None:
-    data = text.encode("utf-8")
-    os.lseek(opened.fd, 0, os.SEEK_SET)
-    os.ftruncate(opened.fd, 0)
+SHOWN_LINES = 10
+"""How many lines holding the old text an edit_file error names at most."""
+
+
+def _where(text: str, old: str) -> str:
+    """``lines 3, 9 and 40`` for the lines where ``old`` occurs (each once, the first
+    `SHOWN_LINES`; the rest counted), found in one pass over ``text``."""
+    lines: list[int] = []
+    line, seen, start = 1, 0, text.find(old)
+    while start >= 0 and len(lines) <= SHOWN_LINES:
+        line += text.count("\n", seen, start)
+        seen = start
+        if not lines or lines[-1] != line:
+            lines.append(line)
+        start = text.find(old, start + 1)
+    shown = ", ".join(map(str, lines[:SHOWN_LINES]))
+    if len(lines) > SHOWN_LINES:
+        return f"lines {shown} and more"
+    return f"line {shown}" if len(lines) == 1 else f"lines {shown}"
+
+
+def _write_new(opened: Opened, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(opened.fd, view):]
@@ -263,34 +281,32 @@ def edit_file(ws: Workspace, path: str, old: str, new: str) -> str:
                 "(without the line numbers), including spaces and indentation"
             )
         if count > 1:
-            lines, start = [], 0
-            for _ in range(count):
-                start = text.index(old, start)
-                lines.append(str(_line_of(text, start)))
-                start += 1
             raise ToolError(
-                f"old text was found {count} times in {path!r}, at lines {', '.join(lines)}; "
+                f"old text was found {count} times in {path!r}, at {_where(text, old)}; "
                 "include more surrounding lines so that it occurs exactly once"
             )
         at = text.index(old)
-        _rewrite(opened, text.replace(old, new, 1))
+    ws.replace(opened.rel, text.replace(old, new, 1).encode("utf-8"), opened.info.st_mode)
     return f"replaced 1 occurrence in {path} at line {_line_of(text, at)}"
 
 
 def write_file(ws: Workspace, path: str, content: str) -> str:
-    flags = os.O_WRONLY | os.O_NONBLOCK
+    """A new file is written where it is made; an existing one is replaced in one step
+    (`Workspace.replace`), so nothing reading it meets it cut short."""
+    data = content.encode("utf-8")
     try:
-        opened = ws.open(path, flags | os.O_CREAT | os.O_EXCL, create_dirs=True)
-        existed = False
+        opened = ws.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CREAT | os.O_EXCL,
+                         create_dirs=True)
     except PathError as exc:
         if exc.errno not in (errno.EEXIST, errno.EISDIR):
             raise
         if exc.errno == errno.EISDIR:
             raise ToolError(f"{path!r} is a folder") from None
-        opened = ws.open(path, flags)
-        existed = True
+        with ws.open(path, os.O_WRONLY | os.O_NONBLOCK) as opened:  # writable, not changed
+            _regular(path, opened, writing=True)
+        ws.replace(opened.rel, data, opened.info.st_mode)
+        return f"overwrote {path} ({len(data)} bytes)"
     with opened:
         _regular(path, opened, writing=True)
-        _rewrite(opened, content)
-    verb = "overwrote" if existed else "created"
-    return f"{verb} {path} ({len(content.encode('utf-8'))} bytes)"
+        _write_new(opened, data)
+    return f"created {path} ({len(data)} bytes)"

@@ -14,8 +14,10 @@ Must not import codecs or the loop.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,6 +208,36 @@ class Workspace:
             finally:
                 os.close(dir_fd)
             return Opened(fd, os.fstat(fd), "/".join(done) or ".")
+
+    def replace(self, rel: str, data: bytes, mode: int) -> None:
+        """Put ``data`` in place of the existing file ``rel`` (a path from the root with no
+        symlink left in it, as `Opened.rel` gives) in one step: written to a new file beside
+        it, with ``mode``'s permissions, then renamed over it. A reader sees the old content
+        or the new, never part of either, and a write cut short leaves the old file as it
+        was."""
+        dir_fd, name, done = self.walk(rel)
+        temp = f".{name[:40]}.{secrets.token_hex(6)}.tmp"
+        written = False
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+            written = True
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fchmod(fd, stat.S_IMODE(mode))
+            finally:
+                os.close(fd)
+            os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            written = False
+        except OSError as exc:
+            raise self._os_error(rel, "/".join([*done, name]), exc) from None
+        finally:
+            if written:  # the rename did not happen: the half-made file goes
+                with contextlib.suppress(OSError):
+                    os.unlink(temp, dir_fd=dir_fd)
+            os.close(dir_fd)
 
     def _joined(self, path: str, target: str, done: list[str]) -> str:
         """A symlink's target as a path for another walk from the root."""

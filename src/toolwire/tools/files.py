@@ -236,8 +236,8 @@ SHOWN_LINES = 10
 
 
 def _where(text: str, old: str) -> str:
-    """``lines 3, 9 and 40`` for the lines where ``old`` occurs (each once, the first
-    `SHOWN_LINES`; the rest counted), found in one pass over ``text``."""
+    """``lines 3, 9, 40`` for the lines where ``old`` occurs (each once, at most
+    `SHOWN_LINES` of them, then ``and more``), found in one pass over ``text``."""
     lines: list[int] = []
     line, seen, start = 1, 0, text.find(old)
     while start >= 0 and len(lines) <= SHOWN_LINES:

@@ -295,7 +295,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
                         "--workdir DIR")
     workdir = checks.workdir(str(folder))
     wire = args.wire or rec.wire or WIRES[0]
-    changed = {p: h for p, h in (rec.files or {}).items() if _hash(workdir / p) != h}
+    found = {p: (was, _hash(workdir / p)) for p, was in (rec.files or {}).items()}
+    changed = {p: hashes for p, hashes in found.items() if hashes[0] != hashes[1]}
     differ = Differ(rec, workdir)
     mode = args.sandbox or rec.context.get("sandbox") or "auto"
     if mode not in SANDBOX_MODES:
@@ -318,7 +319,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace, rec: Recording, differ: Differ,
-            changed: dict[str, str | None], wire: str, workdir: Path) -> int:
+            changed: dict[str, tuple[str | None, str | None]], wire: str,
+            workdir: Path) -> int:
     if differ.first is None:
         print(f"replayed {len(differ.replies)} turn(s) of {args.log} in the {wire} wire, in "
               f"{workdir}: all {differ.compared} tool result(s) are as recorded")
@@ -337,8 +339,7 @@ def _report(args: argparse.Namespace, rec: Recording, differ: Differ,
         print("the recording holds no hashes of the files at the start (run logs keep them "
               "from format 8 on), so it cannot tell a changed file from a changed tool")
     elif changed:
-        for path, was in sorted(changed.items()):
-            now = _hash(workdir / path)
+        for path, (was, now) in sorted(changed.items()):
             print(f"this file was different at the start: {path} (recorded "
                   f"{(was or 'no file')[:12]}, now {(now or 'no file')[:12]})")
     else:

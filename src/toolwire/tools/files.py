@@ -19,7 +19,7 @@ from pathlib import PurePosixPath
 
 from toolwire.errors import ToolError
 from toolwire.media import Document, Image, sniff_media_type
-from toolwire.tools.paths import HIDDEN, Opened, PathError, Workspace
+from toolwire.tools.paths import HIDDEN, Opened, PathError, Workspace, write_all
 from toolwire.transcript import MediaPart
 
 SKIP_DIRS = frozenset({".git", "__pycache__", HIDDEN, ".venv", "node_modules",
@@ -252,12 +252,6 @@ def _where(text: str, old: str) -> str:
     return f"line {shown}" if len(lines) == 1 else f"lines {shown}"
 
 
-def _write_new(opened: Opened, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(opened.fd, view):]
-
-
 def edit_file(ws: Workspace, path: str, old: str, new: str) -> str:
     if not old:
         raise ToolError("old is empty: give the exact text to replace, copied from read_file")
@@ -308,5 +302,5 @@ def write_file(ws: Workspace, path: str, content: str) -> str:
         return f"overwrote {path} ({len(data)} bytes)"
     with opened:
         _regular(path, opened, writing=True)
-        _write_new(opened, data)
+        write_all(opened.fd, data)
     return f"created {path} ({len(data)} bytes)"

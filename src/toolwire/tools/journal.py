@@ -20,7 +20,7 @@ import stat
 
 from toolwire.errors import ToolError
 from toolwire.events import FileSeen, emit
-from toolwire.tools.paths import Workspace
+from toolwire.tools.paths import Workspace, write_all
 
 MAX_KEPT_BYTES = 10 << 20
 """A file larger than this is hashed but not kept, so a change to it cannot be undone."""
@@ -100,9 +100,7 @@ class FileJournal:
                 continue
             flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
             with self.ws.open(rel, flags, create_dirs=True) as opened:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(opened.fd, view):]
+                write_all(opened.fd, data)
         return sorted(step)
 
 

@@ -57,6 +57,13 @@ class PathError(ToolError):
         self.errno = errno
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (a write may take only part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def _refuse(path: str, why: str, code: int | None = None) -> PathError:
     return PathError(f"{path!r}: {why}", code)
 
@@ -223,9 +230,7 @@ class Workspace:
                          | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
             written = True
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
+                write_all(fd, data)
                 os.fchmod(fd, stat.S_IMODE(mode))
             finally:
                 os.close(fd)
@@ -255,4 +260,5 @@ class Workspace:
         return path.relative_to(self.root).as_posix() or "."
 
 
-__all__ = ["HIDDEN", "MAX_LINKS", "MAX_NAME", "MAX_PATH", "Opened", "PathError", "Workspace"]
+__all__ = ["HIDDEN", "MAX_LINKS", "MAX_NAME", "MAX_PATH", "Opened", "PathError", "Workspace",
+           "write_all"]

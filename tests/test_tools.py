@@ -87,6 +87,22 @@ def test_edit_file_names_a_bounded_number_of_places(ws: Path) -> None:
         call(t, {"path": "one.txt", "old": "ab", "new": "c"})
 
 
+def test_a_lone_surrogate_in_new_text_is_a_tool_error(ws: Path) -> None:
+    """A string that is no UTF-8 (a caller's own, such as an MCP client's) is refused by name,
+    and the file is left as it was."""
+    before = (ws / "pkg" / "a.py").read_text()
+    with pytest.raises(ToolError, match=r"content holds a lone surrogate \('\\udcff' at "
+                                        r"character 3\)"):
+        call(tools(ws)["write_file"], {"path": "pkg/a.py", "content": "abc\udcff"})
+    with pytest.raises(ToolError, match=r"new holds a lone surrogate"):
+        call(tools(ws)["edit_file"], {"path": "pkg/a.py", "old": "y = 2", "new": "\ud800"})
+    assert (ws / "pkg" / "a.py").read_text() == before
+    assert not (ws / "new.txt").exists()
+    with pytest.raises(ToolError, match="lone surrogate"):
+        call(tools(ws)["write_file"], {"path": "new.txt", "content": "\udcff"})
+    assert not (ws / "new.txt").exists()
+
+
 def test_write_file_creates_folders(ws: Path) -> None:
     t = tools(ws)["write_file"]
     assert call(t, {"path": "new/dir/b.txt", "content": "hé"}) == (

@@ -231,6 +231,17 @@ def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
+def _utf8(text: str, what: str) -> bytes:
+    """``text`` as UTF-8 bytes; a lone surrogate (no character, so no UTF-8: a caller's own
+    string, never JSON read by toolwire) is a tool error naming where it is."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ToolError(f"{what} holds a lone surrogate ({text[exc.start]!r} at character "
+                        f"{exc.start}), which is no character and cannot be written as UTF-8; "
+                        "send the text without it") from None
+
+
 SHOWN_LINES = 10
 """How many lines holding the old text an edit_file error names at most."""
 
@@ -280,14 +291,14 @@ def edit_file(ws: Workspace, path: str, old: str, new: str) -> str:
                 "include more surrounding lines so that it occurs exactly once"
             )
         at = text.index(old)
-    ws.replace(opened.rel, text.replace(old, new, 1).encode("utf-8"), opened.info.st_mode)
+    ws.replace(opened.rel, _utf8(text.replace(old, new, 1), "new"), opened.info.st_mode)
     return f"replaced 1 occurrence in {path} at line {_line_of(text, at)}"
 
 
 def write_file(ws: Workspace, path: str, content: str) -> str:
     """A new file is written where it is made; an existing one is replaced in one step
     (`Workspace.replace`), so nothing reading it meets it cut short."""
-    data = content.encode("utf-8")
+    data = _utf8(content, "content")
     try:
         opened = ws.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CREAT | os.O_EXCL,
                          create_dirs=True)

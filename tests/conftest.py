@@ -1,5 +1,6 @@
 """Shared test setup: makes tests/ importable (for strategies.py) and keeps tests on loopback;
-the ``outside`` fixture (a folder outside any workspace) for the command sandbox tests.
+gives the session its own toolwire state directory; the ``outside`` fixture (a folder outside
+any workspace) for the command sandbox tests.
 
 Every IPv4/IPv6 socket connect in the test process is checked: only loopback addresses
 (127.0.0.0/8, ::1, localhost) may be reached, so no test can touch the network by mistake.
@@ -8,6 +9,7 @@ Every IPv4/IPv6 socket connect in the test process is checked: only loopback add
 from __future__ import annotations
 
 import ipaddress
+import os
 import shutil
 import socket
 import sys
@@ -19,6 +21,10 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# toolwire's state directory (default run logs, the record key) for this test session alone:
+# the tests and every command they start share it, and the user's own is never touched.
+os.environ.setdefault("TOOLWIRE_STATE_DIR", tempfile.mkdtemp(prefix="toolwire-state-"))
 
 _connect = socket.socket.connect
 _connect_ex = socket.socket.connect_ex

@@ -16,6 +16,7 @@ import pytest
 from toolwire.agent.runlog import read_log
 from toolwire.codecs import WIRES
 from toolwire.emulator import Emulator
+from toolwire.records import runs_folder
 from toolwire.transcript import ToolResultPart
 
 ENV = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
@@ -30,7 +31,7 @@ def toolwire(*args: str, cwd: Path | None = None, env: dict[str, str] | None = N
 
 
 def last_log(workdir: Path) -> Path:
-    logs = sorted((workdir / ".toolwire" / "runs").glob("*.jsonl"))
+    logs = sorted(runs_folder(workdir).glob("*.jsonl"))
     assert logs, "the run wrote no log"
     return logs[-1]
 

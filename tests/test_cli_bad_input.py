@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from toolwire import records
 from toolwire.agent.runlog import LOG_FORMAT
 from toolwire.cli.app import main
 
@@ -37,7 +38,9 @@ def header(**fields: object) -> dict[str, object]:
 
 
 def log_text(*events: dict[str, object]) -> str:
-    return "".join(json.dumps(e) + "\n" for e in events)
+    """Run log lines signed with this test session's record key, as toolwire writes them."""
+    signer = records.Signer(records.record_key())
+    return "".join(signer.sign(json.dumps(e).encode()).decode() + "\n" for e in events)
 
 
 TASK = {"event": "message", "t": 1.0, "index": 0,

@@ -20,6 +20,7 @@ from ptys import drive_on_pty
 from toolwire.agent.runlog import read_log
 from toolwire.cli.app import main
 from toolwire.emulator import Emulator
+from toolwire.records import runs_folder
 
 ENV = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
 
@@ -317,7 +318,7 @@ def test_a_run_stopped_with_ctrl_c_keeps_its_log(tmp_path: Path) -> None:
         running = (tmp_path / "started").exists() and proc.poll() is None
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)  # the sleeping command does not hold it up
-    runs = tmp_path / ".toolwire" / "runs"
+    runs = runs_folder(tmp_path)
     [log] = runs.glob("*.jsonl")
     assert running, f"the command never started:\n{err}\n{log.read_text()}"
     assert proc.returncode == 130 and "Traceback" not in err, err

@@ -10,6 +10,7 @@ import pytest
 from toolwire.cli.app import main
 from toolwire.explain.build import explain_file
 from toolwire.explain.html import render_html
+from toolwire.records import runs_folder
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
@@ -19,7 +20,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr
 def demo_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("demo")
     assert main(["demo", "recover", "--workdir", str(work)]) == 0
-    return sorted((work / ".toolwire" / "runs").glob("*.jsonl"))[-1]
+    return sorted(runs_folder(work).glob("*.jsonl"))[-1]
 
 
 def test_report_is_self_contained(demo_log: Path) -> None:

@@ -8,8 +8,9 @@ the base64 ``data`` of each large media part of an event's ``message``, ``reply`
 or ``messages`` by a ``file`` naming it in the folder, and `unfold_fields` puts the data back.
 Cassettes fold the bodies they record with the same folder (`toolwire.http.cassette`).
 A file name read from a log or a cassette is checked before it is opened (a hash and an
-extension, nothing else), so a hostile file cannot lead out of the folder. Imports only
-`errors`.
+extension, nothing else), so a hostile file cannot lead out of the folder, and only a regular
+file of at most `READ_MAX` bytes is read (`toolwire.records`: no link, device or FIFO). Imports
+only `errors` and `records`.
 """
 
 from __future__ import annotations
@@ -20,14 +21,19 @@ import hashlib
 import mimetypes
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
+from toolwire import records
 from toolwire.errors import TranscriptError
 
 INLINE_MAX = 4096
 """Media of at most this many bytes stay inline (base64 in the line); larger ones go to the
 folder."""
+
+READ_MAX = 256 * 1024 * 1024
+"""The largest media file read back from a folder (far above what any provider takes)."""
 
 _NAME = re.compile(r"[0-9a-f]{64}\.[a-z0-9]{1,8}")
 _EXTENSIONS = {"image/jpeg": "jpg", "audio/mpeg": "mp3", "text/plain": "txt",
@@ -59,30 +65,50 @@ class MediaFiles:
         """How many files this object wrote (media already there are not written again)."""
 
     def put(self, data: bytes, media_type: str | None) -> str:
-        """Keep ``data`` in the folder (once) and return its file name there."""
+        """Keep ``data`` in the folder (once) and return its file name there. The folder is
+        opened without following a link and the file is written under a new random name,
+        created exclusively, then renamed into place: nothing planted in the folder (a link
+        at a temporary or a final name) leads a write anywhere else."""
         name = media_name(data, media_type)
-        path = self.folder / name
-        if not path.exists():
-            self.folder.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{name}.{os.getpid()}.tmp")
-            tmp.write_bytes(data)
-            tmp.replace(path)
-            self.written += 1
+        try:
+            folder = records.open_folder(self.folder, create=True)
+        except OSError as exc:
+            raise TranscriptError(f"the media folder {self.folder} cannot be used "
+                                  f"({exc.strerror or exc}); it must be a folder, not a link"
+                                  ) from None
+        try:
+            try:
+                kept = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            except FileNotFoundError:
+                kept = None
+            if kept is None or not stat.S_ISREG(kept.st_mode) or kept.st_size != len(data):
+                records.replace_in(folder, name, data, 0o644)
+                self.written += 1
+        finally:
+            os.close(folder)
         return name
 
     def get(self, name: Any, where: str) -> bytes:
         """The bytes kept as ``name``; a `TranscriptError` naming ``where`` when the name is
-        not one `put` gives, the file is missing, or its bytes no longer match its hash."""
+        not one `put` gives, the file is missing, not a regular file (a link, a device, a
+        FIFO), over `READ_MAX` bytes, or its bytes no longer match its hash."""
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise TranscriptError(f"{where}: {name!r} is not a media file name (a sha256 hash "
                                   "and an extension)")
         path = self.folder / name
         try:
-            data = path.read_bytes()
+            folder = records.open_folder(self.folder)
+            try:
+                data = records.read_in(folder, name, READ_MAX)
+            finally:
+                os.close(folder)
         except OSError as exc:
             raise TranscriptError(
                 f"{where}: the media file {path} cannot be read ({exc.strerror or exc}); keep "
                 f"the folder {self.folder.name} next to {self.folder.name[:-6]}") from None
+        except TranscriptError as exc:
+            raise TranscriptError(f"{where}: the media file {path} is not read: {exc}"
+                                  ) from None
         if hashlib.sha256(data).hexdigest() != name.split(".", 1)[0]:
             raise TranscriptError(f"{where}: the media file {path} was changed: its bytes no "
                                   "longer match the hash in its name")
@@ -150,5 +176,5 @@ def b64_bytes(text: str) -> bytes | None:
     return raw if base64.b64encode(raw).decode("ascii") == text else None
 
 
-__all__ = ["INLINE_MAX", "MediaFiles", "b64_bytes", "extension", "fold_fields", "media_dicts",
-           "media_name", "unfold_fields"]
+__all__ = ["INLINE_MAX", "READ_MAX", "MediaFiles", "b64_bytes", "extension", "fold_fields",
+           "media_dicts", "media_name", "unfold_fields"]

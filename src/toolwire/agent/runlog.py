@@ -6,14 +6,12 @@ flushed as it is written, so a crash loses nothing that already happened; a last
 by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is given each
 `toolwire.events` event of the run, writes the ones below and ignores the rest. Events:
 
-``header``      the log's format version (``format``, the first line's first field after the
-                event), toolwire version, model name (what the caller calls the model, so
-                ``toolwire resume`` can rebuild it), ``request_model`` (`Request.model`, what
-                the provider calls it; format 2 on), system prompt, tool specs, the
-                structured-output tool if any, the run's limits, and (format 4 on)
-                ``context``: what a resume elsewhere needs to rebuild the agent (the command
-                line writes its folder, tool set, approval policy, sandbox setting and the
-                full model id with its base URL)
+``header``      the log's ``format`` (the first field after the event), toolwire version,
+                model name (as the caller calls it, for ``toolwire resume``), ``request_model``
+                (as the provider does), system prompt, tool specs, the structured-output tool,
+                the run's limits, and ``context``: what a resume elsewhere needs to rebuild the
+                agent (the command line writes its folder, tools, approval policy, sandbox
+                setting and full model id with its base URL)
 ``message``     a message added to the history by the harness (the task, tool results, nudges),
                 with its index in the history; each message is written once
 ``request``     a model call: turn number and how many history messages it sent (the unchanged
@@ -48,13 +46,14 @@ by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is 
 Media (format 7 on): a media part over `toolwire.mediafiles.INLINE_MAX` bytes is kept once,
 by content hash, in the folder ``<log>.media/`` next to the log; its saved form names the file
 (``file``, ``size``) instead of holding the base64 ``data``, and reading puts the bytes back.
+Signatures (format 9 on): each line ends with ``mac``, a chained HMAC with the user's record key
+(`toolwire.records`); reading drops it, `toolwire.records.verify` checks it.
 
-Format versions: every change to what is written bumps `LOG_FORMAT`, and `read_log` reads every
-format up to it (1: the first; 2: ``request_model``, ``error_type`` and the resume line's
-``format``; 3: ``first_token``, ``first_tool``, ``call_abandoned`` and ``early``; 4: the
-header's ``context`` and ``awaiting_approval``; 5: ``compact``; 6: ``progress``, ``asked``; 7:
-media in the folder; 8: ``file_seen``). A newer format (in the header or a resume line) is
-refused with a `TranscriptError` to upgrade.
+Format versions: every change to what is written bumps `LOG_FORMAT`; `read_log` reads every
+format up to it (2: ``request_model``, ``error_type``, the resume line's ``format``; 3:
+``first_token``, ``first_tool``, ``call_abandoned``, ``early``; 4: the header's ``context``,
+``awaiting_approval``; 5: ``compact``; 6: ``progress``, ``asked``; 7: media in the folder; 8:
+``file_seen``; 9: ``mac``). A newer format is refused with a `TranscriptError` to upgrade.
 
 Values are written with `toolwire.transcript_json.to_json`. Must not import the loop, dispatch,
 codecs or transport; what the lines say of time is read by `toolwire.agent.timeline`.
@@ -73,7 +72,7 @@ from typing import IO, Any
 
 import msgspec
 
-from toolwire import _json
+from toolwire import _json, records
 from toolwire.agent.timeline import TIMED, Timeline
 from toolwire.errors import TranscriptError
 from toolwire.events import (
@@ -107,7 +106,7 @@ from toolwire.transcript import (
 )
 from toolwire.transcript_json import from_json, to_json
 
-LOG_FORMAT = 8
+LOG_FORMAT = 9
 """The format version this toolwire writes; it reads this one and every earlier one."""
 
 
@@ -129,16 +128,6 @@ _DEEP_MARGIN = 2000
 """Levels added to the recursion limit to write an event nested close to it."""
 
 
-def _drop_torn_line(path: Path) -> None:
-    """Cut a last line left without its newline by a crash, so appending starts a fresh line."""
-    if not path.exists():
-        return
-    with path.open("rb+") as f:
-        data = f.read()
-        if data and not data.endswith(b"\n"):
-            f.truncate(data.rfind(b"\n") + 1)
-
-
 class RunLog:
     """Writes one run's events to a JSONL file, one flushed line per event.
 
@@ -148,11 +137,15 @@ class RunLog:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False,
-                 repair: bool = False) -> None:
+                 repair: bool = False, key: bytes | None = None) -> None:
         self.path = Path(path)
         self._fsync = fsync
-        if repair:
-            _drop_torn_line(self.path)
+        key = records.record_key() if key is None else key
+        data = self.path.read_bytes() if self.path.exists() else b""
+        if repair and data and not data.endswith(b"\n"):  # a last line a crash cut short
+            with self.path.open("rb+") as f:
+                f.truncate(data.rfind(b"\n") + 1)
+        self._signer = records.Signer(key, records.verify(data, key).last)
         self._file: IO[bytes] | None = self.path.open("ab")
         self._turn = 0
         self.media = MediaFiles(self.path)
@@ -177,7 +170,8 @@ class RunLog:
         if self._file is None:
             raise ValueError(f"run log {self.path} is closed")
         fold_fields(fields, self.media)
-        self._file.write(_line({"event": event, "t": round(time.time(), 3), **fields}) + b"\n")
+        line = _line({"event": event, "t": round(time.time(), 3), **fields})
+        self._file.write(self._signer.sign(line) + b"\n")
         self._file.flush()
         if self._fsync:
             os.fsync(self._file.fileno())
@@ -437,6 +431,7 @@ def read_log(path: str | os.PathLike[str]) -> LoggedRun:
             raise TranscriptError(f"{where}: not a JSON line ({exc.msg})") from None
         if not isinstance(event, dict) or "event" not in event:
             raise TranscriptError(f"{where}: a run log line must be an object with 'event'")
+        event.pop("mac", None)  # the line's signature (`toolwire.records`), checked apart
         if run is None:
             if event["event"] != "header":
                 raise TranscriptError(f"{where}: a run log starts with a header line")

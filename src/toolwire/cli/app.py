@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolwire.cli import checks
+from toolwire.cli import checks, trust
 from toolwire.cli.common import (
     EPILOG,
     EXIT_OK,
@@ -63,6 +63,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     html = checks.output_path(args.html, "--html") if args.html else None
     with _shape_of(args.file):
         expl = explain_file(args.file)
+    record = _record_standing(args.file)
     if html is not None:
         from toolwire.explain.html import render_html
 
@@ -78,9 +79,25 @@ def cmd_explain(args: argparse.Namespace) -> int:
                                 "name": m.name, "url": m.url} for m in e.media]}
                     for e in expl.entries],
         "usage_per_turn": [to_json(u) for u in expl.turn_usage],
+        "record": record,
     }
-    _emit(args, data, render_text(expl))
+    text = render_text(expl)
+    _emit(args, data, text if record is None else f"record: {record['says']}\n{text}")
     return EXIT_OK
+
+
+def _record_standing(path: str) -> dict[str, Any] | None:
+    """What the signatures of a run log or cassette say (None for a body in a wire)."""
+    from toolwire.agent.runlog import is_log_text
+
+    text = Path(path).read_bytes().decode("utf-8", "replace")
+    if is_log_text(text):
+        verdict, what = trust.standing(path), "run log"
+    elif text.lstrip().startswith("{") and '"toolwire_cassette"' in text:
+        verdict, what = trust.standing(path, document=True), "cassette"
+    else:
+        return None
+    return {"standing": verdict.standing, "says": verdict.describe(what)}
 
 
 def _log_request(path: str) -> Any:

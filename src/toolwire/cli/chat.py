@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolwire.cli import checks, settings
+from toolwire.cli import checks, settings, trust
 from toolwire.cli.common import EXIT_OK, UserError
 from toolwire.cli.run import (
     Outputs,
@@ -108,12 +108,13 @@ def cmd_chat(args: argparse.Namespace) -> int:
         checks.read_text(args.resume, "--resume")
         if args.workdir is not None:
             checks.workdir(args.workdir)
-        workdir = from_log(args, read_log(args.resume).header)
+        workdir = from_log(args, args.resume, read_log(args.resume), "chat")
     else:
         workdir = checks.workdir(args.workdir or ".")
         args.tools = args.tools or "coding"
-    settings.apply(args)
-    check_agent_options(args)
+        settings.apply(args)
+        check_agent_options(args)
+        args.protect = trust.record_place(args, workdir, [("--log", args.log)])
     outputs = Outputs()
     if args.resume:
         log = args.resume
@@ -156,8 +157,10 @@ def add_command(sub: Any, epilog: str) -> None:
     p.add_argument("--model", metavar="ID", help=f"model id: {'; '.join(MODEL_ID_FORMS)} "
                    "(default: TOOLWIRE_MODEL, or model in the config file)")
     p.add_argument("--resume", metavar="LOG",
-                   help="go on with the run in LOG (its model, folder, tools and policy unless "
-                        "given)")
+                   help="go on with the run in LOG (its model, folder and tools unless given; "
+                        "its approval policy and sandbox too when it is your own unchanged "
+                        "log)")
+    trust.add_trust_option(p)
     p.add_argument("--log", metavar="FILE", help="where to write the run log (a new file)")
     p.add_argument("--system", metavar="TEXT",
                    help="the system prompt (default: one for working on a software project)")

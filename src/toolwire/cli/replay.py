@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolwire.cli import checks
+from toolwire.cli import checks, trust
 from toolwire.cli.common import EXIT_OK, EXIT_PROBLEM, UserError
 from toolwire.codecs import WIRES
 
@@ -176,11 +176,42 @@ def _shown(result: Any, workdir: Path, recorded_dir: str | None) -> str:
     return ("[error] " if result.is_error else "") + TIMINGS.sub(r"\1 <time>", text)
 
 
-def _hash(path: Path) -> str | None:
+SEEN_MAX = 64 * 1024 * 1024
+"""The largest file whose hash replay compares with the recorded one."""
+
+
+def _seen(workdir: Path, path: str) -> str | None:
+    """The SHA-256 of the file a recording names as ``path``, read only inside ``workdir``
+    and only as a regular file (no link, device or FIFO) of at most `SEEN_MAX` bytes; None
+    when there is none, else what keeps it from being read (never the same as a hash)."""
+    from toolwire.errors import TranscriptError
+    from toolwire.records import read_inside
+
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
+        return hashlib.sha256(read_inside(workdir, path, SEEN_MAX)).hexdigest()
+    except FileNotFoundError:
         return None
+    except TranscriptError as exc:
+        return f"not read: {exc}"
+    except OSError as exc:
+        return f"not read: {exc.strerror or exc}"
+
+
+def _plan(rec: Recording, workdir: Path, mode: str, network: bool, test_command: Any,
+          coding: bool) -> list[tuple[str, str]]:
+    """What a replay of ``rec`` would do, for a record the person is asked about."""
+    calls = [c for t in rec.turns for c in t.reply.tool_calls]
+    commands = [c for c in calls if c.name in ("run_command", "run_tests")]
+    shown = "; ".join(str(c.arguments.get("command", c.name))[:80] for c in commands[:5])
+    more = f" and {len(commands) - 5} more" if len(commands) > 5 else ""
+    return [("model", "the recording, answered by the emulator on 127.0.0.1 (no key is sent)"),
+            ("folder", str(workdir)),
+            ("tools", (f"{len(calls)} recorded call(s) run for real there, {len(commands)} of "
+                       f"them commands" + (f": {shown}{more}" if commands else ""))
+             if coding else "none"),
+            ("test command", str(test_command) if test_command else "none"),
+            ("sandbox", f"{mode} (a record's own setting is not used)"),
+            ("network", "on" if network else "off")]
 
 
 @dataclass(slots=True)
@@ -295,18 +326,25 @@ def cmd_replay(args: argparse.Namespace) -> int:
                         "--workdir DIR")
     workdir = checks.workdir(str(folder))
     wire = args.wire or rec.wire or WIRES[0]
-    found = {p: (was, _hash(workdir / p)) for p, was in (rec.files or {}).items()}
-    changed = {p: hashes for p, hashes in found.items() if hashes[0] != hashes[1]}
-    differ = Differ(rec, workdir)
-    mode = args.sandbox or rec.context.get("sandbox") or "auto"
+    verdict = trust.standing(args.log, document=trust.is_cassette(args.log))
+    own = verdict.own
+    mode = args.sandbox or (rec.context.get("sandbox") if own else None) or "auto"
     if mode not in SANDBOX_MODES:
         raise UserError(f"{args.log} names the sandbox setting {mode!r}, which this toolwire "
                         f"does not know; give --sandbox {' or '.join(SANDBOX_MODES)}")
+    network = own and rec.context.get("allow_network") is True
+    test_command = rec.context.get("test_command")
+    coding = rec.context.get("tools") != "none"
+    if not own:
+        trust.confirm(args, args.log, verdict, "replay", _plan(rec, workdir, mode, network,
+                                                                test_command, coding))
+    found = {p: (was, _seen(workdir, p)) for p, was in (rec.files or {}).items()}
+    changed = {p: hashes for p, hashes in found.items() if hashes[0] != hashes[1]}
+    differ = Differ(rec, workdir)
     sandbox = Sandbox(mode)
-    tools = [] if rec.context.get("tools") == "none" else coding_tools(
-        workdir, answer=_answers(rec), sandbox=sandbox,
-        test_command=rec.context.get("test_command"),
-        allow_network=rec.context.get("allow_network") is True)
+    tools = [] if not coding else coding_tools(
+        workdir, answer=_answers(rec), sandbox=sandbox, test_command=test_command,
+        allow_network=network)
     with Emulator([t.reply for t in rec.turns]) as emu, \
             tempfile.TemporaryDirectory(prefix="toolwire-replay-") as scratch:
         model = client.model(f"{provider_for(wire)}:replay@{emu.base_url}", env={})
@@ -340,8 +378,9 @@ def _report(args: argparse.Namespace, rec: Recording, differ: Differ,
               "from format 8 on), so it cannot tell a changed file from a changed tool")
     elif changed:
         for path, (was, now) in sorted(changed.items()):
+            now_shown = now if now and now.startswith("not read") else (now or "no file")[:12]
             print(f"this file was different at the start: {path} (recorded "
-                  f"{(was or 'no file')[:12]}, now {(now or 'no file')[:12]})")
+                  f"{(was or 'no file')[:12]}, now {now_shown})")
     else:
         print(f"the {len(rec.files)} file(s) the tools touched were as recorded at the start: "
               "the tool now behaves differently")
@@ -367,5 +406,7 @@ def add_command(sub: Any, epilog: str) -> None:
     p.add_argument("--wire", choices=WIRES, metavar="WIRE",
                    help="answer in this wire instead of the recorded one: " + ", ".join(WIRES))
     p.add_argument("--sandbox", choices=SANDBOX_MODES,
-                   help="where run_command and run_tests run (default: as recorded)")
+                   help="where run_command and run_tests run (default: as recorded in your own "
+                        "unchanged run log, else auto)")
+    trust.add_trust_option(p)
     p.set_defaults(func=cmd_replay)

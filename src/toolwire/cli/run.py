@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolwire.cli import checks, settings
+from toolwire.cli import checks, settings, trust
 from toolwire.cli.common import UserError
 from toolwire.cli.otel import add_otel_option
 from toolwire.cli.terminal import Terminal, answerer, approver, finish, policy
@@ -103,22 +103,32 @@ def _context(args: argparse.Namespace, model: Any, workdir: Path,
             "test_command": test_command}
 
 
-def from_log(args: argparse.Namespace, header: dict[str, Any]) -> Path:
-    """Settings a resumed run takes from its log's header unless a flag gives them: the model,
-    the folder, the tool set, the approval policy, the sandbox and its network; returns the
-    folder, checked."""
-    args.model = args.model or header.get("model")  # the log's over the settings'
-    context = header.get("context")
-    context = context if isinstance(context, dict) else {}
-    for name in ("workdir", "tools", "approve", "sandbox"):  # as the run was started
-        if getattr(args, name) is None and isinstance(context.get(name), str):
-            setattr(args, name, context[name])
-    args.allow_network = args.allow_network or context.get("allow_network") is True
+def from_log(args: argparse.Namespace, path: str, logged: Any, command: str) -> Path:
+    """The settings a resumed run takes from its log (`trust.from_record`: the security
+    settings only from this user's own unchanged log), the flags and the config file; then,
+    for a log that is not this user's own, what the run would do and the person's go-ahead
+    (`trust.confirm`). Returns the folder, checked."""
+    verdict = trust.standing(path)
+    trust.from_record(args, logged.header, verdict.own)
     args.tools = args.tools or "coding"
     if args.tools not in ("coding", "none"):
         raise UserError(f"the log's tool set {args.tools!r} is not one this toolwire knows; "
                         "give --tools coding or --tools none")
-    return checks.workdir(args.workdir or ".")
+    workdir = checks.workdir(args.workdir or ".")
+    settings.apply(args)
+    check_agent_options(args)
+    if not verdict.own:
+        context = logged.header.get("context")
+        test = context.get("test_command") if isinstance(context, dict) else None
+        tools = ("the model's commands run there (run_command, run_tests" +
+                 (f": {test}" if isinstance(test, str) and test else "") + ")"
+                 if args.tools == "coding" else "none that run commands")
+        mcp = [*getattr(args, "mcp", []), *getattr(args, "mcp_deferred", [])]
+        plan = [("model", trust.endpoint_line(args.model)), ("folder", str(workdir)),
+                ("tools", tools + (f"; MCP servers: {', '.join(mcp)}" if mcp else "")),
+                *trust.security_plan(args)]
+        trust.confirm(args, path, verdict, command, plan)
+    return workdir
 
 
 def _decisions(args: argparse.Namespace, logged: Any) -> dict[str, Any]:
@@ -179,8 +189,12 @@ class Outputs:
 
 
 def _default_log(workdir: Path, outputs: Outputs) -> str:
+    """A new run log for the project in ``workdir``, in the user's state directory (where the
+    model's commands cannot write: `toolwire.records.runs_folder`)."""
+    from toolwire.records import runs_folder
+
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    folder = outputs.folder(workdir / ".toolwire" / "runs")
+    folder = outputs.folder(runs_folder(workdir))
     return str(outputs.file(folder / f"{stamp}.jsonl"))
 
 
@@ -229,6 +243,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     attached = [checks.attachment(path) for path in args.attach]
     settings.apply(args)
     check_agent_options(args)
+    args.protect = trust.record_place(args, workdir, [("--log", args.log),
+                                                      ("--record", args.record)])
     outputs = Outputs()
     log = str(outputs.file(checks.output_path(args.log, "--log", fresh=True))) if args.log else None
     transport = None
@@ -253,10 +269,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
     if args.workdir is not None:
         checks.workdir(args.workdir)
     logged = read_log(args.log)
-    workdir = from_log(args, logged.header)
+    workdir = from_log(args, args.log, logged, "resume")
     decisions = _decisions(args, logged)
-    settings.apply(args)
-    check_agent_options(args)
     model = client.model(args.model)
     term = _terminal(args)
     result = _go(args, model, workdir, term, Outputs(),
@@ -358,7 +372,8 @@ def add_commands(sub: Any, epilog: str) -> None:
         description="Run the agent on TASK with the built-in coding tools in --workdir. A live "
                     "status line shows the turn, the tool running and the tokens so far. Tools "
                     "that change things ask before running. The run log is always written "
-                    "(default: WORKDIR/.toolwire/runs/); `toolwire resume LOG` continues it.")
+                    "(default: in toolwire's state directory, ~/.local/state/toolwire/runs/); "
+                    "`toolwire resume LOG` continues it.")
     p.add_argument("task", metavar="TASK")
     p.add_argument("--model", metavar="ID", help=f"model id: {forms} (default: "
                    "TOOLWIRE_MODEL, or model in the config file; see toolwire config show)")
@@ -389,6 +404,7 @@ def add_commands(sub: Any, epilog: str) -> None:
                    help="deny the call ID that the run stopped to wait for (repeatable)")
     p.add_argument("--reason", metavar="TEXT",
                    help="why the calls given to --deny are denied (the model is told)")
+    trust.add_trust_option(p)
     agent_options(p)
     p.set_defaults(func=cmd_resume)
 

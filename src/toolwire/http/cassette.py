@@ -18,7 +18,9 @@ form and answers with the bytes put back. Headers
 pass through an allow-list: an API key, a cookie or an auth header is never written, and every
 secret `toolwire.secrets.Redactor` knows (values of key and token variables, key shapes, the
 ``secrets`` given) is replaced before the file is written. The file
-is rewritten after every interaction, so a crash loses nothing that completed.
+is rewritten after every interaction, so a crash loses nothing that completed: written under a
+new random name beside it and renamed over it, signed with the user's record key (``mac``, the
+document's last member, `toolwire.records`).
 
 A replay answers in order and fails, with a readable diff, on a request that differs from the
 recorded one: that is how a replay notices that a tool now returns something else. Closing a
@@ -30,12 +32,13 @@ from __future__ import annotations
 import base64
 import difflib
 import json
+import os
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from toolwire import _json
+from toolwire import _json, records
 from toolwire.codecs.eventstream import MEDIA_TYPE, EventStreamFramer, encode_message
 from toolwire.errors import StreamError, ToolwireError
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, WireResponse
@@ -210,15 +213,18 @@ class RecordTransport:
         self.interactions: list[dict[str, Any]] = []
         self._redact = Redactor(None, secrets)
         self.media = MediaFiles(self.path)
+        self._key = records.record_key()
 
     def _write(self) -> None:
         text = json.dumps({"toolwire_cassette": CASSETTE_VERSION,
                            "interactions": self.interactions}, indent=2, ensure_ascii=False)
-        text = self._redact(text)
+        data = records.sign_document(self._redact(text).encode(), self._key)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(self.path.suffix + ".tmp")
-        tmp.write_text(text + "\n", encoding="utf-8")
-        tmp.replace(self.path)
+        folder = records.open_folder(self.path.parent)
+        try:  # written beside it under a name no one could have planted a link at
+            records.replace_in(folder, self.path.name, data, 0o644)
+        finally:
+            os.close(folder)
 
     async def send(self, request: WireRequest) -> WireResponse:
         response = await self.inner.send(request)

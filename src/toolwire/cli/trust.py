@@ -1,0 +1,158 @@
+"""Whether a record (a run log, a cassette) may decide anything, and where records may be written.
+
+Owns `standing` (what a record's signatures say: this user's and unchanged, edited, another's,
+unsigned; `toolwire.records`), `confirm` (before ``resume``, ``chat --resume`` or ``replay`` act
+on a record that is not this user's unchanged one: what they would do, then a question on the
+terminal or ``--trust-record``), `from_record` (the settings a resumed run takes from its log:
+never the security settings of a record that is not this user's own) and `record_place` (a
+``--log`` or ``--record`` inside the folder the model's commands can write is refused unless
+bubblewrap binds it read-only). Imports the command line's `common`; the rest of toolwire
+only inside its functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from toolwire.cli.common import UserError
+
+SECURITY = ("approve", "sandbox")
+"""The settings a record that is not this user's own never gives (with ``allow_network``)."""
+
+
+def standing(path: str | Path, *, document: bool = False) -> Any:
+    """What the signatures of the record at ``path`` say (`toolwire.records.Verdict`);
+    ``document``: a cassette (signed whole) rather than a run log (signed line by line)."""
+    from toolwire import records
+
+    data = Path(path).read_bytes()
+    key = records.record_key()
+    return records.verify_document(data, key) if document else records.verify(data, key)
+
+
+def is_cassette(path: str | Path) -> bool:
+    from toolwire.agent.runlog import is_log_text
+
+    return not is_log_text(Path(path).read_bytes().decode("utf-8", "replace"))
+
+
+def from_record(args: argparse.Namespace, header: dict[str, Any], own: bool) -> None:
+    """The settings a resumed run takes from its log's header where no flag gives them: the
+    model, the folder and the tool set always; the approval policy, the sandbox and its
+    network only from this user's own unchanged record (else the flags, the environment, the
+    config file or the safe defaults decide)."""
+    args.model = args.model or header.get("model")
+    context = header.get("context")
+    context = context if isinstance(context, dict) else {}
+    names = ("workdir", "tools", *SECURITY) if own else ("workdir", "tools")
+    for name in names:
+        if getattr(args, name) is None and isinstance(context.get(name), str):
+            setattr(args, name, context[name])
+    if own:
+        args.allow_network = args.allow_network or context.get("allow_network") is True
+    args.record_asked = {name: context.get(name) for name in (*SECURITY, "allow_network")}
+
+
+def endpoint_line(model_id: str | None) -> str:
+    """Where a model id sends requests and which credentials go with them, in words."""
+    from toolwire.errors import ToolwireError
+    from toolwire.http.endpoints import parse_model_id
+
+    if not model_id:
+        return "none named"
+    try:
+        endpoint = parse_model_id(model_id)
+    except ToolwireError as exc:
+        return f"{model_id} ({exc})"
+    if endpoint.signer is not None or (endpoint.key is None and endpoint.key_var is None):
+        sent = "your cloud credentials" if endpoint.signer is not None else "no key"
+    else:
+        sent = f"your {endpoint.key_var}" if endpoint.key is not None else "no key"
+    return f"{endpoint.provider}:{endpoint.model} at {endpoint.base_url} ({sent} goes there)"
+
+
+def confirm(args: argparse.Namespace, path: str, verdict: Any, command: str,
+            plan: list[tuple[str, str]]) -> None:
+    """Go on only when the record is this user's unchanged one, or the person says so (on a
+    terminal) or gave ``--trust-record``; else a `UserError` naming how to go on."""
+    if verdict.own:
+        return
+    what = "cassette" if command == "replay" and is_cassette(path) else "run log"
+    lines = [f"toolwire {command}: {path}: {verdict.describe(what)}.",
+             f"Before acting on it, this is what toolwire {command} would do:"]
+    width = max(len(k) for k, _ in plan)
+    lines += [f"  {k.ljust(width)}  {v}" for k, v in plan]
+    print("\n".join(lines), file=sys.stderr)
+    if getattr(args, "trust_record", False):
+        print("going on: --trust-record was given", file=sys.stderr)
+        return
+    if sys.stdin is not None and sys.stdin.isatty():
+        try:
+            answer = input("Go on with this record? [y/N] ")
+        except EOFError:
+            answer = ""
+        if answer.strip().lower() in ("y", "yes"):
+            return
+        raise UserError(f"not confirmed: toolwire {command} did nothing with {path}")
+    raise UserError(f"{path} is not your unchanged {what}: toolwire {command} acts on it only "
+                    "when you confirm. Run it on a terminal to be asked, or give "
+                    "--trust-record to go on with what is listed above")
+
+
+def security_plan(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The approval, sandbox and network lines of a plan, naming what the record asked for
+    when that is not what will be used."""
+    asked = getattr(args, "record_asked", {}) or {}
+    rows = []
+    for name, label, used in (("sandbox", "sandbox", args.sandbox),
+                              ("approve", "approval", args.approve),
+                              ("allow_network", "network", "on" if args.allow_network else "off")):
+        wanted = asked.get(name)
+        if name == "allow_network" and wanted is not None:
+            wanted = "on" if wanted is True else "off"
+        note = f" (the record asks for {wanted}; a record's own setting is not used)" \
+            if wanted not in (None, used) else ""
+        rows.append((label, f"{used}{note}"))
+    return rows
+
+
+def record_place(args: argparse.Namespace, workdir: Path, paths: list[tuple[str, str]]) -> list[
+        Path]:
+    """Refuse a record (``--log``, ``--record``) inside the folder the model's commands write,
+    unless the commands run under bubblewrap, which binds it read-only: returns the paths to
+    bind so (the record and its media folder)."""
+    from toolwire import records
+
+    if getattr(args, "tools", None) != "coding":
+        return []
+    inner = [(flag, Path(p)) for flag, p in paths if p and records.inside(Path(p), workdir)]
+    if not inner:
+        return []
+    from toolwire.errors import ToolwireError
+    from toolwire.tools.sandbox import Sandbox
+
+    try:
+        kind = Sandbox(args.sandbox or "auto").kind
+    except ToolwireError:  # the sandbox's own error comes when the run builds it
+        return []
+    if kind == "bubblewrap":
+        return [q for _, p in inner for q in (p.absolute(), Path(f"{p.absolute()}.media"))]
+    flag, where = inner[0]
+    how = "under Landlock" if kind == "landlock" else "unconfined (--sandbox off)"
+    raise UserError(
+        f"{flag} {where} is inside {workdir}, where the model's commands can write: they run "
+        f"{how}, so they could rewrite the record. Give a path outside that folder, or leave "
+        f"{flag} out (run logs go to {records.runs_folder(workdir)} by default)")
+
+
+def add_trust_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--trust-record", action="store_true",
+                   help="act on a record that is not your own unchanged one (another user's, "
+                        "edited, or unsigned) without asking; what it would do is still shown")
+
+
+__all__ = ["add_trust_option", "confirm", "endpoint_line", "from_record", "record_place",
+           "security_plan", "standing"]

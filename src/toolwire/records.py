@@ -1,0 +1,343 @@
+"""Records toolwire keeps (run logs, cassettes, their media folders): where they live, how they
+are signed, and how they are written and read back without following anything a command could
+have planted.
+
+Owns:
+
+- `state_dir`: the user's toolwire state directory (``TOOLWIRE_STATE_DIR``, else
+  ``$XDG_STATE_HOME/toolwire``, else ``~/.local/state/toolwire``), made with mode 0700. Run logs
+  go to ``runs/`` in it by default (`runs_folder`); the record key lives in it.
+- `record_key`: the per-user key that signs records, made on first use (32 random bytes, mode
+  0600, written whole under a random name and linked into place, so two processes starting
+  at once agree on one key).
+- `Signer` and `verify`: a chained HMAC-SHA256 over a record, line by line. Each signed line is
+  the JSON object it would have been, with ``"mac": "<hex>"`` as its last member; the MAC covers
+  the previous line's MAC and this line's bytes without its own, so no line can be changed,
+  left out or moved without breaking every MAC after it. A record cut short by a crash still
+  verifies up to its last whole line, and appending (a resumed run) extends the chain.
+- `write_new`, `replace_in` and `read_inside`: file operations relative to an open folder
+  descriptor, never through a path a command could have turned into a link:
+  ``O_CREAT | O_EXCL | O_NOFOLLOW`` for every new file (temporary ones get a random name), a
+  folder opened with ``O_NOFOLLOW``, and reading only regular files, up to a size cap.
+
+Imports only `errors`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import hmac
+import os
+import re
+import secrets
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from toolwire.errors import ConfigError, TranscriptError
+
+STATE_VAR = "TOOLWIRE_STATE_DIR"
+"""The environment variable that puts toolwire's state directory somewhere else."""
+
+KEY_FILE = "record.key"
+KEY_BYTES = 32
+
+_CHAIN_START = b"toolwire record 1"
+_HEX = re.compile(rb"[0-9a-f]{64}")
+_OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def state_dir(env: Mapping[str, str] | None = None, *, create: bool = True) -> Path:
+    """The user's toolwire state directory, made (mode 0700) when missing and ``create``."""
+    env = os.environ if env is None else env
+    given = env.get(STATE_VAR)
+    if given:
+        folder = Path(given).expanduser()
+    else:
+        base = env.get("XDG_STATE_HOME") or str(
+            Path(env.get("HOME") or Path.home()) / ".local" / "state")
+        folder = Path(base) / "toolwire"
+    folder = folder.absolute()
+    if create:
+        try:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(
+                f"toolwire's state directory {folder} cannot be made ({exc.strerror or exc}); "
+                f"set {STATE_VAR} to a folder of yours") from None
+    return folder
+
+
+def runs_folder(workdir: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> Path:
+    """Where the run logs of the project in ``workdir`` go by default: a folder of the state
+    directory named after the project's folder and a hash of its full path."""
+    where = Path(workdir).resolve()
+    digest = hashlib.sha256(os.fsencode(where)).hexdigest()[:12]
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", where.name)[:40] or "root"
+    return state_dir(env) / "runs" / f"{name}-{digest}"
+
+
+def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is ``folder`` or lies beneath it, links resolved."""
+    path, folder = Path(path).resolve(), Path(folder).resolve()
+    return path == folder or folder in path.parents
+
+
+# ------------------------------------------------------------------ the key
+
+
+def record_key(env: Mapping[str, str] | None = None) -> bytes:
+    """This user's record key, made on first use (mode 0600 in the state directory)."""
+    folder = state_dir(env)
+    try:
+        fd = os.open(folder, _OPEN_DIR)
+    except OSError as exc:
+        raise ConfigError(f"toolwire's state directory {folder} cannot be opened "
+                          f"({exc.strerror or exc}); set {STATE_VAR} to a folder of yours"
+                          ) from None
+    try:
+        try:
+            return _read_key(fd, folder)
+        except FileNotFoundError:
+            pass
+        key = secrets.token_bytes(KEY_BYTES)
+        tmp = f".{KEY_FILE}.{secrets.token_hex(8)}.tmp"
+        write_new(fd, tmp, key)
+        try:  # a link appears whole: a second process either makes it or reads this one
+            os.link(tmp, KEY_FILE, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+        except FileExistsError:
+            return _read_key(fd, folder)
+        finally:
+            os.unlink(tmp, dir_fd=fd)
+        return key
+    finally:
+        os.close(fd)
+
+
+def _read_key(fd: int, folder: Path) -> bytes:
+    where = folder / KEY_FILE
+    try:
+        key = read_in(fd, KEY_FILE, KEY_BYTES + 1)
+    except FileNotFoundError:
+        raise
+    except (OSError, TranscriptError) as exc:
+        raise ConfigError(f"the record key {where} cannot be read ({exc}); remove it to make a "
+                          "new one (records signed with it will then read as not yours)"
+                          ) from None
+    if len(key) != KEY_BYTES:
+        raise ConfigError(f"the record key {where} is not {KEY_BYTES} bytes long; remove it to "
+                          "make a new one (records signed with it will then read as not yours)")
+    return key
+
+
+# ------------------------------------------------------------------ signing and checking
+
+
+def _mac(key: bytes, previous: bytes, body: bytes) -> bytes:
+    return hmac.new(key, previous + b"\n" + body, hashlib.sha256).hexdigest().encode()
+
+
+class Signer:
+    """Signs the lines of one record in order; ``last`` is the MAC the next line chains to
+    (give it to go on with a record already signed)."""
+
+    def __init__(self, key: bytes, last: bytes = _CHAIN_START) -> None:
+        self._key = key
+        self.last = last
+
+    def sign(self, body: bytes) -> bytes:
+        """``body`` (a JSON object's bytes, no newline) with its MAC as its last member."""
+        if not (body.startswith(b"{") and body.endswith(b"}")):
+            raise ValueError("a signed line must be a JSON object")
+        mac = _mac(self._key, self.last, body)
+        self.last = mac
+        closing = b'"mac":"' + mac + b'"}'
+        return body[:-1] + (closing if body == b"{}" else b"," + closing)
+
+
+def unsigned(line: bytes) -> tuple[bytes, bytes | None]:
+    """``line`` without its MAC member, and the MAC (None: the line carries none)."""
+    if line.endswith(b'"}') and line[-74:-66] == b',"mac":"' and _HEX.fullmatch(line[-66:-2]):
+        return line[:-74] + b"}", line[-66:-2]
+    if len(line) == 74 and line.startswith(b'{"mac":"') and _HEX.fullmatch(line[8:72]):
+        return b"{}", line[8:72]
+    return line, None
+
+
+Standing = Literal["own", "edited", "foreign", "unsigned", "empty"]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a record's MACs say of it.
+
+    ``standing``: ``own`` (every whole line is signed by this user's key, in order),
+    ``edited`` (signed by this user's key up to line ``bad``, changed there or after),
+    ``foreign`` (its first line is signed, but not with this user's key: another user's or
+    machine's toolwire, or a header changed by hand), ``unsigned`` (no MAC at all: written by
+    a toolwire from before records were signed, or by hand), ``empty`` (no whole line).
+    ``lines`` counts the whole lines that verified; ``last`` is the MAC of the last of them
+    (to go on signing from).
+    """
+
+    standing: Standing
+    lines: int = 0
+    bad: int | None = None
+    last: bytes = _CHAIN_START
+
+    @property
+    def own(self) -> bool:
+        return self.standing == "own"
+
+    def describe(self, what: str = "record") -> str:
+        """One sentence for the person: whose record this is, and whether it was changed."""
+        if self.standing == "own":
+            return f"this {what} was written by your toolwire and has not been changed"
+        if self.standing == "edited":
+            return (f"this {what} was written by your toolwire but changed afterwards "
+                    f"(line {self.bad} and after do not match their signatures)")
+        if self.standing == "foreign":
+            return (f"this {what} was not written by your toolwire (another user's or "
+                    "machine's), or its first line was changed")
+        if self.standing == "unsigned":
+            return (f"this {what} carries no signature (written by hand, or by a toolwire "
+                    "from before records were signed)")
+        return f"this {what} holds no whole line"
+
+
+def verify(data: bytes, key: bytes) -> Verdict:
+    """Check the chained MACs of a record's bytes (a last line without its newline, cut short
+    by a crash, is left out)."""
+    lines = data.split(b"\n")[:-1]  # the part after the last newline is not a whole line
+    previous, count = _CHAIN_START, 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        body, mac = unsigned(line)
+        if mac is None:
+            return Verdict("unsigned" if count == 0 else "edited", count, number, previous)
+        if not hmac.compare_digest(_mac(key, previous, body), mac):
+            return Verdict("foreign" if count == 0 else "edited", count, number, previous)
+        previous, count = mac, count + 1
+    return Verdict("own", count, None, previous) if count else Verdict("empty")
+
+
+def sign_document(body: bytes, key: bytes) -> bytes:
+    """A whole-file record (a cassette: one JSON object, written anew each time) signed as a
+    chain of one, with a newline after it."""
+    return Signer(key).sign(body) + b"\n"
+
+
+def verify_document(data: bytes, key: bytes) -> Verdict:
+    """Check a record `sign_document` wrote (nothing may follow its newline)."""
+    body, mac = unsigned(data.rstrip(b"\n"))
+    if not data.strip():
+        return Verdict("empty")
+    if mac is None:
+        return Verdict("unsigned", 0, 1)
+    if not hmac.compare_digest(_mac(key, _CHAIN_START, body), mac):
+        return Verdict("foreign", 0, 1)
+    return Verdict("own", 1, None, mac)
+
+
+# ------------------------------------------------------------------ files, by descriptor
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def open_folder(folder: str | os.PathLike[str], *, create: bool = False) -> int:
+    """A descriptor of ``folder`` opened without following a link in its last component
+    (made, mode 0700, when missing and ``create``); an `OSError` when it is a link."""
+    if create:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder, 0o700)
+    return os.open(folder, _OPEN_DIR)
+
+
+def write_new(dir_fd: int, name: str, data: bytes, mode: int = 0o600) -> None:
+    """Create ``name`` in the folder ``dir_fd`` (never one that exists, never through a
+    link) and write ``data`` to it."""
+    fd = os.open(name, _NEW_FILE, mode, dir_fd=dir_fd)
+    try:
+        _write_all(fd, data)
+    finally:
+        os.close(fd)
+
+
+def replace_in(dir_fd: int, name: str, data: bytes, mode: int = 0o600) -> None:
+    """Put ``data`` at ``name`` in the folder ``dir_fd`` in one step: written to a new file of
+    a random name there (created exclusively, no link followed), then renamed over ``name``
+    (a link at ``name`` is replaced, not followed)."""
+    tmp = f".{name}.{secrets.token_hex(8)}.tmp"
+    write_new(dir_fd, tmp, data, mode)
+    try:
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except OSError:
+        os.unlink(tmp, dir_fd=dir_fd)
+        raise
+
+
+def read_in(dir_fd: int, name: str, limit: int) -> bytes:
+    """The bytes of the regular file ``name`` in the folder ``dir_fd``, at most ``limit``
+    (a link is not followed, a device or FIFO not read: `TranscriptError`)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
+                     dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise TranscriptError(f"{name} is a link, which is not followed") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise TranscriptError(f"{name} is not a regular file")
+        if info.st_size > limit:
+            raise TranscriptError(f"{name} is {info.st_size:,} bytes, over the "
+                                  f"{limit:,}-byte limit")
+        chunks, size = [], 0
+        while chunk := os.read(fd, min(1 << 20, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise TranscriptError(f"{name} grew past the {limit:,}-byte limit")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_inside(folder: str | os.PathLike[str], relative: str, limit: int) -> bytes:
+    """The bytes of the regular file ``relative`` beneath ``folder``, each component opened
+    without following a link, at most ``limit`` bytes. Raises `TranscriptError` saying why
+    for a path that leaves the folder, a link, a device, a FIFO or a file over the limit, and
+    `OSError` when it cannot be opened."""
+    parts = [p for p in relative.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts or relative.startswith("/"):
+        raise TranscriptError(f"{relative!r} is not a path inside {folder}")
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, _OPEN_DIR, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        return read_in(fd, parts[-1], limit)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # a link, or a file for a folder
+            raise TranscriptError(f"{relative!r} leads through a link or a file, which is "
+                                  "not followed") from None
+        raise
+    finally:
+        os.close(fd)
+
+
+__all__ = ["KEY_FILE", "STATE_VAR", "Signer", "Verdict", "inside", "open_folder", "read_in",
+           "read_inside", "record_key", "replace_in", "runs_folder", "sign_document",
+           "state_dir", "unsigned", "verify", "verify_document", "write_new"]

@@ -110,6 +110,8 @@ def from_log(args: argparse.Namespace, path: str, logged: Any, command: str) -> 
     (`trust.confirm`). Returns the folder, checked."""
     verdict = trust.standing(path)
     trust.from_record(args, logged.header, verdict.own)
+    if (getattr(args, "allow", None) or getattr(args, "deny", None)) and args.approve is None:
+        args.approve = "defer"  # the decisions answer waiting calls; later ones wait as well
     args.tools = args.tools or "coding"
     if args.tools not in ("coding", "none"):
         raise UserError(f"the log's tool set {args.tools!r} is not one this toolwire knows; "

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from tests.test_sandbox import run as run_in
+from tests.users import DROP, as_ordinary_user, shared_folder
 
 from toolwire.tools import landlock
 from toolwire.tools.bwrap import bubblewrap
@@ -63,6 +64,24 @@ def test_the_command_has_no_privilege_and_a_filter(tmp_path: Path, mode: str) ->
     assert_unprivileged(out)
     if os.geteuid() == 0:  # root may empty the bounding set too, and does
         assert "CapBnd:\t0000000000000000" in out
+
+
+STATUS_AS_USER = DROP + textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    print(Sandbox(sys.argv[2]).run(Path(sys.argv[1]), sys.argv[3], 60).output)
+""")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_ordinary_users_command_has_no_privilege_and_a_filter(shared_folder: Path,
+                                                                 mode: str) -> None:
+    argv = [sys.executable, "-c", STATUS_AS_USER, str(shared_folder), mode, "id -u" + STATUS]
+    proc = subprocess.run(as_ordinary_user(argv), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    uid = proc.stdout.split()[0]
+    assert uid != "0" or mode == "required", proc.stdout  # bubblewrap maps the user to itself
+    assert_unprivileged(proc.stdout)
 
 
 @root
@@ -207,28 +226,27 @@ TOOLWIRE_ITSELF = textwrap.dedent("""
         return (resource.getrlimit(resource.RLIMIT_NOFILE), os.getpriority(os.PRIO_PROCESS, 0),
                 sorted(os.sched_getaffinity(0)))
     before = state()
-    attack = f'''
-    import os, resource
-    for name, act in (("prlimit", lambda: resource.prlimit({me}, resource.RLIMIT_NOFILE, (64, 64))),
-                      ("renice", lambda: os.setpriority(os.PRIO_PROCESS, {me}, 19)),
-                      ("renice-user", lambda: os.setpriority(os.PRIO_USER, os.getuid(), 19)),
-                      ("affinity", lambda: os.sched_setaffinity({me}, {{0}})),
-                      ("own-limit", lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (99, 99))),
-                      ("own-nice", lambda: os.setpriority(os.PRIO_PROCESS, 0, 5))):
-        try:
-            act(); print(name, "done")
-        except OSError as exc:
-            print(name, "refused")
-    '''
-    out = t.call(t.validate({"command": f"{sys.executable} -c {shlex.quote(attack)}"}))
+    attack = "; ".join(f"{{ {act}; }} >/dev/null 2>&1 && echo {name} done || echo {name} refused"
+                       for name, act in (
+        ("prlimit", f"prlimit --pid {me} --nofile=64:64"),
+        ("renice", f"renice -n 19 -p {me}"),
+        # every process of the user: only tried as an ordinary user, never on all of root's
+        ("renice-user", "renice -n 19 -u $(id -u)" if os.getuid() else "false"),
+        ("affinity", f"taskset -p 1 {me}"),
+        ("own-limit", "ulimit -n 99"),
+        ("own-nice", "nice -n 5 true")))
+    out = t.call(t.validate({"command": attack}))
     print(out)
     print("unchanged" if state() == before else f"changed {before} -> {state()}")
 """)
 
 
+@pytest.mark.parametrize("user", ["as is", "ordinary"])
 @pytest.mark.parametrize("mode", MODES)
-def test_the_command_cannot_change_toolwire_itself(tmp_path: Path, mode: str) -> None:
-    proc = subprocess.run([sys.executable, "-c", TOOLWIRE_ITSELF, str(tmp_path), mode],
+def test_the_command_cannot_change_toolwire_itself(shared_folder: Path, mode: str,
+                                                   user: str) -> None:
+    argv = [sys.executable, "-c", DROP + TOOLWIRE_ITSELF, str(shared_folder), mode]
+    proc = subprocess.run(as_ordinary_user(argv) if user == "ordinary" else argv,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
@@ -315,3 +333,6 @@ def test_bubblewrap_without_the_filter_says_so(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setenv("TOOLWIRE_SECCOMP", "off")
     assert "without a seccomp filter: the seccomp filter was turned off" in Sandbox().describe()
+
+
+__all__ = ["shared_folder"]  # a fixture, used by name

@@ -161,9 +161,13 @@ class Bubblewrap:
         home = Path.home()
         for name in HIDDEN_HOME:
             hidden = home / name
-            if hidden.is_dir() and root != hidden and hidden not in root.parents:
+            try:  # one this user cannot even look at is as hidden as can be
+                mode = hidden.stat().st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode) and root != hidden and hidden not in root.parents:
                 args += ["--tmpfs", str(hidden)]
-            elif hidden.is_file():
+            elif stat.S_ISREG(mode):
                 args += ["--ro-bind", "/dev/null", str(hidden)]
         for socket_path in unix_sockets(root, network=network):
             args += ["--ro-bind", "/dev/null", socket_path]  # connecting to it is refused

@@ -164,8 +164,12 @@ class Landlocked:
 
     kind: Kind = "landlock"
 
-    def __init__(self, abi: int, passed: Mapping[str, str], why_not_bwrap: str | None) -> None:
+    def __init__(self, abi: int, passed: Mapping[str, str], why_not_bwrap: str | None, *,
+                 hardened: bool = True) -> None:
+        """``hardened=False`` leaves out the dropped capabilities and the filter, only to
+        measure what they cost (``bench/sandbox.py``)."""
         self.abi, self.passed, self.why_not_bwrap = abi, passed, why_not_bwrap
+        self.hardened = hardened
         self.programs = {net: seccomp.program(network=net) for net in (False, True)}
 
     def describe(self, network: bool) -> str:
@@ -194,8 +198,9 @@ class Landlocked:
 
             def restrict() -> None:
                 rules.enforce()
-                drop()
-                loader.install()  # last: it allows what the steps before needed
+                if self.hardened:
+                    drop()
+                    loader.install()  # last: it allows what the steps before needed
 
             try:
                 with bounds.command() as bound:

@@ -138,6 +138,28 @@ def test_no_keystrokes_reach_another_terminal(tmp_path: Path, mode: str) -> None
         os.close(other)
 
 
+@pytest.mark.skipif(ABI is None or ABI < 5, reason=f"no Landlock device rules here (ABI {ABI})")
+def test_under_landlock_devices_take_no_ioctl_but_the_usual_ones(tmp_path: Path) -> None:
+    main, other = os.openpty()
+    terminal = os.ttyname(other)
+    try:
+        probe = python(f"""
+            import fcntl, os, termios
+            for path in ({terminal!r}, "/dev/null"):
+                fd = os.open(path, os.O_RDONLY | os.O_NOCTTY)
+                try:
+                    fcntl.ioctl(fd, termios.TIOCGWINSZ, bytes(8)); print(path, "answered")
+                except OSError as exc:
+                    print(path, exc.strerror)
+        """)
+        out = run(tmp_path, probe, "landlock")
+    finally:
+        os.close(main)
+        os.close(other)
+    assert f"{terminal} Permission denied" in out, out  # Landlock refused it
+    assert "/dev/null Inappropriate ioctl for device" in out, out  # the device answered
+
+
 @root
 @pytest.mark.parametrize("mode", MODES)
 def test_no_raw_or_packet_socket(tmp_path: Path, mode: str) -> None:

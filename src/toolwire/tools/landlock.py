@@ -38,6 +38,7 @@ _ABI1_FS = (1 << 13) - 1  # EXECUTE .. MAKE_SYM
 MAKE_CHAR, MAKE_BLOCK = 1 << 6, 1 << 11
 REFER = 1 << 13  # ABI 2
 TRUNCATE = 1 << 14  # ABI 3
+IOCTL_DEV = 1 << 15  # ABI 5
 READ = EXECUTE | READ_FILE | READ_DIR
 DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 """Devices a command may write to (what its shell redirects to), where they exist."""
@@ -102,7 +103,9 @@ def _fs_rights(version: int) -> int:
         rights |= REFER
     if version >= 3:
         rights |= TRUNCATE
-    return rights  # IOCTL_DEV (ABI 5) is left alone: isatty() on /dev/null must keep working
+    if version >= 5:
+        rights |= IOCTL_DEV  # granted on the DEVICE_FILES only: isatty() on /dev/null works
+    return rights
 
 
 class Ruleset:
@@ -132,7 +135,7 @@ class Ruleset:
             self._allow("/", READ)
             for folder in writable:  # never a device node: those are handled, not granted
                 self._allow(folder, fs & ~(MAKE_CHAR | MAKE_BLOCK))
-            file_rights = WRITE_FILE | READ_FILE | (TRUNCATE if version >= 3 else 0)
+            file_rights = WRITE_FILE | READ_FILE | (fs & (TRUNCATE | IOCTL_DEV))
             for device in DEVICE_FILES:
                 if Path(device).exists():
                     self._allow(device, file_rights)

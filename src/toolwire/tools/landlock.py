@@ -2,11 +2,12 @@
 the files and ports it was given, with no namespace and no privilege needed.
 
 Owns `abi` (the version the kernel offers, or why none), `Ruleset` (read-only everywhere,
-read-write beneath the folders given, a few devices writable, and with ABI 4 or later no TCP
-``bind`` or ``connect`` unless allowed; with ABI 6 or later no signals to, and no abstract UNIX
-sockets of, processes outside) and `Ruleset.enforce`, which the child calls on itself between
-``fork`` and ``exec``. The three Landlock system calls are made through ``ctypes`` by number
-(444, 445, 446: the same on x86_64 and aarch64, the only machines this module uses them on).
+read-write beneath the folders given but for making device nodes, a few devices writable, and with
+ABI 4 or later no TCP ``bind`` or ``connect`` unless allowed; with ABI 6 or later no signals
+to, and no abstract UNIX sockets of, processes outside) and `Ruleset.enforce`, which the child
+calls on itself between ``fork`` and ``exec``. The three Landlock system calls are made through
+``ctypes`` by number (444, 445, 446: the same on x86_64 and aarch64, the only machines this
+module uses them on).
 
 Landlock only adds restrictions: reading stays open everywhere, a folder beneath a writable one
 cannot be made read-only, UDP and UNIX sockets are not covered, and a process that leaves its
@@ -34,8 +35,10 @@ _PR_SET_NO_NEW_PRIVS = 38
 # file system rights, by the ABI that brought them
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 _ABI1_FS = (1 << 13) - 1  # EXECUTE .. MAKE_SYM
+MAKE_CHAR, MAKE_BLOCK = 1 << 6, 1 << 11
 REFER = 1 << 13  # ABI 2
 TRUNCATE = 1 << 14  # ABI 3
+IOCTL_DEV = 1 << 15  # ABI 5
 READ = EXECUTE | READ_FILE | READ_DIR
 DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 """Devices a command may write to (what its shell redirects to), where they exist."""
@@ -100,7 +103,9 @@ def _fs_rights(version: int) -> int:
         rights |= REFER
     if version >= 3:
         rights |= TRUNCATE
-    return rights  # IOCTL_DEV (ABI 5) is left alone: isatty() on /dev/null must keep working
+    if version >= 5:
+        rights |= IOCTL_DEV  # granted on the DEVICE_FILES only: isatty() on /dev/null works
+    return rights
 
 
 class Ruleset:
@@ -128,9 +133,9 @@ class Ruleset:
         self.fd: int | None = int(fd)
         try:
             self._allow("/", READ)
-            for folder in writable:
-                self._allow(folder, fs)
-            file_rights = WRITE_FILE | READ_FILE | (TRUNCATE if version >= 3 else 0)
+            for folder in writable:  # never a device node: those are handled, not granted
+                self._allow(folder, fs & ~(MAKE_CHAR | MAKE_BLOCK))
+            file_rights = WRITE_FILE | READ_FILE | (fs & (TRUNCATE | IOCTL_DEV))
             for device in DEVICE_FILES:
                 if Path(device).exists():
                     self._allow(device, file_rights)

@@ -44,13 +44,17 @@ GRACE = 1.0
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """What one command may use: CPU seconds, address space, bytes per written file, and how
-    many bytes of its output are kept (three quarters from the start, the rest from the end)."""
+    """What one command may use: CPU seconds, memory, bytes per written file, processes, and
+    how many bytes of its output are kept (three quarters from the start, the rest from the
+    end). Memory bounds each process's address space, and the whole command's memory where it
+    has a cgroup; processes bound the whole command in a cgroup, else (not for root) the user's
+    processes through ``RLIMIT_NPROC``."""
 
     cpu_seconds: int = 600
     memory_bytes: int = 8 << 30
     file_bytes: int = 4 << 30
     output_bytes: int = 20_000
+    processes: int = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,22 +118,59 @@ def shell_argv(command: str) -> list[str]:
     return ["/bin/sh", "-c", REAPING_SHELL, "toolwire-command", command]
 
 
-def _child_setup(limits: Limits | None, confine: Callable[[], None] | None = None,
+Rlimits = tuple[tuple[int, tuple[int, int]], ...]
+
+
+def clamped(limits: Limits, *, nproc: int | None = None) -> Rlimits:
+    """The resource limits a command gets for ``limits`` (``nproc``: a process limit too),
+    each lowered to the hard limit already in force, so that a command starts under whatever
+    limits the user has (``ulimit -v`` in a CI container) instead of failing to start."""
+    wanted = [(resource.RLIMIT_CORE, 0, 0),
+              (resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 5),
+              (resource.RLIMIT_AS, limits.memory_bytes, limits.memory_bytes),
+              (resource.RLIMIT_FSIZE, limits.file_bytes, limits.file_bytes)]
+    if nproc is not None:
+        wanted.append((resource.RLIMIT_NPROC, nproc, nproc))
+    out = []
+    for which, soft, hard in wanted:
+        held = resource.getrlimit(which)[1]
+        if held != resource.RLIM_INFINITY:
+            soft, hard = min(soft, held), min(hard, held)
+        out.append((which, (soft, hard)))
+    return tuple(out)
+
+
+def user_process_limit(processes: int) -> int | None:
+    """``RLIMIT_NPROC`` that lets a command start ``processes`` more processes (threads count)
+    than its user runs now; None for root, whom the kernel does not hold to it."""
+    uid = os.getuid()
+    if uid == 0:
+        return None
+    running = 0
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            with contextlib.suppress(OSError):
+                task = os.stat(f"/proc/{pid}/task")  # its link count is 2 + its threads
+                if task.st_uid == uid:
+                    running += max(task.st_nlink - 2, 1)
+    return running + processes
+
+
+def _child_setup(rlimits: Rlimits, confine: Callable[[], None] | None = None,
                  on_parent_death: int = signal.SIGKILL) -> Callable[[], None]:
     def setup() -> None:
         parent_death_signal(on_parent_death)
-        if limits is not None:
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5))
-            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+        for which, pair in rlimits:
+            resource.setrlimit(which, pair)
         if confine is not None:
             confine()  # last: what raises here keeps the command from running at all
 
     return setup
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _kill_group(proc: subprocess.Popen[bytes], kill: Callable[[], None] | None = None) -> None:
+    if kill is not None:
+        kill()
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
@@ -153,17 +194,22 @@ if callable(_register_exit):
 
 
 def run_bounded(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], timeout: float,
-                limits: Limits, confine: Callable[[], None] | None = None,
-                on_parent_death: int = signal.SIGKILL) -> Finished:
-    """Run ``argv`` in a new session with ``limits``; keep its output bounded; stop it at
-    ``timeout`` seconds. ``confine`` runs in the child just before ``exec`` (a Landlock
-    ruleset enforcing itself); ``on_parent_death`` is the signal it gets if this thread ends
-    first (`shell_argv` wants SIGTERM). Raises ``OSError`` when it cannot be started, or
-    ``subprocess.SubprocessError`` when ``confine`` failed in the child."""
+                limits: Limits, rlimits: Rlimits | None = None,
+                confine: Callable[[], None] | None = None,
+                on_parent_death: int = signal.SIGKILL, pass_fds: Sequence[int] = (),
+                kill: Callable[[], None] | None = None) -> Finished:
+    """Run ``argv`` in a new session with ``rlimits`` (`clamped` ``limits`` by default); keep
+    its output bounded to ``limits``; stop it at ``timeout`` seconds. ``confine`` runs in the
+    child just before ``exec`` (joining a cgroup, a Landlock ruleset enforcing itself);
+    ``on_parent_death`` is the signal it gets if this thread ends first (`shell_argv` wants
+    SIGTERM); ``kill`` ends what the command started beyond its process group (its cgroup).
+    Raises ``OSError`` when it cannot be started, or ``subprocess.SubprocessError`` when
+    ``confine`` failed in the child."""
     proc = subprocess.Popen(
         list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
-        preexec_fn=_child_setup(limits, confine, on_parent_death),
+        stderr=subprocess.STDOUT, start_new_session=True, close_fds=True, pass_fds=pass_fds,
+        preexec_fn=_child_setup(clamped(limits) if rlimits is None else rlimits, confine,
+                                on_parent_death),
     )
     assert proc.stdout is not None
     out = BoundedOutput(limits.output_bytes)
@@ -178,12 +224,12 @@ def run_bounded(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], timeou
                 now = time.monotonic()
                 if ended_at is None and proc.poll() is not None:
                     ended_at = now
-                    _kill_group(proc)  # whatever it left behind in its group
+                    _kill_group(proc, kill)  # whatever it left behind in its group
                 if ended_at is not None and now - ended_at > GRACE:
                     break
                 if ended_at is None and (now >= deadline or _program_ending()):
                     timed_out = now >= deadline
-                    _kill_group(proc)
+                    _kill_group(proc, kill)
                     ended_at = now
                     continue
                 wait = min(deadline - now, 0.25) if ended_at is None else 0.05
@@ -194,10 +240,11 @@ def run_bounded(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], timeou
                     break
                 out.add(chunk)
         finally:
-            _kill_group(proc)
+            _kill_group(proc, kill)
             proc.wait()
             proc.stdout.close()
     return Finished(proc.returncode, out.text(), timed_out)
 
 
-__all__ = ["BoundedOutput", "Finished", "Limits", "parent_death_signal", "run_bounded"]
+__all__ = ["BoundedOutput", "Finished", "Limits", "Rlimits", "clamped", "parent_death_signal",
+           "run_bounded"]

@@ -26,6 +26,7 @@ from toolwire.errors import TranscriptError
 from toolwire.mediafiles import MediaFiles, media_name
 from toolwire.records import runs_folder
 from toolwire.tools import landlock
+from toolwire.tools.bwrap import bubblewrap
 
 ENV = {k: v for k, v in os.environ.items()
        if not k.endswith(("_API_KEY", "_TOKEN")) and not k.startswith("AWS_")}
@@ -281,6 +282,55 @@ def test_under_landlock_a_command_cannot_rewrite_its_own_run_log(tmp_path: Path)
     result = read_log(log).results["call_x"].content
     assert "REWROTE" not in result and "Permission denied" in result, result
     assert json.loads(log.read_text().split("\n")[0])["context"]["sandbox"] == "landlock"
+
+
+@pytest.mark.skipif(landlock.abi()[0] is None, reason="no Landlock here")
+def test_a_record_a_landlocked_command_signed_with_the_key_it_read_is_not_taken_as_yours(
+        tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    state = os.environ["TOOLWIRE_STATE_DIR"]
+    forge = (f"{sys.executable} -c \"from toolwire import records; "
+             f"key = open('{state}/record.key', 'rb').read(); s = records.Signer(key); "
+             "line = s.sign(b'{\\\"event\\\":\\\"header\\\",\\\"format\\\":9,"
+             "\\\"model\\\":\\\"anthropic:m@http://127.0.0.1:9\\\"}'); "
+             "open('forged.jsonl', 'wb').write(line + b'\\n')\"")
+    script = [{"text": "Forging.", "tool_calls": [
+        {"id": "call_x", "name": "run_command", "arguments": {"command": forge}}]}, DONE]
+    with Emulator(script) as emu:
+        proc = toolwire("run", "go", "--model", f"anthropic:m@{emu.base_url}", "--workdir",
+                        str(work), "--approve", "auto", "--sandbox", "landlock")
+    assert proc.returncode == 0, proc.stderr
+    forged = work / "forged.jsonl"
+    assert forged.exists(), read_log(next(runs_folder(work).glob("*.jsonl"))).results
+    assert records.verify(forged.read_bytes(), KEY).own  # the key was readable: it signs
+    proc = toolwire("resume", str(forged))
+    assert proc.returncode == 2, proc.stderr
+    assert f"it lies in {work}, where the model's commands ran under Landlock" in proc.stderr
+
+
+@pytest.mark.skipif(bubblewrap()[0] is None, reason="bubblewrap cannot run here")
+def test_under_bubblewrap_a_log_in_the_workspace_is_read_only_and_the_state_is_hidden(
+        tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    log, tape = work / "run.jsonl", work / "run.cassette.json"
+    state = os.environ["TOOLWIRE_STATE_DIR"]
+    attack = (f"echo forged >> {log}; echo forged > {tape}; touch {log}.media/x; "
+              f"mv {log} {work}/moved; ls -A {state}; cat {state}/record.key; true")
+    script = [{"text": "Trying.", "tool_calls": [
+        {"id": "call_x", "name": "run_command", "arguments": {"command": attack}}]}, DONE]
+    with Emulator(script) as emu:
+        proc = toolwire("run", "go", "--model", f"anthropic:m@{emu.base_url}", "--workdir",
+                        str(work), "--approve", "auto", "--sandbox", "required", "--log",
+                        str(log), "--record", str(tape))
+    assert proc.returncode == 0, proc.stderr
+    assert records.verify(log.read_bytes(), KEY).own
+    assert records.verify_document(tape.read_bytes(), KEY).own
+    assert os.listdir(f"{log}.media") == [] and not (work / "moved").exists()
+    result = read_log(log).results["call_x"].content
+    assert result.count("Read-only file system") >= 3 and KEY.hex() not in result, result
+    assert "record.key: No such file" in result  # hidden: an empty folder there
 
 
 @pytest.mark.parametrize("mode", ["landlock", "off"])

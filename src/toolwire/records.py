@@ -82,6 +82,30 @@ def runs_folder(workdir: str | os.PathLike[str], env: Mapping[str, str] | None =
     return state_dir(env) / "runs" / f"{name}-{digest}"
 
 
+def _exposed_mark(folder: Path, env: Mapping[str, str] | None) -> Path:
+    digest = hashlib.sha256(os.fsencode(folder)).hexdigest()
+    return state_dir(env, create=False) / "exposed" / digest
+
+
+def mark_exposed(workdir: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> None:
+    """Note that commands ran in ``workdir`` where they could read the record key (under
+    Landlock, whose reading is open everywhere, or unconfined): a record found beneath it is
+    never taken for the user's own (`exposed`)."""
+    mark = _exposed_mark(Path(workdir).resolve(), env)
+    if not mark.exists():
+        mark.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        mark.touch()
+
+
+def exposed(path: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> Path | None:
+    """The folder, if any, at or above ``path`` in which commands ran that could read the
+    record key (`mark_exposed`)."""
+    for folder in Path(path).resolve().parents:
+        if _exposed_mark(folder, env).exists():
+            return folder
+    return None
+
+
 def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is ``folder`` or lies beneath it, links resolved."""
     path, folder = Path(path).resolve(), Path(folder).resolve()
@@ -169,7 +193,7 @@ def unsigned(line: bytes) -> tuple[bytes, bytes | None]:
     return line, None
 
 
-Standing = Literal["own", "edited", "foreign", "unsigned", "empty"]
+Standing = Literal["own", "edited", "foreign", "unsigned", "empty", "exposed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +204,9 @@ class Verdict:
     ``edited`` (signed by this user's key up to line ``bad``, changed there or after),
     ``foreign`` (its first line is signed, but not with this user's key: another user's or
     machine's toolwire, or a header changed by hand), ``unsigned`` (no MAC at all: written by
-    a toolwire from before records were signed, or by hand), ``empty`` (no whole line).
+    a toolwire from before records were signed, or by hand), ``empty`` (no whole line),
+    ``exposed`` (signed with this user's key, but lying in ``where``, a folder where commands
+    ran that could read the key, so the signature proves nothing).
     ``lines`` counts the whole lines that verified; ``last`` is the MAC of the last of them
     (to go on signing from).
     """
@@ -189,6 +215,7 @@ class Verdict:
     lines: int = 0
     bad: int | None = None
     last: bytes = _CHAIN_START
+    where: Path | None = None
 
     @property
     def own(self) -> bool:
@@ -204,6 +231,10 @@ class Verdict:
         if self.standing == "foreign":
             return (f"this {what} was not written by your toolwire (another user's or "
                     "machine's), or its first line was changed")
+        if self.standing == "exposed":
+            return (f"this {what} is signed with your key, but it lies in {self.where}, where "
+                    "the model's commands ran under Landlock or unconfined and could read "
+                    "that key")
         if self.standing == "unsigned":
             return (f"this {what} carries no signature (written by hand, or by a toolwire "
                     "from before records were signed)")
@@ -338,6 +369,7 @@ def read_inside(folder: str | os.PathLike[str], relative: str, limit: int) -> by
         os.close(fd)
 
 
-__all__ = ["KEY_FILE", "STATE_VAR", "Signer", "Verdict", "inside", "open_folder", "read_in",
+__all__ = ["KEY_FILE", "STATE_VAR", "Signer", "Verdict", "exposed", "inside", "mark_exposed",
+           "open_folder", "read_in",
            "read_inside", "record_key", "replace_in", "runs_folder", "sign_document",
            "state_dir", "unsigned", "verify", "verify_document", "write_new"]

@@ -29,6 +29,7 @@ from toolwire.cli.run import (
     agent_options,
     check_agent_options,
     from_log,
+    protected,
 )
 from toolwire.cli.terminal import Terminal, finish
 
@@ -116,6 +117,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         check_agent_options(args)
         args.protect = trust.record_place(args, workdir, [("--log", args.log)])
     outputs = Outputs()
+    protected(args, outputs)
     if args.resume:
         log = args.resume
     elif args.log:

@@ -45,7 +45,8 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
     from toolwire.tools.coding import coding_tools, describe_call
     from toolwire.tools.sandbox import Sandbox
 
-    sandbox = Sandbox(args.sandbox or "auto", pass_env=args.pass_env)
+    sandbox = Sandbox(args.sandbox or "auto", pass_env=args.pass_env,
+                      protect=getattr(args, "protect", ()))
     network = bool(args.allow_network)
     stream = streaming(args, term)
     tools: list[Any] = []
@@ -200,6 +201,16 @@ def _default_log(workdir: Path, outputs: Outputs) -> str:
     return str(outputs.file(folder / f"{stamp}.jsonl"))
 
 
+def protected(args: argparse.Namespace, outputs: Outputs) -> None:
+    """Make each record bubblewrap binds read-only (`trust.record_place`) before any command
+    starts, so that every command finds it bound."""
+    for kept in getattr(args, "protect", ()):
+        if kept.name.endswith(".media"):
+            outputs.folder(kept)
+        else:
+            outputs.file(kept).touch()
+
+
 def _close_mcp(args: argparse.Namespace) -> None:
     servers = getattr(args, "mcp_servers", None)
     if servers is not None:
@@ -249,6 +260,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                                       ("--record", args.record)])
     outputs = Outputs()
     log = str(outputs.file(checks.output_path(args.log, "--log", fresh=True))) if args.log else None
+    protected(args, outputs)
     transport = None
     if args.record:
         from toolwire.http.cassette import RecordTransport

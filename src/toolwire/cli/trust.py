@@ -30,7 +30,9 @@ def standing(path: str | Path, *, document: bool = False) -> Any:
 
     data = Path(path).read_bytes()
     key = records.record_key()
-    return records.verify_document(data, key) if document else records.verify(data, key)
+    verdict = records.verify_document(data, key) if document else records.verify(data, key)
+    where = records.exposed(path) if verdict.own else None
+    return verdict if where is None else records.Verdict("exposed", where=where)
 
 
 def is_cassette(path: str | Path) -> bool:

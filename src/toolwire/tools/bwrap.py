@@ -3,14 +3,16 @@
 Owns `find_bwrap`, `bubblewrap` (the working ``bwrap`` or why there is none),
 `interpreter_binds`, `unix_sockets` and the `Bubblewrap` strategy. A command sees the whole
 system read-only; the workspace is the only place it can write, beside a private ``/tmp`` that
-ends with it; the workspace's ``.toolwire/`` folder (run logs) and the usual cloud credential
-files of the home folder are hidden, and so is every UNIX socket bound to a path outside the
-workspace and ``/tmp``; it has no network unless allowed (not even loopback); it runs in its
-own user, PID, IPC and UTS namespaces with every capability dropped and the
-`toolwire.tools.seccomp` filter loaded, so killing it at its deadline kills everything it
-started, ``setsid`` and ``nohup`` included; its environment is built from an allow-list, with
-``HOME`` in the private ``/tmp``. The Python running toolwire stays usable inside when it lives
-under ``/tmp`` (a virtual environment made there): its prefixes are bound back, read-only.
+ends with it; toolwire's state directory (run logs, the record key: `toolwire.records`), the
+workspace's ``.toolwire/`` folder and the usual cloud credential files of the home folder are
+hidden, and so is every UNIX socket bound to a path outside the workspace and ``/tmp``; a run's
+own records inside the workspace (``protect``) are bound read-only; it has no network unless
+allowed (not even loopback); it runs in its own user, PID, IPC and UTS namespaces with every
+capability dropped and the `toolwire.tools.seccomp` filter loaded, so killing it at its
+deadline kills everything it started, ``setsid`` and ``nohup`` included; its environment is
+built from an allow-list, with ``HOME`` in the private ``/tmp``. The Python running toolwire
+stays usable inside when it lives under ``/tmp`` (a virtual environment made there): its
+prefixes are bound back, read-only.
 ``TOOLWIRE_BWRAP`` names the ``bwrap`` to use instead of the bundled one.
 
 Must not import codecs, the transport or the loop.
@@ -27,6 +29,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from toolwire import records
 from toolwire.tools import seccomp
 from toolwire.tools.process import Finished, run_bounded
 from toolwire.tools.strategy import Bounds, Kind, clean_env
@@ -140,6 +143,8 @@ class Bubblewrap:
         """``hardened=False`` leaves out the seccomp filter and the hidden UNIX sockets, only
         to measure what they cost (``bench/sandbox.py``)."""
         self.bwrap, self.passed, self.hardened = bwrap, passed, hardened
+        self.protect: tuple[Path, ...] = ()
+        """Files and folders inside the workspace bound read-only (a run's own records)."""
         self.filtered = hardened and seccomp.problem() is None
         self.programs = {net: seccomp.program(network=net) for net in (False, True)}
 
@@ -177,6 +182,11 @@ class Bubblewrap:
         logs.mkdir(exist_ok=True)
         args += ["--bind", str(root), str(root), "--tmpfs", str(logs),
                  "--remount-ro", str(logs), "--chdir", str(root)]
+        for kept in self.protect:  # after the workspace's bind, so they stay read-only in it
+            args += ["--ro-bind-try", str(kept), str(kept)]
+        state = records.state_dir(create=False)  # the run logs and the record key
+        if state.is_dir() and state != root and state not in root.parents:
+            args += ["--tmpfs", str(state), "--remount-ro", str(state)]
         if seccomp_fd is not None:
             args += ["--add-seccomp-fd", str(seccomp_fd)]
         return [*args, "--", "/bin/sh", "-c", command]

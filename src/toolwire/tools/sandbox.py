@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
+from toolwire import records
 from toolwire.errors import ConfigError
 from toolwire.tools import landlock, seccomp
 from toolwire.tools.bwrap import Bubblewrap, bubblewrap, find_bwrap, interpreter_binds
@@ -66,7 +67,7 @@ class Sandbox:
 
     def __init__(self, mode: SandboxMode = "auto", *,
                  pass_env: Iterable[str] | Mapping[str, str] = (),
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, protect: Iterable[Path] = ()) -> None:
         if mode not in SANDBOX_MODES:
             raise ConfigError(f"sandbox mode {mode!r} is not one of {', '.join(SANDBOX_MODES)}")
         self.mode: SandboxMode = mode
@@ -75,6 +76,8 @@ class Sandbox:
                        else {k: os.environ[k] for k in pass_env if k in os.environ})
         self.why_not: str | None = None
         self.strategy: Strategy = self._choose()
+        if isinstance(self.strategy, Bubblewrap):  # a run's records inside the workspace
+            self.strategy.protect = tuple(protect)
         self.bounds = Bounds(self.limits)
 
     def _choose(self) -> Strategy:
@@ -122,6 +125,8 @@ class Sandbox:
                 f"read and write anywhere you can and reach the network, with {env}")
 
     def run(self, root: Path, command: str, timeout: float, *, network: bool = False) -> Finished:
+        if self.kind != "bubblewrap":  # the command can read the record key: say so for later
+            records.mark_exposed(root)
         return self.strategy.run(root, command, timeout, network=network, bounds=self.bounds)
 
 

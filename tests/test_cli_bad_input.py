@@ -345,6 +345,16 @@ for name, args in {
     "replay --wire": lambda p: ["replay", p.log, "--wire", "carrier-pigeon"],
     "replay --sandbox": lambda p: ["replay", p.log, "--sandbox", "maybe"],
     "replay without a log": lambda p: ["replay"],
+    "resume --trust-record <with a value>": lambda p: ["resume", p.log, "--trust-record=yes"],
+    "replay --trust-record <with a value>": lambda p: ["replay", p.log, "--trust-record=1"],
+    "chat --trust-record <with a value>": lambda p: ["chat", "--resume", p.log,
+                                                     "--trust-record=no"],
+    "run --log <inside the workspace, unconfined>": lambda p: [
+        "run", "task", "--model", MODEL, "--workdir", p.work, "--sandbox", "off", "--log",
+        str(p.root / "work" / "run.jsonl")],
+    "run --record <inside the workspace, unconfined>": lambda p: [
+        "run", "task", "--model", MODEL, "--workdir", p.work, "--sandbox", "off", "--record",
+        str(p.root / "work" / "run.cassette.json")],
     "chat --approve": lambda p: ["chat", "--model", MODEL, "--approve", "sometimes"],
     "chat --tools": lambda p: ["chat", "--model", MODEL, "--tools", "every"],
     "chat --color": lambda p: ["chat", "--model", MODEL, "--color", "plaid"],

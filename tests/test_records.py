@@ -428,3 +428,18 @@ def test_explain_says_whose_a_record_is(tmp_path: Path) -> None:
     assert data["record"]["standing"] == "edited"
     proc = toolwire("explain", str(log), env={**ENV, "TOOLWIRE_STATE_DIR": str(tmp_path / "o")})
     assert proc.stdout.startswith("record: this run log was not written by your toolwire")
+
+
+def test_a_run_log_is_written_for_the_user_alone_and_never_through_a_link(
+        tmp_path: Path, outside: Path) -> None:
+    from toolwire.agent.runlog import RunLog
+
+    target = outside / "victim"
+    target.write_text("keep me")
+    (tmp_path / "run.jsonl").symlink_to(target)
+    with pytest.raises(TranscriptError, match="not a link"):
+        RunLog(tmp_path / "run.jsonl")
+    assert target.read_text() == "keep me"
+    log = RunLog(tmp_path / "fresh.jsonl")
+    log.close()
+    assert (tmp_path / "fresh.jsonl").stat().st_mode & 0o777 == 0o600

@@ -124,17 +124,16 @@ def _line(fields: dict[str, Any]) -> bytes:
         return json.dumps(fields, ensure_ascii=True, default=str).encode()
 
 
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 _DEEP_MARGIN = 2000
 """Levels added to the recursion limit to write an event nested close to it."""
 
 
 class RunLog:
-    """Writes one run's events to a JSONL file, one flushed line per event.
-
-    Opens ``path`` for appending; ``fsync=True`` also asks the OS to put every line on disk
-    (slower; survives a power cut, not just a crash). ``repair=True`` first drops a last line
-    cut short by a crash (used when a run is resumed).
-    """
+    """Writes one run's events to a JSONL file (mode 0600, never through a link), one flushed
+    and signed line per event (``key``: the user's record key by default). ``fsync=True`` also
+    asks the OS to put every line on disk (survives a power cut, not just a crash);
+    ``repair=True`` first drops a last line cut short by a crash (when a run is resumed)."""
 
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False,
                  repair: bool = False, key: bytes | None = None) -> None:
@@ -146,7 +145,12 @@ class RunLog:
             with self.path.open("rb+") as f:
                 f.truncate(data.rfind(b"\n") + 1)
         self._signer = records.Signer(key, records.verify(data, key).last)
-        self._file: IO[bytes] | None = self.path.open("ab")
+        try:  # never through a link at the log's own name; only the user may read it
+            fd = os.open(self.path, _APPEND, 0o600)
+        except OSError as exc:
+            raise TranscriptError(f"the run log {self.path} cannot be written ({exc.strerror}"
+                                  "); give a regular file, not a link") from None
+        self._file: IO[bytes] | None = os.fdopen(fd, "ab")
         self._turn = 0
         self.media = MediaFiles(self.path)
 

@@ -208,7 +208,7 @@ def protected(args: argparse.Namespace, outputs: Outputs) -> None:
         if kept.name.endswith(".media"):
             outputs.folder(kept)
         else:
-            outputs.file(kept).touch()
+            outputs.file(kept).touch(mode=0o600)
 
 
 def _close_mcp(args: argparse.Namespace) -> None:

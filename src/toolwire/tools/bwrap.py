@@ -113,7 +113,8 @@ def unix_sockets(root: Path, *, network: bool, listing: str = "/proc/net/unix") 
         lines = Path(listing).read_text(errors="replace").splitlines()[1:]
     except OSError:
         return []
-    hidden = [*_hidden(network), root, *(Path.home() / name for name in HIDDEN_HOME)]
+    hidden = [*_hidden(network), Path("/dev"), Path("/proc"), root,
+              *(Path.home() / name for name in HIDDEN_HOME)]  # all made anew inside
     found: dict[str, None] = {}
     for line in lines:
         fields = line.split(maxsplit=7)

@@ -142,7 +142,8 @@ class Bubblewrap:
         to measure what they cost (``bench/sandbox.py``)."""
         self.bwrap, self.passed, self.hardened = bwrap, passed, hardened
         self.filtered = hardened and seccomp.problem() is None
-        self.programs = {net: seccomp.program(network=net) for net in (False, True)}
+        self.programs = ({net: seccomp.program(network=net) for net in (False, True)}
+                         if self.filtered else {})
 
     def describe(self, network: bool) -> str:
         net = "the network is allowed" if network else "there is no network"

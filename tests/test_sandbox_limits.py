@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import uuid
 from pathlib import Path
 
 import pytest
@@ -37,9 +38,22 @@ def run(ws: Path, command: str, mode: str, limits: Limits) -> str:
 @cgroup
 @pytest.mark.parametrize("mode", ALL_MODES)
 def test_memory_is_limited_for_the_command_as_a_whole(tmp_path: Path, mode: str) -> None:
+    # 300 MB of address space lets each process hold its 200 MB: only the whole can fail
     out = run(tmp_path, f"for i in 1 2 3 4; do {HOLD} & done; wait", mode,
-              Limits(memory_bytes=256 << 20))
-    assert out.count("held") < 4, out  # four processes of 200 MB do not fit in 256 MB
+              Limits(memory_bytes=300 << 20))
+    assert out.count("held") < 4, out  # four processes of 200 MB do not fit in 300 MB
+
+
+@cgroup
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_nothing_in_a_commands_cgroup_outlives_it(tmp_path: Path, mode: str) -> None:
+    from tests.test_sandbox import alive_with
+
+    marker = f"toolwire-left-{uuid.uuid4().hex[:10]}"
+    out = run(tmp_path, f"setsid sh -c 'exec -a {marker} sleep 300' & echo started", mode,
+              Limits())
+    assert "started" in out
+    assert alive_with(marker) == []
 
 
 FORKS = "for i in $(seq 60); do sleep 2 & done 2>&1 | head -3; wait; echo ended"

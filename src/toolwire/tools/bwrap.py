@@ -116,7 +116,8 @@ def unix_sockets(root: Path, *, network: bool, listing: str = "/proc/net/unix") 
         lines = Path(listing).read_text(errors="replace").splitlines()[1:]
     except OSError:
         return []
-    hidden = [*_hidden(network), root, *(Path.home() / name for name in HIDDEN_HOME)]
+    hidden = [*_hidden(network), Path("/dev"), Path("/proc"), root,
+              *(Path.home() / name for name in HIDDEN_HOME)]  # all made anew inside
     found: dict[str, None] = {}
     for line in lines:
         fields = line.split(maxsplit=7)
@@ -146,7 +147,8 @@ class Bubblewrap:
         self.protect: tuple[Path, ...] = ()
         """Files and folders inside the workspace bound read-only (a run's own records)."""
         self.filtered = hardened and seccomp.problem() is None
-        self.programs = {net: seccomp.program(network=net) for net in (False, True)}
+        self.programs = ({net: seccomp.program(network=net) for net in (False, True)}
+                         if self.filtered else {})
 
     def describe(self, network: bool) -> str:
         net = "the network is allowed" if network else "there is no network"

@@ -123,8 +123,9 @@ Rlimits = tuple[tuple[int, tuple[int, int]], ...]
 
 def clamped(limits: Limits, *, nproc: int | None = None) -> Rlimits:
     """The resource limits a command gets for ``limits`` (``nproc``: a process limit too),
-    each lowered to the hard limit already in force, so that a command starts under whatever
-    limits the user has (``ulimit -v`` in a CI container) instead of failing to start."""
+    each lowered to the limits already in force (soft to soft, hard to hard), so that a command
+    starts under whatever limits the user has (``ulimit -v`` in a CI container) instead of
+    failing to start."""
     wanted = [(resource.RLIMIT_CORE, 0, 0),
               (resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 5),
               (resource.RLIMIT_AS, limits.memory_bytes, limits.memory_bytes),
@@ -133,10 +134,12 @@ def clamped(limits: Limits, *, nproc: int | None = None) -> Rlimits:
         wanted.append((resource.RLIMIT_NPROC, nproc, nproc))
     out = []
     for which, soft, hard in wanted:
-        held = resource.getrlimit(which)[1]
-        if held != resource.RLIM_INFINITY:
-            soft, hard = min(soft, held), min(hard, held)
-        out.append((which, (soft, hard)))
+        held_soft, held_hard = resource.getrlimit(which)
+        if held_hard != resource.RLIM_INFINITY:
+            hard = min(hard, held_hard)
+        if held_soft != resource.RLIM_INFINITY:
+            soft = min(soft, held_soft)
+        out.append((which, (min(soft, hard), hard)))
     return tuple(out)
 
 

@@ -109,6 +109,16 @@ class Sandbox:
         return self.strategy.kind
 
     @property
+    def bwrap(self) -> str | None:
+        """The ``bwrap`` commands run in (None: not bubblewrap)."""
+        return self.strategy.bwrap if isinstance(self.strategy, Bubblewrap) else None
+
+    @property
+    def landlock(self) -> int | None:
+        """The Landlock ABI version commands are confined with (None: not Landlock)."""
+        return self.strategy.abi if isinstance(self.strategy, Landlocked) else None
+
+    @property
     def confined(self) -> bool:
         return self.kind is not None
 

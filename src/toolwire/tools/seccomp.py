@@ -221,7 +221,7 @@ _problem: list[str | None] = []
 
 def problem() -> str | None:
     """None when this machine can load the filter into a command, else why not (tried once,
-    on ``/bin/true``)."""
+    on ``/bin/sh``, which every command runs under)."""
     if os.environ.get("TOOLWIRE_SECCOMP", "").lower() in ("off", "0", "no"):
         return "the seccomp filter was turned off (TOOLWIRE_SECCOMP=off)"
     if not _problem:
@@ -233,7 +233,7 @@ def problem() -> str | None:
         else:
             loader = Loader(program(network=False))
             try:
-                subprocess.run(["/bin/true"], check=True, timeout=30, close_fds=True,
+                subprocess.run(["/bin/sh", "-c", ":"], check=True, timeout=30, close_fds=True,
                                stdin=subprocess.DEVNULL, preexec_fn=loader.install)
                 why = None
             except (OSError, subprocess.SubprocessError) as exc:

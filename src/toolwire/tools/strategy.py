@@ -177,6 +177,9 @@ class Landlocked:
                if self.abi >= 4 else "the network is NOT restricted (Landlock "
                f"ABI {self.abi} has no network rules)")
         why = f" ({self.why_not_bwrap})" if self.why_not_bwrap else ""
+        if self.abi < 6:
+            net += (f", and signals and abstract UNIX sockets reach your other processes "
+                    f"(ABI {self.abi} cannot scope them)")
         return (f"commands run under Landlock (ABI {self.abi}), weaker than the bubblewrap "
                 f"sandbox{why}: the system is read-only, only the workspace and a private "
                 f"temporary folder are writable, {net}, every capability is dropped and a "

@@ -1,0 +1,248 @@
+"""Instructions per operation, counted by callgrind: figures that do not move with the machine's
+load, so they can be checked on a busy machine.
+
+Each case runs once to leave behind what a first run writes (compiled modules), then twice in
+a fresh ``python -I`` under ``valgrind --tool=callgrind``, doing its operation ``--short`` and
+then ``--long`` times after the same set-up and a few warm-up operations; the difference of the two totals over the difference of the counts is the cost of
+one operation, with the interpreter's start, the imports and the set-up cancelled out. The
+hash seed is fixed, so a run gives the same figures again.
+
+The cases:
+
+- ``loop turn``: one turn of the agent loop with a scripted model and a trivial tool (a model
+  call, one tool call and its result), toolwire's `Agent` next to pydantic-ai's, averaged over
+  turns ``--short`` to ``--long`` of one run, no run log;
+- ``model call``: one whole request through the transport (`HttpModel.complete` of a
+  six-message conversation with two tools, over loopback to an emulator in another process
+  that is not counted), next to bare httpx2 posting the same body and parsing the reply;
+- ``encode WIRE`` and ``decode WIRE``: `encode_request` of the 20-message tool transcript of
+  ``bench/codecs.py``, and `decode_response` of a two-call reply from its bytes, per wire;
+- ``convert`` and ``reply``: ``bench/codecs.py``'s conversion next to LiteLLM (an OpenAI
+  request made into an Anthropic body, an Anthropic reply made into a reply object).
+
+Run: ``python bench/instructions.py`` (``--cases PATTERN`` to run some, ``--short N --long N``).
+Peers that are not installed are listed as such. Needs valgrind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+from _common import installed, table
+
+BENCH = Path(__file__).resolve().parent
+TARGETS = {"convert": 20.0}
+"""Least ratio of the peer's instructions to toolwire's."""
+
+_LOAD = textwrap.dedent(f"""
+    import asyncio, importlib.util, sys
+    sys.path.insert(0, {str(BENCH)!r})
+
+    def load(name):
+        spec = importlib.util.spec_from_file_location("bench_" + name, {str(BENCH)!r} + "/" + name + ".py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+""")
+
+_RUN_SYNC = """
+for _ in range(3):
+    op()
+for _ in range(int(sys.argv[1])):
+    op()
+"""
+
+_RUN_ASYNC = """
+async def _main():
+    for _ in range(3):
+        await op()
+    for _ in range(int(sys.argv[1])):
+        await op()
+    await close()
+asyncio.run(_main())
+"""
+
+LOOP_TOOLWIRE = """
+from toolwire.agent.loop import Agent
+from toolwire.schema.tool import Tool
+from toolwire.testing import ScriptedModel, call, reply
+n = int(sys.argv[1])
+replies = [reply(call("noop", {"x": i}, id=f"call_{i}")) for i in range(n)] + [reply("done")]
+def noop(x: int) -> int:
+    return x
+agent = Agent(model=ScriptedModel(replies), tools=[Tool.from_function(noop, name="noop")],
+              max_turns=n + 1)
+result = asyncio.run(agent.arun("go"))
+assert result.turns == n + 1, result.stop
+"""
+
+LOOP_PYDANTIC_AI = """
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import FunctionModel
+n = int(sys.argv[1])
+turn = 0
+def model(messages, info):
+    global turn
+    turn += 1
+    if turn > n:
+        return ModelResponse(parts=[TextPart("done")])
+    return ModelResponse(parts=[ToolCallPart("noop", {"x": turn}, tool_call_id=f"call_{turn}")])
+agent = Agent(FunctionModel(model))
+@agent.tool_plain
+def noop(x: int) -> int:
+    return x
+asyncio.run(agent.run("go"))
+assert turn == n + 1
+"""
+
+CALL_TOOLWIRE = """
+import os
+from toolwire.http.client import model
+request = load("transport").conversation()
+tw = model("anthropic:claude-sonnet-4-5@" + os.environ["BENCH_URL"], env={})
+op = lambda: tw.complete(request)
+close = tw.aclose
+"""
+
+CALL_HTTPX2 = """
+import json, os
+import httpx2
+from toolwire.codecs import get_codec
+body = get_codec("anthropic-messages").encode_request(load("transport").conversation())
+body["model"] = "claude-sonnet-4-5"
+client = httpx2.AsyncClient(timeout=60)
+url = os.environ["BENCH_URL"] + "/v1/messages"
+headers = {"content-type": "application/json", "anthropic-version": "2023-06-01",
+           "x-api-key": "k"}
+async def op():
+    resp = await client.post(url, content=json.dumps(body).encode(), headers=headers)
+    return resp.json()
+close = client.aclose
+"""
+
+CODEC_CASE = """
+import os
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_TELEMETRY", "False")
+codecs_bench = load("codecs")
+op = codecs_bench.{builder}()[{name!r}]
+"""
+
+
+def cases() -> dict[str, tuple[str, str]]:
+    """Each case: (its code, how it runs: ``sync``, ``async`` or ``whole`` for code that does
+    its own count of operations)."""
+    from toolwire.codecs import WIRES
+
+    found: dict[str, tuple[str, str]] = {
+        "loop turn toolwire": (LOOP_TOOLWIRE, "whole"),
+        "loop turn pydantic-ai": (LOOP_PYDANTIC_AI, "whole"),
+        "model call toolwire": (CALL_TOOLWIRE, "async"),
+        "model call httpx2": (CALL_HTTPX2, "async"),
+    }
+    for wire in WIRES:
+        for what in ("encode", "decode"):
+            found[f"{what} {wire}"] = (
+                CODEC_CASE.format(builder="wire_cases", name=f"{wire} {what}"), "sync")
+    for task in ("request", "reply"):
+        label = "convert" if task == "request" else "reply"
+        found[f"{label} toolwire"] = (
+            CODEC_CASE.format(builder="toolwire_vs_cases", name=f"toolwire {task}"), "sync")
+        found[f"{label} litellm"] = (
+            CODEC_CASE.format(builder="litellm_cases", name=f"litellm {task}"), "sync")
+    return found
+
+
+PEERS = {"pydantic-ai": "pydantic_ai", "litellm": "litellm"}
+
+
+def missing_peer(name: str) -> str | None:
+    for peer, module in PEERS.items():
+        if name.endswith(peer) and not installed(module):
+            return module
+    return None
+
+
+def count(code: str, how: str, times: int, env: dict[str, str]) -> int:
+    """The instructions callgrind counts for a fresh interpreter running ``code`` with its
+    operation done ``times`` times."""
+    script = _LOAD + code + {"sync": _RUN_SYNC, "async": _RUN_ASYNC, "whole": ""}[how]
+    with tempfile.TemporaryDirectory(prefix="toolwire-bench-") as folder:
+        out = Path(folder) / "callgrind.out"
+        proc = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+             sys.executable, "-I", "-c", script, str(times)],
+            capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            raise RuntimeError(f"the case failed:\n{proc.stderr[-2000:]}")
+        found = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.M)
+        if found is None:
+            raise RuntimeError("callgrind wrote no total")
+        return int(found.group(1))
+
+
+def start_server() -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, str(BENCH / "transport.py"), "--serve"],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    url = proc.stdout.readline().strip()
+    if not url.startswith("http://127.0.0.1:"):
+        proc.kill()
+        raise RuntimeError(f"the emulator did not start: {url!r}")
+    return proc, url
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", default="", help="run only the cases whose name has this")
+    parser.add_argument("--short", type=int, default=10, help="operations in the first count")
+    parser.add_argument("--long", type=int, default=30, help="operations in the second count")
+    args = parser.parse_args()
+    if shutil.which("valgrind") is None:
+        sys.exit("bench/instructions.py needs valgrind (Debian: apt-get install valgrind)")
+    chosen = {k: v for k, v in cases().items() if args.cases in k}
+    server, url = start_server()
+    env = {**os.environ, "PYTHONHASHSEED": "0", "BENCH_URL": url,
+           "PYTHONPATH": os.pathsep.join(sys.path[1:])}
+    per_op: dict[str, float] = {}
+    rows = []
+    try:
+        for name, (code, how) in chosen.items():
+            absent = missing_peer(name)
+            if absent is not None:
+                rows.append([name, "not installed", "", ""])
+                continue
+            count(code, how, 1, env)  # writes the caches a first import leaves (.pyc files)
+            short, long = (count(code, how, n, env) for n in (args.short, args.long))
+            per_op[name] = (long - short) / (args.long - args.short)
+            rows.append([name, f"{per_op[name] / 1000:,.1f}K", f"{short:,}", f"{long:,}"])
+    finally:
+        server.kill()
+    print(table(["case", "instructions per op", f"total at {args.short}",
+                 f"total at {args.long}"], rows))
+    ratios = []
+    for task in ("loop turn", "model call", "convert", "reply"):
+        ours = per_op.get(f"{task} toolwire")
+        for peer in ("pydantic-ai", "httpx2", "litellm"):
+            theirs = per_op.get(f"{task} {peer}")
+            if ours and theirs:
+                target = TARGETS.get(task)
+                ratios.append([task, peer, f"{theirs / ours:.2f}x",
+                               "" if target is None else
+                               ("met" if theirs / ours >= target else f"missed ({target}x)")])
+    if ratios:
+        print()
+        print(table(["task", "peer", "peer / toolwire", "target"], ratios))
+
+
+if __name__ == "__main__":
+    main()

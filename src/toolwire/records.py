@@ -93,7 +93,8 @@ def mark_exposed(workdir: str | os.PathLike[str], env: Mapping[str, str] | None 
     never taken for the user's own (`exposed`)."""
     mark = _exposed_mark(Path(workdir).resolve(), env)
     if not mark.exists():
-        mark.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        state_dir(env)  # made with its own mode first
+        mark.parent.mkdir(mode=0o700, exist_ok=True)
         mark.touch()
 
 

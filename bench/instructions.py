@@ -3,9 +3,10 @@ load, so they can be checked on a busy machine.
 
 Each case runs once to leave behind what a first run writes (compiled modules), then twice in
 a fresh ``python -I`` under ``valgrind --tool=callgrind``, doing its operation ``--short`` and
-then ``--long`` times after the same set-up and a few warm-up operations; the difference of the two totals over the difference of the counts is the cost of
-one operation, with the interpreter's start, the imports and the set-up cancelled out. The
-hash seed is fixed, so a run gives the same figures again.
+then ``--long`` times after the same set-up and a few warm-up operations; the difference of
+the two totals over the difference of the counts is the cost of one operation, with the
+interpreter's start, the imports and the set-up cancelled out. The hash seed is fixed, so a
+run gives the same figures again.
 
 The cases:
 
@@ -47,7 +48,8 @@ _LOAD = textwrap.dedent(f"""
     sys.path.insert(0, {str(BENCH)!r})
 
     def load(name):
-        spec = importlib.util.spec_from_file_location("bench_" + name, {str(BENCH)!r} + "/" + name + ".py")
+        path = {str(BENCH)!r} + "/" + name + ".py"
+        spec = importlib.util.spec_from_file_location("bench_" + name, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module

@@ -380,7 +380,7 @@ def test_a_link_planted_in_the_media_folder_leads_no_write_outside(tmp_path: Pat
 
 def test_a_cassette_is_rewritten_without_following_a_planted_link(tmp_path: Path,
                                                                   outside: Path) -> None:
-    log, tape, work = recorded_run(tmp_path)
+    _, tape, work = recorded_run(tmp_path)
     target = outside / "victim"
     target.write_text("keep me")
     tape.unlink()
@@ -407,7 +407,7 @@ def test_a_media_file_swapped_for_a_link_or_fifo_is_refused_when_read_back(
         os.mkfifo(stored)
     else:
         stored.symlink_to("/etc/hostname")
-    with pytest.raises(TranscriptError, match="link, which is not followed|not a regular"):
+    with pytest.raises(TranscriptError, match=r"link, which is not followed|not a regular"):
         MediaFiles(log).get(name, "line 2")
 
 

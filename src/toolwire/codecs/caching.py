@@ -3,7 +3,8 @@
 Owns `place_breakpoints` and `MAX_BREAKPOINTS`. A breakpoint (``cache_control``) on a block
 asks the provider to cache the prompt up to and including that block. The placement keeps the
 longest stable prefix cached from turn to turn, with at most `MAX_BREAKPOINTS` markers in the
-whole body (markers a request already carries count too):
+whole body (markers a request already carries count too: beyond the limit the earliest are
+dropped, with a note, so the latest stable prefix wins):
 
 1. the fixed prefix: the last system block, or the last tool when there is no system prompt;
 2. the latest message, so the next request reads everything sent now;
@@ -24,7 +25,7 @@ the transcript; no wire module.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from toolwire.codecs.base import Note
@@ -109,7 +110,7 @@ def place_breakpoints(
     ``system_in_messages``: the system prompt is the body's first message (OpenAI chat), not a
     ``system`` field. ``tools_take_markers``: a tool definition may carry a breakpoint.
     """
-    budget = MAX_BREAKPOINTS - count_markers(body)
+    budget = MAX_BREAKPOINTS  # the caller's own count too: `cap_markers` keeps the latest
     marker = _marker(cache)
     messages = [_as_blocks(m) for m in body.get("messages") or ()]
     if isinstance(body.get("system"), str) and body["system"]:
@@ -152,10 +153,54 @@ def place_breakpoints(
     ttl = f" (ttl {cache.ttl})" if cache.ttl else ""
     detail = ("breakpoints on " + ", ".join(placed) + ttl) if placed else (
         "no block could carry a breakpoint")
-    return [Note(kind="cache_breakpoints", subject="cache_control", detail=detail)]
+    return [Note(kind="cache_breakpoints", subject="cache_control", detail=detail),
+            *cap_markers(body)]
 
 
 
+
+
+def _marked(value: Any, path: str, key: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every object under ``value`` holding ``key``, with its path, in the order the prompt
+    is read."""
+    if isinstance(value, dict):
+        if key in value:
+            yield path, value
+        for name, inner in value.items():
+            if name != key:
+                yield from _marked(inner, f"{path}.{name}" if path else name, key)
+    elif isinstance(value, list):
+        for n, inner in enumerate(value):
+            yield from _marked(inner, f"{path}[{n}]", key)
+
+
+def cap_markers(body: dict[str, Any], limit: int = MAX_BREAKPOINTS,
+                key: str = "cache_control") -> list[Note]:
+    """Leave at most ``limit`` breakpoints (``key`` markers) in ``body``: the latest ones in
+    the order the provider reads the prompt (tools, system, messages) stay, as the longest
+    prefix; each one dropped is left out of a copy of its block, with a note."""
+    order = ("tools", "system", "messages", "input")
+    sections = [k for k in order if k in body] + [k for k in body if k not in order]
+    found = [(path, holder) for k in sections for path, holder in _marked(body[k], k, key)]
+    if len(found) <= limit:
+        return []
+    dropped = {id(holder): path for path, holder in found[:len(found) - limit]}
+
+    def without(value: Any) -> Any:
+        if isinstance(value, dict):
+            kept = {k: without(v) for k, v in value.items()}
+            if id(value) in dropped:
+                del kept[key]
+            return kept
+        if isinstance(value, list):
+            return [without(v) for v in value]
+        return value
+
+    for k in sections:
+        body[k] = without(body[k])
+    return [Note(kind="cache_breakpoint_dropped", subject=path, detail=(
+        f"a request takes at most {limit} {key} markers and this one had {len(found)}; the "
+        f"latest {limit} (the longest prefix) stay")) for path in dropped.values()]
 
 
 def cache_key_fields(body: dict[str, Any], cache: Cache) -> list[Note]:
@@ -186,6 +231,7 @@ def chat_cache_fields(body: dict[str, Any], cache: Cache) -> list[Note]:
 
 
 __all__ = [
-    "MAX_BREAKPOINTS", "Markable", "cache_key_fields", "chat_cache_fields", "count_markers",
+    "MAX_BREAKPOINTS", "Markable", "cache_key_fields", "cap_markers", "chat_cache_fields",
+    "count_markers",
     "place_breakpoints",
 ]

@@ -408,14 +408,17 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Token counts for one reply (or summed over a run with ``+``).
 
     ``input_tokens`` counts every prompt token, cached ones included; ``cache_read_tokens`` and
-    ``cache_write_tokens`` say how many of those were read from or written to a prompt cache.
-    ``reasoning_tokens`` are part of ``output_tokens``.
+    ``cache_write_tokens`` say how many of those were read from or written to a prompt cache;
+    ``cache_write_long_tokens``, part of ``cache_write_tokens``, were written with the long
+    lifetime (Anthropic's one hour), billed at a higher rate. ``reasoning_tokens`` are part of
+    ``output_tokens``.
     """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    cache_write_long_tokens: int = 0
     reasoning_tokens: int = 0
     cost: float | None = None
 
@@ -432,6 +435,7 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True, gc=False):
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cache_write_long_tokens=self.cache_write_long_tokens + other.cache_write_long_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             cost=cost,
         )

@@ -296,3 +296,49 @@ def test_the_docs_show_the_table_with_a_source_for_every_row() -> None:
     for row in RULES:
         assert row.source.split(":", 1)[0] in ("docs", "SDK", "reported"), row.code
         assert row.source.split(":", 1)[1].strip(), row.code
+
+
+# --------------------------------------------------------------------------- OpenAI explicit
+
+CHAT_PATH, RESPONSES_PATH = "/v1/chat/completions", "/v1/responses"
+
+
+@pytest.mark.parametrize(("provider", "path"), [("openai", CHAT_PATH),
+                                                ("openai-responses", RESPONSES_PATH)])
+@STREAMS
+async def test_explicit_breakpoints_go_to_the_models_that_have_them(
+        provider: str, path: str, stream: bool) -> None:
+    from sdk_types import assert_sdk_valid
+    from toolwire import Cache
+
+    wire = "openai-chat" if path == CHAT_PATH else "openai-responses"
+    request = tool_round("gpt-5.6-sol", cache=Cache(key="app", retention="24h"))
+    request = Request(model=request.model, system="Be brief.", tools=request.tools,
+                      cache=request.cache, messages=request.messages)
+    with Emulator([]) as emu:
+        older = get_codec(wire).encode_request(tool_round("gpt-4.1", cache=Cache(key="app")))
+        marked = get_codec(wire).encode_request(request)
+        assert post(emu, path, {**marked, "model": "gpt-4.1", "stream": stream}) == (400, (
+            "Unsupported parameter: 'prompt_cache_breakpoint' is not supported with this "
+            "model."))
+        assert "prompt_cache_breakpoint" not in json.dumps(older)
+    reply, sent = await send(f"{provider}:gpt-5.6-sol", request, stream)
+    assert reply.text == "Done."
+    assert "prompt_cache_retention" not in sent and sent["prompt_cache_key"] == "app"
+    text = json.dumps(sent)
+    assert 2 <= text.count('"prompt_cache_breakpoint"') <= 4
+    assert text.count('{"mode": "explicit", "ttl": "12h"}') == text.count(
+        '"prompt_cache_breakpoint"')
+    if wire == "openai-chat":
+        assert_chat_valid(sent)
+    else:
+        assert_sdk_valid(sent)
+
+
+def test_older_models_keep_their_retention_and_no_breakpoints() -> None:
+    from toolwire import Cache
+
+    for wire in ("openai-chat", "openai-responses"):
+        body = get_codec(wire).encode_request(tool_round("gpt-5.4", cache=Cache(retention="24h")))
+        assert body["prompt_cache_retention"] == "24h"
+        assert "prompt_cache_breakpoint" not in json.dumps(body)

@@ -337,7 +337,9 @@ class Cache(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     get them on the fixed prefix (tools and system) and at the end of the latest and the
     previous request, with ``ttl`` (``"5m"`` or ``"1h"``; None: the provider's default). The
     OpenAI wires get ``key`` as ``prompt_cache_key`` and ``retention`` as
-    ``prompt_cache_retention``. Gemini and Ollama cache a repeated prefix by themselves.
+    ``prompt_cache_retention``, or for the models with explicit breakpoints, breakpoints in the
+    same places (``ttl`` ``"30m"`` or ``"12h"``). Gemini and Ollama cache a repeated prefix by
+    themselves.
     """
 
     ttl: str | None = None

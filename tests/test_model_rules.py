@@ -24,6 +24,7 @@ from toolwire.emulator import Emulator
 from toolwire.events import StreamEnd
 from toolwire.http.client import model as make_model
 from toolwire.model_rules import RULES, table_markdown
+from toolwire.schema.tool import Tool
 from toolwire.transcript import ReasoningPart, TextPart
 
 TOOL = ToolSpec(name="lookup", description="Look a word up.", input_schema={
@@ -342,3 +343,31 @@ def test_older_models_keep_their_retention_and_no_breakpoints() -> None:
         body = get_codec(wire).encode_request(tool_round("gpt-5.4", cache=Cache(retention="24h")))
         assert body["prompt_cache_retention"] == "24h"
         assert "prompt_cache_breakpoint" not in json.dumps(body)
+
+
+@STREAMS
+async def test_the_setting_moves_a_gpt_5_run_to_responses_where_it_reasons_with_tools(
+        stream: bool) -> None:
+    from sdk_types import assert_sdk_valid
+    from toolwire import Agent
+
+    echo = Tool(name="lookup", description="Look a word up.", input_schema=TOOL.input_schema,
+                fn=lambda word: f"{word}: a metal thread")
+    replies = [Reply(message=Message(role="assistant", parts=(
+        ToolCallPart(id="call_1", name="lookup", arguments={"word": "wire"}),)),
+        stop="tool_calls"), DONE]
+    allow = {"_rules": {"responses_for_reasoning": True}}
+    async with Emulator(replies) as emu:
+        model = make_model(f"openai:gpt-5.4@{emu.base_url}", env=ENV, options=allow)
+        result = await Agent(model=model, tools=[echo], reasoning="high",
+                             stream=stream).arun("What does 'wire' mean?")
+        await model.aclose()
+        other = make_model(f"openai:gpt-4.1@{emu.base_url}", env=ENV, options=allow)
+        await other.aclose()
+    assert result.ok and result.answer == "Done."
+    assert model.wire == "openai-responses" and model.name.startswith("openai-responses:")
+    assert other.wire == "openai-chat"
+    assert [r.path for r in emu.received] == ["/v1/responses"] * 2
+    for received in emu.received:
+        assert received.body["reasoning"] == {"effort": "high"} and "_rules" not in received.body
+        assert_sdk_valid(received.body)

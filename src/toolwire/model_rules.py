@@ -45,7 +45,8 @@ RULES: tuple[ModelRule, ...] = (
         rule="Chat Completions refuses function tools together with a reasoning_effort other "
              "than 'none'; sending no effort is accepted (the default is none). With tools, "
              "an asked effort is refused before sending (use the openai-responses wire, or "
-             "reasoning off)",
+             "reasoning off); the setting responses_for_reasoning moves the model's openai: "
+             "id to the Responses wire",
         source="reported: github.com/openai/openai-openapi/issues/541, "
                "github.com/pipecat-ai/pipecat/issues/4043",
         documented=False,
@@ -131,6 +132,11 @@ RULES: tuple[ModelRule, ...] = (
                "cache performance); docs.aws.amazon.com/bedrock (TokenUsage)"),
 )
 
+EFFORT_RULES = ("effort_with_tools", "effort_with_tools_by_default")
+"""The rules of GPT-5 models refusing to reason with tools on Chat Completions; the setting
+``responses_for_reasoning`` (given to `toolwire.model`) moves such a model's ``openai:`` id
+to the Responses wire."""
+
 CACHE_WRITE_MULTIPLIER = {"short": 1.25, "long": 2.0}
 """``cache_write_price``: what a cache write costs, times the input price, by lifetime."""
 
@@ -185,6 +191,6 @@ def table_markdown() -> str:
 
 
 __all__ = [
-    "CACHE_WRITE_MULTIPLIER", "RULES", "SETTING", "ModelRule", "applies", "bare_model", "find",
-    "refusal", "setting", "table_markdown",
+    "CACHE_WRITE_MULTIPLIER", "EFFORT_RULES", "RULES", "SETTING", "ModelRule", "applies",
+    "bare_model", "find", "refusal", "setting", "table_markdown",
 ]

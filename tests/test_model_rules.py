@@ -371,3 +371,22 @@ async def test_the_setting_moves_a_gpt_5_run_to_responses_where_it_reasons_with_
     for received in emu.received:
         assert received.body["reasoning"] == {"effort": "high"} and "_rules" not in received.body
         assert_sdk_valid(received.body)
+
+
+def test_breakpoints_a_conversion_carried_over_count_too() -> None:
+    marked = {"type": "ephemeral"}
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 256, "messages": [
+        {"role": "user", "content": [{"type": "text", "text": f"part {n}", "cache_control": marked}
+                                     for n in range(3)]},
+        {"role": "assistant", "content": [{"type": "text", "text": "ok", "cache_control": marked}]},
+        {"role": "user", "content": [{"type": "text", "text": "go on", "cache_control": marked}]},
+    ]}
+    anthropic = get_codec("anthropic-messages")
+    assert anthropic.check_body(body) == (
+        "A maximum of 4 blocks with cache_control may be provided. Found 5.")
+    encoded = anthropic.encode(anthropic.decode_request(body))
+    assert [n.subject for n in encoded.notes if n.kind == "cache_breakpoint_dropped"] == [
+        "messages[0].content[0]"]
+    assert json.dumps(encoded.body).count('"cache_control"') == 4
+    assert anthropic.check_body(encoded.body) is None
+    assert_anthropic_valid(encoded.body)

@@ -1,8 +1,9 @@
 """The per-model rules (`toolwire.model_rules`) applied to an encoded body: what a model
 accepts, sent in place of what it refuses.
 
-Owns `fitted` (a wire's ``encode`` followed by its model's fixes; `toolwire.codecs.base.Codec`
-applies it to the wires whose module names a ``MODEL_FIXES`` list) and the fixes themselves:
+Owns `fitted` (a wire's ``encode`` followed by its model's fixes: a wire's ``codec.py`` names
+it, with its fixes, as ``FIT``, which `toolwire.codecs.base.Codec` applies after the reasoning
+setting) and the fixes themselves:
 
 - `effort_with_tools` (Chat Completions, GPT-5 models): with function tools, no effort asked
   sends ``reasoning_effort: "none"`` to the models that apply an effort by default (with a

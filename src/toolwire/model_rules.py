@@ -116,7 +116,8 @@ RULES: tuple[ModelRule, ...] = (
              "them) is not sent alongside",
         source="SDK: openai 3.57.0 types (chat.completion_create_params.PromptCacheOptions, "
                "ChatCompletionContentPartTextParam.prompt_cache_breakpoint, "
-               "responses ResponseInputTextParam.prompt_cache_breakpoint)",
+               "responses ResponseInputTextParam.prompt_cache_breakpoint); the refusal is "
+               "the API's usual wording for a parameter a model does not take",
         refusal="Unsupported parameter: '{found}' is not supported with this model."),
     ModelRule(
         code="cache_write_price", wire="*", models=("*claude*",),

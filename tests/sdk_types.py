@@ -72,3 +72,64 @@ def assert_anthropic_valid(body: dict[str, Any], *, beta: bool = False) -> None:
     ``beta``), no unknown key."""
     plain = {k: v for k, v in body.items() if k != "stream"}
     _anthropic(beta).validate_python(copy.deepcopy(plain), extra="forbid")
+
+
+@cache
+def _chat(stream: bool) -> pydantic_core.SchemaValidator:
+    from openai.types.chat.completion_create_params import (
+        CompletionCreateParamsNonStreaming,
+        CompletionCreateParamsStreaming,
+    )
+
+    return _strict_validator(CompletionCreateParamsStreaming if stream
+                             else CompletionCreateParamsNonStreaming)
+
+
+def assert_chat_valid(body: dict[str, Any]) -> None:
+    """``body`` is a Chat Completions request the OpenAI SDK's types accept, nothing coerced."""
+    validated = _chat(bool(body.get("stream"))).validate_python(
+        copy.deepcopy(body), extra="forbid")
+    assert json.loads(json.dumps(validated)) == json.loads(json.dumps(body))
+
+
+def assert_chat_valid_but(body: dict[str, Any], *extras: str) -> None:
+    """As `assert_chat_valid`, for a body to a compatible server that takes message fields the
+    SDK does not declare (``extras``, such as DeepSeek's ``reasoning_content``): they are
+    checked to be strings and left out, the rest checked strictly."""
+    messages = []
+    for message in body.get("messages", []):
+        for key in extras:
+            if key in message:
+                assert isinstance(message[key], str), (key, message[key])
+        messages.append({k: v for k, v in message.items() if k not in extras})
+    assert_chat_valid({**body, "messages": messages})
+
+
+@cache
+def gemini_body() -> TypeAdapter[Any]:
+    """The REST body of generateContent, built from the google-genai SDK's own part types."""
+    from google.genai import types as gt
+    from pydantic import ConfigDict, create_model
+    from pydantic.alias_generators import to_camel
+
+    fields = {
+        "contents": (list[gt.Content], ...),
+        "system_instruction": (gt.Content | None, None),
+        "tools": (list[gt.Tool] | None, None),
+        "tool_config": (gt.ToolConfig | None, None),
+        "generation_config": (gt.GenerationConfig | None, None),
+        "safety_settings": (list[gt.SafetySetting] | None, None),
+        "cached_content": (str | None, None),
+    }
+    config = ConfigDict(alias_generator=to_camel, extra="forbid")
+    model = create_model(  # type: ignore[call-overload]
+        "GenerateContentBody", __config__=config, **fields
+    )
+    adapter: TypeAdapter[Any] = TypeAdapter(model)
+    assert "'type': 'generator'" not in str(adapter.core_schema)
+    return adapter
+
+
+def assert_gemini_valid(body: dict[str, Any]) -> None:
+    """``body`` is a generateContent request built of the google-genai SDK's types."""
+    gemini_body().validate_python(body, extra="forbid")

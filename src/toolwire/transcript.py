@@ -337,7 +337,9 @@ class Cache(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     get them on the fixed prefix (tools and system) and at the end of the latest and the
     previous request, with ``ttl`` (``"5m"`` or ``"1h"``; None: the provider's default). The
     OpenAI wires get ``key`` as ``prompt_cache_key`` and ``retention`` as
-    ``prompt_cache_retention``. Gemini and Ollama cache a repeated prefix by themselves.
+    ``prompt_cache_retention``, or for the models with explicit breakpoints, breakpoints in the
+    same places (``ttl`` ``"30m"`` or ``"12h"``). Gemini and Ollama cache a repeated prefix by
+    themselves.
     """
 
     ttl: str | None = None
@@ -408,14 +410,17 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Token counts for one reply (or summed over a run with ``+``).
 
     ``input_tokens`` counts every prompt token, cached ones included; ``cache_read_tokens`` and
-    ``cache_write_tokens`` say how many of those were read from or written to a prompt cache.
-    ``reasoning_tokens`` are part of ``output_tokens``.
+    ``cache_write_tokens`` say how many of those were read from or written to a prompt cache;
+    ``cache_write_long_tokens``, part of ``cache_write_tokens``, were written with the long
+    lifetime (Anthropic's one hour), billed at a higher rate. ``reasoning_tokens`` are part of
+    ``output_tokens``.
     """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    cache_write_long_tokens: int = 0
     reasoning_tokens: int = 0
     cost: float | None = None
 
@@ -432,6 +437,7 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True, gc=False):
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cache_write_long_tokens=self.cache_write_long_tokens + other.cache_write_long_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             cost=cost,
         )

@@ -145,7 +145,7 @@ def _message(m: Message) -> dict[str, Any]:
 def _usage(u: Usage) -> dict[str, Any]:
     out: dict[str, Any] = {"type": "usage"}
     for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
-                 "reasoning_tokens"):
+                 "cache_write_long_tokens", "reasoning_tokens"):
         value = getattr(u, name)
         if value:
             out[name] = value
@@ -314,6 +314,7 @@ def _load_usage(d: dict[str, Any]) -> Usage:
         output_tokens=d.get("output_tokens", 0),
         cache_read_tokens=d.get("cache_read_tokens", 0),
         cache_write_tokens=d.get("cache_write_tokens", 0),
+        cache_write_long_tokens=d.get("cache_write_long_tokens", 0),
         reasoning_tokens=d.get("reasoning_tokens", 0),
         cost=d.get("cost"),
     )

@@ -355,7 +355,9 @@ def agent_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reasoning", choices=("low", "medium", "high", "off"),
                    help="how much the model reasons before it answers, as each provider takes "
                         "it (thinking budget, reasoning effort, think); not with --temperature "
-                        "(default: the provider's)")
+                        "(default: the provider's). GPT-5 models that refuse a reasoning "
+                        "effort with tools on Chat Completions stop before sending: give the "
+                        "model as openai-responses:MODEL instead")
     sandbox_options(p)
     stream_option(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -312,9 +312,11 @@ class Codec:
         examples = getattr(module, "INPUT_EXAMPLES", False) is True
         callers = getattr(module, "ALLOWED_CALLERS", False) is True
         managed = getattr(module, "CONTEXT_MANAGEMENT", False) is True
-        self.encode = _reasoning(module.encode if examples and callers and managed else
-                                 _fitting_tools(module.encode, wire, examples=examples,
-                                                callers=callers, managed=managed), wire)
+        encode = _reasoning(module.encode if examples and callers and managed else
+                            _fitting_tools(module.encode, wire, examples=examples,
+                                           callers=callers, managed=managed), wire)
+        fit = getattr(module, "FIT", None)  # the per-model fixes (`toolwire.codecs.per_model`)
+        self.encode = fit(encode) if callable(fit) else encode
         self.decode_request = guard_request(module.decode_request, wire)
         self.decode_response = guard_response(module.decode_response, wire)
         self.encode_response = module.encode_response

@@ -3,7 +3,8 @@
 Owns `place_breakpoints` and `MAX_BREAKPOINTS`. A breakpoint (``cache_control``) on a block
 asks the provider to cache the prompt up to and including that block. The placement keeps the
 longest stable prefix cached from turn to turn, with at most `MAX_BREAKPOINTS` markers in the
-whole body (markers a request already carries count too):
+whole body (markers a request already carries count too: beyond the limit the earliest are
+dropped, with a note, so the latest stable prefix wins):
 
 1. the fixed prefix: the last system block, or the last tool when there is no system prompt;
 2. the latest message, so the next request reads everything sent now;
@@ -15,19 +16,22 @@ Text content is always written as a list of blocks when caching (the form a mark
 needs), so a message is sent in the same bytes whether it carries a marker this turn or not;
 marked blocks are copied (the body shares the rest with the request). Used by Anthropic
 Messages and, for OpenRouter's breakpoint models, by OpenAI chat (text parts only);
-`cache_key_fields` writes the OpenAI wires' cache key and retention. A decoded body keeps its
-markers where they were (in the parts' provider data), like any field the caller wrote.
-Imports only
-`toolwire.codecs.base` and
-the transcript; no wire module.
+`cache_key_fields` writes the OpenAI wires' cache key and retention, and for the models with
+OpenAI's explicit breakpoints (the per-model rules, `toolwire.model_rules`) places
+``prompt_cache_breakpoint`` markers the same way (`Marking` says how a wire marks a block).
+A decoded body keeps its markers where they were (in the parts' provider data), like any
+field the caller wrote. Imports only `toolwire.codecs.base`, the transcript and the rule
+table; no wire module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from toolwire.codecs.base import Note
+from toolwire.model_rules import applies
 from toolwire.transcript import Cache
 
 MAX_BREAKPOINTS = 4
@@ -44,55 +48,72 @@ def _marker(cache: Cache) -> dict[str, Any]:
     return marker
 
 
-def count_markers(value: Any) -> int:
-    """How many ``cache_control`` markers ``value`` already holds, at any depth."""
-    if isinstance(value, dict):
-        return ("cache_control" in value) + sum(count_markers(v) for v in value.values())
-    if isinstance(value, list):
-        return sum(count_markers(v) for v in value)
-    return 0
+@dataclass(frozen=True, slots=True)
+class Marking:
+    """How a wire marks a breakpoint: the block ``key`` holding the ``marker``, the block
+    ``text`` type a string content becomes, and the body's list of ``items``."""
+
+    key: str = "cache_control"
+    marker: Mapping[str, Any] | None = None
+    text: str = "text"
+    items: str = "messages"
+    fields: tuple[str, ...] = ("content",)
+    """The fields of an item holding its blocks (or a string), the last present one marked."""
+    skip_role: str | None = None
+    """A role whose string content stays a string (Responses' assistant items, whose blocks
+    are of another type)."""
 
 
-def _mark_content(content: Any, marker: dict[str, Any], markable: Markable) -> Any:
+def _mark_content(content: Any, marker: dict[str, Any], markable: Markable,
+                  how: Marking) -> Any:
     """``content`` (a string or a list of blocks) with ``marker`` on its last markable block,
     or None when no block takes one."""
     if isinstance(content, str):
-        return [{"type": "text", "text": content, "cache_control": marker}] if content else None
+        return [{"type": how.text, "text": content, how.key: marker}] if content else None
     if not isinstance(content, list):
         return None
     for n in range(len(content) - 1, -1, -1):
         block = content[n]
         if isinstance(block, dict) and markable(block):
-            if "cache_control" in block:
+            if how.key in block:
                 return None  # already marked by the caller
             marked = list(content)
-            marked[n] = {**block, "cache_control": marker}
+            marked[n] = {**block, how.key: marker}
             return marked
     return None
 
 
-def _as_blocks(message: Any) -> Any:
+def _as_blocks(message: Any, how: Marking) -> Any:
     """A message whose text content is written as one text block, the form a marked message
     takes: every message keeps one form from turn to turn, marked or not."""
-    if isinstance(message, dict) and isinstance(message.get("content"), str) and message[
-            "content"]:
-        return {**message, "content": [{"type": "text", "text": message["content"]}]}
+    if not isinstance(message, dict) or message.get("role") == how.skip_role:
+        return message
+    for field in how.fields:
+        text = message.get(field)
+        if isinstance(text, str) and text:
+            return {**message, field: [{"type": how.text, "text": text}]}
     return message
 
 
 def _mark_message(messages: list[Any], start: int, stop: int, marker: dict[str, Any],
-                  markable: Markable) -> int | None:
+                  markable: Markable, how: Marking) -> int | None:
     """Mark the last markable block of the messages from ``start`` back to ``stop``
     (exclusive); the index of the message marked, or None."""
     for i in range(start, stop, -1):
         message = messages[i]
         if not isinstance(message, dict):
             continue
-        content = _mark_content(message.get("content"), marker, markable)
+        field = next((f for f in how.fields if f in message), how.fields[0])
+        content = _mark_content(message.get(field), marker, markable, how)
         if content is not None:
-            messages[i] = {**message, "content": content}
+            messages[i] = {**message, field: content}
             return i
     return None
+
+
+def _is_reply(item: Any) -> bool:
+    return isinstance(item, dict) and (item.get("role") == "assistant"
+                                       or item.get("type") == "function_call")
 
 
 def place_breakpoints(
@@ -102,72 +123,141 @@ def place_breakpoints(
     markable: Markable,
     system_in_messages: bool = False,
     tools_take_markers: bool = True,
+    how: Marking = Marking(),
 ) -> list[Note]:
     """Put cache breakpoints into ``body`` (changed in place: ``system``, ``tools`` and
-    ``messages`` are replaced by marked copies) and say where they went.
+    the items are replaced by marked copies) and say where they went.
 
     ``system_in_messages``: the system prompt is the body's first message (OpenAI chat), not a
     ``system`` field. ``tools_take_markers``: a tool definition may carry a breakpoint.
+    ``how``: the wire's marker (Anthropic's ``cache_control`` by default).
     """
-    budget = MAX_BREAKPOINTS - count_markers(body)
-    marker = _marker(cache)
-    messages = [_as_blocks(m) for m in body.get("messages") or ()]
+    marker = dict(how.marker) if how.marker is not None else _marker(cache)
+    messages = [_as_blocks(m, how) for m in body.get(how.items) or ()]
     if isinstance(body.get("system"), str) and body["system"]:
         body["system"] = [{"type": "text", "text": body["system"]}]
     placed: list[str] = []
     last = len(messages) - 1
-    latest = _mark_message(messages, last, -1, marker, markable) if budget > 0 else None
+    latest = _mark_message(messages, last, -1, marker, markable, how)
     if latest is not None:
-        budget -= 1
         placed.append("the latest message")
-    if budget > 0 and latest is not None:
-        reply = next((i for i in range(latest - 1, -1, -1)
-                      if isinstance(messages[i], dict) and messages[i].get("role") == "assistant"),
-                     None)
+        reply = next((i for i in range(latest - 1, -1, -1) if _is_reply(messages[i])), None)
         if reply is not None and reply > 0:
             floor = 0 if system_in_messages and messages[0].get("role") == "system" else -1
-            if _mark_message(messages, reply - 1, floor, marker, markable) is not None:
-                budget -= 1
+            if _mark_message(messages, reply - 1, floor, marker, markable, how) is not None:
                 placed.append("the end of the previous request")
-    if budget > 0:
-        system = body.get("system")
-        if system_in_messages:
-            first = messages[0] if messages else None
-            if (isinstance(first, dict) and first.get("role") == "system"
-                    and _mark_message(messages, 0, -1, marker, markable) is not None):
-                placed.insert(0, "the system prompt")
-        elif system:
-            marked = _mark_content(system, marker, markable)
-            if marked is not None:
-                body["system"] = marked
-                placed.insert(0, "the system prompt")
-        elif tools_take_markers and body.get("tools"):
-            tools = list(body["tools"])
-            if isinstance(tools[-1], dict) and "cache_control" not in tools[-1]:
-                tools[-1] = {**tools[-1], "cache_control": marker}
-                body["tools"] = tools
-                placed.insert(0, "the last tool")
+    system = body.get("system")
+    if system_in_messages:
+        first = messages[0] if messages else None
+        if (isinstance(first, dict) and first.get("role") == "system"
+                and _mark_message(messages, 0, -1, marker, markable, how) is not None):
+            placed.insert(0, "the system prompt")
+    elif system:
+        marked = _mark_content(system, marker, markable, how)
+        if marked is not None:
+            body["system"] = marked
+            placed.insert(0, "the system prompt")
+    elif tools_take_markers and body.get("tools"):
+        tools = list(body["tools"])
+        if isinstance(tools[-1], dict) and how.key not in tools[-1]:
+            tools[-1] = {**tools[-1], how.key: marker}
+            body["tools"] = tools
+            placed.insert(0, "the last tool")
     if messages:
-        body["messages"] = messages
-    ttl = f" (ttl {cache.ttl})" if cache.ttl else ""
-    detail = ("breakpoints on " + ", ".join(placed) + ttl) if placed else (
-        "no block could carry a breakpoint")
-    return [Note(kind="cache_breakpoints", subject="cache_control", detail=detail)]
+        body[how.items] = messages
+    ttl = marker.get("ttl")
+    detail = ("breakpoints on " + ", ".join(placed) + (f" (ttl {ttl})" if ttl else "")
+              ) if placed else "no block could carry a breakpoint"
+    return [Note(kind="cache_breakpoints", subject=how.key, detail=detail),
+            *cap_markers(body, MAX_BREAKPOINTS, how.key)]
 
 
+def _marked(value: Any, path: str, key: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every object under ``value`` holding ``key``, with its path, in the order the prompt
+    is read."""
+    if isinstance(value, dict):
+        if key in value:
+            yield path, value
+        for name, inner in value.items():
+            if name != key:
+                yield from _marked(inner, f"{path}.{name}" if path else name, key)
+    elif isinstance(value, list):
+        for n, inner in enumerate(value):
+            yield from _marked(inner, f"{path}[{n}]", key)
 
 
+def cap_markers(body: dict[str, Any], limit: int = MAX_BREAKPOINTS,
+                key: str = "cache_control") -> list[Note]:
+    """Leave at most ``limit`` breakpoints (``key`` markers) in ``body``: the latest ones in
+    the order the provider reads the prompt (tools, system, messages) stay, as the longest
+    prefix; each one dropped is left out of a copy of its block, with a note."""
+    order = ("tools", "system", "messages", "input")
+    sections = [k for k in order if k in body] + [k for k in body if k not in order]
+    found = [(path, holder) for k in sections for path, holder in _marked(body[k], k, key)]
+    if len(found) <= limit:
+        return []
+    dropped = {id(holder): path for path, holder in found[:len(found) - limit]}
 
-def cache_key_fields(body: dict[str, Any], cache: Cache) -> list[Note]:
+    def without(value: Any) -> Any:
+        if isinstance(value, dict):
+            kept = {k: without(v) for k, v in value.items()}
+            if id(value) in dropped:
+                del kept[key]
+            return kept
+        if isinstance(value, list):
+            return [without(v) for v in value]
+        return value
+
+    for k in sections:
+        body[k] = without(body[k])
+    return [Note(kind="cache_breakpoint_dropped", subject=path, detail=(
+        f"a request takes at most {limit} {key} markers and this one had {len(found)}; the "
+        f"latest {limit} (the longest prefix) stay")) for path in dropped.values()]
+
+
+OPENAI_TTLS = ("30m", "12h")
+"""The lifetimes an OpenAI explicit breakpoint may ask for."""
+
+
+def cache_key_fields(body: dict[str, Any], cache: Cache, *, wire: str = "openai-responses",
+                     how: Marking | None = None, markable: Markable | None = None,
+                     system_in_messages: bool = False) -> list[Note]:
     """The OpenAI wires' cache fields: ``prompt_cache_key`` (requests with the same key go to
-    the same cache) and ``prompt_cache_retention``; a value the body already has is kept."""
+    the same cache) and ``prompt_cache_retention``; a value the body already has is kept.
+
+    For a model with explicit cache breakpoints (`toolwire.model_rules`,
+    ``explicit_breakpoints``) automatic caching marks the prompt with
+    ``prompt_cache_breakpoint`` the way ``how`` says, and never sends
+    ``prompt_cache_retention`` with them (deprecated for those models; ``retention="24h"``
+    becomes breakpoints living ``"12h"``): a body whose caller set a retention gets no
+    breakpoints.
+    """
     notes: list[Note] = []
     if cache.key is not None and "prompt_cache_key" not in body:
         body["prompt_cache_key"] = cache.key
         notes.append(Note(kind="cache_key", subject="prompt_cache_key",
                           detail=f"requests share the cache key {cache.key!r}"))
+    model = body.get("model")
+    explicit = how is not None and markable is not None and applies(
+        "explicit_breakpoints", wire, model if isinstance(model, str) else None)
     if cache.retention is not None and "prompt_cache_retention" not in body:
-        body["prompt_cache_retention"] = cache.retention
+        if not explicit:
+            body["prompt_cache_retention"] = cache.retention
+        else:
+            notes.append(Note(kind="field_dropped", subject="prompt_cache_retention", detail=(
+                f"{model} takes explicit cache breakpoints, with which prompt_cache_retention "
+                "is not sent (deprecated for these models)" + (
+                    "; its breakpoints live 12 hours instead" if cache.retention == "24h"
+                    else ""))))
+    if explicit and how is not None and markable is not None and (
+            "prompt_cache_retention" not in body):
+        ttl = cache.ttl if cache.ttl in OPENAI_TTLS else (
+            "12h" if cache.retention == "24h" else None)
+        marker = {"mode": "explicit", **({"ttl": ttl} if ttl else {})}
+        notes += place_breakpoints(
+            body, cache, markable=markable, system_in_messages=system_in_messages,
+            tools_take_markers=False,
+            how=replace(how, marker=marker))
     return notes
 
 
@@ -175,17 +265,38 @@ def _text_part(block: dict[str, Any]) -> bool:
     return block.get("type") == "text"
 
 
+def _input_text(block: dict[str, Any]) -> bool:
+    return block.get("type") == "input_text"
+
+
+EXPLICIT = Marking(key="prompt_cache_breakpoint")
+"""OpenAI's explicit breakpoints in Chat Completions' messages."""
+EXPLICIT_RESPONSES = Marking(key="prompt_cache_breakpoint", text="input_text", items="input",
+                             fields=("content", "output"), skip_role="assistant")
+"""The same in a Responses input."""
+
+
 def chat_cache_fields(body: dict[str, Any], cache: Cache) -> list[Note]:
-    """OpenAI chat's cache fields, and with ``cache.markers`` (OpenRouter's breakpoint models)
-    breakpoints on text parts, the system prompt being the first message."""
-    notes = cache_key_fields(body, cache)
-    if cache.markers:
+    """OpenAI chat's cache fields: explicit breakpoints for the models that have them, and
+    with ``cache.markers`` (OpenRouter's breakpoint models) Anthropic-style breakpoints on
+    text parts, the system prompt being the first message."""
+    notes = cache_key_fields(body, cache, wire="openai-chat", how=EXPLICIT,
+                             markable=_text_part, system_in_messages=True)
+    if cache.markers and not any(n.subject == EXPLICIT.key for n in notes):
         notes += place_breakpoints(body, cache, markable=_text_part, system_in_messages=True,
                                    tools_take_markers=False)
     return notes
 
 
+def responses_cache_fields(body: dict[str, Any], cache: Cache) -> list[Note]:
+    """The Responses API's cache fields, explicit breakpoints on input text for the models
+    that have them."""
+    return cache_key_fields(body, cache, wire="openai-responses", how=EXPLICIT_RESPONSES,
+                            markable=_input_text)
+
+
 __all__ = [
-    "MAX_BREAKPOINTS", "Markable", "cache_key_fields", "chat_cache_fields", "count_markers",
-    "place_breakpoints",
+    "EXPLICIT", "EXPLICIT_RESPONSES", "MAX_BREAKPOINTS", "OPENAI_TTLS", "Markable", "Marking",
+    "cache_key_fields", "cap_markers", "chat_cache_fields", "place_breakpoints",
+    "responses_cache_fields",
 ]

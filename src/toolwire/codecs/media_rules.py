@@ -19,6 +19,7 @@ from typing import Any
 
 from toolwire.codecs.media import MB
 from toolwire.media import image_size
+from toolwire.model_rules import RULES, refusal
 
 ANTHROPIC_IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 OPENAI_IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
@@ -132,10 +133,12 @@ def responses_problem(body: dict[str, Any]) -> str | None:
 
 # --------------------------------------------------------------------------- Gemini
 
-RESULT_PARTS_MODELS: tuple[str, ...] = ("gemini-3*",)
+RESULT_PARTS_MODELS: tuple[str, ...] = next(
+    row.models for row in RULES if row.code == "result_parts")
 """Model-name patterns (fnmatch, matched without a ``models/``-style prefix) of the Gemini
-families that take media inside ``functionResponse.parts``; older families answer 400 to them
-(the gemini-generate codec's ``_result_parts`` setting beats the table)."""
+families that take media inside ``functionResponse.parts``, from the per-model rules
+(`toolwire.model_rules`); older families answer 400 to them (the gemini-generate codec's
+``_result_parts`` setting beats the table)."""
 
 
 def takes_result_parts(model: str) -> bool:
@@ -154,10 +157,7 @@ def gemini_problem(body: dict[str, Any]) -> str | None:
             response = _obj(part.get("functionResponse"))
             inner = _items(response.get("parts"))
             if inner and isinstance(model, str) and model and not takes_result_parts(model):
-                return ("Unable to submit request because `function_response.parts` is not "
-                        "supported for this model. Learn more: "
-                        "https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/"
-                        "function-calling")
+                return refusal("result_parts", "gemini-generate", model)
             for blob in [part, *map(_obj, inner)]:
                 data = _obj(blob.get("inlineData")).get("data")
                 inline += len(data) if isinstance(data, str) else 0

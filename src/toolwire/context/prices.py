@@ -5,9 +5,11 @@ own record (`toolwire.http.providers.Provider.prices`). A provider's own reporte
 sends one) is always preferred: `with_cost` keeps a cost that is already there. Otherwise the
 cost is computed by ``genai_prices.calc_price`` with every token kind it prices (cache writes
 and reads at their own rates, long-context tiers), and None when the table does not know the
-model. ``genai_prices`` takes about half a second to import, so it is imported on the first
-price asked for, never by ``import toolwire``. Local servers (Ollama, llama.cpp) cost nothing.
-Imports only `toolwire.transcript`.
+model; what the table has no rate for (cache writes with the long lifetime, on some hosts) is
+priced by the per-model rules (`toolwire.model_rules`). ``genai_prices`` takes about half a
+second to import, so it is imported on the first price asked for, never by ``import toolwire``.
+Local servers (Ollama, llama.cpp) cost nothing. Imports only `toolwire.transcript` and the
+rule table.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import warnings
 from functools import lru_cache
 from typing import Any
 
+from toolwire.model_rules import CACHE_WRITE_MULTIPLIER, find
 from toolwire.transcript import Usage, replace
 
 FREE = ""
@@ -48,6 +51,9 @@ def cost_of(usage: Usage, model: str, provider: str | None = None) -> float | No
         counts["cache_read_tokens"] = usage.cache_read_tokens
     if usage.cache_write_tokens:
         counts["cache_write_tokens"] = usage.cache_write_tokens
+        long = min(usage.cache_write_long_tokens, usage.cache_write_tokens)
+        if long:
+            counts["cache_write_1h_tokens"] = long
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -55,7 +61,43 @@ def cost_of(usage: Usage, model: str, provider: str | None = None) -> float | No
                                       provider_id=provider)
     except (LookupError, ValueError):
         return None
-    return float(found.total_price)
+    return float(found.total_price) + _unpriced_writes(usage, model, found.model_price)
+
+
+def _rate(price: Any, input_tokens: int) -> float | None:
+    """A per-million price of the table (a number, or tiers by prompt size) for a prompt of
+    ``input_tokens``; None when the table has none."""
+    if price is None:
+        return None
+    tiers = getattr(price, "tiers", None)
+    if tiers is None:
+        return float(price)
+    rate = price.base
+    for tier in tiers:
+        if input_tokens > tier.start:
+            rate = tier.price
+    return float(rate)
+
+
+def _unpriced_writes(usage: Usage, model: str, table: Any) -> float:
+    """What the price table leaves out of cache writes, by the per-model rules
+    (`toolwire.model_rules`, ``cache_write_price``): for a model whose writes cost a multiple
+    of the input price, the writes the table has no rate for are charged at that multiple
+    (the table charged them at its cache-write rate, else at the input rate)."""
+    if not usage.cache_write_tokens or find("cache_write_price", "*", model) is None:
+        return 0.0
+    given = usage.input_tokens
+    base = _rate(table.input_mtok, given) or 0.0
+    short_rate = _rate(table.cache_write_mtok, given)
+    long_rate = _rate(getattr(table, "cache_write_1h_mtok", None), given)
+    long = min(usage.cache_write_long_tokens, usage.cache_write_tokens)
+    extra = 0.0
+    if short_rate is None:  # every write was charged as input
+        extra += usage.cache_write_tokens * base * (CACHE_WRITE_MULTIPLIER["short"] - 1)
+        short_rate = base * CACHE_WRITE_MULTIPLIER["short"]
+    if long and long_rate is None:  # the long writes were charged at the short rate
+        extra += long * (base * CACHE_WRITE_MULTIPLIER["long"] - short_rate)
+    return extra / 1e6
 
 
 def with_cost(usage: Usage, model: str, provider: str | None = None) -> Usage:

@@ -57,6 +57,8 @@ class Counted:
     tokens: int
     cache_read: int = 0
     cache_write: int = 0
+    cache_write_long: int = 0
+    """Of ``cache_write``, the tokens written by a breakpoint with the long lifetime (1h)."""
 
 
 def unmarked(value: Any) -> Any:
@@ -169,12 +171,16 @@ class Billing:
                     read = max(read, ends[j])
                     break
         written = read
+        long = 0  # tokens written up to a breakpoint with the long lifetime
         for mark in marks:
             if ends[mark] >= minimum and ends[mark] > read:
-                self._entries[(model, blocks[mark].digest)] = now + _ttl(blocks[mark].marker,
-                                                                         rules)
+                ttl = _ttl(blocks[mark].marker, rules)
+                self._entries[(model, blocks[mark].digest)] = now + ttl
+                if ttl > rules.ttl and ends[mark] > written:
+                    long += ends[mark] - written
                 written = max(written, ends[mark])
-        return Counted(total, cache_read=read, cache_write=written - read)
+        return Counted(total, cache_read=read, cache_write=written - read,
+                       cache_write_long=long)
 
     def _prefix(self, rules: CacheRules, blocks: list[Block], total: int, model: str,
                 key: str) -> Counted:
@@ -218,7 +224,8 @@ def billed(reply: Reply, counted: Counted | None) -> Reply:
         1, estimate_messages([reply.message]) - PER_MESSAGE)
     return replace(reply, usage=replace(
         usage, input_tokens=counted.tokens, cache_read_tokens=counted.cache_read,
-        cache_write_tokens=counted.cache_write, output_tokens=output))
+        cache_write_tokens=counted.cache_write, cache_write_long_tokens=counted.cache_write_long,
+        output_tokens=output))
 
 
 _ALL = CacheRules(sections=("tools", "system", "messages"))

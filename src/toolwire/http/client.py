@@ -55,7 +55,12 @@ from toolwire.errors import (
 from toolwire.events import RetryEvent, StreamEnd, StreamEvent, WireNotes, emit
 from toolwire.http.cached_contents import explicit_caches
 from toolwire.http.counting import count_request, read_count
-from toolwire.http.endpoints import Endpoint, parse_model_id, without_credentials
+from toolwire.http.endpoints import (
+    Endpoint,
+    parse_model_id,
+    responses_if_allowed,
+    without_credentials,
+)
 from toolwire.http.providers import PROVIDERS
 from toolwire.http.shown import named, shown, snippet
 from toolwire.http.transport import (
@@ -477,6 +482,7 @@ def model(
 
     A missing API key is a `ConfigError` naming its variable, raised here, before any request.
     """
+    model_id = responses_if_allowed(model_id, kwargs.get("options"))
     endpoint = parse_model_id(model_id, env)
     server = None
     if endpoint.provider == "local" and not endpoint.base_url:

@@ -52,6 +52,7 @@ from toolwire.http.providers import (
     BodyTransform,
     model_id_forms,
 )
+from toolwire.model_rules import EFFORT_RULES, find, setting
 
 MODEL_ID_FORMS = model_id_forms()
 """The built-in providers' model id forms (`model_id_forms` also lists ones added later)."""
@@ -131,6 +132,19 @@ def without_credentials(model_id: str) -> str:
     if "@" not in url.netloc:
         return model_id
     return f"{head}@{url._replace(netloc=url.netloc.rpartition('@')[2]).geturl()}"
+
+
+def responses_if_allowed(model_id: str, options: Mapping[str, Any] | None) -> str:
+    """``model_id`` moved to the Responses wire when its options allow it (the
+    ``responses_for_reasoning`` per-model setting) and the model is an ``openai:`` GPT-5 model
+    that Chat Completions refuses to let reason with tools (`toolwire.model_rules`)."""
+    provider, _, rest = model_id.partition(":")
+    if provider != "openai" or not setting("responses_for_reasoning", options):
+        return model_id
+    model = rest.partition("@")[0]
+    if any(find(code, "openai-chat", model) for code in EFFORT_RULES):
+        return f"openai-responses:{rest}"
+    return model_id
 
 
 def parse_model_id(model_id: str, env: Mapping[str, str] | None = None) -> Endpoint:

@@ -26,6 +26,9 @@ Wire rules worth knowing:
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 from toolwire.codecs.anthropic_messages.parts import WIRE, compaction_part
 from toolwire.codecs.anthropic_messages.reply import (
     ERROR_STATUS,
@@ -37,11 +40,15 @@ from toolwire.codecs.anthropic_messages.reply import (
 )
 from toolwire.codecs.anthropic_messages.request import (
     DEFAULT_MAX_TOKENS,
-    check_body,
     decode_request,
     encode,
 )
+from toolwire.codecs.anthropic_messages.request import (
+    check_body as wire_check_body,
+)
 from toolwire.codecs.anthropic_messages.stream import StreamDecoder, encode_stream
+from toolwire.codecs.model_checks import anthropic_model_problem
+from toolwire.codecs.per_model import ANTHROPIC_FIXES, fitted
 
 INPUT_EXAMPLES = True
 """Tools carry their examples in ``input_examples``."""
@@ -59,9 +66,20 @@ MEDIA_TOKENS = "area"
 """How the local token estimate counts media on this wire (`toolwire.context.estimate`): Anthropic
 bills an image by its area."""
 
+
+
+def check_body(body: dict[str, Any]) -> str | None:
+    """The first rule the raw ``body`` breaks (the wire's, then its model's), or None."""
+    return wire_check_body(body) or anthropic_model_problem(body)
+
+
+FIT = functools.partial(fitted, wire=WIRE, fixes=ANTHROPIC_FIXES)
+"""The per-model rules applied after encoding (`toolwire.codecs.per_model`)."""
+
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "ERROR_STATUS",
+    "FIT",
     "MEDIA_TOKENS",
     "STOP_REASONS",
     "WIRE",

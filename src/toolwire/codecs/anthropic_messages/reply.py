@@ -106,11 +106,14 @@ def usage_from(raw: Any) -> Usage:
     thinking = 0
     if details is not None and isinstance(details, Mapping):
         thinking = _int(details.get("thinking_tokens"))
+    by_ttl = get("cache_creation")  # the writes split by lifetime
+    long = _int(by_ttl.get("ephemeral_1h_input_tokens")) if isinstance(by_ttl, Mapping) else 0
     return Usage(
         input_tokens=given + write + read,
         output_tokens=output,
         cache_read_tokens=read,
         cache_write_tokens=write,
+        cache_write_long_tokens=min(long, write),
         reasoning_tokens=thinking,
     )
 
@@ -139,6 +142,10 @@ def usage_body(usage: Usage, extras: Any = None) -> dict[str, Any]:
         "cache_creation_input_tokens": usage.cache_write_tokens,
         "cache_read_input_tokens": usage.cache_read_tokens,
     }
+    if usage.cache_write_long_tokens:
+        out["cache_creation"] = {
+            "ephemeral_5m_input_tokens": usage.cache_write_tokens - usage.cache_write_long_tokens,
+            "ephemeral_1h_input_tokens": usage.cache_write_long_tokens}
     if usage.reasoning_tokens:
         out["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
     if isinstance(extras, Mapping):

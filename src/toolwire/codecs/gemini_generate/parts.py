@@ -411,7 +411,9 @@ class PartEncoder:
         inner = None
         generated = result.call_id in self._generated
         if extras:
-            generated = bool(extras.pop(GENERATED, False)) or generated
+            read_without = bool(extras.pop(GENERATED, False))
+            if result.call_id not in self._call_names:  # its call is not in this request
+                generated = read_without or generated
             inner = extras.pop("functionResponse", None)
         name = result.name or self._call_names.get(result.call_id)
         if not name:

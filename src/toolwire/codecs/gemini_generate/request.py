@@ -29,6 +29,7 @@ from toolwire.codecs.gemini_generate.schema import SCHEMA_FIELDS, decode_tools, 
 from toolwire.codecs.media import check_limits, restore_moved
 from toolwire.codecs.media_rules import gemini_problem
 from toolwire.codecs.media_rules import takes_result_parts as model_takes_result_parts
+from toolwire.codecs.model_checks import gemini_model_problem
 from toolwire.errors import ConfigError
 from toolwire.transcript import JSON, Message, Part, Request, ToolChoice, ToolResultPart
 
@@ -63,6 +64,7 @@ def encode(request: Request) -> Encoded:
     fill = settings.pop("_fill_signature", None)
     declared = settings.pop("_declarations", None)
     result_parts = takes_result_parts(request.model, settings.pop("_result_parts", None))
+    settings.pop("_rules", None)  # the per-model rules' setting (`toolwire.model_rules`)
     for key in settings:
         notes.append(Note(kind="field_dropped", subject=key,
                           detail="not a gemini-generate setting; ignored"))
@@ -316,4 +318,4 @@ def check_body(body: dict[str, Any]) -> str | None:
             return ("Please ensure that the number of function response parts is equal to the "
                     f"number of function call parts of the function call turn (contents.{i} "
                     f"has {calls} call(s), contents.{i + 1} has {answers} response(s)).")
-    return gemini_problem(body)
+    return gemini_problem(body) or gemini_model_problem(body)

@@ -24,6 +24,8 @@ Owns nothing itself: it names the wire's surface, defined in ``request`` (`encod
 
 from __future__ import annotations
 
+import functools
+
 from toolwire.codecs.openai_chat.parts import WIRE
 from toolwire.codecs.openai_chat.reply import (
     STOP_REASONS,
@@ -34,12 +36,17 @@ from toolwire.codecs.openai_chat.reply import (
 from toolwire.codecs.openai_chat.request import check_body, decode_request, encode
 from toolwire.codecs.openai_chat.stream import StreamDecoder, encode_stream
 from toolwire.codecs.openai_shared import encode_error
+from toolwire.codecs.per_model import CHAT_FIXES, fitted
 
 MEDIA_TOKENS = "tiles-512"
 """How the local token estimate counts media on this wire (`toolwire.context.estimate`): OpenAI
 bills an image by 512-pixel tiles."""
 
+FIT = functools.partial(fitted, wire=WIRE, fixes=CHAT_FIXES)
+"""The per-model rules applied after encoding (`toolwire.codecs.per_model`)."""
+
 __all__ = [
+    "FIT",
     "MEDIA_TOKENS",
     "STOP_REASONS",
     "WIRE",

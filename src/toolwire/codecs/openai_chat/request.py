@@ -34,6 +34,7 @@ from toolwire.codecs.base import (
 from toolwire.codecs.caching import chat_cache_fields
 from toolwire.codecs.media import check_limits
 from toolwire.codecs.media_rules import chat_problem
+from toolwire.codecs.model_checks import chat_model_problem
 from toolwire.codecs.openai_chat.parts import (
     EMPTY_RESULT,
     ERROR_PREFIX,
@@ -493,4 +494,5 @@ def check_body(body: dict[str, Any]) -> str | None:
         return "'tool_choice' is only allowed when 'tools' are specified"
     return role_problem(body.get("messages"),
                   ("system", "developer", "user", "assistant", "tool", "function")) or \
-        tools_lack_schemas(body.get("tools"), "") or chat_problem(body)
+        tools_lack_schemas(body.get("tools"), "") or chat_problem(body) or \
+        chat_model_problem(body)

@@ -23,6 +23,8 @@ Owns nothing itself: it names the wire's surface, defined in ``request`` (`encod
 
 from __future__ import annotations
 
+import functools
+
 from toolwire.codecs.openai_responses.parts import WIRE, compaction_part
 from toolwire.codecs.openai_responses.reply import (
     STOP_REASONS,
@@ -33,6 +35,7 @@ from toolwire.codecs.openai_responses.reply import (
 from toolwire.codecs.openai_responses.request import check_body, decode_request, encode
 from toolwire.codecs.openai_responses.stream import StreamDecoder, encode_stream
 from toolwire.codecs.openai_shared import encode_error
+from toolwire.codecs.per_model import NO_FIXES, fitted
 
 CONTEXT_MANAGEMENT = True
 """The API compacts a long context itself (``context_management`` with its compaction entry);
@@ -46,7 +49,11 @@ MEDIA_TOKENS = "tiles-512"
 """How the local token estimate counts media on this wire (`toolwire.context.estimate`): OpenAI
 bills an image by 512-pixel tiles."""
 
+FIT = functools.partial(fitted, wire=WIRE, fixes=NO_FIXES)
+"""The per-model rules' setting (``_rules``) taken out of the body (`toolwire.codecs.per_model`)."""
+
 __all__ = [
+    "FIT",
     "MEDIA_TOKENS",
     "STOP_REASONS",
     "WIRE",

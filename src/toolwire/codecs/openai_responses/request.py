@@ -23,9 +23,10 @@ from toolwire.codecs.base import (
     tools_lack_schemas,
     wrong_shape,
 )
-from toolwire.codecs.caching import cache_key_fields
+from toolwire.codecs.caching import responses_cache_fields
 from toolwire.codecs.media import check_limits
 from toolwire.codecs.media_rules import responses_problem
+from toolwire.codecs.model_checks import explicit_cache_problem
 from toolwire.codecs.openai_media import (
     LIMITS,
     RESPONSES_ITEMS,
@@ -117,7 +118,7 @@ def encode(request: Request) -> Encoded:
             body["context_management"] = entries
     body.update(extra)
     if request.cache is not None:
-        notes.extend(cache_key_fields(body, request.cache))
+        notes.extend(responses_cache_fields(body, request.cache))
     return Encoded(body=body, notes=tuple(notes))
 
 
@@ -314,4 +315,4 @@ def check_body(body: dict[str, Any]) -> str | None:
         return None
     return tools_lack_schemas(body.get("tools"), "parameters") or (
         None if isinstance(items, list) and items else "input: at least one item is required"
-    ) or responses_problem(body)
+    ) or responses_problem(body) or explicit_cache_problem(body, WIRE)

@@ -1,0 +1,140 @@
+"""The per-model rules (`toolwire.model_rules`) applied to an encoded body: what a model
+accepts, sent in place of what it refuses.
+
+Owns `fitted` (a wire's ``encode`` followed by its model's fixes: a wire's ``codec.py`` names
+it, with its fixes, as ``FIT``, which `toolwire.codecs.base.Codec` applies after the reasoning
+setting) and the fixes themselves:
+
+- `effort_with_tools` (Chat Completions, GPT-5 models): with function tools, no effort asked
+  sends ``reasoning_effort: "none"`` to the models that apply an effort by default (with a
+  note); an effort asked is refused before sending, naming the two ways out.
+- `reasoning_passback` (Chat Completions, DeepSeek thinking models): every assistant message
+  of a turn with tool calls carries ``reasoning_content`` (its reasoning text, else empty);
+  the models that refuse it get none (``reasoning_refused``).
+- `four_breakpoints` (Anthropic Messages): never more than four ``cache_control`` markers.
+
+The ``_rules`` setting is taken out of the body. Imports `toolwire.codecs.base`,
+`toolwire.codecs.caching`, `toolwire.codecs.model_checks` and the table; no wire module.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from toolwire.codecs.base import Encoded, Note
+from toolwire.codecs.caching import MAX_BREAKPOINTS, cap_markers
+from toolwire.codecs.model_checks import function_tools, thinking_off, tool_turns
+from toolwire.errors import ConfigError
+from toolwire.model_rules import SETTING, applies
+from toolwire.transcript import Message, ReasoningPart, Request
+
+Fix = Callable[[dict[str, Any], Request, list[Note]], None]
+CHAT = "openai-chat"
+
+
+def _options(request: Request, wire: str) -> Mapping[str, Any] | None:
+    entry = (request.provider_options or {}).get(wire)
+    return entry if isinstance(entry, Mapping) else None
+
+
+def fitted(encode: Callable[[Request], Encoded], wire: str,
+           fixes: Sequence[Fix]) -> Callable[[Request], Encoded]:
+    """``encode``, then each of ``fixes`` on a copy of the body, its notes added."""
+
+    @functools.wraps(encode)
+    def encoded(request: Request) -> Encoded:
+        out = encode(request)
+        body = dict(out.body)
+        body.pop(SETTING, None)
+        notes: list[Note] = []
+        for fix in fixes:
+            fix(body, request, notes)
+        return Encoded(body=body, notes=(*out.notes, *notes), headers=out.headers)
+
+    return encoded
+
+
+# --------------------------------------------------------------------------- GPT-5 effort
+
+
+def effort_with_tools(body: dict[str, Any], request: Request, notes: list[Note]) -> None:
+    """GPT-5 models refusing function tools with a reasoning effort on Chat Completions."""
+    model, options = body.get("model"), _options(request, CHAT)
+    if not function_tools(body) or not isinstance(model, str):
+        return
+    by_default = applies("effort_with_tools_by_default", CHAT, model, options)
+    if not by_default and not applies("effort_with_tools", CHAT, model, options):
+        return
+    effort = body.get("reasoning_effort")
+    if effort is None:
+        if by_default:
+            body["reasoning_effort"] = "none"
+            notes.append(Note(kind="reasoning_effort_set", subject="reasoning_effort", detail=(
+                f"{model} applies a reasoning effort by default, which Chat Completions "
+                "refuses with function tools; sent reasoning_effort 'none'")))
+        return
+    if effort != "none":
+        raise ConfigError(
+            f"{CHAT}: {model} refuses function tools with reasoning_effort {effort!r} on Chat "
+            f"Completions; use the Responses wire (model id 'openai-responses:{model}') to "
+            "reason with tools, or turn reasoning off (--reasoning off)")
+
+
+# --------------------------------------------------------------------------- DeepSeek
+
+
+def _reasoning_texts(messages: Sequence[Message]) -> list[str]:
+    return ["".join(p.text for p in m.parts if isinstance(p, ReasoningPart))
+            for m in messages if m.role == "assistant"]
+
+
+def reasoning_passback(body: dict[str, Any], request: Request, notes: list[Note]) -> None:
+    """DeepSeek's thinking mode and tool calls: reasoning_content passed back, or left out
+    for the models that refuse it."""
+    model, options = body.get("model"), _options(request, CHAT)
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not isinstance(model, str):
+        return
+    if applies("reasoning_refused", CHAT, model, options):
+        for i, message in enumerate(messages):
+            if isinstance(message, Mapping) and "reasoning_content" in message:
+                messages[i] = {k: v for k, v in message.items() if k != "reasoning_content"}
+                notes.append(Note(kind="reasoning_dropped", subject=f"message {i}", detail=(
+                    f"{model} refuses reasoning_content in its input; left out")))
+        return
+    if thinking_off(body) or not applies("reasoning_passback", CHAT, model, options):
+        return
+    assistants = [i for i, m in enumerate(messages)
+                  if isinstance(m, Mapping) and m.get("role") == "assistant"]
+    texts = _reasoning_texts(request.messages)
+    text_of = dict(zip(assistants, texts, strict=False)) if len(texts) == len(assistants) else {}
+    for i in tool_turns(messages):
+        message = messages[i]
+        if "reasoning_content" in message:
+            continue
+        text = message.get("reasoning") if isinstance(message.get("reasoning"), str) else (
+            text_of.get(i, ""))
+        messages[i] = {**message, "reasoning_content": text}
+        notes.append(Note(kind="reasoning_passed_back", subject=f"message {i}", detail=(
+            f"{model} in thinking mode wants reasoning_content on the assistant messages of "
+            f"a turn with tool calls; sent {'its reasoning' if text else 'an empty one'}")))
+
+
+# --------------------------------------------------------------------------- Anthropic
+
+
+def four_breakpoints(body: dict[str, Any], request: Request, notes: list[Note]) -> None:
+    """At most four cache_control markers, the latest kept."""
+    notes.extend(cap_markers(body, MAX_BREAKPOINTS))
+
+
+CHAT_FIXES: tuple[Fix, ...] = (effort_with_tools, reasoning_passback)
+ANTHROPIC_FIXES: tuple[Fix, ...] = (four_breakpoints,)
+NO_FIXES: tuple[Fix, ...] = ()
+
+__all__ = [
+    "ANTHROPIC_FIXES", "CHAT_FIXES", "NO_FIXES", "Fix", "effort_with_tools", "fitted",
+    "four_breakpoints", "reasoning_passback",
+]

@@ -235,6 +235,7 @@ async def resume_state(
     state.emit(RunResumed(len(logged.messages), logged.turns))
     pending = logged.pending
     if not pending:
+        setup.dispatcher.bind(())
         last = state.messages[-1] if state.messages else None
         for message in more:
             state.add(message)
@@ -256,8 +257,9 @@ async def resume_state(
         f"from the log or marked interrupted, {len(rerun)} run now"
     )
     stop = None
+    calls = [pending[i] for i in rerun]
+    setup.dispatcher.bind(calls)  # each decision answers the exact call it was given for, once
     if rerun:
-        calls = [pending[i] for i in rerun]
         ran, stop = await answer_calls(state, calls, run_calls, setup.output_retries)
         for i, result in zip(rerun, ran, strict=True):
             results[i] = result

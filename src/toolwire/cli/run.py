@@ -58,6 +58,7 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
                              test_command=test_command, allow_network=network)
 
     system = getattr(args, "system", None) or SYSTEM
+    builtin: list[Any] = list(tools)
     mcp: dict[str, Any] = {}
     if getattr(args, "mcp", None) or getattr(args, "mcp_deferred", None):
         from toolwire.mcp import open_servers
@@ -69,14 +70,15 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
         args.mcp_servers = servers  # closed by the command when the run ends
         for note in servers.notes:
             print(f"mcp: {note}", file=sys.stderr)
-        tools = [*tools, *servers.tools]
+        tools = [*builtin, *servers.tools]
         mcp = {"deferred": servers.deferred, "tool_sources": [servers.tool_source]}
         if getattr(args, "mcp_instructions", False):
             system = servers.system_prompt(system) or system
     if args.tools == "coding":  # said once everything the run needs has started
         print(f"sandbox: {sandbox.describe(network)}", file=sys.stderr)
     return Agent(model=model, tools=tools, max_turns=args.max_turns,
-                 approval=policy(args.approve, sandbox), approve=approver(term, shown),
+                 approval=policy(args.approve, sandbox, [t.name for t in builtin]),
+                 approve=approver(term, shown),
                  stream=stream, eager_tools=stream, on_event=term.on_event,
                  system=system, temperature=getattr(args, "temperature", None),
                  reasoning=getattr(args, "reasoning", None),
@@ -318,7 +320,8 @@ def agent_options(p: argparse.ArgumentParser) -> None:
                    help="built-in tools: coding (files, commands, tests, ask_user; the "
                         "default) or none; resume: the run's own")
     p.add_argument("--approve", choices=("ask", "auto", "never", "defer"),
-                   help="run_command, write_file and edit_file: ask first (default), allow "
+                   help="run_command, write_file, edit_file and MCP tools: ask first "
+                        "(default), allow "
                         "(auto), refuse (never), or stop the run to wait for decisions "
                         "given to resume (defer); default: TOOLWIRE_APPROVE, the config "
                         "file, or ask")

@@ -20,9 +20,10 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from toolwire.cli.common import EXIT_BAD_REPLY, EXIT_OK, EXIT_PROBLEM
+from toolwire.escapes import neutral, visible
 from toolwire.transcript import Usage
 
-CALL_CHARS, RESULT_LINES, RESULT_CHARS = 200, 6, 160
+CALL_CHARS, RESULT_LINES, RESULT_CHARS, PROMPT_CHARS = 200, 6, 160, 300
 
 STYLES = {"text": "cyan", "call": "yellow", "ok": "green", "error": "red", "retry": "magenta",
           "end": "bold", "note": "dim"}
@@ -46,6 +47,7 @@ class Painter:
                                    highlight=False, markup=False, emoji=False, soft_wrap=True)
 
     def line(self, text: str, kind: str | None = None) -> None:
+        text = neutral(text)  # no escape sequence of a model or a server reaches the terminal
         if self.console is None or kind is None:
             print(text, file=self.stream, flush=True)
         else:
@@ -62,7 +64,7 @@ class Painter:
             start, _, self._open = Style.parse(STYLES[kind]).render(
                 "\0", color_system=ColorSystem.STANDARD).partition("\0")
             self.stream.write(start)
-        self.stream.write(text)
+        self.stream.write(neutral(text))
         self.stream.flush()
 
     def end(self) -> None:
@@ -98,7 +100,8 @@ class Terminal:
     def status(self) -> None:
         if self.live and not self._streamed:  # never over a line of text still arriving
             line = (f"turn {self.turn} · {self.activity} · {self.usage.total_tokens:,} tokens")
-            self.err.write("\r\x1b[2K" + line[: shutil.get_terminal_size().columns - 1])
+            line = visible(line)[: shutil.get_terminal_size().columns - 1]
+            self.err.write("\r\x1b[2K" + line)
             self.err.flush()
 
     def clear(self) -> None:
@@ -114,7 +117,7 @@ class Terminal:
     def ask(self, prompt: str) -> str:
         self.clear()
         try:
-            return input(prompt)
+            return input(neutral(prompt))
         except EOFError:
             return ""
 
@@ -122,7 +125,8 @@ class Terminal:
         """The line naming a call and its arguments, once per call."""
         if call.id not in self._shown:
             self._shown.add(call.id)
-            self.say(f"  → {call.name} {call.arguments_text[:CALL_CHARS]}", "call")
+            self.say(f"  → {visible(call.name)} {visible(call.arguments_text)[:CALL_CHARS]}",
+                     "call")
 
     # ------------------------------------------------------------------ events
 
@@ -219,8 +223,10 @@ def approver(term: Terminal, shown: Any = None) -> Any:
         term.show_call(req.call)
         if shown is not None:
             term.say(shown(req))
-        args = json.dumps(req.arguments, ensure_ascii=False)
-        answer = term.ask(f"allow {req.call.name} {args[:300]}? [y/N/reason] ").strip()
+        args = visible(json.dumps(req.arguments, ensure_ascii=False))
+        if len(args) > PROMPT_CHARS:
+            args = f"{args[:PROMPT_CHARS]}... ({len(args) - PROMPT_CHARS} more characters)"
+        answer = term.ask(f"allow {visible(req.call.name)} {args}? [y/N/reason] ").strip()
         if answer.lower() in ("y", "yes"):
             return Approval.allow()
         reason = None if answer.lower() in ("", "n", "no") else answer
@@ -242,16 +248,20 @@ def answerer(term: Terminal, who: str = "the model asks: ") -> Any:
     return answer
 
 
-def policy(mode: str, sandbox: Any = None) -> Any:
+def policy(mode: str, sandbox: Any = None, builtin: Sequence[str] = ()) -> Any:
     """The approval policy for ``--approve ask|auto|never|defer``; ``run_tests`` is asked about
-    too when ``sandbox`` does not confine commands."""
+    too when ``sandbox`` does not confine commands. Of the tools that are not ``builtin``
+    (MCP tools, and tools that join later), every one goes through the same policy as
+    ``run_command``: a server's own word that a tool only reads is not taken for the user's."""
+    from toolwire.agent.toollist import SEARCH_TOOL
     from toolwire.tools.coding import NEEDS_APPROVAL, needs_approval
 
     if mode == "auto":
         return "allow"
     value = {"ask": "ask", "defer": "defer"}.get(mode, "deny")
     names = NEEDS_APPROVAL if sandbox is None else needs_approval(sandbox)
-    return {name: value for name in names}
+    safe = {name: "allow" for name in (*builtin, SEARCH_TOOL) if name not in names}
+    return {"*": value, **safe, **{name: value for name in names}}
 
 
 def usage_json(usage: Usage) -> dict[str, Any]:

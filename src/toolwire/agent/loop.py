@@ -65,6 +65,7 @@ from toolwire.agent.toollist import ToolList, ToolSource, defer_tools
 from toolwire.errors import (
     ContextLengthError,
     ProviderError,
+    ResponseTooLarge,
     WireFormatError,
 )
 from toolwire.events import ApprovalAwaited, StreamEnd, ToolFinished, ToolStarted, listen
@@ -471,6 +472,8 @@ def _error_stop(exc: ProviderError | WireFormatError) -> RunStop:
     """The stop for what a model raised: a reply it could not use, or the provider failing."""
     if isinstance(exc, ContextLengthError):
         return RunStop.CONTEXT_FULL
+    if isinstance(exc, ResponseTooLarge):
+        return RunStop.TOO_LARGE
     if isinstance(exc, WireFormatError):
         return RunStop.BAD_REPLY
     return RunStop.PROVIDER_ERROR

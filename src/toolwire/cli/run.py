@@ -81,6 +81,7 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
                  approve=approver(term, shown),
                  stream=stream, eager_tools=stream, on_event=term.on_event,
                  system=system, temperature=getattr(args, "temperature", None),
+                 time_limit=settings.max_seconds(args),
                  reasoning=getattr(args, "reasoning", None),
                  context=_context(args, model, workdir, test_command), **mcp)
 
@@ -239,7 +240,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         record = outputs.file(checks.output_path(args.record, "--record", fresh=True))
         transport = RecordTransport(record)
-    model = client.model(args.model, transport=transport)
+    model = client.model(args.model, transport=transport, limits=settings.limits(args))
     term = _terminal(args)
     log = log or _default_log(workdir, outputs)
     task = [args.task, *attached] if attached else args.task
@@ -259,7 +260,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     decisions = _decisions(args, logged)
     settings.apply(args)
     check_agent_options(args)
-    model = client.model(args.model)
+    model = client.model(args.model, limits=settings.limits(args))
     term = _terminal(args)
     result = _go(args, model, workdir, term, Outputs(),
                  lambda a: a.aresume(args.log, decisions=decisions))
@@ -348,7 +349,28 @@ def agent_options(p: argparse.ArgumentParser) -> None:
                    help="add a read_resource tool for the resources the MCP servers offer")
     p.add_argument("--mcp-instructions", action="store_true",
                    help="add what the MCP servers say about using them to the system prompt")
+    limit_options(p)
     add_otel_option(p)
+
+
+def limit_options(p: argparse.ArgumentParser) -> None:
+    """The run's time limit and the bounds on what model servers send (`settings.limits`)."""
+    p.add_argument("--max-seconds", type=settings.flag_type("max_seconds"), metavar="S",
+                   help="end the run after S seconds, a model call or tool still running "
+                        "included (stop time_limit; default: TOOLWIRE_MAX_SECONDS, the config "
+                        "file, or none)")
+    p.add_argument("--idle-seconds", type=settings.flag_type("idle_seconds"), metavar="S",
+                   help="end a streamed reply that sends no event for S seconds, keep-alives "
+                        "not counted (default 300)")
+    for name, what, default in (("max-body", "the most a model server may send for one reply",
+                                 "64MiB"),
+                                ("max-decoded", "the most one reply may inflate to", "256MiB"),
+                                ("max-line", "the longest line of a streamed reply", "16MiB"),
+                                ("max-error-body", "the most a model server may send with an "
+                                 "error status", "1MiB")):
+        p.add_argument(f"--{name}", type=settings.flag_type(name.replace("-", "_")),
+                       metavar="SIZE", help=f"{what}: bytes, or a number with KiB, MiB or GiB "
+                       f"(stop too_large beyond it; default {default})")
 
 
 def add_commands(sub: Any, epilog: str) -> None:

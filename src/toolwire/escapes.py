@@ -1,13 +1,14 @@
 """Text someone else wrote, made safe to put on a terminal.
 
-Owns `visible` and `neutral`. A model, an MCP server or a provider's error body may hold
-control characters: a carriage return that moves the cursor back over what was printed, an
-escape sequence (CSI, OSC 0 for the window title, OSC 8 for a hyperlink, OSC 52 that writes the
-clipboard), a bidirectional override that shows text in another order. Both functions write each
-such character as a visible escape (``\\r``, ``\\x1b``, ``\\u202e``), so what is on screen is
-what the text holds, with colour or without. `visible` escapes every one of them, line ends
-too (for a prompt about one call, which must show all of it on one line); `neutral` keeps line
-ends and tabs (for text meant to be read as lines: the model's answer, a tool's result).
+Owns `visible`, `neutral` and `json_safe`. A model, an MCP server or a provider's error body
+may hold control characters: a carriage return that moves the cursor back over what was
+printed, an escape sequence (CSI, OSC 0 for the window title, OSC 8 for a hyperlink, OSC 52
+that writes the clipboard), a bidirectional override that shows text in another order. These
+functions write each such character as a visible escape (``\\r``, ``\\x1b``, ``\\u202e``), so
+what is on screen is what the text holds, with colour or without. `visible` escapes every one
+of them, line ends too (for a prompt about one call, which must show all of it on one line);
+`neutral` keeps line ends and tabs (for text meant to be read as lines: the model's answer, a
+tool's result); `json_safe` does it for JSON text, in JSON's own escapes.
 
 Imports nothing of toolwire: everything above may use it.
 """
@@ -44,4 +45,10 @@ def neutral(text: str) -> str:
     return _CONTROL_BUT_LINES.sub(_escape, text)
 
 
-__all__ = ["neutral", "visible"]
+def json_safe(text: str) -> str:
+    """JSON text (from `json.dumps`, which escapes C0 controls itself) with every other
+    control character in it written as a JSON ``\\uXXXX`` escape: still the same JSON."""
+    return _CONTROL_BUT_LINES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+__all__ = ["json_safe", "neutral", "visible"]

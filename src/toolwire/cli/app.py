@@ -32,13 +32,14 @@ from toolwire.cli.common import (
     report_crash,
 )
 from toolwire.cli.otel import traced
+from toolwire.escapes import json_safe, neutral
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
-    if getattr(args, "json", False):
-        print(for_people(json.dumps(data, indent=2, ensure_ascii=False)))
+    if getattr(args, "json", False):  # what a log holds, on a terminal: no escape sequence
+        print(for_people(json_safe(json.dumps(data, indent=2, ensure_ascii=False))))
     else:
-        print(for_people(text))
+        print(for_people(neutral(text)))
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ from toolwire.cli import checks, settings
 from toolwire.cli.common import UserError
 from toolwire.cli.otel import add_otel_option
 from toolwire.cli.terminal import Terminal, answerer, approver, finish, policy
+from toolwire.escapes import neutral
 
 SYSTEM = ("You are a careful software engineer working in the project folder you were given. "
           "Use the tools to inspect and change it. When you are done, say what you found and "
@@ -69,7 +70,7 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
                                answer=answerer(term, ""))
         args.mcp_servers = servers  # closed by the command when the run ends
         for note in servers.notes:
-            print(f"mcp: {note}", file=sys.stderr)
+            print(neutral(f"mcp: {note}"), file=sys.stderr)  # a server's words
         tools = [*builtin, *servers.tools]
         mcp = {"deferred": servers.deferred, "tool_sources": [servers.tool_source]}
         if getattr(args, "mcp_instructions", False):

@@ -56,8 +56,8 @@ header's ``context`` and ``awaiting_approval``; 5: ``compact``; 6: ``progress``,
 media in the folder; 8: ``file_seen``). A newer format (in the header or a resume line) is
 refused with a `TranscriptError` to upgrade.
 
-Values are written with `toolwire.transcript_json.to_json`. Must not import the loop, dispatch,
-codecs or transport; what the lines say of time is read by `toolwire.agent.timeline`.
+Values are written with `toolwire.transcript_json.to_json`, secrets taken out (`redact_json`).
+Must not import the loop, dispatch, codecs or transport; `toolwire.agent.timeline` reads times.
 """
 
 from __future__ import annotations
@@ -96,6 +96,7 @@ from toolwire.events import (
     ToolStarted,
 )
 from toolwire.mediafiles import MediaFiles, fold_fields, unfold_fields
+from toolwire.secrets import Redactor, redact_json
 from toolwire.transcript import (
     Message,
     Reply,
@@ -111,8 +112,7 @@ LOG_FORMAT = 8
 """The format version this toolwire writes; it reads this one and every earlier one."""
 
 
-_encode = msgspec.json.Encoder(enc_hook=str).encode
-"""One event as a compact UTF-8 JSON line (a value JSON has no form for: its ``str``)."""
+_encode = msgspec.json.Encoder(enc_hook=str).encode  # compact UTF-8 JSON; else its ``str``
 
 
 def _line(fields: dict[str, Any]) -> bytes:
@@ -125,8 +125,7 @@ def _line(fields: dict[str, Any]) -> bytes:
         return json.dumps(fields, ensure_ascii=True, default=str).encode()
 
 
-_DEEP_MARGIN = 2000
-"""Levels added to the recursion limit to write an event nested close to it."""
+_DEEP_MARGIN = 2000  # levels added to the recursion limit to write an event nested close to it
 
 
 def _drop_torn_line(path: Path) -> None:
@@ -177,6 +176,7 @@ class RunLog:
         if self._file is None:
             raise ValueError(f"run log {self.path} is closed")
         fold_fields(fields, self.media)
+        fields = redact_json(fields, Redactor())  # no secret is kept: see docs/security.md
         self._file.write(_line({"event": event, "t": round(time.time(), 3), **fields}) + b"\n")
         self._file.flush()
         if self._fsync:

@@ -33,13 +33,16 @@ from toolwire.cli.common import (
 )
 from toolwire.cli.otel import traced
 from toolwire.escapes import json_safe, neutral
+from toolwire.secrets import Redactor, redact, redact_json
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
-    if getattr(args, "json", False):  # what a log holds, on a terminal: no escape sequence
-        print(for_people(json_safe(json.dumps(data, indent=2, ensure_ascii=False))))
+    hide = Redactor()  # what a log holds, on a terminal: no secret, no escape sequence
+    if getattr(args, "json", False):
+        print(for_people(json_safe(json.dumps(redact_json(data, hide), indent=2,
+                                              ensure_ascii=False))))
     else:
-        print(for_people(neutral(text)))
+        print(for_people(neutral(hide(text))))
 
 
 @contextlib.contextmanager
@@ -68,7 +71,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         from toolwire.explain.html import render_html
 
         page = render_html(expl, title=f"toolwire: {Path(args.file).name}")
-        html.write_text(for_people(page), encoding="utf-8")
+        html.write_text(for_people(redact(page)), encoding="utf-8")
         print(f"wrote {args.html}", file=sys.stderr)
     data = {
         "source": expl.source, "wire": expl.wire, "stop": expl.stop,

@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from toolwire.cli.common import EXIT_BAD_REPLY, EXIT_OK, EXIT_PROBLEM
 from toolwire.escapes import neutral, visible
+from toolwire.secrets import Redactor, StreamRedactor
 from toolwire.transcript import Usage
 
 CALL_CHARS, RESULT_LINES, RESULT_CHARS, PROMPT_CHARS = 200, 6, 160, 300
@@ -36,6 +37,7 @@ class Painter:
 
     def __init__(self, stream: TextIO, mode: str = "auto") -> None:
         self.stream = stream
+        self.redact = Redactor()  # secrets never reach the screen, whoever wrote them
         self.console: Any = None
         self._open: str | None = None  # what resets the colour of a line still being written
         if mode == "always" or (mode == "auto" and stream.isatty()):
@@ -47,7 +49,7 @@ class Painter:
                                    highlight=False, markup=False, emoji=False, soft_wrap=True)
 
     def line(self, text: str, kind: str | None = None) -> None:
-        text = neutral(text)  # no escape sequence of a model or a server reaches the terminal
+        text = neutral(self.redact(text))  # and no escape sequence a model or server wrote
         if self.console is None or kind is None:
             print(text, file=self.stream, flush=True)
         else:
@@ -64,7 +66,7 @@ class Painter:
             start, _, self._open = Style.parse(STYLES[kind]).render(
                 "\0", color_system=ColorSystem.STANDARD).partition("\0")
             self.stream.write(start)
-        self.stream.write(neutral(text))
+        self.stream.write(neutral(text))  # redacted by the caller (`Terminal`: pieces)
         self.stream.flush()
 
     def end(self) -> None:
@@ -92,6 +94,7 @@ class Terminal:
         self.last_text: str | None = None  # the text of the last reply, if it is on screen
         self.running: set[str] = set()
         self._streamed = False
+        self._pieces = StreamRedactor(self.paint.redact)  # a key split across pieces too
         self._calls: dict[str, Any] = {}  # the calls of the last reply, by id
         self._shown: set[str] = set()  # ids of calls whose line is already on screen
 
@@ -100,7 +103,7 @@ class Terminal:
     def status(self) -> None:
         if self.live and not self._streamed:  # never over a line of text still arriving
             line = (f"turn {self.turn} · {self.activity} · {self.usage.total_tokens:,} tokens")
-            line = visible(line)[: shutil.get_terminal_size().columns - 1]
+            line = visible(self.paint.redact(line))[: shutil.get_terminal_size().columns - 1]
             self.err.write("\r\x1b[2K" + line)
             self.err.flush()
 
@@ -117,7 +120,7 @@ class Terminal:
     def ask(self, prompt: str) -> str:
         self.clear()
         try:
-            return input(neutral(prompt))
+            return input(neutral(self.paint.redact(prompt)))
         except EOFError:
             return ""
 
@@ -146,7 +149,7 @@ class Terminal:
         if isinstance(event, TextDelta):
             self.clear()
             self._streamed = True
-            self.paint.part(event.text, "text")
+            self.paint.part(self._pieces.feed(event.text), "text")
         elif isinstance(event, ReplyReceived):
             self._reply(event.turn, event.reply)
         elif isinstance(event, MessageAdded) and event.message.role == "tool":
@@ -175,6 +178,7 @@ class Terminal:
     def _reply(self, turn: int, reply: Any) -> None:
         streamed, self._streamed = self._streamed, False
         if streamed:
+            self.paint.part(self._pieces.flush(), "text")
             self.paint.end()
         self.turn = turn
         self.usage = self.usage + reply.usage

@@ -6,9 +6,9 @@ is a 12-byte prelude (total length, headers length, CRC32 of those eight bytes),
 the payload and a CRC32 of everything before it. Both CRCs are checked; a bad CRC, a length
 that cannot be, a frame over the limits or bytes left over at the end are a
 `toolwire.errors.StreamError`. A bad CRC is damage in transit, like a dropped connection: its
-error has the type ``corrupted`` and is retried as one (`toolwire.http.client`). Buffering is linear: each byte is appended once and moved at
-most once per chunk. Knows nothing of any wire's JSON; imports only
-`toolwire.errors`.
+error has the type ``corrupted`` and is retried as one (`toolwire.http.client`). Buffering is
+linear: each byte is appended once and moved at most once per chunk. Knows nothing of any
+wire's JSON; imports only `toolwire.errors`.
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ share an id refused before anything runs, and MCP tools under the same policy as
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
+from mcp_runs import run_with_features
 from ptys import drive_on_pty
 from toolwire.agent.dispatch import call_digest
 from toolwire.agent.loop import Agent, RunStop
@@ -20,7 +20,6 @@ from toolwire.transcript import ToolCallPart
 
 ENV = {k: v for k, v in os.environ.items()
        if not k.endswith("_API_KEY") and not k.startswith("TOOLWIRE_")}
-FEATURES = f"{sys.executable} {Path(__file__).parent / 'fixtures' / 'mcp_server_features.py'}"
 
 
 def note_tool(written: list[str]) -> Tool:
@@ -96,13 +95,7 @@ def test_an_mcp_tool_is_refused_under_approve_never(tmp_path: Path) -> None:
     script = [{"tool_calls": [{"id": "c1", "name": "work", "arguments": {"steps": 2}}]},
               {"text": "Done."}]
     with Emulator(script) as emu:
-        import subprocess
-
-        proc = subprocess.run(
-            [sys.executable, "-m", "toolwire.cli", "run", "go", "--model",
-             f"anthropic:m@{emu.base_url}", "--workdir", str(tmp_path), "--tools", "none",
-             "--approve", "never", "--mcp", FEATURES, "--log", str(log)],
-            env=ENV, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        proc = run_with_features(emu, tmp_path, log, "never")
     assert proc.returncode == 0, proc.stderr
     result = read_log(log).results["c1"]
     assert result.is_error and "not allowed to run" in result.text

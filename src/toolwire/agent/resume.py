@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from toolwire.agent.compaction import Keeper
 from toolwire.agent.dispatch import Dispatcher
 from toolwire.agent.output import OutputTool, RunCalls, answer_calls, make_output
+from toolwire.agent.pacing import ProgressPacer
 from toolwire.agent.run import OutputType, RunState, RunStop
 from toolwire.agent.runlog import RunLog, read_log
 from toolwire.agent.toollist import ToolList
@@ -133,8 +134,8 @@ def _listeners(setup: RunSetup, log: RunLog | None, traced: RunTelemetry | None
     """The run log first (it keeps what happened even when a callback fails), then the
     telemetry, then on_event."""
     found: list[Listener] = []
-    if log is not None:
-        found.append(log)
+    if log is not None:  # a flood of progress reports is a line a second in the log
+        found.append(ProgressPacer(log))
     if traced is not None:
         found.append(traced)
     if setup.on_event is not None:

@@ -33,7 +33,7 @@ by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is 
 ``awaiting_approval`` (format 4 on) the run stopped to wait for decisions on these calls
                 (id, name, arguments); ``toolwire resume LOG --allow ID --deny ID`` goes on
 ``retry``       a model request failed and is being sent again (attempt, wait, the error)
-``progress``    (format 6 on) a running tool's progress (tool, progress, total, message)
+``progress``    (format 6 on) a tool's progress (tool, progress, total, message; ``count``)
 ``asked``       (format 6 on) a running tool asked the user (tool, question, action, reason)
 ``file_seen``   (format 8 on) a built-in file tool is about to touch a file for the first time:
                 its path and the SHA-256 of its content then (null: there was no file)

@@ -235,13 +235,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_agent_options(args)
     outputs = Outputs()
     log = str(outputs.file(checks.output_path(args.log, "--log", fresh=True))) if args.log else None
-    transport = None
+    transport, limits = None, settings.limits(args)
     if args.record:
         from toolwire.http.cassette import RecordTransport
+        from toolwire.http.transport import HttpTransport
 
         record = outputs.file(checks.output_path(args.record, "--record", fresh=True))
-        transport = RecordTransport(record)
-    model = client.model(args.model, transport=transport, limits=settings.limits(args))
+        transport = RecordTransport(record, HttpTransport(limits=limits))
+    model = client.model(args.model, transport=transport, limits=limits)
     term = _terminal(args)
     log = log or _default_log(workdir, outputs)
     task = [args.task, *attached] if attached else args.task

@@ -92,13 +92,14 @@ def whole(body: bytes, encoding: str) -> Send:
     return send
 
 
-def run_cli(base_url: str, tmp: Path, *flags: str) -> tuple[int, str, int]:
+def run_cli(base_url: str, tmp: Path, *flags: str,
+            env: dict[str, str] | None = None) -> tuple[int, str, int]:
     """``toolwire run`` against ``base_url``: its exit code, stderr and peak memory (bytes)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(
             [sys.executable, "-m", "toolwire.cli", "run", "hello", "--model",
              f"anthropic:m@{base_url}", "--workdir", str(tmp), "--tools", "none", *flags],
-            env=ENV, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+            env={**ENV, **(env or {})}, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
@@ -139,18 +140,29 @@ def test_an_endless_body_or_line_stops_at_its_bound(what: str, tmp_path: Path) -
     assert peak < 200 * MiB
 
 
-def test_a_stream_of_keep_alives_alone_ends_at_the_idle_bound(tmp_path: Path) -> None:
-    def send(handler: http.server.BaseHTTPRequestHandler) -> None:
-        handler.send_response(200)
-        handler.send_header("content-type", "text/event-stream")
-        handler.send_header("connection", "close")
-        handler.end_headers()
-        for _ in range(100_000):  # far longer than the bound: only the client ends it
-            handler.wfile.write(b": still thinking\n\n")
-            handler.wfile.flush()
-            time.sleep(0.02)
+def keep_alives(handler: http.server.BaseHTTPRequestHandler) -> None:
+    """A stream that sends keep-alive comments alone, far longer than any bound here."""
+    handler.send_response(200)
+    handler.send_header("content-type", "text/event-stream")
+    handler.send_header("connection", "close")
+    handler.end_headers()
+    for _ in range(100_000):
+        handler.wfile.write(b": still thinking\n\n")
+        handler.wfile.flush()
+        time.sleep(0.02)
 
-    with server(send) as url:
+
+def test_a_stream_of_keep_alives_alone_ends_at_the_idle_bound(tmp_path: Path) -> None:
+    with server(keep_alives) as url:
         code, err, _ = run_cli(url, tmp_path, "--stream", "--idle-seconds", "0.5")
     assert code == 1, err
     assert "stopped: provider_error" in err and "idle_seconds" in err
+
+
+def test_the_run_deadline_ends_a_run_the_user_set_it_for(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("max_seconds = 1\n")
+    with server(keep_alives) as url:
+        code, err, _ = run_cli(url, tmp_path, "--stream", env={"TOOLWIRE_CONFIG": str(config)})
+    assert code == 1, err
+    assert "stopped: time_limit" in err

@@ -172,6 +172,8 @@ class Terminal:
             self.say(f"  ? {event.tool} asked {event.question[:RESULT_CHARS]!r}: "
                      f"{event.action}{f' ({event.reason})' if event.reason else ''}", "retry")
         elif isinstance(event, RetryEvent):
+            if self._streamed:  # what the broken attempt's text held back is shown, not kept
+                self.paint.part(self._pieces.flush(), "text")
             self.say(f"[retry] {event.error} (attempt {event.attempt}; waiting "
                      f"{event.wait:.1f} s)", "retry")
 

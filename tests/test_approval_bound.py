@@ -99,3 +99,19 @@ def test_an_mcp_tool_is_refused_under_approve_never(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     result = read_log(log).results["c1"]
     assert result.is_error and "not allowed to run" in result.text
+
+
+def test_one_decision_runs_no_call_of_an_old_log_whose_calls_share_its_id(
+        tmp_path: Path) -> None:
+    log = tmp_path / "run.jsonl"
+    written: list[str] = []
+    calls = reply(call("write_note", {"name": "a", "text": "x"}, id="c1"),
+                  call("write_note", {"name": "b", "text": "y"}, id="c2"))
+    agent = Agent(model=ScriptedModel([calls, reply("done")]), tools=[note_tool(written)],
+                  approval={"write_note": "defer"})
+    assert agent.run("write", log=log).stop is RunStop.AWAITING_APPROVAL
+    log.write_text(log.read_text().replace('"c2"', '"c1"'))  # as an older toolwire kept it
+    agent.resume(log, decisions={"c1": True})
+    assert written == []
+    results = read_log(log).messages[-2].tool_results
+    assert [r.is_error for r in results] == [True, True]

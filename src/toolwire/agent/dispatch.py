@@ -224,9 +224,11 @@ class Dispatcher:
         """Tie each decision in `decisions` to the one of ``calls`` whose id it names, by a
         digest of that call (`call_digest`); decisions bound before and decisions for no call
         of ``calls`` are dropped. A bound decision answers that exact call once: a later call
-        reusing the id, or the same call again, waits for a decision of its own."""
+        reusing the id, or the same call again, waits for a decision of its own. Calls that
+        share an id (in a log an older toolwire wrote) get none: one decision names one call."""
+        shared = set(repeated_ids(calls))
         self._bound = {call_digest(c): self.decisions[c.id] for c in calls
-                       if c.id in self.decisions}
+                       if c.id in self.decisions and c.id not in shared}
         self.decisions.clear()
 
     def awaiting(self, calls: Sequence[ToolCallPart]) -> list[ToolCallPart]:

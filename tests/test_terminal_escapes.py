@@ -78,3 +78,4 @@ def test_an_odd_model_id_in_the_environment_is_exit_2_naming_it(
                            model_id, "--workdir", str(tmp_path)], capture_output=True,
                           text=True, env=ENV, timeout=60, stdin=subprocess.DEVNULL)
     assert flag.returncode == 2 and "--model" in flag.stderr
+    assert "\x1b" not in proc.stderr + flag.stderr and "\r" not in proc.stderr + flag.stderr

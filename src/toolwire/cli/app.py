@@ -32,7 +32,7 @@ from toolwire.cli.common import (
     report_crash,
 )
 from toolwire.cli.otel import traced
-from toolwire.escapes import json_safe, neutral
+from toolwire.escapes import json_safe, neutral, visible
 from toolwire.secrets import Redactor, redact, redact_json
 
 
@@ -399,7 +399,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with traced(args):
             return int(args.func(args))
     except (UserError, ToolwireError) as exc:
-        print(f"toolwire {args.command}: error: {one_line(exc)}", file=sys.stderr)
+        shown = visible(redact(one_line(exc)))  # it may quote what a server or a file held
+        print(f"toolwire {args.command}: error: {shown}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)

@@ -123,6 +123,8 @@ ENDLESS = {  # status, content type, what comes before the endless part, flags, 
     "an error body": (500, "text/plain", b"it broke: ", ["--no-stream"], "max_error_body"),
     "a line of a stream": (200, "text/event-stream", b"event: message_start\ndata: ",
                            ["--stream", "--max-line", "4MiB"], "max_line"),
+    "an event of many lines": (200, "text/event-stream", b"event: message_start\n",
+                               ["--stream", "--max-line", "4MiB"], "max_line"),
 }
 
 
@@ -131,7 +133,8 @@ def test_an_endless_body_or_line_stops_at_its_bound(what: str, tmp_path: Path) -
     status, kind, opening, flags, bound = ENDLESS[what]
 
     def send(handler: http.server.BaseHTTPRequestHandler) -> None:
-        endless(handler, status, kind, opening)
+        lines = what == "an event of many lines"  # each line short: one event never ends
+        endless(handler, status, kind, opening, b"data: x\n" * 8192 if lines else b"a" * 65536)
 
     with server(send) as url:
         code, err, peak = run_cli(url, tmp_path, *flags)

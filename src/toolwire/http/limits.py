@@ -155,16 +155,18 @@ async def read_body(resp: httpx2.Response, limits: Limits, *, error: bool = Fals
 
 
 class LineWatch:
-    """Watches a stream's bytes as they come: the longest line (``max_line``; None for a
-    binary framing), the sum of its bytes (``max_body``) and how long since the last event
-    (``idle_seconds``)."""
+    """Watches a stream's bytes as they come: the longest line, and the most bytes between two
+    events (an event of many short lines), both within ``max_line`` (not for a binary framing,
+    ``lines=False``: its frames bound themselves); the sum of its bytes (``max_body``); and how
+    long since the last event (``idle_seconds``)."""
 
-    __slots__ = ("_run", "_since", "limits", "lines", "size")
+    __slots__ = ("_pending", "_run", "_since", "limits", "lines", "size")
 
     def __init__(self, limits: Limits, *, lines: bool = True) -> None:
         self.limits = limits
         self.lines = lines
         self._run = 0  # bytes since the last line end
+        self._pending = 0  # bytes since the last event
         self._since = time.monotonic()
         self.size = 0
 
@@ -178,6 +180,9 @@ class LineWatch:
             self._run = self._run + len(data) if end < 0 else len(data) - end - 1
             if self._run > limits.max_line:
                 raise too_large("one line of the stream", limits.max_line, "max_line")
+            self._pending += len(data)
+            if self._pending > limits.max_line:
+                raise too_large("one event of the stream", limits.max_line, "max_line")
         idle = limits.idle_seconds
         if idle is not None and time.monotonic() - self._since > idle:
             raise StreamError(f"the stream sent no event for {idle:g} seconds (only "
@@ -186,6 +191,7 @@ class LineWatch:
 
     def event(self) -> None:
         self._since = time.monotonic()
+        self._pending = 0
 
 
 __all__ = ["Limits", "LineWatch", "parse_size", "read_body", "show_size"]

@@ -10,16 +10,21 @@ from pathlib import Path
 
 from toolwire.emulator import Emulator
 
-FEATURES = f"{sys.executable} {Path(__file__).parent / 'fixtures' / 'mcp_server_features.py'}"
+FIXTURES = Path(__file__).parent / "fixtures"
+FEATURES = f"{sys.executable} {FIXTURES / 'mcp_server_features.py'}"
+WEATHER = f"{sys.executable} {FIXTURES / 'mcp_server_weather.py'}"
 ENV = {k: v for k, v in os.environ.items()
        if not k.endswith("_API_KEY") and not k.startswith("TOOLWIRE_")}
 
 
-def run_with_features(emu: Emulator, workdir: Path, log: Path,
-                      approve: str) -> subprocess.CompletedProcess[str]:
-    """One run of task "go" with no built-in tools, the features server and ``--approve``."""
+def run_with_features(emu: Emulator, workdir: Path, log: Path, approve: str, *,
+                      server: str = FEATURES, env: dict[str, str] | None = None
+                      ) -> subprocess.CompletedProcess[str]:
+    """One run of task "go" with no built-in tools, an MCP server (the features one unless
+    ``server`` names another) and ``--approve``."""
     return subprocess.run(
         [sys.executable, "-m", "toolwire.cli", "run", "go", "--model",
          f"anthropic:m@{emu.base_url}", "--workdir", str(workdir), "--tools", "none",
-         "--approve", approve, "--mcp", FEATURES, "--log", str(log)],
-        env=ENV, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+         "--approve", approve, "--mcp", server, "--log", str(log)],
+        env={**ENV, **(env or {})}, capture_output=True, text=True, timeout=300,
+        stdin=subprocess.DEVNULL)

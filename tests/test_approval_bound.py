@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mcp_runs import run_with_features
+from mcp_runs import WEATHER, run_with_features
 from ptys import drive_on_pty
 from toolwire.agent.dispatch import call_digest
 from toolwire.agent.loop import Agent, RunStop
@@ -115,3 +115,20 @@ def test_one_decision_runs_no_call_of_an_old_log_whose_calls_share_its_id(
     assert written == []
     results = read_log(log).messages[-2].tool_results
     assert [r.is_error for r in results] == [True, True]
+
+
+def test_a_read_only_hint_counts_only_where_the_user_said_so(tmp_path: Path) -> None:
+    script = [{"tool_calls": [{"id": "c1", "name": "weather", "arguments": {"city": "Oslo"}},
+                              {"id": "c2", "name": "forecast",
+                               "arguments": {"city": "Oslo", "days": 2}}]},
+              {"text": "Done."}]
+    found = {}
+    for setting in ("ask", "allow"):
+        log = tmp_path / f"{setting}.jsonl"
+        with Emulator(script) as emu:
+            proc = run_with_features(emu, tmp_path, log, "never", server=WEATHER,
+                                     env={"TOOLWIRE_MCP_READ_ONLY": setting})
+        assert proc.returncode == 0, proc.stderr
+        results = read_log(log).results
+        found[setting] = (results["c1"].is_error, results["c2"].is_error)
+    assert found == {"ask": (True, True), "allow": (False, True)}

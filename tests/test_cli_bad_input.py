@@ -629,6 +629,7 @@ BAD_CONFIGS: dict[str, bytes | None] = {
     "non-utf8": 'model = "caf\xe9"\n'.encode("latin-1"),
     "a folder": None,
     "max_body not a size": b'max_body = "huge"\n',
+    "mcp_read_only not a choice": b'mcp_read_only = "trust"\n',
     "max_line zero": b"max_line = 0\n",
     "max_seconds negative": b"max_seconds = -3\n",
     "idle_seconds a table": b"[idle_seconds]\nx = 1\n",

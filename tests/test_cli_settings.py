@@ -81,6 +81,7 @@ def test_config_show_names_each_value_and_its_source(
                    "approve = never  (from TOOLWIRE_APPROVE)",
                    f"sandbox = off  (from the config file {path})",
                    "color = auto  (from the default)",
+                   "mcp_read_only = ask  (from the default)",
                    "max_seconds = -  (from the default)",
                    "idle_seconds = 300  (from the default)",
                    "max_body = 64MiB  (from the default)",

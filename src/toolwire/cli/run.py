@@ -78,13 +78,22 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
     if args.tools == "coding":  # said once everything the run needs has started
         print(f"sandbox: {sandbox.describe(network)}", file=sys.stderr)
     return Agent(model=model, tools=tools, max_turns=args.max_turns,
-                 approval=policy(args.approve, sandbox, [t.name for t in builtin]),
+                 approval=policy(args.approve, sandbox, [t.name for t in builtin],
+                                 _trusted(tools[len(builtin):])),
                  approve=approver(term, shown),
                  stream=stream, eager_tools=stream, on_event=term.on_event,
                  system=system, temperature=getattr(args, "temperature", None),
                  time_limit=settings.max_seconds(args),
                  reasoning=getattr(args, "reasoning", None),
                  context=_context(args, model, workdir, test_command), **mcp)
+
+
+def _trusted(tools: list[Any]) -> list[str]:
+    """The MCP tools their server marks read-only, when the ``mcp_read_only`` setting lets
+    them run without approval."""
+    if not tools or settings.resolve({})["mcp_read_only"].value != "allow":
+        return []
+    return [t.name for t in tools if t.read_only]
 
 
 def streaming(args: argparse.Namespace, term: Terminal) -> bool:

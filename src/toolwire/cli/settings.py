@@ -70,6 +70,9 @@ SETTINGS: dict[str, Spec] = {
                     "where run and resume run commands (--sandbox)"),
     "color": Spec("TOOLWIRE_COLOR", ("auto", "always", "never"), "auto",
                   "colour on a terminal (NO_COLOR set: never)"),
+    "mcp_read_only": Spec("TOOLWIRE_MCP_READ_ONLY", ("ask", "allow"), "ask",
+                          "MCP tools their server marks read-only: through --approve like "
+                          "the rest (ask), or run without it (allow)"),
     "max_seconds": Spec("TOOLWIRE_MAX_SECONDS", None, None,
                         "the longest a run may take, in seconds (--max-seconds)", seconds),
     "idle_seconds": Spec("TOOLWIRE_IDLE_SECONDS", None, "300",

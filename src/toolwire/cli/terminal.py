@@ -254,11 +254,13 @@ def answerer(term: Terminal, who: str = "the model asks: ") -> Any:
     return answer
 
 
-def policy(mode: str, sandbox: Any = None, builtin: Sequence[str] = ()) -> Any:
+def policy(mode: str, sandbox: Any = None, builtin: Sequence[str] = (),
+           trusted: Sequence[str] = ()) -> Any:
     """The approval policy for ``--approve ask|auto|never|defer``; ``run_tests`` is asked about
     too when ``sandbox`` does not confine commands. Of the tools that are not ``builtin``
     (MCP tools, and tools that join later), every one goes through the same policy as
-    ``run_command``: a server's own word that a tool only reads is not taken for the user's."""
+    ``run_command``, but those in ``trusted``: a server's own word that a tool only reads
+    counts only where the user said so (the ``mcp_read_only`` setting)."""
     from toolwire.agent.toollist import SEARCH_TOOL
     from toolwire.tools.coding import NEEDS_APPROVAL, needs_approval
 
@@ -266,7 +268,7 @@ def policy(mode: str, sandbox: Any = None, builtin: Sequence[str] = ()) -> Any:
         return "allow"
     value = {"ask": "ask", "defer": "defer"}.get(mode, "deny")
     names = NEEDS_APPROVAL if sandbox is None else needs_approval(sandbox)
-    safe = {name: "allow" for name in (*builtin, SEARCH_TOOL) if name not in names}
+    safe = {name: "allow" for name in (*builtin, *trusted, SEARCH_TOOL) if name not in names}
     return {"*": value, **safe, **{name: value for name in names}}
 
 

@@ -388,8 +388,8 @@ class HttpModel:
                 adapt = self.endpoint.stream_adapter
                 adapter = adapt() if adapt is not None else None
                 chunks = response.aiter_bytes()
-                watch = LineWatch(self.limits, lines=adapter is None and get_wire(
-                    self.wire).framing != "eventstream")
+                framing = "eventstream" if adapter is not None else get_wire(self.wire).framing
+                watch = LineWatch(self.limits, lines=framing != "eventstream", sse=framing == "sse")
                 try:  # closed however the stream ends (a deadline, the caller stopping)
                     async for chunk in chunks:
                         watch.chunk(chunk)

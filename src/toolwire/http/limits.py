@@ -32,9 +32,10 @@ class Limits:
 
     ``max_body``: a whole reply's body as it comes over the wire, and the sum of a stream's
     bytes. ``max_decoded``: a body once inflated (gzip, deflate). ``max_line``: one line of a
-    server-sent events or JSON-lines stream. ``max_error_body``: the body of an error status.
-    ``idle_seconds``: the longest a stream may go on without an event that carries part of the
-    reply (keep-alive comments do not count); None waits as long as the server keeps sending.
+    server-sent events or JSON-lines stream, and its bytes between two events.
+    ``max_error_body``: the body of an error status. ``idle_seconds``: the longest a stream may
+    go on without a data event (keep-alive comments do not count); None waits as long as the
+    server keeps sending.
     """
 
     max_body: int = 64 * MiB
@@ -158,13 +159,16 @@ class LineWatch:
     """Watches a stream's bytes as they come: the longest line, and the most bytes between two
     events (an event of many short lines), both within ``max_line`` (not for a binary framing,
     ``lines=False``: its frames bound themselves); the sum of its bytes (``max_body``); and how
-    long since the last event (``idle_seconds``)."""
+    long since the last event (``idle_seconds``). Any bytes are an event in a binary framing,
+    any line in JSON lines, and a ``data:`` field in server-sent events (``sse=True``), where
+    comments, the keep-alives, are not."""
 
-    __slots__ = ("_pending", "_run", "_since", "limits", "lines", "size")
+    __slots__ = ("_pending", "_run", "_since", "limits", "lines", "size", "sse")
 
-    def __init__(self, limits: Limits, *, lines: bool = True) -> None:
+    def __init__(self, limits: Limits, *, lines: bool = True, sse: bool = False) -> None:
         self.limits = limits
         self.lines = lines
+        self.sse = sse
         self._run = 0  # bytes since the last line end
         self._pending = 0  # bytes since the last event
         self._since = time.monotonic()
@@ -183,6 +187,8 @@ class LineWatch:
             self._pending += len(data)
             if self._pending > limits.max_line:
                 raise too_large("one event of the stream", limits.max_line, "max_line")
+        if not self.lines or (b"data:" in data if self.sse else not data.isspace()):
+            self._since = time.monotonic()  # a data event (or part of one) came
         idle = limits.idle_seconds
         if idle is not None and time.monotonic() - self._since > idle:
             raise StreamError(f"the stream sent no event for {idle:g} seconds (only "

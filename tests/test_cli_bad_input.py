@@ -312,6 +312,15 @@ for value in ("0", "-2", "nan", "inf", "soon"):
         *NUMBER_FLAGS["batch"][0](p), "--time-limit", v])
     case(f"batch --ray-cpus-per-run <{value}>", lambda p, v=value: [  # type: ignore[misc]
         *NUMBER_FLAGS["batch"][0](p), "--ray-cpus-per-run", v])
+for taker in ("run", "resume"):
+    for flag in ("--max-seconds", "--idle-seconds"):
+        for value in ("0", "-2", "nan", "inf", "soon"):
+            case(f"{taker} {flag} <{value}>", lambda p, t=taker, f=flag, v=value: [  # type: ignore[misc]
+                *NUMBER_FLAGS[t][0](p), f, v])
+    for flag in ("--max-body", "--max-decoded", "--max-line", "--max-error-body"):
+        for value in ("0", "-5", "big", "12 parsecs", "0.1"):
+            case(f"{taker} {flag} <{value}>", lambda p, t=taker, f=flag, v=value: [  # type: ignore[misc]
+                *NUMBER_FLAGS[t][0](p), f, v])
 for value in ("-1", "nan", "inf", "warm"):
     case(f"run --temperature <{value}>", lambda p, v=value: [  # type: ignore[misc]
         *NUMBER_FLAGS["run"][0](p), "--temperature", v])
@@ -632,6 +641,13 @@ BAD_CONFIGS: dict[str, bytes | None] = {
     "sandbox not a choice": b'sandbox = "docker"\n',
     "non-utf8": 'model = "caf\xe9"\n'.encode("latin-1"),
     "a folder": None,
+    "max_body not a size": b'max_body = "huge"\n',
+    "mcp_read_only not a choice": b'mcp_read_only = "trust"\n',
+    "max_line zero": b"max_line = 0\n",
+    "max_seconds negative": b"max_seconds = -3\n",
+    "idle_seconds a table": b"[idle_seconds]\nx = 1\n",
+    "nested too deep": b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n",
+    "model with a carriage return": b'model = "anthropic:m@http://127.0.0.1:9\\r/x"\n',
 }
 CONFIG_READERS: dict[str, Callable[[Place], list[str]]] = {
     "run": lambda p: ["run", "x", "--workdir", p.work],

@@ -80,7 +80,14 @@ def test_config_show_names_each_value_and_its_source(
                    f"model = ollama:from-file  (from the config file {path})",
                    "approve = never  (from TOOLWIRE_APPROVE)",
                    f"sandbox = off  (from the config file {path})",
-                   "color = auto  (from the default)"]
+                   "color = auto  (from the default)",
+                   "mcp_read_only = ask  (from the default)",
+                   "max_seconds = -  (from the default)",
+                   "idle_seconds = 300  (from the default)",
+                   "max_body = 64MiB  (from the default)",
+                   "max_decoded = 256MiB  (from the default)",
+                   "max_line = 16MiB  (from the default)",
+                   "max_error_body = 1MiB  (from the default)"]
     assert main(["config", "show", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["settings"]["approve"] == {"value": "never", "from": "TOOLWIRE_APPROVE"}

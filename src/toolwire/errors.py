@@ -23,6 +23,8 @@
         ├── PermissionDeniedError 403
         ├── NotFoundError        404: unknown model or path
         └── StreamError          the stream broke or carried an error event mid-reply
+            └── ResponseTooLarge a body, its decompressed size, a stream line or an error
+                                 body went over its bound (`toolwire.http.limits.Limits`)
 
 Imports nothing of toolwire: it is the bottom floor, under the JSON reader (`toolwire._json`),
 which raises `JSONTextError`.
@@ -169,3 +171,16 @@ class NotFoundError(ProviderError):
 
 class StreamError(ProviderError):
     default_retryable = True
+
+
+class ResponseTooLarge(StreamError):
+    """What a server sent went over a bound; ``limit`` names it (``max_body``,
+    ``max_decoded``, ``max_line`` or ``max_error_body``). Not retried: the same request would
+    bring the same reply."""
+
+    default_retryable = False
+
+    def __init__(self, message: str, *, limit: str, **kwargs: Any) -> None:
+        kwargs.setdefault("error_type", "too_large")
+        super().__init__(message, **kwargs)
+        self.limit = limit

@@ -192,12 +192,15 @@ class ToolAbandoned:
 @dataclass(frozen=True, slots=True)
 class ToolProgress:
     """A running tool said how far it has got (an MCP server's progress notification):
-    ``progress`` of ``total`` (None when it does not know), with an optional ``message``."""
+    ``progress`` of ``total`` (None when it does not know), with an optional ``message``;
+    ``count`` is how many reports it stands for (the run log keeps one a second: the latest,
+    counting those it left out; `toolwire.agent.pacing`)."""
 
     tool: str
     progress: float
     total: float | None = None
     message: str | None = None
+    count: int = 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,9 +2,12 @@
 
 Owns `is_secret_name` (a variable named like a key, token or password), `known_secrets` (the
 values a run knows: provider keys and cloud credentials in the environment, plus any given),
-`Redactor` and `redact`. Every tool result passes through a `Redactor` before it reaches the
-model, the run log or ``explain``; cassettes use the same one before they are written, and
-OpenTelemetry content capture before anything goes on a span. A value
+`Redactor`, `StreamRedactor`, `redact_json` and `redact`. Every tool result passes through a
+`Redactor` before it reaches the model, the run log or ``explain``; cassettes use the same one
+before they are written, OpenTelemetry content capture before anything goes on a span, the run
+log before each line (`redact_json`: the task, the model's text, provider errors; a part the
+provider signed is kept as it came, since it must go back unchanged), and the terminal before
+anything is shown (`StreamRedactor` for text that arrives in pieces). A value
 is replaced by ``[redacted: NAME]``, NAME being the variable it came from; well-known credential
 shapes (Anthropic and OpenAI keys, Google API keys and OAuth tokens, AWS secret keys and session
 tokens written as ``name = value``, Azure account keys in connection strings) are replaced even
@@ -18,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 PROVIDER_KEY_VARS = (
     "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY",
@@ -91,11 +95,67 @@ class Redactor:
         return text
 
 
+_KEY_CHARS = re.compile(r"[A-Za-z0-9_\-/+=.]*\Z")
+HOLD = 512
+"""The most characters `StreamRedactor` holds back while waiting for the end of a word."""
+
+
+class StreamRedactor:
+    """Redacts text that arrives in pieces (a streamed reply), so that a secret split across
+    pieces is still found: the end of what came so far that may be the start of a secret (a
+    run of the characters keys are made of, or the start of a known value) is held back until
+    the next piece, or `flush`, shows where it ends."""
+
+    __slots__ = ("_held", "redact")
+
+    def __init__(self, redact: Redactor) -> None:
+        self.redact = redact
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        """What of ``self._held + text`` can be shown now, redacted."""
+        text = self._held + text
+        for value in self.redact._values:  # whole known values first: the cut never splits one
+            if value in text:
+                text = text.replace(value, f"[redacted: {self.redact.secrets[value]}]")
+        hold = len(_KEY_CHARS.search(text).group())  # type: ignore[union-attr]
+        for value in self.redact.secrets:
+            for size in range(min(len(value) - 1, len(text)), hold, -1):
+                if text.endswith(value[:size]):
+                    hold = size
+                    break
+        hold = min(hold, HOLD)
+        cut = len(text) - hold
+        self._held = text[cut:]
+        return self.redact(text[:cut]) if cut else ""
+
+    def flush(self) -> str:
+        """What was held back, redacted: the text has ended."""
+        held, self._held = self._held, ""
+        return self.redact(held) if held else ""
+
+
+def redact_json(value: Any, redact: Redactor) -> Any:
+    """A JSON value with every string in it redacted, except in an object that holds
+    ``provider_data`` (a part the provider signed or will check: it must go back to it
+    exactly as it came) or ``media_type`` (media: its data is not text). Keys stay as they
+    are."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        if value.get("provider_data") is not None or "media_type" in value:
+            return value
+        return {k: redact_json(v, redact) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_json(v, redact) for v in value]
+    return value
+
+
 def redact(text: str, secrets: Mapping[str, str] | Iterable[str] = ()) -> str:
     """``text`` with the secrets of the environment and ``secrets`` replaced (see the module
     docstring); make one `Redactor` to redact many texts."""
     return Redactor(None, secrets)(text)
 
 
-__all__ = ["MIN_SECRET_LENGTH", "PROVIDER_KEY_VARS", "Redactor", "is_secret_name",
-           "known_secrets", "redact"]
+__all__ = ["HOLD", "MIN_SECRET_LENGTH", "PROVIDER_KEY_VARS", "Redactor", "StreamRedactor",
+           "is_secret_name", "known_secrets", "redact", "redact_json"]

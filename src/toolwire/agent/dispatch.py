@@ -18,6 +18,7 @@ Must not import the loop, codecs or transport: it works on canonical values and 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
 import json
 import time
@@ -31,9 +32,10 @@ import pydantic_core
 from toolwire.errors import ToolCallError, ToolError
 from toolwire.events import thread_context
 from toolwire.media import media_content
+from toolwire.protocol import holds_nothing
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.secrets import Redactor
-from toolwire.transcript import TextPart, ToolCallPart, ToolResultPart, replace
+from toolwire.transcript import Reply, TextPart, ToolCallPart, ToolResultPart, replace
 
 Policy = Literal["allow", "ask", "deny", "defer"]
 """What happens before a tool runs: run it, ask the approver first, refuse it, or stop the run
@@ -111,6 +113,45 @@ def cap_text(text: str, limit: int) -> str:
     return text[:head] + note + (text[-tail:] if tail else "")
 
 
+def call_digest(call: ToolCallPart) -> str:
+    """A digest of exactly what a call asks for: its id, its tool and its arguments (as
+    canonical JSON: keys sorted, no spaces; the raw text when it did not parse)."""
+    args: Any = call.arguments if call.parse_error is None else call.raw_arguments
+    text = json.dumps([call.id, call.name, args], sort_keys=True, ensure_ascii=False,
+                      separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def repeated_ids(calls: Sequence[ToolCallPart]) -> list[str]:
+    """The call ids that more than one of ``calls`` carries, each once, in order."""
+    seen: set[str] = set()
+    repeated: list[str] = []
+    for call in calls:
+        if call.id in seen and call.id not in repeated:
+            repeated.append(call.id)
+        seen.add(call.id)
+    return repeated
+
+
+def unusable(reply: Reply) -> str | None:
+    """Why a reply is refused before anything of it runs: it holds nothing, or two of its calls
+    share an id (one result could not answer each, nor one decision)."""
+    if holds_nothing(reply):
+        return (f"the model's reply holds no text and no tool call (stop {reply.stop!r}); it "
+                "is not an answer and was not added")
+    if repeated := repeated_ids(reply.tool_calls):
+        return (f"the model's reply gives more than one tool call the id "
+                f"{', '.join(map(repr, repeated))}; none of its calls was run and it was not "
+                "added")
+    return None
+
+
+def cut_off(call: ToolCallPart) -> ToolResultPart:
+    """The result of a call whose reply was cut off while the call was being written."""
+    return _error(call, "Not run: the reply was cut off by the output token limit while this "
+                  "call was being written, so its arguments may be incomplete.")
+
+
 def _declined(name: str, answer: Approval) -> str:
     text = (f"This call to {name!r} was denied by {answer.by}." if answer.by
             else f"The user declined this call to {name!r}.")
@@ -162,7 +203,9 @@ class Dispatcher:
         self.max_output_chars = max_output_chars
         self.redact = redact if redact is not None else Redactor()
         self.decisions: dict[str, Approval] = {}
-        """Decisions on ``defer`` calls by call id, given when a waiting run is resumed."""
+        """Decisions on ``defer`` calls by call id, given when a waiting run is resumed; `bind`
+        ties each to the exact call it answers, and they leave this mapping then."""
+        self._bound: dict[str, Approval] = {}  # by `call_digest`, each used once
         self._executor: ThreadPoolExecutor | None = None
         self._slots: asyncio.Semaphore | None = None
         self._slots_loop: asyncio.AbstractEventLoop | None = None
@@ -177,10 +220,21 @@ class Dispatcher:
     def policy(self, name: str) -> Policy:
         return self._policies.get(name, self._default)
 
+    def bind(self, calls: Sequence[ToolCallPart]) -> None:
+        """Tie each decision in `decisions` to the one of ``calls`` whose id it names, by a
+        digest of that call (`call_digest`); decisions bound before and decisions for no call
+        of ``calls`` are dropped. A bound decision answers that exact call once: a later call
+        reusing the id, or the same call again, waits for a decision of its own. Calls that
+        share an id (in a log an older toolwire wrote) get none: one decision names one call."""
+        shared = set(repeated_ids(calls))
+        self._bound = {call_digest(c): self.decisions[c.id] for c in calls
+                       if c.id in self.decisions and c.id not in shared}
+        self.decisions.clear()
+
     def awaiting(self, calls: Sequence[ToolCallPart]) -> list[ToolCallPart]:
         """The calls whose tool's policy is ``defer`` and that no decision answers yet."""
         return [c for c in calls
-                if self.policy(c.name) == "defer" and c.id not in self.decisions
+                if self.policy(c.name) == "defer" and call_digest(c) not in self._bound
                 and c.name in self.tools]
 
     async def run(
@@ -271,7 +325,7 @@ class Dispatcher:
         if policy == "deny":
             return f"The user declined this call: the tool {tool.name!r} is not allowed to run."
         if policy == "defer":
-            decided = self.decisions.get(call.id)
+            decided = self._bound.pop(call_digest(call), None)
             if decided is None:
                 return (f"The call to {tool.name!r} waited for a decision, but the run was "
                         "resumed without one for it, so it was not run.")
@@ -428,6 +482,10 @@ __all__ = [
     "Approver",
     "Dispatcher",
     "Policy",
+    "call_digest",
     "cap_text",
+    "cut_off",
     "render_result",
+    "repeated_ids",
+    "unusable",
 ]

@@ -115,8 +115,9 @@ class TurnWatch:
             if early.attempt < self._attempt and not early.claimed and _same(early.call, call):
                 early.attempt = self._attempt  # the retried reply carries it: kept, not rerun
                 return
-        if not self._dispatcher.may_start_early(call):
-            return
+        if not self._dispatcher.may_start_early(call) or any(
+                e.call.id == call.id and e.attempt == self._attempt for e in self._early):
+            return  # a second call of one id never starts: the reply is refused (loop)
         before, asked = self._asking, asyncio.get_running_loop().create_future()
         self._asking = asked
         task = asyncio.ensure_future(self._run_early(call, before, asked))

@@ -47,7 +47,7 @@ from toolwire.agent.compaction import (
     cache_setting,
     compaction_setting,
 )
-from toolwire.agent.dispatch import Approval, Approver, Dispatcher, Policy
+from toolwire.agent.dispatch import Approval, Approver, Dispatcher, Policy, cut_off, unusable
 from toolwire.agent.early import TurnWatch
 from toolwire.agent.output import answer_calls, nudge_for_output
 from toolwire.agent.resume import resume_state, start_state
@@ -65,10 +65,11 @@ from toolwire.agent.toollist import ToolList, ToolSource, defer_tools
 from toolwire.errors import (
     ContextLengthError,
     ProviderError,
+    ResponseTooLarge,
     WireFormatError,
 )
 from toolwire.events import ApprovalAwaited, StreamEnd, ToolFinished, ToolStarted, listen
-from toolwire.protocol import Model, holds_nothing, model_name, native_search, provider_model
+from toolwire.protocol import Model, model_name, native_search, provider_model
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.telemetry.settings import Telemetry, current, make
 from toolwire.transcript import (
@@ -329,12 +330,10 @@ class Agent:
                     s.finish(RunStop.TIME_LIMIT)
                     return
                 seconds = time.perf_counter() - started
-                if holds_nothing(reply):  # not an answer, and not added to the history
-                    watch.abandon("its reply held nothing")
+                if (why := unusable(reply)) is not None:  # not added to the history
+                    watch.abandon("its reply could not be used")
                     s.usage = s.usage + reply.usage
-                    s.finish(RunStop.BAD_REPLY, WireFormatError(
-                        f"the model's reply holds no text and no tool call (stop "
-                        f"{reply.stop!r}); it is not an answer and was not added"))
+                    s.finish(RunStop.BAD_REPLY, WireFormatError(why))
                     return
                 s.add_reply(reply, seconds)
                 async with _warm(self.model, reply):
@@ -410,7 +409,7 @@ class Agent:
                 "tool call; its calls were not run"
             )
             watch.abandon("the reply was cut off by the output token limit")
-            results = tuple(_cut_off(c) for c in calls)
+            results = tuple(cut_off(c) for c in calls)
             if results:
                 s.add(Message(role="tool", parts=results))
             return results, RunStop.CUT_OFF
@@ -473,17 +472,11 @@ def _error_stop(exc: ProviderError | WireFormatError) -> RunStop:
     """The stop for what a model raised: a reply it could not use, or the provider failing."""
     if isinstance(exc, ContextLengthError):
         return RunStop.CONTEXT_FULL
+    if isinstance(exc, ResponseTooLarge):
+        return RunStop.TOO_LARGE
     if isinstance(exc, WireFormatError):
         return RunStop.BAD_REPLY
     return RunStop.PROVIDER_ERROR
-
-
-def _cut_off(call: ToolCallPart) -> ToolResultPart:
-    return ToolResultPart(
-        call_id=call.id, name=call.name, is_error=True,
-        content="Not run: the reply was cut off by the output token limit while this call was "
-        "being written, so its arguments may be incomplete.",
-    )
 
 
 def _no_running_loop(name: str) -> None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from toolwire.agent.compaction import Keeper
 from toolwire.agent.dispatch import Dispatcher
 from toolwire.agent.output import OutputTool, RunCalls, answer_calls, make_output
+from toolwire.agent.pacing import ProgressPacer
 from toolwire.agent.run import OutputType, RunState, RunStop
 from toolwire.agent.runlog import RunLog, read_log
 from toolwire.agent.toollist import ToolList
@@ -133,8 +134,8 @@ def _listeners(setup: RunSetup, log: RunLog | None, traced: RunTelemetry | None
     """The run log first (it keeps what happened even when a callback fails), then the
     telemetry, then on_event."""
     found: list[Listener] = []
-    if log is not None:
-        found.append(log)
+    if log is not None:  # a flood of progress reports is a line a second in the log
+        found.append(ProgressPacer(log))
     if traced is not None:
         found.append(traced)
     if setup.on_event is not None:
@@ -235,6 +236,7 @@ async def resume_state(
     state.emit(RunResumed(len(logged.messages), logged.turns))
     pending = logged.pending
     if not pending:
+        setup.dispatcher.bind(())
         last = state.messages[-1] if state.messages else None
         for message in more:
             state.add(message)
@@ -256,8 +258,9 @@ async def resume_state(
         f"from the log or marked interrupted, {len(rerun)} run now"
     )
     stop = None
+    calls = [pending[i] for i in rerun]
+    setup.dispatcher.bind(calls)  # each decision answers the exact call it was given for, once
     if rerun:
-        calls = [pending[i] for i in rerun]
         ran, stop = await answer_calls(state, calls, run_calls, setup.output_retries)
         for i, result in zip(rerun, ran, strict=True):
             results[i] = result

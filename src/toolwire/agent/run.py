@@ -109,6 +109,9 @@ class RunStop(StrEnum):
     """The reply itself ended in an error (reply stop ``error`` or ``tool_call_failed``)."""
     OUTPUT_INVALID = "output_invalid"
     """Structured output was still missing or invalid after ``output_retries`` retries."""
+    TOO_LARGE = "too_large"
+    """A model server sent more than a bound allows: the model raised
+    `toolwire.errors.ResponseTooLarge`, which names the bound (`toolwire.http.limits.Limits`)."""
     AWAITING_APPROVAL = "awaiting_approval"
     """A reply's calls need a decision (their tool's policy is ``defer``): none of them ran;
     the run log holds them, and `toolwire.Agent.resume` with ``decisions`` goes on."""

@@ -31,7 +31,7 @@ by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is 
 ``awaiting_approval`` (format 4 on) the run stopped to wait for decisions on these calls
                 (id, name, arguments); ``toolwire resume LOG --allow ID --deny ID`` goes on
 ``retry``       a model request failed and is being sent again (attempt, wait, the error)
-``progress``    (format 6 on) a running tool's progress (tool, progress, total, message)
+``progress``    (format 6 on) a tool's progress (tool, progress, total, message; ``count``)
 ``asked``       (format 6 on) a running tool asked the user (tool, question, action, reason)
 ``file_seen``   (format 8 on) a built-in file tool is about to touch a file for the first time:
                 its path and the SHA-256 of its content then (null: there was no file)
@@ -55,8 +55,8 @@ format up to it (2: ``request_model``, ``error_type``, the resume line's ``forma
 ``awaiting_approval``; 5: ``compact``; 6: ``progress``, ``asked``; 7: media in the folder; 8:
 ``file_seen``; 9: ``mac``). A newer format is refused with a `TranscriptError` to upgrade.
 
-Values are written with `toolwire.transcript_json.to_json`. Must not import the loop, dispatch,
-codecs or transport; what the lines say of time is read by `toolwire.agent.timeline`.
+Values are written with `toolwire.transcript_json.to_json`, secrets taken out (`redact_json`).
+Must not import the loop, dispatch, codecs or transport; `toolwire.agent.timeline` reads times.
 """
 
 from __future__ import annotations
@@ -95,6 +95,7 @@ from toolwire.events import (
     ToolStarted,
 )
 from toolwire.mediafiles import MediaFiles, fold_fields, unfold_fields
+from toolwire.secrets import Redactor, redact_json
 from toolwire.transcript import (
     Message,
     Reply,
@@ -110,8 +111,7 @@ LOG_FORMAT = 9
 """The format version this toolwire writes; it reads this one and every earlier one."""
 
 
-_encode = msgspec.json.Encoder(enc_hook=str).encode
-"""One event as a compact UTF-8 JSON line (a value JSON has no form for: its ``str``)."""
+_encode = msgspec.json.Encoder(enc_hook=str).encode  # compact UTF-8 JSON; else its ``str``
 
 
 def _line(fields: dict[str, Any]) -> bytes:
@@ -125,8 +125,7 @@ def _line(fields: dict[str, Any]) -> bytes:
 
 
 _APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-_DEEP_MARGIN = 2000
-"""Levels added to the recursion limit to write an event nested close to it."""
+_DEEP_MARGIN = 2000  # levels added to the recursion limit to write an event nested close to it
 
 
 class RunLog:
@@ -174,6 +173,7 @@ class RunLog:
         if self._file is None:
             raise ValueError(f"run log {self.path} is closed")
         fold_fields(fields, self.media)
+        fields = redact_json(fields, Redactor())  # no secret is kept: see docs/security.md
         line = _line({"event": event, "t": round(time.time(), 3), **fields})
         self._file.write(self._signer.sign(line) + b"\n")
         self._file.flush()

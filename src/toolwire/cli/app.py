@@ -32,13 +32,17 @@ from toolwire.cli.common import (
     report_crash,
 )
 from toolwire.cli.otel import traced
+from toolwire.escapes import json_safe, neutral, visible
+from toolwire.secrets import Redactor, redact, redact_json
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    hide = Redactor()  # what a log holds, on a terminal: no secret, no escape sequence
     if getattr(args, "json", False):
-        print(for_people(json.dumps(data, indent=2, ensure_ascii=False)))
+        print(for_people(json_safe(json.dumps(redact_json(data, hide), indent=2,
+                                              ensure_ascii=False))))
     else:
-        print(for_people(text))
+        print(for_people(neutral(hide(text))))
 
 
 @contextlib.contextmanager
@@ -68,7 +72,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         from toolwire.explain.html import render_html
 
         page = render_html(expl, title=f"toolwire: {Path(args.file).name}")
-        html.write_text(for_people(page), encoding="utf-8")
+        html.write_text(for_people(redact(page)), encoding="utf-8")
         print(f"wrote {args.html}", file=sys.stderr)
     data = {
         "source": expl.source, "wire": expl.wire, "stop": expl.stop,
@@ -412,7 +416,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with traced(args):
             return int(args.func(args))
     except (UserError, ToolwireError) as exc:
-        print(f"toolwire {args.command}: error: {one_line(exc)}", file=sys.stderr)
+        shown = visible(redact(one_line(exc)))  # it may quote what a server or a file held
+        print(f"toolwire {args.command}: error: {shown}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)

@@ -124,7 +124,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         log = str(outputs.file(checks.output_path(args.log, "--log", fresh=True)))
     else:
         log = None
-    model = client.model(args.model)
+    model = client.model(args.model, limits=settings.limits(args))
     term = _terminal(args)
     journal = FileJournal(Workspace(workdir))
     try:

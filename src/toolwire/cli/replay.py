@@ -27,6 +27,7 @@ from typing import Any
 from toolwire.cli import checks, trust
 from toolwire.cli.common import EXIT_OK, EXIT_PROBLEM, UserError
 from toolwire.codecs import WIRES
+from toolwire.escapes import neutral, visible
 
 DECLINED = re.compile(r"(?:This call to '.*?' was denied by (?P<by>.*?)\.|The user declined this "
                       r"call to '.*?'\.)(?: Their reason: (?P<reason>.*))?", re.S)
@@ -365,14 +366,15 @@ def _report(args: argparse.Namespace, rec: Recording, differ: Differ,
         return EXIT_OK
     turn, pos, call, recorded, result = differ.first
     where = str(rec.context.get("workdir") or "")
-    print(f"turn {turn}, call {pos + 1}: {call.name} {call.arguments_text[:200]}")
+    print(f"turn {turn}, call {pos + 1}: {visible(call.name)} "
+          f"{visible(call.arguments_text)[:200]}")
     if recorded is None:
         print("  this call was not in the recording")
     else:
-        print("".join(difflib.unified_diff(
+        print(neutral("".join(difflib.unified_diff(
             (_shown(recorded, workdir, where) + "\n").splitlines(keepends=True),
             (_shown(result, workdir, where) + "\n").splitlines(keepends=True),
-            fromfile="recorded", tofile="replayed")).rstrip("\n"))
+            fromfile="recorded", tofile="replayed")).rstrip("\n")))
     if rec.files is None:
         print("the recording holds no hashes of the files at the start (run logs keep them "
               "from format 8 on), so it cannot tell a changed file from a changed tool")

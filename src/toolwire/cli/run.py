@@ -21,6 +21,7 @@ from toolwire.cli import checks, settings, trust
 from toolwire.cli.common import UserError
 from toolwire.cli.otel import add_otel_option
 from toolwire.cli.terminal import Terminal, answerer, approver, finish, policy
+from toolwire.escapes import neutral
 
 SYSTEM = ("You are a careful software engineer working in the project folder you were given. "
           "Use the tools to inspect and change it. When you are done, say what you found and "
@@ -59,6 +60,7 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
                              test_command=test_command, allow_network=network)
 
     system = getattr(args, "system", None) or SYSTEM
+    builtin: list[Any] = list(tools)
     mcp: dict[str, Any] = {}
     if getattr(args, "mcp", None) or getattr(args, "mcp_deferred", None):
         from toolwire.mcp import open_servers
@@ -69,19 +71,30 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
                                answer=answerer(term, ""))
         args.mcp_servers = servers  # closed by the command when the run ends
         for note in servers.notes:
-            print(f"mcp: {note}", file=sys.stderr)
-        tools = [*tools, *servers.tools]
+            print(neutral(f"mcp: {note}"), file=sys.stderr)  # a server's words
+        tools = [*builtin, *servers.tools]
         mcp = {"deferred": servers.deferred, "tool_sources": [servers.tool_source]}
         if getattr(args, "mcp_instructions", False):
             system = servers.system_prompt(system) or system
     if args.tools == "coding":  # said once everything the run needs has started
         print(f"sandbox: {sandbox.describe(network)}", file=sys.stderr)
     return Agent(model=model, tools=tools, max_turns=args.max_turns,
-                 approval=policy(args.approve, sandbox), approve=approver(term, shown),
+                 approval=policy(args.approve, sandbox, [t.name for t in builtin],
+                                 _trusted(tools[len(builtin):])),
+                 approve=approver(term, shown),
                  stream=stream, eager_tools=stream, on_event=term.on_event,
                  system=system, temperature=getattr(args, "temperature", None),
+                 time_limit=settings.max_seconds(args),
                  reasoning=getattr(args, "reasoning", None),
                  context=_context(args, model, workdir, test_command), **mcp)
+
+
+def _trusted(tools: list[Any]) -> list[str]:
+    """The MCP tools their server marks read-only, when the ``mcp_read_only`` setting lets
+    them run without approval."""
+    if not tools or settings.resolve({})["mcp_read_only"].value != "allow":
+        return []
+    return [t.name for t in tools if t.read_only]
 
 
 def streaming(args: argparse.Namespace, term: Terminal) -> bool:
@@ -261,13 +274,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     outputs = Outputs()
     log = str(outputs.file(checks.output_path(args.log, "--log", fresh=True))) if args.log else None
     protected(args, outputs)
-    transport = None
+    transport, limits = None, settings.limits(args)
     if args.record:
         from toolwire.http.cassette import RecordTransport
+        from toolwire.http.transport import HttpTransport
 
         record = outputs.file(checks.output_path(args.record, "--record", fresh=True))
-        transport = RecordTransport(record)
-    model = client.model(args.model, transport=transport)
+        transport = RecordTransport(record, HttpTransport(limits=limits))
+    model = client.model(args.model, transport=transport, limits=limits)
     term = _terminal(args)
     log = log or _default_log(workdir, outputs)
     task = [args.task, *attached] if attached else args.task
@@ -285,7 +299,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     logged = read_log(args.log)
     workdir = from_log(args, args.log, logged, "resume")
     decisions = _decisions(args, logged)
-    model = client.model(args.model)
+    model = client.model(args.model, limits=settings.limits(args))
     term = _terminal(args)
     result = _go(args, model, workdir, term, Outputs(),
                  lambda a: a.aresume(args.log, decisions=decisions))
@@ -346,7 +360,8 @@ def agent_options(p: argparse.ArgumentParser) -> None:
                    help="built-in tools: coding (files, commands, tests, ask_user; the "
                         "default) or none; resume: the run's own")
     p.add_argument("--approve", choices=("ask", "auto", "never", "defer"),
-                   help="run_command, write_file and edit_file: ask first (default), allow "
+                   help="run_command, write_file, edit_file and MCP tools: ask first "
+                        "(default), allow "
                         "(auto), refuse (never), or stop the run to wait for decisions "
                         "given to resume (defer); default: TOOLWIRE_APPROVE, the config "
                         "file, or ask")
@@ -375,7 +390,28 @@ def agent_options(p: argparse.ArgumentParser) -> None:
                    help="add a read_resource tool for the resources the MCP servers offer")
     p.add_argument("--mcp-instructions", action="store_true",
                    help="add what the MCP servers say about using them to the system prompt")
+    limit_options(p)
     add_otel_option(p)
+
+
+def limit_options(p: argparse.ArgumentParser) -> None:
+    """The run's time limit and the bounds on what model servers send (`settings.limits`)."""
+    p.add_argument("--max-seconds", type=settings.flag_type("max_seconds"), metavar="S",
+                   help="end the run after S seconds, a model call or tool still running "
+                        "included (stop time_limit; default: TOOLWIRE_MAX_SECONDS, the config "
+                        "file, or none)")
+    p.add_argument("--idle-seconds", type=settings.flag_type("idle_seconds"), metavar="S",
+                   help="end a streamed reply that sends no event for S seconds, keep-alives "
+                        "not counted (default 300)")
+    for name, what, default in (("max-body", "the most a model server may send for one reply",
+                                 "64MiB"),
+                                ("max-decoded", "the most one reply may inflate to", "256MiB"),
+                                ("max-line", "the longest line of a streamed reply", "16MiB"),
+                                ("max-error-body", "the most a model server may send with an "
+                                 "error status", "1MiB")):
+        p.add_argument(f"--{name}", type=settings.flag_type(name.replace("-", "_")),
+                       metavar="SIZE", help=f"{what}: bytes, or a number with KiB, MiB or GiB "
+                       f"(stop too_large beyond it; default {default})")
 
 
 def add_commands(sub: Any, epilog: str) -> None:

@@ -1,23 +1,25 @@
-"""The command line's settings (default model, approval policy, sandbox, colour): each from its
-flag, else the environment, else the config file, else a built-in default; and where it came
-from.
+"""The command line's settings (default model, approval policy, sandbox, colour, the run's
+time limit and the bounds on what model servers send): each from its flag, else the
+environment, else the config file, else a built-in default; and where it came from.
 
-Owns `SETTINGS`, `config_path`, `read_config`, `resolve`, `apply` and `Setting`. The config
-file is TOML at ``$XDG_CONFIG_HOME/toolwire/config.toml`` (``~/.config/toolwire/config.toml``
+Owns `SETTINGS`, `config_path`, `read_config`, `resolve`, `apply`, `limits` and `Setting`. The
+config file is TOML at ``$XDG_CONFIG_HOME/toolwire/config.toml`` (``~/.config/toolwire/config.toml``
 when that variable is unset), with top-level keys named as in `SETTINGS`; ``TOOLWIRE_CONFIG`` names
 another file. A file that cannot be read, an unknown key or a value of the wrong kind is a
-`UserError` naming the file and the key. Imports only the command line's `common`.
+`UserError` naming the file and the key. Imports only the command line's `common` and
+`toolwire.http.limits` (the bounds and their sizes).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from toolwire.cli.common import UserError
+from toolwire.http.limits import Limits, parse_size
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,16 +30,63 @@ class Spec:
     choices: tuple[str, ...] | None
     default: str | None
     help: str
+    check: Callable[[str], object] | None = None
+    """Reads the value (a number, a size), raising `ValueError` for one it does not take."""
+
+
+def seconds(text: str) -> float:
+    """A number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise ValueError(f"must be a number of seconds above 0, got {text!r}")
+    return value
+
+
+def model_form(text: str) -> str:
+    """A model id whose form is right (its key is not looked for here)."""
+    from toolwire.errors import ConfigError
+    from toolwire.http.endpoints import parse_model_id
+
+    try:
+        parse_model_id(text, env={})
+    except ConfigError as exc:
+        if "needs an API key" not in str(exc):
+            raise ValueError(f"is not a model id toolwire takes: {exc}") from None
+    return text
+
+
+_SIZE_HELP = " (bytes, or a number with KiB, MiB or GiB)"
 
 
 SETTINGS: dict[str, Spec] = {
-    "model": Spec("TOOLWIRE_MODEL", None, None, "the model id run and batch use without --model"),
+    "model": Spec("TOOLWIRE_MODEL", None, None, "the model id run and batch use without --model",
+                  model_form),
     "approve": Spec("TOOLWIRE_APPROVE", ("ask", "auto", "never", "defer"), "ask",
                     "what run and resume do before a tool that changes things"),
     "sandbox": Spec("TOOLWIRE_SANDBOX", ("auto", "required", "landlock", "off"), "auto",
                     "where run and resume run commands (--sandbox)"),
     "color": Spec("TOOLWIRE_COLOR", ("auto", "always", "never"), "auto",
                   "colour on a terminal (NO_COLOR set: never)"),
+    "mcp_read_only": Spec("TOOLWIRE_MCP_READ_ONLY", ("ask", "allow"), "ask",
+                          "MCP tools their server marks read-only: through --approve like "
+                          "the rest (ask), or run without it (allow)"),
+    "max_seconds": Spec("TOOLWIRE_MAX_SECONDS", None, None,
+                        "the longest a run may take, in seconds (--max-seconds)", seconds),
+    "idle_seconds": Spec("TOOLWIRE_IDLE_SECONDS", None, "300",
+                         "how long a stream may send no event before it is ended", seconds),
+    "max_body": Spec("TOOLWIRE_MAX_BODY", None, "64MiB",
+                     "the most a model server may send for one reply" + _SIZE_HELP, parse_size),
+    "max_decoded": Spec("TOOLWIRE_MAX_DECODED", None, "256MiB",
+                        "the most one reply may inflate to (gzip, deflate)" + _SIZE_HELP,
+                        parse_size),
+    "max_line": Spec("TOOLWIRE_MAX_LINE", None, "16MiB",
+                     "the longest line of a streamed reply" + _SIZE_HELP, parse_size),
+    "max_error_body": Spec("TOOLWIRE_MAX_ERROR_BODY", None, "1MiB",
+                           "the most a model server may send with an error" + _SIZE_HELP,
+                           parse_size),
 }
 
 
@@ -73,6 +122,9 @@ def read_config(path: Path) -> dict[str, str]:
         raise UserError(f"the config file {path} is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"the config file {path} is not valid TOML ({exc})") from None
+    except RecursionError:
+        raise UserError(f"the config file {path} nests arrays or tables too deep to read; "
+                        "its settings are flat keys such as model = \"ID\"") from None
     except OSError as exc:
         raise UserError(f"cannot read the config file {path}: {exc.strerror or exc}") from None
     found: dict[str, str] = {}
@@ -86,11 +138,19 @@ def read_config(path: Path) -> dict[str, str]:
 
 def _checked(key: str, value: object, where: str) -> str:
     spec = SETTINGS[key]
+    if spec.check not in (None, model_form) and isinstance(value, int | float) \
+            and not isinstance(value, bool):
+        value = str(value)  # a number in the config file
     if not isinstance(value, str) or not value.strip():
         raise UserError(f"{where}: {key} must be a non-empty string, got {value!r}")
     if spec.choices is not None and value not in spec.choices:
         raise UserError(f"{where}: {key} must be one of {', '.join(spec.choices)}, got "
                         f"{value!r}")
+    if spec.check is not None:
+        try:
+            spec.check(value)
+        except ValueError as exc:
+            raise UserError(f"{where}: {key} {exc}") from None
     return value
 
 
@@ -129,3 +189,35 @@ def apply(args: Any) -> dict[str, Setting]:
         raise UserError("no model: give --model ID, set TOOLWIRE_MODEL, or write model = "
                         f'"ID" in {config_path()}')
     return found
+
+
+def flag_type(name: str) -> Callable[[str], str]:
+    """An argparse type for the flag of setting ``name``: its text, once its check took it."""
+    import argparse
+
+    check = SETTINGS[name].check
+    assert check is not None
+
+    def checked(text: str) -> str:
+        try:
+            check(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return text
+
+    return checked
+
+
+def limits(args: Any) -> Limits:
+    """The bounds on what model servers send, from a command's settings (see `apply`)."""
+    found = {name: getattr(args, name, None) or SETTINGS[name].default
+             for name in ("max_body", "max_decoded", "max_line", "max_error_body")}
+    return Limits(**{name: parse_size(str(value)) for name, value in found.items()},
+                  idle_seconds=seconds(str(getattr(args, "idle_seconds", None)
+                                           or SETTINGS["idle_seconds"].default)))
+
+
+def max_seconds(args: Any) -> float | None:
+    """The run's time limit (``max_seconds``), None when there is none."""
+    value = getattr(args, "max_seconds", None)
+    return None if value is None else seconds(str(value))

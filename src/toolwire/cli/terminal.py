@@ -20,9 +20,11 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from toolwire.cli.common import EXIT_BAD_REPLY, EXIT_OK, EXIT_PROBLEM
+from toolwire.escapes import neutral, visible
+from toolwire.secrets import Redactor, StreamRedactor
 from toolwire.transcript import Usage
 
-CALL_CHARS, RESULT_LINES, RESULT_CHARS = 200, 6, 160
+CALL_CHARS, RESULT_LINES, RESULT_CHARS, PROMPT_CHARS = 200, 6, 160, 300
 
 STYLES = {"text": "cyan", "call": "yellow", "ok": "green", "error": "red", "retry": "magenta",
           "end": "bold", "note": "dim"}
@@ -35,6 +37,7 @@ class Painter:
 
     def __init__(self, stream: TextIO, mode: str = "auto") -> None:
         self.stream = stream
+        self.redact = Redactor()  # secrets never reach the screen, whoever wrote them
         self.console: Any = None
         self._open: str | None = None  # what resets the colour of a line still being written
         if mode == "always" or (mode == "auto" and stream.isatty()):
@@ -46,6 +49,7 @@ class Painter:
                                    highlight=False, markup=False, emoji=False, soft_wrap=True)
 
     def line(self, text: str, kind: str | None = None) -> None:
+        text = neutral(self.redact(text))  # and no escape sequence a model or server wrote
         if self.console is None or kind is None:
             print(text, file=self.stream, flush=True)
         else:
@@ -62,7 +66,7 @@ class Painter:
             start, _, self._open = Style.parse(STYLES[kind]).render(
                 "\0", color_system=ColorSystem.STANDARD).partition("\0")
             self.stream.write(start)
-        self.stream.write(text)
+        self.stream.write(neutral(text))  # redacted by the caller (`Terminal`: pieces)
         self.stream.flush()
 
     def end(self) -> None:
@@ -90,6 +94,7 @@ class Terminal:
         self.last_text: str | None = None  # the text of the last reply, if it is on screen
         self.running: set[str] = set()
         self._streamed = False
+        self._pieces = StreamRedactor(self.paint.redact)  # a key split across pieces too
         self._calls: dict[str, Any] = {}  # the calls of the last reply, by id
         self._shown: set[str] = set()  # ids of calls whose line is already on screen
 
@@ -98,7 +103,8 @@ class Terminal:
     def status(self) -> None:
         if self.live and not self._streamed:  # never over a line of text still arriving
             line = (f"turn {self.turn} · {self.activity} · {self.usage.total_tokens:,} tokens")
-            self.err.write("\r\x1b[2K" + line[: shutil.get_terminal_size().columns - 1])
+            line = visible(self.paint.redact(line))[: shutil.get_terminal_size().columns - 1]
+            self.err.write("\r\x1b[2K" + line)
             self.err.flush()
 
     def clear(self) -> None:
@@ -114,7 +120,7 @@ class Terminal:
     def ask(self, prompt: str) -> str:
         self.clear()
         try:
-            return input(prompt)
+            return input(neutral(self.paint.redact(prompt)))
         except EOFError:
             return ""
 
@@ -122,7 +128,8 @@ class Terminal:
         """The line naming a call and its arguments, once per call."""
         if call.id not in self._shown:
             self._shown.add(call.id)
-            self.say(f"  → {call.name} {call.arguments_text[:CALL_CHARS]}", "call")
+            self.say(f"  → {visible(call.name)} {visible(call.arguments_text)[:CALL_CHARS]}",
+                     "call")
 
     # ------------------------------------------------------------------ events
 
@@ -142,7 +149,7 @@ class Terminal:
         if isinstance(event, TextDelta):
             self.clear()
             self._streamed = True
-            self.paint.part(event.text, "text")
+            self.paint.part(self._pieces.feed(event.text), "text")
         elif isinstance(event, ReplyReceived):
             self._reply(event.turn, event.reply)
         elif isinstance(event, MessageAdded) and event.message.role == "tool":
@@ -165,12 +172,15 @@ class Terminal:
             self.say(f"  ? {event.tool} asked {event.question[:RESULT_CHARS]!r}: "
                      f"{event.action}{f' ({event.reason})' if event.reason else ''}", "retry")
         elif isinstance(event, RetryEvent):
+            if self._streamed:  # what the broken attempt's text held back is shown, not kept
+                self.paint.part(self._pieces.flush(), "text")
             self.say(f"[retry] {event.error} (attempt {event.attempt}; waiting "
                      f"{event.wait:.1f} s)", "retry")
 
     def _reply(self, turn: int, reply: Any) -> None:
         streamed, self._streamed = self._streamed, False
         if streamed:
+            self.paint.part(self._pieces.flush(), "text")
             self.paint.end()
         self.turn = turn
         self.usage = self.usage + reply.usage
@@ -219,8 +229,10 @@ def approver(term: Terminal, shown: Any = None) -> Any:
         term.show_call(req.call)
         if shown is not None:
             term.say(shown(req))
-        args = json.dumps(req.arguments, ensure_ascii=False)
-        answer = term.ask(f"allow {req.call.name} {args[:300]}? [y/N/reason] ").strip()
+        args = visible(json.dumps(req.arguments, ensure_ascii=False))
+        if len(args) > PROMPT_CHARS:
+            args = f"{args[:PROMPT_CHARS]}... ({len(args) - PROMPT_CHARS} more characters)"
+        answer = term.ask(f"allow {visible(req.call.name)} {args}? [y/N/reason] ").strip()
         if answer.lower() in ("y", "yes"):
             return Approval.allow()
         reason = None if answer.lower() in ("", "n", "no") else answer
@@ -242,16 +254,22 @@ def answerer(term: Terminal, who: str = "the model asks: ") -> Any:
     return answer
 
 
-def policy(mode: str, sandbox: Any = None) -> Any:
+def policy(mode: str, sandbox: Any = None, builtin: Sequence[str] = (),
+           trusted: Sequence[str] = ()) -> Any:
     """The approval policy for ``--approve ask|auto|never|defer``; ``run_tests`` is asked about
-    too when ``sandbox`` does not confine commands."""
+    too when ``sandbox`` does not confine commands. Of the tools that are not ``builtin``
+    (MCP tools, and tools that join later), every one goes through the same policy as
+    ``run_command``, but those in ``trusted``: a server's own word that a tool only reads
+    counts only where the user said so (the ``mcp_read_only`` setting)."""
+    from toolwire.agent.toollist import SEARCH_TOOL
     from toolwire.tools.coding import NEEDS_APPROVAL, needs_approval
 
     if mode == "auto":
         return "allow"
     value = {"ask": "ask", "defer": "defer"}.get(mode, "deny")
     names = NEEDS_APPROVAL if sandbox is None else needs_approval(sandbox)
-    return {name: value for name in names}
+    safe = {name: "allow" for name in (*builtin, *trusted, SEARCH_TOOL) if name not in names}
+    return {"*": value, **safe, **{name: value for name in names}}
 
 
 def usage_json(usage: Usage) -> dict[str, Any]:

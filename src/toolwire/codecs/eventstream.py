@@ -5,9 +5,10 @@ Owns `EventStreamFramer` (bytes split anywhere -> whole `EventMessage` values), 
 is a 12-byte prelude (total length, headers length, CRC32 of those eight bytes), the headers,
 the payload and a CRC32 of everything before it. Both CRCs are checked; a bad CRC, a length
 that cannot be, a frame over the limits or bytes left over at the end are a
-`toolwire.errors.StreamError`. Buffering is linear: each byte is appended once and moved at
-most once per chunk. Knows nothing of any wire's JSON; imports only
-`toolwire.errors`.
+`toolwire.errors.StreamError`. A bad CRC is damage in transit, like a dropped connection: its
+error has the type ``corrupted`` and is retried as one (`toolwire.http.client`). Buffering is
+linear: each byte is appended once and moved at most once per chunk. Knows nothing of any
+wire's JSON; imports only `toolwire.errors`.
 """
 
 from __future__ import annotations
@@ -165,7 +166,7 @@ class EventStreamFramer:
         total, head_len, prelude_crc = struct.unpack_from(">III", buf, at)
         if _crc(buf[at:at + 8]) != prelude_crc:
             raise StreamError("an event-stream prelude fails its CRC32 check: the stream is "
-                              "corrupted")
+                              "corrupted", error_type="corrupted", retryable=True)
         if total < _OVERHEAD or head_len > total - _OVERHEAD:
             raise StreamError(f"an event-stream message declares {total} bytes with "
                               f"{head_len} bytes of headers, which cannot be")
@@ -195,7 +196,8 @@ class EventStreamFramer:
                     (message_crc,) = struct.unpack_from(">I", view, end - 4)
                     if _crc(view[at:end - 4]) != message_crc:
                         raise StreamError("an event-stream message fails its CRC32 check: "
-                                          "the stream is corrupted")
+                                          "the stream is corrupted", error_type="corrupted",
+                                          retryable=True)
                     headers = _headers(view[at + _PRELUDE:at + _PRELUDE + head_len])
                     payload = bytes(view[at + _PRELUDE + head_len:end - 4])
                 finally:

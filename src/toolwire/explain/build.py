@@ -63,6 +63,8 @@ STOP_MEANINGS: dict[str, str] = {
                          "`toolwire resume LOG --allow ID --deny ID` goes on",
     "bad_reply": "a reply arrived that could not be used, even when asked for once more: a "
                  "broken server or proxy, not a model that did not finish",
+    "too_large": "a model server sent more than a bound allows (a body, a decompressed body, "
+                 "a line of a stream or an error body); the error names the bound to raise",
     "interrupted": "the log ends without a stop line: the process ended mid-run; `toolwire "
                    "resume` continues it",
 }

@@ -7,7 +7,10 @@ small file. Without Pillow, an image of at most `ORIGINAL_MAX` bytes goes in as 
 small); a larger one is a link to its file in the run log's media folder when there is one, else
 a line saying what it is and how to get thumbnails. A document or audio of at most
 `LINK_MAX` bytes is a download link holding its bytes; a larger one links to its file in the
-media folder. A URL is a link only when it is http(s). Nothing here reads the network. Imports
+media folder. An image whose header says it holds more than `MAX_PIXELS` pixels (a small file
+can say 13000 by 13000) gets no thumbnail and is not inlined: its header is read, never its
+pixels, and a placeholder says why; so each image costs at most the work of `MAX_PIXELS`
+pixels. A URL is a link only when it is http(s). Nothing here reads the network. Imports
 `toolwire.media`, `toolwire.mediafiles` and the explanation's `describe_media`; never the page
 itself.
 """
@@ -30,6 +33,13 @@ ORIGINAL_MAX = 48_000
 """Without Pillow, images up to this many bytes are inlined as they are."""
 LINK_MAX = 256_000
 """Documents and audio up to this many bytes are inlined as a download link."""
+MAX_PIXELS = 25_000_000
+"""Images with more pixels than this (by their header) get a placeholder, not a thumbnail:
+well under Pillow's own decompression-bomb limit, and a thumbnail needs no more."""
+
+
+def _too_many_pixels(size: tuple[int, int] | None) -> bool:
+    return size is not None and size[0] * size[1] > MAX_PIXELS
 
 
 def _thumbnail(data: bytes) -> tuple[str, bytes, int, int] | None:
@@ -40,7 +50,9 @@ def _thumbnail(data: bytes) -> tuple[str, bytes, int, int] | None:
     except ImportError:
         return None
     try:
-        with PILImage.open(io.BytesIO(data)) as image:
+        with PILImage.open(io.BytesIO(data)) as image:  # reads the header only
+            if _too_many_pixels(image.size):  # a format whose header toolwire does not read
+                return None
             image.draft("RGB", (THUMB_SIDE, THUMB_SIDE))
             image.thumbnail((THUMB_SIDE, THUMB_SIDE))
             alpha = image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info
@@ -73,6 +85,8 @@ def _link(part: MediaPart, folder: Path | None, what: str) -> str:
 def _image(part: MediaPart, folder: Path | None, what: str) -> str:
     if part.data is None:
         return _link(part, folder, what)
+    if _too_many_pixels(image_size(part.data)):
+        return _link(part, folder, what + f" (no thumbnail: over {MAX_PIXELS:,} pixels)")
     thumb = _thumbnail(part.data)
     if thumb is not None:
         media_type, data, width, height = thumb
@@ -105,4 +119,4 @@ def media_html(media: tuple[MediaPart, ...], folder: Path | None = None) -> str:
     return f'<div class="media-list">{"".join(out)}</div>' if out else ""
 
 
-__all__ = ["LINK_MAX", "ORIGINAL_MAX", "THUMB_SIDE", "media_html"]
+__all__ = ["LINK_MAX", "MAX_PIXELS", "ORIGINAL_MAX", "THUMB_SIDE", "media_html"]

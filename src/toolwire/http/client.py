@@ -8,9 +8,8 @@ broken stream is retried as a whole request, so a half reply never reaches a tra
 retry, and the notes of each request the codec encodes, go to `toolwire.events.emit`: the run
 waiting on this request hears them, and only that run (the events themselves live in
 `toolwire.events`). An `HttpModel` is one model: it sends every request under its endpoint's
-model name, its `provider_model`, which is what a run puts in `Request.model`.
-An optional `Gate` shared by many callers paces them together: every send waits on it, and a
-rate-limit or overload answer makes all of them back off (see `toolwire.batch.RateGate`).
+model name, its `provider_model`, which is what a run puts in `Request.model`. A shared `Gate`
+paces many callers (each send waits on it; a rate limit makes all back off: `RateGate`).
 
 A reply that arrives with a success status but cannot be used is a bad reply: a body that is not
 JSON or not the wire's shape, a stream whose bytes or events cannot be read, an error body sent
@@ -38,6 +37,7 @@ from urllib.parse import urlsplit
 
 from toolwire import _json
 from toolwire.codecs import Codec, get_codec
+from toolwire.codecs.registry import get_wire
 from toolwire.context.estimate import estimate_tokens
 from toolwire.context.prices import with_cost
 from toolwire.context.windows import OLLAMA_DEFAULT_CONTEXT, takes_breakpoints
@@ -61,15 +61,10 @@ from toolwire.http.endpoints import (
     responses_if_allowed,
     without_credentials,
 )
+from toolwire.http.limits import Limits, LineWatch
 from toolwire.http.providers import PROVIDERS
 from toolwire.http.shown import named, shown, snippet
-from toolwire.http.transport import (
-    HttpTransport,
-    Transport,
-    WireRequest,
-    WireResponse,
-    body_bytes,
-)
+from toolwire.http.transport import HttpTransport, Transport, WireRequest, WireResponse, body_bytes
 from toolwire.protocol import holds_nothing
 from toolwire.transcript import Reply, Request, replace
 
@@ -110,7 +105,8 @@ class HttpModel:
     """A model reached over HTTP in one wire format (see `toolwire.model`).
 
     ``gate``, when given, is awaited before every send and told of every retried rate limit or
-    overload, so that many runs sharing it back off once, together.
+    overload, so that many runs sharing it back off once, together. ``limits`` bounds what the
+    server may send (`toolwire.http.limits.Limits`), in streams and whole bodies alike.
     """
 
     def __init__(
@@ -124,10 +120,12 @@ class HttpModel:
         seed: int | None = None,
         gate: Gate | None = None,
         context_window: int | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.codec: Codec = get_codec(endpoint.wire)
-        self.transport: Transport = transport or HttpTransport()
+        self.limits = limits or getattr(transport, "limits", None) or Limits()
+        self.transport: Transport = transport or HttpTransport(limits=self.limits)
         self.retry = retry or RetryPolicy()
         self.max_tokens = max_tokens
         self.options = dict(options or {})
@@ -389,13 +387,17 @@ class HttpModel:
                 adapt = self.endpoint.stream_adapter
                 adapter = adapt() if adapt is not None else None
                 chunks = response.aiter_bytes()
+                framing = "eventstream" if adapter is not None else get_wire(self.wire).framing
+                watch = LineWatch(self.limits, lines=framing != "eventstream", sse=framing == "sse")
                 try:  # closed however the stream ends (a deadline, the caller stopping)
                     async for chunk in chunks:
+                        watch.chunk(chunk)
                         try:
                             events = feed(adapter.feed(chunk) if adapter is not None else chunk)
                         except Exception as exc:
                             raise self._unreadable(exc) from exc
                         for event in events:
+                            watch.event()
                             yield event
                 finally:
                     await chunks.aclose()  # type: ignore[attr-defined]

@@ -37,6 +37,7 @@ environment.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,6 +108,10 @@ class Endpoint:
         return self._transform(body) if self._transform is not None else body
 
 
+_ODD = re.compile("[\x00-\x20\x7f-\x9f\u2028\u2029\ufeff]")
+"""Control characters and spaces: never part of a model id or a base URL."""
+
+
 def _check_base_url(model_id: str, base_url: str) -> None:
     """Refuse a base URL with no host or a port outside 0-65535, before anything connects."""
     try:
@@ -157,6 +162,13 @@ def parse_model_id(model_id: str, env: Mapping[str, str] | None = None) -> Endpo
         )
     spec = PROVIDERS[provider]
     model, at, base_url = rest.partition("@")
+    if odd := _ODD.search(model_id):
+        raise ConfigError(f"model id {model_id!r} holds the character {odd.group()!r}, which "
+                          "no model id or base URL has; write it again without it")
+    if at and not base_url.isascii():
+        raise ConfigError(f"in model id {model_id!r}, the base URL {base_url!r} is not plain "
+                          "ASCII (a full-width or international letter); write the host in "
+                          "ASCII (an international name as its xn-- form)")
     if not model:
         raise ConfigError(f"model id {model_id!r} names no model; write {provider}:<model>")
     if at and not base_url.startswith(("http://", "https://")):

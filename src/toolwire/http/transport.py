@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from toolwire import _json
 from toolwire.errors import StreamError
+from toolwire.http.limits import Limits, read_body
 
 if TYPE_CHECKING:
     import httpx2
@@ -123,12 +124,13 @@ class HttpTransport:
     connection to a server open while the caller is busy elsewhere (a run's tools): shortly
     before it would expire, a ``HEAD /`` goes out on it, which renews it at both ends, so the
     next request does not pay for a new connection (a TLS handshake, for ``https://``).
-    ``warm=False`` turns that off.
+    ``warm=False`` turns that off. A whole body (a reply, an error) is read within ``limits``
+    (`toolwire.http.limits.Limits`: its size as sent and once decompressed).
     """
 
     def __init__(self, *, timeout: float = 120.0, max_connections: int = 100,
                  lean_http: bool = True, keepalive_expiry: float = 5.0,
-                 warm: bool = True) -> None:
+                 warm: bool = True, limits: Limits | None = None) -> None:
         if not keepalive_expiry > 0:
             raise ValueError(f"keepalive_expiry must be positive, got {keepalive_expiry!r}")
         self.timeout = timeout
@@ -136,6 +138,7 @@ class HttpTransport:
         self.lean_http = lean_http
         self.keepalive_expiry = keepalive_expiry
         self.warm = warm
+        self.limits = limits or Limits()
         self.refreshes = 0  # how many times keep_warm renewed a connection
         self._client: httpx2.AsyncClient | None = None
         self._http1: Http1Transport | None = None  # what plain http:// goes through, if lean
@@ -189,7 +192,7 @@ class HttpTransport:
                               error_type="connection_error", retryable=True) from exc
         if not request.stream or resp.status_code >= 400:
             try:
-                body = await resp.aread()
+                body = await read_body(resp, self.limits, error=resp.status_code >= 400)
             except httpx2.TimeoutException as exc:
                 raise _timeout(exc, "the reply stopped coming", self.timeout) from exc
             except httpx2.TransportError as exc:

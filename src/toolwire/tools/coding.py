@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
+from toolwire.escapes import visible
 from toolwire.schema.tool import Tool
 from toolwire.tools import files, shell
 from toolwire.tools.ask_user import Answerer, ask_user
@@ -41,7 +42,9 @@ def describe_call(name: str, arguments: Mapping[str, Any], *, sandbox: Sandbox,
         command = (str(arguments.get("command", "")) if name == "run_command"
                    else test_command or shell.DEFAULT_TEST_COMMAND)
         where = sandbox.describe(network_for(allow_network, name))
-        return f"{name} will run this shell command in the workspace:\n    {command}\n({where})"
+        # every control character escaped: a carriage return cannot hide part of the command
+        return (f"{name} will run this shell command in the workspace:\n    {visible(command)}"
+                f"\n({where})")
     if name == "write_file":
         content = str(arguments.get("content", ""))
         return (f"write_file will write {len(content.encode())} bytes to "

@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import ConfigDict, TypeAdapter, create_model
-from pydantic.alias_generators import to_camel
 
+from sdk_types import gemini_body
 from strategies import argument_objects, call_ids, json_values, texts, tool_names, tool_specs
 from toolwire.codecs import get_codec
 from toolwire.codecs.gemini_generate import codec as G
@@ -91,29 +90,7 @@ def gen_id(call: ToolCallPart) -> bool:
     return bool(data.get("_generated_id"))
 
 
-def _body_adapter() -> TypeAdapter[Any]:
-    """The REST body of generateContent, built from the SDK's own part types."""
-    from google.genai import types as gt
-
-    fields = {
-        "contents": (list[gt.Content], ...),
-        "system_instruction": (gt.Content | None, None),
-        "tools": (list[gt.Tool] | None, None),
-        "tool_config": (gt.ToolConfig | None, None),
-        "generation_config": (gt.GenerationConfig | None, None),
-        "safety_settings": (list[gt.SafetySetting] | None, None),
-        "cached_content": (str | None, None),
-    }
-    config = ConfigDict(alias_generator=to_camel, extra="forbid")
-    model = create_model(  # type: ignore[call-overload]
-        "GenerateContentBody", __config__=config, **fields
-    )
-    adapter: TypeAdapter[Any] = TypeAdapter(model)
-    assert "'type': 'generator'" not in str(adapter.core_schema)
-    return adapter
-
-
-BODY = _body_adapter()
+BODY = gemini_body()
 
 
 def check_body(body: dict[str, Any]) -> None:

@@ -129,6 +129,7 @@ class Terminal:
     def on_event(self, event: object) -> None:
         from toolwire.events import (
             MessageAdded,
+            ModelChosen,
             ReplyReceived,
             RetryEvent,
             TextDelta,
@@ -167,6 +168,17 @@ class Terminal:
         elif isinstance(event, RetryEvent):
             self.say(f"[retry] {event.error} (attempt {event.attempt}; waiting "
                      f"{event.wait:.1f} s)", "retry")
+        elif isinstance(event, ModelChosen):
+            self._chosen(event)
+
+    def _chosen(self, event: Any) -> None:
+        """Which model of a fallback chain answered, why the chain moved, what was lost."""
+        for name, why, error in event.failed:
+            self.say(f"[fallback] {name} failed ({why}): {error[:RESULT_CHARS]}", "retry")
+        self.say(f"[model] {event.model or 'no model of the chain answered'}",
+                 "retry" if event.failed else None)
+        for loss in event.losses:
+            self.say(f"[fallback] lost on the way to {event.model}: {loss}", "retry")
 
     def _reply(self, turn: int, reply: Any) -> None:
         streamed, self._streamed = self._streamed, False

@@ -12,9 +12,12 @@ key) is raised at once, naming the model. Every answered call emits a
 and what the conversation lost on the way to its wire.
 
 ``sticky=False`` (the default) starts every request at the top of the chain, so the first
-model is back as soon as it answers again; ``sticky=True`` starts at the model that answered
-last. ``server_fallbacks=True`` also lets Anthropic's own API fall back, for policy refusals,
-to the Anthropic models that follow in the chain (the ``fallbacks`` request parameter); the
+model is back as soon as it answers again; ``sticky=True`` starts at the model that wrote the
+conversation's last reply. A chain may be shared by many runs at once (`toolwire.batch`): what
+it knows of a conversation it reads from the request's history.
+
+``server_fallbacks=True`` also lets Anthropic's own API fall back, for policy refusals, to the
+Anthropic models that follow in the chain (the ``fallbacks`` request parameter); the
 ``fallback`` blocks of its replies stay in the transcript where they came, and go back to it
 verbatim.
 
@@ -25,6 +28,7 @@ loop, the client or the transport.
 from __future__ import annotations
 
 import contextlib
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -34,9 +38,11 @@ from toolwire.failover.shaping import ChainLink, losses, shaped, wire_of
 from toolwire.failover.table import failure, named
 from toolwire.protocol import Model, model_name, native_search
 from toolwire.protocol import provider_model as provider_model_of
-from toolwire.transcript import Reply, Request, replace
+from toolwire.transcript import Message, Reply, Request, replace
 
 ANTHROPIC = "anthropic-messages"
+REMEMBERED = 4096
+"""How many recent replies a chain remembers the writer of (for the runs sharing it)."""
 
 
 def _first_party_anthropic(model: object) -> bool:
@@ -54,8 +60,11 @@ class FallbackChain:
         self.links = tuple(links)
         self.sticky = sticky
         self.server_fallbacks = server_fallbacks
-        self._start = 0
-        self._answered: int | None = None  # the link whose reply the history holds last
+        self._answers: OrderedDict[int, tuple[Message, int]] = OrderedDict()
+        """The link that wrote each recent reply, by the reply's message (kept, so its id is
+        not reused): what a conversation's history says of who answered it last, for each of
+        the many runs that may share the chain."""
+        self._last = 0  # the link that answered last, in any run
 
     def __repr__(self) -> str:
         names = ", ".join(repr(model_name(link.model)) for link in self.links)
@@ -79,7 +88,12 @@ class FallbackChain:
     @property
     def current(self) -> Model:
         """The model that answered last (before any answer: the first)."""
-        return self.links[self._answered or 0].model
+        return self.links[self._last].model
+
+    @property
+    def endpoint(self) -> object:
+        """The first model's endpoint, when it has one (what a run log's context names)."""
+        return getattr(self.links[0].model, "endpoint", None)
 
     @property
     def telemetry(self) -> dict[str, Any]:
@@ -107,8 +121,17 @@ class FallbackChain:
 
     # ------------------------------------------------------------------ one request
 
-    def _order(self) -> range:
-        start = self._start if self.sticky else 0
+    def _previous(self, request: Request) -> int | None:
+        """The link whose reply is the last assistant message of ``request`` (None: none of
+        this chain's, or no reply yet)."""
+        for message in reversed(request.messages):
+            if message.role == "assistant":
+                found = self._answers.get(id(message))
+                return found[1] if found is not None and found[0] is message else None
+        return None
+
+    def _order(self, before: int | None) -> range:
+        start = before if self.sticky and before is not None else 0
         return range(start, len(self.links))
 
     def _request(self, request: Request, index: int) -> tuple[Request, tuple[str, ...]]:
@@ -134,16 +157,19 @@ class FallbackChain:
         options[ANTHROPIC] = {**dict(options.get(ANTHROPIC) or {}), "fallbacks": entries}
         return replace(request, provider_options=options)
 
-    def _chosen(self, request: Request, index: int, failed: list[tuple[str, str, str]],
-                notes: tuple[str, ...]) -> None:
-        before = self._answered
-        lost: tuple[str, ...] = notes
-        if before is not None and before != index:
-            lost = losses(request, wire_of(self.links[before].model),
+    def _chosen(self, request: Request, reply: Reply, index: int, before: int | None,
+                failed: list[tuple[str, str, str]], notes: tuple[str, ...]) -> None:
+        """Note that link ``index`` wrote ``reply``; say so (`ModelChosen`) with what the
+        history lost on its way from the wire that answered before (or that failed first)."""
+        source = before if before is not None else (self._order(None)[0] if failed else None)
+        lost = notes
+        if source is not None and source != index:
+            lost = losses(request, wire_of(self.links[source].model),
                           wire_of(self.links[index].model)) + notes
-        self._answered = index
-        if self.sticky:
-            self._start = index
+        self._answers[id(reply.message)] = (reply.message, index)
+        if len(self._answers) > REMEMBERED:
+            self._answers.popitem(last=False)
+        self._last = index
         emit(ModelChosen(model=model_name(self.links[index].model), failed=tuple(failed),
                          losses=lost))
 
@@ -164,7 +190,8 @@ class FallbackChain:
 
     async def complete(self, request: Request) -> Reply:
         failed: list[tuple[str, str, str]] = []
-        for index in self._order():
+        before = self._previous(request)
+        for index in self._order(before):
             fitted, notes = self._request(request, index)
             try:
                 reply = await self.links[index].model.complete(fitted)
@@ -173,7 +200,7 @@ class FallbackChain:
                 if ended is not exc:
                     raise ended from exc
                 continue
-            self._chosen(fitted, index, failed, notes)
+            self._chosen(fitted, reply, index, before, failed, notes)
             return reply
         raise AssertionError("unreachable: the last model's failure ends the chain")
 
@@ -182,8 +209,9 @@ class FallbackChain:
         broke belong to an attempt that failed: a `RetryEvent` says the reply starts over,
         as it does when a model retries a broken stream itself."""
         failed: list[tuple[str, str, str]] = []
+        before = self._previous(request)
         attempt = 0
-        for index in self._order():
+        for index in self._order(before):
             fitted, notes = self._request(request, index)
             model: Any = self.links[index].model
             given = False
@@ -191,12 +219,12 @@ class FallbackChain:
                 if callable(getattr(model, "stream", None)):
                     async for event in model.stream(fitted):
                         if type(event) is StreamEnd:
-                            self._chosen(fitted, index, failed, notes)
+                            self._chosen(fitted, event.reply, index, before, failed, notes)
                         given = True
                         yield event
                 else:
                     reply = await model.complete(fitted)
-                    self._chosen(fitted, index, failed, notes)
+                    self._chosen(fitted, reply, index, before, failed, notes)
                     yield StreamEnd(reply=reply)
                 return
             except (ProviderError, WireFormatError) as exc:

@@ -42,14 +42,18 @@ def chained(args: argparse.Namespace, model: Any, make: Any = None, **kwargs: An
     given = getattr(args, "fallback", None) or []
     if not given:
         return model
+    from toolwire.errors import ConfigError
     from toolwire.failover import fallback
     from toolwire.http import client
 
     made: list[Any] = [model]
     try:
         for model_id in given:
-            made.append(make(model_id) if make is not None
-                        else client.model(model_id, **kwargs))
+            try:
+                made.append(make(model_id) if make is not None
+                            else client.model(model_id, **kwargs))
+            except ConfigError as exc:
+                raise UserError(f"--fallback {model_id}: {exc}") from None
     except BaseException:
         import asyncio
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -154,3 +155,14 @@ def test_without_sticky_each_turn_starts_at_the_top_and_with_it_stays() -> None:
         second.assert_done()
 
 
+
+
+def test_the_table_in_the_docs_is_the_one_the_chain_uses() -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "agent.md").read_text()
+    table = page.split("<!-- failure table -->\n", 1)[1].split("\n\n", 1)[0]
+    rows = [line.split(" | ") for line in table.splitlines()[2:]]
+    said = [(row[0].lstrip("| `").split("`")[0], row[-1].rstrip(" |")) for row in rows]
+    assert said == [(row.why, "moves on" if row.moves_on else "ends the run")
+                    for row in FAILURES]
+    for row, line in zip(FAILURES, rows, strict=True):
+        assert [e.__name__ for e in row.errors] == [n.strip("` ") for n in line[1].split(",")]

@@ -22,7 +22,7 @@ from toolwire import (
     check_transcript,
     fallback,
 )
-from toolwire.codecs import WIRES
+from toolwire.codecs import WIRES, get_codec
 from toolwire.emulator import Emulator, Fault
 from toolwire.events import ModelChosen, RetryEvent
 from toolwire.http.client import HttpModel, RetryPolicy
@@ -57,8 +57,8 @@ def calls(wire: str, *cities: str, tag: str) -> Reply:
     """A reply in ``wire``: its reasoning, a line of text and one call per city."""
     parts: list[Any] = [ReasoningPart(text=THOUGHT, provider_data={wire: NATIVE_REASONING[wire]}),
                         TextPart(text="Checking.")]
-    parts += [ToolCallPart(id=f"call_{tag}{n}", name="get_weather", arguments={"city": c})
-              for n, c in enumerate(cities)]
+    parts += [ToolCallPart(id=f"functions.get_weather:{tag}{n}", name="get_weather",
+                           arguments={"city": c}) for n, c in enumerate(cities)]
     return Reply(message=Message(role="assistant", parts=tuple(parts)), stop="tool_calls")
 
 
@@ -123,7 +123,18 @@ def test_a_run_fails_over_at_turn_three_and_finishes_on_the_other_wire(
     assert len(sent) == 2
     for received in sent:
         assert_wire_valid(second, received.body, model="second-model")
-    for wire in {first, second}:
-        assert not [p for p in check_transcript(result.messages, wire)
+    # the transcript as kept holds the first wire's rules; each request as the second wire got
+    # it holds the second's: ids rewritten where its rules want it, every call paired
+    assert not [p for p in check_transcript(result.messages, first) if p.severity == "error"]
+    for received in sent:
+        decoded = get_codec(second).decode_request(received.body, model="second-model")
+        assert not [p for p in check_transcript(decoded.messages, second)
                     if p.severity == "error"]
+    decoded = get_codec(second).decode_request(sent[0].body, model="second-model")
+    sent_ids = [p.id for m in decoded.messages for p in m.tool_calls]
+    kept_ids = [p.id for m in result.messages[:5] for p in m.tool_calls]
+    assert len(sent_ids) == len(kept_ids) == 3
+    assert sent_ids == [p.call_id for m in decoded.messages for p in m.tool_results]
+    if sent_ids != kept_ids and first != second:
+        assert any(loss.startswith("id_rewritten") for loss in moved.losses), moved.losses
     assert not [e for e in events if isinstance(e, RetryEvent)]  # one request per model

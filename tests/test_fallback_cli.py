@@ -37,6 +37,10 @@ def test_run_goes_on_with_the_fallback_and_says_so(tmp_path: Path) -> None:
     [line] = read_log(log).models
     assert line["model"] == f"openai-compatible:second@{emu.base_url}"
     assert [f[1] for f in line["failed"]] == ["overloaded"]
+    explained = toolwire("explain", str(log), "--json", cwd=tmp_path)
+    assert json.loads(explained.stdout)["models"] == [
+        f"turn 1: anthropic:first@{emu.base_url} failed (overloaded: 529 overloaded_error: "
+        "Overloaded)", f"turn 1: answered by openai-compatible:second@{emu.base_url}"]
 
 
 def test_a_bad_key_at_the_first_model_ends_the_run_naming_it(tmp_path: Path) -> None:

@@ -16,9 +16,12 @@ from toolwire import (
     ChainLink,
     Image,
     Message,
+    OpaquePart,
     Reply,
     RunStop,
     ServerError,
+    TextPart,
+    ToolCallPart,
     fallback,
 )
 from toolwire.emulator import Emulator, Fault
@@ -99,3 +102,37 @@ def test_a_shared_sticky_chain_keeps_each_conversation_in_its_own_place() -> Non
         "Second for one.", "First for two.", "Second again for one.")
     first.assert_done()
     second.assert_done()
+
+
+def test_server_tool_blocks_are_reported_and_media_carried_to_another_wire() -> None:
+    """Anthropic's web search blocks cannot go to Chat Completions: left out, each reported;
+    the user's image goes on as Chat Completions takes images."""
+    search = OpaquePart(wire="anthropic-messages", kind="server_tool_use", payload={
+        "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+        "input": {"query": "weather Paris"}})
+    found = OpaquePart(wire="anthropic-messages", kind="web_search_tool_result", payload={
+        "type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []})
+    searched = Reply(message=Message(role="assistant", parts=(
+        search, found, TextPart(text="Searched; now the tool."),
+        ToolCallPart(id="toolu_1", name="get_weather", arguments={"city": "Paris"}))),
+        stop="tool_calls")
+
+    async def go() -> tuple[Any, list[Any]]:
+        events: list[Any] = []
+        script = [searched, Fault("overloaded"), Reply(message=Message.assistant("Done."))]
+        async with Emulator(script) as emu:
+            chain = fallback(http_model("anthropic-messages", emu, "first"),
+                             http_model("openai-chat", emu, "second"))
+            task = ["Weather where this was taken?", Image.from_bytes(PNG, "image/png")]
+            await Agent(model=chain, tools=[TOOL], on_event=events.append).arun(task)
+            await chain.aclose()
+            emu.assert_done()
+        [body] = [r.body for r in emu.received if r.wire == "openai-chat"]
+        assert_wire_valid("openai-chat", body, model="second")
+        return body, [e for e in events if isinstance(e, ModelChosen)]
+
+    body, chosen = asyncio.run(go())
+    assert [c["type"] for c in body["messages"][0]["content"]] == ["text", "image_url"]
+    lost = [loss for loss in chosen[-1].losses if loss.startswith("opaque_dropped")]
+    assert len(lost) == 2 and "server_tool_use" in lost[0]
+    assert "web_search_tool_result" in lost[1]

@@ -166,3 +166,21 @@ def test_the_table_in_the_docs_is_the_one_the_chain_uses() -> None:
                     for row in FAILURES]
     for row, line in zip(FAILURES, rows, strict=True):
         assert [e.__name__ for e in row.errors] == [n.strip("` ") for n in line[1].split(",")]
+
+
+def test_a_sticky_chain_goes_round_to_the_top_when_its_model_fails() -> None:
+    call = Reply(message=Message(role="assistant", parts=(
+        ToolCallPart(id="c1", name="echo", arguments={"text": "x"}),)), stop="tool_calls")
+
+    def echo(text: str) -> str:
+        return text
+
+    first = ScriptedModel([ServerError("down", status=500), "First is back."], name="first")
+    second = ScriptedModel([call, ServerError("down too", status=503)], name="second")
+    events: list[Any] = []
+    result = Agent(model=fallback(first, second, sticky=True), tools=[echo],
+                   on_event=events.append).run("Hello?")
+    assert result.answer == "First is back."
+    assert [(e.model, [f[:2] for f in e.failed]) for e in events
+            if isinstance(e, ModelChosen)] == [("second", [("first", "server_error")]),
+                                               ("first", [("second", "server_error")])]

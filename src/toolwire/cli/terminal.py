@@ -92,6 +92,7 @@ class Terminal:
         self._streamed = False
         self._calls: dict[str, Any] = {}  # the calls of the last reply, by id
         self._shown: set[str] = set()  # ids of calls whose line is already on screen
+        self._answering: str | None = None  # the fallback chain's model shown last
 
     # ------------------------------------------------------------------ the screen
 
@@ -172,11 +173,14 @@ class Terminal:
             self._chosen(event)
 
     def _chosen(self, event: Any) -> None:
-        """Which model of a fallback chain answered, why the chain moved, what was lost."""
+        """Which model of a fallback chain answered (when it is another than the turn before's,
+        or ``verbose``), why the chain moved, what was lost."""
         for name, why, error in event.failed:
             self.say(f"[fallback] {name} failed ({why}): {error[:RESULT_CHARS]}", "retry")
-        self.say(f"[model] {event.model or 'no model of the chain answered'}",
-                 "retry" if event.failed else None)
+        if event.failed or event.model != self._answering or self.verbose:
+            self.say(f"[model] {event.model or 'no model of the chain answered'}",
+                     "retry" if event.failed else None)
+        self._answering = event.model
         for loss in event.losses:
             self.say(f"[fallback] lost on the way to {event.model}: {loss}", "retry")
 

@@ -130,9 +130,11 @@ class FallbackChain:
                 return found[1] if found is not None and found[0] is message else None
         return None
 
-    def _order(self, before: int | None) -> range:
+    def _order(self, before: int | None) -> list[int]:
+        """The links to try, in order: from the top, or (sticky) from the one that answered
+        last, then the rest of the chain and round to the top."""
         start = before if self.sticky and before is not None else 0
-        return range(start, len(self.links))
+        return [*range(start, len(self.links)), *range(start)]
 
     def _request(self, request: Request, index: int) -> tuple[Request, tuple[str, ...]]:
         link = self.links[index]
@@ -161,7 +163,7 @@ class FallbackChain:
                 failed: list[tuple[str, str, str]], notes: tuple[str, ...]) -> None:
         """Note that link ``index`` wrote ``reply``; say so (`ModelChosen`) with what the
         history lost on its way from the wire that answered before (or that failed first)."""
-        source = before if before is not None else (self._order(None)[0] if failed else None)
+        source = before if before is not None else (self._order(before)[0] if failed else None)
         lost = notes
         if source is not None and source != index:
             lost = losses(request, wire_of(self.links[source].model),
@@ -173,8 +175,8 @@ class FallbackChain:
         emit(ModelChosen(model=model_name(self.links[index].model), failed=tuple(failed),
                          losses=lost))
 
-    def _failed(self, exc: BaseException, index: int, failed: list[tuple[str, str, str]]
-                ) -> ProviderError | WireFormatError:
+    def _failed(self, exc: BaseException, index: int, failed: list[tuple[str, str, str]],
+                last: bool) -> ProviderError | WireFormatError:
         """Note ``exc`` from link ``index``; return it named when the run must end now."""
         row = failure(exc)
         if row is None:  # not a provider's failure: let it through as it is
@@ -183,7 +185,7 @@ class FallbackChain:
         tried = "; ".join(f"{n}: {why}" for n, why, _ in failed)
         failed.append((name, row.why, str(exc)))
         assert isinstance(exc, ProviderError | WireFormatError)
-        if not row.moves_on or index == len(self.links) - 1:
+        if not row.moves_on or last:
             emit(ModelChosen(model=None, failed=tuple(failed)))
             return named(exc, name, tried)
         return exc  # the next model takes the request
@@ -191,12 +193,13 @@ class FallbackChain:
     async def complete(self, request: Request) -> Reply:
         failed: list[tuple[str, str, str]] = []
         before = self._previous(request)
-        for index in self._order(before):
+        order = self._order(before)
+        for index in order:
             fitted, notes = self._request(request, index)
             try:
                 reply = await self.links[index].model.complete(fitted)
             except (ProviderError, WireFormatError) as exc:
-                ended = self._failed(exc, index, failed)
+                ended = self._failed(exc, index, failed, index == order[-1])
                 if ended is not exc:
                     raise ended from exc
                 continue
@@ -210,25 +213,27 @@ class FallbackChain:
         as it does when a model retries a broken stream itself."""
         failed: list[tuple[str, str, str]] = []
         before = self._previous(request)
+        order = self._order(before)
         attempt = 0
-        for index in self._order(before):
+        for index in order:
             fitted, notes = self._request(request, index)
             model: Any = self.links[index].model
             given = False
             try:
                 if callable(getattr(model, "stream", None)):
-                    async for event in model.stream(fitted):
-                        if type(event) is StreamEnd:
-                            self._chosen(fitted, event.reply, index, before, failed, notes)
-                        given = True
-                        yield event
+                    async with contextlib.aclosing(model.stream(fitted)) as events:
+                        async for event in events:
+                            if type(event) is StreamEnd:
+                                self._chosen(fitted, event.reply, index, before, failed, notes)
+                            given = True
+                            yield event
                 else:
                     reply = await model.complete(fitted)
                     self._chosen(fitted, reply, index, before, failed, notes)
                     yield StreamEnd(reply=reply)
                 return
             except (ProviderError, WireFormatError) as exc:
-                ended = self._failed(exc, index, failed)
+                ended = self._failed(exc, index, failed, index == order[-1])
                 if ended is not exc:
                     raise ended from exc
                 if given:

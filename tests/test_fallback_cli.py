@@ -68,3 +68,20 @@ def test_a_batch_goes_on_with_the_fallback(tmp_path: Path) -> None:
     [result] = [json.loads(line) for line in out.read_text().splitlines()]
     assert result["stop"] == "answered" and result["answer"] == "Answered by the fallback."
     assert [f[1] for f in read_log(result["log"]).models[0]["failed"]] == ["overloaded"]
+
+
+def test_resume_takes_the_chain_again_with_fallback(tmp_path: Path) -> None:
+    """A run whose only model was down ends; resumed with --fallback, it goes on there."""
+    log = tmp_path / "run.jsonl"
+    with Emulator([*DOWN, *DOWN, {"text": "Answered on resume."}]) as emu:
+        first = toolwire("run", "hello", "--model", f"anthropic:first@{emu.base_url}",
+                         "--tools", "none", "--no-stream", "--log", str(log), cwd=tmp_path)
+        assert "provider_error" in first.stdout + first.stderr
+        proc = toolwire("resume", str(log), "--fallback",
+                        f"openai-compatible:second@{emu.base_url}", "--no-stream", "--json",
+                        cwd=tmp_path)
+        emu.assert_done()
+    out = json.loads(proc.stdout)
+    assert out["stop"] == "answered" and out["answer"] == "Answered on resume."
+    assert [m["model"] for m in read_log(log).models] == [
+        f"openai-compatible:second@{emu.base_url}"]

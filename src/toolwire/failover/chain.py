@@ -36,18 +36,16 @@ from toolwire.errors import ProviderError, WireFormatError
 from toolwire.events import ModelChosen, RetryEvent, StreamEnd, StreamEvent, emit
 from toolwire.failover.shaping import ChainLink, losses, shaped, wire_of
 from toolwire.failover.table import failure, named
-from toolwire.protocol import Model, model_name, native_search
+from toolwire.protocol import Model, model_name, native_fallbacks, native_search
 from toolwire.protocol import provider_model as provider_model_of
 from toolwire.transcript import Message, Reply, Request, replace
 
-ANTHROPIC = "anthropic-messages"
 REMEMBERED = 4096
 """How many recent replies a chain remembers the writer of (for the runs sharing it)."""
 
 
-def _first_party_anthropic(model: object) -> bool:
-    endpoint = getattr(model, "endpoint", None)
-    return wire_of(model) == ANTHROPIC and getattr(endpoint, "provider", None) == "anthropic"
+def _provider(model: object) -> object:
+    return getattr(getattr(model, "endpoint", None), "provider", None)
 
 
 class FallbackChain:
@@ -139,24 +137,28 @@ class FallbackChain:
     def _request(self, request: Request, index: int) -> tuple[Request, tuple[str, ...]]:
         link = self.links[index]
         fitted, notes = shaped(request, link)
-        if self.server_fallbacks and _first_party_anthropic(link.model):
+        if self.server_fallbacks and native_fallbacks(link.model):
             fitted = self._with_server_fallbacks(fitted, index)
         return fitted, notes
 
     def _with_server_fallbacks(self, request: Request, index: int) -> Request:
-        """``request`` asking Anthropic to fall back to the Anthropic models after ``index``."""
+        """``request`` asking the provider of link ``index`` to fall back by itself to the
+        models after it that it serves too (same provider, same wire)."""
+        model = self.links[index].model
+        wire = wire_of(model)
         entries: list[dict[str, Any]] = []
         for link in self.links[index + 1:]:
-            if not _first_party_anthropic(link.model):
+            if (not native_fallbacks(link.model) or wire_of(link.model) != wire
+                    or _provider(link.model) != _provider(model)):
                 break
             entry: dict[str, Any] = {"model": provider_model_of(link.model)}
             if link.max_tokens is not None:
                 entry["max_tokens"] = link.max_tokens
             entries.append(entry)
-        if not entries:
+        if not entries or wire is None:
             return request
         options = dict(request.provider_options or {})
-        options[ANTHROPIC] = {**dict(options.get(ANTHROPIC) or {}), "fallbacks": entries}
+        options[wire] = {**dict(options.get(wire) or {}), "fallbacks": entries}
         return replace(request, provider_options=options)
 
     def _chosen(self, request: Request, reply: Reply, index: int, before: int | None,

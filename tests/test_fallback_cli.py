@@ -85,3 +85,26 @@ def test_resume_takes_the_chain_again_with_fallback(tmp_path: Path) -> None:
     assert out["stop"] == "answered" and out["answer"] == "Answered on resume."
     assert [m["model"] for m in read_log(log).models] == [
         f"openai-compatible:second@{emu.base_url}"]
+
+
+def test_the_terminal_shows_the_model_when_it_changes_and_counts_the_losses() -> None:
+    import io
+
+    from toolwire.cli.terminal import Terminal
+    from toolwire.events import ModelChosen
+
+    lost = ("reasoning_dropped: messages[1].parts[0]: x", "reasoning_dropped: messages[3]: y",
+            "id_rewritten: c:1: sent as c_1")
+    for verbose, shown in ((False, [
+            "[fallback] a failed (overloaded): 529 Overloaded", "[model] b",
+            "[fallback] lost on the way to b: 2 reasoning_dropped, 1 id_rewritten (-v for each)",
+            "[model] a"]), (True, [
+            "[fallback] a failed (overloaded): 529 Overloaded", "[model] b",
+            *[f"[fallback] lost on the way to b: {loss}" for loss in lost],
+            "[model] b", "[model] a"])):
+        out = io.StringIO()
+        term = Terminal(out=out, err=io.StringIO(), verbose=verbose, color="never")
+        for event in (ModelChosen("b", (("a", "overloaded", "529 Overloaded"),), lost),
+                      ModelChosen("b"), ModelChosen("a")):
+            term.on_event(event)
+        assert out.getvalue().splitlines() == shown

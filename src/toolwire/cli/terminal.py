@@ -181,8 +181,14 @@ class Terminal:
             self.say(f"[model] {event.model or 'no model of the chain answered'}",
                      "retry" if event.failed else None)
         self._answering = event.model
-        for loss in event.losses:
-            self.say(f"[fallback] lost on the way to {event.model}: {loss}", "retry")
+        if self.verbose:
+            for loss in event.losses:
+                self.say(f"[fallback] lost on the way to {event.model}: {loss}", "retry")
+        elif event.losses:
+            kinds = Counter(loss.split(":", 1)[0] for loss in event.losses)
+            said = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+            self.say(f"[fallback] lost on the way to {event.model}: {said} (-v for each)",
+                     "retry")
 
     def _reply(self, turn: int, reply: Any) -> None:
         streamed, self._streamed = self._streamed, False

@@ -32,6 +32,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+from toolwire.context.estimate import estimate_tokens
 from toolwire.errors import ProviderError, WireFormatError
 from toolwire.events import ModelChosen, RetryEvent, StreamEnd, StreamEvent, emit
 from toolwire.failover.shaping import ChainLink, losses, shaped, wire_of
@@ -40,7 +41,7 @@ from toolwire.protocol import Model, model_name, native_fallbacks, native_search
 from toolwire.protocol import provider_model as provider_model_of
 from toolwire.transcript import Message, Reply, Request, replace
 
-REMEMBERED = 4096
+REMEMBERED = 1024
 """How many recent replies a chain remembers the writer of (for the runs sharing it)."""
 
 
@@ -246,11 +247,13 @@ class FallbackChain:
     # ------------------------------------------------------------------ what models hold
 
     async def count_tokens(self, request: Request) -> int:
+        """The prompt tokens of ``request`` as the model that answered last counts them (a
+        local estimate when it cannot)."""
         count = getattr(self.current, "count_tokens", None)
-        if not callable(count):
-            raise AttributeError("count_tokens")
-        found: int = await count(request)
-        return found
+        if callable(count):
+            found: int = await count(request)
+            return found
+        return estimate_tokens(request, self.media_tokens)
 
     def keep_warm(self) -> contextlib.AbstractAsyncContextManager[None]:
         warm = getattr(self.current, "keep_warm", None)

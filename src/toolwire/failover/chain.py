@@ -178,16 +178,15 @@ class FallbackChain:
         emit(ModelChosen(model=model_name(self.links[index].model), failed=tuple(failed),
                          losses=lost))
 
-    def _failed(self, exc: BaseException, index: int, failed: list[tuple[str, str, str]],
-                last: bool) -> ProviderError | WireFormatError:
-        """Note ``exc`` from link ``index``; return it named when the run must end now."""
+    def _failed(self, exc: ProviderError | WireFormatError, index: int,
+                failed: list[tuple[str, str, str]], last: bool) -> ProviderError | WireFormatError:
+        """Note ``exc`` from link ``index`` in ``failed``; return ``exc`` itself when the next
+        model takes the request, else an error naming the model (the run ends with it)."""
         row = failure(exc)
-        if row is None:  # not a provider's failure: let it through as it is
-            raise exc
+        assert row is not None  # every provider error and bad reply has its row
         name = model_name(self.links[index].model)
         tried = "; ".join(f"{n}: {why}" for n, why, _ in failed)
         failed.append((name, row.why, str(exc)))
-        assert isinstance(exc, ProviderError | WireFormatError)
         if not row.moves_on or last:
             emit(ModelChosen(model=None, failed=tuple(failed)))
             return named(exc, name, tried)

@@ -90,3 +90,10 @@ def test_without_the_setting_or_another_anthropic_model_no_fallbacks_are_asked(
     _, emu = asyncio.run(run(chain_of, False, server))
     assert all("fallbacks" not in r.body for r in emu.received)
     assert all("anthropic-beta" not in r.headers for r in emu.received)
+
+
+def test_at_most_three_models_are_named_for_the_provider_to_fall_back_to() -> None:
+    names = ["claude-opus-4-1", "claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4",
+             "claude-sonnet-4"]
+    _, emu = asyncio.run(run([f"anthropic:{n}" for n in names], False))
+    assert [e["model"] for e in emu.received[0].body["fallbacks"]] == names[1:4]

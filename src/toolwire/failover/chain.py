@@ -41,6 +41,9 @@ from toolwire.protocol import Model, model_name, native_fallbacks, native_search
 from toolwire.protocol import provider_model as provider_model_of
 from toolwire.transcript import Message, Reply, Request, replace
 
+SERVER_FALLBACKS_MAX = 3
+"""How many models a request may name for its provider to fall back to (Anthropic takes up to
+three)."""
 REMEMBERED = 1024
 """How many recent replies a chain remembers the writer of (for the runs sharing it)."""
 
@@ -148,7 +151,7 @@ class FallbackChain:
         model = self.links[index].model
         wire = wire_of(model)
         entries: list[dict[str, Any]] = []
-        for link in self.links[index + 1:]:
+        for link in self.links[index + 1:index + 1 + SERVER_FALLBACKS_MAX]:
             if (not native_fallbacks(link.model) or wire_of(link.model) != wire
                     or _provider(link.model) != _provider(model)):
                 break

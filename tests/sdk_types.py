@@ -74,6 +74,11 @@ def assert_anthropic_valid(body: dict[str, Any], *, beta: bool = False) -> None:
     _anthropic(beta).validate_python(copy.deepcopy(plain), extra="forbid")
 
 
+CHAT_REASONING_KEYS = ("reasoning", "reasoning_content", "reasoning_details")
+"""Fields of an assistant message that servers speaking Chat Completions (OpenRouter, vLLM,
+DeepSeek) send with their reasoning and take back, which the openai SDK does not declare."""
+
+
 @cache
 def _chat(stream: bool) -> pydantic_core.SchemaValidator:
     from openai.types.chat.completion_create_params import (
@@ -112,7 +117,7 @@ def gemini_body() -> TypeAdapter[Any]:
     from pydantic import ConfigDict, create_model
     from pydantic.alias_generators import to_camel
 
-    fields = {
+    fields: dict[str, Any] = {
         "contents": (list[gt.Content], ...),
         "system_instruction": (gt.Content | None, None),
         "tools": (list[gt.Tool] | None, None),
@@ -123,8 +128,7 @@ def gemini_body() -> TypeAdapter[Any]:
     }
     config = ConfigDict(alias_generator=to_camel, extra="forbid")
     model = create_model(  # type: ignore[call-overload]
-        "GenerateContentBody", __config__=config, **fields
-    )
+        "GenerateContentBody", __config__=config, **fields)
     adapter: TypeAdapter[Any] = TypeAdapter(model)
     assert "'type': 'generator'" not in str(adapter.core_schema)
     return adapter
@@ -133,3 +137,58 @@ def gemini_body() -> TypeAdapter[Any]:
 def assert_gemini_valid(body: dict[str, Any]) -> None:
     """``body`` is a generateContent request built of the google-genai SDK's types."""
     gemini_body().validate_python(body, extra="forbid")
+
+
+def _ollama(body: dict[str, Any]) -> None:
+    """The ollama package's types, less the keys the server takes that they do not declare
+    (a call's ``id`` and ``function.index``, a result's ``tool_call_id``)."""
+    from ollama._types import ChatRequest, Tool
+    from ollama._types import Message as SdkMessage
+
+    body = copy.deepcopy(body)
+    for msg in body["messages"]:
+        msg.pop("tool_call_id", None)
+        for call in msg.get("tool_calls", ()):
+            call.pop("id", None)
+            call["function"].pop("index", None)
+        TypeAdapter(SdkMessage).validate_python(msg, extra="forbid")
+    for spec in body.get("tools", ()):
+        TypeAdapter(Tool).validate_python(spec, extra="forbid")
+    TypeAdapter(ChatRequest).validate_python(body)
+
+
+def _bedrock(body: dict[str, Any], model: str) -> None:
+    import botocore.session
+    from botocore.validate import ParamValidator
+
+    shape = (botocore.session.get_session().get_service_model("bedrock-runtime")
+             .operation_model("Converse").input_shape)
+    report = ParamValidator().validate({"modelId": model, **json.loads(json.dumps(body))}, shape)
+    assert not report.has_errors(), report.generate_report()
+
+
+def assert_wire_valid(wire: str, body: dict[str, Any], *, model: str = "m") -> None:
+    """``body`` is a request the official SDK of ``wire``'s provider types as valid, no
+    unknown key (Anthropic's beta types when the body uses a beta field)."""
+    if wire == "anthropic-messages":
+        assert_anthropic_valid(body, beta=any(k in body for k in ("fallbacks",
+                                                                  "context_management")))
+    elif wire == "openai-responses":
+        assert_sdk_valid(body)
+    elif wire == "openai-chat":
+        plain = json.loads(json.dumps(body))
+        for msg in plain["messages"]:  # reasoning servers of this wire send back, unknown to it
+            if msg.get("role") == "assistant":
+                for key in CHAT_REASONING_KEYS:
+                    msg.pop(key, None)
+        validated = _chat(bool(body.get("stream"))).validate_python(
+            copy.deepcopy(plain), extra="forbid")
+        assert json.loads(json.dumps(validated)) == plain
+    elif wire == "gemini-generate":
+        gemini_body().validate_python(body, extra="forbid")
+    elif wire == "ollama-chat":
+        _ollama(body)
+    elif wire == "bedrock-converse":
+        _bedrock(body, model)
+    else:
+        raise AssertionError(f"no SDK types known for wire {wire!r}")

@@ -289,6 +289,25 @@ for taker, build in MODEL_TAKERS.items():
     for name, model in BAD_MODELS.items():
         case(f"{taker} --model <{name}>", lambda p, b=build, m=model: b(p, m))  # type: ignore[misc]
 
+FALLBACK_TAKERS: dict[str, Callable[[Place, str], list[str]]] = {
+    "run": lambda p, m: ["run", "x", "--model", MODEL, "--fallback", m, "--workdir", p.work],
+    "resume": lambda p, m: ["resume", p.log, "--fallback", m, "--workdir", p.work],
+    "batch": lambda p, m: ["batch", p.tasks, "--model", MODEL, "--fallback", m, "--out",
+                           str(p.root / "r.jsonl")],
+    "chat": lambda p, m: ["chat", "--model", MODEL, "--fallback", m, "--workdir", p.work],
+}
+for taker, build in FALLBACK_TAKERS.items():
+    for name, model in BAD_MODELS.items():
+        case(f"{taker} --fallback <{name}>", lambda p, b=build, m=model: b(p, m))  # type: ignore[misc]
+    case(f"{taker} --fallback <no id>",  # type: ignore[misc]
+         lambda p, b=build: [*b(p, MODEL), "--fallback"])
+    case(f"{taker} --fallback-sticky <without --fallback>",  # type: ignore[misc]
+         lambda p, b=build: [a for a in b(p, "") if a not in ("--fallback", "")]
+         + ["--fallback-sticky"])
+case("batch --fallback <with --ray>", lambda p: [*FALLBACK_TAKERS["batch"](p, MODEL), "--ray"])
+case("run --fallback-sticky <with a value>", lambda p: [*FALLBACK_TAKERS["run"](p, MODEL),
+                                                        "--fallback-sticky=yes"])
+
 # ---------------------------------------------------------------- numbers
 
 NUMBER_FLAGS: dict[str, tuple[Callable[[Place], list[str]], list[str], tuple[str, ...]]] = {

@@ -56,7 +56,7 @@ def test_a_deferred_run_stops_and_resumes_with_decisions(tmp_path: Path) -> None
     assert written == []  # nothing of the reply ran, not even the call that needed no decision
     logged = read_log(log)
     assert logged.awaiting == ["c2", "c3"] and logged.stop == "awaiting_approval"
-    assert logged.header["format"] == LOG_FORMAT == 9
+    assert logged.header["format"] == LOG_FORMAT == 10
     assert logged.header["context"] == {"workdir": "/somewhere"}
     second = Agent(model=ScriptedModel([reply("Done.")]), tools=notes_tools(written),
                    approval={"write_note": "defer"})

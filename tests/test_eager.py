@@ -256,7 +256,7 @@ async def test_a_reply_that_breaks_cancels_the_early_call_and_sends_no_result(
     assert [(g.call.id, g.finished, g.result) for g in gone] == [("c1", False, None)]
     assert any("was cancelled while running" in n for n in result.notes)
     lines = [json.loads(x) for x in log.read_text().splitlines()]
-    assert lines[0]["format"] == LOG_FORMAT == 9
+    assert lines[0]["format"] == LOG_FORMAT == 10
     assert [x["finished"] for x in lines if x["event"] == "call_abandoned"] == [False]
     assert "call_end" not in [x["event"] for x in lines]
 

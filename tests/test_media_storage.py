@@ -84,7 +84,7 @@ async def test_twenty_screenshots_grow_log_and_cassette_by_one_image_each_and_re
     assert size_of(cassette) < TURNS * MB + 400_000
     assert cassette.stat().st_size < 300_000
     assert sorted(p.read_bytes() for p in Path(f"{log}.media").iterdir()) == sorted(shots)
-    assert json.loads(log.read_text().split("\n", 1)[0])["format"] == LOG_FORMAT == 9
+    assert json.loads(log.read_text().split("\n", 1)[0])["format"] == LOG_FORMAT == 10
     # The requests themselves carried every image (19 before the last turn's).
     sent = [b["content"][0]["source"]["data"] for m in last_request["messages"]
             if m["role"] == "user" for b in m["content"]

@@ -54,6 +54,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names below are, for type checkers an
     from toolwire.agent.loop import Agent, AgentRun, RunResult, RunStop, Step
     from toolwire.conversion import Conversion, convert, detect_wire
     from toolwire.emulator import Emulator
+    from toolwire.failover import ChainLink, FallbackChain, fallback
     from toolwire.http.client import HttpModel, RetryPolicy, model
     from toolwire.media import Audio, Document, Image
     from toolwire.protocol import Model
@@ -69,8 +70,10 @@ _LAZY: dict[str, str] = {
     "Image": "media",
     "AgentRun": "agent.loop",
     "Approval": "agent.dispatch",
+    "ChainLink": "failover.shaping",
     "Conversion": "conversion",
     "Emulator": "emulator",
+    "FallbackChain": "failover.chain",
     "HttpModel": "http.client",
     "Model": "protocol",
     "Problem": "rules",
@@ -83,6 +86,7 @@ _LAZY: dict[str, str] = {
     "check_transcript": "rules",
     "convert": "conversion",
     "detect_wire": "conversion",
+    "fallback": "failover.chain",
     "instrument": "telemetry.settings",
     "model": "http.client",
     "tool": "schema.tool",
@@ -108,12 +112,14 @@ __all__ = [
     "Audio",
     "AuthenticationError",
     "Cache",
+    "ChainLink",
     "ConfigError",
     "ContextLengthError",
     "ContextManagement",
     "Conversion",
     "Document",
     "Emulator",
+    "FallbackChain",
     "HttpModel",
     "Image",
     "InvalidRequestError",
@@ -157,6 +163,7 @@ __all__ = [
     "check_transcript",
     "convert",
     "detect_wire",
+    "fallback",
     "from_json",
     "instrument",
     "model",

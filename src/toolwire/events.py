@@ -2,9 +2,9 @@
 
 Owns the stream events (`TextDelta`, `ReasoningDelta`, `ToolCallStarted`, `ToolCallDelta`,
 `ToolCallFinished`, `StreamEnd`), the run events (`MessageAdded`, `RequestSent`, `RetryEvent`,
-`WireNotes`, `ReplyReceived`, `ToolStarted`, `ToolFinished`, `ToolNote`, `FirstToken`,
-`FirstToolStart`, `ToolAbandoned`, `ToolProgress`, `ToolAsked`, `ApprovalAwaited`, `RunResumed`,
-`RunStopped`, `Compacted`, `FileSeen`), the
+`WireNotes`, `ModelChosen`, `ReplyReceived`, `ToolStarted`, `ToolFinished`, `ToolNote`,
+`FirstToken`, `FirstToolStart`, `ToolAbandoned`, `ToolProgress`, `ToolAsked`, `ApprovalAwaited`,
+`RunResumed`, `RunStopped`, `Compacted`, `FileSeen`), the
 `Event` union of both, and the channel: `emit` and `listen`.
 
 The channel is a context variable. A run listens (`listen`) while it waits on its model, so a
@@ -114,6 +114,20 @@ class WireNotes:
 
     wire: str
     notes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChosen:
+    """A fallback chain (`toolwire.fallback`) answered a model call. ``model`` is the name of
+    the model whose reply it is (None: none did, and the run ends with the last error);
+    ``failed`` holds, for each model tried before it, its name, why the chain moved on (or
+    ended: a row of `toolwire.failover.table.FAILURES`) and the error's text; ``losses``, what
+    the conversation lost or changed on its way to ``model``'s wire (when the model that
+    answered before was another)."""
+
+    model: str | None
+    failed: tuple[tuple[str, str, str], ...] = ()
+    losses: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,7 +282,7 @@ class Compacted:
 RunEvent = (
     MessageAdded | RequestSent | RetryEvent | WireNotes | ReplyReceived | ToolStarted
     | ToolFinished | ToolNote | FirstToken | FirstToolStart | ToolAbandoned | ToolProgress
-    | ToolAsked | ApprovalAwaited | RunResumed | RunStopped | Compacted | FileSeen
+    | ToolAsked | ApprovalAwaited | RunResumed | RunStopped | Compacted | FileSeen | ModelChosen
 )
 Event = StreamEvent | RunEvent
 """Everything a run's listeners may be given."""
@@ -339,6 +353,7 @@ __all__ = [
     "FirstToolStart",
     "Listener",
     "MessageAdded",
+    "ModelChosen",
     "ReasoningDelta",
     "ReplyReceived",
     "RequestSent",

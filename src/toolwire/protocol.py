@@ -1,7 +1,8 @@
 """The `Model` protocol: the one thing the agent loop needs from a model.
 
-Owns `Model`, `StreamingModel`, `model_name`, `provider_model` and `holds_nothing` (what a model
-must not give back as a reply). A model takes a canonical
+Owns `Model`, `StreamingModel`, `model_name`, `provider_model`, what a model's provider does
+itself (`native_search`, `native_compaction`, `native_fallbacks`) and `holds_nothing` (what a
+model must not give back as a reply). A model takes a canonical
 `Request` and gives back a canonical `Reply`; whether it speaks HTTP
 (`toolwire.http.client.HttpModel`), replays a script (`toolwire.testing.ScriptedModel`) or runs in
 process is its own business. Retries of failed requests belong to the model, not to the loop: the
@@ -93,6 +94,13 @@ def native_compaction(model: object) -> bool:
     return _native(model, "native_compaction", "CONTEXT_MANAGEMENT")
 
 
+def native_fallbacks(model: object) -> bool:
+    """Whether ``model``'s provider falls back to other models of its own itself when asked
+    (``server_fallbacks``; by default where the wire has ``SERVER_FALLBACKS``: see
+    `_native`)."""
+    return _native(model, "server_fallbacks", "SERVER_FALLBACKS")
+
+
 def provider_model(model: object) -> str:
     """What the provider calls a model, for `Request.model`: its ``provider_model`` attribute
     when that is a string, else `model_name`."""
@@ -129,4 +137,4 @@ def holds_nothing(reply: Reply) -> bool:
 
 
 __all__ = ["FIRST_PARTY", "Model", "StreamingModel", "holds_nothing", "model_name",
-           "native_compaction", "native_search", "provider_model"]
+           "native_compaction", "native_fallbacks", "native_search", "provider_model"]

@@ -31,6 +31,9 @@ by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is 
 ``awaiting_approval`` (format 4 on) the run stopped to wait for decisions on these calls
                 (id, name, arguments); ``toolwire resume LOG --allow ID --deny ID`` goes on
 ``retry``       a model request failed and is being sent again (attempt, wait, the error)
+``model``       (format 10 on) which model of a fallback chain answered the turn (null: none
+                did), each one passed over before it (``failed``: model, why, error) and what
+                the conversation lost on its way to its wire (``losses``)
 ``progress``    (format 6 on) a tool's progress (tool, progress, total, message; ``count``)
 ``asked``       (format 6 on) a running tool asked the user (tool, question, action, reason)
 ``file_seen``   (format 8 on) a built-in file tool is about to touch a file for the first time:
@@ -53,7 +56,7 @@ Format versions: every change to what is written bumps `LOG_FORMAT`; `read_log` 
 format up to it (2: ``request_model``, ``error_type``, the resume line's ``format``; 3:
 ``first_token``, ``first_tool``, ``call_abandoned``, ``early``; 4: the header's ``context``,
 ``awaiting_approval``; 5: ``compact``; 6: ``progress``, ``asked``; 7: media in the folder; 8:
-``file_seen``; 9: ``mac``). A newer format is refused with a `TranscriptError` to upgrade.
+``file_seen``; 9: ``mac``; 10: ``model``). A newer format is refused: upgrade toolwire.
 
 Values are written with `toolwire.transcript_json.to_json`, secrets taken out (`redact_json`).
 Must not import the loop, dispatch, codecs or transport; `toolwire.agent.timeline` reads times.
@@ -83,6 +86,7 @@ from toolwire.events import (
     FirstToken,
     FirstToolStart,
     MessageAdded,
+    ModelChosen,
     ReplyReceived,
     RequestSent,
     RetryEvent,
@@ -107,7 +111,7 @@ from toolwire.transcript import (
 )
 from toolwire.transcript_json import from_json, to_json
 
-LOG_FORMAT = 9
+LOG_FORMAT = 10
 """The format version this toolwire writes; it reads this one and every earlier one."""
 
 
@@ -186,18 +190,11 @@ class RunLog:
                ) -> None:
         from toolwire.version import __version__
 
-        self.write(
-            "header",
-            format=LOG_FORMAT,
-            toolwire=__version__,
-            model=model,
-            request_model=model if request_model is None else request_model,
-            system=system,
-            tools=[to_json(t) for t in tools],
-            output=to_json(output) if output is not None else None,
-            settings=dict(settings or {}),
-            context=dict(context or {}),
-        )
+        self.write("header", format=LOG_FORMAT, toolwire=__version__, model=model,
+                   request_model=model if request_model is None else request_model,
+                   system=system, tools=[to_json(t) for t in tools],
+                   output=to_json(output) if output is not None else None,
+                   settings=dict(settings or {}), context=dict(context or {}))
 
     def message(self, index: int, message: Message) -> None:
         self.write("message", index=index, message=to_json(message))
@@ -248,9 +245,6 @@ class RunLog:
     def _on_start(self, e: ToolStarted) -> None:
         self.call_start(e.turn, e.call, e.early)
 
-    def _on_first_token(self, e: FirstToken) -> None:
-        self.write("first_token", turn=e.turn, seconds=round(e.seconds, 6))
-
     def _on_first_tool(self, e: FirstToolStart) -> None:
         self.write("first_tool", turn=e.turn, seconds=round(e.seconds, 6), early=e.early)
 
@@ -295,7 +289,7 @@ _WRITERS: dict[type[Any], Callable[[RunLog, Any], None]] = {
     RetryEvent: RunLog._on_retry,
     ReplyReceived: RunLog._on_reply,
     ToolStarted: RunLog._on_start,
-    FirstToken: RunLog._on_first_token,
+    FirstToken: lambda log, e: log.write("first_token", turn=e.turn, seconds=round(e.seconds, 6)),
     FirstToolStart: RunLog._on_first_tool,
     ToolAbandoned: RunLog._on_abandoned,
     ToolFinished: RunLog._on_end,
@@ -305,6 +299,7 @@ _WRITERS: dict[type[Any], Callable[[RunLog, Any], None]] = {
     ToolProgress: lambda log, e: log.write("progress", **asdict(e)),
     ToolAsked: lambda log, e: log.write("asked", **asdict(e)),
     FileSeen: lambda log, e: log.write("file_seen", **asdict(e)),
+    ModelChosen: lambda log, e: log.write("model", turn=log._turn, **asdict(e)),
     Compacted: lambda log, e: log.write("compact", how=e.how, why=e.why, before=e.before,
                                         after=e.after, messages=[to_json(m) for m in e.messages]),
 }
@@ -322,7 +317,8 @@ class LoggedRun:
     that finished (so a pending call is one of: never started, started but cut off, finished).
     ``awaiting`` are the ids of the calls the run stopped to wait for decisions on (cleared when
     it is resumed). ``turn_usage`` is each reply's usage in order (``usage`` is their sum),
-    ``retries`` the logged ``retry`` events, and ``notes`` the notes of the last ``stop``.
+    ``retries`` and ``models`` the logged ``retry`` and ``model`` events, ``notes`` the notes
+    of the last ``stop``.
     ``time`` is what the lines say of the run's time (`toolwire.agent.timeline.Timeline`:
     per-turn timings, when each model call and tool ran, the calls abandoned). ``files``: the
     SHA-256 each file had when a built-in file tool first touched it (None: no file), by path.
@@ -343,6 +339,7 @@ class LoggedRun:
     torn: bool = False
     time: Timeline = field(default_factory=Timeline)
     files: dict[str, str | None] = field(default_factory=dict)
+    models: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def pending(self) -> tuple[ToolCallPart, ...]:
@@ -379,11 +376,12 @@ def is_log_text(text: str) -> bool:
 
 def _check_format(version: Any, where: str) -> None:
     """Refuse a log whose format this toolwire cannot read, saying which and what to do."""
-    if isinstance(version, int) and not isinstance(version, bool) and 1 <= version <= LOG_FORMAT:
+    number = isinstance(version, int) and not isinstance(version, bool)
+    if number and 1 <= version <= LOG_FORMAT:
         return
     from toolwire.version import __version__
 
-    if isinstance(version, int) and not isinstance(version, bool) and version > LOG_FORMAT:
+    if number and version > LOG_FORMAT:
         raise TranscriptError(
             f"{where}: run log format {version} is not supported by this toolwire "
             f"({__version__}), which reads formats 1 to {LOG_FORMAT}: a newer toolwire wrote "
@@ -473,6 +471,8 @@ def _read_event(run: LoggedRun, event: dict[str, Any], where: str) -> None:
         run.turn_usage.append(reply.usage)
     elif kind == "retry":
         run.retries.append(event)
+    elif kind == "model":
+        run.models.append(event)
     elif kind == "call_start":
         run.started.add(str(event.get("call_id")))
     elif kind == "call_end":

@@ -83,6 +83,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
                                 "name": m.name, "url": m.url} for m in e.media]}
                     for e in expl.entries],
         "usage_per_turn": [to_json(u) for u in expl.turn_usage],
+        "models": expl.models,
         "record": record,
     }
     text = render_text(expl)

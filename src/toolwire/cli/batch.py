@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from toolwire import _json
-from toolwire.cli import checks, settings
+from toolwire.cli import chains, checks, settings
 from toolwire.cli.common import UserError
 from toolwire.cli.otel import add_otel_option
 
@@ -93,6 +93,7 @@ def check_batch(args: argparse.Namespace) -> None:
     checks.read_text(args.tasks, "TASKS")
     settings.apply(args)
     checks.model_id(args.model, keys=True)
+    chains.check_fallbacks(args, keys=True)
     checks.output_path(args.out, "--out")
     if Path(args.out).exists():
         _check_results(args.out)
@@ -131,6 +132,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
     _enough_files(args.concurrency)
+    model = chains.for_batch(args)
     line = ProgressLine(sys.stderr) if not args.quiet else None
     last: list[BatchProgress] = []
 
@@ -151,7 +153,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
                                     cpus_per_run=args.ray_cpus_per_run,
                                     num_cpus=args.ray_cpus, **common)
         else:
-            summary = asyncio.run(run_batch(args.tasks, args.model, args.out, **common))
+            summary = asyncio.run(chains.closing(
+                run_batch(args.tasks, model, args.out, **common), model))
     finally:
         if line is not None:
             if last:
@@ -183,6 +186,7 @@ def add_commands(sub: Any, epilog: str) -> None:
     p.add_argument("--model", metavar="ID",
                    help="model id: " + "; ".join(MODEL_ID_FORMS) + " (default: TOOLWIRE_MODEL, "
                         "or model in the config file)")
+    chains.fallback_options(p)
     p.add_argument("--out", required=True, metavar="RESULTS",
                    help="the results file (JSONL), appended to")
     p.add_argument("--concurrency", type=checks.count, default=10, metavar="N",

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolwire.cli import checks, settings, trust
+from toolwire.cli import chains, checks, settings, trust
 from toolwire.cli.common import EXIT_OK, UserError
 from toolwire.cli.run import (
     Outputs,
@@ -124,7 +124,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         log = str(outputs.file(checks.output_path(args.log, "--log", fresh=True)))
     else:
         log = None
-    model = client.model(args.model, limits=settings.limits(args))
+    model = chains.chained(args, client.model(args.model, limits=settings.limits(args)))
     term = _terminal(args)
     journal = FileJournal(Workspace(workdir))
     try:

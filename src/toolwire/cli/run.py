@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolwire.cli import checks, settings, trust
+from toolwire.cli import chains, checks, settings, trust
 from toolwire.cli.common import UserError
 from toolwire.cli.otel import add_otel_option
 from toolwire.cli.terminal import Terminal, answerer, approver, finish, policy
@@ -34,6 +34,7 @@ def check_agent_options(args: argparse.Namespace) -> None:
         checks.need_extra("mcp", "--mcp" if getattr(args, "mcp", None) else "--mcp-deferred")
     if getattr(args, "model", None):
         checks.model_id(args.model)
+    chains.check_fallbacks(args)
     if getattr(args, "temperature", None) is not None and getattr(args, "reasoning", None) not in (
             None, "off"):
         raise UserError("--temperature and --reasoning together: reasoning models refuse a "
@@ -281,7 +282,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         record = outputs.file(checks.output_path(args.record, "--record", fresh=True))
         transport = RecordTransport(record, HttpTransport(limits=limits))
-    model = client.model(args.model, transport=transport, limits=limits)
+    model = chains.chained(args, client.model(args.model, transport=transport, limits=limits),
+                           transport=transport)
     term = _terminal(args)
     log = log or _default_log(workdir, outputs)
     task = [args.task, *attached] if attached else args.task
@@ -299,7 +301,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     logged = read_log(args.log)
     workdir = from_log(args, args.log, logged, "resume")
     decisions = _decisions(args, logged)
-    model = client.model(args.model, limits=settings.limits(args))
+    model = chains.chained(args, client.model(args.model, limits=settings.limits(args)))
     term = _terminal(args)
     result = _go(args, model, workdir, term, Outputs(),
                  lambda a: a.aresume(args.log, decisions=decisions))
@@ -373,6 +375,7 @@ def agent_options(p: argparse.ArgumentParser) -> None:
                         "(default: the provider's). GPT-5 models that refuse a reasoning "
                         "effort with tools on Chat Completions stop before sending: give the "
                         "model as openai-responses:MODEL instead")
+    chains.fallback_options(p)
     sandbox_options(p)
     stream_option(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")

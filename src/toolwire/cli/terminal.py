@@ -97,6 +97,7 @@ class Terminal:
         self._pieces = StreamRedactor(self.paint.redact)  # a key split across pieces too
         self._calls: dict[str, Any] = {}  # the calls of the last reply, by id
         self._shown: set[str] = set()  # ids of calls whose line is already on screen
+        self._answering: str | None = None  # the fallback chain's model shown last
 
     # ------------------------------------------------------------------ the screen
 
@@ -136,6 +137,7 @@ class Terminal:
     def on_event(self, event: object) -> None:
         from toolwire.events import (
             MessageAdded,
+            ModelChosen,
             ReplyReceived,
             RetryEvent,
             TextDelta,
@@ -176,6 +178,26 @@ class Terminal:
                 self.paint.part(self._pieces.flush(), "text")
             self.say(f"[retry] {event.error} (attempt {event.attempt}; waiting "
                      f"{event.wait:.1f} s)", "retry")
+        elif isinstance(event, ModelChosen):
+            self._chosen(event)
+
+    def _chosen(self, event: Any) -> None:
+        """Which model of a fallback chain answered (when it is another than the turn before's,
+        or ``verbose``), why the chain moved, what was lost."""
+        for name, why, error in event.failed:
+            self.say(f"[fallback] {name} failed ({why}): {error[:RESULT_CHARS]}", "retry")
+        if event.failed or event.model != self._answering or self.verbose:
+            self.say(f"[model] {event.model or 'no model of the chain answered'}",
+                     "retry" if event.failed else None)
+        self._answering = event.model
+        if self.verbose:
+            for loss in event.losses:
+                self.say(f"[fallback] lost on the way to {event.model}: {loss}", "retry")
+        elif event.losses:
+            kinds = Counter(loss.split(":", 1)[0] for loss in event.losses)
+            said = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+            self.say(f"[fallback] lost on the way to {event.model}: {said} (-v for each)",
+                     "retry")
 
     def _reply(self, turn: int, reply: Any) -> None:
         streamed, self._streamed = self._streamed, False

@@ -20,6 +20,9 @@ CONTEXT_EDITING_BETA = "context-management-2025-06-27"
 """The ``anthropic-beta`` value Anthropic's context editing (clearing) is sent with."""
 COMPACTION_BETA = "compact-2026-01-12"
 """The ``anthropic-beta`` value Anthropic's server-side compaction is sent with."""
+SERVER_FALLBACK_BETA = "server-side-fallback-2026-07-01"
+"""The ``anthropic-beta`` value a body with ``fallbacks`` (the models Anthropic's API falls
+back to when the requested one declines) is sent with."""
 
 
 def container_id(messages: Sequence[Message], wire: str) -> str | None:
@@ -111,17 +114,19 @@ def anthropic_edits(cm: ContextManagement | None) -> dict[str, Any]:
 
 
 def anthropic_betas(body: Mapping[str, Any]) -> dict[str, str] | None:
-    """The ``anthropic-beta`` header the edits of ``body``'s ``context_management`` need."""
+    """The ``anthropic-beta`` header the edits of ``body``'s ``context_management`` need, and
+    its ``fallbacks``."""
     raw = body.get("context_management")
+    fallbacks = [SERVER_FALLBACK_BETA] if "fallbacks" in body else []
     if raw is None:  # the usual body: no edits
-        return None
+        return {"anthropic-beta": fallbacks[0]} if fallbacks else None
     edits = raw.get("edits") if isinstance(raw, Mapping) else None
-    if not isinstance(edits, list):
-        return None
-    kinds = {e.get("type") for e in edits if isinstance(e, Mapping)}
+    kinds = {e.get("type") for e in edits if isinstance(e, Mapping)} if isinstance(
+        edits, list) else set()
     betas = [CONTEXT_EDITING_BETA] if kinds - {"compact_20260112"} else []
     if "compact_20260112" in kinds:
         betas.append(COMPACTION_BETA)
+    betas += fallbacks
     return {"anthropic-beta": ",".join(betas)} if betas else None
 
 

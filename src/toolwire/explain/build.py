@@ -102,6 +102,9 @@ class Explanation:
     """When each model call and tool call ran, from a run log's timestamps."""
     media_folder: Path | None = None
     """A run log's media folder (`toolwire.mediafiles`), when it has one."""
+    models: list[str] = field(default_factory=list)
+    """Which model of a fallback chain answered each turn, why the chain moved on, and what
+    the conversation lost on the way (`chain_lines`), from a run log."""
 
     @property
     def usage(self) -> Usage:
@@ -227,6 +230,22 @@ def explain_conversation(
     return expl
 
 
+def chain_lines(models: Sequence[dict[str, Any]]) -> list[str]:
+    """A run log's ``model`` lines in words: per turn, the model of the fallback chain that
+    answered (or that none did), each model passed over before it and why, and each loss."""
+    lines: list[str] = []
+    for m in models:
+        turn = f"turn {m.get('turn')}"
+        for failed in m.get("failed") or ():
+            name, why, error = [*failed, "", "", ""][:3]
+            lines.append(f"{turn}: {name} failed ({why}: {_short(str(error), 160)})")
+        lines.append(f"{turn}: answered by {m['model']}" if m.get("model")
+                     else f"{turn}: no model of the chain answered; the run ended")
+        lines.extend(f"{turn}: lost on the way to {m.get('model')}: {loss}"
+                     for loss in m.get("losses") or ())
+    return lines
+
+
 def _reply_stop(reply: Reply) -> str:
     if reply.truncated_call:
         return "truncated"
@@ -251,6 +270,7 @@ def _from_runlog(path: Path) -> Explanation:
         messages=run.messages, stop=run.stop or "interrupted", turn_usage=run.turn_usage,
         notes=notes)
     expl.timings, expl.spans = run.time.turns, run.time.spans
+    expl.models = chain_lines(run.models)
     folder = MediaFiles(path).folder
     expl.media_folder = folder if folder.is_dir() else None
     return expl
@@ -382,6 +402,7 @@ def render_text(expl: Explanation) -> str:
         lines.append(f"total tokens: {total.input_tokens} in, {total.output_tokens} out")
         lines.append(f"run: {usage_line(total)}")
     lines.extend(_timing(turn, t) for turn, t in sorted(expl.timings.items()))
+    lines.extend(f"model: {line}" for line in expl.models)
     lines.extend(f"note: {n}" for n in expl.notes)
     return "\n".join(lines)
 

@@ -152,6 +152,7 @@ def render_html(expl: Explanation, title: str = "toolwire run report") -> str:
     stop = (f'<div class="stop" id="stop"><b>What ended the loop:</b> {esc(expl.stop or "-")}'
             f" — {esc(expl.stop_meaning)}</div>")
     notes = "".join(f"<li>{esc(n)}</li>" for n in expl.notes)
+    models = "".join(f"<li>{esc(line)}</li>" for line in expl.models)
     total = expl.usage
     return (
         f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{esc(title)}</title>"
@@ -162,6 +163,7 @@ def render_html(expl: Explanation, title: str = "toolwire run report") -> str:
         + "".join(rows) + stop
         + f"<h2>Tokens per turn</h2>{_chart(expl)}{_turns(expl)}"
         + (f"<h2>Time</h2>{_time_axis(expl)}" if expl.spans else "")
+        + (f'<h2>Models</h2><ul id="models">{models}</ul>' if models else "")
         + (f"<ul>{notes}</ul>" if notes else "")
         + f"<script>{_JS}</script></body></html>"
     )

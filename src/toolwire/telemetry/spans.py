@@ -28,6 +28,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from toolwire.events import (
     Event,
     FirstToken,
+    ModelChosen,
     ReplyReceived,
     RequestSent,
     RetryEvent,
@@ -171,7 +172,7 @@ class RunTelemetry:
             RequestSent: self._request, ReplyReceived: self._reply, RetryEvent: self._retry,
             ToolStarted: self._tool_started, ToolFinished: self._tool_finished,
             RunStopped: self._stopped, RunResumed: self._resumed, FirstToken: self._first,
-            ToolAbandoned: self._abandoned,
+            ToolAbandoned: self._abandoned, ModelChosen: self._chosen,
         }
 
     def __call__(self, event: Event) -> None:
@@ -216,6 +217,19 @@ class RunTelemetry:
             "toolwire.retry.attempt": event.attempt, "toolwire.retry.wait": event.wait,
             ERROR_TYPE: error_type(event.error),
             "exception.message": str(event.error)[:500]})
+
+    def _chosen(self, event: ModelChosen) -> None:
+        """A fallback chain's choice: the model that answered the call (``none``: no model
+        did), an event per model passed over before it, and what the history lost."""
+        if self._chat is None:
+            return
+        for name, why, error in event.failed:
+            self._chat.add_event("toolwire.fallback", {
+                "toolwire.fallback.from": name, "toolwire.fallback.why": why,
+                "exception.message": error[:500]})
+        self._chat.set_attribute("toolwire.fallback.model", event.model or "none")
+        if event.losses:
+            self._chat.set_attribute("toolwire.fallback.losses", event.losses)
 
     def _reply(self, event: ReplyReceived) -> None:
         span, self._chat = self._chat, None

@@ -58,6 +58,10 @@ CONTEXT_MANAGEMENT = True
 """The server edits and compacts a long context itself (``context_management``: clearing
 tool results and thinking, compaction, each with its beta header); its ``compaction`` blocks
 go back as they came (`compaction_part` makes one, for the emulator)."""
+SERVER_FALLBACKS = True
+"""The server falls back by itself to the models a body's ``fallbacks`` names (with its beta
+header) when the requested one declines; its replies' ``fallback`` blocks go back as they
+came, in place."""
 ALLOWED_CALLERS = True
 """Tools say who may call them (``allowed_callers``): code the server runs may, the code
 execution tool being in the list; its calls carry a ``caller`` (`ToolCallPart.caller`)."""

@@ -205,6 +205,9 @@ class ResultsFile:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.finished: dict[str, dict[str, Any]] = {}
+        self.jobs: list[dict[str, Any]] = []
+        """The lines of a batch sent through a provider's batch API (``batch_job`` lines:
+        which job holds which task's request), in order (`toolwire.batch.rounds`)."""
         self.torn = False
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -241,6 +244,9 @@ class ResultsFile:
             except ValueError as exc:
                 raise BatchError(f"results file {self.path} line {number}: not valid JSON "
                                  f"({exc}); fix or remove that line") from None
+            if isinstance(line, dict) and isinstance(line.get("batch_job"), str):
+                self.jobs.append(line)
+                continue
             found = line.get("id") if isinstance(line, dict) else None
             if not isinstance(found, str | int) or isinstance(found, bool):
                 raise BatchError(f'results file {self.path} line {number}: a result line is '
@@ -248,12 +254,20 @@ class ResultsFile:
             self.finished[str(found)] = line
 
     def append(self, line: Mapping[str, Any]) -> None:
+        self._write(line)
+        self.finished[str(line["id"])] = dict(line)
+
+    def note_job(self, line: Mapping[str, Any]) -> None:
+        """Append a ``batch_job`` line (a job sent, or how it ended)."""
+        self._write(line)
+        self.jobs.append(dict(line))
+
+    def _write(self, line: Mapping[str, Any]) -> None:
         if self._fd is None:
             raise ValueError(f"results file {self.path} is closed")
         data = _dumps(line)
         while data:
             data = data[os.write(self._fd, data):]
-        self.finished[str(line["id"])] = dict(line)
 
     def close(self) -> None:
         if self._fd is not None:

@@ -232,8 +232,10 @@ class AnthropicBatches(BatchApi):
         failed = sum(int(counts.get(k) or 0) for k in ("errored", "canceled", "expired"))
         total = answered + failed + int(counts.get("processing") or 0)
         state: State = "running"
-        if said == "ended":
-            state = "cancelled" if found.get("cancel_initiated_at") else "ended"
+        if said == "ended":  # a job that expired answered nothing: its requests expired
+            state = ("cancelled" if found.get("cancel_initiated_at") else
+                     "expired" if int(counts.get("expired") or 0) and not answered
+                     and not int(counts.get("errored") or 0) else "ended")
         return JobStatus(state, total, answered, failed, said)
 
     async def results(self, job: str) -> dict[str, Answer]:

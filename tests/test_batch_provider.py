@@ -129,10 +129,18 @@ async def test_an_expired_job_is_sent_again_once_then_reported(tmp_path: Path,
         summary = await run_provider_batch(tasks(1, tools=False), form.format(emu.base_url),
                                            again, poll=0, runs=tmp_path / "again.runs")
         assert emu.batches.submitted == 4
-    assert not summary.all_ok
-    line = results(again)["t0"]
-    assert line["stop"] == "provider_error"
-    assert "expired" in line["error"]
+        assert not summary.all_ok
+        line = results(again)["t0"]
+        assert line["stop"] == "provider_error"
+        assert "expired" in line["error"]
+
+        emu.batches.latencies = []  # a later rerun of the failed task sends it once more
+        summary = await run_provider_batch(tasks(1, tools=False), form.format(emu.base_url),
+                                           again, poll=0, runs=tmp_path / "again.runs",
+                                           retry_failed=True)
+        assert emu.batches.submitted == 5
+    assert summary.all_ok
+    assert results(again)["t0"]["answer"] == "done: task 0"
 
 
 @pytest.mark.parametrize("api", list(APIS))

@@ -312,6 +312,24 @@ for value in ("0", "-2", "nan", "inf", "soon"):
         *NUMBER_FLAGS["batch"][0](p), "--time-limit", v])
     case(f"batch --ray-cpus-per-run <{value}>", lambda p, v=value: [  # type: ignore[misc]
         *NUMBER_FLAGS["batch"][0](p), "--ray-cpus-per-run", v])
+for value in ("0", "-2", "nan", "inf", "soon"):
+    for flag in ("--max-wait", "--poll"):
+        case(f"batch --provider-batch {flag} <{value}>", lambda p, f=flag, v=value: [  # type: ignore[misc]
+            *NUMBER_FLAGS["batch"][0](p), "--provider-batch", f, v])
+for name, model in {"bedrock": "bedrock:anthropic.claude-sonnet-4-5-v1:0",
+                    "bedrock-anthropic": "bedrock-anthropic:anthropic.claude-sonnet-4-5-v1:0",
+                    "vertex": "vertex:gemini-2.5-flash", "ollama": "ollama:qwen3",
+                    "openrouter": "openrouter:openai/gpt-4o"}.items():
+    case(f"batch --provider-batch --model <{name}>", lambda p, m=model: [  # type: ignore[misc]
+        "batch", p.tasks, "--model", m, "--out", str(p.root / "r.jsonl"), "--provider-batch"])
+for name, extra in {
+    "--provider-batch with --ray": ["--provider-batch", "--ray"],
+    "--max-wait without --provider-batch": ["--max-wait", "60"],
+    "--poll without --provider-batch": ["--poll", "5"],
+    "--finish-live without --provider-batch": ["--finish-live"],
+    "--finish-live without --max-wait": ["--provider-batch", "--finish-live"],
+}.items():
+    case(f"batch <{name}>", lambda p, e=extra: [*NUMBER_FLAGS["batch"][0](p), *e])  # type: ignore[misc]
 for value in ("-1", "nan", "inf", "warm"):
     case(f"run --temperature <{value}>", lambda p, v=value: [  # type: ignore[misc]
         *NUMBER_FLAGS["run"][0](p), "--temperature", v])
@@ -553,7 +571,7 @@ SUBPROCESS_CASES = [
     "batch --out <in a missing folder>", "mcp-serve <tools module raises at import>",
     "convert --from <openai-chat for an anthropic body>", "demo --workdir <not empty>",
     "run --mcp <a missing program>", "run --attach <unsupported>",
-    "run --mcp-deferred <a program that exits>",
+    "run --mcp-deferred <a program that exits>", "batch --provider-batch --model <bedrock>",
 ]
 
 

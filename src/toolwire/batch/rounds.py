@@ -190,8 +190,8 @@ class Rounds:
         fresh: list[str] = []
         for cid, h in held.items():
             known = self.known.get(cid)
-            if known is None:
-                fresh.append(cid)
+            if known is None or self.ended.get(known) in ("expired", "cancelled", "failed"):
+                fresh.append(cid)  # new, or its job is over without it: sent (again)
                 continue
             h.sent = 2 if cid in self.resent else 1
             jobs.setdefault(known, Job(known)).ids.append(cid)

@@ -2,7 +2,8 @@
 
 Owns `BatchJobs`: OpenAI's files and batches (``/v1/files``, ``/v1/batches``), Anthropic's
 Message Batches (``/v1/messages/batches``) and Gemini's batch mode
-(``/v1beta/models/{model}:batchGenerateContent``, ``/v1beta/batches/{id}``), with their
+(``/v1beta/models/{model}:batchGenerateContent``, ``/v1beta/batches/{id}``, under ``/v1`` as
+well), with their
 uploads, jobs, polling, results files, per-request errors, expiry and cancellation. A job's
 requests are answered, when it is ready, by the emulator itself, each as if it had been sent
 live (the same checks, script and billing), so a refused request becomes that request's error
@@ -27,6 +28,7 @@ from toolwire.emulator.checks import error_body
 
 Handler = Callable[[HttpRequest], Awaitable[HttpResponse]]
 
+_GEMINI_JOB = re.compile(r"^/v1(?:beta)?/(batches/[^/:]+)(:cancel)?$")
 _CUSTOM_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _OPENAI_STATUS = {"running": "in_progress", "ended": "completed", "expired": "expired",
                   "cancelled": "cancelled", "failed": "failed"}
@@ -115,12 +117,15 @@ class BatchJobs:
         """The answer to a batch API request, or None when ``http`` is not one."""
         path, method = http.path, http.method
         self.base = "http://" + http.headers.get("host", "127.0.0.1")
+        named = _GEMINI_JOB.match(path)
+        if (named and named.group(1) in self.jobs) or path.endswith(":batchGenerateContent"):
+            return await self._gemini(method, path, http)
         if path.startswith("/v1/files") or path.startswith("/v1/batches"):
             return await self._openai(method, path, http)
         if path.startswith("/v1/messages/batches"):
             return await self._anthropic(method, path, http)
-        if path.startswith("/v1beta/batches/") or path.endswith(":batchGenerateContent"):
-            return await self._gemini(method, path, http)
+        if named:
+            return _json(404, error_body(GEMINI_GENERATE.name, 404, f"no batch at {path}"))
         return None
 
     # ------------------------------------------------------------------ OpenAI
@@ -293,7 +298,7 @@ class BatchJobs:
     async def _gemini(self, method: str, path: str, http: HttpRequest) -> HttpResponse:
         wire = GEMINI_GENERATE.name
         if method == "POST" and path.endswith(":batchGenerateContent"):
-            model = path[len("/v1beta/models/"):-len(":batchGenerateContent")]
+            model = path.split("/models/", 1)[-1].removesuffix(":batchGenerateContent")
             body = loads(http.body or b"{}")
             config = ((body.get("batch") or {}).get("inputConfig") or {}) if isinstance(
                 body, dict) else {}
@@ -303,13 +308,13 @@ class BatchJobs:
                                              "must list at least one request"))
             job = self._job("gemini", "batches/", [
                 (str((r.get("metadata") or {}).get("key", n)),
-                 f"/v1beta/models/{model}:generateContent", r.get("request"))
+                 f"{GEMINI_GENERATE.path.replace('{model}', model)}", r.get("request"))
                 for n, r in enumerate(requests)])
             job.model = model
             return _json(200, self._gemini_view(job))
-        name = path[len("/v1beta/"):]
-        cancel = name.endswith(":cancel")
-        found = self.jobs.get(name.removesuffix(":cancel"))
+        named = _GEMINI_JOB.match(path)
+        cancel = bool(named and named.group(2))
+        found = self.jobs.get(named.group(1)) if named else None
         if found is None or found.api != "gemini":
             return _json(404, error_body(wire, 404, f"no batch at {path}"))
         job = found

@@ -392,7 +392,7 @@ async def run_provider_batch(
 
     async def one(task: BatchTask) -> None:
         try:
-            line = await run_task(task, TaskModel(rounds, task), book.runs, tools=tools,  # type: ignore[arg-type]
+            line = await run_task(task, TaskModel(rounds, task), book.runs, tools=tools,
                                   options=options, log=log)
             book.finished(line)
         finally:

@@ -158,7 +158,12 @@ def cmd_batch(args: argparse.Namespace) -> int:
     for key in ("max_turns", "token_budget", "time_limit"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
-    _enough_files(args.concurrency)
+    if args.provider_batch:  # every run waits on the provider at once, its log open
+        from toolwire.batch.files import read_tasks
+
+        _enough_files(len(read_tasks(args.tasks)))
+    else:
+        _enough_files(args.concurrency)
     line = ProgressLine(sys.stderr) if not args.quiet else None
     last: list[BatchProgress] = []
 

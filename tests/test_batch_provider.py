@@ -279,3 +279,17 @@ def test_a_bedrock_model_with_provider_batch_is_refused(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "Bedrock batch inference" in done.stderr and "S3" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+async def test_a_round_larger_than_gemini_takes_inline_is_cut_into_jobs(tmp_path: Path) -> None:
+    big = "x" * 5_000_000  # four prompts of 5 MB: more than the 20 MB sent inline at once
+    rows = [{"id": f"t{i}", "prompt": f"{i} {big}"} for i in range(4)]
+    async with Emulator(lambda request, wire: Reply(message=Message.assistant("ok"),
+                                                    usage=USAGE)) as emu:
+        summary = await run_provider_batch(rows, f"gemini:gemini-2.5-flash@{emu.base_url}",
+                                           tmp_path / "r.jsonl", poll=0, log=False)
+        assert emu.batches.submitted == 2 and emu.batches.requests == 4
+        sizes = [len(json.dumps([b for _, _, b in job.items]))
+                 for job in emu.batches.jobs.values()]
+    assert summary.all_ok
+    assert all(size < 20_000_000 for size in sizes)

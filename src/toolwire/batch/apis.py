@@ -90,6 +90,8 @@ class BatchApi:
     """What every batch API does; the subclasses know their paths and shapes."""
 
     name = ""
+    max_bytes = 100_000_000
+    """The request bodies one job may carry, in bytes (under the provider's own limit)."""
 
     def __init__(self, model: HttpModel) -> None:
         self.model = model
@@ -141,6 +143,7 @@ class OpenAIBatches(BatchApi):
     """OpenAI's Batch API, for Chat Completions and Responses requests."""
 
     name = "openai"
+    max_bytes = 180_000_000  # the input file may be 200 MB
 
     def __init__(self, model: HttpModel) -> None:
         super().__init__(model)
@@ -218,6 +221,7 @@ class AnthropicBatches(BatchApi):
     """Anthropic's Message Batches API."""
 
     name = "anthropic"
+    max_bytes = 230_000_000  # a batch may be 256 MB
 
     async def submit(self, items: Sequence[tuple[str, dict[str, Any]]]) -> str:
         made = await self._call("POST", self.url + "/batches", {"requests": [
@@ -271,6 +275,7 @@ class GeminiBatches(BatchApi):
     """Gemini's batch mode (the Gemini API's ``batchGenerateContent``), requests inline."""
 
     name = "gemini"
+    max_bytes = 18_000_000  # requests sent inline may be 20 MB in all
 
     def __init__(self, model: HttpModel) -> None:
         super().__init__(model)

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolwire import _json
-from toolwire.batch.apis import Answer, BatchApi, JobStatus, api_for, describe
+from toolwire.batch.apis import Answer, BatchApi, JobStatus, api_for, describe, unsupported
 from toolwire.batch.files import BatchError, BatchTask
 from toolwire.batch.runner import (
     BatchProgress,
@@ -227,8 +227,7 @@ class Rounds:
     async def _send(self, ids: list[str], held: dict[str, Held], *, resend: bool = False
                     ) -> list[Job]:
         made: list[Job] = []
-        for start in range(0, len(ids), self.max_requests):
-            part = ids[start:start + self.max_requests]
+        for part in self._parts(ids, held):
             job = await self.api.submit([(cid, held[cid].body) for cid in part])
             line: dict[str, Any] = {"batch_job": job, "api": self.api.name,
                                     "round": self.book.progress.rounds,
@@ -243,6 +242,20 @@ class Rounds:
                     self.resent.add(cid)
             made.append(Job(job, list(part)))
         return made
+
+    def _parts(self, ids: list[str], held: Mapping[str, Held]) -> list[list[str]]:
+        """``ids`` cut into jobs of at most ``max_requests`` requests and the API's bytes."""
+        parts: list[list[str]] = []
+        size = 0
+        for cid in ids:
+            bytes_ = len(_json.dumps(held[cid].body))
+            if not parts or len(parts[-1]) >= self.max_requests or (
+                    size + bytes_ > self.api.max_bytes and parts[-1]):
+                parts.append([])
+                size = 0
+            parts[-1].append(cid)
+            size += bytes_
+        return parts
 
     async def _wait(self, jobs: Mapping[str, Job], held: Mapping[str, Held]
                     ) -> list[Job] | None:
@@ -377,9 +390,18 @@ async def run_provider_batch(
     if isinstance(model, str):
         from toolwire.http.client import model as make
 
+        why = unsupported(model.split(":", 1)[0])
+        if why is not None:
+            raise BatchError(why)
         used = make(model, env=env)
     else:
         used = model
+    try:
+        api_for(used)
+    except BatchError:
+        if owned:
+            await used.aclose()
+        raise
     book = Bookkeeper(load_tasks(tasks), out, runs, retry_failed=retry_failed,
                       on_progress=on_progress)
     book.concurrency = concurrency

@@ -264,6 +264,7 @@ def test_the_command_line_runs_a_provider_batch(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "round 2" in done.stderr and "2 round(s) through the provider's batch API" in (
         done.stderr)
+    assert "provider: msgbatch_" in done.stderr and " ended" in done.stderr
     assert len(results(out)) == 4
     again = toolwire("batch", str(task_file), "--model", "anthropic:claude-sonnet-4-5@"
                      "http://127.0.0.1:9", "--out", str(out), "--provider-batch")
@@ -293,3 +294,25 @@ async def test_a_round_larger_than_gemini_takes_inline_is_cut_into_jobs(tmp_path
                  for job in emu.batches.jobs.values()]
     assert summary.all_ok
     assert all(size < 20_000_000 for size in sizes)
+
+
+def test_the_command_line_stops_at_max_wait_and_a_rerun_picks_the_job_up(tmp_path: Path) -> None:
+    task_file = tmp_path / "tasks.jsonl"
+    task_file.write_text("".join(json.dumps(t) + "\n" for t in tasks(3)), encoding="utf-8")
+    out = tmp_path / "r.jsonl"
+    clock = Clock()
+    with Emulator(answering(calls=1), clock=clock) as emu:
+        emu.batches.latency = 3600.0
+        argv = ["batch", str(task_file), "--model", f"openai:gpt-4o-mini@{emu.base_url}",
+                "--out", str(out), "--provider-batch", "--poll", "0.01"]
+        stopped = toolwire(*argv, "--max-wait", "0.05")
+        assert stopped.returncode == 1, stopped.stderr
+        assert "3 task(s) waiting" in stopped.stderr and "run the same command again" in (
+            stopped.stderr)
+        assert emu.batches.submitted == 1 and results(out) == {}
+        clock.now = 7200.0  # the job is ready; the next round's answers come at once
+        emu.batches.latency = 0.0
+        done = toolwire(*argv)
+        assert done.returncode == 0, done.stderr
+        assert emu.batches.submitted == 2  # the first round's job was not sent again
+    assert len(results(out)) == 3

@@ -8,15 +8,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolwire.batch import run_provider_batch
 from toolwire.batch.apis import unsupported
+from toolwire.batch.files import BatchTask
+from toolwire.batch.rounds import custom_id
 from toolwire.context.prices import cost_of
 from toolwire.emulator import Emulator, Fault
 from toolwire.transcript import Message, Reply, Request, ToolCallPart, Usage
@@ -316,3 +321,15 @@ def test_the_command_line_stops_at_max_wait_and_a_rerun_picks_the_job_up(tmp_pat
         assert done.returncode == 0, done.stderr
         assert emu.batches.submitted == 2  # the first round's job was not sent again
     assert len(results(out)) == 3
+
+
+def test_custom_ids_keep_long_ids_apart_and_fit_every_api() -> None:
+    @given(st.text(min_size=1, max_size=200), st.text(min_size=1, max_size=200))
+    def check(a: str, b: str) -> None:
+        body = {"messages": [{"role": "user", "content": "same"}]}
+        first = custom_id(BatchTask(id="x" * 50 + a, prompt="p"), body)
+        assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", first)
+        if a != b:
+            assert first != custom_id(BatchTask(id="x" * 50 + b, prompt="p"), body)
+
+    check()

@@ -60,7 +60,10 @@ def custom_id(task: BatchTask, body: Mapping[str, Any]) -> str:
     """The request's id in a job: the task's id made safe, and a digest of the body."""
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return re.sub(r"[^A-Za-z0-9_-]", "_", task.slug)[:40] + "-" + digest
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", task.slug)
+    if len(name) > 40:  # cut short, with a digest of the whole id to keep ids apart
+        name = name[:23] + "-" + hashlib.sha256(task.id.encode()).hexdigest()[:16]
+    return name + "-" + digest
 
 
 @dataclass(slots=True)

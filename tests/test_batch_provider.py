@@ -333,3 +333,14 @@ def test_custom_ids_keep_long_ids_apart_and_fit_every_api() -> None:
             assert first != custom_id(BatchTask(id="x" * 50 + b, prompt="p"), body)
 
     check()
+
+
+def test_the_batch_price_is_the_tables_else_half_the_standard_price() -> None:
+    usage = Usage(input_tokens=1_000_000, output_tokens=200_000)
+    for model, provider in (("claude-sonnet-4-5", "anthropic"), ("gpt-4o-mini", "openai"),
+                            ("gemini-2.5-flash", "google"),  # the table's batch prices
+                            ("claude-3-haiku-20240307", "anthropic")):  # none: half
+        full = cost_of(usage, model, provider)
+        batched = cost_of(usage, model, provider, batch=True)
+        assert full is not None and batched == pytest.approx(full / 2)
+    assert cost_of(usage, "no-such-model-anywhere", "openai", batch=True) is None

@@ -28,9 +28,10 @@ Results file (JSONL, one line per finished run, appended as runs finish)::
 
 ``stop`` is a `toolwire.RunStop` value, or ``"error"`` when the run raised (``error`` says
 what). A batch sent through the provider's batch API also writes ``batch_job`` lines, which
-name the provider's jobs (`toolwire.batch.rounds`); they hold no ``id`` and are not results. ``output`` and ``meta`` appear when the task had them. A rerun of the same batch skips
-every id already in the results file; a run that was cut short (its log exists but no result
-line) is continued from its run log, in the same working folder.
+name the provider's jobs (`toolwire.batch.rounds`); they hold no ``id`` and are not results.
+``output`` and ``meta`` appear when the task had them. A rerun of the same batch skips every
+id already in the results file; a run that was cut short (its log exists but no result line)
+is continued from its run log, in the same working folder.
 """
 
 from __future__ import annotations

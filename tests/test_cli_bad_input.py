@@ -220,6 +220,8 @@ case("run --log <holds a run>", lambda p: WRITERS["run --log"](p, p.log))
 for kind in ("binary", "non-utf8", "not-json", "json-of-no-wire", "json-nested-too-deep"):
     case(f"batch --out <existing {kind}>",
          lambda p, k=kind: WRITERS["batch --out"](p, p.bad_file(k)))  # type: ignore[misc]
+case("batch --out <a batch_job line without its requests>", lambda p: WRITERS["batch --out"](
+    p, p.file("r.jsonl", '{"batch_job": "batch_1", "requests": 5}\n')))
 case("batch --runs <a file>", lambda p: ["batch", p.tasks, "--model", MODEL, "--out",
                                          str(p.root / "r.jsonl"), "--runs", p.request])
 

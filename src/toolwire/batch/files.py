@@ -244,8 +244,8 @@ class ResultsFile:
             except ValueError as exc:
                 raise BatchError(f"results file {self.path} line {number}: not valid JSON "
                                  f"({exc}); fix or remove that line") from None
-            if isinstance(line, dict) and isinstance(line.get("batch_job"), str):
-                self.jobs.append(line)
+            if isinstance(line, dict) and "batch_job" in line:
+                self.jobs.append(_job_line(line, f"results file {self.path} line {number}"))
                 continue
             found = line.get("id") if isinstance(line, dict) else None
             if not isinstance(found, str | int) or isinstance(found, bool):
@@ -273,6 +273,18 @@ class ResultsFile:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def _job_line(line: dict[str, Any], where: str) -> dict[str, Any]:
+    """A ``batch_job`` line, checked: a job id, and what its requests were or how it ended."""
+    job, requests, ended = line.get("batch_job"), line.get("requests"), line.get("ended")
+    ok = isinstance(job, str) and bool(job) and (
+        (isinstance(requests, dict) and all(isinstance(k, str) for k in requests))
+        or isinstance(ended, str))
+    if not ok:
+        raise BatchError(f'{where}: a "batch_job" line names a job and holds its "requests" '
+                         '(an object) or how it "ended" (text); fix or remove that line')
+    return line
 
 
 def pending(tasks: Sequence[BatchTask], results: ResultsFile, *, retry_failed: bool

@@ -223,8 +223,10 @@ def add_commands(sub: Any, epilog: str) -> None:
                     "is appended to --out as its run finishes (id, answer, stop reason, usage, "
                     "turns, seconds, run log path); rerunning the same command skips the ids "
                     "already there and continues cut-short runs from their logs. One backoff "
-                    "is shared by every run when the provider rate-limits. Exit 1 when some "
-                    "task has no answer.")
+                    "is shared by every run when the provider rate-limits. With "
+                    "--provider-batch the model calls go through the provider's batch API "
+                    "instead, round by round, at its batch price. Exit 1 when some task has "
+                    "no answer.")
     p.add_argument("tasks", metavar="TASKS", help="the task file (JSONL)")
     p.add_argument("--model", metavar="ID",
                    help="model id: " + "; ".join(MODEL_ID_FORMS) + " (default: TOOLWIRE_MODEL, "

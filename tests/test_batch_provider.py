@@ -344,3 +344,17 @@ def test_the_batch_price_is_the_tables_else_half_the_standard_price() -> None:
         batched = cost_of(usage, model, provider, batch=True)
         assert full is not None and batched == pytest.approx(full / 2)
     assert cost_of(usage, "no-such-model-anywhere", "openai", batch=True) is None
+
+
+@pytest.mark.parametrize("api", list(APIS))
+async def test_a_job_the_provider_refuses_whole_gives_every_run_its_reason(
+        tmp_path: Path, api: str) -> None:
+    async with Emulator(answering(calls=0)) as emu:
+        emu.batches.refusals = ["this organization may not make batches now"]
+        out = tmp_path / "r.jsonl"
+        summary = await run_provider_batch(tasks(2, tools=False),
+                                           APIS[api][0].format(emu.base_url), out, poll=0)
+    assert summary.failed == 2
+    for line in results(out).values():
+        assert line["stop"] == "provider_error"
+        assert "may not make batches now" in line["error"]

@@ -293,10 +293,11 @@ class GeminiBatches(BatchApi):
         return found if isinstance(found, dict) else {}
 
     async def status(self, job: str) -> JobStatus:
-        meta = (await self._get(job)).get("metadata") or {}
+        found = await self._get(job)
+        meta = found.get("metadata") or {}
         said = str(meta.get("state"))
         stats = meta.get("batchStats") or {}
-        error = meta.get("error") or {}
+        error = found.get("error") or meta.get("error") or {}
         return JobStatus(_GEMINI_STATES.get(said, "running"),
                          int(stats.get("requestCount") or 0),
                          int(stats.get("successfulRequestCount") or 0),

@@ -9,7 +9,8 @@ requests are answered, when it is ready, by the emulator itself, each as if it h
 live (the same checks, script and billing), so a refused request becomes that request's error
 in the results. Nothing waits in real time: a job is ready ``latency`` seconds of ``clock``
 after it was made (``latencies`` gives the next jobs their own), and expires when ``window``
-seconds pass first. ``submitted`` counts the jobs made, ``requests`` the requests in them.
+seconds pass first; ``refusals`` makes the next jobs fail as a whole, as a provider refuses a
+job it cannot take. ``submitted`` counts the jobs made, ``requests`` the requests in them.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ class EmulatedJob:
     state: str = "running"
     cancelling: bool = False
     answers: dict[str, tuple[int, Any]] = field(default_factory=dict)
-    problem: str = ""
+    problems: list[dict[str, Any]] = field(default_factory=list)
+    """Why the provider refused the job as a whole (it then answers nothing)."""
     files: tuple[str, str] = ("", "")
 
 
@@ -65,6 +67,8 @@ class BatchJobs:
         self.clock = clock
         self.latency = 0.0
         self.latencies: list[float] = []
+        self.refusals: list[str] = []
+        """The next jobs are refused as a whole, each with the next of these reasons."""
         self.window = 24 * 3600.0
         self.submitted = 0
         self.requests = 0
@@ -80,6 +84,9 @@ class BatchJobs:
         now = self.clock()
         latency = self.latencies.pop(0) if self.latencies else self.latency
         job = EmulatedJob(self._new(prefix), api, items, now, now + latency, now + self.window)
+        if self.refusals:
+            job.state = "failed"
+            job.problems = [{"code": "invalid_request", "message": self.refusals.pop(0)}]
         self.jobs[job.id] = job
         self.submitted += 1
         self.requests += len(items)
@@ -189,7 +196,7 @@ class BatchJobs:
         job = self._job("openai", "batch_", items)
         job.endpoint = endpoint
         if problems:
-            job.state, job.problem = "failed", dumps(problems).decode()
+            job.state, job.problems = "failed", problems
         return _json(200, self._openai_view(job))
 
     def _openai_view(self, job: EmulatedJob) -> dict[str, Any]:
@@ -216,7 +223,7 @@ class BatchJobs:
             "input_file_id": "", "output_file_id": job.files[0] or None,
             "error_file_id": job.files[1] or None, "created_at": int(job.made),
             "expires_at": int(job.expires_at),
-            "errors": {"object": "list", "data": loads(job.problem)} if job.problem else None,
+            "errors": {"object": "list", "data": job.problems} if job.problems else None,
             "request_counts": {"total": len(job.items), "completed": len(job.answers) - failed,
                                "failed": failed + (len(job.items) - len(job.answers)
                                                    if job.state != "running" else 0)}}
@@ -241,6 +248,8 @@ class BatchJobs:
             if len(set(ids)) != len(requests) or not all(map(_CUSTOM_ID.match, ids)):
                 return _json(400, error_body(wire, 400, "each custom_id must be unique and "
                                              "match ^[a-zA-Z0-9_-]{1,64}$"))
+            if self.refusals:  # Anthropic checks a batch when it is made
+                return _json(400, error_body(wire, 400, self.refusals.pop(0)))
             job = self._job("anthropic", "msgbatch_", [
                 (str(r["custom_id"]), "/v1/messages", r.get("params")) for r in requests])
             return _json(200, self._anthropic_view(job))
@@ -336,6 +345,8 @@ class BatchJobs:
                            "failedRequestCount": str(len(job.answers) - ok),
                            "pendingRequestCount": str(len(job.items) - len(job.answers))}}
         view: dict[str, Any] = {"name": job.id, "metadata": meta, "done": job.state != "running"}
+        if job.problems:
+            view["error"] = {"code": 400, "message": job.problems[0]["message"]}
         if job.state == "ended":
             items = []
             for cid, _, _ in job.items:

@@ -6,6 +6,7 @@ again, and the batch price. The emulator's clock is the test's: nothing waits fo
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -358,3 +359,15 @@ async def test_a_job_the_provider_refuses_whole_gives_every_run_its_reason(
     for line in results(out).values():
         assert line["stop"] == "provider_error"
         assert "may not make batches now" in line["error"]
+
+
+async def test_runs_that_reach_their_time_limit_while_waiting_end_the_batch(
+        tmp_path: Path) -> None:
+    rows = [{**row, "limits": {"time_limit": 0.2}} for row in tasks(2, tools=False)]
+    async with Emulator(answering(calls=0), clock=Clock()) as emu:
+        emu.batches.latency = 3600.0  # the clock stands still: the job never answers
+        out = tmp_path / "r.jsonl"
+        summary = await asyncio.wait_for(run_provider_batch(
+            rows, f"anthropic:claude-sonnet-4-5@{emu.base_url}", out, poll=0.01), 60)
+    assert summary.done == 2 and summary.failed == 2
+    assert {line["stop"] for line in results(out).values()} == {"time_limit"}

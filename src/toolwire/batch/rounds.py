@@ -429,7 +429,8 @@ async def run_provider_batch(
             book.started()
         rounds.runs = [asyncio.create_task(one(t)) for t in book.todo]
         await asyncio.gather(*rounds.runs, return_exceptions=True)
-        if rounds.round is not None:
+        if rounds.round is not None:  # every run ended (a time limit): none waits for it
+            rounds.round.cancel()
             await asyncio.gather(rounds.round, return_exceptions=True)
     finally:
         book.close()

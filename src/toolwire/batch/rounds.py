@@ -163,7 +163,8 @@ class Rounds:
             self.round = asyncio.get_running_loop().create_task(self._round())
 
     async def _round(self) -> None:
-        held, self.held = self.held, {}
+        held = {cid: h for cid, h in self.held.items() if not h.reply.done()}  # runs gone
+        self.held = {}
         self.book.progress.rounds += 1
         self.book.progress.waiting = len(held)
         self.book.tell()

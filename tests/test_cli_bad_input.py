@@ -220,6 +220,8 @@ case("run --log <holds a run>", lambda p: WRITERS["run --log"](p, p.log))
 for kind in ("binary", "non-utf8", "not-json", "json-of-no-wire", "json-nested-too-deep"):
     case(f"batch --out <existing {kind}>",
          lambda p, k=kind: WRITERS["batch --out"](p, p.bad_file(k)))  # type: ignore[misc]
+case("batch --out <a batch_job line without its requests>", lambda p: WRITERS["batch --out"](
+    p, p.file("r.jsonl", '{"batch_job": "batch_1", "requests": 5}\n')))
 case("batch --runs <a file>", lambda p: ["batch", p.tasks, "--model", MODEL, "--out",
                                          str(p.root / "r.jsonl"), "--runs", p.request])
 
@@ -340,6 +342,25 @@ for taker in ("run", "resume"):
         for value in ("0", "-5", "big", "12 parsecs", "0.1"):
             case(f"{taker} {flag} <{value}>", lambda p, t=taker, f=flag, v=value: [  # type: ignore[misc]
                 *NUMBER_FLAGS[t][0](p), f, v])
+for value in ("0", "-2", "nan", "inf", "soon"):
+    for flag in ("--max-wait", "--poll"):
+        case(f"batch --provider-batch {flag} <{value}>", lambda p, f=flag, v=value: [  # type: ignore[misc]
+            *NUMBER_FLAGS["batch"][0](p), "--provider-batch", f, v])
+for name, model in {"bedrock": "bedrock:anthropic.claude-sonnet-4-5-v1:0",
+                    "bedrock-anthropic": "bedrock-anthropic:anthropic.claude-sonnet-4-5-v1:0",
+                    "vertex": "vertex:gemini-2.5-flash", "ollama": "ollama:qwen3",
+                    "openrouter": "openrouter:openai/gpt-4o"}.items():
+    case(f"batch --provider-batch --model <{name}>", lambda p, m=model: [  # type: ignore[misc]
+        "batch", p.tasks, "--model", m, "--out", str(p.root / "r.jsonl"), "--provider-batch"])
+for name, extra in {
+    "--provider-batch with --ray": ["--provider-batch", "--ray"],
+    "--max-wait without --provider-batch": ["--max-wait", "60"],
+    "--poll without --provider-batch": ["--poll", "5"],
+    "--finish-live without --provider-batch": ["--finish-live"],
+    "--finish-live without --max-wait": ["--provider-batch", "--finish-live"],
+    "--provider-batch with --fallback": ["--provider-batch", "--fallback", "openai:gpt-4o"],
+}.items():
+    case(f"batch <{name}>", lambda p, e=extra: [*NUMBER_FLAGS["batch"][0](p), *e])  # type: ignore[misc]
 for value in ("-1", "nan", "inf", "warm"):
     case(f"run --temperature <{value}>", lambda p, v=value: [  # type: ignore[misc]
         *NUMBER_FLAGS["run"][0](p), "--temperature", v])
@@ -581,7 +602,7 @@ SUBPROCESS_CASES = [
     "batch --out <in a missing folder>", "mcp-serve <tools module raises at import>",
     "convert --from <openai-chat for an anthropic body>", "demo --workdir <not empty>",
     "run --mcp <a missing program>", "run --attach <unsupported>",
-    "run --mcp-deferred <a program that exits>",
+    "run --mcp-deferred <a program that exits>", "batch --provider-batch --model <bedrock>",
 ]
 
 

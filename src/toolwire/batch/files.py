@@ -205,6 +205,9 @@ class ResultsFile:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.finished: dict[str, dict[str, Any]] = {}
+        self.jobs: list[dict[str, Any]] = []
+        """The lines of a batch sent through a provider's batch API (``batch_job`` lines:
+        which job holds which task's request), in order (`toolwire.batch.rounds`)."""
         self.torn = False
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -241,6 +244,9 @@ class ResultsFile:
             except ValueError as exc:
                 raise BatchError(f"results file {self.path} line {number}: not valid JSON "
                                  f"({exc}); fix or remove that line") from None
+            if isinstance(line, dict) and "batch_job" in line:
+                self.jobs.append(_job_line(line, f"results file {self.path} line {number}"))
+                continue
             found = line.get("id") if isinstance(line, dict) else None
             if not isinstance(found, str | int) or isinstance(found, bool):
                 raise BatchError(f'results file {self.path} line {number}: a result line is '
@@ -248,17 +254,37 @@ class ResultsFile:
             self.finished[str(found)] = line
 
     def append(self, line: Mapping[str, Any]) -> None:
+        self._write(line)
+        self.finished[str(line["id"])] = dict(line)
+
+    def note_job(self, line: Mapping[str, Any]) -> None:
+        """Append a ``batch_job`` line (a job sent, or how it ended)."""
+        self._write(line)
+        self.jobs.append(dict(line))
+
+    def _write(self, line: Mapping[str, Any]) -> None:
         if self._fd is None:
             raise ValueError(f"results file {self.path} is closed")
         data = _dumps(line)
         while data:
             data = data[os.write(self._fd, data):]
-        self.finished[str(line["id"])] = dict(line)
 
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def _job_line(line: dict[str, Any], where: str) -> dict[str, Any]:
+    """A ``batch_job`` line, checked: a job id, and what its requests were or how it ended."""
+    job, requests, ended = line.get("batch_job"), line.get("requests"), line.get("ended")
+    ok = isinstance(job, str) and bool(job) and (
+        (isinstance(requests, dict) and all(isinstance(k, str) for k in requests))
+        or isinstance(ended, str))
+    if not ok:
+        raise BatchError(f'{where}: a "batch_job" line names a job and holds its "requests" '
+                         '(an object) or how it "ended" (text); fix or remove that line')
+    return line
 
 
 def pending(tasks: Sequence[BatchTask], results: ResultsFile, *, retry_failed: bool

@@ -27,9 +27,11 @@ Results file (JSONL, one line per finished run, appended as runs finish)::
      "error": null, "notes": [], "resumed": false}
 
 ``stop`` is a `toolwire.RunStop` value, or ``"error"`` when the run raised (``error`` says
-what). ``output`` and ``meta`` appear when the task had them. A rerun of the same batch skips
-every id already in the results file; a run that was cut short (its log exists but no result
-line) is continued from its run log, in the same working folder.
+what). A batch sent through the provider's batch API also writes ``batch_job`` lines, which
+name the provider's jobs (`toolwire.batch.rounds`); they hold no ``id`` and are not results.
+``output`` and ``meta`` appear when the task had them. A rerun of the same batch skips every
+id already in the results file; a run that was cut short (its log exists but no result line)
+is continued from its run log, in the same working folder.
 """
 
 from __future__ import annotations
@@ -98,7 +100,9 @@ class RateGate:
 class BatchProgress:
     """Where a batch stands: ``total`` tasks in the file, ``skipped`` finished by an earlier
     run, ``done`` finished now (``failed`` of them without an answer), ``running`` in flight,
-    and the tokens used by the runs finished now."""
+    and the tokens and cost of the runs finished now. A batch sent through the provider's
+    batch API (`toolwire.batch.rounds`) also counts its ``rounds``, the requests ``waiting``
+    on the provider, and what the provider says of its jobs (``provider``)."""
 
     total: int
     skipped: int = 0
@@ -106,6 +110,10 @@ class BatchProgress:
     failed: int = 0
     running: int = 0
     tokens: int = 0
+    cost: float = 0.0
+    rounds: int = 0
+    waiting: int = 0
+    provider: str = ""
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -120,13 +128,16 @@ class BatchProgress:
         self.running -= 1
         self.done += 1
         self.failed += not line.get("ok")
-        self.tokens += int((line.get("usage") or {}).get("total_tokens", 0))
+        usage = line.get("usage") or {}
+        self.tokens += int(usage.get("total_tokens", 0))
+        self.cost += float(usage.get("cost") or 0.0)
 
 
 @dataclass(frozen=True, slots=True)
 class BatchSummary:
     """How a batch ended: counts as in `BatchProgress`, the seconds it took, and ``all_ok``
-    (every task in the file has a result line with an answer)."""
+    (every task in the file has a result line with an answer). ``waiting`` counts the tasks
+    left waiting on the provider's batch jobs when a batch stopped at its ``max_wait``."""
 
     total: int
     skipped: int
@@ -137,6 +148,9 @@ class BatchSummary:
     results: Path
     runs: Path
     all_ok: bool
+    cost: float = 0.0
+    rounds: int = 0
+    waiting: int = 0
 
 
 def default_runs_dir(out: str | os.PathLike[str]) -> Path:
@@ -268,6 +282,7 @@ class Bookkeeper:
         self.progress = BatchProgress(total=len(self.tasks),
                                       skipped=len(self.tasks) - len(self.todo))
         self.on_progress = on_progress
+        self.concurrency = 1
         self.tell()
 
     def tell(self) -> None:
@@ -291,7 +306,7 @@ class Bookkeeper:
         all_ok = all(bool(self.results.finished.get(t.id, {}).get("ok")) for t in self.tasks)
         return BatchSummary(total=p.total, skipped=p.skipped, done=p.done, failed=p.failed,
                             tokens=p.tokens, seconds=p.seconds, results=self.results.path,
-                            runs=self.runs, all_ok=all_ok)
+                            runs=self.runs, all_ok=all_ok, cost=p.cost, rounds=p.rounds)
 
 
 def load_tasks(tasks: str | os.PathLike[str] | Iterable[BatchTask | Mapping[str, Any]]

@@ -1,8 +1,9 @@
 """The command line's ``batch`` command: many runs from a task file, on this machine or on Ray.
 
 Owns the terminal side of a batch: the progress line (done / running / failed and tokens so
-far) and the closing summary. Running the batch is `toolwire.batch.run_batch` or, with
-``--ray``, `toolwire.batch.on_ray.run_batch_ray`; nothing here decides anything a library user
+far) and the closing summary. Running the batch is `toolwire.batch.run_batch`, with ``--ray``
+`toolwire.batch.on_ray.run_batch_ray`, and with ``--provider-batch``
+`toolwire.batch.rounds.run_provider_batch`; nothing here decides anything a library user
 could not.
 """
 
@@ -29,6 +30,10 @@ def progress_text(p: Any, *, bar: bool = False) -> str:
     rate = p.done / p.seconds if p.seconds > 0 else 0.0
     text = (f"{p.finished}/{p.total} done · {p.running} running · {p.failed} failed · "
             f"{p.tokens:,} tokens · {rate:.1f} runs/s")
+    if getattr(p, "rounds", 0):  # through the provider's batch API
+        text += f" · round {p.rounds}, {p.waiting} waiting · ${p.cost:.4f}"
+        if p.provider:
+            text += f" · provider: {p.provider}"
     if p.skipped:
         text += f" · {p.skipped} from an earlier run"
     if bar:
@@ -92,6 +97,7 @@ def check_batch(args: argparse.Namespace) -> None:
 
     checks.read_text(args.tasks, "TASKS")
     settings.apply(args)
+    _check_provider_batch(args)
     checks.model_id(args.model, keys=True)
     chains.check_fallbacks(args, keys=True)
     checks.output_path(args.out, "--out")
@@ -106,6 +112,31 @@ def check_batch(args: argparse.Namespace) -> None:
                         'like {"id": 1, "prompt": "..."}')
 
 
+def _check_provider_batch(args: argparse.Namespace) -> None:
+    """--provider-batch needs a provider with a batch API; its flags need it."""
+    if not args.provider_batch:
+        for flag, value in (("--max-wait", args.max_wait), ("--finish-live", args.finish_live),
+                            ("--poll", args.poll)):
+            if value:
+                raise UserError(f"{flag} is for --provider-batch; add --provider-batch or "
+                                f"leave {flag} out")
+        return
+    if args.ray is not None:
+        raise UserError("--provider-batch and --ray cannot go together: a provider batch "
+                        "waits on the provider, with nothing for a cluster to do; pick one")
+    if getattr(args, "fallback", None):
+        raise UserError("--provider-batch and --fallback cannot go together: a provider's "
+                        "batch job answers with one model; leave out --fallback")
+    if args.finish_live and args.max_wait is None:
+        raise UserError("--finish-live needs --max-wait: it says when to stop waiting for the "
+                        "provider's jobs and send the remaining rounds live")
+    from toolwire.batch.apis import unsupported
+
+    why = unsupported(str(args.model or "").split(":", 1)[0])
+    if why is not None:
+        raise UserError(why)
+
+
 def _check_results(path: str) -> None:
     """An existing --out must be a results file: appending to anything else would damage it."""
 
@@ -117,7 +148,7 @@ def _check_results(path: str) -> None:
         line = _json.loads(first)
     except ValueError:
         line = None
-    if not isinstance(line, dict) or "id" not in line:
+    if not isinstance(line, dict) or ("id" not in line and "batch_job" not in line):
         raise UserError(f"--out {path} holds something other than batch results (its first "
                         "line is not a result); give a new path, or the results file of an "
                         "earlier batch to continue it")
@@ -131,7 +162,12 @@ def cmd_batch(args: argparse.Namespace) -> int:
     for key in ("max_turns", "token_budget", "time_limit"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
-    _enough_files(args.concurrency)
+    if args.provider_batch:  # every run waits on the provider at once, its log open
+        from toolwire.batch.files import read_tasks
+
+        _enough_files(len(read_tasks(args.tasks)))
+    else:
+        _enough_files(args.concurrency)
     model = chains.for_batch(args)
     line = ProgressLine(sys.stderr) if not args.quiet else None
     last: list[BatchProgress] = []
@@ -146,7 +182,13 @@ def cmd_batch(args: argparse.Namespace) -> int:
         "on_progress": on_progress, "retry_failed": args.retry_failed,
     }
     try:
-        if args.ray is not None:
+        if args.provider_batch:
+            from toolwire.batch.rounds import run_provider_batch
+
+            summary = asyncio.run(run_provider_batch(
+                args.tasks, args.model, args.out, poll=args.poll or 30.0,
+                max_wait=args.max_wait, finish_live=args.finish_live, **common))
+        elif args.ray is not None:
             from toolwire.batch.on_ray import run_batch_ray
 
             summary = run_batch_ray(args.tasks, args.model, args.out, address=args.ray or None,
@@ -165,6 +207,13 @@ def cmd_batch(args: argparse.Namespace) -> int:
     print(f"batch: {summary.done} run(s) in {summary.seconds:.1f} s ({rate:.1f} runs/s), "
           f"{summary.failed} without an answer, {summary.tokens:,} tokens; "
           f"{summary.skipped} already in {args.out}", file=sys.stderr)
+    if summary.rounds:
+        print(f"batch: {summary.rounds} round(s) through the provider's batch API, "
+              f"${summary.cost:.4f} at the batch price", file=sys.stderr)
+    if summary.waiting:
+        print(f"batch: stopped after --max-wait with {summary.waiting} task(s) waiting on the "
+              "provider's jobs; run the same command again to pick them up (they are not "
+              "sent again)", file=sys.stderr)
     print(f"results: {args.out}; run logs and working folders: {runs}", file=sys.stderr)
     return 0 if summary.all_ok else 1
 
@@ -180,8 +229,10 @@ def add_commands(sub: Any, epilog: str) -> None:
                     "is appended to --out as its run finishes (id, answer, stop reason, usage, "
                     "turns, seconds, run log path); rerunning the same command skips the ids "
                     "already there and continues cut-short runs from their logs. One backoff "
-                    "is shared by every run when the provider rate-limits. Exit 1 when some "
-                    "task has no answer.")
+                    "is shared by every run when the provider rate-limits. With "
+                    "--provider-batch the model calls go through the provider's batch API "
+                    "instead, round by round, at its batch price. Exit 1 when some task has "
+                    "no answer.")
     p.add_argument("tasks", metavar="TASKS", help="the task file (JSONL)")
     p.add_argument("--model", metavar="ID",
                    help="model id: " + "; ".join(MODEL_ID_FORMS) + " (default: TOOLWIRE_MODEL, "
@@ -205,6 +256,19 @@ def add_commands(sub: Any, epilog: str) -> None:
                         "bad_reply")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     add_otel_option(p)
+    p.add_argument("--provider-batch", action="store_true",
+                   help="send each round of model calls through the provider's batch API "
+                        "(OpenAI, Anthropic, Gemini) at its batch price; answers can take "
+                        "hours; a stopped batch continues where it was (see docs/batch.md)")
+    p.add_argument("--max-wait", type=checks.positive, metavar="S",
+                   help="with --provider-batch: seconds to wait on the provider at most, "
+                        "then stop (run again to continue) or, with --finish-live, go live")
+    p.add_argument("--finish-live", action="store_true",
+                   help="with --provider-batch and --max-wait: past the wait, cancel the "
+                        "provider's jobs and send the remaining rounds one request at a time")
+    p.add_argument("--poll", type=checks.positive, metavar="S",
+                   help="with --provider-batch: seconds between two looks at a job "
+                        "(default 30)")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="run on Ray: each run a Ray task; ADDRESS of a running cluster, or none "
                         "for a local Ray instance (needs toolwire[ray]); put it after TASKS")

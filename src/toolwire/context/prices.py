@@ -33,7 +33,13 @@ def _calc() -> Any:
     return genai_prices
 
 
-def cost_of(usage: Usage, model: str, provider: str | None = None) -> float | None:
+BATCH_DISCOUNT = 0.5
+"""What a provider's batch API charges of the standard price where the table has no batch
+price of its own (OpenAI, Anthropic and Gemini all charge half)."""
+
+
+def cost_of(usage: Usage, model: str, provider: str | None = None, *,
+            batch: bool = False) -> float | None:
     """What ``usage`` costs in US dollars on ``model`` at ``provider`` (its id in the
     ``genai-prices`` table, `FREE` for a local server, None to find the model by name alone),
     or None when the price table does not know the model.
@@ -57,11 +63,15 @@ def cost_of(usage: Usage, model: str, provider: str | None = None) -> float | No
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            found = prices.calc_price(prices.Usage(**counts), model,
-                                      provider_id=provider)
+            found = prices.calc_price(prices.Usage(**counts), model, provider_id=provider,
+                                      price_context={"processing": "batch"} if batch else None)
     except (LookupError, ValueError):
         return None
-    return float(found.total_price) + _unpriced_writes(usage, model, found.model_price)
+    total = float(found.total_price) + _unpriced_writes(usage, model, found.model_price)
+    if batch and not any(v.when.get("processing") == "batch"
+                         for v in getattr(found.model, "price_variants", None) or ()):
+        return total * BATCH_DISCOUNT
+    return total
 
 
 def _rate(price: Any, input_tokens: int) -> float | None:
@@ -108,4 +118,4 @@ def with_cost(usage: Usage, model: str, provider: str | None = None) -> Usage:
     return usage if cost is None else replace(usage, cost=cost)
 
 
-__all__ = ["FREE", "cost_of", "with_cost"]
+__all__ = ["BATCH_DISCOUNT", "FREE", "cost_of", "with_cost"]

@@ -8,9 +8,10 @@ Each request is routed by its path to a wire, at the path the wire registry
 registered later), checked the way that provider checks it (see `toolwire.emulator.checks`),
 and answered with the next scripted reply rendered into that wire, whole or streamed in the
 wire's framing, with a scripted fault, or with scripted raw bytes (`Raw`: any status, any body,
-any stream, an endless trickle, a connection dropped mid-body). Must not import a wire's codec
-module directly (only through ``get_codec``) nor compare wire names: what differs between wires
-is in the registry.
+any stream, an endless trickle, a connection dropped mid-body). The providers' batch APIs are
+played by `toolwire.emulator.batches` (``batches``), each batched request answered as above.
+Must not import a wire's codec module directly (only through ``get_codec``) nor compare wire
+names: what differs between wires is in the registry.
 
 A script is a list of items, used in order: a `Reply`, a `Fault`, or their JSON forms (a reply
 in toolwire's JSON form, or the shorthand ``{"text": ..., "tool_calls": [{"name": ...,
@@ -42,6 +43,7 @@ from toolwire.codecs.registry import (
     wire_at,
 )
 from toolwire.emulator._http import HttpRequest, HttpResponse, HttpServer, serve
+from toolwire.emulator.batches import BatchJobs
 from toolwire.emulator.billing import (
     Billing,
     ContextTooLong,
@@ -163,6 +165,8 @@ class Emulator:
         self.billing = Billing(windows, clock) if bill else None
         self.cached = CachedStore(clock)
         """The explicit caches made on this emulator (Gemini's cached contents)."""
+        self.batches = BatchJobs(self._handle, clock)
+        """The batch jobs sent to this emulator (`toolwire.emulator.batches`)."""
         self.received: list[Received] = []
         self._used = 0
         self._lock = threading.Lock()
@@ -260,6 +264,9 @@ class Emulator:
             return _json(200, {"status": "ok"})
         if http.method == "HEAD":  # a client keeping its connection warm
             return HttpResponse(200, {"content-type": "application/json"}, head_only=True)
+        batched = await self.batches.route(http)
+        if batched is not None:  # a provider's batch API
+            return batched
         made_at = explicit_cache_at(http.path) if http.method == "POST" else None
         if made_at is not None:  # a request to create an explicit cache
             made_body = loads(http.body or b"{}")

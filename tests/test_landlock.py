@@ -147,14 +147,15 @@ def test_the_command_line_runs_commands_under_landlock(tmp_path: Path, outside: 
 
     script = [{"tool_calls": [{"id": "toolu_1", "name": "run_command", "arguments": {
         "command": f"touch inside.txt; touch {outside}/out.txt"}}]}, {"text": "Done."}]
-    log = tmp_path / "run.jsonl"
+    log, work = tmp_path / "run.jsonl", tmp_path / "work"  # the log outside the workspace
+    work.mkdir()
     with Emulator(script) as emu:
         proc = toolwire("run", "x", "--model", f"anthropic:m@{emu.base_url}", "--workdir",
-                        str(tmp_path), "--sandbox", "landlock", "--approve", "auto", "--log",
+                        str(work), "--sandbox", "landlock", "--approve", "auto", "--log",
                         str(log), env={**os.environ})
     assert proc.returncode == 0, proc.stderr
     assert "sandbox: commands run under Landlock" in proc.stderr
-    assert (tmp_path / "inside.txt").exists() and not (outside / "out.txt").exists()
+    assert (work / "inside.txt").exists() and not (outside / "out.txt").exists()
     result = [json.loads(line) for line in log.read_text().splitlines()
               if '"call_end"' in line or '"tool_result"' in line]
     assert "Permission denied" in json.dumps(result)

@@ -1,5 +1,5 @@
-"""The per-model rules (`toolwire.model_rules`), each against the emulator over loopback HTTP:
-the emulator refuses a body breaking the rule with the provider's own 400 text, and what
+"""The per-model rules (`toolwire.codecs.model_rules`), each against the emulator over loopback
+HTTP: the emulator refuses a body breaking the rule with the provider's own 400 text, and what
 toolwire sends instead is accepted, whole and streamed, and fits the official SDK's types."""
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from sdk_types import (
 )
 from toolwire import ConfigError, Message, Reply, Request, ToolCallPart, ToolResultPart, ToolSpec
 from toolwire.codecs import get_codec
+from toolwire.codecs.model_rules import RULES, table_markdown
 from toolwire.emulator import Emulator
 from toolwire.events import StreamEnd
 from toolwire.http.client import model as make_model
-from toolwire.model_rules import RULES, table_markdown
 from toolwire.schema.tool import Tool
 from toolwire.transcript import ReasoningPart, TextPart
 

@@ -3,8 +3,8 @@ MemoryError: gzip and deflate bombs, an endless reply, an endless error body, an
 of a stream, and a server that keeps a stream open with keep-alives alone.
 
 Each case is ``toolwire run`` in a real subprocess against a tiny HTTP server on 127.0.0.1;
-the subprocess's peak memory (``ru_maxrss``, from ``wait4``) is asserted, far under what the
-server offered (1 GiB each time).
+the subprocess's peak memory (its own ``VmHWM``, `peak.run_measured`) is asserted, far under
+what the server offered (1 GiB each time).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import contextlib
 import http.server
 import os
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -22,6 +21,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from peak import run_measured
 
 ENV = {k: v for k, v in os.environ.items()
        if not k.endswith("_API_KEY") and not k.startswith("TOOLWIRE_")}
@@ -96,14 +97,12 @@ def run_cli(base_url: str, tmp: Path, *flags: str,
             env: dict[str, str] | None = None) -> tuple[int, str, int]:
     """``toolwire run`` against ``base_url``: its exit code, stderr and peak memory (bytes)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "toolwire.cli", "run", "hello", "--model",
-             f"anthropic:m@{base_url}", "--workdir", str(tmp), "--tools", "none", *flags],
+        code, peak = run_measured(
+            ["run", "hello", "--model", f"anthropic:m@{base_url}", "--workdir", str(tmp),
+             "--tools", "none", *flags],
             env={**ENV, **(env or {})}, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
-        return proc.returncode, err.read().decode("utf-8", "replace"), usage.ru_maxrss * 1024
+        return code, err.read().decode("utf-8", "replace"), peak
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate"])

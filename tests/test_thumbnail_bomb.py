@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 import struct
 import subprocess
-import sys
 import zlib
 from pathlib import Path
 
+from peak import run_measured
 from toolwire.agent.loop import Agent
 from toolwire.explain.thumbs import MAX_PIXELS
 from toolwire.schema.tool import Tool
@@ -48,12 +48,11 @@ def test_an_image_over_the_pixel_limit_gets_a_placeholder_quickly(tmp_path: Path
     agent = Agent(model=ScriptedModel([reply(call("look", {})), reply("A black square.")]),
                   tools=[Tool.from_function(look)])
     assert agent.run("what is this?", log=log).answer == "A black square."
-    proc = subprocess.Popen([sys.executable, "-m", "toolwire.cli", "explain", str(log),
-                             "--html", str(page)], env=ENV, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    assert usage.ru_maxrss * 1024 < 200 * (1 << 20)  # the pixels alone would take 169 MB
+    code, peak = run_measured(["explain", str(log), "--html", str(page)], env=ENV,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              stdin=subprocess.DEVNULL)
+    assert code == 0
+    assert peak < 200 * (1 << 20)  # the pixels alone would take 169 MB
     html = page.read_text()
     assert f"no thumbnail: over {MAX_PIXELS:,} pixels" in html
     assert '<img class="thumb"' not in html

@@ -92,10 +92,11 @@ def mark_exposed(workdir: str | os.PathLike[str], env: Mapping[str, str] | None 
     Landlock, whose reading is open everywhere, or unconfined): a record found beneath it is
     never taken for the user's own (`exposed`)."""
     mark = _exposed_mark(Path(workdir).resolve(), env)
-    if not mark.exists():
-        state_dir(env)  # made with its own mode first
-        mark.parent.mkdir(mode=0o700, exist_ok=True)
-        mark.touch()
+    with contextlib.suppress(OSError, ConfigError):  # a state directory not this user's own
+        if not mark.exists():
+            state_dir(env)  # made with its own mode first
+            mark.parent.mkdir(mode=0o700, exist_ok=True)
+            mark.touch()
 
 
 def exposed(path: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> Path | None:

@@ -329,10 +329,12 @@ def api_for(model: HttpModel) -> BatchApi:
     why = unsupported(model.endpoint.provider)
     if why is not None:
         raise BatchError(why)
-    kinds: dict[str, type[BatchApi]] = {
-        "anthropic-messages": AnthropicBatches, "openai-chat": OpenAIBatches,
-        "openai-responses": OpenAIBatches, "gemini-generate": GeminiBatches}
-    kind = kinds.get(model.wire)
+    from toolwire.codecs.registry import get_wire
+
+    kinds: dict[str, type[BatchApi]] = {  # by the path the requests go to when sent live
+        "/v1/messages": AnthropicBatches, "/v1/chat/completions": OpenAIBatches,
+        "/v1/responses": OpenAIBatches, "/v1beta/models/{model}:generateContent": GeminiBatches}
+    kind = kinds.get(get_wire(model.wire).path)
     if kind is None:
         raise BatchError(f"--provider-batch does not work with {model.endpoint.provider}: its "
                          f"wire {model.wire} has no batch API toolwire drives")

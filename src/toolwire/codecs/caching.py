@@ -17,7 +17,7 @@ needs), so a message is sent in the same bytes whether it carries a marker this 
 marked blocks are copied (the body shares the rest with the request). Used by Anthropic
 Messages and, for OpenRouter's breakpoint models, by OpenAI chat (text parts only);
 `cache_key_fields` writes the OpenAI wires' cache key and retention, and for the models with
-OpenAI's explicit breakpoints (the per-model rules, `toolwire.model_rules`) places
+OpenAI's explicit breakpoints (the per-model rules, `toolwire.codecs.model_rules`) places
 ``prompt_cache_breakpoint`` markers the same way (`Marking` says how a wire marks a block).
 A decoded body keeps its markers where they were (in the parts' provider data), like any
 field the caller wrote. Imports only `toolwire.codecs.base`, the transcript and the rule
@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from toolwire.codecs.base import Note
-from toolwire.model_rules import applies
+from toolwire.codecs.model_rules import applies
 from toolwire.transcript import Cache
 
 MAX_BREAKPOINTS = 4
@@ -225,7 +225,7 @@ def cache_key_fields(body: dict[str, Any], cache: Cache, *, wire: str = "openai-
     """The OpenAI wires' cache fields: ``prompt_cache_key`` (requests with the same key go to
     the same cache) and ``prompt_cache_retention``; a value the body already has is kept.
 
-    For a model with explicit cache breakpoints (`toolwire.model_rules`,
+    For a model with explicit cache breakpoints (`toolwire.codecs.model_rules`,
     ``explicit_breakpoints``) automatic caching marks the prompt with
     ``prompt_cache_breakpoint`` the way ``how`` says, and never sends
     ``prompt_cache_retention`` with them (deprecated for those models; ``retention="24h"``

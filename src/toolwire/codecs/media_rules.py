@@ -18,8 +18,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from toolwire.codecs.media import MB
+from toolwire.codecs.model_rules import RULES, refusal
 from toolwire.media import image_size
-from toolwire.model_rules import RULES, refusal
 
 ANTHROPIC_IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 OPENAI_IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
@@ -137,7 +137,7 @@ RESULT_PARTS_MODELS: tuple[str, ...] = next(
     row.models for row in RULES if row.code == "result_parts")
 """Model-name patterns (fnmatch, matched without a ``models/``-style prefix) of the Gemini
 families that take media inside ``functionResponse.parts``, from the per-model rules
-(`toolwire.model_rules`); older families answer 400 to them (the gemini-generate codec's
+(`toolwire.codecs.model_rules`); older families answer 400 to them (the gemini-generate codec's
 ``_result_parts`` setting beats the table)."""
 
 

@@ -1,4 +1,4 @@
-"""What a model refuses of a raw request body, by the per-model rules (`toolwire.model_rules`),
+"""What a model refuses of a raw request body, by the per-model rules (`model_rules`),
 worded as its provider words it.
 
 Owns `chat_model_problem`, `gemini_model_problem` and `anthropic_model_problem` (each wire's
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from toolwire.model_rules import applies, refusal
+from toolwire.codecs.model_rules import applies, refusal
 
 CHAT = "openai-chat"
 

@@ -1,4 +1,4 @@
-"""The per-model rules (`toolwire.model_rules`) applied to an encoded body: what a model
+"""The per-model rules (`toolwire.codecs.model_rules`) applied to an encoded body: what a model
 accepts, sent in place of what it refuses.
 
 Owns `fitted` (a wire's ``encode`` followed by its model's fixes: a wire's ``codec.py`` names
@@ -26,8 +26,8 @@ from typing import Any
 from toolwire.codecs.base import Encoded, Note
 from toolwire.codecs.caching import MAX_BREAKPOINTS, cap_markers
 from toolwire.codecs.model_checks import function_tools, thinking_off, tool_turns
+from toolwire.codecs.model_rules import SETTING, applies
 from toolwire.errors import ConfigError
-from toolwire.model_rules import SETTING, applies
 from toolwire.transcript import Message, ReasoningPart, Request
 
 Fix = Callable[[dict[str, Any], Request, list[Note]], None]

@@ -6,7 +6,7 @@ sends one) is always preferred: `with_cost` keeps a cost that is already there. 
 cost is computed by ``genai_prices.calc_price`` with every token kind it prices (cache writes
 and reads at their own rates, long-context tiers), and None when the table does not know the
 model; what the table has no rate for (cache writes with the long lifetime, on some hosts) is
-priced by the per-model rules (`toolwire.model_rules`). ``genai_prices`` takes about half a
+priced by the per-model rules (`toolwire.codecs.model_rules`). ``genai_prices`` takes about half a
 second to import, so it is imported on the first price asked for, never by ``import toolwire``.
 Local servers (Ollama, llama.cpp) cost nothing. Imports only `toolwire.transcript` and the
 rule table.
@@ -18,7 +18,7 @@ import warnings
 from functools import lru_cache
 from typing import Any
 
-from toolwire.model_rules import CACHE_WRITE_MULTIPLIER, find
+from toolwire.codecs.model_rules import CACHE_WRITE_MULTIPLIER, find
 from toolwire.transcript import Usage, replace
 
 FREE = ""
@@ -91,7 +91,7 @@ def _rate(price: Any, input_tokens: int) -> float | None:
 
 def _unpriced_writes(usage: Usage, model: str, table: Any) -> float:
     """What the price table leaves out of cache writes, by the per-model rules
-    (`toolwire.model_rules`, ``cache_write_price``): for a model whose writes cost a multiple
+    (`toolwire.codecs.model_rules`, ``cache_write_price``): for a model whose writes cost a multiple
     of the input price, the writes the table has no rate for are charged at that multiple
     (the table charged them at its cache-write rate, else at the input rate)."""
     if not usage.cache_write_tokens or find("cache_write_price", "*", model) is None:

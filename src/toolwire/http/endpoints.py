@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from toolwire.codecs.model_rules import EFFORT_RULES, find, setting
 from toolwire.codecs.registry import wire_at
 from toolwire.errors import ConfigError
 from toolwire.http.cloud import HostCount, Signer, StreamAdapter
@@ -53,7 +54,6 @@ from toolwire.http.providers import (
     BodyTransform,
     model_id_forms,
 )
-from toolwire.model_rules import EFFORT_RULES, find, setting
 
 MODEL_ID_FORMS = model_id_forms()
 """The built-in providers' model id forms (`model_id_forms` also lists ones added later)."""
@@ -142,12 +142,12 @@ def without_credentials(model_id: str) -> str:
 def responses_if_allowed(model_id: str, options: Mapping[str, Any] | None) -> str:
     """``model_id`` moved to the Responses wire when its options allow it (the
     ``responses_for_reasoning`` per-model setting) and the model is an ``openai:`` GPT-5 model
-    that Chat Completions refuses to let reason with tools (`toolwire.model_rules`)."""
+    that Chat Completions refuses to let reason with tools (`toolwire.codecs.model_rules`)."""
     provider, _, rest = model_id.partition(":")
     if provider != "openai" or not setting("responses_for_reasoning", options):
         return model_id
     model = rest.partition("@")[0]
-    if any(find(code, "openai-chat", model) for code in EFFORT_RULES):
+    if any(find(code, PROVIDERS["openai"].wire, model) for code in EFFORT_RULES):
         return f"openai-responses:{rest}"
     return model_id
 

@@ -17,7 +17,7 @@ How canonical values land on this wire:
   up, and ``provider_data`` remembers it (``"_generated_id": true``) so it is never sent back.
   A call that came with an id (Gemini 3 always gives one) is sent with it, and so is every
   response to it, even one read without an id (Gemini 3 refuses a response whose id is not
-  its call's: the per-model rules, `toolwire.model_rules`).
+  its call's: the per-model rules, `toolwire.codecs.model_rules`).
 - ``thoughtSignature`` stays on the exact part it came on and is echoed verbatim; none is
   ever invented (but see ``_fill_signature``). ``thought: true`` parts are `ReasoningPart`.
 - Model id and streaming live in the URL (``models/{model}:generateContent`` or

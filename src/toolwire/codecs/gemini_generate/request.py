@@ -64,7 +64,7 @@ def encode(request: Request) -> Encoded:
     fill = settings.pop("_fill_signature", None)
     declared = settings.pop("_declarations", None)
     result_parts = takes_result_parts(request.model, settings.pop("_result_parts", None))
-    settings.pop("_rules", None)  # the per-model rules' setting (`toolwire.model_rules`)
+    settings.pop("_rules", None)  # the per-model rules' setting (`toolwire.codecs.model_rules`)
     for key in settings:
         notes.append(Note(kind="field_dropped", subject=key,
                           detail="not a gemini-generate setting; ignored"))

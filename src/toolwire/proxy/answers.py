@@ -1,0 +1,84 @@
+"""What the proxy answers by itself, in the client's wire: errors and model lists.
+
+Owns `error_response` (an error body in the shape a wire's server sends it, with the status,
+``retry-after`` and the header AWS names its error types in), `provider_error_response` (an
+upstream's typed error, told to the client in its own wire) and `models_response` (``/v1/models``
+in the shape the client's headers ask for, Gemini's ``models`` list, Ollama's ``/api/tags``).
+
+Must not import: the server or the transport.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from toolwire import _json
+from toolwire.codecs import get_codec
+from toolwire.codecs.registry import get_wire
+from toolwire.errors import ContextLengthError, OverloadedError, ProviderError, ToolwireError
+
+JSON_TYPE = "application/json"
+
+Answer = tuple[int, dict[str, str], bytes]
+"""A whole answer: status, headers and body."""
+
+
+def error_response(wire: str, status: int, message: str,
+                   headers: Mapping[str, str] | None = None) -> Answer:
+    """An error as ``wire``'s server words it: its body shape, the status given."""
+    body = get_codec(wire).encode_error(status, message)
+    out = {"content-type": JSON_TYPE, **(headers or {})}
+    if isinstance(body.get("__type"), str):
+        out["x-amzn-errortype"] = body["__type"]  # AWS names its error types here too
+    return status, out, _json.dumps(body)
+
+
+def provider_error_response(wire: str, error: ToolwireError) -> Answer:
+    """The upstream's failure as the client's ``wire`` reports one: a rate limit stays a 429
+    with its ``retry-after``, an overloaded upstream gets the client wire's overloaded status, a
+    prompt too long stays a 400, and anything the upstream could not say (a broken connection,
+    a reply that cannot be read) is a 502 naming what went wrong."""
+    headers: dict[str, str] = {}
+    if isinstance(error, ProviderError):
+        status = error.status or 502
+        if isinstance(error, OverloadedError):
+            status = get_wire(wire).overloaded_status
+        elif isinstance(error, ContextLengthError):
+            status = 400
+        if error.retry_after is not None:
+            headers["retry-after"] = f"{error.retry_after:g}"
+        return error_response(wire, status, f"upstream: {error}", headers)
+    return error_response(wire, 502, f"upstream: {type(error).__name__}: {error}")
+
+
+def models_response(path: str, headers: Mapping[str, str], model: str) -> Answer | None:
+    """The model list a client asks for at ``path``, naming the one model served; None when
+    ``path`` is no model list."""
+    body: dict[str, Any]
+    if path.endswith("/api/tags"):
+        body = {"models": [{"name": model, "model": model, "modified_at": _EPOCH, "size": 0,
+                            "digest": "", "details": {"format": "", "family": "",
+                                                      "parameter_size": "",
+                                                      "quantization_level": ""}}]}
+    elif path.rstrip("/").endswith("/v1beta/models"):
+        body = {"models": [{"name": f"models/{model}", "displayName": model,
+                            "supportedGenerationMethods": ["generateContent",
+                                                           "countTokens"]}]}
+    elif path.rstrip("/").endswith("/models"):
+        if "anthropic-version" in headers or "x-api-key" in headers:
+            body = {"data": [{"type": "model", "id": model, "display_name": model,
+                              "created_at": _EPOCH}],
+                    "has_more": False, "first_id": model, "last_id": model}
+        else:
+            body = {"object": "list", "data": [{"id": model, "object": "model", "created": 0,
+                                                "owned_by": "toolwire"}]}
+    else:
+        return None
+    return 200, {"content-type": JSON_TYPE}, _json.dumps(body)
+
+
+_EPOCH = "1970-01-01T00:00:00Z"
+
+__all__ = ["JSON_TYPE", "Answer", "error_response", "models_response",
+           "provider_error_response"]

@@ -1,0 +1,193 @@
+"""Sending one client request on to the upstream model, and its reply back.
+
+Owns `Upstream` (the model every request goes to: its endpoint, one connection pool, and the
+recorder when there is one) and `Streamed`. Two ways through:
+
+- **Same wire** (`Upstream.same_wire`): the client speaks the upstream's wire. The body's bytes
+  go on unchanged (only the ``model`` field is set to the upstream's when the client named
+  another, which writes the body anew) with the upstream's own authentication, and the reply's
+  bytes come back unchanged, whole or streamed piece by piece as they arrive, error replies
+  included.
+- **Across wires** (`Upstream.converted`): the client's body, decoded by its wire's codec, is
+  sent through `toolwire.http.client.HttpModel` in the upstream's wire (call ids the proxy
+  gave the client turned back into the upstream's own, `toolwire.proxy.ids`), and the reply is
+  written in the client's wire, its call ids made valid there. What the upstream's wire could
+  not carry is listed in the ``x-toolwire-losses`` header. A streamed reply is written in the
+  client's framing once the upstream's stream has ended.
+
+Must not import: the server (starlette, uvicorn).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from toolwire import _json
+from toolwire.codecs import get_codec
+from toolwire.codecs.registry import Route, get_wire
+from toolwire.errors import ToolwireError
+from toolwire.events import Event, StreamEnd, WireNotes, listen
+from toolwire.http.client import HttpModel, RetryPolicy
+from toolwire.http.counting import count_request
+from toolwire.http.endpoints import Endpoint, parse_model_id
+from toolwire.http.transport import HttpTransport, Transport, WireRequest, body_bytes
+from toolwire.proxy.answers import JSON_TYPE, Answer, provider_error_response
+from toolwire.proxy.ids import reply_for_client, request_for_upstream
+from toolwire.proxy.settings import ProxySettings
+from toolwire.transcript import Reply, Request
+
+PASSED_HEADERS = ("anthropic-version", "anthropic-beta", "openai-beta")
+"""Client headers that say which version or beta of the API a body is written for; they go
+on to an upstream of the same wire. No other client header does (a client's key never)."""
+
+LOSSES_HEADER = "x-toolwire-losses"
+COUNT_HEADER = "x-toolwire-count"
+
+
+@dataclass(slots=True)
+class Streamed:
+    """A streamed answer: status, headers, and the bytes as they come."""
+
+    status: int
+    headers: dict[str, str]
+    chunks: AsyncIterator[bytes]
+
+
+class Upstream:
+    """The model every request goes on to (`ProxySettings.model`)."""
+
+    def __init__(self, settings: ProxySettings) -> None:
+        self.settings = settings
+        self.endpoint: Endpoint = parse_model_id(settings.model)
+        self.transport = HttpTransport(timeout=settings.timeout)
+
+    @property
+    def wire(self) -> str:
+        return self.endpoint.wire
+
+    def passes_through(self, route: Route) -> bool:
+        """Whether a request at ``route`` goes on byte for byte: the same wire, framed and
+        refused the same way, at an upstream that does not rewrap its streams."""
+        return (route.wire.name == self.endpoint.wire and route.framing is None
+                and route.error_wire == route.wire.name and self.endpoint.stream_adapter is None)
+
+    def model(self, transport: Transport) -> HttpModel:
+        """The upstream as a model sending through ``transport``, with no retries of its own
+        (each client retries as its SDK does)."""
+        return HttpModel(self.endpoint, transport=transport, retry=RetryPolicy(max_attempts=1))
+
+    # ------------------------------------------------------------------ same wire
+
+    async def same_wire(self, route: Route, raw: bytes, body: dict[str, Any], stream: bool,
+                        headers: Mapping[str, str], transport: Transport) -> Answer | Streamed:
+        endpoint = self.endpoint
+        sent: dict[str, Any] = body
+        content: bytes | None = raw
+        if not route.in_url and body.get("model") != endpoint.model:
+            sent, content = {**body, "model": endpoint.model}, None
+        prepared = endpoint.prepare_body(sent)
+        if prepared is not sent or content is None:
+            content = body_bytes(prepared)
+        passed = {k: v for k, v in headers.items() if k in PASSED_HEADERS}
+        request = WireRequest(url=endpoint.url(stream=stream), body=prepared,
+                              headers={**endpoint.headers(), **passed}, stream=stream,
+                              content=content)
+        if endpoint.signer is not None:
+            added = endpoint.signer(request.method, request.url, request.headers, content)
+            request = dataclasses.replace(request, headers={**request.headers, **added})
+        try:
+            response = await transport.send(request)
+        except ToolwireError as exc:
+            return provider_error_response(route.error_wire, exc)
+        kept = {k: v for k, v in response.headers.items()
+                if k in ("content-type", "retry-after", "x-amzn-errortype")
+                or k.startswith(("anthropic-", "x-ratelimit", "openai-"))}
+        if not stream or response.status >= 400:
+            return response.status, kept, await response.read()
+        if "content-encoding" in response.headers:  # a stream comes as the server sent it
+            kept["content-encoding"] = response.headers["content-encoding"]
+        return Streamed(response.status, kept, response.aiter_bytes())
+
+    # ------------------------------------------------------------------ across wires
+
+    async def converted(self, route: Route, request: Request, stream: bool,
+                        transport: Transport) -> Answer | Streamed:
+        client = route.wire.name
+        notes: list[str] = []
+
+        def hear(event: Event) -> None:
+            if isinstance(event, WireNotes):
+                notes.extend(event.notes)
+
+        model = self.model(transport)
+        upstream_request = request_for_upstream(request)
+        reply: Reply | None = None
+        try:
+            with listen(hear):
+                if stream:
+                    async for event in model.stream(upstream_request):
+                        if isinstance(event, StreamEnd):
+                            reply = event.reply
+                else:
+                    reply = await model.complete(upstream_request)
+        except ToolwireError as exc:
+            return provider_error_response(route.error_wire, exc)
+        assert reply is not None  # a stream ends with StreamEnd or raises
+        reply = reply_for_client(reply, client)
+        codec = get_codec(client)
+        headers = {LOSSES_HEADER: header_text("; ".join(notes))} if notes else {}
+        if not stream:
+            encoded = codec.encode_response(reply, request=request)
+            return 200, {"content-type": JSON_TYPE, **headers}, _json.dumps(encoded)
+        chunks = codec.encode_stream(reply, request=request)
+        headers["content-type"] = get_wire(client).media_type
+        return Streamed(200, headers, _each(chunks))
+
+    # ------------------------------------------------------------------ token counts
+
+    async def count(self, route: Route, body: dict[str, Any], transport: Transport) -> Answer:
+        """A token count asked in the client's wire (``route``), from the upstream's counting
+        endpoint when it has one, else the local estimate; ``x-toolwire-count`` says which."""
+        wire = get_wire(route.wire.name)
+        assert wire.count is not None  # a counting route is one of a wire with an endpoint
+        prompt = dict(wire.count.prompt(body))
+        prompt.setdefault("model", route.model or self.endpoint.model)
+        try:
+            request = get_codec(wire.name).decode_request(prompt, **route.url_says())
+            model = self.model(transport)
+            tokens = await model.count_tokens(request_for_upstream(request))
+        except ToolwireError as exc:
+            return provider_error_response(route.error_wire, exc)
+        answer: dict[str, Any] = {wire.count.field: tokens}
+        if wire.count.path.endswith("/input_tokens"):
+            answer["object"] = "response.input_tokens"
+        said = "provider" if self._counted_upstream() else "estimate"
+        return 200, {"content-type": JSON_TYPE, COUNT_HEADER: said}, _json.dumps(answer)
+
+    def _counted_upstream(self) -> bool:
+        """Whether the upstream counts tokens itself (else the count is the estimate)."""
+        try:
+            return count_request(self.endpoint, WireRequest(url="", body={})) is not None
+        except Exception:  # a host's counting body needs a real request: it has an endpoint
+            return True
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()
+
+
+async def _each(chunks: list[bytes]) -> AsyncIterator[bytes]:
+    for chunk in chunks:
+        yield chunk
+
+
+def header_text(text: str, limit: int = 4000) -> str:
+    """``text`` as an HTTP header value: ASCII, one line, at most ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat.encode("ascii", "backslashreplace").decode()[:limit]
+
+
+__all__ = ["COUNT_HEADER", "LOSSES_HEADER", "PASSED_HEADERS", "Streamed", "Upstream",
+           "header_text"]

@@ -1,0 +1,54 @@
+"""What one proxy serves: `ProxySettings`, kept as JSON so that worker processes read the same.
+
+Must not import: the server, a codec module or anything that does I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass
+
+ENVIRONMENT = "TOOLWIRE_PROXY_SETTINGS"
+"""The variable a worker process reads its settings from (set by the process that starts it)."""
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+MAX_BODY = 64 * 1024 * 1024
+"""The largest request body the proxy reads, in bytes; a larger one is refused with a 413."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ProxySettings:
+    """``model``: the model id every request goes on to (any id toolwire takes).
+    ``host`` and ``port``: where it listens; a host other than loopback needs ``key``, which
+    every client then presents the way its wire authenticates. ``strict``: a request that
+    breaks a transcript rule is refused (400) instead of only logged. ``record``: a folder
+    where each conversation is written as a cassette, with a log of every request.
+    ``timeout``: seconds the upstream may stay silent before the request fails."""
+
+    model: str
+    host: str = "127.0.0.1"
+    port: int = 0
+    key: str | None = dataclasses.field(default=None, repr=False)
+    strict: bool = False
+    record: str | None = None
+    workers: int = 1
+    timeout: float = 600.0
+    max_body: int = MAX_BODY
+
+    @property
+    def loopback(self) -> bool:
+        return self.host in LOOPBACK
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self))
+
+    @classmethod
+    def from_environment(cls) -> ProxySettings:
+        """The settings the starting process left in `ENVIRONMENT`."""
+        return cls(**json.loads(os.environ[ENVIRONMENT]))
+
+
+__all__ = ["ENVIRONMENT", "LOOPBACK", "MAX_BODY", "ProxySettings"]

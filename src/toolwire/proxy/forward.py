@@ -37,7 +37,7 @@ from toolwire.http.transport import HttpTransport, Transport, WireRequest, body_
 from toolwire.proxy.answers import JSON_TYPE, Answer, provider_error_response
 from toolwire.proxy.ids import reply_for_client, request_for_upstream
 from toolwire.proxy.settings import ProxySettings
-from toolwire.transcript import Reply, Request
+from toolwire.transcript import Reply, Request, replace
 
 PASSED_HEADERS = ("anthropic-version", "anthropic-beta", "openai-beta")
 """Client headers that say which version or beta of the API a body is written for; they go
@@ -136,7 +136,9 @@ class Upstream:
         except ToolwireError as exc:
             return provider_error_response(route.error_wire, exc)
         assert reply is not None  # a stream ends with StreamEnd or raises
-        reply = reply_for_client(reply, client)
+        # The upstream's own stop value means nothing in the client's wire: each wire's
+        # encoder writes its own from the normalised stop.
+        reply = replace(reply_for_client(reply, client), raw_stop=None)
         codec = get_codec(client)
         headers = {LOSSES_HEADER: header_text("; ".join(notes))} if notes else {}
         if not stream:

@@ -19,7 +19,7 @@ from toolwire.proxy.settings import ENVIRONMENT, ProxySettings
 
 
 def bind(settings: ProxySettings) -> socket.socket:
-    """The listening socket for ``settings`` (port 0: any free port)."""
+    """The listening socket for ``settings`` (port 0: any free port), listening already."""
     family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -28,6 +28,7 @@ def bind(settings: ProxySettings) -> socket.socket:
     except OSError:
         sock.close()
         raise
+    sock.listen(2048)  # connections wait from now on, before the server is up
     sock.set_inheritable(True)
     return sock
 

@@ -34,6 +34,7 @@ UPSTREAM_IDS = {
     "openai-responses": ("call_Rq7zPnK3vXb9LmT2aWc4YdE8", "call_Pn7zK3vXb9LmT2aWc4YdE8Rq"),
     "gemini-generate": ("fc-rome", "fc-oslo"),
     "ollama-chat": ("call_0", "call_1"),
+    "bedrock-converse": ("tooluse_Rk3vXb9LmT2aWc4YdE8q", "tooluse_Pn7zK3vXb9LmT2aWc4Yd"),
 }
 """The call ids each upstream wire's server gives."""
 CITIES = ("Rome", "Oslo")
@@ -56,6 +57,7 @@ UPSTREAMS = {
     "openai-responses": "openai-responses:m@{url}",
     "ollama-chat": "ollama:m@{url}",
     "gemini-generate": "gemini:m@{url}",
+    "bedrock-converse": "bedrock:m@{url}",
 }
 
 
@@ -69,7 +71,9 @@ def emulator() -> Iterator[Emulator]:
 def proxies(emulator: Emulator) -> Iterator[dict[str, str]]:
     from contextlib import ExitStack
 
-    with ExitStack() as stack:
+    with ExitStack() as stack, pytest.MonkeyPatch.context() as env:
+        env.setenv("AWS_BEARER_TOKEN_BEDROCK", "upstream-token")  # the proxy's own key
+        env.setenv("AWS_REGION", "us-east-1")
         yield {wire: stack.enter_context(running_proxy(model.format(url=emulator.base_url)))
                for wire, model in UPSTREAMS.items()}
 
@@ -232,12 +236,57 @@ def gemini_run(url: str, stream: bool) -> list[Turn]:
     return turns
 
 
+def bedrock_run(url: str, stream: bool) -> list[Turn]:
+    import boto3
+    from botocore.config import Config
+
+    client = boto3.client("bedrock-runtime", endpoint_url=url, region_name="us-east-1",
+                          aws_access_key_id="unused", aws_secret_access_key="unused",
+                          config=Config(retries={"max_attempts": 1}))
+    tools = {"tools": [{"toolSpec": {"name": "get_weather", "inputSchema": {"json": SCHEMA}}}]}
+    messages: list[Any] = [{"role": "user", "content": [{"text": "Weather in Rome and Oslo?"}]}]
+    turns: list[Turn] = []
+    for _ in range(2):
+        if stream:
+            events = list(client.converse_stream(modelId="claude", messages=messages,
+                                                 toolConfig=tools)["stream"])
+            assert "messageStop" in events[-2] and "metadata" in events[-1]
+            blocks: dict[int, dict[str, Any]] = {}
+            for event in events:
+                if "contentBlockStart" in event:
+                    start = event["contentBlockStart"]
+                    use = start["start"]["toolUse"]
+                    blocks[start["contentBlockIndex"]] = {"toolUse": {**use, "input": ""}}
+                elif "contentBlockDelta" in event:
+                    delta = event["contentBlockDelta"]
+                    block = blocks.setdefault(delta["contentBlockIndex"], {"text": ""})
+                    if "text" in delta["delta"]:
+                        block["text"] += delta["delta"]["text"]
+                    else:
+                        block["toolUse"]["input"] += delta["delta"]["toolUse"]["input"]
+            content = [b if "text" in b else {"toolUse": {
+                **b["toolUse"], "input": json.loads(b["toolUse"]["input"] or "{}")}}
+                for _, b in sorted(blocks.items())]
+        else:
+            done = client.converse(modelId="claude", messages=messages, toolConfig=tools)
+            content = done["output"]["message"]["content"]
+        calls = [(b["toolUse"]["toolUseId"], b["toolUse"]["input"]) for b in content
+                 if "toolUse" in b]
+        turns.append((calls, "".join(b.get("text", "") for b in content)))
+        messages.append({"role": "assistant", "content": content})
+        messages.append({"role": "user", "content": [
+            {"toolResult": {"toolUseId": i, "content": [{"text": "sunny"}]}}
+            for i, _ in calls]})
+    return turns
+
+
 CLIENTS: dict[str, Callable[[str, bool], list[Turn]]] = {
     "anthropic-messages": anthropic_run,
     "openai-chat": chat_run,
     "openai-responses": responses_run,
     "ollama-chat": ollama_run,
     "gemini-generate": gemini_run,
+    "bedrock-converse": bedrock_run,
 }
 
 PAIRS = [(c, u) for c in CLIENTS for u in UPSTREAMS if c != u]
@@ -257,7 +306,8 @@ def check_upstream_request(emulator: Emulator, upstream: str) -> Request:
         assert_sdk_valid(received.body)
     elif upstream == "anthropic-messages":
         assert_anthropic_valid(received.body)
-    path_model = {"model": "m", "stream": received.path.endswith("streamGenerateContent")}
+    path_model = {"model": "m", "stream": received.path.endswith(("streamGenerateContent",
+                                                                  "converse-stream"))}
     request = get_codec(upstream).decode_request(
         received.body, **(path_model if get_wire(upstream).model_in_path else {}))
     assert [p for p in check_transcript(request.messages, upstream)
@@ -286,3 +336,25 @@ def test_a_two_turn_run_with_parallel_calls_across_wires(
     both_carry = rules.results_by == "id" and get_wire(upstream).rules.results_by == "id"
     if both_carry:  # the upstream gets its own ids back, however the client had to see them
         assert history == list(UPSTREAM_IDS[upstream])
+
+
+@pytest.mark.parametrize("upstream", ["openai-chat", "anthropic-messages"])
+def test_bedrock_invoke_model_paths_serve_the_anthropic_sdk(
+        upstream: str, emulator: Emulator, proxies: dict[str, str]) -> None:
+    """InvokeModel's paths take Anthropic bodies; the streamed reply comes wrapped in an AWS
+    event stream, as Bedrock sends it, and the Anthropic SDK's Bedrock client reads both."""
+    client = anthropic.AnthropicBedrock(base_url=proxies[upstream], aws_region="us-east-1",
+                                        api_key="unused", max_retries=0)  # a bearer token
+    ask = {"model": "anthropic.claude", "max_tokens": 100,
+           "messages": [{"role": "user", "content": "Weather in Rome and Oslo?"}],
+           "tools": [{"name": "get_weather", "input_schema": SCHEMA}]}
+    whole = client.messages.create(**ask)  # type: ignore[arg-type]
+    with client.messages.stream(**ask) as events:  # type: ignore[arg-type]
+        streamed = events.get_final_message()
+    for reply in (whole, streamed):
+        _valid(reply)
+        assert [b.input for b in reply.content if b.type == "tool_use"] == [
+            {"city": c} for c in CITIES]
+        assert all(fits(b.id, "anthropic-messages") for b in reply.content
+                   if b.type == "tool_use")
+    assert emulator.received[-1].wire == upstream

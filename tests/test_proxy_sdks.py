@@ -19,7 +19,14 @@ from toolwire.codecs.registry import get_wire
 from toolwire.emulator import Emulator
 from toolwire.proxy.ids import MAX_LENGTH
 from toolwire.rules import check_transcript
-from toolwire.transcript import Message, Reply, Request, ToolCallPart, ToolResultPart
+from toolwire.transcript import (
+    Message,
+    ReasoningPart,
+    Reply,
+    Request,
+    ToolCallPart,
+    ToolResultPart,
+)
 
 pytest.importorskip("uvicorn")
 anthropic = pytest.importorskip("anthropic")
@@ -41,14 +48,29 @@ CITIES = ("Rome", "Oslo")
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 
 
+THOUGHT = "Both cities, one call each."
+REASONING: dict[str, Any] = {
+    "anthropic-messages": {"type": "thinking", "thinking": THOUGHT, "signature": "sig-A1b2"},
+    "openai-responses": {"type": "reasoning", "id": "rs_0a1b2c", "summary": [
+        {"type": "summary_text", "text": THOUGHT}], "encrypted_content": "gAAAAenc0a1b2c"},
+    "bedrock-converse": {"reasoningText": {"text": THOUGHT, "signature": "sig-B3c4"}},
+    "gemini-generate": {"thought": True, "text": THOUGHT, "thoughtSignature": "c2lnLUc1ZDY="},
+}
+"""Each upstream's own signed or encrypted reasoning block, which must come back to it."""
+CARRIED = set(REASONING)
+"""The client wires with a field the upstream's reasoning travels in."""
+
+
 def answer(request: Request, wire: str) -> Reply:
-    """Two parallel calls to a fresh question; a text once the results are in."""
+    """Reasoning and two parallel calls to a fresh question; a text once the results are in."""
     last = request.messages[-1]
     if any(isinstance(p, ToolResultPart) for p in last.parts):
         return Reply(message=Message.assistant("Rome is sunny, Oslo is cold."))
-    return Reply(message=Message(role="assistant", parts=tuple(
+    thought = ([ReasoningPart(text=THOUGHT, provider_data={wire: REASONING[wire]})]
+               if wire in REASONING else [])
+    return Reply(message=Message(role="assistant", parts=(*thought, *(
         ToolCallPart(id=i, name="get_weather", arguments={"city": c})
-        for i, c in zip(UPSTREAM_IDS[wire], CITIES, strict=True))), stop="tool_calls")
+        for i, c in zip(UPSTREAM_IDS[wire], CITIES, strict=True)))), stop="tool_calls")
 
 
 UPSTREAMS = {
@@ -259,12 +281,21 @@ def bedrock_run(url: str, stream: bool) -> list[Turn]:
                     blocks[start["contentBlockIndex"]] = {"toolUse": {**use, "input": ""}}
                 elif "contentBlockDelta" in event:
                     delta = event["contentBlockDelta"]
+                    said = delta["delta"]
+                    if "reasoningContent" in said:
+                        block = blocks.setdefault(delta["contentBlockIndex"], {
+                            "reasoningContent": {"reasoningText": {"text": ""}}})
+                        readable = block["reasoningContent"]["reasoningText"]
+                        readable["text"] += said["reasoningContent"].get("text", "")
+                        if "signature" in said["reasoningContent"]:
+                            readable["signature"] = said["reasoningContent"]["signature"]
+                        continue
                     block = blocks.setdefault(delta["contentBlockIndex"], {"text": ""})
-                    if "text" in delta["delta"]:
-                        block["text"] += delta["delta"]["text"]
+                    if "text" in said:
+                        block["text"] += said["text"]
                     else:
-                        block["toolUse"]["input"] += delta["delta"]["toolUse"]["input"]
-            content = [b if "text" in b else {"toolUse": {
+                        block["toolUse"]["input"] += said["toolUse"]["input"]
+            content = [b if "toolUse" not in b else {"toolUse": {
                 **b["toolUse"], "input": json.loads(b["toolUse"]["input"] or "{}")}}
                 for _, b in sorted(blocks.items())]
         else:
@@ -336,6 +367,10 @@ def test_a_two_turn_run_with_parallel_calls_across_wires(
     both_carry = rules.results_by == "id" and get_wire(upstream).rules.results_by == "id"
     if both_carry:  # the upstream gets its own ids back, however the client had to see them
         assert history == list(UPSTREAM_IDS[upstream])
+    thoughts = [p.provider_data for m in sent.messages for p in m.parts
+                if isinstance(p, ReasoningPart)]
+    if upstream in REASONING and client in CARRIED:  # its own block, back as it sent it
+        assert thoughts == [{upstream: REASONING[upstream]}]
 
 
 @pytest.mark.parametrize("upstream", ["openai-chat", "anthropic-messages"])

@@ -34,6 +34,7 @@ from toolwire.http.client import HttpModel, RetryPolicy
 from toolwire.http.counting import count_request
 from toolwire.http.endpoints import Endpoint, parse_model_id
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, body_bytes
+from toolwire.proxy import carry
 from toolwire.proxy.answers import JSON_TYPE, Answer, provider_error_response
 from toolwire.proxy.ids import reply_for_client, request_for_upstream
 from toolwire.proxy.settings import ProxySettings
@@ -123,7 +124,7 @@ class Upstream:
                 notes.extend(event.notes)
 
         model = self.model(transport)
-        upstream_request = request_for_upstream(request)
+        upstream_request = carry.request_for_upstream(request_for_upstream(request), client)
         reply: Reply | None = None
         try:
             with listen(hear):
@@ -139,6 +140,8 @@ class Upstream:
         # The upstream's own stop value means nothing in the client's wire: each wire's
         # encoder writes its own from the normalised stop.
         reply = replace(reply_for_client(reply, client), raw_stop=None)
+        reply, dropped = carry.reply_for_client(reply, client, self.endpoint.wire)
+        notes += dropped
         codec = get_codec(client)
         headers = {LOSSES_HEADER: header_text("; ".join(notes))} if notes else {}
         if not stream:

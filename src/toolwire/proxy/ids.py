@@ -18,11 +18,21 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import re
+from collections.abc import Callable
 
 from toolwire.codecs.registry import get_wire
-from toolwire.transcript import Message, Reply, Request, ToolCallPart, ToolResultPart, replace
+from toolwire.transcript import (
+    Message,
+    Part,
+    Reply,
+    Request,
+    ToolCallPart,
+    ToolResultPart,
+    replace,
+)
 
 ENCODED = "twx_"
 """The prefix of an upstream id written in base64 for the client's wire."""
@@ -67,35 +77,48 @@ def from_client(call_id: str) -> str:
         return call_id
 
 
-def _message_ids(message: Message, wire: str | None) -> Message:
-    parts = []
-    changed = False
-    for part in message.parts:
-        if isinstance(part, ToolCallPart):
-            new = to_client(part.id, wire) if wire is not None else from_client(part.id)
-            if new != part.id:
-                part, changed = replace(part, id=new), True
-        elif isinstance(part, ToolResultPart):
-            new = to_client(part.call_id, wire) if wire is not None else from_client(part.call_id)
-            if new != part.call_id:
-                part, changed = replace(part, call_id=new), True
-        parts.append(part)
-    return replace(message, parts=tuple(parts)) if changed else message
+def each_part(message: Message, change: Callable[[Part], Part]) -> Message:
+    """``message`` with ``change`` made to each of its parts (the same value when no part
+    changed)."""
+    parts = tuple(change(part) for part in message.parts)
+    if all(a is b for a, b in zip(parts, message.parts, strict=True)):
+        return message
+    return replace(message, parts=parts)
 
 
-def reply_for_client(reply: Reply, wire: str) -> Reply:
-    """``reply`` with every call id as the client's ``wire`` gets it (`to_client`)."""
-    message = _message_ids(reply.message, wire)
-    return reply if message is reply.message else replace(reply, message=message)
-
-
-def request_for_upstream(request: Request) -> Request:
-    """``request`` with every id the client sent back as the upstream gave it (`from_client`)."""
-    messages = tuple(_message_ids(m, None) for m in request.messages)
+def each_message(request: Request, change: Callable[[Part], Part]) -> Request:
+    """``request`` with ``change`` made to each part of each message."""
+    messages = tuple(each_part(m, change) for m in request.messages)
     if all(a is b for a, b in zip(messages, request.messages, strict=True)):
         return request
     return replace(request, messages=messages)
 
 
-__all__ = ["ENCODED", "HASHED", "MAX_LENGTH", "from_client", "reply_for_client",
-           "request_for_upstream", "to_client"]
+def _ids(wire: str | None) -> Callable[[Part], Part]:
+    mapped = functools.partial(to_client, wire=wire) if wire is not None else from_client
+
+    def change(part: Part) -> Part:
+        if isinstance(part, ToolCallPart):
+            new = mapped(part.id)
+            return part if new == part.id else replace(part, id=new)
+        if isinstance(part, ToolResultPart):
+            new = mapped(part.call_id)
+            return part if new == part.call_id else replace(part, call_id=new)
+        return part
+
+    return change
+
+
+def reply_for_client(reply: Reply, wire: str) -> Reply:
+    """``reply`` with every call id as the client's ``wire`` gets it (`to_client`)."""
+    message = each_part(reply.message, _ids(wire))
+    return reply if message is reply.message else replace(reply, message=message)
+
+
+def request_for_upstream(request: Request) -> Request:
+    """``request`` with every id the client sent back as the upstream gave it (`from_client`)."""
+    return each_message(request, _ids(None))
+
+
+__all__ = ["ENCODED", "HASHED", "MAX_LENGTH", "each_message", "each_part", "from_client",
+           "reply_for_client", "request_for_upstream", "to_client"]

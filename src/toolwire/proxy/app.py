@@ -141,8 +141,6 @@ class Proxy:
             result = await self.upstream.same_wire(route, raw, body, stream, headers, transport)
         else:
             result = await self.upstream.converted(route, request, stream, transport)
-            if isinstance(result, Streamed) and route.framing not in (None, spec.framing):
-                result.chunks = _reframed(result.chunks)
         entry["status"] = result.status if isinstance(result, Streamed) else result[0]
         entry["stream"] = stream
         self._log(entry)
@@ -159,15 +157,6 @@ def refusal(wire: str, problem: Problem) -> Answer:
         f"the conversation breaks the transcript rule {problem.rule!r} at message "
         f"{problem.index}: {problem.message}. Fix: {problem.fix}"))
     return status, {**headers, RULE_HEADER: header_text(problem.rule)}, body
-
-
-async def _reframed(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    """Server-sent events wrapped as a cloud host wraps them (Bedrock's InvokeModel)."""
-    from toolwire.emulator.cloud import reframe
-
-    async for chunk in chunks:
-        for unit in reframe([chunk]):
-            yield unit
 
 
 async def _read(http: HttpRequest, limit: int) -> bytes | None:

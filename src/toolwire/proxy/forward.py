@@ -27,14 +27,22 @@ from typing import Any
 
 from toolwire import _json
 from toolwire.codecs import get_codec
-from toolwire.codecs.registry import Route, get_wire
+from toolwire.codecs.registry import MEDIA_TYPES, Route, get_wire
 from toolwire.errors import ToolwireError
-from toolwire.events import Event, StreamEnd, WireNotes, listen
+from toolwire.events import (
+    Event,
+    ReasoningDelta,
+    RetryEvent,
+    StreamEnd,
+    StreamEvent,
+    WireNotes,
+    listen,
+)
 from toolwire.http.client import HttpModel, RetryPolicy
 from toolwire.http.counting import count_request
 from toolwire.http.endpoints import Endpoint, parse_model_id
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, body_bytes
-from toolwire.proxy import carry
+from toolwire.proxy import carry, live
 from toolwire.proxy.answers import JSON_TYPE, Answer, provider_error_response
 from toolwire.proxy.ids import reply_for_client, request_for_upstream
 from toolwire.proxy.settings import ProxySettings
@@ -46,6 +54,24 @@ on to an upstream of the same wire. No other client header does (a client's key 
 
 LOSSES_HEADER = "x-toolwire-losses"
 COUNT_HEADER = "x-toolwire-count"
+
+
+class Heard:
+    """What the upstream's model says while it works (`toolwire.events`): the notes of what
+    its wire could not carry, and the retries it made."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+        self.retries: list[ToolwireError] = []
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, WireNotes):
+            self.notes.extend(event.notes)
+        elif isinstance(event, RetryEvent):
+            self.retries.append(event.error)
+
+    def headers(self) -> dict[str, str]:
+        return {LOSSES_HEADER: header_text("; ".join(self.notes))} if self.notes else {}
 
 
 @dataclass(slots=True)
@@ -117,39 +143,79 @@ class Upstream:
     async def converted(self, route: Route, request: Request, stream: bool,
                         transport: Transport) -> Answer | Streamed:
         client = route.wire.name
-        notes: list[str] = []
-
-        def hear(event: Event) -> None:
-            if isinstance(event, WireNotes):
-                notes.extend(event.notes)
-
+        heard = Heard()
         model = self.model(transport)
         upstream_request = carry.request_for_upstream(request_for_upstream(request), client)
         reply: Reply | None = None
         try:
-            with listen(hear):
-                if stream:
-                    async for event in model.stream(upstream_request):
-                        if isinstance(event, StreamEnd):
-                            reply = event.reply
-                else:
+            with listen(heard):
+                if not stream:
                     reply = await model.complete(upstream_request)
+                else:
+                    events = aiter(model.stream(upstream_request))
+                    first = await anext(events)
+                    writer = (live.writer_for(client, request) if route.framing is None
+                              else None)  # a cloud host's own framing is written whole
+                    if writer is not None and not isinstance(first, StreamEnd | ReasoningDelta):
+                        return self._live(route, request, events, first, writer, heard)
+                    while not isinstance(first, StreamEnd):
+                        first = await anext(events)
+                    reply = first.reply
         except ToolwireError as exc:
             return provider_error_response(route.error_wire, exc)
         assert reply is not None  # a stream ends with StreamEnd or raises
-        # The upstream's own stop value means nothing in the client's wire: each wire's
-        # encoder writes its own from the normalised stop.
-        reply = replace(reply_for_client(reply, client), raw_stop=None)
-        reply, dropped = carry.reply_for_client(reply, client, self.endpoint.wire)
-        notes += dropped
+        reply = self._for_client(reply, client, heard)
         codec = get_codec(client)
-        headers = {LOSSES_HEADER: header_text("; ".join(notes))} if notes else {}
+        headers = heard.headers()
         if not stream:
             encoded = codec.encode_response(reply, request=request)
             return 200, {"content-type": JSON_TYPE, **headers}, _json.dumps(encoded)
         chunks = codec.encode_stream(reply, request=request)
-        headers["content-type"] = get_wire(client).media_type
+        if route.framing not in (None, route.wire.framing):
+            from toolwire.emulator.cloud import reframe  # Bedrock's InvokeModel wraps events
+
+            chunks = reframe(chunks)
+        headers["content-type"] = MEDIA_TYPES[route.stream_framing]
         return Streamed(200, headers, _each(chunks))
+
+    def _for_client(self, reply: Reply, client: str, heard: Heard) -> Reply:
+        """The upstream's reply as the client's wire is to get it: call ids valid there,
+        reasoning sealed into it, and no stop value of the upstream's own (each wire's
+        encoder writes its own from the normalised stop)."""
+        reply = replace(reply_for_client(reply, client), raw_stop=None)
+        reply, dropped = carry.reply_for_client(reply, client, self.endpoint.wire)
+        heard.notes += dropped
+        return reply
+
+    def _live(self, route: Route, request: Request, events: AsyncIterator[StreamEvent],
+              first: StreamEvent, writer: live.Writer, heard: Heard) -> Streamed:
+        """The reply streamed in the client's wire as the upstream's events arrive. A failure
+        once the stream has begun ends it (with the client wire's error event where it has
+        one); so does a retry of the upstream's, whose events would start over."""
+        client = route.wire.name
+
+        async def chunks() -> AsyncIterator[bytes]:
+            said = len(heard.retries)
+            for chunk in (*writer.head(), *writer.feed(first)):
+                yield chunk
+            try:
+                with listen(heard):
+                    async for event in events:
+                        if len(heard.retries) > said:
+                            raise heard.retries[-1]
+                        if isinstance(event, StreamEnd):
+                            reply = self._for_client(event.reply, client, heard)
+                            for chunk in writer.finish(replace(reply, id=writer.reply_id)):
+                                yield chunk
+                            return
+                        for chunk in writer.feed(event):
+                            yield chunk
+            except ToolwireError as exc:
+                for chunk in writer.failed(provider_error_response(route.error_wire, exc)):
+                    yield chunk
+
+        headers = {**heard.headers(), "content-type": get_wire(client).media_type}
+        return Streamed(200, headers, chunks())
 
     # ------------------------------------------------------------------ token counts
 

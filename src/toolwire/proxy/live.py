@@ -1,0 +1,296 @@
+"""Streamed replies written in the client's wire as the upstream's events arrive.
+
+Owns `writer_for` and the writers: `AnthropicWriter`, `ChatWriter`, `ResponsesWriter`. A
+writer takes the upstream's stream events one by one (`toolwire.events`: text, reasoning, a
+call started, a fragment of its arguments) and returns the bytes the client's wire streams
+for each, at once; `finish` takes the whole reply (its stop, its usage) and returns the
+stream's last events, which the client wire's own codec writes (``encode_stream`` of the whole
+reply, its tail). Every streamed call id is the one the client's wire gets for the upstream's
+(`toolwire.proxy.ids.to_client`), the same id the whole reply holds.
+
+A reply that begins with reasoning is not written live: a provider signs or encrypts its
+reasoning only once the reasoning is over, and the client needs that seal before the next
+block (`toolwire.proxy.carry`); such a reply, and any reply to a client whose wire has no writer
+here (Ollama, Gemini, Bedrock), is written whole once the upstream's stream has ended.
+Reasoning that comes after the reply has begun streaming is not written to the client.
+
+Must not import: the server.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from toolwire.codecs import get_codec
+from toolwire.events import StreamEvent, TextDelta, ToolCallDelta, ToolCallStarted
+from toolwire.proxy.answers import Answer
+from toolwire.proxy.ids import to_client
+from toolwire.transcript import Message, Reply, Request
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class Writer:
+    """What every writer shares: the client's wire and request, the reply's id, and the calls
+    seen so far (upstream index -> position among the client's calls)."""
+
+    WIRE = ""
+    TAIL = 0
+    """How many of the whole reply's last stream events end a live stream."""
+    ID_PREFIX = ""
+
+    def __init__(self, request: Request) -> None:
+        self.request = request
+        self.reply_id = self.ID_PREFIX + uuid.uuid4().hex[:24]
+        self.calls: dict[int, int] = {}
+
+    def head(self) -> list[bytes]:
+        raise NotImplementedError
+
+    def feed(self, event: StreamEvent) -> list[bytes]:
+        """The client's bytes for one upstream event (nothing for one it does not show)."""
+        if isinstance(event, TextDelta) and event.text:
+            return self.text(event.text)
+        if isinstance(event, ToolCallStarted):
+            self.calls[event.index] = len(self.calls)
+            return self.call(self.calls[event.index], to_client(event.id, self.WIRE),
+                             event.name)
+        if isinstance(event, ToolCallDelta) and event.index in self.calls and event.fragment:
+            return self.arguments(self.calls[event.index], event.fragment)
+        return []
+
+    def text(self, text: str) -> list[bytes]:
+        raise NotImplementedError
+
+    def call(self, position: int, call_id: str, name: str) -> list[bytes]:
+        raise NotImplementedError
+
+    def arguments(self, position: int, fragment: str) -> list[bytes]:
+        raise NotImplementedError
+
+    def finish(self, reply: Reply) -> list[bytes]:
+        """The stream's end: what is still open closed, then the whole reply's tail."""
+        whole = get_codec(self.WIRE).encode_stream(reply, request=self.request)
+        return [*self.close(), *whole[len(whole) - self.TAIL:]]
+
+    def close(self) -> list[bytes]:
+        return []
+
+    def failed(self, error: Answer) -> list[bytes]:
+        """The event that ends a stream the upstream failed part of the way through, in the
+        client's wire; nothing for a wire without one (the stream just ends)."""
+        return []
+
+
+class AnthropicWriter(Writer):
+    """Anthropic Messages: a block per text run and per call, between ``message_start`` and
+    the whole reply's ``message_delta`` and ``message_stop``."""
+
+    WIRE = "anthropic-messages"
+    TAIL = 2
+    ID_PREFIX = "msg_"
+
+    def __init__(self, request: Request) -> None:
+        super().__init__(request)
+        self.index = -1
+        self.open: str | None = None
+
+    @staticmethod
+    def _sse(payload: dict[str, Any]) -> bytes:
+        return f"event: {payload['type']}\ndata: {_dumps(payload)}\n\n".encode()
+
+    def head(self) -> list[bytes]:
+        return [self._sse({"type": "message_start", "message": {
+            "id": self.reply_id, "type": "message", "role": "assistant",
+            "model": self.request.model, "content": [], "stop_reason": None,
+            "stop_sequence": None, "usage": {"input_tokens": 0, "output_tokens": 0}}})]
+
+    def _start(self, kind: str, block: dict[str, Any]) -> list[bytes]:
+        out = self.close()
+        self.index += 1
+        self.open = kind
+        return [*out, self._sse({"type": "content_block_start", "index": self.index,
+                                 "content_block": block})]
+
+    def _delta(self, delta: dict[str, Any]) -> bytes:
+        return self._sse({"type": "content_block_delta", "index": self.index, "delta": delta})
+
+    def text(self, text: str) -> list[bytes]:
+        out = [] if self.open == "text" else self._start("text", {"type": "text", "text": ""})
+        return [*out, self._delta({"type": "text_delta", "text": text})]
+
+    def call(self, position: int, call_id: str, name: str) -> list[bytes]:
+        return self._start(f"call{position}", {"type": "tool_use", "id": call_id, "name": name,
+                                               "input": {}})
+
+    def arguments(self, position: int, fragment: str) -> list[bytes]:
+        if self.open != f"call{position}":  # calls stream one after another in this wire
+            return []
+        return [self._delta({"type": "input_json_delta", "partial_json": fragment})]
+
+    def close(self) -> list[bytes]:
+        if self.open is None:
+            return []
+        self.open = None
+        return [self._sse({"type": "content_block_stop", "index": self.index})]
+
+    def failed(self, error: Answer) -> list[bytes]:
+        return [f"event: error\ndata: {error[2].decode()}\n\n".encode()]
+
+
+class ChatWriter(Writer):
+    """Chat Completions: a chunk per piece of text and per call and fragment, then the whole
+    reply's finishing chunk, its usage chunk and ``[DONE]``."""
+
+    WIRE = "openai-chat"
+    TAIL = 3
+    ID_PREFIX = "chatcmpl-"
+
+    def _chunk(self, delta: dict[str, Any]) -> bytes:
+        chunk = {"id": self.reply_id, "object": "chat.completion.chunk", "created": 0,
+                 "model": self.request.model,
+                 "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+        return f"data: {_dumps(chunk)}\n\n".encode()
+
+    def head(self) -> list[bytes]:
+        return [self._chunk({"role": "assistant", "content": ""})]
+
+    def text(self, text: str) -> list[bytes]:
+        return [self._chunk({"content": text})]
+
+    def call(self, position: int, call_id: str, name: str) -> list[bytes]:
+        return [self._chunk({"tool_calls": [{"index": position, "id": call_id,
+                                             "type": "function",
+                                             "function": {"name": name, "arguments": ""}}]})]
+
+    def arguments(self, position: int, fragment: str) -> list[bytes]:
+        return [self._chunk({"tool_calls": [{"index": position,
+                                             "function": {"arguments": fragment}}]})]
+
+
+class ResponsesWriter(Writer):
+    """The Responses API: ``response.created``, then an output item per text run and per call
+    with their deltas, each item done when the next begins, then the whole reply's
+    ``response.completed`` holding the items as they were streamed."""
+
+    WIRE = "openai-responses"
+    TAIL = 1
+    ID_PREFIX = "resp_"
+
+    def __init__(self, request: Request) -> None:
+        super().__init__(request)
+        self.seq = itertools.count()
+        self.items: list[dict[str, Any]] = []
+        self.open: dict[str, Any] | None = None
+
+    def _event(self, kind: str, **fields: Any) -> bytes:
+        payload = {"type": kind, "sequence_number": next(self.seq), **fields}
+        return f"event: {kind}\ndata: {_dumps(payload)}\n\n".encode()
+
+    def _response(self, reply: Reply) -> dict[str, Any]:
+        return get_codec(self.WIRE).encode_response(reply, request=self.request)
+
+    def head(self) -> list[bytes]:
+        shell = dict(self._response(Reply(message=Message(role="assistant"), id=self.reply_id,
+                                          model=self.request.model)),
+                     status="in_progress", usage=None)
+        return [self._event("response.created", response=shell),
+                self._event("response.in_progress", response=shell)]
+
+    def _start(self, item: dict[str, Any]) -> list[bytes]:
+        out = self.close()
+        self.open = item
+        self.items.append(item)
+        return [*out, self._event("response.output_item.added",
+                                  output_index=len(self.items) - 1,
+                                  item={**item, "status": "in_progress"})]
+
+    def _where(self) -> dict[str, Any]:
+        """Where the newest item is: its id and position."""
+        return {"item_id": self.items[-1]["id"], "output_index": len(self.items) - 1}
+
+    def text(self, text: str) -> list[bytes]:
+        out: list[bytes] = []
+        item = self.open
+        if item is None or item["type"] != "message":
+            number = len(self.items)
+            item = {"type": "message", "id": f"msg_{self.reply_id[5:]}{number}",
+                    "status": "completed", "role": "assistant", "content": [], "text": ""}
+            out = self._start(item)
+            out.append(self._event("response.content_part.added", **self._where(),
+                                   content_index=0,
+                                   part={"type": "output_text", "text": "", "annotations": []}))
+        item["text"] += text
+        return [*out, self._event("response.output_text.delta", **self._where(),
+                                  content_index=0, delta=text, logprobs=[])]
+
+    def call(self, position: int, call_id: str, name: str) -> list[bytes]:
+        return self._start({"type": "function_call", "id": f"fc_{self.reply_id[5:]}{position}",
+                            "call_id": call_id, "name": name, "arguments": "",
+                            "status": "completed", "position": position})
+
+    def arguments(self, position: int, fragment: str) -> list[bytes]:
+        if self.open is None or self.open.get("position") != position:
+            return []
+        self.open["arguments"] += fragment
+        return [self._event("response.function_call_arguments.delta", **self._where(),
+                            delta=fragment)]
+
+    def close(self) -> list[bytes]:
+        item, self.open = self.open, None
+        if item is None:
+            return []
+        where = self._where()  # the open item is always the newest
+        out: list[bytes] = []
+        if item["type"] == "message":
+            text = item.pop("text")
+            part = {"type": "output_text", "text": text, "annotations": []}
+            item["content"] = [part]
+            out += [self._event("response.output_text.done", **where, content_index=0,
+                                text=text, logprobs=[]),
+                    self._event("response.content_part.done", **where, content_index=0,
+                                part=part)]
+        else:
+            item.pop("position")
+            out.append(self._event("response.function_call_arguments.done", **where,
+                                   name=item["name"], arguments=item["arguments"]))
+        out.append(self._event("response.output_item.done", output_index=where["output_index"],
+                               item=item))
+        return out
+
+    def finish(self, reply: Reply) -> list[bytes]:
+        out = self.close()
+        final = self._response(reply)
+        final["output"] = self.items  # what the client was streamed, ids and all
+        kind = {"incomplete": "response.incomplete"}.get(final["status"], "response.completed")
+        return [*out, self._event(kind, response=final)]
+
+    def failed(self, error: Answer) -> list[bytes]:
+        found = json.loads(error[2]).get("error")
+        said = found if isinstance(found, dict) else {}
+        return [self._event("error", code=said.get("code") or said.get("type"),
+                            message=said.get("message", ""), param=None)]
+
+
+WRITERS: dict[str, Callable[[Request], Writer]] = {
+    AnthropicWriter.WIRE: AnthropicWriter,
+    ChatWriter.WIRE: ChatWriter,
+    ResponsesWriter.WIRE: ResponsesWriter,
+}
+
+
+def writer_for(wire: str, request: Request) -> Writer | None:
+    """The live writer for a client speaking ``wire``; None when replies to it are written
+    whole."""
+    make = WRITERS.get(wire)
+    return make(request) if make is not None else None
+
+
+__all__ = ["WRITERS", "AnthropicWriter", "ChatWriter", "ResponsesWriter", "Writer",
+           "writer_for"]

@@ -1,0 +1,63 @@
+"""Upstream failures and token counts across wires, told to the client in its own wire."""
+
+from __future__ import annotations
+
+import httpx2
+import pytest
+
+from proxy_harness import running_proxy
+from toolwire.emulator import Emulator, Fault
+from toolwire.proxy.forward import COUNT_HEADER
+
+pytest.importorskip("uvicorn")
+anthropic = pytest.importorskip("anthropic")
+openai = pytest.importorskip("openai")
+
+ASK = {"model": "m", "max_tokens": 20, "messages": [{"role": "user", "content": "hi"}]}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_rate_limit_reaches_an_anthropic_client_as_its_429_with_retry_after(
+        stream: bool) -> None:
+    with Emulator([Fault("rate_limit", retry_after=3)]) as emu, \
+            running_proxy(f"openai-responses:m@{emu.base_url}") as url:
+        reply = httpx2.post(url + "/v1/messages", json={**ASK, "stream": stream})
+    assert reply.status_code == 429
+    assert reply.headers["retry-after"] == "3"
+    error = reply.json()
+    assert error["type"] == "error" and error["error"]["type"] == "rate_limit_error"
+
+
+def test_an_overloaded_upstream_is_the_client_wires_overloaded_status() -> None:
+    with Emulator([Fault("overloaded")]) as emu, \
+            running_proxy(f"openai:m@{emu.base_url}") as url:
+        reply = httpx2.post(url + "/v1/messages", json=ASK)
+    assert reply.status_code == 529  # Anthropic's, where the upstream said 503
+    assert reply.json()["error"]["type"] == "overloaded_error"
+
+
+def test_an_unreachable_upstream_is_a_502_in_the_client_wire_that_the_sdk_reads() -> None:
+    with running_proxy("anthropic:m@http://127.0.0.1:9") as url:
+        client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+        with pytest.raises(openai.APIStatusError) as caught:
+            client.chat.completions.create(model="m", messages=[{"role": "user",
+                                                                 "content": "hi"}])
+    assert caught.value.status_code == 502
+    assert "could not reach" in caught.value.message
+
+
+@pytest.mark.parametrize(("upstream", "said"), [
+    ("openai-responses", "provider"), ("openai", "estimate")])
+def test_count_tokens_says_whose_count_it_is(upstream: str, said: str) -> None:
+    with Emulator([]) as emu, running_proxy(f"{upstream}:m@{emu.base_url}") as url:
+        client = anthropic.Anthropic(base_url=url, api_key="unused", max_retries=0)
+        raw = client.messages.with_raw_response.count_tokens(
+            model="m", messages=[{"role": "user", "content": "How many tokens is this?"}])
+        counted = raw.parse()
+        received = [r.path for r in emu.received]
+    assert raw.headers[COUNT_HEADER] == said
+    assert counted.input_tokens > 0
+    if said == "provider":
+        assert received == ["/v1/responses/input_tokens"]
+    else:
+        assert received == []

@@ -54,10 +54,12 @@ REASONING: dict[str, Any] = {
     "openai-responses": {"type": "reasoning", "id": "rs_0a1b2c", "summary": [
         {"type": "summary_text", "text": THOUGHT}], "encrypted_content": "gAAAAenc0a1b2c"},
     "bedrock-converse": {"reasoningText": {"text": THOUGHT, "signature": "sig-B3c4"}},
-    "gemini-generate": {"thought": True, "text": THOUGHT, "thoughtSignature": "c2lnLUc1ZDY="},
 }
 """Each upstream's own signed or encrypted reasoning block, which must come back to it."""
-CARRIED = set(REASONING)
+ON_CALLS = {"gemini-generate": {"thoughtSignature": "c2lnLUc1ZDY="}}
+"""What an upstream keeps on its first call, which must come back with it (Gemini signs its
+thinking on the call when it does not show the thoughts)."""
+CARRIED = {*REASONING, "gemini-generate"}
 """The client wires with a field the upstream's reasoning travels in."""
 
 
@@ -68,9 +70,12 @@ def answer(request: Request, wire: str) -> Reply:
         return Reply(message=Message.assistant("Rome is sunny, Oslo is cold."))
     thought = ([ReasoningPart(text=THOUGHT, provider_data={wire: REASONING[wire]})]
                if wire in REASONING else [])
+    kept = {wire: ON_CALLS[wire]} if wire in ON_CALLS else None
     return Reply(message=Message(role="assistant", parts=(*thought, *(
-        ToolCallPart(id=i, name="get_weather", arguments={"city": c})
-        for i, c in zip(UPSTREAM_IDS[wire], CITIES, strict=True)))), stop="tool_calls")
+        ToolCallPart(id=i, name="get_weather", arguments={"city": c},
+                     provider_data=kept if n == 0 else None)
+        for n, (i, c) in enumerate(zip(UPSTREAM_IDS[wire], CITIES, strict=True))))),
+        stop="tool_calls")
 
 
 UPSTREAMS = {
@@ -371,6 +376,12 @@ def test_a_two_turn_run_with_parallel_calls_across_wires(
                 if isinstance(p, ReasoningPart)]
     if upstream in REASONING and client in CARRIED:  # its own block, back as it sent it
         assert thoughts == [{upstream: REASONING[upstream]}]
+    if upstream in ON_CALLS and client in CARRIED:  # and what it kept on its first call
+        kept = [p.provider_data for m in sent.messages for p in m.parts
+                if isinstance(p, ToolCallPart)]
+        assert kept[0] is not None
+        assert {k: v for k, v in kept[0][upstream].items() if k in ON_CALLS[upstream]} == (
+            ON_CALLS[upstream])
 
 
 @pytest.mark.parametrize("upstream", ["openai-chat", "anthropic-messages"])

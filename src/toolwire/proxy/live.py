@@ -12,7 +12,9 @@ A reply that begins with reasoning is not written live: a provider signs or encr
 reasoning only once the reasoning is over, and the client needs that seal before the next
 block (`toolwire.proxy.carry`); such a reply, and any reply to a client whose wire has no writer
 here (Ollama, Gemini, Bedrock), is written whole once the upstream's stream has ended.
-Reasoning that comes after the reply has begun streaming is not written to the client.
+Reasoning that comes after the reply has begun streaming, and the seal of what the upstream
+keeps on its calls (Gemini's thought signatures), are written as whole reasoning blocks at the
+end of the stream, where the client's wire has them (Anthropic, Responses).
 
 Must not import: the server.
 """
@@ -29,7 +31,7 @@ from toolwire.codecs import get_codec
 from toolwire.events import StreamEvent, TextDelta, ToolCallDelta, ToolCallStarted
 from toolwire.proxy.answers import Answer
 from toolwire.proxy.ids import to_client
-from toolwire.transcript import Message, Reply, Request
+from toolwire.transcript import Message, ReasoningPart, Reply, Request
 
 
 def _dumps(value: Any) -> str:
@@ -75,9 +77,26 @@ class Writer:
         raise NotImplementedError
 
     def finish(self, reply: Reply) -> list[bytes]:
-        """The stream's end: what is still open closed, then the whole reply's tail."""
+        """The stream's end: what is still open closed, the sealed blocks, then the whole
+        reply's tail."""
         whole = get_codec(self.WIRE).encode_stream(reply, request=self.request)
-        return [*self.close(), *whole[len(whole) - self.TAIL:]]
+        return [*self.close(), *self.sealed_blocks(reply), *whole[len(whole) - self.TAIL:]]
+
+    def sealed_blocks(self, reply: Reply) -> list[bytes]:
+        """The reply's reasoning blocks in the client's wire (`toolwire.proxy.carry`), written
+        after the rest: reasoning that came once the stream had begun, and the seal of what
+        the upstream keeps on its calls, so that they come back on the next turn."""
+        out: list[bytes] = []
+        for part in reply.message.parts:
+            if isinstance(part, ReasoningPart) and part.provider_data is not None:
+                block = part.provider_data.get(self.WIRE)
+                if isinstance(block, dict):
+                    out += self.block(block)
+        return out
+
+    def block(self, block: dict[str, Any]) -> list[bytes]:
+        """One reasoning block of the client's wire, whole."""
+        return []
 
     def close(self) -> list[bytes]:
         return []
@@ -142,6 +161,14 @@ class AnthropicWriter(Writer):
 
     def failed(self, error: Answer) -> list[bytes]:
         return [f"event: error\ndata: {error[2].decode()}\n\n".encode()]
+
+    def block(self, block: dict[str, Any]) -> list[bytes]:
+        out = self._start("thinking", {"type": "thinking", "thinking": "", "signature": ""})
+        if block.get("thinking"):
+            out.append(self._delta({"type": "thinking_delta", "thinking": block["thinking"]}))
+        out.append(self._delta({"type": "signature_delta",
+                                "signature": block.get("signature", "")}))
+        return [*out, *self.close()]
 
 
 class ChatWriter(Writer):
@@ -264,8 +291,16 @@ class ResponsesWriter(Writer):
                                item=item))
         return out
 
-    def finish(self, reply: Reply) -> list[bytes]:
+    def block(self, block: dict[str, Any]) -> list[bytes]:
         out = self.close()
+        self.items.append(block)
+        index = len(self.items) - 1
+        return [*out, self._event("response.output_item.added", output_index=index,
+                                  item={**block, "summary": []}),
+                self._event("response.output_item.done", output_index=index, item=block)]
+
+    def finish(self, reply: Reply) -> list[bytes]:
+        out = [*self.close(), *self.sealed_blocks(reply)]
         final = self._response(reply)
         final["output"] = self.items  # what the client was streamed, ids and all
         kind = {"incomplete": "response.incomplete"}.get(final["status"], "response.completed")

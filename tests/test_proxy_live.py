@@ -30,11 +30,13 @@ CLIENTS = {
         {"role": "user", "content": "hi"}]}, b'"content":"Check'),
     "openai-responses": ("/v1/responses", {"model": "m", "stream": True, "input": "hi"},
                          b"response.output_text.delta"),
+    "ollama-chat": ("/api/chat", {"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+                    b'"content":"Check'),
 }
 
 
 UPSTREAMS = {"anthropic-messages": "openai", "openai-chat": "anthropic",
-             "openai-responses": "openai"}
+             "openai-responses": "openai", "ollama-chat": "openai"}
 """The upstream (a provider of another wire) each client's stream comes from."""
 
 

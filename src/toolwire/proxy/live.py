@@ -1,6 +1,7 @@
 """Streamed replies written in the client's wire as the upstream's events arrive.
 
-Owns `writer_for` and the writers: `AnthropicWriter`, `ChatWriter`, `ResponsesWriter`. A
+Owns `writer_for` and the writers: `AnthropicWriter`, `ChatWriter`, `ResponsesWriter`,
+`OllamaWriter`. A
 writer takes the upstream's stream events one by one (`toolwire.events`: text, reasoning, a
 call started, a fragment of its arguments) and returns the bytes the client's wire streams
 for each, at once; `finish` takes the whole reply (its stop, its usage) and returns the
@@ -11,7 +12,7 @@ reply, its tail). Every streamed call id is the one the client's wire gets for t
 A reply that begins with reasoning is not written live: a provider signs or encrypts its
 reasoning only once the reasoning is over, and the client needs that seal before the next
 block (`toolwire.proxy.carry`); such a reply, and any reply to a client whose wire has no writer
-here (Ollama, Gemini, Bedrock), is written whole once the upstream's stream has ended.
+here (Gemini, Bedrock), is written whole once the upstream's stream has ended.
 Reasoning that comes after the reply has begun streaming, and the seal of what the upstream
 keeps on its calls (Gemini's thought signatures), are written as whole reasoning blocks at the
 end of the stream, where the client's wire has them (Anthropic, Responses).
@@ -28,10 +29,16 @@ from collections.abc import Callable
 from typing import Any
 
 from toolwire.codecs import get_codec
-from toolwire.events import StreamEvent, TextDelta, ToolCallDelta, ToolCallStarted
+from toolwire.events import (
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from toolwire.proxy.answers import Answer
 from toolwire.proxy.ids import to_client
-from toolwire.transcript import Message, ReasoningPart, Reply, Request
+from toolwire.transcript import Message, ReasoningPart, Reply, Request, ToolCallPart, replace
 
 
 def _dumps(value: Any) -> str:
@@ -65,6 +72,9 @@ class Writer:
                              event.name)
         if isinstance(event, ToolCallDelta) and event.index in self.calls and event.fragment:
             return self.arguments(self.calls[event.index], event.fragment)
+        if isinstance(event, ToolCallFinished) and event.index in self.calls:
+            call = replace(event.call, id=to_client(event.call.id, self.WIRE))
+            return self.finished(self.calls[event.index], call)
         return []
 
     def text(self, text: str) -> list[bytes]:
@@ -75,6 +85,11 @@ class Writer:
 
     def arguments(self, position: int, fragment: str) -> list[bytes]:
         raise NotImplementedError
+
+    def finished(self, position: int, call: ToolCallPart) -> list[bytes]:
+        """The bytes for a call whose arguments are complete (nothing, for a wire that
+        streamed them as they came)."""
+        return []
 
     def finish(self, reply: Reply) -> list[bytes]:
         """The stream's end: what is still open closed, the sealed blocks, then the whole
@@ -313,10 +328,42 @@ class ResponsesWriter(Writer):
                             message=said.get("message", ""), param=None)]
 
 
+class OllamaWriter(Writer):
+    """Ollama: a JSON line per piece of text, each call whole on a line of its own once its
+    arguments are complete, then the whole reply's last line (``done``, its counts)."""
+
+    WIRE = "ollama-chat"
+    TAIL = 1
+    ID_PREFIX = "ollama-"
+
+    def _line(self, message: dict[str, Any]) -> bytes:
+        line = {"model": self.request.model, "created_at": "1970-01-01T00:00:00Z",
+                "message": {"role": "assistant", **message}, "done": False}
+        return (_dumps(line) + "\n").encode()
+
+    def head(self) -> list[bytes]:
+        return []
+
+    def text(self, text: str) -> list[bytes]:
+        return [self._line({"content": text})]
+
+    def call(self, position: int, call_id: str, name: str) -> list[bytes]:
+        return []
+
+    def arguments(self, position: int, fragment: str) -> list[bytes]:
+        return []
+
+    def finished(self, position: int, call: ToolCallPart) -> list[bytes]:
+        reply = Reply(message=Message(role="assistant", parts=(call,)), stop="tool_calls")
+        body = get_codec(self.WIRE).encode_response(reply, request=self.request)
+        return [self._line({"content": "", "tool_calls": body["message"]["tool_calls"]})]
+
+
 WRITERS: dict[str, Callable[[Request], Writer]] = {
     AnthropicWriter.WIRE: AnthropicWriter,
     ChatWriter.WIRE: ChatWriter,
     ResponsesWriter.WIRE: ResponsesWriter,
+    OllamaWriter.WIRE: OllamaWriter,
 }
 
 
@@ -327,5 +374,5 @@ def writer_for(wire: str, request: Request) -> Writer | None:
     return make(request) if make is not None else None
 
 
-__all__ = ["WRITERS", "AnthropicWriter", "ChatWriter", "ResponsesWriter", "Writer",
-           "writer_for"]
+__all__ = ["WRITERS", "AnthropicWriter", "ChatWriter", "OllamaWriter", "ResponsesWriter",
+           "Writer", "writer_for"]

@@ -314,6 +314,9 @@ for value in ("0", "-2", "nan", "inf", "soon"):
         *NUMBER_FLAGS["batch"][0](p), "--time-limit", v])
     case(f"batch --ray-cpus-per-run <{value}>", lambda p, v=value: [  # type: ignore[misc]
         *NUMBER_FLAGS["batch"][0](p), "--ray-cpus-per-run", v])
+for value in ("0", "-2", "nan", "inf", "soon"):
+    case(f"proxy --timeout <{value}>", lambda p, v=value: [  # type: ignore[misc]
+        "proxy", "--model", MODEL, "--timeout", v])
 for value in ("0", "-1", "many", "1.5"):
     case(f"proxy --workers <{value}>", lambda p, v=value: [  # type: ignore[misc]
         "proxy", "--model", MODEL, "--workers", v])
@@ -416,6 +419,12 @@ for name, args in {
                                                        str(p.root / "no" / "records")],
     "proxy --model <local without a server>": lambda p: ["proxy", "--model", "local:smollm2"],
     "proxy without --model": lambda p: ["proxy"],
+    "proxy --route <no =>": lambda p: ["proxy", "--model", MODEL, "--route", "claude-*"],
+    "proxy --route <no pattern>": lambda p: ["proxy", "--model", MODEL, "--route", "=" + MODEL],
+    "proxy --route <a bad model id>": lambda p: ["proxy", "--model", MODEL, "--route",
+                                                 "claude-*=claude-5"],
+    "proxy --route <a missing key>": lambda p: ["proxy", "--model", MODEL, "--route",
+                                                "gpt-*=openai:gpt-5"],
     "resume <a log whose tool set is unknown>": lambda p: ["resume", p.file(
         "t.jsonl", log_text(header(context={"tools": "everything"}), TASK))],
 }.items():

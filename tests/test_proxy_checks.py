@@ -153,3 +153,24 @@ def test_record_writes_each_conversation_as_a_cassette_and_logs_every_request(
     from toolwire.cli.app import main
 
     assert main(["explain", str(cassettes[0])]) == 0  # explain reads what was recorded
+
+
+def test_a_route_picks_the_upstream_by_the_model_name_the_client_asks_for() -> None:
+    ask = {"max_tokens": 20, "messages": [{"role": "user", "content": "hi"}]}
+    with Emulator(lambda request, wire: {"text": f"from {wire}"}) as emu, \
+            running_proxy(f"openai:m@{emu.base_url}", routes=(
+                ("claude-*", f"anthropic:claude-real@{emu.base_url}"),
+                ("gemini-?", f"gemini:g@{emu.base_url}"))) as url:
+        routed = httpx2.post(url + "/v1/messages", json={**ask, "model": "claude-haiku"})
+        assert (emu.received[-1].wire, emu.received[-1].body["model"]) == (
+            "anthropic-messages", "claude-real")
+        other = httpx2.post(url + "/v1/messages", json={**ask, "model": "gpt-9"})
+        assert emu.received[-1].wire == "openai-chat"
+        by_path = httpx2.post(url + "/v1beta/models/gemini-3:generateContent", json={
+            "contents": [{"role": "user", "parts": [{"text": "hi"}]}]})
+        assert emu.received[-1].path == "/v1beta/models/g:generateContent"
+        listed = httpx2.get(url + "/v1/models").json()["data"]
+    assert routed.json()["content"][0]["text"] == "from anthropic-messages"
+    assert other.json()["content"][0]["text"] == "from openai-chat"
+    assert by_path.status_code == 200
+    assert [m["id"] for m in listed] == ["m"]  # patterns with wildcards name no model

@@ -19,10 +19,14 @@ from toolwire.cli.common import EXIT_OK, UserError
 def cmd_proxy(args: argparse.Namespace) -> int:
     from toolwire.proxy.settings import LOOPBACK, ProxySettings
 
-    model = checks.model_id(args.model, keys=True)
-    if model.startswith("local:") and "@" not in model:
-        raise UserError("--model: the proxy sends to a running server; start one and give "
-                        "it as openai-compatible:<model>@<base_url>")
+    model = _served(args.model, "--model")
+    routes = []
+    for given in args.route or ():
+        pattern, equals, target = given.partition("=")
+        if not equals or not pattern.strip() or not target.strip():
+            raise UserError(f"--route {given!r}: write it as PATTERN=ID, for example "
+                            "'claude-*=openai-responses:gpt-5'")
+        routes.append((pattern.strip(), _served(target.strip(), f"--route {pattern}")))
     if args.host not in LOOPBACK and not args.key:
         raise UserError(f"--host {args.host} lets other machines reach the proxy; give "
                         "--key KEY, which every client must then present as its API key")
@@ -42,7 +46,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     from toolwire.proxy import bind, serve
 
     settings = ProxySettings(model=model, host=args.host, port=args.port, key=args.key,
-                             strict=args.strict, record=args.record, workers=args.workers)
+                             strict=args.strict, record=args.record, workers=args.workers,
+                             timeout=args.timeout, routes=tuple(routes))
     try:
         sock = bind(settings)
     except OSError as exc:
@@ -56,6 +61,15 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         serve(settings, sock, ready)
     return EXIT_OK
+
+
+def _served(model: str, flag: str) -> str:
+    """A model id the proxy can send to: its form right and its key set."""
+    checks.model_id(model, flag, keys=True)
+    if model.startswith("local:") and "@" not in model:
+        raise UserError(f"{flag}: the proxy sends to a running server; start one and give "
+                        "it as openai-compatible:<model>@<base_url>")
+    return model
 
 
 def add_command(sub: Any, epilog: str) -> None:
@@ -82,6 +96,12 @@ def add_command(sub: Any, epilog: str) -> None:
                         "logging it")
     p.add_argument("--record", metavar="DIR",
                    help="write each conversation to DIR as a cassette, and a log of requests")
+    p.add_argument("--route", action="append", metavar="PATTERN=ID",
+                   help="send requests whose model name matches PATTERN (* and ? as in file "
+                        "names) to ID instead (repeatable; the first that matches wins)")
+    p.add_argument("--timeout", type=checks.positive, default=600.0, metavar="S",
+                   help="seconds the upstream may send nothing before the request fails "
+                        "(default 600)")
     p.add_argument("--workers", type=checks.count, default=1, metavar="N",
                    help="worker processes sharing the port (default 1)")
     p.set_defaults(func=cmd_proxy)

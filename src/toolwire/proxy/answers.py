@@ -52,27 +52,29 @@ def provider_error_response(wire: str, error: ToolwireError) -> Answer:
     return error_response(wire, 502, f"upstream: {type(error).__name__}: {error}")
 
 
-def models_response(path: str, headers: Mapping[str, str], model: str) -> Answer | None:
-    """The model list a client asks for at ``path``, naming the one model served; None when
+def models_response(path: str, headers: Mapping[str, str], models: list[str]
+                    ) -> Answer | None:
+    """The model list a client asks for at ``path``, naming the models served; None when
     ``path`` is no model list."""
     body: dict[str, Any]
     if path.endswith("/api/tags"):
-        body = {"models": [{"name": model, "model": model, "modified_at": _EPOCH, "size": 0,
+        body = {"models": [{"name": m, "model": m, "modified_at": _EPOCH, "size": 0,
                             "digest": "", "details": {"format": "", "family": "",
                                                       "parameter_size": "",
-                                                      "quantization_level": ""}}]}
+                                                      "quantization_level": ""}}
+                           for m in models]}
     elif path.rstrip("/").endswith("/v1beta/models"):
-        body = {"models": [{"name": f"models/{model}", "displayName": model,
-                            "supportedGenerationMethods": ["generateContent",
-                                                           "countTokens"]}]}
+        body = {"models": [{"name": f"models/{m}", "displayName": m,
+                            "supportedGenerationMethods": ["generateContent", "countTokens"]}
+                           for m in models]}
     elif path.rstrip("/").endswith("/models"):
         if "anthropic-version" in headers or "x-api-key" in headers:
-            body = {"data": [{"type": "model", "id": model, "display_name": model,
-                              "created_at": _EPOCH}],
-                    "has_more": False, "first_id": model, "last_id": model}
+            body = {"data": [{"type": "model", "id": m, "display_name": m,
+                              "created_at": _EPOCH} for m in models],
+                    "has_more": False, "first_id": models[0], "last_id": models[-1]}
         else:
-            body = {"object": "list", "data": [{"id": model, "object": "model", "created": 0,
-                                                "owned_by": "toolwire"}]}
+            body = {"object": "list", "data": [{"id": m, "object": "model", "created": 0,
+                                                "owned_by": "toolwire"} for m in models]}
     else:
         return None
     return 200, {"content-type": JSON_TYPE}, _json.dumps(body)

@@ -28,7 +28,7 @@ from toolwire import _json
 from toolwire.codecs import get_codec
 from toolwire.codecs.registry import Route, count_at, wire_at
 from toolwire.errors import ToolwireError
-from toolwire.http.transport import Transport
+from toolwire.http.transport import HttpTransport, Transport
 from toolwire.proxy.answers import Answer, error_response, models_response
 from toolwire.proxy.forward import Streamed, Upstream, header_text
 from toolwire.proxy.record import Recorder
@@ -71,13 +71,28 @@ def _say(text: str) -> None:
 
 
 class Proxy:
-    """One application's state: the settings, the upstream and the recorder."""
+    """One application's state: the settings, the upstreams (one connection pool for all)
+    and the recorder."""
 
     def __init__(self, settings: ProxySettings) -> None:
         self.settings = settings
-        self.upstream = Upstream(settings)
-        self.recorder = (Recorder(settings.record, self.upstream.transport)
+        self.transport = HttpTransport(timeout=settings.timeout)
+        self.upstreams = {model: Upstream(settings, model, self.transport)
+                          for model in (settings.model, *(m for _, m in settings.routes))}
+        self.recorder = (Recorder(settings.record, self.transport)
                          if settings.record else None)
+
+    def upstream(self, route: Route, body: dict[str, Any]) -> Upstream:
+        """The upstream for a request at ``route``: by the model name it asks for."""
+        asked = route.model if route.in_url else body.get("model")
+        return self.upstreams[self.settings.model_for(asked if isinstance(asked, str)
+                                                      else None)]
+
+    def listed(self) -> list[str]:
+        """The model names a model list shows: the default upstream's, then each route's
+        pattern that names one model."""
+        literal = [p for p, _ in self.settings.routes if not any(c in p for c in "*?[")]
+        return [self.upstreams[self.settings.model].endpoint.model, *literal]
 
     async def handle(self, http: HttpRequest) -> Response:
         path = http.url.path
@@ -93,7 +108,7 @@ class Proxy:
             if path in ("/", "/health"):
                 return _response((200, {"content-type": "application/json"},
                                   b'{"status":"ok"}'))
-            listed = models_response(path, headers, self.upstream.endpoint.model)
+            listed = models_response(path, headers, self.listed())
             if listed is not None:
                 return _response(listed)
         if route is None:
@@ -110,13 +125,13 @@ class Proxy:
             return _response(error_response(wire, 400, f"the body is not valid JSON: {exc}"))
         if not isinstance(body, dict):
             return _response(error_response(wire, 400, "the body must be a JSON object"))
+        upstream = self.upstream(route, body)
         if counting is not None:
-            return _response(await self.upstream.count(counting, body,
-                                                       self.upstream.transport))
-        return await self._forward(route, raw, body, headers)
+            return _response(await upstream.count(counting, body, self.transport))
+        return await self._forward(upstream, route, raw, body, headers)
 
-    async def _forward(self, route: Route, raw: bytes, body: dict[str, Any],
-                       headers: Mapping[str, str]) -> Response:
+    async def _forward(self, upstream: Upstream, route: Route, raw: bytes,
+                       body: dict[str, Any], headers: Mapping[str, str]) -> Response:
         spec, wire = route.wire, route.error_wire
         try:
             request = get_codec(spec.name).decode_request(body, **route.url_says())
@@ -125,9 +140,9 @@ class Proxy:
         problems = [p for p in check_transcript(request.messages, spec.name)
                     if p.severity == "error"]
         entry: dict[str, Any] = {"path": route.wire.path, "client": spec.name,
-                                 "upstream": self.upstream.wire,
+                                 "upstream": upstream.wire, "model": upstream.model_id,
                                  "problems": [str(p) for p in problems]}
-        transport: Transport = self.upstream.transport
+        transport: Transport = self.transport
         if self.recorder is not None:
             entry["conversation"], transport = self.recorder.transport(request)
         for problem in problems:
@@ -137,10 +152,10 @@ class Proxy:
             self._log(entry)
             return _response(refusal(wire, problems[0]))
         stream = route.stream if route.in_url else spec.wants_stream(body)
-        if self.upstream.passes_through(route):
-            result = await self.upstream.same_wire(route, raw, body, stream, headers, transport)
+        if upstream.passes_through(route):
+            result = await upstream.same_wire(route, raw, body, stream, headers, transport)
         else:
-            result = await self.upstream.converted(route, request, stream, transport)
+            result = await upstream.converted(route, request, stream, transport)
         entry["status"] = result.status if isinstance(result, Streamed) else result[0]
         entry["stream"] = stream
         self._log(entry)
@@ -188,7 +203,7 @@ def make_app(settings: ProxySettings) -> Starlette:
         try:
             yield
         finally:
-            await proxy.upstream.aclose()
+            await proxy.transport.aclose()
 
     route = HttpRoute("/{path:path}", proxy.handle, methods=["GET", "POST", "HEAD"])
     app = Starlette(routes=[route], lifespan=lifespan)

@@ -84,12 +84,14 @@ class Streamed:
 
 
 class Upstream:
-    """The model every request goes on to (`ProxySettings.model`)."""
+    """A model requests go on to (`ProxySettings.model`, or a route's)."""
 
-    def __init__(self, settings: ProxySettings) -> None:
+    def __init__(self, settings: ProxySettings, model: str | None = None,
+                 transport: HttpTransport | None = None) -> None:
         self.settings = settings
-        self.endpoint: Endpoint = parse_model_id(settings.model)
-        self.transport = HttpTransport(timeout=settings.timeout)
+        self.model_id = model or settings.model
+        self.endpoint: Endpoint = parse_model_id(self.model_id)
+        self.transport = transport or HttpTransport(timeout=settings.timeout)
 
     @property
     def wire(self) -> str:

@@ -6,6 +6,7 @@ Must not import: the server, a codec module or anything that does I/O.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import json
 import os
 from dataclasses import dataclass
@@ -26,7 +27,8 @@ class ProxySettings:
     every client then presents the way its wire authenticates. ``strict``: a request that
     breaks a transcript rule is refused (400) instead of only logged. ``record``: a folder
     where each conversation is written as a cassette, with a log of every request.
-    ``timeout``: seconds the upstream may stay silent before the request fails."""
+    ``timeout``: seconds the upstream may stay silent before the request fails.
+    ``routes``: other models, chosen by the model name a client asks for."""
 
     model: str
     host: str = "127.0.0.1"
@@ -37,6 +39,17 @@ class ProxySettings:
     workers: int = 1
     timeout: float = 600.0
     max_body: int = MAX_BODY
+    routes: tuple[tuple[str, str], ...] = ()
+    """``(PATTERN, ID)`` pairs: a request whose model name matches PATTERN (``*`` and ``?``
+    as in file names), the first that does, goes to ID instead of ``model``."""
+
+    def model_for(self, asked: str | None) -> str:
+        """The model id a request asking for the model ``asked`` goes to."""
+        if asked:
+            for pattern, model in self.routes:
+                if fnmatch.fnmatchcase(asked, pattern):
+                    return model
+        return self.model
 
     @property
     def loopback(self) -> bool:
@@ -48,7 +61,9 @@ class ProxySettings:
     @classmethod
     def from_environment(cls) -> ProxySettings:
         """The settings the starting process left in `ENVIRONMENT`."""
-        return cls(**json.loads(os.environ[ENVIRONMENT]))
+        found = json.loads(os.environ[ENVIRONMENT])
+        found["routes"] = tuple(tuple(r) for r in found.get("routes", ()))
+        return cls(**found)
 
 
 __all__ = ["ENVIRONMENT", "LOOPBACK", "MAX_BODY", "ProxySettings"]

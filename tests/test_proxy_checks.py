@@ -174,3 +174,19 @@ def test_a_route_picks_the_upstream_by_the_model_name_the_client_asks_for() -> N
     assert other.json()["content"][0]["text"] == "from openai-chat"
     assert by_path.status_code == 200
     assert [m["id"] for m in listed] == ["m"]  # patterns with wildcards name no model
+
+
+def test_pass_client_keys_sends_each_clients_own_key_upstream(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    ask = {"model": "m", "max_tokens": 20, "messages": [{"role": "user", "content": "hi"}]}
+    with running_proxy("openai:gpt-5", pass_client_keys=True):
+        pass  # starts with no OPENAI_API_KEY: each client brings its own (nothing is sent)
+    with Emulator([{"text": "a"}, {"text": "b"}]) as emu, \
+            running_proxy(f"openai:m@{emu.base_url}", pass_client_keys=True) as url:
+        httpx2.post(url + "/v1/messages", json=ask, headers={"x-api-key": "client-one"})
+        first = emu.received[-1].headers.get("authorization")
+        httpx2.post(url + "/v1/messages", json=ask)
+        second = emu.received[-1].headers.get("authorization")
+    assert first == "Bearer client-one"
+    assert second is None  # no key of the client's, none of the proxy's

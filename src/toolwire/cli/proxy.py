@@ -19,14 +19,18 @@ from toolwire.cli.common import EXIT_OK, UserError
 def cmd_proxy(args: argparse.Namespace) -> int:
     from toolwire.proxy.settings import LOOPBACK, ProxySettings
 
-    model = _served(args.model, "--model")
+    if args.pass_client_keys and args.key:
+        raise UserError("--pass-client-keys sends each client's key upstream, and --key makes "
+                        "every client present the proxy's key; give one of them")
+    model = _served(args.model, "--model", keys=not args.pass_client_keys)
     routes = []
     for given in args.route or ():
         pattern, equals, target = given.partition("=")
         if not equals or not pattern.strip() or not target.strip():
             raise UserError(f"--route {given!r}: write it as PATTERN=ID, for example "
                             "'claude-*=openai-responses:gpt-5'")
-        routes.append((pattern.strip(), _served(target.strip(), f"--route {pattern}")))
+        routes.append((pattern.strip(), _served(target.strip(), f"--route {pattern}",
+                                                keys=not args.pass_client_keys)))
     if args.host not in LOOPBACK and not args.key:
         raise UserError(f"--host {args.host} lets other machines reach the proxy; give "
                         "--key KEY, which every client must then present as its API key")
@@ -47,7 +51,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
 
     settings = ProxySettings(model=model, host=args.host, port=args.port, key=args.key,
                              strict=args.strict, record=args.record, workers=args.workers,
-                             timeout=args.timeout, routes=tuple(routes))
+                             timeout=args.timeout, routes=tuple(routes),
+                             pass_client_keys=args.pass_client_keys)
     try:
         sock = bind(settings)
     except OSError as exc:
@@ -63,9 +68,9 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _served(model: str, flag: str) -> str:
-    """A model id the proxy can send to: its form right and its key set."""
-    checks.model_id(model, flag, keys=True)
+def _served(model: str, flag: str, *, keys: bool) -> str:
+    """A model id the proxy can send to: its form right and (with ``keys``) its key set."""
+    checks.model_id(model, flag, keys=keys)
     if model.startswith("local:") and "@" not in model:
         raise UserError(f"{flag}: the proxy sends to a running server; start one and give "
                         "it as openai-compatible:<model>@<base_url>")
@@ -91,6 +96,9 @@ def add_command(sub: Any, epilog: str) -> None:
     p.add_argument("--key", metavar="KEY",
                    help="the key every client must present as its API key (x-api-key, "
                         "Authorization: Bearer, x-goog-api-key or ?key=)")
+    p.add_argument("--pass-client-keys", action="store_true",
+                   help="send each request upstream with the API key its client presented "
+                        "(default: the proxy's own, from its environment)")
     p.add_argument("--strict", action="store_true",
                    help="refuse (400) a request that breaks a transcript rule instead of only "
                         "logging it")

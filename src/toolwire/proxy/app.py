@@ -38,20 +38,26 @@ from toolwire.rules import Problem, check_transcript
 RULE_HEADER = "x-toolwire-rule"
 
 
-def authorized(headers: Mapping[str, str], query: Mapping[str, str], key: str) -> str | None:
-    """None when the client presented ``key`` the way one of the wires takes a key
-    (``x-api-key``, ``Authorization: Bearer``, ``x-goog-api-key`` or ``?key=``); else what is
-    wrong, for the 401."""
+def presented(headers: Mapping[str, str], query: Mapping[str, str]) -> list[str]:
+    """The keys a client presented, each the way one of the wires takes a key
+    (``x-api-key``, ``Authorization: Bearer``, ``x-goog-api-key`` or ``?key=``)."""
     auth = headers.get("authorization", "")
-    if auth.startswith("AWS4-HMAC-SHA256"):
-        return ("this proxy takes no AWS signature; give the proxy's key as a bearer token "
-                "(AWS_BEARER_TOKEN_BEDROCK)")
     given = [headers.get("x-api-key"), headers.get("x-goog-api-key"), query.get("key")]
     if auth[:7].lower() == "bearer ":
         given.append(auth[7:].strip())
-    if any(g and hmac.compare_digest(g.encode(), key.encode()) for g in given):
+    return [g for g in given if g]
+
+
+def authorized(headers: Mapping[str, str], query: Mapping[str, str], key: str) -> str | None:
+    """None when the client presented ``key`` (`presented`); else what is wrong, for the
+    401."""
+    if headers.get("authorization", "").startswith("AWS4-HMAC-SHA256"):
+        return ("this proxy takes no AWS signature; give the proxy's key as a bearer token "
+                "(AWS_BEARER_TOKEN_BEDROCK)")
+    given = presented(headers, query)
+    if any(hmac.compare_digest(g.encode(), key.encode()) for g in given):
         return None
-    if any(given):
+    if given:
         return "the key given is not this proxy's key"
     return ("this proxy needs its key: give it as your client's API key (x-api-key, "
             "Authorization: Bearer, x-goog-api-key or ?key=)")
@@ -126,6 +132,9 @@ class Proxy:
         if not isinstance(body, dict):
             return _response(error_response(wire, 400, "the body must be a JSON object"))
         upstream = self.upstream(route, body)
+        if self.settings.pass_client_keys:
+            upstream = upstream.with_key(next(iter(presented(headers,
+                                                             dict(http.query_params))), None))
         if counting is not None:
             return _response(await upstream.count(counting, body, self.transport))
         return await self._forward(upstream, route, raw, body, headers)

@@ -20,7 +20,9 @@ Must not import: the server (starlette, uvicorn).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +30,7 @@ from typing import Any
 from toolwire import _json
 from toolwire.codecs import get_codec
 from toolwire.codecs.registry import MEDIA_TYPES, Route, get_wire
-from toolwire.errors import ToolwireError
+from toolwire.errors import ConfigError, ToolwireError
 from toolwire.events import (
     Event,
     ReasoningDelta,
@@ -41,6 +43,7 @@ from toolwire.events import (
 from toolwire.http.client import HttpModel, RetryPolicy
 from toolwire.http.counting import count_request
 from toolwire.http.endpoints import Endpoint, parse_model_id
+from toolwire.http.providers import PROVIDERS
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, body_bytes
 from toolwire.proxy import carry, live
 from toolwire.proxy.answers import JSON_TYPE, Answer, provider_error_response
@@ -90,7 +93,7 @@ class Upstream:
                  transport: HttpTransport | None = None) -> None:
         self.settings = settings
         self.model_id = model or settings.model
-        self.endpoint: Endpoint = parse_model_id(self.model_id)
+        self.endpoint: Endpoint = _endpoint(self.model_id, settings.pass_client_keys)
         self.transport = transport or HttpTransport(timeout=settings.timeout)
 
     @property
@@ -102,6 +105,15 @@ class Upstream:
         refused the same way, at an upstream that does not rewrap its streams."""
         return (route.wire.name == self.endpoint.wire and route.framing is None
                 and route.error_wire == route.wire.name and self.endpoint.stream_adapter is None)
+
+    def with_key(self, key: str | None) -> Upstream:
+        """This upstream sent the client's own ``key`` instead of the proxy's (the proxy's
+        when the client gave none, and for a cloud host, which signs or uses its own)."""
+        if not key or self.endpoint.signer is not None or self.endpoint.key_var is None:
+            return self
+        other = copy.copy(self)
+        other.endpoint = dataclasses.replace(self.endpoint, key=key)
+        return other
 
     def model(self, transport: Transport) -> HttpModel:
         """The upstream as a model sending through ``transport``, with no retries of its own
@@ -249,6 +261,19 @@ class Upstream:
 
     async def aclose(self) -> None:
         await self.transport.aclose()
+
+
+def _endpoint(model: str, client_keys: bool) -> Endpoint:
+    """Where ``model`` is served; with ``client_keys`` a missing key is no error (each
+    client brings its own)."""
+    try:
+        return parse_model_id(model)
+    except ConfigError:
+        provider = PROVIDERS.get(model.partition(":")[0])
+        if not client_keys or provider is None or not provider.key_vars:
+            raise
+    found = parse_model_id(model, env={**os.environ, provider.key_vars[0]: "-"})
+    return dataclasses.replace(found, key=None)
 
 
 async def _each(chunks: list[bytes]) -> AsyncIterator[bytes]:

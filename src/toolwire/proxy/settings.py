@@ -39,6 +39,8 @@ class ProxySettings:
     workers: int = 1
     timeout: float = 600.0
     max_body: int = MAX_BODY
+    pass_client_keys: bool = False
+    """Send each request upstream with the key its client presented (else the proxy's)."""
     routes: tuple[tuple[str, str], ...] = ()
     """``(PATTERN, ID)`` pairs: a request whose model name matches PATTERN (``*`` and ``?``
     as in file names), the first that does, goes to ID instead of ``model``."""

@@ -317,6 +317,8 @@ for value in ("0", "-2", "nan", "inf", "soon"):
 for value in ("0", "-2", "nan", "inf", "soon"):
     case(f"proxy --timeout <{value}>", lambda p, v=value: [  # type: ignore[misc]
         "proxy", "--model", MODEL, "--timeout", v])
+    case(f"proxy --record-max <{value}>", lambda p, v=value: [  # type: ignore[misc]
+        "proxy", "--model", MODEL, "--record", str(p.root / "records"), "--record-max", v])
 for value in ("0", "-1", "many", "1.5"):
     case(f"proxy --workers <{value}>", lambda p, v=value: [  # type: ignore[misc]
         "proxy", "--model", MODEL, "--workers", v])

@@ -190,3 +190,21 @@ def test_pass_client_keys_sends_each_clients_own_key_upstream(
         second = emu.received[-1].headers.get("authorization")
     assert first == "Bearer client-one"
     assert second is None  # no key of the client's, none of the proxy's
+
+
+def test_a_full_record_folder_takes_no_new_conversation(tmp_path: Path) -> None:
+    folder = tmp_path / "records"
+    ask = {"model": "m", "max_tokens": 20}
+    with Emulator([{"text": "ok"}] * 3) as emu, \
+            running_proxy(f"openai:m@{emu.base_url}", record=str(folder), record_max=1) as url:
+        for words in ("one", "two", "one"):
+            reply = httpx2.post(url + "/v1/messages", json={**ask, "messages": [
+                {"role": "user", "content": words}]})
+            assert reply.status_code == 200
+    # the first conversation filled it; the second went unrecorded; the first went on
+    cassettes = list(folder.glob("*.json"))
+    assert len(cassettes) == 1
+    assert len(json.loads(cassettes[0].read_text())["interactions"]) == 2
+    log = [json.loads(line) for line in (folder / "proxy.jsonl").read_text().splitlines()]
+    assert [e.get("event") for e in log].count("record_full") == 1
+    assert len([e for e in log if "client" in e]) == 3

@@ -52,7 +52,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     settings = ProxySettings(model=model, host=args.host, port=args.port, key=args.key,
                              strict=args.strict, record=args.record, workers=args.workers,
                              timeout=args.timeout, routes=tuple(routes),
-                             pass_client_keys=args.pass_client_keys)
+                             pass_client_keys=args.pass_client_keys,
+                             record_max=int(args.record_max * 1_000_000))
     try:
         sock = bind(settings)
     except OSError as exc:
@@ -104,6 +105,9 @@ def add_command(sub: Any, epilog: str) -> None:
                         "logging it")
     p.add_argument("--record", metavar="DIR",
                    help="write each conversation to DIR as a cassette, and a log of requests")
+    p.add_argument("--record-max", type=checks.positive, default=1000.0, metavar="MB",
+                   help="the most the --record folder may hold, in megabytes; past it new "
+                        "conversations are not recorded (default 1000)")
     p.add_argument("--route", action="append", metavar="PATTERN=ID",
                    help="send requests whose model name matches PATTERN (* and ? as in file "
                         "names) to ID instead (repeatable; the first that matches wins)")

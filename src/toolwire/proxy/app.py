@@ -85,7 +85,7 @@ class Proxy:
         self.transport = HttpTransport(timeout=settings.timeout)
         self.upstreams = {model: Upstream(settings, model, self.transport)
                           for model in (settings.model, *(m for _, m in settings.routes))}
-        self.recorder = (Recorder(settings.record, self.transport)
+        self.recorder = (Recorder(settings.record, self.transport, settings.record_max)
                          if settings.record else None)
 
     def upstream(self, route: Route, body: dict[str, Any]) -> Upstream:

@@ -16,6 +16,9 @@ ENVIRONMENT = "TOOLWIRE_PROXY_SETTINGS"
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
+MAX_FOLDER = 10**9
+"""The default bound on the record folder's size, in bytes (1 GB)."""
+
 MAX_BODY = 64 * 1024 * 1024
 """The largest request body the proxy reads, in bytes; a larger one is refused with a 413."""
 
@@ -39,6 +42,8 @@ class ProxySettings:
     workers: int = 1
     timeout: float = 600.0
     max_body: int = MAX_BODY
+    record_max: int = MAX_FOLDER
+    """The most bytes the record folder may hold before new conversations go unrecorded."""
     pass_client_keys: bool = False
     """Send each request upstream with the key its client presented (else the proxy's)."""
     routes: tuple[tuple[str, str], ...] = ()
@@ -68,4 +73,4 @@ class ProxySettings:
         return cls(**found)
 
 
-__all__ = ["ENVIRONMENT", "LOOPBACK", "MAX_BODY", "ProxySettings"]
+__all__ = ["ENVIRONMENT", "LOOPBACK", "MAX_BODY", "MAX_FOLDER", "ProxySettings"]

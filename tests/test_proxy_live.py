@@ -32,11 +32,13 @@ CLIENTS = {
                          b"response.output_text.delta"),
     "ollama-chat": ("/api/chat", {"model": "m", "messages": [{"role": "user", "content": "hi"}]},
                     b'"content":"Check'),
+    "gemini-generate": ("/v1beta/models/m:streamGenerateContent?alt=sse", {"contents": [
+        {"role": "user", "parts": [{"text": "hi"}]}]}, b'"text":"Check'),
 }
 
 
 UPSTREAMS = {"anthropic-messages": "openai", "openai-chat": "anthropic",
-             "openai-responses": "openai", "ollama-chat": "openai"}
+             "openai-responses": "openai", "ollama-chat": "openai", "gemini-generate": "openai"}
 """The upstream (a provider of another wire) each client's stream comes from."""
 
 

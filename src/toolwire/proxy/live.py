@@ -1,7 +1,7 @@
 """Streamed replies written in the client's wire as the upstream's events arrive.
 
 Owns `writer_for` and the writers: `AnthropicWriter`, `ChatWriter`, `ResponsesWriter`,
-`OllamaWriter`. A
+`OllamaWriter`, `GeminiWriter`. A
 writer takes the upstream's stream events one by one (`toolwire.events`: text, reasoning, a
 call started, a fragment of its arguments) and returns the bytes the client's wire streams
 for each, at once; `finish` takes the whole reply (its stop, its usage) and returns the
@@ -12,7 +12,7 @@ reply, its tail). Every streamed call id is the one the client's wire gets for t
 A reply that begins with reasoning is not written live: a provider signs or encrypts its
 reasoning only once the reasoning is over, and the client needs that seal before the next
 block (`toolwire.proxy.carry`); such a reply, and any reply to a client whose wire has no writer
-here (Gemini, Bedrock), is written whole once the upstream's stream has ended.
+here (Bedrock), is written whole once the upstream's stream has ended.
 Reasoning that comes after the reply has begun streaming, and the seal of what the upstream
 keeps on its calls (Gemini's thought signatures), are written as whole reasoning blocks at the
 end of the stream, where the client's wire has them (Anthropic, Responses).
@@ -97,17 +97,16 @@ class Writer:
         whole = get_codec(self.WIRE).encode_stream(reply, request=self.request)
         return [*self.close(), *self.sealed_blocks(reply), *whole[len(whole) - self.TAIL:]]
 
-    def sealed_blocks(self, reply: Reply) -> list[bytes]:
+    def sealed(self, reply: Reply) -> list[dict[str, Any]]:
         """The reply's reasoning blocks in the client's wire (`toolwire.proxy.carry`), written
         after the rest: reasoning that came once the stream had begun, and the seal of what
         the upstream keeps on its calls, so that they come back on the next turn."""
-        out: list[bytes] = []
-        for part in reply.message.parts:
-            if isinstance(part, ReasoningPart) and part.provider_data is not None:
-                block = part.provider_data.get(self.WIRE)
-                if isinstance(block, dict):
-                    out += self.block(block)
-        return out
+        found = (p.provider_data.get(self.WIRE) for p in reply.message.parts
+                 if isinstance(p, ReasoningPart) and p.provider_data is not None)
+        return [block for block in found if isinstance(block, dict)]
+
+    def sealed_blocks(self, reply: Reply) -> list[bytes]:
+        return [chunk for block in self.sealed(reply) for chunk in self.block(block)]
 
     def block(self, block: dict[str, Any]) -> list[bytes]:
         """One reasoning block of the client's wire, whole."""
@@ -359,11 +358,51 @@ class OllamaWriter(Writer):
         return [self._line({"content": "", "tool_calls": body["message"]["tool_calls"]})]
 
 
+class GeminiWriter(Writer):
+    """Gemini: a chunk per piece of text, each call whole in a chunk of its own once its
+    arguments are complete, then a last chunk with the whole reply's finish reason and usage
+    (and the sealed reasoning, as thought parts)."""
+
+    WIRE = "gemini-generate"
+
+    def _chunk(self, parts: list[Any], **more: Any) -> bytes:
+        chunk = {"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0,
+                                 **more.pop("candidate", {})}], **more}
+        return f"data: {_dumps(chunk)}\n\n".encode()
+
+    def _body(self, reply: Reply) -> dict[str, Any]:
+        return get_codec(self.WIRE).encode_response(reply, request=self.request)
+
+    def head(self) -> list[bytes]:
+        return []
+
+    def text(self, text: str) -> list[bytes]:
+        return [self._chunk([{"text": text}])]
+
+    def call(self, position: int, call_id: str, name: str) -> list[bytes]:
+        return []
+
+    def arguments(self, position: int, fragment: str) -> list[bytes]:
+        return []
+
+    def finished(self, position: int, call: ToolCallPart) -> list[bytes]:
+        reply = Reply(message=Message(role="assistant", parts=(call,)), stop="tool_calls")
+        return [self._chunk(self._body(reply)["candidates"][0]["content"]["parts"])]
+
+    def finish(self, reply: Reply) -> list[bytes]:
+        body = self._body(reply)
+        candidate = {k: v for k, v in body["candidates"][0].items()
+                     if k not in ("content", "index")}
+        rest = {k: v for k, v in body.items() if k != "candidates"}
+        return [self._chunk(self.sealed(reply), candidate=candidate, **rest)]
+
+
 WRITERS: dict[str, Callable[[Request], Writer]] = {
     AnthropicWriter.WIRE: AnthropicWriter,
     ChatWriter.WIRE: ChatWriter,
     ResponsesWriter.WIRE: ResponsesWriter,
     OllamaWriter.WIRE: OllamaWriter,
+    GeminiWriter.WIRE: GeminiWriter,
 }
 
 
@@ -374,5 +413,5 @@ def writer_for(wire: str, request: Request) -> Writer | None:
     return make(request) if make is not None else None
 
 
-__all__ = ["WRITERS", "AnthropicWriter", "ChatWriter", "OllamaWriter", "ResponsesWriter",
-           "Writer", "writer_for"]
+__all__ = ["WRITERS", "AnthropicWriter", "ChatWriter", "GeminiWriter", "OllamaWriter",
+           "ResponsesWriter", "Writer", "writer_for"]

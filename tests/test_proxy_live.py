@@ -34,11 +34,14 @@ CLIENTS = {
                     b'"content":"Check'),
     "gemini-generate": ("/v1beta/models/m:streamGenerateContent?alt=sse", {"contents": [
         {"role": "user", "parts": [{"text": "hi"}]}]}, b'"text":"Check'),
+    "bedrock-converse": ("/model/m/converse-stream", {"messages": [
+        {"role": "user", "content": [{"text": "hi"}]}]}, b'{"text":"Check'),
 }
 
 
 UPSTREAMS = {"anthropic-messages": "openai", "openai-chat": "anthropic",
-             "openai-responses": "openai", "ollama-chat": "openai", "gemini-generate": "openai"}
+             "openai-responses": "openai", "ollama-chat": "openai", "gemini-generate": "openai",
+             "bedrock-converse": "openai"}
 """The upstream (a provider of another wire) each client's stream comes from."""
 
 

@@ -1,7 +1,7 @@
 """Streamed replies written in the client's wire as the upstream's events arrive.
 
 Owns `writer_for` and the writers: `AnthropicWriter`, `ChatWriter`, `ResponsesWriter`,
-`OllamaWriter`, `GeminiWriter`. A
+`OllamaWriter`, `GeminiWriter`, `BedrockWriter`. A
 writer takes the upstream's stream events one by one (`toolwire.events`: text, reasoning, a
 call started, a fragment of its arguments) and returns the bytes the client's wire streams
 for each, at once; `finish` takes the whole reply (its stop, its usage) and returns the
@@ -12,7 +12,7 @@ reply, its tail). Every streamed call id is the one the client's wire gets for t
 A reply that begins with reasoning is not written live: a provider signs or encrypts its
 reasoning only once the reasoning is over, and the client needs that seal before the next
 block (`toolwire.proxy.carry`); such a reply, and any reply to a client whose wire has no writer
-here (Bedrock), is written whole once the upstream's stream has ended.
+here (one registered later), is written whole once the upstream's stream has ended.
 Reasoning that comes after the reply has begun streaming, and the seal of what the upstream
 keeps on its calls (Gemini's thought signatures), are written as whole reasoning blocks at the
 end of the stream, where the client's wire has them (Anthropic, Responses).
@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from toolwire.codecs import get_codec
+from toolwire.codecs.eventstream import encode_message
 from toolwire.events import (
     StreamEvent,
     TextDelta,
@@ -397,12 +398,76 @@ class GeminiWriter(Writer):
         return [self._chunk(self.sealed(reply), candidate=candidate, **rest)]
 
 
+class BedrockWriter(Writer):
+    """Bedrock's ConverseStream: AWS event-stream messages, a block per text run and per call
+    between ``messageStart`` and the whole reply's ``messageStop`` and ``metadata``."""
+
+    WIRE = "bedrock-converse"
+    TAIL = 2
+
+    def __init__(self, request: Request) -> None:
+        super().__init__(request)
+        self.index = -1
+        self.open: str | None = None
+
+    @staticmethod
+    def _event(name: str, payload: dict[str, Any]) -> bytes:
+        return encode_message({":event-type": name, ":content-type": "application/json",
+                               ":message-type": "event"}, _dumps(payload).encode())
+
+    def _delta(self, delta: dict[str, Any]) -> bytes:
+        return self._event("contentBlockDelta", {"contentBlockIndex": self.index,
+                                                 "delta": delta})
+
+    def _next(self, kind: str) -> list[bytes]:
+        out = self.close()
+        self.index += 1
+        self.open = kind
+        return out
+
+    def head(self) -> list[bytes]:
+        return [self._event("messageStart", {"role": "assistant"})]
+
+    def text(self, text: str) -> list[bytes]:
+        out = [] if self.open == "text" else self._next("text")
+        return [*out, self._delta({"text": text})]
+
+    def call(self, position: int, call_id: str, name: str) -> list[bytes]:
+        out = self._next(f"call{position}")
+        return [*out, self._event("contentBlockStart", {
+            "contentBlockIndex": self.index,
+            "start": {"toolUse": {"toolUseId": call_id, "name": name}}})]
+
+    def arguments(self, position: int, fragment: str) -> list[bytes]:
+        if self.open != f"call{position}":
+            return []
+        return [self._delta({"toolUse": {"input": fragment}})]
+
+    def block(self, block: dict[str, Any]) -> list[bytes]:
+        readable = block.get("reasoningText")
+        if not isinstance(readable, dict):
+            return []
+        out = self._next("reasoning")
+        if readable.get("text"):
+            out.append(self._delta({"reasoningContent": {"text": readable["text"]}}))
+        out.append(self._delta({"reasoningContent": {"signature": readable.get("signature",
+                                                                               "")}}))
+        return [*out, *self.close()]
+
+    def close(self) -> list[bytes]:
+        if self.open is None:
+            return []
+        self.open = None
+        return [self._event("contentBlockStop", {"contentBlockIndex": self.index})]
+
+
 WRITERS: dict[str, Callable[[Request], Writer]] = {
     AnthropicWriter.WIRE: AnthropicWriter,
     ChatWriter.WIRE: ChatWriter,
     ResponsesWriter.WIRE: ResponsesWriter,
     OllamaWriter.WIRE: OllamaWriter,
     GeminiWriter.WIRE: GeminiWriter,
+    BedrockWriter.WIRE: BedrockWriter,
 }
 
 
@@ -413,5 +478,5 @@ def writer_for(wire: str, request: Request) -> Writer | None:
     return make(request) if make is not None else None
 
 
-__all__ = ["WRITERS", "AnthropicWriter", "ChatWriter", "GeminiWriter", "OllamaWriter",
-           "ResponsesWriter", "Writer", "writer_for"]
+__all__ = ["WRITERS", "AnthropicWriter", "BedrockWriter", "ChatWriter", "GeminiWriter",
+           "OllamaWriter", "ResponsesWriter", "Writer", "writer_for"]

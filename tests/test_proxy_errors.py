@@ -61,3 +61,23 @@ def test_count_tokens_says_whose_count_it_is(upstream: str, said: str) -> None:
         assert received == ["/v1/responses/input_tokens"]
     else:
         assert received == []
+
+
+@pytest.mark.parametrize(("upstream", "client", "path", "body", "words"), [
+    ("openai", "anthropic-messages", "/v1/messages", ASK, "prompt is too long: "),
+    ("anthropic", "openai-chat", "/v1/chat/completions",
+     {"model": "m", "messages": ASK["messages"]}, "This model's maximum context length is "),
+])
+def test_a_prompt_too_long_is_worded_as_the_client_wire_words_it(
+        upstream: str, client: str, path: str, body: dict[str, object], words: str) -> None:
+    """Agents look for their provider's words to know they must shorten the history."""
+    with Emulator([{"text": "never"}], bill=True, windows={"m": 3}) as emu, \
+            running_proxy(f"{upstream}:m@{emu.base_url}") as url:
+        reply = httpx2.post(url + path, json=body)
+    assert reply.status_code == 400
+    message = reply.json()["error"]["message"]
+    assert message.startswith(words), message
+    import re
+
+    numbers = [int(n) for n in re.findall(r"\d+", message.split("(upstream")[0])]
+    assert 3 in numbers and max(numbers) > 3  # the window, and the prompt's tokens

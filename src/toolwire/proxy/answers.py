@@ -10,6 +10,7 @@ Must not import: the server or the transport.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,20 +37,32 @@ def error_response(wire: str, status: int, message: str,
 
 def provider_error_response(wire: str, error: ToolwireError) -> Answer:
     """The upstream's failure as the client's ``wire`` reports one: a rate limit stays a 429
-    with its ``retry-after``, an overloaded upstream gets the client wire's overloaded status, a
-    prompt too long stays a 400, and anything the upstream could not say (a broken connection,
-    a reply that cannot be read) is a 502 naming what went wrong."""
+    with its ``retry-after``, an overloaded upstream gets the client wire's overloaded status,
+    a prompt too long stays a 400 worded as the client wire words it (`too_long`), and
+    anything the upstream could not say (a broken connection, a reply that cannot be read) is
+    a 502 naming what went wrong."""
     headers: dict[str, str] = {}
     if isinstance(error, ProviderError):
         status = error.status or 502
+        said = f"upstream: {error}"
         if isinstance(error, OverloadedError):
             status = get_wire(wire).overloaded_status
         elif isinstance(error, ContextLengthError):
             status = 400
+            said = f"{too_long(wire, str(error))} ({said})"
         if error.retry_after is not None:
             headers["retry-after"] = f"{error.retry_after:g}"
-        return error_response(wire, status, f"upstream: {error}", headers)
+        return error_response(wire, status, said, headers)
     return error_response(wire, 502, f"upstream: {type(error).__name__}: {error}")
+
+
+def too_long(wire: str, message: str) -> str:
+    """A prompt too long for the model, worded as ``wire``'s server words it (clients look
+    for those words to shorten their history), with the counts the upstream's ``message``
+    gives: of its two numbers the larger is the prompt's, the smaller the window."""
+    numbers = sorted(int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", message))
+    tokens, limit = (numbers[-1], numbers[0]) if len(numbers) >= 2 else ("?", "?")
+    return get_wire(wire).context_error.format(tokens=tokens, limit=limit)
 
 
 def models_response(path: str, headers: Mapping[str, str], models: list[str]
@@ -83,4 +96,4 @@ def models_response(path: str, headers: Mapping[str, str], models: list[str]
 _EPOCH = "1970-01-01T00:00:00Z"
 
 __all__ = ["JSON_TYPE", "Answer", "error_response", "models_response",
-           "provider_error_response"]
+           "provider_error_response", "too_long"]

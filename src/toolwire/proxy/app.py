@@ -30,7 +30,7 @@ from toolwire.codecs.registry import Route, count_at, wire_at
 from toolwire.errors import ToolwireError
 from toolwire.http.transport import HttpTransport, Transport
 from toolwire.proxy.answers import Answer, error_response, models_response
-from toolwire.proxy.forward import Streamed, Upstream, header_text
+from toolwire.proxy.forward import LOSSES_HEADER, Streamed, Upstream, header_text
 from toolwire.proxy.record import Recorder
 from toolwire.proxy.settings import ProxySettings
 from toolwire.rules import Problem, check_transcript
@@ -166,6 +166,9 @@ class Proxy:
         else:
             result = await upstream.converted(route, request, stream, transport)
         entry["status"] = result.status if isinstance(result, Streamed) else result[0]
+        said = result.headers if isinstance(result, Streamed) else result[1]
+        if LOSSES_HEADER in said:
+            entry["losses"] = said[LOSSES_HEADER]
         entry["stream"] = stream
         self._log(entry)
         return _response(result)

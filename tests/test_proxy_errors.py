@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx2
 import pytest
 
@@ -81,3 +83,18 @@ def test_a_prompt_too_long_is_worded_as_the_client_wire_words_it(
 
     numbers = [int(n) for n in re.findall(r"\d+", message.split("(upstream")[0])]
     assert 3 in numbers and max(numbers) > 3  # the window, and the prompt's tokens
+
+
+def test_the_proxy_places_cache_breakpoints_for_a_client_wire_without_them() -> None:
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}}}}]
+    with Emulator([{"text": "ok"}], bill=True) as emu, \
+            running_proxy(f"anthropic:m@{emu.base_url}") as url:
+        reply = httpx2.post(url + "/v1/chat/completions", json={
+            "model": "m", "tools": tools, "messages": [
+                {"role": "system", "content": "You are terse. " * 400},
+                {"role": "user", "content": "Weather in Rome?"}]})
+        sent = emu.received[-1].body
+    assert reply.status_code == 200, reply.text
+    marks = json.dumps(sent).count('"cache_control"')
+    assert 1 <= marks <= 4  # Anthropic's bound on breakpoints

@@ -49,7 +49,7 @@ from toolwire.proxy import carry, live, writers
 from toolwire.proxy.answers import JSON_TYPE, Answer, provider_error_response
 from toolwire.proxy.ids import reply_for_client, request_for_upstream
 from toolwire.proxy.settings import ProxySettings
-from toolwire.transcript import Reply, Request, replace
+from toolwire.transcript import Cache, Reply, Request, replace
 
 PASSED_HEADERS = ("anthropic-version", "anthropic-beta", "openai-beta")
 """Client headers that say which version or beta of the API a body is written for; they go
@@ -160,6 +160,11 @@ class Upstream:
         heard = Heard()
         model = self.model(transport)
         upstream_request = carry.request_for_upstream(request_for_upstream(request), client)
+        if (upstream_request.cache is None and client != self.endpoint.wire
+                and get_wire(self.endpoint.wire).cache.kind == "breakpoints"):
+            # The client's wire has no breakpoints to keep: the proxy places the upstream's
+            # own, as many as it allows (its codec's rule).
+            upstream_request = replace(upstream_request, cache=Cache())
         reply: Reply | None = None
         try:
             with listen(heard):

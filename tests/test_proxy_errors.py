@@ -98,3 +98,28 @@ def test_the_proxy_places_cache_breakpoints_for_a_client_wire_without_them() -> 
     assert reply.status_code == 200, reply.text
     marks = json.dumps(sent).count('"cache_control"')
     assert 1 <= marks <= 4  # Anthropic's bound on breakpoints
+
+
+@pytest.mark.parametrize("upstream", ["openai", "gemini", "openai-responses"])
+def test_an_image_from_an_anthropic_client_reaches_another_wire(upstream: str) -> None:
+    import base64
+
+    from media_files import png
+    from toolwire.codecs import get_codec
+    from toolwire.transcript import MediaPart
+
+    image = png(8, 8, seed=3)
+    message = {"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                     "data": base64.b64encode(image).decode()}},
+        {"type": "text", "text": "What is this?"}]}
+    with Emulator([{"text": "a square"}]) as emu, \
+            running_proxy(f"{upstream}:m@{emu.base_url}") as url:
+        reply = httpx2.post(url + "/v1/messages", json={**ASK, "messages": [message]})
+        received = emu.received[-1]
+    assert reply.status_code == 200, reply.text
+    wire = received.wire
+    kw = {"model": "m", "stream": False} if wire == "gemini-generate" else {}
+    sent = get_codec(wire).decode_request(received.body, **kw)
+    media = [p for m in sent.messages for p in m.parts if isinstance(p, MediaPart)]
+    assert [(m.media_type, m.data) for m in media] == [("image/png", image)]

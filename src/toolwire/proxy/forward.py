@@ -232,6 +232,10 @@ class Upstream:
             except ToolwireError as exc:
                 for chunk in writer.failed(provider_error_response(route.error_wire, exc)):
                     yield chunk
+            finally:  # a client that goes away mid-stream closes the upstream's stream too
+                close = getattr(events, "aclose", None)
+                if close is not None:
+                    await close()
 
         headers = {**heard.headers(), "content-type": get_wire(client).media_type}
         return Streamed(200, headers, chunks())

@@ -123,3 +123,21 @@ def test_an_image_from_an_anthropic_client_reaches_another_wire(upstream: str) -
     sent = get_codec(wire).decode_request(received.body, **kw)
     media = [p for m in sent.messages for p in m.parts if isinstance(p, MediaPart)]
     assert [(m.media_type, m.data) for m in media] == [("image/png", image)]
+
+
+def test_usage_reaches_the_client_in_its_wire_with_the_cache_counts() -> None:
+    """The second of two requests with the same long prefix is read from the upstream's
+    cache; a Chat Completions client sees it as cached prompt tokens."""
+    long_system = "You answer questions about the weather, briefly. " * 200
+    with Emulator([{"text": "ok"}, {"text": "ok"}], bill=True) as emu, \
+            running_proxy(f"anthropic:claude-sonnet-4-5@{emu.base_url}") as url:
+        client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+        replies = [client.chat.completions.create(model="claude-sonnet-4-5", messages=[
+            {"role": "system", "content": long_system},
+            {"role": "user", "content": "Rome?"}]) for _ in range(2)]
+    first, second = (r.usage for r in replies)
+    assert first is not None and second is not None
+    assert first.prompt_tokens > 1000 and second.prompt_tokens == first.prompt_tokens
+    assert first.prompt_tokens_details is None or not first.prompt_tokens_details.cached_tokens
+    assert second.prompt_tokens_details is not None
+    assert second.prompt_tokens_details.cached_tokens > 1000

@@ -141,3 +141,20 @@ def test_usage_reaches_the_client_in_its_wire_with_the_cache_counts() -> None:
     assert first.prompt_tokens_details is None or not first.prompt_tokens_details.cached_tokens
     assert second.prompt_tokens_details is not None
     assert second.prompt_tokens_details.cached_tokens > 1000
+
+
+def test_a_server_tool_block_the_client_wire_cannot_hold_is_named_in_the_losses() -> None:
+    from toolwire.proxy.forward import LOSSES_HEADER
+    from toolwire.transcript import Message, OpaquePart, Reply, TextPart
+
+    searched = Reply(message=Message(role="assistant", parts=(
+        OpaquePart(wire="anthropic-messages", kind="server_tool_use", payload={
+            "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+            "input": {"query": "weather Rome"}}),
+        TextPart(text="Sunny in Rome."))))
+    with Emulator([searched]) as emu, running_proxy(f"anthropic:m@{emu.base_url}") as url:
+        reply = httpx2.post(url + "/v1/chat/completions", json={
+            "model": "m", "messages": [{"role": "user", "content": "Weather in Rome?"}]})
+    assert reply.status_code == 200
+    assert reply.json()["choices"][0]["message"]["content"] == "Sunny in Rome."
+    assert "server_tool_use block of anthropic-messages" in reply.headers[LOSSES_HEADER]

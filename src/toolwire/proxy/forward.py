@@ -49,7 +49,7 @@ from toolwire.proxy import carry, live, writers
 from toolwire.proxy.answers import JSON_TYPE, Answer, provider_error_response
 from toolwire.proxy.ids import reply_for_client, request_for_upstream
 from toolwire.proxy.settings import ProxySettings
-from toolwire.transcript import Cache, Reply, Request, replace
+from toolwire.transcript import Cache, OpaquePart, Reply, Request, replace
 
 PASSED_HEADERS = ("anthropic-version", "anthropic-beta", "openai-beta")
 """Client headers that say which version or beta of the API a body is written for; they go
@@ -200,10 +200,14 @@ class Upstream:
     def _for_client(self, reply: Reply, client: str, heard: Heard) -> Reply:
         """The upstream's reply as the client's wire is to get it: call ids valid there,
         reasoning sealed into it, and no stop value of the upstream's own (each wire's
-        encoder writes its own from the normalised stop)."""
+        encoder writes its own from the normalised stop); a block of the upstream's own that
+        the client's wire has no place for (a server tool's) is named in the losses."""
         reply = replace(reply_for_client(reply, client), raw_stop=None)
         reply, dropped = carry.reply_for_client(reply, client, self.endpoint.wire)
         heard.notes += dropped
+        heard.notes += [f"opaque_dropped: a {p.kind} block of {p.wire} has no place in "
+                        f"{client}; the client does not get it" for p in reply.message.parts
+                        if isinstance(p, OpaquePart) and p.wire != client]
         return reply
 
     def _live(self, route: Route, request: Request, events: AsyncIterator[StreamEvent],

@@ -12,7 +12,7 @@ import pytest
 from proxy_harness import running_proxy
 from toolwire.codecs import get_codec
 from toolwire.emulator import Emulator, Raw
-from toolwire.transcript import Message, Reply, Request, ToolCallPart
+from toolwire.transcript import Message, ReasoningPart, Reply, Request, ToolCallPart
 
 pytest.importorskip("uvicorn")
 
@@ -91,3 +91,48 @@ def test_an_upstream_that_breaks_mid_stream_ends_the_client_stream_with_its_erro
     last = reply.content.strip().split(b"\n\n")[-1]
     assert last.startswith(b"event: error\ndata: ")
     assert b"message_stop" not in reply.content
+
+
+THINKING = Reply(message=Message(role="assistant", parts=(
+    ReasoningPart(text="Rome first, then Oslo.", provider_data={"anthropic-messages": {
+        "type": "thinking", "thinking": "Rome first, then Oslo.", "signature": "sig-Zz9"}}),
+    *REPLY.message.parts)), stop="tool_calls")
+
+
+@pytest.mark.parametrize(("client", "path", "body", "first_words"), [
+    ("openai-chat", *CLIENTS["openai-chat"][:2], b'"reasoning_content":"Rome'),
+    ("openai-responses", *CLIENTS["openai-responses"][:2],
+     b"response.reasoning_summary_text.delta"),
+])
+def test_reasoning_streams_as_it_comes_and_its_seal_follows_at_the_end(
+        client: str, path: str, body: dict[str, object], first_words: bytes) -> None:
+    released, late = threading.Event(), []
+
+    def held() -> Iterator[bytes]:
+        chunks = get_codec("anthropic-messages").encode_stream(THINKING,
+                                                              request=Request(model="m"))
+        first = next(i for i, c in enumerate(chunks) if b"thinking_delta" in c)
+        yield from chunks[:first + 1]
+        late.append(not released.wait(20))
+        yield from chunks[first + 1:]
+
+    with Emulator([Raw(chunks=held())]) as emu, \
+            running_proxy(f"anthropic:m@{emu.base_url}") as url, \
+            httpx2.stream("POST", url + path, json=body, timeout=60) as reply:
+        seen = b""
+        for piece in reply.iter_bytes():
+            seen += piece
+            if first_words in seen:
+                released.set()
+    assert late == [False], "the client saw no reasoning until the upstream had finished"
+    whole = list(get_codec(client).decode_stream([seen], request=Request(model="m")))[-1].reply
+    assert [c.arguments for c in whole.tool_calls] == [{"city": "Rome"}, {"city": "Oslo"}]
+    if client == "openai-responses":  # the seal, at the end, brings the signature back
+        from toolwire.proxy.carry import open_seal
+
+        sealed = [p.provider_data[client]["encrypted_content"]
+                  for p in whole.message.parts if isinstance(p, ReasoningPart)
+                  and p.provider_data and "encrypted_content" in p.provider_data[client]]
+        assert [open_seal(s) for s in sealed] == [
+            ("anthropic-messages", THINKING.message.parts[0].provider_data[  # type: ignore[index]
+                "anthropic-messages"])]

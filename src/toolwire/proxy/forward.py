@@ -33,7 +33,6 @@ from toolwire.codecs.registry import MEDIA_TYPES, Route, get_wire
 from toolwire.errors import ConfigError, ToolwireError
 from toolwire.events import (
     Event,
-    ReasoningDelta,
     RetryEvent,
     StreamEnd,
     StreamEvent,
@@ -175,7 +174,7 @@ class Upstream:
                     first = await anext(events)
                     writer = (writers.writer_for(client, request) if route.framing is None
                               else None)  # a cloud host's own framing is written whole
-                    if writer is not None and not isinstance(first, StreamEnd | ReasoningDelta):
+                    if writer is not None and not isinstance(first, StreamEnd):
                         return self._live(route, request, events, first, writer, heard)
                     while not isinstance(first, StreamEnd):
                         first = await anext(events)

@@ -8,13 +8,12 @@ stream's last events, which the client wire's own codec writes (``encode_stream`
 reply, its tail). Every streamed call id is the one the client's wire gets for the upstream's
 (`toolwire.proxy.ids.to_client`), the same id the whole reply holds.
 
-A reply that begins with reasoning is not written live: a provider signs or encrypts its
-reasoning only once the reasoning is over, and the client needs that seal before the next
-block (`toolwire.proxy.carry`); such a reply, and any reply to a client whose wire has no writer
-here (one registered later), is written whole once the upstream's stream has ended.
-Reasoning that comes after the reply has begun streaming, and the seal of what the upstream
-keeps on its calls (Gemini's thought signatures), are written as whole reasoning blocks at the
-end of the stream.
+Reasoning streams as readable text in the client wire's reasoning block, as it comes. A
+provider signs or encrypts its reasoning only once the whole reply is read, so the sealed block
+that brings it back (`toolwire.proxy.carry`), and the seal of what the upstream keeps on its
+calls (Gemini's thought signatures), are written as whole reasoning blocks at the end of the
+stream, their text left out when it was streamed already. A reply to a client whose wire has no
+writer here (one registered later) is written whole once the upstream's stream has ended.
 
 Must not import: the server.
 """
@@ -27,6 +26,7 @@ from typing import Any
 
 from toolwire.codecs import get_codec
 from toolwire.events import (
+    ReasoningDelta,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
@@ -55,6 +55,9 @@ class Writer:
         self.request = request
         self.reply_id = self.ID_PREFIX + uuid.uuid4().hex[:24]
         self.calls: dict[int, int] = {}
+        self.reasoned = False
+        """Whether reasoning text was streamed (the sealed blocks at the end then carry
+        none, so that the client does not show it twice)."""
 
     def head(self) -> list[bytes]:
         raise NotImplementedError
@@ -63,6 +66,9 @@ class Writer:
         """The client's bytes for one upstream event (nothing for one it does not show)."""
         if isinstance(event, TextDelta) and event.text:
             return self.text(event.text)
+        if isinstance(event, ReasoningDelta) and event.text:
+            self.reasoned = True
+            return self.reasoning(event.text)
         if isinstance(event, ToolCallStarted):
             self.calls[event.index] = len(self.calls)
             return self.call(self.calls[event.index], to_client(event.id, self.WIRE),
@@ -75,6 +81,9 @@ class Writer:
         return []
 
     def text(self, text: str) -> list[bytes]:
+        raise NotImplementedError
+
+    def reasoning(self, text: str) -> list[bytes]:
         raise NotImplementedError
 
     def call(self, position: int, call_id: str, name: str) -> list[bytes]:
@@ -103,10 +112,12 @@ class Writer:
         return [block for block in found if isinstance(block, dict)]
 
     def sealed_blocks(self, reply: Reply) -> list[bytes]:
-        return [chunk for block in self.sealed(reply) for chunk in self.block(block)]
+        return [chunk for block in self.sealed(reply)
+                for chunk in self.block(block, readable=not self.reasoned)]
 
-    def block(self, block: dict[str, Any]) -> list[bytes]:
-        """One reasoning block of the client's wire, whole."""
+    def block(self, block: dict[str, Any], *, readable: bool) -> list[bytes]:
+        """One reasoning block of the client's wire, whole (its text left out unless
+        ``readable``)."""
         return []
 
     def close(self) -> list[bytes]:

@@ -57,6 +57,11 @@ class AnthropicWriter(Writer):
         out = [] if self.open == "text" else self._start("text", {"type": "text", "text": ""})
         return [*out, self._delta({"type": "text_delta", "text": text})]
 
+    def reasoning(self, text: str) -> list[bytes]:
+        out = ([] if self.open == "thinking" else
+               self._start("thinking", {"type": "thinking", "thinking": "", "signature": ""}))
+        return [*out, self._delta({"type": "thinking_delta", "thinking": text})]
+
     def call(self, position: int, call_id: str, name: str) -> list[bytes]:
         return self._start(f"call{position}", {"type": "tool_use", "id": call_id, "name": name,
                                                "input": {}})
@@ -75,9 +80,9 @@ class AnthropicWriter(Writer):
     def failed(self, error: Answer) -> list[bytes]:
         return [f"event: error\ndata: {error[2].decode()}\n\n".encode()]
 
-    def block(self, block: dict[str, Any]) -> list[bytes]:
-        out = self._start("thinking", {"type": "thinking", "thinking": "", "signature": ""})
-        if block.get("thinking"):
+    def block(self, block: dict[str, Any], *, readable: bool) -> list[bytes]:
+        out = self._start("sealed", {"type": "thinking", "thinking": "", "signature": ""})
+        if readable and block.get("thinking"):
             out.append(self._delta({"type": "thinking_delta", "thinking": block["thinking"]}))
         out.append(self._delta({"type": "signature_delta",
                                 "signature": block.get("signature", "")}))
@@ -103,6 +108,9 @@ class ChatWriter(Writer):
 
     def text(self, text: str) -> list[bytes]:
         return [self._chunk({"content": text})]
+
+    def reasoning(self, text: str) -> list[bytes]:
+        return [self._chunk({"reasoning_content": text})]
 
     def call(self, position: int, call_id: str, name: str) -> list[bytes]:
         return [self._chunk({"tool_calls": [{"index": position, "id": call_id,
@@ -147,9 +155,10 @@ class ResponsesWriter(Writer):
         out = self.close()
         self.open = item
         self.items.append(item)
+        shown = {k: v for k, v in item.items() if k not in _KEPT_ASIDE}
         return [*out, self._event("response.output_item.added",
                                   output_index=len(self.items) - 1,
-                                  item={**item, "status": "in_progress"})]
+                                  item={**shown, "status": "in_progress"})]
 
     def _where(self) -> dict[str, Any]:
         """Where the newest item is: its id and position."""
@@ -169,6 +178,20 @@ class ResponsesWriter(Writer):
         item["text"] += text
         return [*out, self._event("response.output_text.delta", **self._where(),
                                   content_index=0, delta=text, logprobs=[])]
+
+    def reasoning(self, text: str) -> list[bytes]:
+        out: list[bytes] = []
+        item = self.open
+        if item is None or item["type"] != "reasoning":
+            number = len(self.items)
+            item = {"type": "reasoning", "id": f"rs_{self.reply_id[5:]}{number}",
+                    "summary": [], "text": ""}
+            out = self._start(item)
+            out.append(self._event("response.reasoning_summary_part.added", **self._where(),
+                                   summary_index=0, part={"type": "summary_text", "text": ""}))
+        item["text"] += text
+        return [*out, self._event("response.reasoning_summary_text.delta", **self._where(),
+                                  summary_index=0, delta=text)]
 
     def call(self, position: int, call_id: str, name: str) -> list[bytes]:
         return self._start({"type": "function_call", "id": f"fc_{self.reply_id[5:]}{position}",
@@ -196,6 +219,14 @@ class ResponsesWriter(Writer):
                                 text=text, logprobs=[]),
                     self._event("response.content_part.done", **where, content_index=0,
                                 part=part)]
+        elif item["type"] == "reasoning":
+            text = item.pop("text")
+            summary = {"type": "summary_text", "text": text}
+            item["summary"] = [summary]
+            out += [self._event("response.reasoning_summary_text.done", **where,
+                                summary_index=0, text=text),
+                    self._event("response.reasoning_summary_part.done", **where,
+                                summary_index=0, part=summary)]
         else:
             item.pop("position")
             out.append(self._event("response.function_call_arguments.done", **where,
@@ -204,8 +235,9 @@ class ResponsesWriter(Writer):
                                item=item))
         return out
 
-    def block(self, block: dict[str, Any]) -> list[bytes]:
+    def block(self, block: dict[str, Any], *, readable: bool) -> list[bytes]:
         out = self.close()
+        block = block if readable else {**block, "summary": []}
         self.items.append(block)
         index = len(self.items) - 1
         return [*out, self._event("response.output_item.added", output_index=index,
@@ -226,6 +258,10 @@ class ResponsesWriter(Writer):
                             message=said.get("message", ""), param=None)]
 
 
+_KEPT_ASIDE = ("text", "position")
+"""What a Responses writer keeps on an open item for itself, never sent as a field."""
+
+
 class OllamaWriter(Writer):
     """Ollama: a JSON line per piece of text, each call whole on a line of its own once its
     arguments are complete, then the whole reply's last line (``done``, its counts)."""
@@ -244,6 +280,9 @@ class OllamaWriter(Writer):
 
     def text(self, text: str) -> list[bytes]:
         return [self._line({"content": text})]
+
+    def reasoning(self, text: str) -> list[bytes]:
+        return [self._line({"content": "", "thinking": text})]
 
     def call(self, position: int, call_id: str, name: str) -> list[bytes]:
         return []
@@ -278,6 +317,9 @@ class GeminiWriter(Writer):
     def text(self, text: str) -> list[bytes]:
         return [self._chunk([{"text": text}])]
 
+    def reasoning(self, text: str) -> list[bytes]:
+        return [self._chunk([{"text": text, "thought": True}])]
+
     def call(self, position: int, call_id: str, name: str) -> list[bytes]:
         return []
 
@@ -293,7 +335,8 @@ class GeminiWriter(Writer):
         candidate = {k: v for k, v in body["candidates"][0].items()
                      if k not in ("content", "index")}
         rest = {k: v for k, v in body.items() if k != "candidates"}
-        return [self._chunk(self.sealed(reply), candidate=candidate, **rest)]
+        parts = [b if not self.reasoned else {**b, "text": ""} for b in self.sealed(reply)]
+        return [self._chunk(parts, candidate=candidate, **rest)]
 
 
 class BedrockWriter(Writer):
@@ -330,6 +373,10 @@ class BedrockWriter(Writer):
         out = [] if self.open == "text" else self._next("text")
         return [*out, self._delta({"text": text})]
 
+    def reasoning(self, text: str) -> list[bytes]:
+        out = [] if self.open == "thinking" else self._next("thinking")
+        return [*out, self._delta({"reasoningContent": {"text": text}})]
+
     def call(self, position: int, call_id: str, name: str) -> list[bytes]:
         out = self._next(f"call{position}")
         return [*out, self._event("contentBlockStart", {
@@ -341,15 +388,14 @@ class BedrockWriter(Writer):
             return []
         return [self._delta({"toolUse": {"input": fragment}})]
 
-    def block(self, block: dict[str, Any]) -> list[bytes]:
-        readable = block.get("reasoningText")
-        if not isinstance(readable, dict):
+    def block(self, block: dict[str, Any], *, readable: bool) -> list[bytes]:
+        said = block.get("reasoningText")
+        if not isinstance(said, dict):
             return []
-        out = self._next("reasoning")
-        if readable.get("text"):
-            out.append(self._delta({"reasoningContent": {"text": readable["text"]}}))
-        out.append(self._delta({"reasoningContent": {"signature": readable.get("signature",
-                                                                               "")}}))
+        out = self._next("sealed")
+        if readable and said.get("text"):
+            out.append(self._delta({"reasoningContent": {"text": said["text"]}}))
+        out.append(self._delta({"reasoningContent": {"signature": said.get("signature", "")}}))
         return [*out, *self.close()]
 
     def close(self) -> list[bytes]:

@@ -45,11 +45,13 @@ UPSTREAMS = {"anthropic-messages": "openai", "openai-chat": "anthropic",
 """The upstream (a provider of another wire) each client's stream comes from."""
 
 
-def held_stream(wire: str, released: threading.Event, late: list[bool]) -> Iterator[bytes]:
-    """The upstream's stream in two halves: the second only once the test says the client
-    has seen the first words (or after 20 s, noted in ``late``)."""
-    chunks = get_codec(wire).encode_stream(REPLY, request=Request(model="m"))
-    first = next(i for i, c in enumerate(chunks) if b"Check" in c)
+def held_stream(wire: str, released: threading.Event, late: list[bool], reply: Reply = REPLY,
+                marker: bytes = b"Check") -> Iterator[bytes]:
+    """The upstream's stream in two halves, the first ending with the chunk that holds
+    ``marker``: the second only once the test says the client has seen the first words (or
+    after 20 s, noted in ``late``)."""
+    chunks = get_codec(wire).encode_stream(reply, request=Request(model="m"))
+    first = next(i for i, c in enumerate(chunks) if marker in c)
     yield from chunks[:first + 1]
     late.append(not released.wait(20))
     yield from chunks[first + 1:]
@@ -107,16 +109,8 @@ THINKING = Reply(message=Message(role="assistant", parts=(
 def test_reasoning_streams_as_it_comes_and_its_seal_follows_at_the_end(
         client: str, path: str, body: dict[str, object], first_words: bytes) -> None:
     released, late = threading.Event(), []
-
-    def held() -> Iterator[bytes]:
-        chunks = get_codec("anthropic-messages").encode_stream(THINKING,
-                                                              request=Request(model="m"))
-        first = next(i for i, c in enumerate(chunks) if b"thinking_delta" in c)
-        yield from chunks[:first + 1]
-        late.append(not released.wait(20))
-        yield from chunks[first + 1:]
-
-    with Emulator([Raw(chunks=held())]) as emu, \
+    held = held_stream("anthropic-messages", released, late, THINKING, b"thinking_delta")
+    with Emulator([Raw(chunks=held)]) as emu, \
             running_proxy(f"anthropic:m@{emu.base_url}") as url, \
             httpx2.stream("POST", url + path, json=body, timeout=60) as reply:
         seen = b""

@@ -164,32 +164,32 @@ class ResponsesWriter(Writer):
         """Where the newest item is: its id and position."""
         return {"item_id": self.items[-1]["id"], "output_index": len(self.items) - 1}
 
-    def text(self, text: str) -> list[bytes]:
+    def _running(self, kind: str, prefix: str, fields: dict[str, Any], part_event: str,
+                 part: dict[str, Any], where: dict[str, int], text: str) -> list[bytes]:
+        """Open an item of ``kind`` with its first part, unless one is open; add ``text``."""
         out: list[bytes] = []
         item = self.open
-        if item is None or item["type"] != "message":
-            number = len(self.items)
-            item = {"type": "message", "id": f"msg_{self.reply_id[5:]}{number}",
-                    "status": "completed", "role": "assistant", "content": [], "text": ""}
+        if item is None or item["type"] != kind:
+            item = {"type": kind, "id": f"{prefix}_{self.reply_id[5:]}{len(self.items)}",
+                    **fields, "text": ""}
             out = self._start(item)
-            out.append(self._event("response.content_part.added", **self._where(),
-                                   content_index=0,
-                                   part={"type": "output_text", "text": "", "annotations": []}))
+            out.append(self._event(part_event, **self._where(), **where, part=part))
         item["text"] += text
+        return out
+
+    def text(self, text: str) -> list[bytes]:
+        out = self._running("message", "msg", {"status": "completed", "role": "assistant",
+                                               "content": []},
+                            "response.content_part.added",
+                            {"type": "output_text", "text": "", "annotations": []},
+                            {"content_index": 0}, text)
         return [*out, self._event("response.output_text.delta", **self._where(),
                                   content_index=0, delta=text, logprobs=[])]
 
     def reasoning(self, text: str) -> list[bytes]:
-        out: list[bytes] = []
-        item = self.open
-        if item is None or item["type"] != "reasoning":
-            number = len(self.items)
-            item = {"type": "reasoning", "id": f"rs_{self.reply_id[5:]}{number}",
-                    "summary": [], "text": ""}
-            out = self._start(item)
-            out.append(self._event("response.reasoning_summary_part.added", **self._where(),
-                                   summary_index=0, part={"type": "summary_text", "text": ""}))
-        item["text"] += text
+        out = self._running("reasoning", "rs", {"summary": []},
+                            "response.reasoning_summary_part.added",
+                            {"type": "summary_text", "text": ""}, {"summary_index": 0}, text)
         return [*out, self._event("response.reasoning_summary_text.delta", **self._where(),
                                   summary_index=0, delta=text)]
 

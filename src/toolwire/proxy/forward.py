@@ -1,7 +1,7 @@
 """Sending one client request on to the upstream model, and its reply back.
 
-Owns `Upstream` (the model every request goes to: its endpoint, one connection pool, and the
-recorder when there is one) and `Streamed`. Two ways through:
+Owns `Upstream` (a model requests go to: its endpoint and the connection pool it sends
+through), `Heard` (what its model says while it works) and `Streamed`. Two ways through:
 
 - **Same wire** (`Upstream.same_wire`): the client speaks the upstream's wire. The body's bytes
   go on unchanged (only the ``model`` field is set to the upstream's when the client named
@@ -11,9 +11,10 @@ recorder when there is one) and `Streamed`. Two ways through:
 - **Across wires** (`Upstream.converted`): the client's body, decoded by its wire's codec, is
   sent through `toolwire.http.client.HttpModel` in the upstream's wire (call ids the proxy
   gave the client turned back into the upstream's own, `toolwire.proxy.ids`), and the reply is
-  written in the client's wire, its call ids made valid there. What the upstream's wire could
-  not carry is listed in the ``x-toolwire-losses`` header. A streamed reply is written in the
-  client's framing once the upstream's stream has ended.
+  written in the client's wire, its call ids made valid there and the upstream's reasoning
+  sealed into it (`toolwire.proxy.carry`). What the upstream's wire could not carry is listed
+  in the ``x-toolwire-losses`` header. A streamed reply is written as the upstream's events
+  arrive (`toolwire.proxy.writers`).
 
 Must not import: the server (starlette, uvicorn).
 """
@@ -172,8 +173,7 @@ class Upstream:
                 else:
                     events = aiter(model.stream(upstream_request))
                     first = await anext(events)
-                    writer = (writers.writer_for(client, request) if route.framing is None
-                              else None)  # a cloud host's own framing is written whole
+                    writer = writers.writer_for(client, request)
                     if writer is not None and not isinstance(first, StreamEnd):
                         return self._live(route, request, events, first, writer, heard)
                     while not isinstance(first, StreamEnd):
@@ -188,13 +188,9 @@ class Upstream:
         if not stream:
             encoded = codec.encode_response(reply, request=request)
             return 200, {"content-type": JSON_TYPE, **headers}, _json.dumps(encoded)
-        chunks = codec.encode_stream(reply, request=request)
-        if route.framing not in (None, route.wire.framing):
-            from toolwire.emulator.cloud import reframe  # Bedrock's InvokeModel wraps events
-
-            chunks = reframe(chunks)
         headers["content-type"] = MEDIA_TYPES[route.stream_framing]
-        return Streamed(200, headers, _each(chunks))
+        return Streamed(200, headers, _framed(route, _each(codec.encode_stream(
+            reply, request=request))))
 
     def _for_client(self, reply: Reply, client: str, heard: Heard) -> Reply:
         """The upstream's reply as the client's wire is to get it: call ids valid there,
@@ -240,8 +236,8 @@ class Upstream:
                 if close is not None:
                     await close()
 
-        headers = {**heard.headers(), "content-type": get_wire(client).media_type}
-        return Streamed(200, headers, chunks())
+        headers = {**heard.headers(), "content-type": MEDIA_TYPES[route.stream_framing]}
+        return Streamed(200, headers, _framed(route, chunks()))
 
     # ------------------------------------------------------------------ token counts
 
@@ -286,6 +282,22 @@ def _endpoint(model: str, client_keys: bool) -> Endpoint:
             raise
     found = parse_model_id(model, env={**os.environ, provider.key_vars[0]: "-"})
     return dataclasses.replace(found, key=None)
+
+
+def _framed(route: Route, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """``chunks`` (the wire's own stream) framed as ``route`` serves them: wrapped in an AWS
+    event stream at Bedrock's InvokeModel, as they are everywhere else."""
+    if route.framing in (None, route.wire.framing):
+        return chunks
+
+    async def wrapped() -> AsyncIterator[bytes]:
+        from toolwire.emulator.cloud import reframe
+
+        async for chunk in chunks:
+            for unit in reframe([chunk]):
+                yield unit
+
+    return wrapped()
 
 
 async def _each(chunks: list[bytes]) -> AsyncIterator[bytes]:

@@ -267,10 +267,6 @@ class Upstream:
         except Exception:  # a host's counting body needs a real request: it has an endpoint
             return True
 
-    async def aclose(self) -> None:
-        await self.transport.aclose()
-
-
 def _endpoint(model: str, client_keys: bool) -> Endpoint:
     """Where ``model`` is served; with ``client_keys`` a missing key is no error (each
     client brings its own)."""

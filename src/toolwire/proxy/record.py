@@ -4,7 +4,7 @@ Owns `Recorder` and `conversation_key`. A conversation is told apart by how it b
 system prompt and first message, hashed (`conversation_key`); every request that begins the
 same way is the next turn of it, and its exchange with the upstream (in the upstream's wire) is
 added to ``DIR/<key>.json``, a cassette (`toolwire.http.cassette.RecordTransport`: redacted,
-media stored once, signed) that ``toolwire explain`` and ``replay`` read. A conversation first
+media stored once, signed) that ``toolwire explain`` reads. A conversation first
 seen by this process whose file is already there (from an earlier start) goes to
 ``<key>-2.json`` and so on. ``DIR/proxy.jsonl`` gets one line per request: when, the path, the
 client's wire, the upstream's, the status, the conversation and the transcript problems and

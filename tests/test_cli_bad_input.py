@@ -267,6 +267,7 @@ PORT_TAKERS: dict[str, Callable[[Place, str], list[str]]] = {
     "emulate": lambda p, n: ["emulate", "--script", p.script, "--port", n],
     "mcp-serve http": lambda p, n: ["mcp-serve", "--builtin", "coding", "--workdir", p.work,
                                     "--transport", "http", "--port", n],
+    "proxy": lambda p, n: ["proxy", "--model", MODEL, "--port", n],
 }
 for taker, build in PORT_TAKERS.items():
     for port in ("99999", "-1", "eighty", "in-use"):
@@ -280,6 +281,7 @@ MODEL_TAKERS: dict[str, Callable[[Place, str], list[str]]] = {
     "demo": lambda p, m: ["demo", "--model", m, "--workdir", str(p.root / "demo")],
     "batch": lambda p, m: ["batch", p.tasks, "--model", m, "--out", str(p.root / "r.jsonl")],
     "chat": lambda p, m: ["chat", "--model", m, "--workdir", p.work],
+    "proxy": lambda p, m: ["proxy", "--model", m],
 }
 BAD_MODELS = {
     "unknown": "claude-5", "no model": "anthropic:", "not a URL": "anthropic:m@ftp://x",
@@ -361,6 +363,14 @@ for name, extra in {
     "--provider-batch with --fallback": ["--provider-batch", "--fallback", "openai:gpt-4o"],
 }.items():
     case(f"batch <{name}>", lambda p, e=extra: [*NUMBER_FLAGS["batch"][0](p), *e])  # type: ignore[misc]
+for value in ("0", "-2", "nan", "inf", "soon"):
+    case(f"proxy --timeout <{value}>", lambda p, v=value: [  # type: ignore[misc]
+        "proxy", "--model", MODEL, "--timeout", v])
+    case(f"proxy --record-max <{value}>", lambda p, v=value: [  # type: ignore[misc]
+        "proxy", "--model", MODEL, "--record", str(p.root / "records"), "--record-max", v])
+for value in ("0", "-1", "many", "1.5"):
+    case(f"proxy --workers <{value}>", lambda p, v=value: [  # type: ignore[misc]
+        "proxy", "--model", MODEL, "--workers", v])
 for value in ("-1", "nan", "inf", "warm"):
     case(f"run --temperature <{value}>", lambda p, v=value: [  # type: ignore[misc]
         *NUMBER_FLAGS["run"][0](p), "--temperature", v])
@@ -450,6 +460,26 @@ for name, args in {
         "--workdir", p.work],
     "replay <an object that is neither log nor cassette>": lambda p: ["replay", p.file(
         "o.jsonl", "{}\n"), "--workdir", p.work],
+    "proxy --host <not loopback, no --key>": lambda p: ["proxy", "--model", MODEL, "--host",
+                                                       "0.0.0.0"],
+    "proxy --key <empty>": lambda p: ["proxy", "--model", MODEL, "--key", " "],
+    "proxy --host <an address not here>": lambda p: ["proxy", "--model", MODEL, "--host",
+                                                     "203.0.113.7", "--key", "k"],
+    "proxy --record <a file>": lambda p: ["proxy", "--model", MODEL, "--record", p.request],
+    "proxy --record <in a missing folder>": lambda p: ["proxy", "--model", MODEL, "--record",
+                                                       str(p.root / "no" / "records")],
+    "proxy --model <local without a server>": lambda p: ["proxy", "--model", "local:smollm2"],
+    "proxy without --model": lambda p: ["proxy"],
+    "proxy <--pass-client-keys with --key>": lambda p: ["proxy", "--model", MODEL,
+                                                        "--pass-client-keys", "--key", "k"],
+    "proxy --pass-client-keys <with a value>": lambda p: ["proxy", "--model", MODEL,
+                                                          "--pass-client-keys=yes"],
+    "proxy --route <no =>": lambda p: ["proxy", "--model", MODEL, "--route", "claude-*"],
+    "proxy --route <no pattern>": lambda p: ["proxy", "--model", MODEL, "--route", "=" + MODEL],
+    "proxy --route <a bad model id>": lambda p: ["proxy", "--model", MODEL, "--route",
+                                                 "claude-*=claude-5"],
+    "proxy --route <a missing key>": lambda p: ["proxy", "--model", MODEL, "--route",
+                                                "gpt-*=openai:gpt-5"],
     "resume <a log whose tool set is unknown>": lambda p: ["resume", p.file(
         "t.jsonl", log_text(header(context={"tools": "everything"}), TASK))],
 }.items():
@@ -603,6 +633,8 @@ SUBPROCESS_CASES = [
     "convert --from <openai-chat for an anthropic body>", "demo --workdir <not empty>",
     "run --mcp <a missing program>", "run --attach <unsupported>",
     "run --mcp-deferred <a program that exits>", "batch --provider-batch --model <bedrock>",
+    "run --mcp-deferred <a program that exits>", "proxy --port <in-use>",
+    "proxy --host <not loopback, no --key>",
 ]
 
 
@@ -637,10 +669,12 @@ def test_through_real_subprocesses(tmp_path: Path, busy_port: int) -> None:
     (["batch", "TASKS", "--model", MODEL, "--out", "r.jsonl", "--ray"], "ray"),
     (["run", "x", "--model", MODEL, "--otel"], "otel"),
     (["batch", "TASKS", "--model", MODEL, "--out", "r.jsonl", "--otel"], "otel"),
+    (["proxy", "--model", MODEL], "proxy"),
 ])
 def test_a_missing_extra_names_its_pip_line(tmp_path: Path, argv: list[str], extra: str) -> None:
     (tmp_path / "TASKS").write_text('{"id": 1, "prompt": "hi"}\n')
-    proc = toolwire(argv, env=blocked(tmp_path, "mcp", "ray", "opentelemetry"), cwd=tmp_path)
+    blocked_env = blocked(tmp_path, "mcp", "ray", "opentelemetry", "uvicorn")
+    proc = toolwire(argv, env=blocked_env, cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     assert_one_message(proc.stderr, argv)
     assert (f"pip install 'toolwire[{extra}]'" in proc.stderr

@@ -1,0 +1,62 @@
+"""``toolwire proxy``: any client, in any wire, to one model, in any wire.
+
+An HTTP server (starlette on uvicorn, the ``proxy`` extra) that serves every wire at its real
+paths and sends each request on to one model id, converting the request and the reply between
+the client's wire and the upstream's (`toolwire.proxy.forward`), with call ids valid in each
+(`toolwire.proxy.ids`), every request checked against the transcript rules
+(`toolwire.proxy.app`) and, when asked, every conversation recorded
+(`toolwire.proxy.record`). Owns `serve`, which binds the socket and runs one process or
+several. Importing this package imports neither starlette nor uvicorn.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable
+
+from toolwire.proxy.settings import ENVIRONMENT, ProxySettings
+
+
+def bind(settings: ProxySettings) -> socket.socket:
+    """The listening socket for ``settings`` (port 0: any free port), listening already."""
+    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((settings.host, settings.port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(2048)  # connections wait from now on, before the server is up
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(settings: ProxySettings, sock: socket.socket,
+          ready: Callable[[str], None] | None = None) -> None:
+    """Serve on ``sock`` until interrupted: in this process, or in ``settings.workers``
+    worker processes sharing the socket."""
+    import uvicorn
+
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    if ready is not None:
+        ready(f"http://{shown}:{port}")
+    if settings.workers <= 1:
+        from toolwire.proxy.app import make_app
+
+        config = uvicorn.Config(make_app(settings), log_level="warning", lifespan="on",
+                                timeout_graceful_shutdown=5)
+        uvicorn.Server(config).run(sockets=[sock])
+        return
+    from uvicorn.supervisors import Multiprocess
+
+    os.environ[ENVIRONMENT] = settings.to_json()
+    config = uvicorn.Config("toolwire.proxy.app:from_environment", factory=True,
+                            workers=settings.workers, log_level="warning", lifespan="on",
+                            timeout_graceful_shutdown=5)
+    Multiprocess(config, sockets=[sock]).run()
+
+
+__all__ = ["ProxySettings", "bind", "serve"]

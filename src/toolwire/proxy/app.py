@@ -1,0 +1,231 @@
+"""The proxy's ASGI application: every wire at its real path, each request sent on upstream.
+
+Owns `make_app` (a starlette application for `ProxySettings`), `from_environment` (the same,
+for a worker process started by `toolwire.proxy.serve`), and the checks made on every request
+before it goes on: the client's key (`authorized`), the body's size and shape, and the
+transcript rules (`toolwire.rules.check_transcript` with the client's wire: a break is logged,
+and with ``strict`` refused with a 400 in the client's wire naming the rule). Paths are read by
+the wire registry (`toolwire.codecs.registry.wire_at`, `count_at`), the same reading the
+emulator serves by; what a path carries (the model, streaming) is the registry's `Route`.
+
+Must not import: the command line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import sys
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request as HttpRequest
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route as HttpRoute
+
+from toolwire import _json
+from toolwire.codecs import get_codec
+from toolwire.codecs.registry import Route, count_at, wire_at
+from toolwire.errors import ToolwireError
+from toolwire.http.transport import HttpTransport, Transport
+from toolwire.proxy.answers import Answer, error_response, models_response
+from toolwire.proxy.forward import LOSSES_HEADER, Streamed, Upstream, header_text
+from toolwire.proxy.record import Recorder
+from toolwire.proxy.settings import ProxySettings
+from toolwire.rules import Problem, check_transcript
+
+RULE_HEADER = "x-toolwire-rule"
+
+
+def presented(headers: Mapping[str, str], query: Mapping[str, str]) -> list[str]:
+    """The keys a client presented, each the way one of the wires takes a key
+    (``x-api-key``, ``Authorization: Bearer``, ``x-goog-api-key`` or ``?key=``)."""
+    auth = headers.get("authorization", "")
+    given = [headers.get("x-api-key"), headers.get("x-goog-api-key"), query.get("key")]
+    if auth[:7].lower() == "bearer ":
+        given.append(auth[7:].strip())
+    return [g for g in given if g]
+
+
+def authorized(headers: Mapping[str, str], query: Mapping[str, str], key: str) -> str | None:
+    """None when the client presented ``key`` (`presented`); else what is wrong, for the
+    401."""
+    if headers.get("authorization", "").startswith("AWS4-HMAC-SHA256"):
+        return ("this proxy takes no AWS signature; give the proxy's key as a bearer token "
+                "(AWS_BEARER_TOKEN_BEDROCK)")
+    given = presented(headers, query)
+    if any(hmac.compare_digest(g.encode(), key.encode()) for g in given):
+        return None
+    if given:
+        return "the key given is not this proxy's key"
+    return ("this proxy needs its key: give it as your client's API key (x-api-key, "
+            "Authorization: Bearer, x-goog-api-key or ?key=)")
+
+
+def _guess_wire(headers: Mapping[str, str]) -> str:
+    """The wire to word an answer in when the path names none."""
+    if "anthropic-version" in headers or "x-api-key" in headers:
+        return "anthropic-messages"
+    if "x-goog-api-key" in headers:
+        return "gemini-generate"
+    return "openai-chat"
+
+
+def _say(text: str) -> None:
+    print(f"toolwire proxy: {text}", file=sys.stderr, flush=True)
+
+
+class Proxy:
+    """One application's state: the settings, the upstreams (one connection pool for all)
+    and the recorder."""
+
+    def __init__(self, settings: ProxySettings) -> None:
+        self.settings = settings
+        self.transport = HttpTransport(timeout=settings.timeout)
+        self.upstreams = {model: Upstream(settings, model, self.transport)
+                          for model in (settings.model, *(m for _, m in settings.routes))}
+        self.recorder = (Recorder(settings.record, self.transport, settings.record_max)
+                         if settings.record else None)
+
+    def upstream(self, route: Route, body: dict[str, Any]) -> Upstream:
+        """The upstream for a request at ``route``: by the model name it asks for."""
+        asked = route.model if route.in_url else body.get("model")
+        return self.upstreams[self.settings.model_for(asked if isinstance(asked, str)
+                                                      else None)]
+
+    def listed(self) -> list[str]:
+        """The model names a model list shows: the default upstream's, then each route's
+        pattern that names one model."""
+        literal = [p for p, _ in self.settings.routes if not any(c in p for c in "*?[")]
+        return [self.upstreams[self.settings.model].endpoint.model, *literal]
+
+    async def handle(self, http: HttpRequest) -> Response:
+        path = http.url.path
+        headers = {k.lower(): v for k, v in http.headers.items()}
+        counting = count_at(path) if http.method == "POST" else None
+        route = counting or (wire_at(path) if http.method == "POST" else None)
+        wire = route.error_wire if route is not None else _guess_wire(headers)
+        if self.settings.key is not None:
+            wrong = authorized(headers, dict(http.query_params), self.settings.key)
+            if wrong is not None:
+                return _response(error_response(wire, 401, wrong))
+        if http.method in ("GET", "HEAD"):
+            if path in ("/", "/health"):
+                return _response((200, {"content-type": "application/json"},
+                                  b'{"status":"ok"}'))
+            listed = models_response(path, headers, self.listed())
+            if listed is not None:
+                return _response(listed)
+        if route is None:
+            return _response(error_response(wire, 404, f"no wire is served at {http.method} "
+                                                        f"{path}"))
+        raw = await _read(http, self.settings.max_body)
+        if raw is None:
+            return _response(error_response(wire, 413, (
+                f"the body is over {self.settings.max_body} bytes, the most this proxy "
+                "takes")))
+        try:
+            body = _json.loads(raw or b"{}")
+        except ToolwireError as exc:
+            return _response(error_response(wire, 400, f"the body is not valid JSON: {exc}"))
+        if not isinstance(body, dict):
+            return _response(error_response(wire, 400, "the body must be a JSON object"))
+        upstream = self.upstream(route, body)
+        if self.settings.pass_client_keys:
+            upstream = upstream.with_key(next(iter(presented(headers,
+                                                             dict(http.query_params))), None))
+        if counting is not None:
+            return _response(await upstream.count(counting, body, self.transport))
+        return await self._forward(upstream, route, raw, body, headers)
+
+    async def _forward(self, upstream: Upstream, route: Route, raw: bytes,
+                       body: dict[str, Any], headers: Mapping[str, str]) -> Response:
+        spec, wire = route.wire, route.error_wire
+        try:
+            request = get_codec(spec.name).decode_request(body, **route.url_says())
+        except ToolwireError as exc:
+            return _response(error_response(wire, 400, f"malformed request: {exc}"))
+        problems = [p for p in check_transcript(request.messages, spec.name)
+                    if p.severity == "error"]
+        entry: dict[str, Any] = {"path": route.wire.path, "client": spec.name,
+                                 "upstream": upstream.wire, "model": upstream.model_id,
+                                 "problems": [str(p) for p in problems]}
+        transport: Transport = self.transport
+        if self.recorder is not None:
+            entry["conversation"], transport = self.recorder.transport(request)
+        for problem in problems:
+            _say(f"{spec.name} request breaks a transcript rule: {problem}")
+        if problems and self.settings.strict:
+            entry["status"] = 400
+            self._log(entry)
+            return _response(refusal(wire, problems[0]))
+        stream = route.stream if route.in_url else spec.wants_stream(body)
+        if upstream.passes_through(route):
+            result = await upstream.same_wire(route, raw, body, stream, headers, transport)
+        else:
+            result = await upstream.converted(route, request, stream, transport)
+        entry["status"] = result.status if isinstance(result, Streamed) else result[0]
+        said = result.headers if isinstance(result, Streamed) else result[1]
+        if LOSSES_HEADER in said:
+            entry["losses"] = said[LOSSES_HEADER]
+        entry["stream"] = stream
+        self._log(entry)
+        return _response(result)
+
+    def _log(self, entry: dict[str, Any]) -> None:
+        if self.recorder is not None:
+            self.recorder.log(entry)
+
+
+def refusal(wire: str, problem: Problem) -> Answer:
+    """The 400 for a request that breaks ``problem``'s rule, naming it."""
+    status, headers, body = error_response(wire, 400, (
+        f"the conversation breaks the transcript rule {problem.rule!r} at message "
+        f"{problem.index}: {problem.message}. Fix: {problem.fix}"))
+    return status, {**headers, RULE_HEADER: header_text(problem.rule)}, body
+
+
+async def _read(http: HttpRequest, limit: int) -> bytes | None:
+    """The request body, or None past ``limit`` bytes (read no further)."""
+    parts: list[bytes] = []
+    size = 0
+    async for part in http.stream():
+        size += len(part)
+        if size > limit:
+            return None
+        parts.append(part)
+    return b"".join(parts)
+
+
+def _response(result: Answer | Streamed) -> Response:
+    if isinstance(result, Streamed):
+        return StreamingResponse(result.chunks, status_code=result.status,
+                                 headers=result.headers)
+    status, headers, body = result
+    return Response(content=body, status_code=status, headers=headers)
+
+
+def make_app(settings: ProxySettings) -> Starlette:
+    """The proxy for ``settings`` as an ASGI application."""
+    proxy = Proxy(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await proxy.transport.aclose()
+
+    route = HttpRoute("/{path:path}", proxy.handle, methods=["GET", "POST", "HEAD"])
+    app = Starlette(routes=[route], lifespan=lifespan)
+    app.state.proxy = proxy
+    return app
+
+
+def from_environment() -> Starlette:
+    """The application for a worker process: its settings from the starting process."""
+    return make_app(ProxySettings.from_environment())
+
+
+__all__ = ["RULE_HEADER", "Proxy", "authorized", "from_environment", "make_app", "refusal"]

@@ -280,8 +280,17 @@ def cmd_config(args: argparse.Namespace) -> int:
     lines = [f"config file: {path}" + ("" if path.exists() else " (there is none)")]
     lines += [f"{name} = {s.value if s.value is not None else '-'}  (from {s.source})"
               for name, s in found.items()]
+    problem = None
+    model = found["model"]
+    if model.value is not None:
+        try:
+            checks.model_id(model.value, model.source.removeprefix("the "))
+        except UserError as exc:
+            problem = str(exc)
+            lines.append(f"problem: {problem}")
+    data["problem"] = problem
     _emit(args, data, "\n".join(lines))
-    return EXIT_OK
+    return EXIT_OK if problem is None else EXIT_PROBLEM
 
 
 # ------------------------------------------------------------------------------- parser

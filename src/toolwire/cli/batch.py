@@ -92,7 +92,7 @@ def check_batch(args: argparse.Namespace) -> None:
 
     checks.read_text(args.tasks, "TASKS")
     settings.apply(args)
-    checks.model_id(args.model, keys=True)
+    checks.model_id(args.model, args.model_source, keys=True)
     checks.output_path(args.out, "--out")
     if Path(args.out).exists():
         _check_results(args.out)

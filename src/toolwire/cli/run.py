@@ -32,7 +32,7 @@ def check_agent_options(args: argparse.Namespace) -> None:
     if getattr(args, "mcp", None) or getattr(args, "mcp_deferred", None):
         checks.need_extra("mcp", "--mcp" if getattr(args, "mcp", None) else "--mcp-deferred")
     if getattr(args, "model", None):
-        checks.model_id(args.model)
+        checks.model_id(args.model, getattr(args, "model_source", None) or "--model")
     if getattr(args, "temperature", None) is not None and getattr(args, "reasoning", None) not in (
             None, "off"):
         raise UserError("--temperature and --reasoning together: reasoning models refuse a "
@@ -107,7 +107,8 @@ def from_log(args: argparse.Namespace, header: dict[str, Any]) -> Path:
     """Settings a resumed run takes from its log's header unless a flag gives them: the model,
     the folder, the tool set, the approval policy, the sandbox and its network; returns the
     folder, checked."""
-    args.model = args.model or header.get("model")  # the log's over the settings'
+    if not args.model and header.get("model"):  # the log's over the settings'
+        args.model, args.model_source = header["model"], "the run log's model"
     context = header.get("context")
     context = context if isinstance(context, dict) else {}
     for name in ("workdir", "tools", "approve", "sandbox"):  # as the run was started

@@ -23,6 +23,7 @@ from typing import Any
 from toolwire.cli import checks
 from toolwire.cli.common import (
     EPILOG,
+    EXIT_CLOSED_PIPE,
     EXIT_OK,
     EXIT_PROBLEM,
     EXIT_USAGE,
@@ -392,14 +393,49 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command ``argv`` (default: this process's arguments); return its exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return EXIT_USAGE
+        return _command(args, argv)
+    except BaseException as exc:
+        if not _reader_left(exc):
+            raise
+        return _quiet_after_closed_pipe()
+
+
+def _reader_left(exc: BaseException | None) -> bool:
+    """Whether ``exc`` comes from writing to a pipe whose reader has gone (``| head``)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, BrokenPipeError):
+            return True
+        if isinstance(exc, BaseExceptionGroup):
+            return any(_reader_left(inner) for inner in exc.exceptions)
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _quiet_after_closed_pipe() -> int:
+    """End as ``git log | head`` does: nothing more is written (what is still buffered goes
+    nowhere rather than failing at exit), and the exit code of a process ended by SIGPIPE."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(devnull, stream.fileno())
+    os.close(devnull)
+    return EXIT_CLOSED_PIPE
+
+
+def _command(args: argparse.Namespace, argv: list[str]) -> int:
     from toolwire.errors import ToolwireError
 
-    argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return EXIT_USAGE
     try:
         with traced(args):
             return int(args.func(args))
@@ -407,13 +443,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"toolwire {args.command}: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("stopped", file=sys.stderr)
+        log = getattr(args, "stop_log", None)
+        print("\nstopped (Ctrl-C)" + (f"; log: {log}; toolwire resume {log} continues it"
+                                      if log else ""), file=sys.stderr)
         return 130
     except OSError as exc:
+        if _reader_left(exc):
+            raise
         if exc.filename is None:  # not about a path the person gave
             return report_crash(args.command, exc, argv)
         print(f"toolwire {args.command}: error: {exc.filename}: {exc.strerror or exc}",
               file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:
+        if _reader_left(exc):
+            raise
         return report_crash(args.command, exc, argv)

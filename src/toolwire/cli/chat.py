@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -57,20 +58,47 @@ def _undo(log: str, journal: Any, term: Terminal) -> None:
              f"back: {files}. What run_command did in it is not reverted.")
 
 
-def _read(term: Terminal) -> str | None:
-    """The next line, or None at the end of input."""
-    term.clear()
-    try:
-        return input(PROMPT)
-    except EOFError:
-        return None
+def _read(term: Terminal, keys: Any) -> str | None:
+    """The next line, or None at the end of input or when the person leaves with Ctrl-C: on
+    a line with text it clears the line, on an empty line (or pressed again) it leaves."""
+    again = False
+    while True:
+        term.clear()
+        keys.reset()
+        try:
+            return input(PROMPT)
+        except EOFError:
+            return None
+        except KeyboardInterrupt:
+            if again or keys.typed == "":
+                print(file=sys.stderr)
+                return None
+            again = True
+            print("\n(line cleared; Ctrl-C again or Ctrl-D leaves)", file=sys.stderr)
 
 
-async def _session(args: argparse.Namespace, agent: Any, model: Any, log: str, journal: Any,
-                   term: Terminal, started: bool) -> None:
+def _turn(loop: asyncio.AbstractEventLoop, work: Any) -> Any:
+    """Run one turn on the session's event loop; Ctrl-C cancels it and is raised again."""
+    task = loop.create_task(work)
     try:
+        return loop.run_until_complete(task)
+    except KeyboardInterrupt:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            loop.run_until_complete(task)
+        raise
+
+
+def _session(args: argparse.Namespace, agent: Any, loop: asyncio.AbstractEventLoop, log: str,
+             journal: Any, term: Terminal, started: bool) -> None:
+    from toolwire.cli.interrupts import interrupts
+
+    with contextlib.suppress(ImportError):  # line editing, and the line's text at Ctrl-C
+        import readline  # noqa: F401
+    keys = interrupts()
+    with keys.caught():
         while True:
-            line = await asyncio.to_thread(_read, term)
+            line = _read(term, keys)
             if line is None or line.strip() == "/exit":
                 return
             text = line.strip()
@@ -85,14 +113,12 @@ async def _session(args: argparse.Namespace, agent: Any, model: Any, log: str, j
             else:
                 journal.mark()
                 if started:
-                    result = await agent.aresume(log, message=text)
+                    result = _turn(loop, agent.aresume(log, message=text))
                 else:
-                    result = await agent.arun(text, log=log)
+                    result = _turn(loop, agent.arun(text, log=log))
                     started = True
                 finish(result, term, args.json, log)
                 term.answer_shown, term.last_text = False, None
-    finally:
-        await model.aclose()
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
@@ -131,11 +157,15 @@ def cmd_chat(args: argparse.Namespace) -> int:
         outputs.remove()
         _close_mcp(args)
         raise
-    log = log or _default_log(workdir, outputs)
+    log = args.stop_log = log or _default_log(workdir, outputs)
     print(f"toolwire chat in {workdir}; {HELP}", file=sys.stderr)
+    loop = asyncio.new_event_loop()
     try:
-        asyncio.run(_session(args, agent, model, log, journal, term, bool(args.resume)))
+        _session(args, agent, loop, log, journal, term, bool(args.resume))
     finally:
+        loop.run_until_complete(model.aclose())
+        loop.run_until_complete(loop.shutdown_default_executor())
+        loop.close()
         _close_mcp(args)
         if not Path(log).exists() or Path(log).stat().st_size == 0:
             outputs.remove()  # nothing was said: nothing is left behind
@@ -151,8 +181,10 @@ def add_command(sub: Any, epilog: str) -> None:
                     "built-in tools, approvals and run log of `toolwire run`. /undo drops the "
                     "last turn and puts back what edit_file and write_file changed in it "
                     "(run_command's effects are not reverted); /log shows the run "
-                    "log; /exit or Ctrl-D ends. The log resumes like any run: chat --resume LOG "
-                    "goes on talking, toolwire resume LOG finishes an interrupted turn.")
+                    "log; /exit or Ctrl-D ends (Ctrl-C clears the line, and ends on an "
+                    "empty line or when pressed twice). The log resumes like any run: "
+                    "chat --resume LOG goes on talking, toolwire resume LOG finishes an "
+                    "interrupted turn.")
     p.add_argument("--model", metavar="ID", help=f"model id: {'; '.join(MODEL_ID_FORMS)} "
                    "(default: TOOLWIRE_MODEL, or model in the config file)")
     p.add_argument("--resume", metavar="LOG",

@@ -209,10 +209,8 @@ def model_id(value: str, flag: str = "--model", *, keys: bool = False) -> str:
     from toolwire.errors import ConfigError
     from toolwire.http.endpoints import parse_model_id
 
-    if ":" not in value:
-        guess = next((p for start, p in _GUESSES if value.lower().startswith(start)), None)
-        if guess is not None:
-            raise UserError(f"{flag}: {value!r} names no provider; write {guess}:{value}")
+    guess = None if ":" in value else next(
+        (p for start, p in _GUESSES if value.lower().startswith(start)), None)
     try:
         endpoint = parse_model_id(value)
         if endpoint.provider == "local" and "@" not in value:
@@ -220,6 +218,9 @@ def model_id(value: str, flag: str = "--model", *, keys: bool = False) -> str:
 
             find_model(endpoint.model)
     except ConfigError as exc:
+        if guess is not None:
+            raise UserError(f"{flag}: {value!r} names no provider; write {guess}:{value} "
+                            f"({exc})") from None
         if keys or "needs an API key" not in str(exc):
             raise UserError(f"{flag}: {exc}") from None
     return value

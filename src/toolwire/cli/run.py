@@ -208,11 +208,14 @@ def _go(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal, out
         finally:
             await model.aclose()
 
+    from toolwire.cli.interrupts import interrupts
+
     started = False
     try:
         agent = _agent(args, model, workdir, term, test_command)
         started = True
-        return asyncio.run(go(agent))
+        with interrupts().caught():
+            return asyncio.run(go(agent))
     except BaseException:
         if not started:  # a run that began keeps its log, whatever ended it
             asyncio.run(model.aclose())
@@ -240,7 +243,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         transport = RecordTransport(record)
     model = client.model(args.model, transport=transport)
     term = _terminal(args)
-    log = log or _default_log(workdir, outputs)
+    log = args.stop_log = log or _default_log(workdir, outputs)
     task = [args.task, *attached] if attached else args.task
     result = _go(args, model, workdir, term, outputs, lambda a: a.arun(task, log=log))
     return finish(result, term, args.json, log)
@@ -260,6 +263,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     check_agent_options(args)
     model = client.model(args.model)
     term = _terminal(args)
+    args.stop_log = args.log
     result = _go(args, model, workdir, term, Outputs(),
                  lambda a: a.aresume(args.log, decisions=decisions))
     return finish(result, term, args.json, args.log)

@@ -61,7 +61,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from toolwire.transcript_json import to_json
 
     checks.read_text(args.file, event_stream=True)
-    html = checks.output_path(args.html, "--html") if args.html else None
+    html = checks.output_path(args.html, "--html", fresh=True) if args.html else None
     with _shape_of(args.file):
         expl = explain_file(args.file)
     if html is not None:

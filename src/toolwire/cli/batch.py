@@ -94,6 +94,9 @@ def check_batch(args: argparse.Namespace) -> None:
     settings.apply(args)
     checks.model_id(args.model, args.model_source, keys=True)
     checks.output_path(args.out, "--out")
+    if Path(args.out).exists() and Path(args.out).samefile(args.tasks):
+        raise UserError(f"--out {args.out} is the task file itself; give another path for the "
+                        "results")
     if Path(args.out).exists():
         _check_results(args.out)
     if args.runs is not None and Path(args.runs).exists() and not Path(args.runs).is_dir():

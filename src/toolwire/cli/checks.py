@@ -139,6 +139,39 @@ def attachment(path: str, flag: str = "--attach") -> MediaPart:
     return build.from_bytes(data, media_type, name=Path(path).name)
 
 
+def wire_of(model: str) -> str | None:
+    """The wire a model id speaks (None when the id cannot be read here)."""
+    from toolwire.errors import ConfigError
+    from toolwire.http.endpoints import parse_model_id
+
+    try:
+        return parse_model_id(model).wire
+    except ConfigError:
+        return None
+
+
+def attachments_fit(parts: list[MediaPart], paths: list[str], wire: str | None,
+                    flag: str = "--attach") -> None:
+    """Refuse, before anything is written, an attached file the model's wire would refuse
+    (a type it does not take, over its size limit), naming the file as it was given."""
+    from toolwire.codecs import get_codec
+    from toolwire.errors import ConfigError
+    from toolwire.transcript import Message, Request, TextPart
+
+    if wire is None or not parts:
+        return
+    codec = get_codec(wire)
+    for part, path in zip(parts, paths, strict=True):
+        try:
+            codec.encode_request(Request(model="m", messages=(
+                Message(role="user", parts=(TextPart(text="."), part)),)))
+        except ConfigError as exc:
+            detail = str(exc)
+            if detail.startswith("messages["):  # where in a request: not what was typed
+                detail = detail.partition(": ")[2]
+            raise UserError(f"{flag} {path}: {detail}") from None
+
+
 def read_json(path: str, what: str = "") -> Any:
     """A JSON file's value, read with `read_text`'s checks."""
 
@@ -165,8 +198,9 @@ def output_path(path: str, flag: str, *, fresh: bool = False) -> Path:
         raise UserError(f"{flag} {path}: the folder {folder} {what}; create it first or give "
                         "another path")
     if fresh and file.exists() and file.stat().st_size > 0:
-        raise UserError(f"{flag} {path} already holds something; give a new path (a run log "
-                        f"there is continued with: toolwire resume {path})")
+        hint = f" (a run log there is continued with: toolwire resume {path})" if flag in (
+            "--log",) else " (or remove it first)"
+        raise UserError(f"{flag} {path} already holds something; give a new path{hint}")
     return file
 
 

@@ -233,6 +233,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     attached = [checks.attachment(path) for path in args.attach]
     settings.apply(args)
     check_agent_options(args)
+    checks.attachments_fit(attached, args.attach, checks.wire_of(args.model))
     outputs = Outputs()
     log = str(outputs.file(checks.output_path(args.log, "--log", fresh=True))) if args.log else None
     transport = None

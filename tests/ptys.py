@@ -8,6 +8,7 @@ import pty
 import select
 import subprocess
 import sys
+from collections.abc import Callable
 
 
 def run_on_pty(argv: list[str], env: dict[str, str], *, pipe_stdout: bool = False,
@@ -30,7 +31,12 @@ def run_on_pty(argv: list[str], env: dict[str, str], *, pipe_stdout: bool = Fals
     return proc, b"".join(chunks).decode("utf-8", "replace")
 
 
-def drive_on_pty(argv: list[str], answers: list[tuple[str, str]], env: dict[str, str]) -> str:
+Answers = list[tuple[str, "str | Callable[[], str]"]]
+"""Each prompt with what is typed at it (a callable: called when the prompt shows, for what
+it returns, so a test can change things at that moment)."""
+
+
+def drive_on_pty(argv: list[str], answers: Answers, env: dict[str, str]) -> str:
     """Run a command on a pseudo-terminal, typing each answer once its prompt appears."""
     return drive_on_pty_status(argv, answers, env)[0]
 
@@ -65,7 +71,7 @@ def until_shown(fd: int, text: str | None, wait: float = 30) -> str:
     return shown
 
 
-def drive_on_pty_status(argv: list[str], answers: list[tuple[str, str]], env: dict[str, str],
+def drive_on_pty_status(argv: list[str], answers: Answers, env: dict[str, str],
                         wait: float = 30) -> tuple[str, int]:
     """`drive_on_pty`, returning also the wait status. An answer ending in Ctrl-C (chr(3)) is
     typed without Enter, Ctrl-C once the text before it shows on the terminal; a command
@@ -82,7 +88,8 @@ def drive_on_pty_status(argv: list[str], answers: list[tuple[str, str]], env: di
             break
         seen, unread = seen + text, unread + text
         if pending and pending[0][0] in unread:  # answer each prompt once, when it shows
-            prompt, answer = pending.pop(0)
+            prompt, given = pending.pop(0)
+            answer = given if isinstance(given, str) else given()
             unread = unread[unread.index(prompt) + len(prompt):]
             if not answer.endswith("\x03"):
                 os.write(fd, (answer + "\n").encode())

@@ -52,10 +52,19 @@ def _undo(log: str, journal: Any, term: Terminal) -> None:
     with RunLog(log) as writer:
         writer(Compacted(how="undo", why="the user undid the last turn", before=len(messages),
                          after=len(keep), messages=tuple(keep)))
-    restored = journal.undo()
+    changed = journal.changed_since()
+    again = False
+    if changed:
+        answer = term.ask(f"changed since the turn ended (by you or another program): "
+                          f"{', '.join(changed)}; put back as before the turn anyway, losing "
+                          "those changes? [y/N] ")
+        again = answer.strip().lower() in ("y", "yes")
+    restored = journal.undo(changed_too=again)
     files = ", ".join(restored) if restored else "none"
+    kept = [] if again else changed
     term.say(f"undid the last turn ({len(messages) - len(keep)} message(s) dropped); files put "
-             f"back: {files}. What run_command did in it is not reverted.")
+             f"back: {files}" + (f"; left as they are now: {', '.join(kept)}" if kept else "")
+             + ". What run_command did in it is not reverted.")
 
 
 def _read(term: Terminal, keys: Any) -> str | None:
@@ -117,6 +126,7 @@ def _session(args: argparse.Namespace, agent: Any, loop: asyncio.AbstractEventLo
                 else:
                     result = _turn(loop, agent.arun(text, log=log))
                     started = True
+                journal.seal()
                 finish(result, term, args.json, log)
                 term.answer_shown, term.last_text = False, None
 

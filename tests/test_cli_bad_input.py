@@ -373,6 +373,11 @@ for name, args in {
     "chat --max-turns <0>": lambda p: ["chat", "--model", MODEL, "--max-turns", "0"],
     "chat --temperature <-1>": lambda p: ["chat", "--model", MODEL, "--temperature", "-1"],
     "replay <a log with no reply>": lambda p: ["replay", p.log, "--workdir", p.work],
+    "replay <--in-place with --workdir>": lambda p: ["replay", p.file(
+        "w.jsonl", log_text(header(context={"workdir": p.work}), TASK, {
+            "event": "reply", "t": 1.0, "index": 1, "turn": 1, "reply": REPLY})),
+        "--workdir", p.work, "--in-place"],
+    "replay --in-place <with a value>": lambda p: ["replay", p.log, "--in-place=yes"],
     "replay <a log whose sandbox setting is unknown>": lambda p: ["replay", p.file(
         "s.jsonl", log_text(header(context={"sandbox": "docker"}), TASK, {
             "event": "reply", "t": 1.0, "index": 1, "turn": 1, "reply": REPLY})),

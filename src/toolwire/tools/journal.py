@@ -49,12 +49,8 @@ class FileJournal:
         except ToolError as exc:
             if getattr(exc, "errno", None) != errno.ENOENT:
                 return None
-            try:
-                dir_fd, name, done = self.ws.walk(path)
-            except (ToolError, OSError):
-                return None
-            os.close(dir_fd)
-            return "/".join([*done, name]), None, None
+            rel = self._absent(path)
+            return None if rel is None else (rel, None, None)
         with opened:
             if not stat.S_ISREG(opened.info.st_mode):
                 return None
@@ -65,6 +61,25 @@ class FileJournal:
                     kept += chunk
             data = bytes(kept) if len(kept) <= MAX_KEPT_BYTES else None
             return opened.rel, digest.hexdigest(), data
+
+    def _absent(self, path: str) -> str | None:
+        """The workspace's name for a file that is not there, its folders perhaps not either
+        (``write_file`` makes them): the deepest folder there is, then the names after it."""
+        try:
+            names = self.ws.parts(path)
+        except ToolError:
+            return None
+        for cut in range(len(names) - 1, -1, -1):
+            rest = names[cut:]
+            if ".." in rest:
+                return None
+            try:
+                dir_fd, _, done = self.ws.walk("/".join([*names[:cut], "-"]))
+            except (ToolError, OSError):
+                continue
+            os.close(dir_fd)
+            return "/".join([*done, *rest])
+        return None
 
     def before(self, path: str, *, changes: bool) -> None:
         """``path`` is about to be read (or changed, ``changes``) by a file tool."""

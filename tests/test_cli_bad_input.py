@@ -236,6 +236,14 @@ case("run --attach <one good, one missing>", lambda p: [
     *NUMBER_FLAGS["run"][0](p), "--attach", p.bad_file("binary", ".png"),
     "--attach", str(p.root / "gone.pdf")])
 case("run --attach <no file>", lambda p: [*NUMBER_FLAGS["run"][0](p), "--attach"])
+for kind in ("missing", "folder", "binary", "non-utf8", "empty"):
+    case(f"run --task-file <{kind}>", lambda p, k=kind: [  # type: ignore[misc]
+        "run", "--task-file", p.bad_file(k, ".txt"), "--model", MODEL, "--workdir", p.work])
+case("run <TASK and --task-file>", lambda p: [
+    "run", "x", "--task-file", p.file("t.txt", "do it"), "--model", MODEL, "--workdir", p.work])
+case("run <an empty TASK>", lambda p: ["run", " ", "--model", MODEL, "--workdir", p.work])
+case("run <no TASK>", lambda p: ["run", "--model", MODEL, "--workdir", p.work])
+case("run --task-file <no file>", lambda p: ["run", "--model", MODEL, "--task-file"])
 
 # ---------------------------------------------------------------- folders
 
@@ -547,6 +555,16 @@ SUBPROCESS_CASES = [
     "run --mcp <a missing program>", "run --attach <unsupported>",
     "run --mcp-deferred <a program that exits>",
 ]
+
+
+def test_ray_client_address_without_the_client_names_its_pip_line(tmp_path: Path) -> None:
+    (tmp_path / "TASKS").write_text('{"id": 1, "prompt": "hi"}\n')
+    argv = ["batch", "TASKS", "--model", MODEL, "--out", "r.jsonl", "--ray", "ray://127.0.0.1:9"]
+    proc = toolwire(argv, env=blocked(tmp_path, "grpc"), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert_one_message(proc.stderr, argv)
+    assert "pip install 'ray[client]'" in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["TASKS", "blocked"]
 
 
 def blocked(root: Path, *modules: str) -> dict[str, str]:

@@ -103,6 +103,8 @@ def check_batch(args: argparse.Namespace) -> None:
         raise UserError(f"--runs {args.runs} is a file; give a folder (made if missing)")
     if args.ray is not None:
         checks.need_extra("ray", "--ray")
+        if args.ray.startswith("ray://"):
+            checks.need_package("grpc", f"--ray {args.ray} (Ray's client)", "ray[client]")
     if not read_tasks(args.tasks):
         raise UserError(f"TASKS {args.tasks} holds no tasks; write one JSON object per line, "
                         'like {"id": 1, "prompt": "..."}')

@@ -260,6 +260,15 @@ def model_id(value: str, flag: str = "--model", *, keys: bool = False) -> str:
     return value
 
 
+def need_package(module: str, feature: str, package: str) -> None:
+    """Refuse a feature that needs another project's optional part, with its pip line."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise UserError(f"{feature} needs {package}, which is not installed: "
+                        f"pip install '{package}'") from None
+
+
 def need_extra(module: str, feature: str) -> None:
     """Refuse a feature whose optional dependency is not installed, with the pip line."""
     try:

@@ -150,6 +150,7 @@ class Outputs:
     def __init__(self) -> None:
         self.made: list[Path] = []
         self.trees: list[Path] = []
+        self.written: list[Path] = []  # small files the command wrote itself
 
     def tree(self, path: Path) -> Path:
         """A folder the command made and fills on its own: removed with what is in it."""
@@ -171,6 +172,9 @@ class Outputs:
     def remove(self) -> None:
         for tree in self.trees:
             shutil.rmtree(tree, ignore_errors=True)
+        for path in self.written:
+            with contextlib.suppress(OSError):
+                path.unlink()
         for path in self.made:
             with contextlib.suppress(OSError):  # gone already, or not empty: left alone
                 if path.is_dir():
@@ -179,9 +183,23 @@ class Outputs:
                     path.unlink()
 
 
+IGNORED = "# toolwire's run logs and records: not part of the project\n*\n"
+"""The ``.gitignore`` put in the folder of run logs, so that git leaves them out."""
+
+
 def _default_log(workdir: Path, outputs: Outputs) -> str:
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    folder = outputs.folder(workdir / ".toolwire" / "runs")
+    base = workdir / ".toolwire"
+    try:
+        folder = outputs.folder(base / "runs")
+        ignore = base / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text(IGNORED, encoding="utf-8")
+            outputs.written.append(ignore)
+    except OSError as exc:
+        outputs.remove()
+        raise UserError(f"cannot write the run log in {base} ({exc.strerror or exc}); give "
+                        "--log FILE in a folder you can write to") from None
     return str(outputs.file(folder / f"{stamp}.jsonl"))
 
 
@@ -225,11 +243,37 @@ def _go(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal, out
         _close_mcp(args)
 
 
+def _task(args: argparse.Namespace) -> str:
+    """The task: TASK, standard input for ``-``, or ``--task-file``; never empty."""
+    if args.task_file is not None and args.task is not None:
+        raise UserError("give TASK or --task-file FILE, not both")
+    if args.task_file is not None:
+        where = f"--task-file {args.task_file}"
+        task = checks.read_text(args.task_file, "--task-file")
+    elif args.task == "-":
+        if sys.stdin.isatty():
+            print("reading the task from standard input; end it with Ctrl-D", file=sys.stderr)
+        try:
+            task = sys.stdin.read()
+        except UnicodeDecodeError:
+            raise UserError("the task on standard input is not UTF-8 text") from None
+        where = "the task read from standard input"
+    elif args.task is None:
+        raise UserError("no task: give TASK, - to read it from standard input, or "
+                        "--task-file FILE")
+    else:
+        task, where = args.task, "TASK"
+    if not task.strip():
+        raise UserError(f"{where} is empty; say what the agent should do")
+    return task
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from toolwire.http import client
 
     workdir = checks.workdir(args.workdir or ".")
     args.tools = args.tools or "coding"
+    args.task = _task(args)
     attached = [checks.attachment(path) for path in args.attach]
     settings.apply(args)
     check_agent_options(args)
@@ -365,7 +409,10 @@ def add_commands(sub: Any, epilog: str) -> None:
                     "status line shows the turn, the tool running and the tokens so far. Tools "
                     "that change things ask before running. The run log is always written "
                     "(default: WORKDIR/.toolwire/runs/); `toolwire resume LOG` continues it.")
-    p.add_argument("task", metavar="TASK")
+    p.add_argument("task", metavar="TASK", nargs="?",
+                   help="what to do; - reads it from standard input")
+    p.add_argument("--task-file", metavar="FILE",
+                   help="read the task from this text file (for a task too long to type)")
     p.add_argument("--model", metavar="ID", help=f"model id: {forms} (default: "
                    "TOOLWIRE_MODEL, or model in the config file; see toolwire config show)")
     p.add_argument("--log", metavar="FILE", help="where to write the run log (a new file)")

@@ -1,0 +1,83 @@
+"""Small things a person meets on the command line: the task from a file or standard input,
+an empty task, batch on Ray without its client, the demo's --no-stream, the run folder's
+.gitignore, what --approve never tells the model, emulate scripts with values of the wrong
+type. Real subprocesses against the emulator on loopback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolwire.agent.runlog import read_log
+from toolwire.emulator import Emulator
+
+ENV = {k: v for k, v in os.environ.items()
+       if not k.endswith("_API_KEY") and not k.startswith("TOOLWIRE_")}
+
+
+def toolwire(*args: str, cwd: Path | None = None, stdin: str = "",
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "toolwire.cli", *args], capture_output=True,
+                          text=True, env=env or ENV, timeout=120, cwd=cwd, input=stdin)
+
+
+def first_task(log: Path) -> str:
+    return read_log(log).messages[0].text
+
+
+@pytest.mark.parametrize("how", ["stdin", "file"])
+def test_a_long_task_comes_from_standard_input_or_a_file(tmp_path: Path, how: str) -> None:
+    task = "Fix the tests.\n" + "Some context line.\n" * 12_000  # about 230 KB
+    log = tmp_path / "run.jsonl"
+    with Emulator([{"text": "Done."}]) as emu:
+        common = ["--model", f"anthropic:m@{emu.base_url}", "--workdir", str(tmp_path),
+                  "--log", str(log)]
+        if how == "stdin":
+            proc = toolwire("run", "-", *common, stdin=task)
+        else:
+            (tmp_path / "task.txt").write_text(task)
+            proc = toolwire("run", "--task-file", str(tmp_path / "task.txt"), *common)
+    assert proc.returncode == 0, proc.stderr
+    assert first_task(log) == task
+
+
+@pytest.mark.parametrize(("args", "stdin", "named"), [
+    (["", ], "", "TASK is empty"),
+    (["   \n"], "", "TASK is empty"),
+    (["-"], "  \n", "standard input is empty"),
+    ([], "", "no task"),
+])
+def test_an_empty_task_is_refused_before_anything_starts(tmp_path: Path, args: list[str],
+                                                         stdin: str, named: str) -> None:
+    proc = toolwire("run", *args, "--model", "anthropic:m@http://127.0.0.1:9", "--workdir",
+                    str(tmp_path), stdin=stdin)
+    assert proc.returncode == 2 and named in proc.stderr, proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_demo_recover_follows_no_stream(tmp_path: Path) -> None:
+    whole = toolwire("demo", "recover", "--no-stream", env={**ENV, "TMPDIR": str(tmp_path)})
+    assert whole.returncode == 0, whole.stderr
+    assert "model: Let me look at the code." in whole.stdout  # whole replies, said as such
+    streamed = toolwire("demo", "recover", env={**ENV, "TMPDIR": str(tmp_path)})
+    assert streamed.returncode == 0, streamed.stderr
+    assert "model: Let me look at the code." not in streamed.stdout
+    assert "Let me look at the code." in streamed.stdout
+
+
+def test_the_run_log_folder_keeps_itself_out_of_git(tmp_path: Path) -> None:
+    with Emulator([{"text": "Done."}]) as emu:
+        proc = toolwire("run", "hi", "--model", f"anthropic:m@{emu.base_url}", "--workdir",
+                        str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    ignore = tmp_path / ".toolwire" / ".gitignore"
+    assert ignore.read_text().splitlines()[-1] == "*"
+    git = subprocess.run(["git", "init", "-q", str(tmp_path)], capture_output=True)
+    if git.returncode == 0:  # git itself agrees: nothing of .toolwire is to be added
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
+                                capture_output=True, text=True, cwd=tmp_path)
+        assert ".toolwire" not in status.stdout

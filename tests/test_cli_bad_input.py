@@ -236,6 +236,26 @@ case("run --attach <one good, one missing>", lambda p: [
     *NUMBER_FLAGS["run"][0](p), "--attach", p.bad_file("binary", ".png"),
     "--attach", str(p.root / "gone.pdf")])
 case("run --attach <no file>", lambda p: [*NUMBER_FLAGS["run"][0](p), "--attach"])
+WRONG_TYPES = {  # each field of an emulate script item, with a value of the wrong type
+    "delay": {"text": "a", "delay": "soon"}, "retry_after": {"fault": "rate_limit",
+                                                               "retry_after": "later"},
+    "interval": {"raw": "x", "interval": "fast"}, "status": {"raw": "x", "status": "200"},
+    "usage": {"text": "a", "usage": "lots"}, "usage count": {"text": "a", "usage": {
+        "input_tokens": "many"}},
+    "tool_calls": {"tool_calls": 3}, "tool call": {"tool_calls": [7]},
+    "tool call name": {"tool_calls": [{"name": 5}]}, "tool call id": {"tool_calls": [
+        {"name": "f", "id": 1}]}, "tool call arguments": {"tool_calls": [
+            {"name": "f", "arguments": [1]}]}, "tool call raw_arguments": {"tool_calls": [
+                {"name": "f", "raw_arguments": 1}]},
+    "text": {"text": ["a"]}, "stop": {"text": "a", "stop": 1}, "message": {
+        "fault": "server_error", "message": 5}, "exception": {"fault": "rate_limit",
+                                                              "exception": 5},
+    "raw": {"raw": 5}, "raw_chunks": {"raw_chunks": "ab"}, "drop": {"raw": "x", "drop": "yes"},
+    "reply": {"fault": "rate_limit", "reply": "hi"},
+}
+for field_name, item in WRONG_TYPES.items():
+    case(f"emulate --script <{field_name} of the wrong type>", lambda p, i=item: [  # type: ignore[misc]
+        "emulate", "--script", p.file("s.json", json.dumps([i]))])
 for kind in ("missing", "folder", "binary", "non-utf8", "empty"):
     case(f"run --task-file <{kind}>", lambda p, k=kind: [  # type: ignore[misc]
         "run", "--task-file", p.bad_file(k, ".txt"), "--model", MODEL, "--workdir", p.work])

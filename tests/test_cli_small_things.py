@@ -81,3 +81,16 @@ def test_the_run_log_folder_keeps_itself_out_of_git(tmp_path: Path) -> None:
         status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
                                 capture_output=True, text=True, cwd=tmp_path)
         assert ".toolwire" not in status.stdout
+
+
+def test_approve_never_tells_the_model_the_policy_declined(tmp_path: Path) -> None:
+    log = tmp_path / "run.jsonl"
+    write = {"tool_calls": [{"id": "call_w1", "name": "write_file",
+                             "arguments": {"path": "a.txt", "content": "x"}}]}
+    with Emulator([write, {"text": "Could not."}]) as emu:
+        proc = toolwire("run", "write", "--model", f"anthropic:m@{emu.base_url}", "--workdir",
+                        str(tmp_path), "--approve", "never", "--log", str(log))
+    assert proc.returncode == 0, proc.stderr
+    [result] = [r for m in read_log(log).messages for r in m.tool_results]
+    assert result.is_error and "approval policy declined" in result.text
+    assert "user" not in result.text

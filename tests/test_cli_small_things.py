@@ -94,3 +94,30 @@ def test_approve_never_tells_the_model_the_policy_declined(tmp_path: Path) -> No
     [result] = [r for m in read_log(log).messages for r in m.tool_results]
     assert result.is_error and "approval policy declined" in result.text
     assert "user" not in result.text
+
+
+def test_a_temperature_claude_does_not_take_is_said_at_the_start(tmp_path: Path) -> None:
+    with Emulator([{"text": "Done."}, {"text": "Done."}]) as emu:
+        claude = toolwire("run", "hi", "--model", f"anthropic:m@{emu.base_url}", "--workdir",
+                          str(tmp_path), "--temperature", "0.2")
+        openai = toolwire("run", "hi", "--model", f"openai:m@{emu.base_url}", "--workdir",
+                          str(tmp_path), "--temperature", "0.2")
+    assert claude.returncode == 0 == openai.returncode, claude.stderr + openai.stderr
+    first = claude.stderr.splitlines()[0]
+    assert first.startswith("note: --temperature is not sent to anthropic:m@")
+    assert "--temperature" not in openai.stderr
+    assert emu.received[0].body.get("temperature") is None
+    assert emu.received[1].body.get("temperature") == 0.2
+
+
+def test_otel_with_no_collector_says_the_spans_were_not_delivered(tmp_path: Path) -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
+    env = {**ENV, "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9",
+           "OTEL_METRICS_EXPORTER": "none"}
+    with Emulator([{"text": "Done."}]) as emu:
+        proc = toolwire("run", "hi", "--model", f"anthropic:m@{emu.base_url}", "--workdir",
+                        str(tmp_path), "--otel", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "span(s) were not delivered" in proc.stderr and "127.0.0.1:9" in proc.stderr
+    assert "Transient error" not in proc.stderr  # one line, not the exporter's every retry

@@ -150,6 +150,21 @@ def wire_of(model: str) -> str | None:
         return None
 
 
+def not_sent(model: str, temperature: float | None) -> list[str]:
+    """What the model's wire will not send of the settings given (said at the start of a
+    run, so a person does not believe a setting took effect when it did not)."""
+    from toolwire.codecs import get_codec
+    from toolwire.transcript import Message, Request
+
+    wire = wire_of(model)
+    if wire is None or temperature is None:
+        return []
+    encoded = get_codec(wire).encode(Request(model="m", messages=(Message.user("."),),
+                                             temperature=temperature))
+    return [f"--temperature is not sent to {model}: {note.detail}" for note in encoded.notes
+            if note.subject == "temperature"]
+
+
 def attachments_fit(parts: list[MediaPart], paths: list[str], wire: str | None,
                     flag: str = "--attach") -> None:
     """Refuse, before anything is written, an attached file the model's wire would refuse

@@ -37,6 +37,9 @@ def check_agent_options(args: argparse.Namespace) -> None:
             None, "off"):
         raise UserError("--temperature and --reasoning together: reasoning models refuse a "
                         "sampling temperature; give one of them (or --reasoning off)")
+    if getattr(args, "model", None):
+        for line in checks.not_sent(args.model, getattr(args, "temperature", None)):
+            print(f"note: {line}", file=sys.stderr)
 
 
 def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,

@@ -42,6 +42,9 @@ class Exporting:
     def __init__(self, tracer_provider: Any, meter_provider: Any) -> None:
         self.tracer_provider = tracer_provider
         self.meter_provider = meter_provider
+        self.undelivered = 0
+        """Spans the collector did not take (none listening, refused, too slow)."""
+        self.delivered = 0
 
     def flush(self) -> None:
         self.tracer_provider.force_flush()
@@ -93,14 +96,36 @@ def start_exporting() -> Exporting | None:
     attributes = {} if os.environ.get("OTEL_SERVICE_NAME") else {SERVICE_NAME: "toolwire"}
     resource = Resource.create(attributes)
     tracer_provider = TracerProvider(resource=resource)
-    tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    spans = OTLPSpanExporter()
     trace.set_tracer_provider(tracer_provider)
     meter_provider = None
     if not _off("OTEL_METRICS_EXPORTER"):  # else no meter provider: measuring costs nothing
         reader = PeriodicExportingMetricReader(OTLPMetricExporter())
         meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
         metrics.set_meter_provider(meter_provider)
-    return Exporting(tracer_provider, meter_provider)
+    exporting = Exporting(tracer_provider, meter_provider)
+    tracer_provider.add_span_processor(BatchSpanProcessor(_Counted(spans, exporting)))
+    return exporting
+
+
+class _Counted:
+    """A span exporter that counts what the collector took and what it did not."""
+
+    def __init__(self, inner: Any, exporting: Exporting) -> None:
+        self._inner, self._exporting = inner, exporting
+
+    def export(self, spans: Any) -> Any:
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        result = self._inner.export(spans)
+        if result == SpanExportResult.SUCCESS:
+            self._exporting.delivered += len(spans)
+        else:
+            self._exporting.undelivered += len(spans)
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 def _off(name: str) -> bool:

@@ -104,28 +104,31 @@ def start_exporting() -> Exporting | None:
         meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
         metrics.set_meter_provider(meter_provider)
     exporting = Exporting(tracer_provider, meter_provider)
-    tracer_provider.add_span_processor(BatchSpanProcessor(_Counted(spans, exporting)))
+    tracer_provider.add_span_processor(BatchSpanProcessor(_counted(spans, exporting)))
     return exporting
 
 
-class _Counted:
-    """A span exporter that counts what the collector took and what it did not."""
+def _counted(inner: Any, exporting: Exporting) -> Any:
+    """``inner``, a span exporter, counting in ``exporting`` what the collector took and what
+    it did not."""
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-    def __init__(self, inner: Any, exporting: Exporting) -> None:
-        self._inner, self._exporting = inner, exporting
+    class Counted(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            result: SpanExportResult = inner.export(spans)
+            if result == SpanExportResult.SUCCESS:
+                exporting.delivered += len(spans)
+            else:
+                exporting.undelivered += len(spans)
+            return result
 
-    def export(self, spans: Any) -> Any:
-        from opentelemetry.sdk.trace.export import SpanExportResult
+        def shutdown(self) -> None:
+            inner.shutdown()
 
-        result = self._inner.export(spans)
-        if result == SpanExportResult.SUCCESS:
-            self._exporting.delivered += len(spans)
-        else:
-            self._exporting.undelivered += len(spans)
-        return result
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return bool(inner.force_flush(timeout_millis))
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+    return Counted()
 
 
 def _off(name: str) -> bool:

@@ -5,6 +5,7 @@ type. Real subprocesses against the emulator on loopback."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -121,3 +122,16 @@ def test_otel_with_no_collector_says_the_spans_were_not_delivered(tmp_path: Path
     assert proc.returncode == 0, proc.stderr
     assert "span(s) were not delivered" in proc.stderr and "127.0.0.1:9" in proc.stderr
     assert "Transient error" not in proc.stderr  # one line, not the exporter's every retry
+
+
+def test_convert_names_the_cache_marker_as_lost_not_the_system_prompt(tmp_path: Path) -> None:
+    body = {"model": "claude-x", "max_tokens": 100, "messages": [{"role": "user",
+                                                                   "content": "hi"}],
+            "system": [{"type": "text", "text": "Be brief.",
+                        "cache_control": {"type": "ephemeral"}}]}
+    (tmp_path / "b.json").write_text(json.dumps(body))
+    proc = toolwire("convert", str(tmp_path / "b.json"), "--to", "openai-chat")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert "cache_control" in proc.stderr and "the system prompt was sent" in proc.stderr
+    assert "system: set for" not in proc.stderr

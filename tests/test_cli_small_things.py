@@ -135,3 +135,15 @@ def test_convert_names_the_cache_marker_as_lost_not_the_system_prompt(tmp_path: 
     assert json.loads(proc.stdout)["messages"][0] == {"role": "system", "content": "Be brief."}
     assert "cache_control" in proc.stderr and "the system prompt was sent" in proc.stderr
     assert "system: set for" not in proc.stderr
+
+
+def test_the_html_reports_token_legend_is_text_beside_the_chart(tmp_path: Path) -> None:
+    log = Path(__file__).parent / "fixtures" / "runlogs" / "format2_streamed.jsonl"
+    page = tmp_path / "page.html"
+    proc = toolwire("explain", str(log), "--html", str(page))
+    assert proc.returncode == 0, proc.stderr
+    html = page.read_text()
+    chart = html[html.index('<svg id="usage-chart"'):]
+    svg, after = chart.split("</svg>", 1)
+    assert "input tokens" not in svg  # inside a fixed-width SVG the legend was cut off
+    assert after.startswith('<p class="legend">') and "input tokens" in after.split("</p>")[0]

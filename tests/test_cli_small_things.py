@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -147,3 +149,46 @@ def test_the_html_reports_token_legend_is_text_beside_the_chart(tmp_path: Path) 
     svg, after = chart.split("</svg>", 1)
     assert "input tokens" not in svg  # inside a fixed-width SVG the legend was cut off
     assert after.startswith('<p class="legend">') and "input tokens" in after.split("</p>")[0]
+
+
+def read_only_run(folder: Path, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """``toolwire ARGV`` with ``folder`` read-only to it: a read-only bind mount in a mount
+    namespace of its own when run as root (whom file modes do not stop), else mode 555."""
+    command = [sys.executable, "-m", "toolwire.cli", *argv]
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            return subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=120,
+                                  input="")
+        finally:
+            folder.chmod(0o755)
+    if shutil.which("unshare") is None:
+        pytest.skip("no way to make a read-only folder for root here")
+    quoted = " ".join(shlex.quote(a) for a in command)
+    script = (f"mount --bind {shlex.quote(str(folder))} {shlex.quote(str(folder))} && mount -o "
+              f"remount,bind,ro {shlex.quote(str(folder))} && exec {quoted}")
+    proc = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
+                          capture_output=True, text=True, env=ENV, timeout=120, input="")
+    if "mount:" in proc.stderr or "unshare:" in proc.stderr:
+        pytest.skip(f"cannot make a read-only folder here: {proc.stderr.strip()}")
+    return proc
+
+
+def test_a_read_only_checkout_runs_commands_and_says_where_to_put_the_log(
+        tmp_path: Path) -> None:
+    work = tmp_path / "checkout"
+    work.mkdir()
+    (work / "a.txt").write_text("hello from a read-only folder\n")
+    call = {"tool_calls": [{"id": "c1", "name": "run_command",
+                            "arguments": {"command": "cat a.txt"}}]}
+    with Emulator([call, {"text": "Read it."}]) as emu:
+        args = ["run", "read a.txt", "--model", f"anthropic:m@{emu.base_url}", "--workdir",
+                str(work), "--approve", "auto"]
+        refused = read_only_run(work, args)
+        log = tmp_path / "run.jsonl"
+        ran = read_only_run(work, [*args, "--log", str(log)])
+    assert refused.returncode == 2 and "give --log FILE" in refused.stderr, refused.stderr
+    assert ran.returncode == 0, ran.stderr
+    [result] = [r for m in read_log(log).messages for r in m.tool_results]
+    assert not result.is_error and "hello from a read-only folder" in result.text
+    assert sorted(p.name for p in work.iterdir()) == ["a.txt"]

@@ -30,6 +30,7 @@ Must not import codecs, the transport or the loop.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -251,10 +252,12 @@ class Sandbox:
             elif hidden.is_file():
                 args += ["--ro-bind", "/dev/null", str(hidden)]
         logs = root / ".toolwire"
-        logs.mkdir(exist_ok=True)
-        args += ["--bind", str(root), str(root), "--tmpfs", str(logs),
-                 "--remount-ro", str(logs), "--chdir", str(root)]
-        return [*args, "--", *shell]
+        with contextlib.suppress(OSError):  # a read-only folder holds no logs to hide
+            logs.mkdir(exist_ok=True)
+        args += ["--bind", str(root), str(root)]
+        if logs.is_dir():
+            args += ["--tmpfs", str(logs), "--remount-ro", str(logs)]
+        return [*args, "--chdir", str(root), "--", *shell]
 
     def run(self, root: Path, command: str, timeout: float, *, network: bool = False) -> Finished:
         if self.landlock is not None:

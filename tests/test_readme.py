@@ -51,7 +51,8 @@ def test_python_examples_run_and_print_what_the_readme_shows() -> None:
 
 
 def normalise(text: str) -> str:
-    text = re.sub(r"/tmp/toolwire-demo-[^/\s]+", "/tmp/toolwire-demo-<random>", text)
+    # the demo folder is made in the temporary folder, wherever TMPDIR puts it
+    text = re.sub(r"/(?:\S*/)?toolwire-demo-[^/\s]+", "/tmp/toolwire-demo-<random>", text)
     text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:<port>", text)
     text = re.sub(r"in \d+\.\d+s", "in <time>", text)
     text = re.sub(r"\((\d+) chars\)", "(<n> chars)", text)  # test output length varies

@@ -192,3 +192,34 @@ def test_a_read_only_checkout_runs_commands_and_says_where_to_put_the_log(
     [result] = [r for m in read_log(log).messages for r in m.tool_results]
     assert not result.is_error and "hello from a read-only folder" in result.text
     assert sorted(p.name for p in work.iterdir()) == ["a.txt"]
+
+
+@pytest.mark.parametrize(("wire", "body", "named"), [
+    ("openai-chat", {"model": "m", "messages": [{"role": "wizard", "content": "hi"}]},
+     "messages[0].role"),
+    ("openai-responses", {"model": "m", "input": [{"role": "wizard", "content": "hi"}]},
+     "input[0].role"),
+    ("gemini-generate", {"contents": [{"role": "wizard", "parts": [{"text": "hi"}]}]},
+     "contents[0].role"),
+])
+def test_an_unknown_role_is_an_error_not_a_user_turn(tmp_path: Path, wire: str,
+                                                     body: dict[str, object], named: str) -> None:
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps(body))
+    proc = toolwire("convert", str(path), "--from", wire, "--to", "anthropic-messages")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert named in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_docs_name_the_run_log_format_written_today() -> None:
+    from toolwire.agent.runlog import LOG_FORMAT
+
+    agent_md = (Path(__file__).parent.parent / "docs" / "agent.md").read_text()
+    assert f'"format": {LOG_FORMAT}` today' in agent_md
+
+
+def test_explain_does_not_promise_resume_fixes_what_ended_a_run(tmp_path: Path) -> None:
+    log = Path(__file__).parent / "fixtures" / "runlogs" / "format1_interrupted.jsonl"
+    proc = toolwire("explain", str(log))
+    assert proc.returncode == 0, proc.stderr
+    assert "goes on from there" in proc.stdout and "it ends the same way" in proc.stdout

@@ -332,13 +332,14 @@ def finish(result: Any, term: Terminal, as_json: bool, log: str | None) -> int:
         if (result.answer and not waiting and not term.answer_shown
                 and result.answer != term.last_text):
             term.paint.line(f"\n{result.answer}")
-        term.paint_err.line("\n" + end_line(result, log), "end")
-        if result.error:
-            term.paint_err.line(f"error: {result.error}", "error")
+        term.paint_err.line("")
         for line in notes_lines(notes, term.verbose):
             term.paint_err.line(line, "note")
+        if result.error:
+            term.paint_err.line(f"error: {result.error}", "error")
         for line in waiting_lines(waiting, log) if waiting else []:
             term.paint_err.line(line, "call")
+        term.paint_err.line(end_line(result, log), "end")  # the last line says why it stopped
     if result.ok:
         return EXIT_OK
     return EXIT_BAD_REPLY if result.stop == "bad_reply" else EXIT_PROBLEM

@@ -64,7 +64,8 @@ STOP_MEANINGS: dict[str, str] = {
     "bad_reply": "a reply arrived that could not be used, even when asked for once more: a "
                  "broken server or proxy, not a model that did not finish",
     "interrupted": "the log ends without a stop line: the process ended mid-run; `toolwire "
-                   "resume` continues it",
+                   "resume` goes on from there (if what ended it is still there, it ends the "
+                   "same way)",
 }
 
 

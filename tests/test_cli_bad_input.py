@@ -263,6 +263,9 @@ case("run <TASK and --task-file>", lambda p: [
     "run", "x", "--task-file", p.file("t.txt", "do it"), "--model", MODEL, "--workdir", p.work])
 case("run <an empty TASK>", lambda p: ["run", " ", "--model", MODEL, "--workdir", p.work])
 case("run <no TASK>", lambda p: ["run", "--model", MODEL, "--workdir", p.work])
+case("runs --workdir <missing>", lambda p: ["runs", "--workdir", str(p.root / "nowhere")])
+case("runs --workdir <a file>", lambda p: ["runs", "--workdir", p.file("f.txt", "x")])
+case("runs --json <with a value>", lambda p: ["runs", "--json=yes"])
 case("run --task-file <no file>", lambda p: ["run", "--model", MODEL, "--task-file"])
 
 # ---------------------------------------------------------------- folders

@@ -316,10 +316,12 @@ def build_parser() -> argparse.ArgumentParser:
     from toolwire.cli import demo as _cli_demo
     from toolwire.cli import replay as _cli_replay
     from toolwire.cli import run as _cli_run
+    from toolwire.cli import runs as _cli_runs
     _cli_run.add_commands(sub, EPILOG)
     _cli_demo.add_command(sub, EPILOG)
     _cli_replay.add_command(sub, EPILOG)
     _cli_chat.add_command(sub, EPILOG)
+    _cli_runs.add_command(sub, EPILOG)
     _cli_batch.add_commands(sub, EPILOG)
 
     p = sub.add_parser(

@@ -190,11 +190,16 @@ IGNORED = "# toolwire's run logs and records: not part of the project\n*\n"
 """The ``.gitignore`` put in the folder of run logs, so that git leaves them out."""
 
 
+def runs_folder(workdir: Path) -> Path:
+    """Where a run in ``workdir`` writes its log when no --log is given."""
+    return workdir / ".toolwire" / "runs"
+
+
 def _default_log(workdir: Path, outputs: Outputs) -> str:
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    base = workdir / ".toolwire"
+    base = runs_folder(workdir).parent
     try:
-        folder = outputs.folder(base / "runs")
+        folder = outputs.folder(runs_folder(workdir))
         ignore = base / ".gitignore"
         if not ignore.exists():
             ignore.write_text(IGNORED, encoding="utf-8")

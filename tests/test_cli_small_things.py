@@ -223,3 +223,20 @@ def test_explain_does_not_promise_resume_fixes_what_ended_a_run(tmp_path: Path) 
     proc = toolwire("explain", str(log))
     assert proc.returncode == 0, proc.stderr
     assert "goes on from there" in proc.stdout and "it ends the same way" in proc.stdout
+
+
+def test_a_plain_run_prints_only_what_a_person_can_act_on(tmp_path: Path) -> None:
+    from toolwire.tools.sandbox import Sandbox
+
+    with Emulator([{"text": "Done."}, {"text": "Done."}]) as emu:
+        model = f"anthropic:m@{emu.base_url}"
+        quiet = toolwire("run", "hi", "--model", model, "--workdir", str(tmp_path))
+        loud = toolwire("run", "hi", "--model", model, "--workdir", str(tmp_path), "-v")
+    assert quiet.returncode == loud.returncode == 0, quiet.stderr
+    lines = [ln for ln in quiet.stderr.splitlines() if ln.strip()]
+    if Sandbox("auto").kind == "bubblewrap":  # the usual confinement: said under -v only
+        assert not any(ln.startswith("sandbox:") for ln in lines)
+        assert any(ln.startswith("sandbox:") for ln in loud.stderr.splitlines())
+    assert not any(ln.startswith("notes:") for ln in lines)  # routine notes only
+    assert lines[-1].startswith("stopped: answered")  # the last line says why it stopped
+    assert "max_tokens_defaulted" in loud.stderr

@@ -76,7 +76,9 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
         mcp = {"deferred": servers.deferred, "tool_sources": [servers.tool_source]}
         if getattr(args, "mcp_instructions", False):
             system = servers.system_prompt(system) or system
-    if args.tools == "coding":  # said once everything the run needs has started
+    usual = sandbox.kind == "bubblewrap" and (args.sandbox or "auto") == "auto" and not network
+    if args.tools == "coding" and (not usual or getattr(args, "verbose", False)):
+        # said once everything the run needs has started; the usual confinement only with -v
         print(f"sandbox: {sandbox.describe(network)}", file=sys.stderr)
     return Agent(model=model, tools=tools, max_turns=args.max_turns,
                  approval=policy(args.approve, sandbox), approve=approver(term, shown),

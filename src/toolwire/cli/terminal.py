@@ -279,11 +279,19 @@ def end_line(result: Any, log: str | None) -> str:
     return ", ".join(parts) + (f"; log: {log}" if log else "")
 
 
+ROUTINE = frozenset({"max_tokens_defaulted", "cache_breakpoints", "cache_key"})
+"""Note kinds every run of a wire has (a default filled in, the usual cache markers): shown
+only with ``--verbose``, so the notes line appears when there is something new to read."""
+
+
 def notes_lines(notes: Sequence[str], verbose: bool) -> list[str]:
-    """Every note with ``verbose``; else one line counting them by kind."""
+    """Every note with ``verbose``; else one line counting them by kind, routine ones left
+    out (no line when all are routine)."""
     if verbose or not notes:
         return [f"note: {note}" for note in notes]
-    kinds = Counter(_kind(note) for note in notes)
+    kinds = Counter(k for k in (_kind(note) for note in notes) if k not in ROUTINE)
+    if not kinds:
+        return []
     summary = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
     return [f"notes: {summary} (--verbose shows them)"]
 

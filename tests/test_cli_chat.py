@@ -120,3 +120,26 @@ def test_undo_puts_back_a_changed_file_only_when_told_to(tmp_path: Path) -> None
             ENV)
     assert "files put back: notes.txt." in screen
     assert (work / "notes.txt").read_text() == "old notes\n"
+
+
+def test_chat_resume_recaps_the_conversation_so_far(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    work = tmp_path / "work"
+    work.mkdir()
+    log = tmp_path / "chat.jsonl"
+    script = [write("c1", "todo.txt", "buy milk\n"), {"text": "Wrote the todo list."}]
+    with Emulator(script) as emu:
+        model = f"anthropic:m@{emu.base_url}"
+        drive_on_pty(["chat", "--model", model, "--workdir", str(work), "--log", str(log),
+                      "--approve", "auto", "--sandbox", "off", "--color", "never"],
+                     [("you> ", "make a todo list"), ("you> ", "/exit")], ENV)
+        again = subprocess.run([sys.executable, "-m", "toolwire.cli", "chat", "--resume",
+                                str(log), "--color", "never"], capture_output=True, text=True,
+                               env=ENV, timeout=120, input="")
+    assert again.returncode == 0, again.stderr
+    said = again.stdout + again.stderr
+    assert "so far:" in said
+    assert said.index("you> make a todo list") < said.index("(1 tool call(s))") \
+        < said.index("model: Wrote the todo list.")

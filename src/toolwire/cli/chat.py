@@ -67,6 +67,31 @@ def _undo(log: str, journal: Any, term: Terminal) -> None:
              + ". What run_command did in it is not reverted.")
 
 
+RECAP_CHARS = 200
+
+
+def recap(messages: list[Any]) -> list[str]:
+    """The conversation so far, as a resumed chat shows it first: each line typed and each
+    answer (shortened), and how many tool calls came between."""
+    lines = ["so far:"]
+    calls = 0
+    for message in messages:
+        text = " ".join(message.text.split())
+        short = text if len(text) <= RECAP_CHARS else text[:RECAP_CHARS - 1] + "…"
+        if message.role == "user" and not message.tool_results:
+            lines.append(f"{PROMPT}{short}")
+        elif message.role == "assistant":
+            calls += len(message.tool_calls)
+            if text and not message.tool_calls:
+                if calls:
+                    lines.append(f"  ({calls} tool call(s))")
+                    calls = 0
+                lines.append(f"model: {short}")
+    if calls:
+        lines.append(f"  ({calls} tool call(s), the last turn unfinished)")
+    return lines if len(lines) > 1 else []
+
+
 def _read(term: Terminal, keys: Any) -> str | None:
     """The next line, or None at the end of input or when the person leaves with Ctrl-C: on
     a line with text it clears the line, on an empty line (or pressed again) it leaves."""
@@ -169,6 +194,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
         raise
     log = args.stop_log = log or _default_log(workdir, outputs)
     print(f"toolwire chat in {workdir}; {HELP}", file=sys.stderr)
+    if args.resume:
+        for line in recap(read_log(args.resume).messages):
+            term.say(line)
     loop = asyncio.new_event_loop()
     try:
         _session(args, agent, loop, log, journal, term, bool(args.resume))

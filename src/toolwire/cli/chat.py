@@ -21,6 +21,7 @@ from typing import Any
 
 from toolwire.cli import checks, settings
 from toolwire.cli.common import EXIT_OK, UserError
+from toolwire.cli.interrupts import signals_to_the_main_thread
 from toolwire.cli.run import (
     Outputs,
     _agent,
@@ -100,7 +101,8 @@ def _read(term: Terminal, keys: Any) -> str | None:
         term.clear()
         keys.reset()
         try:
-            return input(PROMPT)
+            with keys.ticking():
+                return input(PROMPT)
         except EOFError:
             return None
         except KeyboardInterrupt:
@@ -198,6 +200,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         for line in recap(read_log(args.resume).messages):
             term.say(line)
     loop = asyncio.new_event_loop()
+    signals_to_the_main_thread(loop)
     try:
         _session(args, agent, loop, log, journal, term, bool(args.resume))
     finally:

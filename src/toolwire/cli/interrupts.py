@@ -17,6 +17,11 @@ import sys
 import threading
 from collections.abc import Iterator
 from types import FrameType
+from typing import Any
+
+CTRL_C = {signal.SIGINT.value, 3}
+"""What in the pipe means Ctrl-C: SIGINT's number (written as the signal arrives) or the byte
+the handler writes."""
 
 
 class Interrupts:
@@ -54,10 +59,31 @@ class Interrupts:
             yield
             return
         before = signal.signal(signal.SIGINT, self._handler)
+        # the signal's number is written to the pipe as it arrives, before Python runs the
+        # handler: a prompt waiting in another thread wakes even while the main thread sleeps
+        woke = signal.set_wakeup_fd(self._wake_write, warn_on_full_buffer=False)
         try:
             yield
         finally:
+            signal.set_wakeup_fd(woke)
             signal.signal(signal.SIGINT, before)
+
+    @contextlib.contextmanager
+    def ticking(self, every: float = 0.1) -> Iterator[None]:
+        """While the block waits at a prompt of the main thread (readline's ``input``), wake it
+        every ``every`` seconds, so a Ctrl-C that came just before it began to wait is acted
+        on at once rather than at the next key (readline only looks for signals when woken).
+        Only from the main thread; elsewhere the block runs as it is."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        before = signal.signal(signal.SIGALRM, lambda signum, frame: None)
+        signal.setitimer(signal.ITIMER_REAL, every, every)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, before)
 
     def read_line(self, prompt: str) -> str | None:
         """A line typed at the terminal, without its end (None at the end of input); raises
@@ -73,13 +99,27 @@ class Interrupts:
         while not data.endswith(b"\n"):
             ready, _, _ = select.select([fd, self._wake_read], [], [])
             if self._wake_read in ready:
-                raise KeyboardInterrupt
+                if CTRL_C & set(os.read(self._wake_read, 64)):
+                    raise KeyboardInterrupt
+                continue  # another signal woke it
             chunk = os.read(fd, 4096)
             if not chunk:
                 return data.decode("utf-8", "replace") if data else None
             data += chunk
         return data[:-1].decode("utf-8", "replace")
 
+
+
+def _main_thread_only() -> None:
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def signals_to_the_main_thread(loop: Any) -> None:
+    """Give ``loop`` worker threads that never take SIGINT, so Ctrl-C always reaches the main
+    thread (which may be waiting at a prompt) and not an idle worker."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    loop.set_default_executor(ThreadPoolExecutor(initializer=_main_thread_only))
 
 
 _ONE: list[Interrupts] = []

@@ -231,6 +231,9 @@ def _go(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal, out
     """Build the agent, then run ``start(agent)``; a run that fails to start leaves nothing."""
 
     async def go(agent: Any) -> Any:
+        from toolwire.cli.interrupts import signals_to_the_main_thread
+
+        signals_to_the_main_thread(asyncio.get_running_loop())
         try:
             return await start(agent)
         finally:

@@ -240,3 +240,15 @@ def test_a_plain_run_prints_only_what_a_person_can_act_on(tmp_path: Path) -> Non
     assert not any(ln.startswith("notes:") for ln in lines)  # routine notes only
     assert lines[-1].startswith("stopped: answered")  # the last line says why it stopped
     assert "max_tokens_defaulted" in loud.stderr
+
+
+def test_a_run_that_stops_without_an_answer_names_its_log_and_resume_line(
+        tmp_path: Path) -> None:
+    log = tmp_path / "run.jsonl"
+    listing = {"tool_calls": [{"id": "c1", "name": "list_files", "arguments": {}}]}
+    with Emulator([listing]) as emu:
+        proc = toolwire("run", "look", "--model", f"anthropic:m@{emu.base_url}", "--workdir",
+                        str(tmp_path), "--max-turns", "1", "--log", str(log))
+    assert proc.returncode == 1, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("stopped: turn_limit") and f"toolwire resume {log} goes on" in last

@@ -276,7 +276,10 @@ def end_line(result: Any, log: str | None) -> str:
         parts.append(f"{usage.cache_read_tokens:,} read from the prompt cache")
     if usage.cost is not None:
         parts.append(f"cost ${usage.cost:.4f}")
-    return ", ".join(parts) + (f"; log: {log}" if log else "")
+    line = ", ".join(parts) + (f"; log: {log}" if log else "")
+    if log and str(result.stop) not in ("answered", "awaiting_approval"):
+        line += f"; toolwire resume {log} goes on"  # awaiting: the lines above say how
+    return line
 
 
 ROUTINE = frozenset({"max_tokens_defaulted", "cache_breakpoints", "cache_key"})

@@ -241,6 +241,37 @@ case("run --attach <one good, one missing>", lambda p: [
     *NUMBER_FLAGS["run"][0](p), "--attach", p.bad_file("binary", ".png"),
     "--attach", str(p.root / "gone.pdf")])
 case("run --attach <no file>", lambda p: [*NUMBER_FLAGS["run"][0](p), "--attach"])
+WRONG_TYPES = {  # each field of an emulate script item, with a value of the wrong type
+    "delay": {"text": "a", "delay": "soon"}, "retry_after": {"fault": "rate_limit",
+                                                               "retry_after": "later"},
+    "interval": {"raw": "x", "interval": "fast"}, "status": {"raw": "x", "status": "200"},
+    "usage": {"text": "a", "usage": "lots"}, "usage count": {"text": "a", "usage": {
+        "input_tokens": "many"}},
+    "tool_calls": {"tool_calls": 3}, "tool call": {"tool_calls": [7]},
+    "tool call name": {"tool_calls": [{"name": 5}]}, "tool call id": {"tool_calls": [
+        {"name": "f", "id": 1}]}, "tool call arguments": {"tool_calls": [
+            {"name": "f", "arguments": [1]}]}, "tool call raw_arguments": {"tool_calls": [
+                {"name": "f", "raw_arguments": 1}]},
+    "text": {"text": ["a"]}, "stop": {"text": "a", "stop": 1}, "message": {
+        "fault": "server_error", "message": 5}, "exception": {"fault": "rate_limit",
+                                                              "exception": 5},
+    "raw": {"raw": 5}, "raw_chunks": {"raw_chunks": "ab"}, "drop": {"raw": "x", "drop": "yes"},
+    "reply": {"fault": "rate_limit", "reply": "hi"},
+}
+for field_name, item in WRONG_TYPES.items():
+    case(f"emulate --script <{field_name} of the wrong type>", lambda p, i=item: [  # type: ignore[misc]
+        "emulate", "--script", p.file("s.json", json.dumps([i]))])
+for kind in ("missing", "folder", "binary", "non-utf8", "empty"):
+    case(f"run --task-file <{kind}>", lambda p, k=kind: [  # type: ignore[misc]
+        "run", "--task-file", p.bad_file(k, ".txt"), "--model", MODEL, "--workdir", p.work])
+case("run <TASK and --task-file>", lambda p: [
+    "run", "x", "--task-file", p.file("t.txt", "do it"), "--model", MODEL, "--workdir", p.work])
+case("run <an empty TASK>", lambda p: ["run", " ", "--model", MODEL, "--workdir", p.work])
+case("run <no TASK>", lambda p: ["run", "--model", MODEL, "--workdir", p.work])
+case("runs --workdir <missing>", lambda p: ["runs", "--workdir", str(p.root / "nowhere")])
+case("runs --workdir <a file>", lambda p: ["runs", "--workdir", p.file("f.txt", "x")])
+case("runs --json <with a value>", lambda p: ["runs", "--json=yes"])
+case("run --task-file <no file>", lambda p: ["run", "--model", MODEL, "--task-file"])
 
 # ---------------------------------------------------------------- folders
 
@@ -445,6 +476,11 @@ for name, args in {
     "chat --max-turns <0>": lambda p: ["chat", "--model", MODEL, "--max-turns", "0"],
     "chat --temperature <-1>": lambda p: ["chat", "--model", MODEL, "--temperature", "-1"],
     "replay <a log with no reply>": lambda p: ["replay", p.log, "--workdir", p.work],
+    "replay <--in-place with --workdir>": lambda p: ["replay", p.file(
+        "w.jsonl", log_text(header(context={"workdir": p.work}), TASK, {
+            "event": "reply", "t": 1.0, "index": 1, "turn": 1, "reply": REPLY})),
+        "--workdir", p.work, "--in-place"],
+    "replay --in-place <with a value>": lambda p: ["replay", p.log, "--in-place=yes"],
     "replay <a log whose sandbox setting is unknown>": lambda p: ["replay", p.file(
         "s.jsonl", log_text(header(context={"sandbox": "docker"}), TASK, {
             "event": "reply", "t": 1.0, "index": 1, "turn": 1, "reply": REPLY})),
@@ -638,6 +674,16 @@ SUBPROCESS_CASES = [
 ]
 
 
+def test_ray_client_address_without_the_client_names_its_pip_line(tmp_path: Path) -> None:
+    (tmp_path / "TASKS").write_text('{"id": 1, "prompt": "hi"}\n')
+    argv = ["batch", "TASKS", "--model", MODEL, "--out", "r.jsonl", "--ray", "ray://127.0.0.1:9"]
+    proc = toolwire(argv, env=blocked(tmp_path, "grpc"), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert_one_message(proc.stderr, argv)
+    assert "pip install 'ray[client]'" in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["TASKS", "blocked"]
+
+
 def blocked(root: Path, *modules: str) -> dict[str, str]:
     """An environment whose Python cannot import ``modules``, as if they were not installed."""
     for module in modules:
@@ -766,9 +812,9 @@ def test_the_exit_codes_are_documented_where_people_look() -> None:
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     table = readme.split("### Exit codes", 1)[1].split("\n\n", 2)[1]
-    rows = re.findall(r"^\| (\d) \| (.+) \|$", table, flags=re.MULTILINE)
+    rows = re.findall(r"^\| (\d+) \| (.+) \|$", table, flags=re.MULTILINE)
     codes = sorted(v for k, v in vars(common).items() if k.startswith("EXIT_"))
-    assert [int(code) for code, _ in rows] == codes and codes == [0, 1, 2, 3, 4]
+    assert [int(code) for code, _ in rows] == codes and codes == [0, 1, 2, 3, 4, 141]
     assert "traceback" in rows[3][1] and "never a traceback" in rows[2][1]
     epilog = " ".join(common.EPILOG.split())
     for code in codes:

@@ -76,3 +76,70 @@ def test_resume_with_a_message_goes_on_after_an_answer(tmp_path: Path) -> None:
     result = asyncio.run(agent.aresume(log, message="and then?"))
     assert result.answer == "Second answer." and result.turns == 2
     assert user_lines(read_log(log).messages) == ["hi", "and then?"]
+
+
+def test_undo_leaves_alone_what_the_person_changed_after_the_turn(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("old notes\n")
+
+    def by_hand() -> str:  # after the turn, before /undo
+        (work / "notes.txt").write_text("new notes\nmy own line\n")
+        (work / "todo.txt").write_text("buy milk\nand bread, by hand\n")
+        return "/undo"
+
+    calls = [{"id": i, "name": "write_file", "arguments": {"path": p, "content": c}}
+             for i, p, c in [("c1", "notes.txt", "new notes\n"), ("c2", "todo.txt", "buy milk\n")]]
+    script = [{"tool_calls": calls}, {"text": "Done."}]
+    with Emulator(script) as emu:
+        screen = drive_on_pty(
+            ["chat", "--model", f"anthropic:m@{emu.base_url}", "--workdir", str(work),
+             "--approve", "auto", "--sandbox", "off", "--color", "never"],
+            [("you> ", "write them"), ("you> ", by_hand), ("[y/N]", "n"), ("you> ", "/exit")],
+            ENV)
+    assert "changed since the turn ended" in screen and "notes.txt, todo.txt" in screen
+    assert "left as they are now: notes.txt, todo.txt" in screen
+    assert (work / "notes.txt").read_text() == "new notes\nmy own line\n"
+    assert (work / "todo.txt").read_text() == "buy milk\nand bread, by hand\n"
+
+
+def test_undo_puts_back_a_changed_file_only_when_told_to(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("old notes\n")
+
+    def by_hand() -> str:
+        (work / "notes.txt").write_text("new notes\nmy own line\n")
+        return "/undo"
+
+    with Emulator([write("c1", "notes.txt", "new notes\n"), {"text": "Done."}]) as emu:
+        screen = drive_on_pty(
+            ["chat", "--model", f"anthropic:m@{emu.base_url}", "--workdir", str(work),
+             "--approve", "auto", "--sandbox", "off", "--color", "never"],
+            [("you> ", "write it"), ("you> ", by_hand), ("[y/N]", "y"), ("you> ", "/exit")],
+            ENV)
+    assert "files put back: notes.txt." in screen
+    assert (work / "notes.txt").read_text() == "old notes\n"
+
+
+def test_chat_resume_recaps_the_conversation_so_far(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    work = tmp_path / "work"
+    work.mkdir()
+    log = tmp_path / "chat.jsonl"
+    script = [write("c1", "todo.txt", "buy milk\n"), {"text": "Wrote the todo list."}]
+    with Emulator(script) as emu:
+        model = f"anthropic:m@{emu.base_url}"
+        drive_on_pty(["chat", "--model", model, "--workdir", str(work), "--log", str(log),
+                      "--approve", "auto", "--sandbox", "off", "--color", "never"],
+                     [("you> ", "make a todo list"), ("you> ", "/exit")], ENV)
+        again = subprocess.run([sys.executable, "-m", "toolwire.cli", "chat", "--resume",
+                                str(log), "--color", "never"], capture_output=True, text=True,
+                               env=ENV, timeout=120, input="")
+    assert again.returncode == 0, again.stderr
+    said = again.stdout + again.stderr
+    assert "so far:" in said
+    assert said.index("you> make a todo list") < said.index("(1 tool call(s))") \
+        < said.index("model: Wrote the todo list.")

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -117,18 +118,47 @@ def test_a_file_that_was_different_at_the_start_is_named(recorded: tuple[Path, P
     assert "this file was different at the start: notes.txt" in proc.stdout
 
 
-def test_replay_runs_in_the_recorded_folder_by_default(recorded: tuple[Path, Path],
-                                                       tmp_path: Path) -> None:
+@pytest.fixture()
+def live(recorded: tuple[Path, Path], tmp_path: Path) -> Iterator[Path]:
+    """The recorded folder, put back as it was after the test."""
     work = Path(read_log(recorded[0]).header["context"]["workdir"])
-    copy = tmp_path / "saved"
-    shutil.copytree(work, copy)
-    try:
-        proc = toolwire("replay", str(recorded[0]))  # out.txt is there now: a file changed
-    finally:
-        shutil.rmtree(work)
-        shutil.copytree(copy, work)
-    assert proc.returncode == 1
+    saved = tmp_path / "saved"
+    shutil.copytree(work, saved)
+    yield work
+    shutil.rmtree(work)
+    shutil.copytree(saved, work)
+
+
+def test_replay_works_in_a_copy_and_never_touches_the_recorded_folder(
+        recorded: tuple[Path, Path], live: Path) -> None:
+    (live / "out.txt").write_text("edited by hand since the run\n")
+    proc = toolwire("replay", str(recorded[0]))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "this file was different at the start: out.txt" in proc.stdout
+    assert f"replaying in a copy of {live}" in proc.stderr
+    assert (live / "out.txt").read_text() == "edited by hand since the run\n"
+
+
+def test_in_place_names_the_files_that_differ_and_needs_a_yes(recorded: tuple[Path, Path],
+                                                              live: Path) -> None:
+    (live / "out.txt").write_text("edited by hand since the run\n")
+    proc = toolwire("replay", str(recorded[0]), "--in-place")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "differ from the recording" in proc.stderr and "out.txt" in proc.stderr
+    assert (live / "out.txt").read_text() == "edited by hand since the run\n"
+    (live / "out.txt").unlink()  # now as it was when the run began
+    proc = toolwire("replay", str(recorded[0]), "--in-place")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (live / "out.txt").read_text() == "copied\n"  # the tools ran in the folder itself
+
+
+def test_a_folder_too_large_to_copy_is_refused_with_what_to_do(recorded: tuple[Path, Path],
+                                                               live: Path) -> None:
+    with open(live / "big.bin", "wb") as big:  # sparse: large, yet takes no room
+        big.truncate(600 << 20)
+    proc = toolwire("replay", str(recorded[0]))
+    assert proc.returncode == 2
+    assert "more than 512 MB" in proc.stderr and "--workdir" in proc.stderr
 
 
 def test_a_reply_holding_a_raw_line_separator_is_replayed(recorded: tuple[Path, Path],
@@ -173,3 +203,41 @@ def test_a_damaged_recording_is_named_in_plain_words(tmp_path: Path, content: ob
     with pytest.raises(UserError) as caught:
         read_recording(str(bad))
     assert said in str(caught.value) and "Error" not in str(caught.value)
+
+
+def test_a_write_into_a_new_folder_is_kept_as_a_file_seen(tmp_path: Path) -> None:
+    work = start_state(tmp_path / "work")
+    log = tmp_path / "run.jsonl"
+    script = [{"tool_calls": [{"id": "call_n1", "name": "write_file", "arguments": {
+        "path": "docs/new/guide.md", "content": "# Guide\n"}}]}, {"text": "Written."}]
+    with Emulator(script) as emu:
+        proc = toolwire("run", "write a guide", "--model", f"anthropic:m@{emu.base_url}",
+                        "--workdir", str(work), "--approve", "auto", "--sandbox", "off",
+                        "--log", str(log))
+    assert proc.returncode == 0, proc.stderr
+    assert read_log(log).files == {"docs/new/guide.md": None}
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_cassette_whose_run_read_an_image_replays_without_base64(tmp_path: Path,
+                                                                   provider: str) -> None:
+    from fixtures.tiny_png import PNG
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "pic.png").write_bytes(PNG)
+    cassette = tmp_path / "run.cassette.json"
+    script = [{"tool_calls": [{"id": "call_i1", "name": "read_file",
+                               "arguments": {"path": "pic.png"}}]}, {"text": "A pixel."}]
+    with Emulator(script) as emu:
+        proc = toolwire("run", "look", "--model", f"{provider}:m@{emu.base_url}", "--workdir",
+                        str(work), "--approve", "auto", "--sandbox", "off", "--record",
+                        str(cassette))
+    assert proc.returncode == 0, proc.stderr
+    same = toolwire("replay", str(cassette), "--workdir", str(work))
+    assert same.returncode == 0, same.stdout + same.stderr
+    (work / "pic.png").write_bytes(PNG + b"\0")  # one byte more after the image's end
+    other = toolwire("replay", str(cassette), "--workdir", str(work))
+    assert other.returncode == 1
+    assert f"[image image/png, {len(PNG) + 1} bytes, sha256 " in other.stdout
+    assert "iVBOR" not in other.stdout + other.stderr  # the start of a PNG in base64

@@ -85,9 +85,10 @@ def test_a_call_resumed_without_a_decision_is_not_run(tmp_path: Path) -> None:
 SCRIPT = [
     {"tool_calls": [
         {"id": "toolu_w1", "name": "write_file", "arguments": {"path": "a.txt", "content": "A"}},
-        {"id": "toolu_w2", "name": "write_file", "arguments": {"path": "b.txt", "content": "B"}},
-        {"id": "toolu_r1", "name": "list_files", "arguments": {}}]},
+        {"id": "toolu_w2", "name": "write_file", "arguments": {"path": "b.txt", "content": "B"}}]},
 ]
+LIST = {"tool_calls": [{"id": "toolu_r1", "name": "list_files", "arguments": {}}]}
+"""In a turn of its own: calls of one reply run side by side, and the listing must see a.txt."""
 
 
 def test_the_command_line_defers_and_another_process_resumes(tmp_path: Path) -> None:
@@ -109,7 +110,7 @@ def test_the_command_line_defers_and_another_process_resumes(tmp_path: Path) -> 
     assert context["workdir"] == str(work) and context["approve"] == "defer"
     assert context["tools"] == "coding" and context["sandbox"] == "auto"
     assert context["model"] == model_id and context["base_url"] == model_id.split("@")[1]
-    with Emulator([{"text": "Wrote a.txt; b.txt was refused."}]) as emu2:
+    with Emulator([LIST, {"text": "Wrote a.txt; b.txt was refused."}]) as emu2:
         proc = toolwire("resume", str(log), "--model", f"anthropic:m@{emu2.base_url}",
                         "--allow", "toolu_w1", "--deny", "toolu_w2", "--reason",
                         "b.txt belongs to someone else", "--json", cwd=elsewhere)
@@ -119,7 +120,7 @@ def test_the_command_line_defers_and_another_process_resumes(tmp_path: Path) -> 
     assert not (elsewhere / "a.txt").exists()
     run = read_log(log)
     check_transcript(run.messages)
-    results = {r.call_id: r for r in run.messages[2].tool_results}
+    results = {r.call_id: r for m in run.messages for r in m.tool_results}
     assert not results["toolu_w1"].is_error and "a.txt" in results["toolu_r1"].content
     assert results["toolu_w2"].is_error and results["toolu_w2"].content == (
         f"This call to 'write_file' was denied by {getpass.getuser()} (toolwire resume). "

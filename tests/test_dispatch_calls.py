@@ -176,7 +176,8 @@ async def test_policies_and_approvers() -> None:
         ("no", "The user declined this call to 'add'."),
         ("why", "The user declined this call to 'add'. Their reason: too risky"),
         ("ok", "5"),
-        ("b", "The user declined this call: the tool 'blocked' is not allowed to run."),
+        ("b", "The run's approval policy declined this call: the tool 'blocked' is not "
+              "allowed to run (no one was asked)."),
     ]
     assert results[5].is_error and '"a": got "x", want an integer' in results[5].content
     assert [r.name for r in results] == ["add"] * 4 + ["blocked", "add"]

@@ -59,7 +59,8 @@ async def test_allow_deny_and_default_policies() -> None:
     assert ran == []
     assert denied.is_error
     assert denied.content == (
-        "The user declined this call: the tool 'delete' is not allowed to run."
+        "The run's approval policy declined this call: the tool 'delete' is not allowed "
+        "to run (no one was asked)."
     )
     assert allowed == ToolResultPart(call_id="call_1_1", content="contents of b", name="look")
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import uuid
 from pathlib import Path
@@ -283,11 +285,22 @@ def test_a_confined_run_has_no_unconfined_note(tmp_path: Path) -> None:
 @confined
 def test_a_python_in_a_virtual_environment_under_tmp_runs_in_the_sandbox(tmp_path: Path) -> None:
     """The sandbox's /tmp is its own, so a venv made under /tmp would vanish inside; toolwire
-    run from such a venv binds its prefixes back, read-only."""
-    venv = tmp_path / "venv"
-    assert Path("/tmp") in venv.parents
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages",
-                    str(venv)], check=True, timeout=120)
+    run from such a venv binds its prefixes back, read-only. The venv is made under /tmp
+    whatever TMPDIR says, and sees what this interpreter sees (toolwire and its dependencies,
+    wherever they are installed) through a .pth file."""
+    under_tmp = Path(tempfile.mkdtemp(prefix="toolwire-venv-", dir="/tmp"))
+    try:
+        _venv_under_tmp_runs_in_the_sandbox(under_tmp / "venv", tmp_path)
+    finally:
+        shutil.rmtree(under_tmp, ignore_errors=True)
+
+
+def _venv_under_tmp_runs_in_the_sandbox(venv: Path, tmp_path: Path) -> None:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=120)
+    [site] = (venv / "lib").glob("python*/site-packages")
+    seen = [p for p in sys.path if p and Path(p).is_dir()]
+    (site / "parent.pth").write_text("\n".join(seen) + "\n")
     ws = tmp_path / "ws"
     ws.mkdir()
     code = textwrap.dedent("""

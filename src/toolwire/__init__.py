@@ -103,7 +103,17 @@ def __getattr__(name: str) -> object:
 
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
+    if name == "Agent":  # Agent(model="anthropic:...") reads the id with the HTTP client
+        from toolwire.protocol import read_model_ids
+
+        read_model_ids(_model_from_id)
     return value
+
+
+def _model_from_id(model_id: str) -> Model:
+    from toolwire.http.client import model
+
+    return model(model_id)
 
 __all__ = [
     "Agent",

@@ -51,10 +51,30 @@ def convert(body: Mapping[str, Any], source: str, target: str) -> Conversion:
         whole = f"provider_options[{source!r}]"
         losses = tuple(
             [n for n in losses if not (n.kind == "field_dropped" and n.subject == whole)]
-            + [Note(kind="field_dropped", subject=str(key),
-                    detail=f"set for {source} only; not sent to {target}") for key in options])
+            + [_lost(str(key), value, source, target) for key, value in options.items()])
     return Conversion(body=encoded.body, source=source, target=target, request=request,
                       losses=losses)
+
+
+_CARRIED = {"system": ("the system prompt", frozenset({"type", "text"})),
+            "tools": ("the tools", frozenset({"type", "name", "description", "input_schema"}))}
+"""Settings a wire keeps whole beside a canonical field that carries their substance: what
+that field is called, and the keys the canonical field carries over."""
+
+
+def _lost(key: str, value: Any, source: str, target: str) -> Note:
+    """The loss of one setting of ``source``'s, naming what was really left behind."""
+    if key in _CARRIED and isinstance(value, list):
+        name, carried = _CARRIED[key]
+        extras = sorted({k for item in value if isinstance(item, Mapping) for k in item}
+                        - carried)
+        if extras:
+            marker = " (a prompt-cache marker)" if extras == ["cache_control"] else ""
+            return Note(kind="field_dropped", subject=f"{key}: {', '.join(extras)}",
+                        detail=f"{name} was sent; its {', '.join(extras)}{marker} is for "
+                               f"{source} only and was not sent to {target}")
+    return Note(kind="field_dropped", subject=key,
+                detail=f"set for {source} only; not sent to {target}")
 
 
 def detect_wire(body: Any) -> tuple[str, BodyKind]:

@@ -1,9 +1,10 @@
 """The `Model` protocol: the one thing the agent loop needs from a model.
 
 Owns `Model`, `StreamingModel`, `model_name`, `provider_model`, what a model's provider does
-itself (`native_search`, `native_compaction`, `native_fallbacks`) and `holds_nothing` (what a
-model must not give back as a reply). A model takes a canonical
-`Request` and gives back a canonical `Reply`; whether it speaks HTTP
+itself (`native_search`, `native_compaction`, `native_fallbacks`), `holds_nothing` (what a
+model must not give back as a reply) and `as_model` (a model, or a model id read by the reader
+the package root gives `read_model_ids`, so that the loop never imports the HTTP client). A
+model takes a canonical `Request` and gives back a canonical `Reply`; whether it speaks HTTP
 (`toolwire.http.client.HttpModel`), replays a script (`toolwire.testing.ScriptedModel`) or runs in
 process is its own business. Retries of failed requests belong to the model, not to the loop: the
 loop sees a `ProviderError` only once the model has given up, and hears of each retry through
@@ -15,14 +16,15 @@ such as ``anthropic:claude-sonnet-4-5``; run logs keep it so a run can be resume
 `Request.model` holds everywhere, above the client as on the wire.
 
 Must not import the loop, dispatch, transport or any codec module; it only names values from
-`toolwire.transcript` and `toolwire.events`.
+`toolwire.transcript`, `toolwire.events` and `toolwire.errors`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Protocol, runtime_checkable
 
+from toolwire.errors import ConfigError
 from toolwire.events import StreamEvent
 from toolwire.transcript import ReasoningPart, Reply, Request, TextPart
 
@@ -53,6 +55,30 @@ class StreamingModel(Model, Protocol):
     """
 
     def stream(self, request: Request) -> AsyncIterator[StreamEvent]: ...
+
+
+_MODEL_IDS: list[Callable[[str], Model]] = []
+
+
+def read_model_ids(read: Callable[[str], Model]) -> None:
+    """Say how a model id (``"anthropic:claude-sonnet-4-5"``) becomes a `Model`; the package
+    root gives toolwire's HTTP client here, so that an agent takes an id as it is."""
+    _MODEL_IDS[:] = [read]
+
+
+def as_model(value: object, where: str = "Agent(model=...)") -> Model:
+    """``value`` as a `Model`: one as it is, a model id read by what `read_model_ids` gave;
+    anything else (None, a number) is a `ConfigError` saying what to give."""
+    if isinstance(value, str) and _MODEL_IDS:
+        return _MODEL_IDS[0](value)
+    if isinstance(value, str):
+        raise ConfigError(f"{where}: the model id {value!r} is read by toolwire's HTTP client: "
+                          "use toolwire.Agent, or give toolwire.model(...)")
+    if value is None or not callable(getattr(value, "complete", None)):
+        raise ConfigError(f"{where}: got {value!r}, which is not a model; give a model id such "
+                          "as 'anthropic:claude-sonnet-4-5', or a Model such as "
+                          "toolwire.model(...) or toolwire.testing.ScriptedModel")
+    return value  # type: ignore[return-value]
 
 
 def model_name(model: object) -> str:

@@ -402,8 +402,22 @@ class Request(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     def __post_init__(self) -> None:
         if not isinstance(self.messages, tuple):
             _force_set(self, "messages", tuple(self.messages))
-        if not isinstance(self.tools, tuple):
-            _force_set(self, "tools", tuple(self.tools))
+        if not isinstance(self.tools, tuple) or not all(
+                isinstance(t, ToolSpec) for t in self.tools):
+            _force_set(self, "tools", tuple(_spec(t, n) for n, t in enumerate(self.tools)))
+
+
+def _spec(tool: Any, n: int) -> ToolSpec:
+    """What the model is shown of ``tool``: a `ToolSpec` as it is, a tool's spec (an object
+    whose ``spec`` is one, such as `toolwire.Tool`); anything else is refused here, where it
+    was given, not deep in an encoder."""
+    if isinstance(tool, ToolSpec):
+        return tool
+    spec = getattr(tool, "spec", None)
+    if isinstance(spec, ToolSpec):
+        return spec
+    raise TranscriptError(f"Request(tools=...): item {n} is a {type(tool).__name__}, not a "
+                          "ToolSpec or a Tool")
 
 
 class Usage(msgspec.Struct, frozen=True, kw_only=True, gc=False):

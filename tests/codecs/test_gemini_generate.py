@@ -425,8 +425,10 @@ def test_decode_request_keeps_unknown_keys_and_reads_the_model() -> None:
     ({"contents": "x"}, "contents: expected a list of contents, got a string"),
     ({"contents": {"role": "user"}}, "contents: expected a list of contents, got an object"),
     ({"contents": ["hi"]}, "contents[0]: expected an object (a content), got a string"),
-    ({"contents": [{"role": 1, "parts": []}]}, "contents[0].role: expected a string, got an "
-                                               "integer"),
+    ({"contents": [{"role": 1, "parts": []}]}, "contents[0].role: expected 'user', 'model' "
+     "or 'function', got an integer"),
+    ({"contents": [{"role": "wizard", "parts": []}]}, "contents[0].role: expected 'user', "
+     "'model' or 'function', got a string"),
     ({"contents": [{"role": "user", "parts": "hi"}]},
      "contents[0].parts: expected a list of parts, got a string"),
     ({"contents": [{"role": "user", "parts": ["hi"]}]},

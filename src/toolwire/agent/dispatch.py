@@ -323,7 +323,8 @@ class Dispatcher:
         if policy == "allow":
             return None
         if policy == "deny":
-            return f"The user declined this call: the tool {tool.name!r} is not allowed to run."
+            return (f"The run's approval policy declined this call: the tool {tool.name!r} "
+                    "is not allowed to run (no one was asked).")
         if policy == "defer":
             decided = self._bound.pop(call_digest(call), None)
             if decided is None:

@@ -62,24 +62,18 @@ from toolwire.agent.run import (
     task_messages,
 )
 from toolwire.agent.toollist import ToolList, ToolSource, defer_tools
-from toolwire.errors import (
-    ContextLengthError,
-    ProviderError,
-    ResponseTooLarge,
-    WireFormatError,
-)
+from toolwire.errors import ContextLengthError, ProviderError, ResponseTooLarge, WireFormatError
 from toolwire.events import ApprovalAwaited, StreamEnd, ToolFinished, ToolStarted, listen
-from toolwire.protocol import Model, model_name, native_search, provider_model
+from toolwire.protocol import (
+    Model,
+    as_model,
+    model_name,
+    native_search,
+    provider_model,
+)
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.telemetry.settings import Telemetry, current, make
-from toolwire.transcript import (
-    Cache,
-    Message,
-    Reply,
-    Request,
-    ToolCallPart,
-    ToolResultPart,
-)
+from toolwire.transcript import Cache, Message, Reply, Request, ToolCallPart, ToolResultPart
 
 T = TypeVar("T")
 
@@ -124,7 +118,7 @@ class Agent:
     def __init__(
         self,
         *,
-        model: Model,
+        model: Model | str,
         tools: Iterable[Tool | Callable[..., Any]] = (),
         system: str | None = None,
         max_turns: int = 50,
@@ -156,7 +150,7 @@ class Agent:
         defer_after: int | None = None,
         tool_sources: Iterable[ToolSource] = (),
     ) -> None:
-        self.model = model
+        self.model = model = as_model(model)
         self.context = dict(context or {})
         toolset = Toolset(tools)
         self.tools, self.specs, self.tool_search = defer_tools(

@@ -23,6 +23,7 @@ from typing import Any
 from toolwire.cli import checks, trust
 from toolwire.cli.common import (
     EPILOG,
+    EXIT_CLOSED_PIPE,
     EXIT_OK,
     EXIT_PROBLEM,
     EXIT_USAGE,
@@ -64,7 +65,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from toolwire.transcript_json import to_json
 
     checks.read_text(args.file, event_stream=True)
-    html = checks.output_path(args.html, "--html") if args.html else None
+    html = checks.output_path(args.html, "--html", fresh=True) if args.html else None
     with _shape_of(args.file):
         expl = explain_file(args.file)
     record = _record_standing(args.file)
@@ -302,8 +303,17 @@ def cmd_config(args: argparse.Namespace) -> int:
     lines = [f"config file: {path}" + ("" if path.exists() else " (there is none)")]
     lines += [f"{name} = {s.value if s.value is not None else '-'}  (from {s.source})"
               for name, s in found.items()]
+    problem = None
+    model = found["model"]
+    if model.value is not None:
+        try:
+            checks.model_id(model.value, model.source.removeprefix("the "))
+        except UserError as exc:
+            problem = str(exc)
+            lines.append(f"problem: {problem}")
+    data["problem"] = problem
     _emit(args, data, "\n".join(lines))
-    return EXIT_OK
+    return EXIT_OK if problem is None else EXIT_PROBLEM
 
 
 # ------------------------------------------------------------------------------- parser
@@ -329,10 +339,12 @@ def build_parser() -> argparse.ArgumentParser:
     from toolwire.cli import proxy as _cli_proxy
     from toolwire.cli import replay as _cli_replay
     from toolwire.cli import run as _cli_run
+    from toolwire.cli import runs as _cli_runs
     _cli_run.add_commands(sub, EPILOG)
     _cli_demo.add_command(sub, EPILOG)
     _cli_replay.add_command(sub, EPILOG)
     _cli_chat.add_command(sub, EPILOG)
+    _cli_runs.add_command(sub, EPILOG)
     _cli_batch.add_commands(sub, EPILOG)
     _cli_proxy.add_command(sub, EPILOG)
 
@@ -407,14 +419,49 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command ``argv`` (default: this process's arguments); return its exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return EXIT_USAGE
+        return _command(args, argv)
+    except BaseException as exc:
+        if not _reader_left(exc):
+            raise
+        return _quiet_after_closed_pipe()
+
+
+def _reader_left(exc: BaseException | None) -> bool:
+    """Whether ``exc`` comes from writing to a pipe whose reader has gone (``| head``)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, BrokenPipeError):
+            return True
+        if isinstance(exc, BaseExceptionGroup):
+            return any(_reader_left(inner) for inner in exc.exceptions)
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _quiet_after_closed_pipe() -> int:
+    """End as ``git log | head`` does: nothing more is written (what is still buffered goes
+    nowhere rather than failing at exit), and the exit code of a process ended by SIGPIPE."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(devnull, stream.fileno())
+    os.close(devnull)
+    return EXIT_CLOSED_PIPE
+
+
+def _command(args: argparse.Namespace, argv: list[str]) -> int:
     from toolwire.errors import ToolwireError
 
-    argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return EXIT_USAGE
     try:
         with traced(args):
             return int(args.func(args))
@@ -423,13 +470,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"toolwire {args.command}: error: {shown}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("stopped", file=sys.stderr)
+        log = getattr(args, "stop_log", None)
+        print("\nstopped (Ctrl-C)" + (f"; log: {log}; toolwire resume {log} continues it"
+                                      if log else ""), file=sys.stderr)
         return 130
     except OSError as exc:
+        if _reader_left(exc):
+            raise
         if exc.filename is None:  # not about a path the person gave
             return report_crash(args.command, exc, argv)
         print(f"toolwire {args.command}: error: {exc.filename}: {exc.strerror or exc}",
               file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:
+        if _reader_left(exc):
+            raise
         return report_crash(args.command, exc, argv)

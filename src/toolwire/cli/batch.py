@@ -98,15 +98,20 @@ def check_batch(args: argparse.Namespace) -> None:
     checks.read_text(args.tasks, "TASKS")
     settings.apply(args)
     _check_provider_batch(args)
-    checks.model_id(args.model, keys=True)
+    checks.model_id(args.model, args.model_source, keys=True)
     chains.check_fallbacks(args, keys=True)
     checks.output_path(args.out, "--out")
+    if Path(args.out).exists() and Path(args.out).samefile(args.tasks):
+        raise UserError(f"--out {args.out} is the task file itself; give another path for the "
+                        "results")
     if Path(args.out).exists():
         _check_results(args.out)
     if args.runs is not None and Path(args.runs).exists() and not Path(args.runs).is_dir():
         raise UserError(f"--runs {args.runs} is a file; give a folder (made if missing)")
     if args.ray is not None:
         checks.need_extra("ray", "--ray")
+        if args.ray.startswith("ray://"):
+            checks.need_package("grpc", f"--ray {args.ray} (Ray's client)", "ray[client]")
     if not read_tasks(args.tasks):
         raise UserError(f"TASKS {args.tasks} holds no tasks; write one JSON object per line, "
                         'like {"id": 1, "prompt": "..."}')

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
 
 from toolwire.cli import chains, checks, settings, trust
 from toolwire.cli.common import EXIT_OK, UserError
+from toolwire.cli.interrupts import signals_to_the_main_thread
 from toolwire.cli.run import (
     Outputs,
     _agent,
@@ -52,26 +54,88 @@ def _undo(log: str, journal: Any, term: Terminal) -> None:
     with RunLog(log) as writer:
         writer(Compacted(how="undo", why="the user undid the last turn", before=len(messages),
                          after=len(keep), messages=tuple(keep)))
-    restored = journal.undo()
+    changed = journal.changed_since()
+    again = False
+    if changed:
+        answer = term.ask(f"changed since the turn ended (by you or another program): "
+                          f"{', '.join(changed)}; put back as before the turn anyway, losing "
+                          "those changes? [y/N] ")
+        again = answer.strip().lower() in ("y", "yes")
+    restored = journal.undo(changed_too=again)
     files = ", ".join(restored) if restored else "none"
+    kept = [] if again else changed
     term.say(f"undid the last turn ({len(messages) - len(keep)} message(s) dropped); files put "
-             f"back: {files}. What run_command did in it is not reverted.")
+             f"back: {files}" + (f"; left as they are now: {', '.join(kept)}" if kept else "")
+             + ". What run_command did in it is not reverted.")
 
 
-def _read(term: Terminal) -> str | None:
-    """The next line, or None at the end of input."""
-    term.clear()
+RECAP_CHARS = 200
+
+
+def recap(messages: list[Any]) -> list[str]:
+    """The conversation so far, as a resumed chat shows it first: each line typed and each
+    answer (shortened), and how many tool calls came between."""
+    lines = ["so far:"]
+    calls = 0
+    for message in messages:
+        text = " ".join(message.text.split())
+        short = text if len(text) <= RECAP_CHARS else text[:RECAP_CHARS - 1] + "…"
+        if message.role == "user" and not message.tool_results:
+            lines.append(f"{PROMPT}{short}")
+        elif message.role == "assistant":
+            calls += len(message.tool_calls)
+            if text and not message.tool_calls:
+                if calls:
+                    lines.append(f"  ({calls} tool call(s))")
+                    calls = 0
+                lines.append(f"model: {short}")
+    if calls:
+        lines.append(f"  ({calls} tool call(s), the last turn unfinished)")
+    return lines if len(lines) > 1 else []
+
+
+def _read(term: Terminal, keys: Any) -> str | None:
+    """The next line, or None at the end of input or when the person leaves with Ctrl-C: on
+    a line with text it clears the line, on an empty line (or pressed again) it leaves."""
+    again = False
+    while True:
+        term.clear()
+        keys.reset()
+        try:
+            with keys.ticking():
+                return input(PROMPT)
+        except EOFError:
+            return None
+        except KeyboardInterrupt:
+            if again or keys.typed == "":
+                print(file=sys.stderr)
+                return None
+            again = True
+            print("\n(line cleared; Ctrl-C again or Ctrl-D leaves)", file=sys.stderr)
+
+
+def _turn(loop: asyncio.AbstractEventLoop, work: Any) -> Any:
+    """Run one turn on the session's event loop; Ctrl-C cancels it and is raised again."""
+    task = loop.create_task(work)
     try:
-        return input(PROMPT)
-    except EOFError:
-        return None
+        return loop.run_until_complete(task)
+    except KeyboardInterrupt:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            loop.run_until_complete(task)
+        raise
 
 
-async def _session(args: argparse.Namespace, agent: Any, model: Any, log: str, journal: Any,
-                   term: Terminal, started: bool) -> None:
-    try:
+def _session(args: argparse.Namespace, agent: Any, loop: asyncio.AbstractEventLoop, log: str,
+             journal: Any, term: Terminal, started: bool) -> None:
+    from toolwire.cli.interrupts import interrupts
+
+    with contextlib.suppress(ImportError):  # line editing, and the line's text at Ctrl-C
+        import readline  # noqa: F401
+    keys = interrupts()
+    with keys.caught():
         while True:
-            line = await asyncio.to_thread(_read, term)
+            line = _read(term, keys)
             if line is None or line.strip() == "/exit":
                 return
             text = line.strip()
@@ -86,14 +150,13 @@ async def _session(args: argparse.Namespace, agent: Any, model: Any, log: str, j
             else:
                 journal.mark()
                 if started:
-                    result = await agent.aresume(log, message=text)
+                    result = _turn(loop, agent.aresume(log, message=text))
                 else:
-                    result = await agent.arun(text, log=log)
+                    result = _turn(loop, agent.arun(text, log=log))
                     started = True
+                journal.seal()
                 finish(result, term, args.json, log)
                 term.answer_shown, term.last_text = False, None
-    finally:
-        await model.aclose()
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
@@ -134,11 +197,19 @@ def cmd_chat(args: argparse.Namespace) -> int:
         outputs.remove()
         _close_mcp(args)
         raise
-    log = log or _default_log(workdir, outputs)
+    log = args.stop_log = log or _default_log(workdir, outputs)
     print(f"toolwire chat in {workdir}; {HELP}", file=sys.stderr)
+    if args.resume:
+        for line in recap(read_log(args.resume).messages):
+            term.say(line)
+    loop = asyncio.new_event_loop()
+    signals_to_the_main_thread(loop)
     try:
-        asyncio.run(_session(args, agent, model, log, journal, term, bool(args.resume)))
+        _session(args, agent, loop, log, journal, term, bool(args.resume))
     finally:
+        loop.run_until_complete(model.aclose())
+        loop.run_until_complete(loop.shutdown_default_executor())
+        loop.close()
         _close_mcp(args)
         if not Path(log).exists() or Path(log).stat().st_size == 0:
             outputs.remove()  # nothing was said: nothing is left behind
@@ -154,8 +225,10 @@ def add_command(sub: Any, epilog: str) -> None:
                     "built-in tools, approvals and run log of `toolwire run`. /undo drops the "
                     "last turn and puts back what edit_file and write_file changed in it "
                     "(run_command's effects are not reverted); /log shows the run "
-                    "log; /exit or Ctrl-D ends. The log resumes like any run: chat --resume LOG "
-                    "goes on talking, toolwire resume LOG finishes an interrupted turn.")
+                    "log; /exit or Ctrl-D ends (Ctrl-C clears the line, and ends on an "
+                    "empty line or when pressed twice). The log resumes like any run: "
+                    "chat --resume LOG goes on talking, toolwire resume LOG finishes an "
+                    "interrupted turn.")
     p.add_argument("--model", metavar="ID", help=f"model id: {'; '.join(MODEL_ID_FORMS)} "
                    "(default: TOOLWIRE_MODEL, or model in the config file)")
     p.add_argument("--resume", metavar="LOG",

@@ -139,6 +139,54 @@ def attachment(path: str, flag: str = "--attach") -> MediaPart:
     return build.from_bytes(data, media_type, name=Path(path).name)
 
 
+def wire_of(model: str) -> str | None:
+    """The wire a model id speaks (None when the id cannot be read here)."""
+    from toolwire.errors import ConfigError
+    from toolwire.http.endpoints import parse_model_id
+
+    try:
+        return parse_model_id(model).wire
+    except ConfigError:
+        return None
+
+
+def not_sent(model: str, temperature: float | None) -> list[str]:
+    """What the model's wire will not send of the settings given (said at the start of a
+    run, so a person does not believe a setting took effect when it did not)."""
+    from toolwire.codecs import get_codec
+    from toolwire.transcript import Message, Request
+
+    wire = wire_of(model)
+    if wire is None or temperature is None:
+        return []
+    encoded = get_codec(wire).encode(Request(model="m", messages=(Message.user("."),),
+                                             temperature=temperature))
+    return [f"--temperature is not sent to {model}: {note.detail}" for note in encoded.notes
+            if note.subject == "temperature"]
+
+
+def attachments_fit(parts: list[MediaPart], paths: list[str], wire: str | None,
+                    flag: str = "--attach") -> None:
+    """Refuse, before anything is written, an attached file the model's wire would refuse
+    (a type it does not take, over its size limit), naming the file as it was given."""
+    from toolwire.codecs import get_codec
+    from toolwire.errors import ConfigError
+    from toolwire.transcript import Message, Request, TextPart
+
+    if wire is None or not parts:
+        return
+    codec = get_codec(wire)
+    for part, path in zip(parts, paths, strict=True):
+        try:
+            codec.encode_request(Request(model="m", messages=(
+                Message(role="user", parts=(TextPart(text="."), part)),)))
+        except ConfigError as exc:
+            detail = str(exc)
+            if detail.startswith("messages["):  # where in a request: not what was typed
+                detail = detail.partition(": ")[2]
+            raise UserError(f"{flag} {path}: {detail}") from None
+
+
 def read_json(path: str, what: str = "") -> Any:
     """A JSON file's value, read with `read_text`'s checks."""
 
@@ -165,8 +213,9 @@ def output_path(path: str, flag: str, *, fresh: bool = False) -> Path:
         raise UserError(f"{flag} {path}: the folder {folder} {what}; create it first or give "
                         "another path")
     if fresh and file.exists() and file.stat().st_size > 0:
-        raise UserError(f"{flag} {path} already holds something; give a new path (a run log "
-                        f"there is continued with: toolwire resume {path})")
+        hint = f" (a run log there is continued with: toolwire resume {path})" if flag in (
+            "--log",) else " (or remove it first)"
+        raise UserError(f"{flag} {path} already holds something; give a new path{hint}")
     return file
 
 
@@ -196,22 +245,43 @@ def free_port(number: int, flag: str = "--port", host: str = "127.0.0.1") -> Non
                             f"({exc.strerror or exc}); give a free port, or 0 for any") from None
 
 
+# What a model id without its provider most likely meant, by how the model's name begins.
+_GUESSES = (("gpt-", "openai"), ("chatgpt", "openai"), ("o1", "openai"), ("o3", "openai"),
+            ("o4", "openai"), ("claude", "anthropic"), ("gemini", "gemini"))
+
+
 def model_id(value: str, flag: str = "--model", *, keys: bool = False) -> str:
-    """A model id whose form is right (its base URL after ``@`` too); with ``keys``, also one
-    whose API key is set. Nothing is started or sent."""
+    """A model id whose form is right (its base URL after ``@`` too) and whose settings in the
+    environment are there (a cloud id's region, project or resource and credentials); with
+    ``keys``, also one whose API key is set. ``flag`` names where the value came from (the
+    flag, an environment variable, the config file). Nothing is started or sent."""
     from toolwire.errors import ConfigError
     from toolwire.http.endpoints import parse_model_id
 
+    guess = None if ":" in value else next(
+        (p for start, p in _GUESSES if value.lower().startswith(start)), None)
     try:
-        endpoint = parse_model_id(value, env=None if keys else {})
+        endpoint = parse_model_id(value)
         if endpoint.provider == "local" and "@" not in value:
             from toolwire.http.local import find_model
 
             find_model(endpoint.model)
     except ConfigError as exc:
+        if guess is not None:
+            raise UserError(f"{flag}: {value!r} names no provider; write {guess}:{value} "
+                            f"({exc})") from None
         if keys or "needs an API key" not in str(exc):
             raise UserError(f"{flag}: {exc}") from None
     return value
+
+
+def need_package(module: str, feature: str, package: str) -> None:
+    """Refuse a feature that needs another project's optional part, with its pip line."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise UserError(f"{feature} needs {package}, which is not installed: "
+                        f"pip install '{package}'") from None
 
 
 def need_extra(module: str, feature: str) -> None:

@@ -5,8 +5,9 @@ Exit codes: 0 success; 1 the command ran and found a problem (``check`` found br
 a run ended without an answer); 2 bad usage or input, printed as one line naming what was wrong
 and what to do; 3 an internal error (a bug in toolwire), printed as one line naming the file
 that holds the full traceback; 4 a run ended because a reply arrived but could not be used (stop
-``bad_reply``: a broken server or proxy, not a model that did not finish). Must not import the
-commands themselves: they import this.
+``bad_reply``: a broken server or proxy, not a model that did not finish); 141 the program
+reading the output closed it early (``| head``), ended quietly as a process ended by SIGPIPE.
+Must not import the commands themselves: they import this.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import sys
 from collections.abc import Sequence
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_INTERNAL, EXIT_BAD_REPLY = 0, 1, 2, 3, 4
+EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE, as a shell reports a process that signal ended
 
 EPILOG = """exit codes: 0 success; 1 problems found or the run ended without an answer;
 2 bad usage or input (the message says what to fix); 3 an internal error in toolwire (the
 message says where its traceback was written); 4 the run ended because a reply could not be
-used (stop bad_reply)."""
+used (stop bad_reply); 141 the output was closed early (as by head), nothing more written."""
 
 
 def for_people(text: str) -> str:

@@ -130,7 +130,7 @@ def _demo_in(args: argparse.Namespace, model: Any, emulator: Any, workdir: Path,
               "runs for real")
     print(f"task: {DEMO_TASK}\n")
     args.tools, args.approve = "coding", "auto"
-    if args.scenario == "recover":
+    if args.scenario == "recover" and args.stream is None:
         args.stream = True  # broken argument JSON reaches a harness through a stream
     term = _terminal(args, interactive=False)
     log = _default_log(workdir, Outputs())

@@ -11,6 +11,8 @@ share.
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,9 +53,18 @@ def traced(args: argparse.Namespace) -> Iterator[None]:
               file=sys.stderr)
         yield
         return
+    if exporting is not None:  # what the SDK logs of each failed attempt is said once below
+        logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)
     try:
         yield
     finally:
         settings.uninstrument()
         if exporting is not None:
             exporting.close()
+            if exporting.undelivered:
+                from toolwire.telemetry.export import ENDPOINT_ENV
+
+                where = os.environ.get(ENDPOINT_ENV) or "http://localhost:4318"
+                print(f"toolwire: --otel: {exporting.undelivered} span(s) were not delivered: "
+                      f"the OTLP collector at {where} did not take them (is one listening "
+                      f"there? set {ENDPOINT_ENV} to its address)", file=sys.stderr)

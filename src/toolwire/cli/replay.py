@@ -70,10 +70,12 @@ def read_recording(path: str) -> Recording:
 def _from_log(path: str, text: str) -> Recording:
     from toolwire.agent.runlog import read_log
     from toolwire.http.providers import get_provider
+    from toolwire.mediafiles import MediaFiles, unfold_fields
     from toolwire.transcript import Message, Reply
     from toolwire.transcript_json import from_json
 
     logged = read_log(path)  # checks every line
+    media = MediaFiles(Path(path))
     header = logged.header
     provider = get_provider(str(header.get("model") or "").partition(":")[0])
     rec = Recording(path, system=header.get("system"), results=dict(logged.results),
@@ -85,6 +87,7 @@ def _from_log(path: str, text: str) -> Recording:
             event = json.loads(line)
         except ValueError:  # a last line cut short: read_log skipped it too
             continue
+        unfold_fields(event, media, path)  # media kept beside the log, as read_log reads it
         kind = event.get("event")
         if kind == "message":
             message = from_json(event["message"])
@@ -166,12 +169,27 @@ def _interaction(path: str, n: int, item: Any) -> tuple[dict[str, Any], dict[str
 
 
 def _shown(result: Any, workdir: Path, recorded_dir: str | None) -> str:
-    """A result as compared: its text (media as JSON), the folder's path and timings masked."""
+    """A result as compared: its text, each media part as one line naming its kind, type,
+    size and hash (never its bytes, nor its name, which not every wire carries), the folder's
+    path and timings masked."""
+    from toolwire.transcript import MediaPart, TextPart
     from toolwire.transcript_json import to_json
 
     content = result.content
-    text = content if isinstance(content, str) else json.dumps(
-        to_json(result).get("content"), indent=1, ensure_ascii=False)
+    if isinstance(content, str):
+        text = content
+    else:
+        shown = []
+        for part in content:
+            if isinstance(part, MediaPart):
+                digest = hashlib.sha256(part.data).hexdigest()[:16] if part.data else "-"
+                shown.append(f"[{part.kind} {part.media_type}, {len(part.data or b'')} bytes, "
+                             f"sha256 {digest}{', ' + part.url if part.url else ''}]")
+            elif isinstance(part, TextPart):
+                shown.append(part.text)
+            else:
+                shown.append(json.dumps(to_json(part), ensure_ascii=False))
+        text = "\n".join(shown)
     for folder in {str(workdir), recorded_dir} - {None, ""}:
         text = text.replace(str(folder), "<workdir>")
     return ("[error] " if result.is_error else "") + TIMINGS.sub(r"\1 <time>", text)
@@ -198,7 +216,7 @@ def _seen(workdir: Path, path: str) -> str | None:
         return f"not read: {exc.strerror or exc}"
 
 
-def _plan(rec: Recording, workdir: Path, mode: str, network: bool, test_command: Any,
+def _plan(rec: Recording, workdir: str, mode: str, network: bool, test_command: Any,
           coding: bool) -> list[tuple[str, str]]:
     """What a replay of ``rec`` would do, for a record the person is asked about."""
     calls = [c for t in rec.turns for c in t.reply.tool_calls]
@@ -311,16 +329,13 @@ async def _play(agent: Any, rec: Recording, log: Path) -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from toolwire.agent.loop import Agent
-    from toolwire.emulator import Emulator
-    from toolwire.http import client
-    from toolwire.http.providers import provider_for
-    from toolwire.tools.coding import coding_tools
-    from toolwire.tools.sandbox import SANDBOX_MODES, Sandbox
+    from toolwire.tools.sandbox import SANDBOX_MODES
 
     rec = read_recording(args.log)
     if not rec.turns:
         raise UserError(f"{args.log} holds no reply of the model: there is nothing to replay")
+    if args.in_place and args.workdir:
+        raise UserError("give --workdir DIR or --in-place, not both")
     folder = args.workdir or rec.context.get("workdir")
     if not folder:
         raise UserError(f"{args.log} does not say which folder its tools worked in; give "
@@ -328,24 +343,89 @@ def cmd_replay(args: argparse.Namespace) -> int:
     workdir = checks.workdir(str(folder))
     wire = args.wire or rec.wire or WIRES[0]
     verdict = trust.standing(args.log, document=trust.is_cassette(args.log))
-    own = verdict.own
-    mode = args.sandbox or (rec.context.get("sandbox") if own else None) or "auto"
-    if mode not in SANDBOX_MODES:
-        raise UserError(f"{args.log} names the sandbox setting {mode!r}, which this toolwire "
-                        f"does not know; give --sandbox {' or '.join(SANDBOX_MODES)}")
-    network = own and rec.context.get("allow_network") is True
-    test_command = rec.context.get("test_command")
-    coding = rec.context.get("tools") != "none"
-    if not own:
-        trust.confirm(args, args.log, verdict, "replay", _plan(rec, workdir, mode, network,
-                                                                test_command, coding))
+    args.sandbox = args.sandbox or (rec.context.get("sandbox") if verdict.own else None) or "auto"
+    if args.sandbox not in SANDBOX_MODES:
+        raise UserError(f"{args.log} names the sandbox setting {args.sandbox!r}, which this "
+                        f"toolwire does not know; give --sandbox {' or '.join(SANDBOX_MODES)}")
+    args.network = verdict.own and rec.context.get("allow_network") is True
+    if not verdict.own:
+        where = str(workdir) if args.workdir or args.in_place else f"a copy of {workdir}"
+        trust.confirm(args, args.log, verdict, "replay", _plan(
+            rec, where, args.sandbox, args.network, rec.context.get("test_command"),
+            rec.context.get("tools") != "none"))
     found = {p: (was, _seen(workdir, p)) for p, was in (rec.files or {}).items()}
     changed = {p: hashes for p, hashes in found.items() if hashes[0] != hashes[1]}
+    if args.in_place and changed:
+        _confirm_in_place(args.log, workdir, sorted(changed))
+    with tempfile.TemporaryDirectory(prefix="toolwire-replay-copy-") as copies:
+        if not args.workdir and not args.in_place:
+            workdir = copy_folder(workdir, Path(copies) / (workdir.name or "workdir"))
+            args.shown_folder = f"a copy of {folder}"
+            print(f"replaying in a copy of {folder} (without its .toolwire folder; removed "
+                  "afterwards); --in-place replays in the folder itself", file=sys.stderr)
+        return _replay(args, rec, workdir, wire, changed)
+
+
+COPY_LIMIT = 512 << 20
+"""The most a replay copies of the recorded folder (bytes) before it asks for --workdir."""
+
+
+def copy_folder(folder: Path, into: Path, limit: int = COPY_LIMIT) -> Path:
+    """A copy of ``folder`` at ``into``, without its ``.toolwire`` folder (links copied as
+    links); refused, before anything is copied, when its files hold more than ``limit``."""
+    import os
+    import shutil
+
+    total = 0
+    for top, dirs, files in os.walk(folder):
+        if Path(top) == folder and ".toolwire" in dirs:
+            dirs.remove(".toolwire")
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(top, name)).st_size
+            except OSError:
+                continue
+        if total > limit:
+            raise UserError(f"the recorded folder {folder} holds more than {limit >> 20} MB, "
+                            "more than replay copies; give --workdir DIR (a copy you made), or "
+                            "--in-place to replay in the folder itself")
+
+    def skipped(top: str, names: list[str]) -> list[str]:
+        return [".toolwire"] if Path(top) == folder and ".toolwire" in names else []
+
+    shutil.copytree(folder, into, symlinks=True, ignore=skipped)
+    return into
+
+
+def _confirm_in_place(log: str, workdir: Path, changed: list[str]) -> None:
+    """Replay in the live folder only when the person says so, once they know which files
+    differ from the recording (and could be overwritten by the tools)."""
+    named = ", ".join(changed[:20]) + (f" and {len(changed) - 20} more" if len(changed) > 20
+                                        else "")
+    print(f"these files in {workdir} differ from the recording of {log}, and the replayed "
+          f"tools may overwrite them: {named}", file=sys.stderr)
+    if not sys.stdin.isatty():
+        raise UserError(f"--in-place: {len(changed)} file(s) differ from the recording (named "
+                        "above); replay without --in-place to work in a copy")
+    answer = input(f"replay in {workdir} anyway? [y/N] ").strip().lower()
+    if answer not in ("y", "yes"):
+        raise UserError("--in-place: not confirmed; nothing was replayed")
+
+
+def _replay(args: argparse.Namespace, rec: Recording, workdir: Path, wire: str,
+            changed: dict[str, tuple[str | None, str | None]]) -> int:
+    from toolwire.agent.loop import Agent
+    from toolwire.emulator import Emulator
+    from toolwire.http import client
+    from toolwire.http.providers import provider_for
+    from toolwire.tools.coding import coding_tools
+    from toolwire.tools.sandbox import Sandbox
+
     differ = Differ(rec, workdir)
-    sandbox = Sandbox(mode)
-    tools = [] if not coding else coding_tools(
-        workdir, answer=_answers(rec), sandbox=sandbox, test_command=test_command,
-        allow_network=network)
+    sandbox = Sandbox(args.sandbox)
+    tools = [] if rec.context.get("tools") == "none" else coding_tools(
+        workdir, answer=_answers(rec), sandbox=sandbox,
+        test_command=rec.context.get("test_command"), allow_network=args.network)
     with Emulator([t.reply for t in rec.turns]) as emu, \
             tempfile.TemporaryDirectory(prefix="toolwire-replay-") as scratch:
         model = client.model(f"{provider_for(wire)}:replay@{emu.base_url}", env={})
@@ -361,8 +441,9 @@ def _report(args: argparse.Namespace, rec: Recording, differ: Differ,
             changed: dict[str, tuple[str | None, str | None]], wire: str,
             workdir: Path) -> int:
     if differ.first is None:
+        place = getattr(args, "shown_folder", None) or workdir
         print(f"replayed {len(differ.replies)} turn(s) of {args.log} in the {wire} wire, in "
-              f"{workdir}: all {differ.compared} tool result(s) are as recorded")
+              f"{place}: all {differ.compared} tool result(s) are as recorded")
         return EXIT_OK
     turn, pos, call, recorded, result = differ.first
     where = str(rec.context.get("workdir") or "")
@@ -404,7 +485,11 @@ def add_command(sub: Any, epilog: str) -> None:
                     "(exit 1); exit 0 when every result is as recorded.")
     p.add_argument("log", metavar="LOG", help="a run log or a cassette")
     p.add_argument("--workdir", metavar="DIR",
-                   help="the folder the tools run in (default: the recorded one)")
+                   help="the folder the tools run in (default: a copy of the recorded one, "
+                        "without its .toolwire folder, removed afterwards)")
+    p.add_argument("--in-place", action="store_true",
+                   help="run the tools in the recorded folder itself (files that differ from "
+                        "the recording are named first, and must be confirmed)")
     p.add_argument("--wire", choices=WIRES, metavar="WIRE",
                    help="answer in this wire instead of the recorded one: " + ", ".join(WIRES))
     p.add_argument("--sandbox", choices=SANDBOX_MODES,

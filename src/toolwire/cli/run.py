@@ -33,12 +33,15 @@ def check_agent_options(args: argparse.Namespace) -> None:
     if getattr(args, "mcp", None) or getattr(args, "mcp_deferred", None):
         checks.need_extra("mcp", "--mcp" if getattr(args, "mcp", None) else "--mcp-deferred")
     if getattr(args, "model", None):
-        checks.model_id(args.model)
+        checks.model_id(args.model, getattr(args, "model_source", None) or "--model")
     chains.check_fallbacks(args)
     if getattr(args, "temperature", None) is not None and getattr(args, "reasoning", None) not in (
             None, "off"):
         raise UserError("--temperature and --reasoning together: reasoning models refuse a "
                         "sampling temperature; give one of them (or --reasoning off)")
+    if getattr(args, "model", None):
+        for line in checks.not_sent(args.model, getattr(args, "temperature", None)):
+            print(f"note: {line}", file=sys.stderr)
 
 
 def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
@@ -77,7 +80,9 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
         mcp = {"deferred": servers.deferred, "tool_sources": [servers.tool_source]}
         if getattr(args, "mcp_instructions", False):
             system = servers.system_prompt(system) or system
-    if args.tools == "coding":  # said once everything the run needs has started
+    usual = sandbox.kind == "bubblewrap" and (args.sandbox or "auto") == "auto" and not network
+    if args.tools == "coding" and (not usual or getattr(args, "verbose", False)):
+        # said once everything the run needs has started; the usual confinement only with -v
         print(f"sandbox: {sandbox.describe(network)}", file=sys.stderr)
     return Agent(model=model, tools=tools, max_turns=args.max_turns,
                  approval=policy(args.approve, sandbox, [t.name for t in builtin],
@@ -176,6 +181,7 @@ class Outputs:
     def __init__(self) -> None:
         self.made: list[Path] = []
         self.trees: list[Path] = []
+        self.written: list[Path] = []  # small files the command wrote itself
 
     def tree(self, path: Path) -> Path:
         """A folder the command made and fills on its own: removed with what is in it."""
@@ -197,6 +203,9 @@ class Outputs:
     def remove(self) -> None:
         for tree in self.trees:
             shutil.rmtree(tree, ignore_errors=True)
+        for path in self.written:
+            with contextlib.suppress(OSError):
+                path.unlink()
         for path in self.made:
             with contextlib.suppress(OSError):  # gone already, or not empty: left alone
                 if path.is_dir():
@@ -205,13 +214,27 @@ class Outputs:
                     path.unlink()
 
 
+def runs_folder(workdir: Path) -> Path:
+    """Where a run in ``workdir`` writes its log when no --log is given: a folder of the
+    user's state directory (`toolwire.records.runs_folder`)."""
+    from toolwire import records
+
+    return records.runs_folder(workdir)
+
+
 def _default_log(workdir: Path, outputs: Outputs) -> str:
     """A new run log for the project in ``workdir``, in the user's state directory (where the
     model's commands cannot write: `toolwire.records.runs_folder`)."""
     from toolwire.records import runs_folder
 
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    folder = outputs.folder(runs_folder(workdir))
+    try:
+        folder = outputs.folder(runs_folder(workdir))
+    except OSError as exc:
+        outputs.remove()
+        raise UserError(f"cannot write the run log in {runs_folder(workdir)} "
+                        f"({exc.strerror or exc}); give --log FILE in a folder you can write "
+                        "to") from None
     return str(outputs.file(folder / f"{stamp}.jsonl"))
 
 
@@ -243,16 +266,22 @@ def _go(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal, out
     """Build the agent, then run ``start(agent)``; a run that fails to start leaves nothing."""
 
     async def go(agent: Any) -> Any:
+        from toolwire.cli.interrupts import signals_to_the_main_thread
+
+        signals_to_the_main_thread(asyncio.get_running_loop())
         try:
             return await start(agent)
         finally:
             await model.aclose()
 
+    from toolwire.cli.interrupts import interrupts
+
     started = False
     try:
         agent = _agent(args, model, workdir, term, test_command)
         started = True
-        return asyncio.run(go(agent))
+        with interrupts().caught():
+            return asyncio.run(go(agent))
     except BaseException:
         if not started:  # a run that began keeps its log, whatever ended it
             asyncio.run(model.aclose())
@@ -262,14 +291,41 @@ def _go(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal, out
         _close_mcp(args)
 
 
+def _task(args: argparse.Namespace) -> str:
+    """The task: TASK, standard input for ``-``, or ``--task-file``; never empty."""
+    if args.task_file is not None and args.task is not None:
+        raise UserError("give TASK or --task-file FILE, not both")
+    if args.task_file is not None:
+        where = f"--task-file {args.task_file}"
+        task = checks.read_text(args.task_file, "--task-file")
+    elif args.task == "-":
+        if sys.stdin.isatty():
+            print("reading the task from standard input; end it with Ctrl-D", file=sys.stderr)
+        try:
+            task = sys.stdin.read()
+        except UnicodeDecodeError:
+            raise UserError("the task on standard input is not UTF-8 text") from None
+        where = "the task read from standard input"
+    elif args.task is None:
+        raise UserError("no task: give TASK, - to read it from standard input, or "
+                        "--task-file FILE")
+    else:
+        task, where = args.task, "TASK"
+    if not task.strip():
+        raise UserError(f"{where} is empty; say what the agent should do")
+    return task
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from toolwire.http import client
 
     workdir = checks.workdir(args.workdir or ".")
     args.tools = args.tools or "coding"
+    args.task = _task(args)
     attached = [checks.attachment(path) for path in args.attach]
     settings.apply(args)
     check_agent_options(args)
+    checks.attachments_fit(attached, args.attach, checks.wire_of(args.model))
     args.protect = trust.record_place(args, workdir, [("--log", args.log),
                                                       ("--record", args.record)])
     outputs = Outputs()
@@ -285,7 +341,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     model = chains.chained(args, client.model(args.model, transport=transport, limits=limits),
                            transport=transport)
     term = _terminal(args)
-    log = log or _default_log(workdir, outputs)
+    log = args.stop_log = log or _default_log(workdir, outputs)
     task = [args.task, *attached] if attached else args.task
     result = _go(args, model, workdir, term, outputs, lambda a: a.arun(task, log=log))
     return finish(result, term, args.json, log)
@@ -303,6 +359,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     decisions = _decisions(args, logged)
     model = chains.chained(args, client.model(args.model, limits=settings.limits(args)))
     term = _terminal(args)
+    args.stop_log = args.log
     result = _go(args, model, workdir, term, Outputs(),
                  lambda a: a.aresume(args.log, decisions=decisions))
     return finish(result, term, args.json, args.log)
@@ -429,7 +486,10 @@ def add_commands(sub: Any, epilog: str) -> None:
                     "that change things ask before running. The run log is always written "
                     "(default: in toolwire's state directory, ~/.local/state/toolwire/runs/); "
                     "`toolwire resume LOG` continues it.")
-    p.add_argument("task", metavar="TASK")
+    p.add_argument("task", metavar="TASK", nargs="?",
+                   help="what to do; - reads it from standard input")
+    p.add_argument("--task-file", metavar="FILE",
+                   help="read the task from this text file (for a task too long to type)")
     p.add_argument("--model", metavar="ID", help=f"model id: {forms} (default: "
                    "TOOLWIRE_MODEL, or model in the config file; see toolwire config show)")
     p.add_argument("--log", metavar="FILE", help="where to write the run log (a new file)")

@@ -185,6 +185,9 @@ def apply(args: Any) -> dict[str, Setting]:
     for name, setting in found.items():
         if hasattr(args, name):
             setattr(args, name, setting.value)
+    if hasattr(args, "model") and not getattr(args, "model_source", None):
+        args.model_source = found["model"].source.removeprefix("the ").replace(
+            "--model flag", "--model")
     if hasattr(args, "model") and not args.model:
         raise UserError("no model: give --model ID, set TOOLWIRE_MODEL, or write model = "
                         f'"ID" in {config_path()}')

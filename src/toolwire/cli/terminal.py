@@ -7,7 +7,7 @@ a turn is shown when its reply arrives, and a call's line before its approval pr
 person never approves blind. Wire notes are summed up in one line (all of them with
 ``--verbose``). Lines are coloured with `rich` on a terminal (`Painter`), plain when the output
 is not a terminal, with ``--no-color`` or with ``NO_COLOR``. Imports only the command line's
-`common`, library events and values, and `rich` when it colours.
+`common` and `interrupts`, library events and values, and `rich` when it colours.
 """
 
 from __future__ import annotations
@@ -119,11 +119,13 @@ class Terminal:
         self.status()
 
     def ask(self, prompt: str) -> str:
+        """A line typed at ``prompt`` ("" at the end of input); Ctrl-C ends the wait at once
+        (`KeyboardInterrupt`), from whatever thread asks."""
+        from toolwire.cli.interrupts import interrupts
+
         self.clear()
-        try:
-            return input(neutral(self.paint.redact(prompt)))
-        except EOFError:
-            return ""
+        line = interrupts().read_line(neutral(self.paint.redact(prompt)))
+        return "" if line is None else line
 
     def show_call(self, call: Any) -> None:
         """The line naming a call and its arguments, once per call."""
@@ -159,6 +161,8 @@ class Terminal:
         elif isinstance(event, ToolStarted):
             self.running.add(event.call.id)
             self.activity = f"running {event.call.name}"
+            if not self._streamed:  # what runs is on screen while it runs
+                self.show_call(event.call)
             self.status()
         elif isinstance(event, ToolFinished):
             self.running.discard(event.call.id)
@@ -209,7 +213,7 @@ class Terminal:
         self.answer_shown = streamed and not reply.tool_calls
         self.last_text = reply.text if streamed else None
         self._calls = {call.id: call for call in reply.tool_calls}
-        self._shown = set()
+        self._shown &= set(self._calls)  # a call that started early is on screen already
         if reply.text and reply.tool_calls and not streamed:
             self.say(f"model: {reply.text}", "text")
             self.last_text = reply.text
@@ -312,14 +316,25 @@ def end_line(result: Any, log: str | None) -> str:
         parts.append(f"{usage.cache_read_tokens:,} read from the prompt cache")
     if usage.cost is not None:
         parts.append(f"cost ${usage.cost:.4f}")
-    return ", ".join(parts) + (f"; log: {log}" if log else "")
+    line = ", ".join(parts) + (f"; log: {log}" if log else "")
+    if log and str(result.stop) not in ("answered", "awaiting_approval"):
+        line += f"; toolwire resume {log} goes on"  # awaiting: the lines above say how
+    return line
+
+
+ROUTINE = frozenset({"max_tokens_defaulted", "cache_breakpoints", "cache_key"})
+"""Note kinds every run of a wire has (a default filled in, the usual cache markers): shown
+only with ``--verbose``, so the notes line appears when there is something new to read."""
 
 
 def notes_lines(notes: Sequence[str], verbose: bool) -> list[str]:
-    """Every note with ``verbose``; else one line counting them by kind."""
+    """Every note with ``verbose``; else one line counting them by kind, routine ones left
+    out (no line when all are routine)."""
     if verbose or not notes:
         return [f"note: {note}" for note in notes]
-    kinds = Counter(_kind(note) for note in notes)
+    kinds = Counter(k for k in (_kind(note) for note in notes) if k not in ROUTINE)
+    if not kinds:
+        return []
     summary = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
     return [f"notes: {summary} (--verbose shows them)"]
 
@@ -332,23 +347,50 @@ def _kind(note: str) -> str:
     return "run note"
 
 
+def waiting_calls(result: Any) -> list[Any]:
+    """The calls a run stopped to wait for (stop ``awaiting_approval``): the last reply's."""
+    if str(result.stop) != "awaiting_approval":
+        return []
+    replies = [m for m in result.messages if m.role == "assistant"]
+    return list(replies[-1].tool_calls) if replies else []
+
+
+def waiting_lines(calls: Sequence[Any], log: str | None) -> list[str]:
+    """What waits for a decision, and the commands that give one."""
+    lines = [f"waiting for a decision on {len(calls)} call(s):"]
+    lines += [f"  {c.id}  {c.name} {c.arguments_text[:CALL_CHARS]}" for c in calls]
+    if log:
+        ids = " ".join(f"--allow {c.id}" for c in calls)
+        lines.append(f"answer with: toolwire resume {log} {ids} (or --deny ID --reason TEXT "
+                     "for a call you refuse)")
+    return lines
+
+
 def finish(result: Any, term: Terminal, as_json: bool, log: str | None) -> int:
     """Print a run's outcome (text, or JSON on stdout) and return its exit code."""
     term.clear()
     notes = list(result.notes)
+    waiting = waiting_calls(result)
     if as_json:
-        print(json.dumps({"stop": str(result.stop), "answer": result.answer,
-                          "turns": result.turns, "usage": usage_json(result.usage),
-                          "notes": notes, "log": log,
-                          "error": str(result.error) if result.error else None}, indent=2))
+        data = {"stop": str(result.stop), "answer": None if waiting else result.answer,
+                "turns": result.turns, "usage": usage_json(result.usage), "notes": notes,
+                "log": log, "error": str(result.error) if result.error else None}
+        if waiting:
+            data["waiting"] = [{"id": c.id, "tool": c.name, "arguments": c.arguments}
+                               for c in waiting]
+        print(json.dumps(data, indent=2))
     else:
-        if result.answer and not term.answer_shown and result.answer != term.last_text:
+        if (result.answer and not waiting and not term.answer_shown
+                and result.answer != term.last_text):
             term.paint.line(f"\n{result.answer}")
-        term.paint_err.line("\n" + end_line(result, log), "end")
-        if result.error:
-            term.paint_err.line(f"error: {result.error}", "error")
+        term.paint_err.line("")
         for line in notes_lines(notes, term.verbose):
             term.paint_err.line(line, "note")
+        if result.error:
+            term.paint_err.line(f"error: {result.error}", "error")
+        for line in waiting_lines(waiting, log) if waiting else []:
+            term.paint_err.line(line, "call")
+        term.paint_err.line(end_line(result, log), "end")  # the last line says why it stopped
     if result.ok:
         return EXIT_OK
     return EXIT_BAD_REPLY if result.stop == "bad_reply" else EXIT_PROBLEM

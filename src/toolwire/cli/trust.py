@@ -46,7 +46,8 @@ def from_record(args: argparse.Namespace, header: dict[str, Any], own: bool) -> 
     model, the folder and the tool set always; the approval policy, the sandbox and its
     network only from this user's own unchanged record (else the flags, the environment, the
     config file or the safe defaults decide)."""
-    args.model = args.model or header.get("model")
+    if not args.model and header.get("model"):
+        args.model, args.model_source = header["model"], "the run log's model"
     context = header.get("context")
     context = context if isinstance(context, dict) else {}
     names = ("workdir", "tools", *SECURITY) if own else ("workdir", "tools")

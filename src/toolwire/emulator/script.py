@@ -187,6 +187,42 @@ def _shorthand(item: dict[str, Any], where: str) -> Reply:
     )
 
 
+_NUMBER, _TEXT = (int, float), (str,)
+_FIELD_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "delay": (_NUMBER, "a number of seconds"), "retry_after": (_NUMBER, "a number of seconds"),
+    "interval": (_NUMBER, "a number of seconds"), "status": ((int,), "an HTTP status number"),
+    "usage": ((dict,), "an object of token counts"), "tool_calls": ((list,), "a list of calls"),
+    "text": (_TEXT, "a string"), "stop": (_TEXT, "a string"), "message": (_TEXT, "a string"),
+    "exception": (_TEXT, "a string"), "raw": (_TEXT, "a string"),
+    "raw_chunks": ((list,), "a list of strings"), "drop": ((bool,), "true or false"),
+    "reply": ((dict,), "a reply object"),
+}
+_CALL_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "id": (_TEXT, "a string"), "name": (_TEXT, "a string"),
+    "arguments": ((dict, str), "an object"), "raw_arguments": (_TEXT, "a string"),
+}
+
+
+def _check_types(item: dict[str, Any], where: str,
+                 types: dict[str, tuple[tuple[type, ...], str]] = _FIELD_TYPES) -> None:
+    """Refuse a field whose value is of the wrong type, naming it (None means not given)."""
+    for key, (kinds, said) in types.items():
+        value = item.get(key)
+        wrong = isinstance(value, bool) and bool not in kinds
+        if value is not None and (wrong or not isinstance(value, kinds)):
+            raise TranscriptError(f"{where}: {key!r} must be {said}, got {value!r}")
+    for key, value in (item.get("usage") or {}).items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TranscriptError(f"{where}: usage {key!r} must be a whole number, got "
+                                  f"{value!r}")
+    if types is _FIELD_TYPES:
+        for n, call in enumerate(item.get("tool_calls") or ()):
+            if not isinstance(call, dict):
+                raise TranscriptError(f"{where}: tool call #{n} must be an object, got "
+                                      f"{call!r}")
+            _check_types(call, f"{where}: tool call #{n}", _CALL_TYPES)
+
+
 def parse_item(item: Any, where: str = "script item") -> ScriptItem:
     """One script item from a value or its JSON form."""
     if isinstance(item, ScriptReply | Fault | Raw | ByMedia):
@@ -195,6 +231,7 @@ def parse_item(item: Any, where: str = "script item") -> ScriptItem:
         return ScriptReply(item)
     if not isinstance(item, dict):
         raise TranscriptError(f"{where}: expected an object, got {type(item).__name__}")
+    _check_types(item, where)
     if "raw" in item or "raw_chunks" in item:
         chunks = item.get("raw_chunks")
         return Raw(body=str(item.get("raw", "")).encode(), status=int(item.get("status", 200)),

@@ -66,7 +66,8 @@ STOP_MEANINGS: dict[str, str] = {
     "too_large": "a model server sent more than a bound allows (a body, a decompressed body, "
                  "a line of a stream or an error body); the error names the bound to raise",
     "interrupted": "the log ends without a stop line: the process ended mid-run; `toolwire "
-                   "resume` continues it",
+                   "resume` goes on from there (if what ended it is still there, it ends the "
+                   "same way)",
 }
 
 

@@ -75,8 +75,9 @@ def _chart(expl: Explanation) -> str:
                          f'height="{h}" fill="{colour}"><title>turn {n + 1}: '
                          f'{"input" if k == 0 else "output"} {value}</title></rect>')
         parts.append(f'<text x="{x}" y="{height + 25}">{n + 1}</text>')
-    parts.append(f'<text x="0" y="{height + 38}">turn (blue: input tokens, orange: output '
-                 f'tokens; max {top})</text></svg>')
+    parts.append('</svg>')  # the legend as text beside it: an SVG would clip it when narrow
+    parts.append(f'<p class="legend">by turn: blue, input tokens; orange, output tokens; the '
+                 f'highest is {top}</p>')
     return "".join(parts)
 
 

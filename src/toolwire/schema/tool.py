@@ -397,10 +397,12 @@ class Toolset(Mapping[str, Tool]):
 
     __slots__ = ("_checks", "_index", "specs")
 
-    def __init__(
-        self, tools: Iterable[Tool | Callable[..., Any]] | Mapping[str, Tool] = ()
-    ) -> None:
+    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] | Mapping[str, Tool] = ()
+                 ) -> None:
         index: dict[str, Tool] = {}
+        if isinstance(tools, Tool) or callable(tools):  # one tool where a list was meant
+            name = getattr(tools, "name", None) or getattr(tools, "__name__", "f")
+            raise ToolDefinitionError(f"tools= takes a list of tools; write tools=[{name}]")
         if isinstance(tools, Mapping):
             for key, value in tools.items():
                 if not isinstance(value, Tool):
@@ -413,9 +415,8 @@ class Toolset(Mapping[str, Tool]):
         for item in items:
             made = item if isinstance(item, Tool) else Tool.from_function(item)
             if made.name in index:
-                raise ToolDefinitionError(
-                    f"two tools are named {made.name!r}; names must be unique"
-                )
+                said = f"two tools are named {made.name!r}; names must be unique"
+                raise ToolDefinitionError(said)
             index[made.name] = made
         self._index = index
         self._checks = {name: t._checker.check for name, t in index.items()}

@@ -42,6 +42,9 @@ class Exporting:
     def __init__(self, tracer_provider: Any, meter_provider: Any) -> None:
         self.tracer_provider = tracer_provider
         self.meter_provider = meter_provider
+        self.undelivered = 0
+        """Spans the collector did not take (none listening, refused, too slow)."""
+        self.delivered = 0
 
     def flush(self) -> None:
         self.tracer_provider.force_flush()
@@ -93,14 +96,39 @@ def start_exporting() -> Exporting | None:
     attributes = {} if os.environ.get("OTEL_SERVICE_NAME") else {SERVICE_NAME: "toolwire"}
     resource = Resource.create(attributes)
     tracer_provider = TracerProvider(resource=resource)
-    tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    spans = OTLPSpanExporter()
     trace.set_tracer_provider(tracer_provider)
     meter_provider = None
     if not _off("OTEL_METRICS_EXPORTER"):  # else no meter provider: measuring costs nothing
         reader = PeriodicExportingMetricReader(OTLPMetricExporter())
         meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
         metrics.set_meter_provider(meter_provider)
-    return Exporting(tracer_provider, meter_provider)
+    exporting = Exporting(tracer_provider, meter_provider)
+    tracer_provider.add_span_processor(BatchSpanProcessor(_counted(spans, exporting)))
+    return exporting
+
+
+def _counted(inner: Any, exporting: Exporting) -> Any:
+    """``inner``, a span exporter, counting in ``exporting`` what the collector took and what
+    it did not."""
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    class Counted(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            result: SpanExportResult = inner.export(spans)
+            if result == SpanExportResult.SUCCESS:
+                exporting.delivered += len(spans)
+            else:
+                exporting.undelivered += len(spans)
+            return result
+
+        def shutdown(self) -> None:
+            inner.shutdown()
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return bool(inner.force_flush(timeout_millis))
+
+    return Counted()
 
 
 def _off(name: str) -> bool:

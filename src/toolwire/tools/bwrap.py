@@ -180,10 +180,11 @@ class Bubblewrap:
                 args += ["--ro-bind", "/dev/null", str(hidden)]
         for socket_path in unix_sockets(root, network=network) if self.hardened else ():
             args += ["--ro-bind", "/dev/null", socket_path]  # connecting to it is refused
-        logs = root / ".toolwire"
-        logs.mkdir(exist_ok=True)
-        args += ["--bind", str(root), str(root), "--tmpfs", str(logs),
-                 "--remount-ro", str(logs), "--chdir", str(root)]
+        logs = root / ".toolwire"  # where run logs went before the state directory
+        args += ["--bind", str(root), str(root)]
+        if logs.is_dir():  # nothing is made in the workspace to hide it
+            args += ["--tmpfs", str(logs), "--remount-ro", str(logs)]
+        args += ["--chdir", str(root)]
         for kept in self.protect:  # after the workspace's bind, so they stay read-only in it
             args += ["--ro-bind-try", str(kept), str(kept)]
         state = records.state_dir(create=False)  # the run logs and the record key

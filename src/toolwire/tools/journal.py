@@ -5,9 +5,11 @@ journal is told (`before`): the first time in its life it reports the SHA-256 of
 content (None: no file there) as a `toolwire.events.FileSeen` event, which the run log keeps, so
 a replay can tell a file that was different at the start from a tool that now behaves
 differently; and the first time in the current step (a chat turn: `mark` starts one) before a
-change it keeps the file's bytes. `undo` puts back what the changed files held when the last
-step began (a file that was not there is removed). What ``run_command`` did is not known to it
-and is never reverted. Must not import codecs or the loop.
+change it keeps the file's bytes. `seal` notes what a step left in each file it changed, and
+`undo` puts back what the changed files held when the last step began (a file that was not
+there is removed) but leaves alone, and names, a file changed since the step left it (by a
+person or another program) unless told to put it back too. What ``run_command`` did is not
+known to it and is never reverted. Must not import codecs or the loop.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class FileJournal:
         self.ws = ws
         self.seen: dict[str, str | None] = {}
         self.steps: list[dict[str, bytes]] = [{}]
+        self.left: list[dict[str, str | None] | None] = [None]  # per step, once sealed
         self.too_large: set[str] = set()
 
     def _read(self, path: str) -> tuple[str, str | None, bytes | None] | None:
@@ -46,12 +49,8 @@ class FileJournal:
         except ToolError as exc:
             if getattr(exc, "errno", None) != errno.ENOENT:
                 return None
-            try:
-                dir_fd, name, done = self.ws.walk(path)
-            except (ToolError, OSError):
-                return None
-            os.close(dir_fd)
-            return "/".join([*done, name]), None, None
+            rel = self._absent(path)
+            return None if rel is None else (rel, None, None)
         with opened:
             if not stat.S_ISREG(opened.info.st_mode):
                 return None
@@ -62,6 +61,25 @@ class FileJournal:
                     kept += chunk
             data = bytes(kept) if len(kept) <= MAX_KEPT_BYTES else None
             return opened.rel, digest.hexdigest(), data
+
+    def _absent(self, path: str) -> str | None:
+        """The workspace's name for a file that is not there, its folders perhaps not either
+        (``write_file`` makes them): the deepest folder there is, then the names after it."""
+        try:
+            names = self.ws.parts(path)
+        except ToolError:
+            return None
+        for cut in range(len(names) - 1, -1, -1):
+            rest = names[cut:]
+            if ".." in rest:
+                return None
+            try:
+                dir_fd, _, done = self.ws.walk("/".join([*names[:cut], "-"]))
+            except (ToolError, OSError):
+                continue
+            os.close(dir_fd)
+            return "/".join([*done, *rest])
+        return None
 
     def before(self, path: str, *, changes: bool) -> None:
         """``path`` is about to be read (or changed, ``changes``) by a file tool."""
@@ -82,13 +100,32 @@ class FileJournal:
     def mark(self) -> None:
         """A new step begins (a new chat turn): `undo` goes back to here."""
         self.steps.append({})
+        self.left.append(None)
 
-    def undo(self) -> list[str]:
+    def _digest(self, rel: str) -> str | None:
+        found = self._read(rel)
+        return "unreadable" if found is None else found[1]
+
+    def seal(self) -> None:
+        """The current step has ended: note what it left in each file it changed."""
+        self.left[-1] = {rel: self._digest(rel) for rel in self.steps[-1]}
+
+    def changed_since(self) -> list[str]:
+        """The files the last step changed that differ now from what it left (none when the
+        step was not sealed)."""
+        left = self.left[-1] or {}
+        return sorted(rel for rel, digest in left.items() if self._digest(rel) != digest)
+
+    def undo(self, *, changed_too: bool = False) -> list[str]:
         """Put back what the files the last step changed held when it began, and forget the
-        step; returns the paths put back."""
-        step = self.steps.pop()
+        step; a file changed since the step left it is put back only with ``changed_too``.
+        Returns the paths put back."""
+        skipped = set() if changed_too else set(self.changed_since())
+        step = {rel: data for rel, data in self.steps.pop().items() if rel not in skipped}
+        self.left.pop()
         if not self.steps:
             self.steps.append({})
+            self.left.append(None)
         for rel, data in step.items():
             if data == _ABSENT:
                 with contextlib.suppress(ToolError, OSError):

@@ -237,8 +237,8 @@ def _decode_contents(contents: list[Any]) -> tuple[list[Message], bool | None]:
         if not isinstance(content, (dict, Mapping)):
             raise wrong(where, "an object (a content)", content)
         role = content.get("role")
-        if role is not None and not isinstance(role, str):
-            raise wrong(f"{where}.role", "a string", role)
+        if role is not None and role not in ("user", "model", "function"):
+            raise wrong(f"{where}.role", "'user', 'model' or 'function'", role)
         parts = decode_parts(check_parts(content.get("parts"), where), names=names,
                              seed=where, previous_calls=previous, media=role != "model")
         if role == "model":

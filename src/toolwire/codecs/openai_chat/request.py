@@ -424,7 +424,10 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
         extras = None if msg.keys() <= _PLAIN_KEYS else extras_of(msg, _PLAIN_KEYS)
         if role == "system" or role == "user":
             canonical = role
-        else:  # developer, function, anything newer: a user/system message that keeps its role
+        elif role not in ("developer", "function"):
+            raise wrong_shape(f"messages[{index}].role", "'system', 'developer', 'user', "
+                              "'assistant', 'tool' or 'function'", role)
+        else:  # developer, function: a user/system message that keeps its role
             canonical = "system" if role == "developer" else "user"
             extras = extras or {}
             extras["role"] = plain(role)

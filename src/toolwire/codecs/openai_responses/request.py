@@ -256,7 +256,11 @@ def _decode_input(items: list[Any]) -> list[Message]:
     group_role: Literal["assistant", "tool"] | None = None
     call_names: dict[str, str] = {}
     calls = 0
-    for item, kind in zip(items, kinds, strict=True):
+    for n, (item, kind) in enumerate(zip(items, kinds, strict=True)):
+        if kind == "message" and item.get("role") not in ("user", "system", "developer",
+                                                          "assistant"):
+            raise wrong_shape(f"input[{n}].role", "'user', 'system', 'developer' or "
+                              "'assistant'", item.get("role"))
         is_text = kind == "message" and item.get("role") in ("user", "system", "developer")
         role: Literal["assistant", "tool"] | None = (
             None if is_text else "tool" if kind == "function_call_output" else "assistant"

@@ -1,0 +1,291 @@
+"""``toolwire mcp-serve`` serving the whole protocol, used by the official SDK's own client in
+both protocol generations: resources (static, templated, text, binary, subscriptions), prompts
+(arguments, embedded resources, images), completion, and the tool `Context` (progress, logs,
+sampling, elicitation of every form, a resource of the tool's own URI)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated
+from mcp_types import (
+    BlobResourceContents,
+    CreateMessageResult,
+    ElicitResult,
+    EmbeddedResource,
+    ImageContent,
+    LoggingMessageNotificationParams,
+    PromptReference,
+    ResourceTemplateReference,
+    ResourceUpdatedNotification,
+    TextContent,
+    TextResourceContents,
+)
+
+import toolwire
+from fixtures.tiny_png import PNG
+from toolwire.errors import ToolError
+from toolwire.mcp import Context, build_server, embedded_resource, load_offer, prompt, resource
+
+FIXTURES = Path(__file__).parent / "fixtures"
+GENERATIONS = ["legacy", "2026-07-28"]  # the initialize handshake, and the newer protocol
+
+
+def offer() -> tuple[list[Any], list[Any], list[Any]]:
+    return load_offer(f"{FIXTURES / 'mcp_conformance.py'}:OFFER")
+
+
+def served(**extra: Any) -> Any:
+    tools, resources, prompts = offer()
+    return build_server([*tools, *extra.get("tools", [])],
+                        resources=[*resources, *extra.get("resources", [])], prompts=prompts)
+
+
+@pytest.mark.parametrize("mode", GENERATIONS)
+async def test_resources_static_and_templated_text_and_binary(mode: str) -> None:
+    async with Client(served(), mode=mode) as client:
+        listed = {str(r.uri): r for r in (await client.list_resources()).resources}
+        templates = (await client.list_resource_templates()).resource_templates
+        text = (await client.read_resource("test://static-text")).contents[0]
+        binary = (await client.read_resource("test://static-binary")).contents[0]
+        made = (await client.read_resource("test://template/123/data")).contents[0]
+        with pytest.raises(MCPError) as missing:
+            await client.read_resource("test://nothing-here")
+    assert set(listed) == {"test://static-text", "test://static-binary", "test://watched-resource"}
+    assert listed["test://static-binary"].mime_type == "image/png"
+    assert [t.uri_template for t in templates] == ["test://template/{id}/data"]
+    assert isinstance(text, TextResourceContents) and text.mime_type == "text/plain"
+    assert text.text == "This is the content of the static text resource."
+    assert isinstance(binary, BlobResourceContents) and base64.b64decode(binary.blob) == PNG
+    assert isinstance(made, TextResourceContents) and made.mime_type == "application/json"
+    assert json.loads(made.text) == {"id": "123", "templateTest": True, "data": "Data for ID: 123"}
+    assert str(made.uri) == "test://template/123/data"
+    assert missing.value.error.code == -32602 and "test://nothing-here" in str(missing.value)
+
+
+@pytest.mark.parametrize("mode", GENERATIONS)
+async def test_prompts_with_arguments_embedded_resources_and_images(mode: str) -> None:
+    async with Client(served(), mode=mode) as client:
+        listed = {p.name: p for p in (await client.list_prompts()).prompts}
+        simple = await client.get_prompt("test_simple_prompt")
+        argued = await client.get_prompt("test_prompt_with_arguments",
+                                         {"arg1": "hello", "arg2": "world"})
+        embedded = await client.get_prompt("test_prompt_with_embedded_resource",
+                                           {"resourceUri": "test://example-resource"})
+        pictured = await client.get_prompt("test_prompt_with_image")
+        with pytest.raises(MCPError) as missing:
+            await client.get_prompt("test_prompt_with_arguments", {"arg1": "only"})
+    assert [(a.name, a.required) for a in listed["test_prompt_with_arguments"].arguments or []] \
+        == [("arg1", True), ("arg2", True)]
+    assert listed["test_simple_prompt"].description == "A prompt without arguments."
+    assert simple.messages[0].role == "user"
+    assert simple.messages[0].content == TextContent(text="This is a simple prompt for testing.")
+    assert isinstance(argued.messages[0].content, TextContent)
+    assert argued.messages[0].content.text == "Prompt with arguments: arg1='hello', arg2='world'"
+    block = embedded.messages[0].content
+    assert isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents)
+    assert str(block.resource.uri) == "test://example-resource"
+    assert block.resource.text == "Embedded resource content for testing."
+    image = pictured.messages[0].content
+    assert isinstance(image, ImageContent) and base64.b64decode(image.data) == PNG
+    assert "arg2" in str(missing.value)
+
+
+@pytest.mark.parametrize("mode", GENERATIONS)
+async def test_completion_of_prompt_arguments_and_template_parts(mode: str) -> None:
+    async def cities(typed: str, others: Any) -> list[str]:
+        return [c for c in ("Bergen", "Berlin", "Oslo") if c.lower().startswith(typed.lower())]
+
+    @resource("weather://{city}/today", complete={"city": cities})
+    def weather(city: str) -> str:
+        return f"Rain in {city}"
+
+    async with Client(served(resources=[weather]), mode=mode) as client:
+        prompted = await client.complete(PromptReference(name="test_prompt_with_arguments"),
+                                         {"name": "arg1", "value": "par"})
+        templated = await client.complete(ResourceTemplateReference(uri="weather://{city}/today"),
+                                          {"name": "city", "value": "be"})
+        nothing = await client.complete(PromptReference(name="test_simple_prompt"),
+                                        {"name": "x", "value": ""})
+    assert prompted.completion.values == ["paris", "park", "party"]
+    assert templated.completion.values == ["Bergen", "Berlin"]
+    assert nothing.completion.values == []
+
+
+@toolwire.tool
+async def build(steps: int, ctx: Context) -> str:
+    """Builds in steps, saying how far it got."""
+    for step in range(1, steps + 1):
+        await ctx.progress(step, steps, f"step {step} of {steps}")
+        await ctx.log("debug", {"step": step})
+    await ctx.log("warning", "built")
+    return "built"
+
+
+@pytest.mark.parametrize("mode", GENERATIONS)
+async def test_a_tool_reports_progress_and_logs_at_the_level_asked(mode: str) -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+    logged: list[LoggingMessageNotificationParams] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total, message))
+
+    async def log(params: LoggingMessageNotificationParams) -> None:
+        logged.append(params)
+
+    async with Client(served(tools=[build]), mode=mode, logging_callback=log,
+                      log_level="info") as client:
+        if mode == "legacy":
+            await client.set_logging_level("info")
+        result = await client.call_tool("build", {"steps": 2}, progress_callback=progress)
+    assert result.content[0].text == "built"  # type: ignore[union-attr]
+    assert seen == [(1, 2, "step 1 of 2"), (2, 2, "step 2 of 2")]
+    assert [(m.level, m.data) for m in logged] == [("warning", "built")]  # debug is below info
+
+
+def test_the_context_argument_is_not_part_of_the_schema() -> None:
+    assert build.input_schema["properties"].keys() == {"steps"}
+    assert build.input_schema["required"] == ["steps"]
+
+
+@toolwire.tool
+async def interview(ctx: Context) -> str:
+    """Asks twice, then has the client's model sum it up."""
+    first = await ctx.elicit("Your name?", {"type": "object", "properties": {
+        "name": {"type": "string", "default": "Ann"}}})
+    second = await ctx.elicit("Your plan?", {"type": "object", "properties": {
+        "plan": {"type": "string", "enum": ["basic", "pro"], "default": "basic"},
+        "extras": {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"},
+                                                        {"const": "b", "title": "B"}]}}}})
+    summary = await ctx.sample(f"Sum up: {first.content} {second.content}", max_tokens=50)
+    return f"{first.action}/{second.action}: {summary}"
+
+
+@pytest.mark.parametrize("mode", GENERATIONS)
+async def test_a_tool_asks_the_user_twice_and_samples_the_clients_model(mode: str) -> None:
+    asked: list[Any] = []
+    sampled: list[Any] = []
+
+    async def elicit(context: Any, params: Any) -> ElicitResult:
+        asked.append(params)
+        if params.message == "Your name?":
+            return ElicitResult(action="accept", content={"name": "Bo"})
+        return ElicitResult(action="decline")
+
+    async def sample(context: Any, params: Any) -> CreateMessageResult:
+        sampled.append(params)
+        return CreateMessageResult(role="assistant", model="m",
+                                   content=TextContent(text="Bo wants nothing"))
+
+    async with Client(served(tools=[interview]), mode=mode, elicitation_callback=elicit,
+                      sampling_callback=sample) as client:
+        result = await client.call_tool("interview", {})
+    assert result.content[0].text == "accept/decline: Bo wants nothing"  # type: ignore[union-attr]
+    assert [a.message for a in asked] == ["Your name?", "Your plan?"]
+    plan = asked[1].requested_schema["properties"]["plan"]
+    assert plan == {"type": "string", "enum": ["basic", "pro"], "default": "basic"}
+    assert asked[0].requested_schema["properties"]["name"]["default"] == "Ann"
+    assert len(sampled) == 1 and sampled[0].max_tokens == 50
+    assert "{'name': 'Bo'}" in sampled[0].messages[0].content.text
+
+
+@pytest.mark.parametrize("mode", GENERATIONS)
+async def test_asking_a_client_that_cannot_answer_is_an_error_result(mode: str) -> None:
+    async with Client(served(tools=[interview]), mode=mode) as client:
+        result = await client.call_tool("interview", {})
+    assert result.is_error
+
+
+async def test_a_tool_outside_a_server_gets_a_context_that_cannot_ask() -> None:
+    assert await build.acall({"steps": 1}) == "built"  # progress and logs go nowhere
+    with pytest.raises(ToolError, match="not running under an MCP server"):
+        await interview.acall({})
+
+
+@toolwire.tool
+def notes() -> Any:
+    """A tool answering with resources of its own URIs."""
+    return ["two notes:", embedded_resource("notes://today", "Buy milk"),
+            embedded_resource("notes://data.bin", b"\x00\x01", "application/octet-stream")]
+
+
+@pytest.mark.parametrize("mode", GENERATIONS)
+async def test_a_tool_returns_text_and_binary_resources_of_its_own_uri(mode: str) -> None:
+    async with Client(served(tools=[notes]), mode=mode) as client:
+        result = await client.call_tool("notes", {})
+    _, text, binary = result.content
+    assert isinstance(text, EmbeddedResource) and isinstance(text.resource, TextResourceContents)
+    assert (str(text.resource.uri), text.resource.text) == ("notes://today", "Buy milk")
+    assert text.resource.mime_type == "text/plain"
+    assert isinstance(binary, EmbeddedResource)
+    assert isinstance(binary.resource, BlobResourceContents)
+    assert str(binary.resource.uri) == "notes://data.bin"
+    assert base64.b64decode(binary.resource.blob) == b"\x00\x01"
+
+
+@toolwire.tool
+async def touch(uri: str, ctx: Context) -> str:
+    """Says a resource changed."""
+    await ctx.resource_updated(uri)
+    return "touched"
+
+
+async def test_subscribers_hear_of_updates_until_they_unsubscribe_handshake() -> None:
+    updated: list[str] = []
+
+    async def messages(message: Any) -> None:
+        if isinstance(message, ResourceUpdatedNotification):
+            updated.append(str(message.params.uri))
+
+    async with Client(served(tools=[touch]), mode="legacy", message_handler=messages) as client:
+        await client.subscribe_resource("test://watched-resource")
+        await client.call_tool("touch", {"uri": "test://watched-resource"})
+        await client.call_tool("touch", {"uri": "test://static-text"})  # not subscribed
+        await client.unsubscribe_resource("test://watched-resource")
+        await client.call_tool("touch", {"uri": "test://watched-resource"})
+        await anyio.sleep(0.1)
+    assert updated == ["test://watched-resource"]
+
+
+async def test_listeners_hear_of_updates_on_subscriptions_listen() -> None:
+    async with (Client(served(tools=[touch]), mode="2026-07-28") as client,
+                client.listen(resource_subscriptions=["test://watched-resource"]) as events):
+        await client.call_tool("touch", {"uri": "test://static-text"})
+        await client.call_tool("touch", {"uri": "test://watched-resource"})
+        with anyio.fail_after(10):
+            event = await events.__anext__()
+    assert event == ResourceUpdated(uri="test://watched-resource")
+
+
+async def test_capabilities_follow_what_is_served() -> None:
+    async with Client(served(), mode="legacy") as client:
+        full = client.server_capabilities
+    async with Client(build_server([build]), mode="legacy") as client:
+        tools_only = client.server_capabilities
+    assert full.resources is not None and full.resources.subscribe
+    assert full.prompts is not None and full.completions is not None
+    assert full.logging is not None and tools_only.logging is not None
+    assert tools_only.resources is None and tools_only.prompts is None
+
+
+def test_declarations_that_cannot_work_are_explained() -> None:
+    def part(x: str) -> str:
+        return x
+
+    with pytest.raises(toolwire.errors.ConfigError, match="not parts of its URI"):
+        resource("a://{x}", complete={"y": ["1"]})(part)
+    with pytest.raises(toolwire.errors.ConfigError, match="not its arguments"):
+        prompt(complete={"nope": []})(part)
+    with pytest.raises(toolwire.errors.ConfigError, match="name for lambda"):
+        resource("a://{x}")(lambda x: x)
+    with pytest.raises(toolwire.errors.ConfigError, match="needs a function"):
+        resource("a://{x}", "text")
+    with pytest.raises(toolwire.errors.ConfigError, match="URIs must be unique"):
+        build_server([build], resources=[resource("a://x", "1"), resource("a://x", "2")])

@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 from conformance import environment, suite
+from test_mcp import start_http_server
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SRC = str(Path(__file__).parent.parent / "src")
 
 ALLOWED_WARNINGS = {
     # The pinned suite's server-sse-polling scenario opens its stream with the header
@@ -28,20 +27,7 @@ ALLOWED_WARNINGS = {
 
 
 def serve() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolwire.mcp", f"{FIXTURES / 'mcp_conformance.py'}:OFFER",
-         "--transport", "http", "--port", "0"],
-        stderr=subprocess.PIPE, text=True, env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"})
-    assert proc.stderr is not None
-    for _ in range(50):
-        line = proc.stderr.readline()
-        found = re.search(r"serving MCP at (http://\S+)", line)
-        if found:
-            return proc, found.group(1)
-        if not line:
-            break
-    proc.kill()
-    raise AssertionError(f"the server did not start: {proc.stderr.read()}")
+    return start_http_server(f"{FIXTURES / 'mcp_conformance.py'}:OFFER")
 
 
 def scenarios() -> list[str]:

@@ -58,6 +58,8 @@ async def test_resources_static_and_templated_text_and_binary(mode: str) -> None
         made = (await client.read_resource("test://template/123/data")).contents[0]
         with pytest.raises(MCPError) as missing:
             await client.read_resource("test://nothing-here")
+        with pytest.raises(MCPError) as climbing:
+            await client.read_resource("test://template/%2E%2E/data")
     assert set(listed) == {"test://static-text", "test://static-binary", "test://watched-resource"}
     assert listed["test://static-binary"].mime_type == "image/png"
     assert [t.uri_template for t in templates] == ["test://template/{id}/data"]
@@ -68,6 +70,7 @@ async def test_resources_static_and_templated_text_and_binary(mode: str) -> None
     assert json.loads(made.text) == {"id": "123", "templateTest": True, "data": "Data for ID: 123"}
     assert str(made.uri) == "test://template/123/data"
     assert missing.value.error.code == -32602 and "test://nothing-here" in str(missing.value)
+    assert climbing.value.error.code == -32602  # a part may not climb out of a path
 
 
 @pytest.mark.parametrize("mode", GENERATIONS)

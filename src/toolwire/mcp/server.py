@@ -120,10 +120,6 @@ def build_server(
 
     async def call_tool(ctx: ServerRequestContext[Any],
                         params: CallToolRequestParams) -> CallToolResult | InputRequiredResult:
-        if asking is not None and params.name == asking.tool.name:
-            needed = asking.before(ctx, params)
-            if needed is not None:
-                return needed
         call = ToolCallPart(id=f"mcp_{next(numbers)}", name=params.name,
                             arguments=params.arguments)
         context = Context(ctx, params, catalog)

@@ -12,6 +12,8 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
@@ -21,6 +23,7 @@ from mcp_types import (
     ElicitResult,
     EmbeddedResource,
     ImageContent,
+    InputRequiredResult,
     LoggingMessageNotificationParams,
     PromptReference,
     ResourceTemplateReference,
@@ -33,6 +36,8 @@ import toolwire
 from fixtures.tiny_png import PNG
 from toolwire.errors import ToolError
 from toolwire.mcp import Context, build_server, embedded_resource, load_offer, prompt, resource
+from toolwire.mcp._results import to_mcp_block
+from toolwire.mcp.offers import complete_value
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GENERATIONS = ["legacy", "2026-07-28"]  # the initialize handshake, and the newer protocol
@@ -292,3 +297,51 @@ def test_declarations_that_cannot_work_are_explained() -> None:
         resource("a://{x}", "text")
     with pytest.raises(toolwire.errors.ConfigError, match="URIs must be unique"):
         build_server([build], resources=[resource("a://x", "1"), resource("a://x", "2")])
+
+
+@given(text=st.text(), data=st.binary(), path=st.from_regex(r"[a-z0-9/._-]{1,20}", fullmatch=True))
+def test_embedded_resources_keep_their_uri_and_content(text: str, data: bytes, path: str) -> None:
+    uri = f"notes://{path}"
+    texted = to_mcp_block(embedded_resource(uri, text))
+    binary = to_mcp_block(embedded_resource(uri, data))
+    assert isinstance(texted, EmbeddedResource) and isinstance(binary, EmbeddedResource)
+    assert isinstance(texted.resource, TextResourceContents)
+    assert (str(texted.resource.uri), texted.resource.text) == (uri, text)
+    assert isinstance(binary.resource, BlobResourceContents)
+    assert base64.b64decode(binary.resource.blob) == data
+
+
+@given(values=st.lists(st.text(max_size=5), max_size=150), typed=st.text(max_size=2))
+def test_completion_from_a_list_offers_what_starts_with_the_typed_text(values: list[str],
+                                                                       typed: str) -> None:
+    offered = anyio.run(complete_value, values, typed, {})
+    assert offered == [v for v in values if v.startswith(typed)][:100]
+
+
+async def test_a_retry_must_answer_what_was_asked_with_the_state_it_was_given() -> None:
+    """2026-07-28: an answer of the wrong kind is asked for again; forged state is refused."""
+    async def elicit(context: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content={"name": "Bo"})
+
+    sampled = CreateMessageResult(role="assistant", model="m", content=TextContent(text="hi"))
+    async with Client(served(tools=[interview]), mode="2026-07-28",
+                      elicitation_callback=elicit) as client:
+        session = client.session
+        first = await session.call_tool("interview", {}, allow_input_required=True)
+        assert isinstance(first, InputRequiredResult)
+        [key] = first.input_requests
+        wrong = await session.call_tool("interview", {}, input_responses={key: sampled},
+                                        request_state=first.request_state,
+                                        allow_input_required=True)
+        answered = await session.call_tool(
+            "interview", {}, input_responses={key: ElicitResult(action="accept",
+                                                                content={"name": "Bo"})},
+            request_state=first.request_state, allow_input_required=True)
+        with pytest.raises(MCPError) as forged:
+            await session.call_tool("interview", {}, input_responses={key: sampled},
+                                    request_state=(first.request_state or "") + "x",
+                                    allow_input_required=True)
+    assert isinstance(wrong, InputRequiredResult) and list(wrong.input_requests) == [key]
+    assert isinstance(answered, InputRequiredResult)  # the second question, under a new key
+    assert list(answered.input_requests) != [key] and answered.request_state
+    assert forged.value.error.code == -32602

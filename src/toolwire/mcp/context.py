@@ -40,6 +40,7 @@ from mcp_types import (
     TextContent,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from toolwire.errors import ToolError
 
@@ -188,11 +189,11 @@ class Context:
             except Exception as exc:
                 raise ToolError(f"the MCP client could not be asked ({type(exc).__name__}: "
                                 f"{exc}); go on without it") from None
-        found = self._responses.get(key, self._earlier.get(key))
+        found = _valid(self._responses.get(key, self._earlier.get(key)), answer_type)
         if found is not None:
             self._earlier[key] = found
-            return answer_type.model_validate(found) if isinstance(found, dict) else found
-        self.pending[key] = request
+            return found
+        self.pending[key] = request  # not answered yet, or not answered as asked: ask again
         raise ToolError("the MCP client is asked for input; the call runs again with it")
 
     def input_required(self) -> InputRequiredResult:
@@ -200,6 +201,16 @@ class Context:
         known = {**self._earlier, **self._responses}
         state = json.dumps({key: _dumped(value) for key, value in known.items()})
         return InputRequiredResult(input_requests=self.pending, request_state=state)
+
+
+def _valid(found: Any, answer_type: Any) -> Any:
+    """``found`` as an ``answer_type`` (None when it is missing or is some other answer)."""
+    if found is None or isinstance(found, answer_type):
+        return found
+    try:
+        return answer_type.model_validate(_dumped(found))
+    except ValidationError:
+        return None
 
 
 def _dumped(value: Any) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from mcp import Client
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 from mcp_types import (
@@ -37,9 +39,11 @@ from fixtures.tiny_png import PNG
 from toolwire.errors import ToolError
 from toolwire.mcp import Context, build_server, embedded_resource, load_offer, prompt, resource
 from toolwire.mcp._results import to_mcp_block
+from toolwire.mcp.cli import main as serve_cli
 from toolwire.mcp.offers import complete_value
 
 FIXTURES = Path(__file__).parent / "fixtures"
+SRC = str(Path(__file__).parent.parent / "src")
 GENERATIONS = ["legacy", "2026-07-28"]  # the initialize handshake, and the newer protocol
 
 
@@ -345,3 +349,25 @@ async def test_a_retry_must_answer_what_was_asked_with_the_state_it_was_given() 
     assert isinstance(answered, InputRequiredResult)  # the second question, under a new key
     assert list(answered.input_requests) != [key] and answered.request_state
     assert forged.value.error.code == -32602
+
+
+async def test_mcp_serve_serves_a_modules_resources_and_prompts_over_stdio() -> None:
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-m", "toolwire.mcp", f"{FIXTURES / 'mcp_conformance.py'}:OFFER"],
+        env={"PYTHONPATH": SRC})
+    async with Client(stdio_client(params, errlog=sys.__stderr__), mode="legacy") as client:
+        templates = (await client.list_resource_templates()).resource_templates
+        made = (await client.read_resource("test://template/7/data")).contents[0]
+        prompts = [p.name for p in (await client.list_prompts()).prompts]
+    assert [t.uri_template for t in templates] == ["test://template/{id}/data"]
+    assert isinstance(made, TextResourceContents) and '"id": "7"' in made.text
+    assert "test_prompt_with_image" in prompts
+
+
+def test_a_module_whose_resources_clash_is_explained(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    module = tmp_path / "clash.py"
+    module.write_text("from toolwire.mcp import resource\n"
+                      "OFFER = [resource('a://x', 'one'), resource('a://x', 'two')]\n")
+    assert serve_cli([f"{module}:OFFER"]) == 2
+    assert "two resources have the URI 'a://x'" in capsys.readouterr().err

@@ -285,6 +285,13 @@ async def test_capabilities_follow_what_is_served() -> None:
     assert full.prompts is not None and full.completions is not None
     assert full.logging is not None and tools_only.logging is not None
     assert tools_only.resources is None and tools_only.prompts is None
+    async with Client(served()) as client:  # discovers, and takes the newest protocol
+        assert client.protocol_version == "2026-07-28"
+        modern = client.server_capabilities
+    async with Client(build_server([build])) as client:
+        modern_tools_only = client.server_capabilities
+    assert modern.resources is not None and modern.resources.subscribe  # subscriptions/listen
+    assert modern_tools_only.tools is not None and not modern_tools_only.tools.list_changed
 
 
 def test_declarations_that_cannot_work_are_explained() -> None:

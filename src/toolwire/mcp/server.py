@@ -156,8 +156,8 @@ def _with_catalog(server: Server[Any], catalog: Catalog) -> Server[Any]:
     and subscriptions, with sealed request state for input-required rounds."""
     add = server.add_request_handler
     add("logging/setLevel", SetLevelRequestParams, catalog.set_level)
-    add("subscriptions/listen", SubscriptionsListenRequestParams, catalog.listen)
     if catalog.resources:
+        add("subscriptions/listen", SubscriptionsListenRequestParams, catalog.listen)
         add("resources/list", PaginatedRequestParams, catalog.list_resources)
         add("resources/templates/list", PaginatedRequestParams, catalog.list_templates)
         add("resources/read", ReadResourceRequestParams, catalog.read_resource)

@@ -163,8 +163,14 @@ async def test_a_tool_reports_progress_and_logs_at_the_level_asked(mode: str) ->
 
 
 def test_the_context_argument_is_not_part_of_the_schema() -> None:
+    def maybe(n: int, ctx: Context | None = None) -> bool:
+        return isinstance(ctx, Context) and not ctx.served
+
+    optional = toolwire.Tool.from_function(maybe)
     assert build.input_schema["properties"].keys() == {"steps"}
     assert build.input_schema["required"] == ["steps"]
+    assert optional.input_schema["properties"].keys() == {"n"}
+    assert optional.call({"n": 1}) is True  # filled in, even where a default is given
 
 
 @toolwire.tool

@@ -37,7 +37,15 @@ from mcp_types import (
 import toolwire
 from fixtures.tiny_png import PNG
 from toolwire.errors import ToolError
-from toolwire.mcp import Context, build_server, embedded_resource, load_offer, prompt, resource
+from toolwire.mcp import (
+    Context,
+    aopen_servers,
+    build_server,
+    embedded_resource,
+    load_offer,
+    prompt,
+    resource,
+)
 from toolwire.mcp._results import to_mcp_block
 from toolwire.mcp.cli import main as serve_cli
 from toolwire.mcp.offers import complete_value
@@ -384,3 +392,18 @@ def test_a_module_whose_resources_clash_is_explained(tmp_path: Path,
                       "OFFER = [resource('a://x', 'one'), resource('a://x', 'two')]\n")
     assert serve_cli([f"{module}:OFFER"]) == 2
     assert "two resources have the URI 'a://x'" in capsys.readouterr().err
+
+
+async def test_toolwires_own_client_reads_what_mcp_serve_offers() -> None:
+    """Both sides of toolwire: the read_resource tool of an MCP client over mcp-serve."""
+    command = f"{sys.executable} -m toolwire.mcp {FIXTURES / 'mcp_conformance.py'}:OFFER"
+    servers = await aopen_servers([command], resources=True, env={"PYTHONPATH": SRC})
+    try:
+        [reader] = [t for t in servers.tools if t.name == "read_resource"]
+        text = await reader.acall({"uri": "test://static-text"})
+        made = await reader.acall({"uri": "test://template/5/data"})
+    finally:
+        servers.close()
+    assert "test://template/{id}/data" in reader.description
+    assert text == "This is the content of the static text resource."
+    assert json.loads(made)["data"] == "Data for ID: 5"

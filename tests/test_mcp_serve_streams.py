@@ -43,34 +43,47 @@ def sse(response: httpx.Response) -> Iterator[dict[str, str]]:
         yield current
 
 
+def until_result(response: httpx.Response) -> list[dict[str, str]]:
+    """The events of a stream up to one carrying a result (a resumed stream stays open)."""
+    seen = []
+    for event in sse(response):
+        seen.append(event)
+        if '"result"' in event.get("data", ""):
+            break
+    return seen
+
+
 def rpc(id_: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": id_, "method": method, "params": params}
 
 
-def test_a_closed_stream_resumes_from_its_last_event(url: str) -> None:
+def open_session(http: httpx.Client, url: str) -> dict[str, str]:
+    """The headers of a new 2025-11-25 session's requests."""
     accept = {"Accept": "application/json, text/event-stream"}
+    opened = http.post(url, headers=accept, json=rpc(1, "initialize", {
+        "protocolVersion": VERSION, "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "1"}}))
+    headers = {**accept, "mcp-session-id": opened.headers["mcp-session-id"],
+               "mcp-protocol-version": VERSION}
+    http.post(url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return headers
+
+
+def test_a_closed_stream_resumes_from_its_last_event_in_its_own_session(url: str) -> None:
+    call = rpc(2, "tools/call", {"name": "test_reconnection", "arguments": {}})
     with httpx.Client(timeout=30) as http:
-        opened = http.post(url, headers=accept, json=rpc(1, "initialize", {
-            "protocolVersion": VERSION, "capabilities": {},
-            "clientInfo": {"name": "probe", "version": "1"}}))
-        session = opened.headers["mcp-session-id"]
-        headers = {**accept, "mcp-session-id": session, "mcp-protocol-version": VERSION}
-        http.post(url, headers=headers,
-                  json={"jsonrpc": "2.0", "method": "notifications/initialized"})
-        with http.stream("POST", url, headers=headers,
-                         json=rpc(2, "tools/call", {"name": "test_reconnection",
-                                                    "arguments": {}})) as first:
+        mine, other = open_session(http, url), open_session(http, url)
+        with http.stream("POST", url, headers=mine, json=call) as first:
             before = list(sse(first))
-        with http.stream("GET", url, headers={**headers, "Last-Event-ID": before[-1]["id"]}
-                         ) as again:
-            after = []
-            for event in sse(again):  # the resumed stream stays open after the answer
-                after.append(event)
-                if '"result"' in event.get("data", ""):
-                    break
+        last = before[-1]["id"]
+        with http.stream("GET", url, headers={**mine, "Last-Event-ID": last}) as again:
+            after = until_result(again)
+        with http.stream("GET", url, headers={**other, "Last-Event-ID": last}) as stolen:
+            theirs = until_result(stolen)  # another session's events are not replayed
     priming = before[0]
     assert priming["id"] and priming.get("data", "") == "" and priming["retry"] == "1000"
     assert not any('"result"' in e.get("data", "") for e in before)  # cut before the answer
+    assert not any(e.get("data") for e in theirs)
     answers = [json.loads(e["data"]) for e in after if e.get("data")]
     assert answers[-1]["id"] == 2
     assert answers[-1]["result"]["content"][0]["text"] == "Reconnection test completed successfully"

@@ -50,7 +50,7 @@ from mcp_types import Tool as McpTool
 from toolwire.agent.dispatch import Dispatcher
 from toolwire.errors import ConfigError
 from toolwire.mcp._catalog import Catalog
-from toolwire.mcp._events import MemoryEventStore
+from toolwire.mcp._events import MemoryEventStore, sessions_apart
 from toolwire.mcp._results import to_mcp_result
 from toolwire.mcp._served import Asking, output_schema, structured
 from toolwire.mcp.context import Context, enter, leave
@@ -275,8 +275,9 @@ async def serve_http(
     """Serve ``server`` over streamable HTTP at ``http://HOST:PORT/mcp`` until stopped.
 
     ``port=0`` takes any free port; the URL is written to ``announce`` once the server
-    accepts connections. Streams are resumable (`toolwire.mcp._events`): each starts with a
-    priming event telling the client to wait ``retry_ms`` before reconnecting.
+    accepts connections. Streams are resumable (`toolwire.mcp._events`), each session's
+    apart: each starts with a priming event telling the client to wait ``retry_ms`` before
+    reconnecting.
     """
     import uvicorn
 
@@ -291,7 +292,7 @@ async def serve_http(
         sock.close()
         raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     bound = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    config = uvicorn.Config(sessions_apart(app), log_level="warning", lifespan="on")
     web = uvicorn.Server(config)
 
     async def tell() -> None:

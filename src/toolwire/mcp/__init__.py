@@ -13,7 +13,9 @@ and `CANCEL`); `open_servers` also gives deferred servers, tools added mid-run, 
 ``read_resource`` tool (`toolwire.mcp.resources`) and the servers' instructions.
 
 Server side: `build_server` makes an MCP server from toolwire tools (output schemas from return
-types, media results, ``ask_user`` as elicitation); `serve_main` runs one over stdio or
+types, media results, ``ask_user`` as elicitation), with resources and prompts (`resource`,
+`prompt`, `toolwire.mcp.offers`) and a `Context` a tool may take to report progress, log,
+sample and ask (`toolwire.mcp.context`); `serve_main` runs one over stdio or
 streamable HTTP (``toolwire mcp-serve`` / ``python -m toolwire.mcp``).
 
 Importing this package is cheap: the SDK is imported when a name is first used, so the command
@@ -35,23 +37,39 @@ if TYPE_CHECKING:
         connect,
         tools_from_server,
     )
+    from toolwire.mcp.context import Context
     from toolwire.mcp.elicit import CANCEL, DECLINE
     from toolwire.mcp.group import McpTools, aopen_servers, open_servers
-    from toolwire.mcp.server import build_server, load_tools, serve_http, serve_main, serve_stdio
+    from toolwire.mcp.offers import Prompt, Resource, embedded_resource, prompt, resource
+    from toolwire.mcp.server import (
+        build_server,
+        load_offer,
+        load_tools,
+        serve_http,
+        serve_main,
+        serve_stdio,
+    )
 
 _LAZY: dict[str, str] = {
     "CANCEL": "elicit",
+    "Context": "context",
     "DECLINE": "elicit",
     "McpConnection": "client",
     "McpConnectionError": "client",
     "McpTools": "group",
+    "Prompt": "offers",
+    "Resource": "offers",
     "Spec": "client",
     "aopen_servers": "group",
     "atools_from_server": "client",
     "build_server": "server",
     "connect": "client",
+    "embedded_resource": "offers",
+    "load_offer": "server",
     "load_tools": "server",
     "open_servers": "group",
+    "prompt": "offers",
+    "resource": "offers",
     "result_text": "_results",
     "serve_http": "server",
     "serve_main": "server",
@@ -79,16 +97,23 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "CANCEL",
     "DECLINE",
+    "Context",
     "McpConnection",
     "McpConnectionError",
     "McpTools",
+    "Prompt",
+    "Resource",
     "Spec",
     "aopen_servers",
     "atools_from_server",
     "build_server",
     "connect",
+    "embedded_resource",
+    "load_offer",
     "load_tools",
     "open_servers",
+    "prompt",
+    "resource",
     "result_text",
     "serve_http",
     "serve_main",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from typing import Any
 
 from mcp_types import (
@@ -155,7 +156,8 @@ def result_value(result: CallToolResult, schema: dict[str, Any] | None = None) -
 
 def to_mcp_block(part: MediaPart) -> ContentBlock:
     """A media part as an MCP block: an image or audio block, or an embedded resource (a
-    document, or media known only by URL or file id, as a link-like text resource)."""
+    document: text when its type is textual, else a blob; its name is the URI when it is
+    one), or, for media known only by URL or file id, a text block saying where it is."""
     if part.data is None:
         where = part.url or ", ".join(f"{w}: {i}" for w, i in (part.file_ids or {}).items())
         return TextContent(text=f"[{part.kind} {part.media_type}: {where}]")
@@ -164,9 +166,32 @@ def to_mcp_block(part: MediaPart) -> ContentBlock:
         return ImageContent(data=data, mime_type=part.media_type)
     if part.kind == "audio":
         return AudioContent(data=data, mime_type=part.media_type)
-    uri = f"toolwire:///{part.name or 'document'}"
+    name = part.name or "document"
+    uri = name if _URI.match(name) else f"toolwire:///{name}"
+    text = _as_text(part)
+    if text is not None:
+        return EmbeddedResource(resource=TextResourceContents(uri=uri, mime_type=part.media_type,
+                                                              text=text))
     return EmbeddedResource(resource=BlobResourceContents(uri=uri, mime_type=part.media_type,
                                                           blob=data))
+
+
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "application/toml",
+               "application/javascript")
+
+
+def _as_text(part: MediaPart) -> str | None:
+    """The text of a document whose media type is textual and whose bytes are UTF-8."""
+    kind = part.media_type.split(";")[0].strip().lower()
+    textual = (kind.startswith("text/") or kind in _TEXT_TYPES or kind.endswith("+json")
+               or kind.endswith("+xml"))
+    if not textual or part.data is None:
+        return None
+    try:
+        return part.data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def to_mcp_result(part: ToolResultPart, structured: Any = None) -> CallToolResult:

@@ -3,33 +3,23 @@ the client's user as an elicitation.
 
 Owns `output_schema` (an MCP output schema from a tool function's return annotation, and whether
 its value is wrapped as ``{"result": value}``), `structured` (a result's text as the structured
-content that schema describes) and `Asking` (the served ``ask_user`` tool: on protocol versions
-from 2026-07-28 a call is answered with an ``InputRequiredResult`` holding a form of one field,
-and the client's retry carries the user's answer; on older versions the server sends an
-``elicitation/create`` request during the call). Must not import the loop, codecs or the
-transport.
+content that schema describes) and `Asking` (the served ``ask_user`` tool, asking a form of one
+field through the call's `toolwire.mcp.context.Context`: an input request on protocol versions
+from 2026-07-28, an ``elicitation/create`` request during the call on older ones). Must not
+import the loop, codecs or the transport.
 """
 
 from __future__ import annotations
 
-import contextvars
 import json
 import typing
-from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
-from mcp.server.context import ServerRequestContext
-from mcp_types import (
-    CallToolRequestParams,
-    ElicitRequest,
-    ElicitRequestFormParams,
-    ElicitResult,
-    InputRequiredResult,
-)
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
 from toolwire.errors import ToolError
+from toolwire.mcp.context import Context
 from toolwire.schema.tool import Tool
 from toolwire.tools.ask_user import NO_USER, ask_user
 from toolwire.transcript import MediaPart
@@ -37,7 +27,7 @@ from toolwire.transcript import MediaPart
 __all__ = ["KEY", "Asking", "output_schema", "structured"]
 
 KEY = "answer"
-"""The key of the served ``ask_user``'s one input request, and the field of its form."""
+"""The one field of the served ``ask_user``'s form."""
 
 _NOT_STRUCTURED = (str, bytes, type(None), typing.Any)
 
@@ -88,54 +78,33 @@ def structured(text: str, wrapped: bool) -> Any:
     return value if isinstance(value, dict) else None
 
 
-_CALL: contextvars.ContextVar[tuple[ServerRequestContext[Any], ElicitResult | None]] = (
-    contextvars.ContextVar("toolwire_mcp_asking"))
-
-
 class Asking:
-    """The served ``ask_user`` tool, whose questions go to the MCP client's user."""
+    """The served ``ask_user`` tool, whose questions go to the MCP client's user through the
+    call's `toolwire.mcp.context.Context` (a form of one field, its choices as examples)."""
 
     def __init__(self, name: str = "ask_user") -> None:
         self.tool = ask_user(self._answer, name=name)
 
-    def form(self, arguments: Mapping[str, Any] | None) -> ElicitRequestFormParams:
-        """The form asking the question of a call's ``arguments``."""
-        args = arguments or {}
-        question = str(args.get("question", ""))
-        choices = args.get("choices")
+    @staticmethod
+    def form(question: str, choices: Sequence[str] | None) -> dict[str, Any]:
+        """The requested schema of the form asking ``question``."""
         about = "Your answer"
-        if isinstance(choices, list) and choices:
+        if choices:
             about += f" (for example: {' / '.join(str(c) for c in choices)})"
-        schema = {"type": "object", "properties": {KEY: {"type": "string", "title": "Answer",
-                                                         "description": about}},
-                  "required": [KEY]}
-        return ElicitRequestFormParams(message=question, requested_schema=schema)
+        return {"type": "object", "properties": {KEY: {"type": "string", "title": "Answer",
+                                                       "description": about}},
+                "required": [KEY]}
 
-    def before(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
-               ) -> InputRequiredResult | None:
-        """On a newer protocol: the input request for a first call (None: run the call, with
-        the answer its retry carries)."""
-        answered = (params.input_responses or {}).get(KEY)
-        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-        if modern and not isinstance(answered, ElicitResult):
-            request = ElicitRequest(params=self.form(params.arguments))
-            return InputRequiredResult(input_requests={KEY: request})
-        _CALL.set((ctx, answered if isinstance(answered, ElicitResult) else None))
-        return None
-
-    async def _answer(self, question: str, choices: Any) -> str:
-        found = _CALL.get(None)
-        if found is None:
+    async def _answer(self, question: str, choices: Sequence[str] | None) -> str:
+        ctx = Context.__toolwire_inject__()
+        if not ctx.served:
             raise ToolError(NO_USER)
-        ctx, answered = found
-        if answered is None:
-            form = self.form({"question": question, "choices": list(choices or ())})
-            try:
-                answered = await ctx.session.elicit_form(form.message, form.requested_schema,
-                                                         related_request_id=ctx.request_id)
-            except Exception as exc:
-                raise ToolError(f"{NO_USER} (the MCP client could not be asked: "
-                                f"{type(exc).__name__}: {exc})") from None
+        try:
+            answered = await ctx.elicit(question, self.form(question, choices))
+        except ToolError as exc:
+            if ctx.pending:  # 2026-07-28: the call ends with the question, and comes back
+                raise
+            raise ToolError(f"{NO_USER} ({exc})") from None
         if answered.action == "accept":
             return str((answered.content or {}).get(KEY, ""))
         done = "declined to answer" if answered.action == "decline" else "dismissed the question"

@@ -28,27 +28,40 @@ from typing import Any, Literal, TextIO
 
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 from mcp_types import (
     CallToolRequestParams,
     CallToolResult,
+    CompleteRequestParams,
+    GetPromptRequestParams,
     InputRequiredResult,
     ListToolsResult,
     PaginatedRequestParams,
+    ReadResourceRequestParams,
+    SetLevelRequestParams,
+    SubscribeRequestParams,
+    SubscriptionsListenRequestParams,
     ToolAnnotations,
+    UnsubscribeRequestParams,
 )
 from mcp_types import Tool as McpTool
 
 from toolwire.agent.dispatch import Dispatcher
 from toolwire.errors import ConfigError
+from toolwire.mcp._catalog import Catalog
+from toolwire.mcp._events import MemoryEventStore, sessions_apart
 from toolwire.mcp._results import to_mcp_result
 from toolwire.mcp._served import Asking, output_schema, structured
+from toolwire.mcp.context import Context, enter, leave
+from toolwire.mcp.offers import Prompt, Resource
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.transcript import ToolCallPart
 
 __all__ = [
     "Transport",
     "build_server",
+    "load_offer",
     "load_tools",
     "serve_http",
     "serve_main",
@@ -78,16 +91,21 @@ def build_server(
     timeout: float | None = 300.0,
     max_output_chars: int = 50_000,
     ask_user: bool = False,
+    resources: Iterable[Resource] = (),
+    prompts: Iterable[Prompt] = (),
 ) -> Server[Any]:
-    """An MCP server (the SDK's low-level ``Server``) whose tools are ``tools``.
+    """An MCP server (the SDK's low-level ``Server``) whose tools are ``tools``, with
+    ``resources`` and ``prompts`` (`toolwire.mcp.offers`) beside them.
 
     Each tool is listed with its name, description and the closed input schema a model is
     shown, and an output schema when its function declares a return type (a value that is not
     an object is wrapped as ``{"result": value}``). ``timeout`` (seconds) applies to tools that
     set none; results longer than ``max_output_chars`` are cut, as in an `Agent`.
     ``ask_user=True`` adds an ``ask_user`` tool whose questions go to the client's user as
-    elicitation requests.
+    elicitation requests. A tool function with a `toolwire.mcp.Context` parameter gets the
+    call's context: progress, logs, sampling, elicitation (`toolwire.mcp.context`).
     """
+    catalog = Catalog(list(resources), list(prompts))
     given = [tools] if isinstance(tools, Tool) else tools
     asking = Asking() if ask_user else None
     toolset = Toolset([*Toolset(given).values(), *([asking.tool] if asking else [])])
@@ -102,13 +120,16 @@ def build_server(
 
     async def call_tool(ctx: ServerRequestContext[Any],
                         params: CallToolRequestParams) -> CallToolResult | InputRequiredResult:
-        if asking is not None and params.name == asking.tool.name:
-            needed = asking.before(ctx, params)
-            if needed is not None:
-                return needed
         call = ToolCallPart(id=f"mcp_{next(numbers)}", name=params.name,
                             arguments=params.arguments)
-        [result] = await dispatcher.run([call])
+        context = Context(ctx, params, catalog)
+        token = enter(context)
+        try:
+            [result] = await dispatcher.run([call])
+        finally:
+            leave(token)
+        if context.pending:
+            return context.input_required()
         schema, wrapped = schemas.get(params.name, (None, False))
         if schema is None or result.is_error:
             return to_mcp_result(result)
@@ -125,9 +146,31 @@ def build_server(
         found = toolset.get(tool)
         return None if found is None else found.input_schema
 
-    return Server(name, version=_version(), instructions=instructions,
-                  on_list_tools=list_tools, on_call_tool=call_tool,
-                  get_tool_input_schema=input_schema)
+    return _with_catalog(Server(name, version=_version(), instructions=instructions,
+                                on_list_tools=list_tools, on_call_tool=call_tool,
+                                get_tool_input_schema=input_schema), catalog)
+
+
+def _with_catalog(server: Server[Any], catalog: Catalog) -> Server[Any]:
+    """``server`` answering for ``catalog``'s resources and prompts, completion, log levels
+    and subscriptions, with sealed request state for input-required rounds."""
+    add = server.add_request_handler
+    add("logging/setLevel", SetLevelRequestParams, catalog.set_level)
+    if catalog.resources:
+        add("subscriptions/listen", SubscriptionsListenRequestParams, catalog.listen)
+        add("resources/list", PaginatedRequestParams, catalog.list_resources)
+        add("resources/templates/list", PaginatedRequestParams, catalog.list_templates)
+        add("resources/read", ReadResourceRequestParams, catalog.read_resource)
+        add("resources/subscribe", SubscribeRequestParams, catalog.subscribe)
+        add("resources/unsubscribe", UnsubscribeRequestParams, catalog.unsubscribe)
+    if catalog.prompts:
+        add("prompts/list", PaginatedRequestParams, catalog.list_prompts)
+        add("prompts/get", GetPromptRequestParams, catalog.get_prompt)
+    if catalog.prompts or any(r.templated for r in catalog.resources):
+        add("completion/complete", CompleteRequestParams, catalog.complete)
+    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(),
+                                                  default_audience=server.name))
+    return server
 
 
 def _version() -> str:
@@ -178,8 +221,15 @@ def load_tools(target: str) -> list[Tool]:
 
     ATTR may be a list (or mapping) of tools or functions, a `Toolset`, one `Tool`, or a
     function taking no arguments that returns one of those. Without ``:ATTR``, ``TOOLS`` is used.
-    The module's folder is the current one, as with ``python -m``.
+    The module's folder is the current one, as with ``python -m``. Resources and prompts in
+    the list are left out (`load_offer` takes them too).
     """
+    return load_offer(target)[0]
+
+
+def load_offer(target: str) -> tuple[list[Tool], list[Resource], list[Prompt]]:
+    """The tools, resources and prompts named by ``target`` (as `load_tools` reads it; the
+    list may hold `toolwire.mcp.offers.Resource`s and `Prompt`s beside the tools)."""
     module, _, attr = target.partition(":")
     if target.count(":") > 1 or not module:
         raise ConfigError(f"{target!r} is not MODULE:ATTR (for example my_tools:TOOLS)")
@@ -194,12 +244,16 @@ def load_tools(target: str) -> list[Tool]:
             value = value()
         except Exception as exc:
             raise ConfigError(f"{target}() failed: {type(exc).__name__}: {exc}") from None
-    if isinstance(value, Tool):
-        return [value]
+    if isinstance(value, Tool | Resource | Prompt):
+        value = [value]
     if isinstance(value, Mapping):
-        return list(Toolset(value).values())
+        return list(Toolset(value).values()), [], []
     if isinstance(value, Iterable) and not isinstance(value, str | bytes):
-        return list(Toolset(list(value)).values())
+        items = list(value)
+        resources = [item for item in items if isinstance(item, Resource)]
+        prompts = [item for item in items if isinstance(item, Prompt)]
+        tools = [item for item in items if not isinstance(item, Resource | Prompt)]
+        return list(Toolset(tools).values()), resources, prompts
     raise ConfigError(f"{target} is a {type(value).__name__}, not a list of tools")
 
 
@@ -216,15 +270,19 @@ async def serve_http(
     port: int = 0,
     path: str = "/mcp",
     announce: TextIO | None = sys.stderr,
+    retry_ms: int = 1000,
 ) -> None:
     """Serve ``server`` over streamable HTTP at ``http://HOST:PORT/mcp`` until stopped.
 
     ``port=0`` takes any free port; the URL is written to ``announce`` once the server
-    accepts connections.
+    accepts connections. Streams are resumable (`toolwire.mcp._events`), each session's
+    apart: each starts with a priming event telling the client to wait ``retry_ms`` before
+    reconnecting.
     """
     import uvicorn
 
-    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    app = server.streamable_http_app(streamable_http_path=path, host=host,
+                                     event_store=MemoryEventStore(), retry_interval=retry_ms)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -234,7 +292,7 @@ async def serve_http(
         sock.close()
         raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     bound = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    config = uvicorn.Config(sessions_apart(app), log_level="warning", lifespan="on")
     web = uvicorn.Server(config)
 
     async def tell() -> None:
@@ -267,12 +325,14 @@ def serve_main(
 ) -> int:
     """Serve tools as an MCP server until stopped; what ``toolwire mcp-serve`` runs.
 
-    ``target`` is ``MODULE:ATTR`` (see `load_tools`); ``builtin="coding"`` adds the coding
-    tools confined to ``workdir`` (default: the current folder), with ``ask_user`` asking the
-    client's user through elicitation. ``ask_user=True`` adds that tool to any tools.
-    Returns the exit code.
+    ``target`` is ``MODULE:ATTR`` (see `load_offer`: tools, resources, prompts);
+    ``builtin="coding"`` adds the coding tools confined to ``workdir`` (default: the current
+    folder), with ``ask_user`` asking the client's user through elicitation. ``ask_user=True``
+    adds that tool to any tools. Returns the exit code.
     """
     tools: list[Tool] = []
+    resources: list[Resource] = []
+    prompts: list[Prompt] = []
     if builtin is not None:
         if builtin != "coding":
             raise ConfigError(f"unknown built-in tool set {builtin!r}; the one there is: coding")
@@ -286,13 +346,15 @@ def serve_main(
         raise ConfigError("--workdir applies to --builtin coding only")
     if target:
         with contextlib.redirect_stdout(sys.stderr):  # stdout carries the protocol alone
-            tools.extend(load_tools(target))
-    if not tools:
+            loaded, resources, prompts = load_offer(target)
+        tools.extend(loaded)
+    if not (tools or resources or prompts):
         raise ConfigError("nothing to serve: give MODULE:ATTR or --builtin coding")
     if transport not in ("stdio", "http"):
         raise ConfigError(f"unknown transport {transport!r}; use stdio or http")
     server = build_server(tools, name=name or ("toolwire-coding" if builtin else "toolwire"),
-                          ask_user=ask_user or builtin is not None)
+                          ask_user=ask_user or builtin is not None, resources=resources,
+                          prompts=prompts)
     if transport == "http":
         asyncio.run(serve_http(server, host=host, port=port))
     else:

@@ -212,6 +212,8 @@ class Derived:
     model: type[BaseModel]
     fields: tuple[tuple[str, str, bool], ...] = ()
     """(model field name, parameter name, positional-only) per parameter, in order."""
+    injected: tuple[tuple[str, Callable[[], Any]], ...] = ()
+    """(parameter name, provider) per parameter filled in at call time, not by the model."""
 
 
 def _has_description(annotation: Any) -> bool:
@@ -239,7 +241,12 @@ def from_function(tool: str, fn: Callable[..., Any]) -> Derived:
     description, docs = parse_docstring(inspect.getdoc(fn))
     definitions: dict[str, Any] = {}
     fields: list[tuple[str, str, bool]] = []
+    injected: list[tuple[str, Callable[[], Any]]] = []
     for index, param in enumerate(signature.parameters.values()):
+        provider = injected_provider(param.annotation)
+        if provider is not None and param.kind is not param.POSITIONAL_ONLY:
+            injected.append((param.name, provider))
+            continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             star = "*" if param.kind is param.VAR_POSITIONAL else "**"
             raise ToolDefinitionError(
@@ -270,7 +277,21 @@ def from_function(tool: str, fn: Callable[..., Any]) -> Derived:
         ) from None
     schema = tidy(_json_schema(tool, model))
     schema.pop("description", None)
-    return Derived(schema=schema, description=description, model=model, fields=tuple(fields))
+    return Derived(schema=schema, description=description, model=model, fields=tuple(fields),
+                   injected=tuple(injected))
+
+
+def injected_provider(annotation: Any) -> Callable[[], Any] | None:
+    """The provider of a parameter the caller fills in rather than the model: its annotation
+    (or the one type besides None in an optional one) has a ``__toolwire_inject__`` class
+    method returning the value for the call in progress. None for an ordinary parameter."""
+    candidates = [annotation]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        candidates = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+    if len(candidates) != 1 or not isinstance(candidates[0], type):
+        return None
+    provider = getattr(candidates[0], "__toolwire_inject__", None)
+    return provider if callable(provider) else None
 
 
 def from_model(tool: str, model: type[BaseModel]) -> Derived:

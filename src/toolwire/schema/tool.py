@@ -30,6 +30,7 @@ from toolwire.transcript import ToolCallPart, ToolSpec
 __all__ = ["Tool", "Toolset", "tool", "validate_call"]
 
 _Mode = Literal["kwargs", "signature", "model"]
+_Injected = tuple[tuple[str, Callable[[], Any]], ...]  # (parameter, provider) per call
 
 
 def _checked_name(name: object) -> str:
@@ -65,6 +66,7 @@ class Tool:
     __slots__ = (
         "_checker",
         "_fields",
+        "_injected",
         "_mode",
         "_model",
         "description",
@@ -98,6 +100,7 @@ class Tool:
     _mode: _Mode
     _model: type[BaseModel] | None
     _fields: tuple[tuple[str, str, bool], ...]
+    _injected: _Injected
 
     def __init__(
         self,
@@ -146,7 +149,7 @@ class Tool:
     def _setup(self, name: str, description: str | None, schema: JSONSchema,
                fn: Callable[..., Any] | None, idempotent: bool, timeout: float | None,
                strict: bool, mode: _Mode, model: type[BaseModel] | None,
-               fields: tuple[tuple[str, str, bool], ...]) -> None:
+               fields: tuple[tuple[str, str, bool], ...], injected: _Injected = ()) -> None:
         if description is not None and not isinstance(description, str):
             raise ToolDefinitionError(f"tool {name!r}: description must be a string")
         if fn is not None and not callable(fn):
@@ -170,6 +173,7 @@ class Tool:
         set_(self, "_mode", mode)
         set_(self, "_model", model)
         set_(self, "_fields", fields)
+        set_(self, "_injected", injected)
 
     def __setattr__(self, key: str, value: object) -> None:
         raise AttributeError(f"Tool is immutable (cannot set {key!r})")
@@ -218,6 +222,7 @@ class Tool:
             "signature",
             made.model,
             made.fields,
+            made.injected,
         )
         self._extras(read_only, derive.docstring_examples(tool_name, inspect.getdoc(fn))
                      if examples is None else examples, allowed_callers)
@@ -300,6 +305,7 @@ class Tool:
             elif field in instance.model_fields_set:
                 kwargs[param] = getattr(instance, field)
             # else: not sent, so the function's own default applies
+        kwargs.update((param, provide()) for param, provide in self._injected)
         return tuple(args), kwargs
 
     def _conversion_error(self, exc: ValidationError) -> ToolCallError:
@@ -409,15 +415,13 @@ class Toolset(Mapping[str, Tool]):
                     raise ToolDefinitionError(f"{key!r} maps to {value!r}, which is not a Tool")
                 if key != value.name:
                     raise ToolDefinitionError(f"{key!r} maps to a tool named {value.name!r}")
-            items: Iterable[Tool | Callable[..., Any]] = tools.values()
-        else:
-            items = tools
+        items: Iterable[Tool | Callable[..., Any]] = (
+            tools.values() if isinstance(tools, Mapping) else tools)
         for item in items:
             made = item if isinstance(item, Tool) else Tool.from_function(item)
-            if made.name in index:
-                said = f"two tools are named {made.name!r}; names must be unique"
-                raise ToolDefinitionError(said)
-            index[made.name] = made
+            if (name := made.name) in index:
+                raise ToolDefinitionError(f"two tools are named {name!r}; names must be unique")
+            index[name] = made
         self._index = index
         self._checks = {name: t._checker.check for name, t in index.items()}
         self.specs: tuple[ToolSpec, ...] = tuple(t.spec for t in index.values())
@@ -440,23 +444,21 @@ class Toolset(Mapping[str, Tool]):
         Raises `ToolCallError` like `validate_call`; argument text a codec already parsed is not
         parsed again (`Tool.validate_part`).
         """
-        try:
-            found = self._index.get(call.name)
-        except TypeError:  # a name a model sent as a list or an object names no tool
-            found = None
-        if found is None:
-            raise unknown_tool(call.name, list(self._index))
+        found = self._find(call.name)
         return found, found.validate_part(call)
 
     def validate(self, name: str, arguments: object) -> dict[str, Any]:
         """`validate_call` on this toolset."""
+        return self._find(name)._checker.check(arguments)
+
+    def _find(self, name: str) -> Tool:
         try:
             found = self._index.get(name)
-        except TypeError:  # an unhashable name names no tool
+        except TypeError:  # a name a model sent as a list or an object names no tool
             found = None
         if found is None:
             raise unknown_tool(name, list(self._index))
-        return found._checker.check(arguments)
+        return found
 
 
 def _hashable(value: object) -> bool:

@@ -1,14 +1,12 @@
 """Tools as contracts: a name, a description, a closed JSON Schema and, optionally, a function.
 
-Owns: `Tool` (from a raw JSON Schema, from a function's signature and docstring, or from a
-Pydantic model), the `tool` decorator, `Toolset` (tools indexed by name, duplicates refused;
-`Toolset.check_call` finds a call's tool and checks its arguments in one lookup) and
-`validate_call`, which checks a model's call and raises a `ToolCallError` whose text tells
-the model how to fix its next call. Must not import codecs, transport, client or the loop.
+Owns: `Tool` (from a raw JSON Schema, a function's signature and docstring, or a Pydantic
+model), the `tool` decorator, `Toolset` (tools by name, duplicates refused; `check_call` finds
+a call's tool and checks its arguments in one lookup) and `validate_call`, whose
+`ToolCallError` tells the model how to fix its next call. Imports no codec, transport or loop.
 
-Closed means: every object schema that lists ``properties`` and says nothing of extra fields
-gets ``"additionalProperties": false``, in the schema the model is shown and in the one calls
-are checked against. An object without ``properties`` is a free-form map and stays open.
+Closed: an object schema listing ``properties`` and silent on extra fields gets
+``"additionalProperties": false`` (shown and checked alike); one without stays an open map.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ The cases:
 - ``convert`` and ``reply``: ``bench/codecs.py``'s conversion next to LiteLLM (an OpenAI
   request made into an Anthropic body, an Anthropic reply made into a reply object).
 
-Run: ``python bench/instructions.py`` (``--cases PATTERN`` to run some, ``--short N --long N``).
+Run: ``python bench/instructions.py`` (``--cases PATTERN`` to run some, ``--short N --long N``,
+``--src DIR`` to count another checkout's toolwire, such as an older commit's ``src``).
 Peers that are not installed are listed as such. Needs valgrind.
 """
 
@@ -44,8 +45,8 @@ TARGETS = {"convert": 20.0}
 """Least ratio of the peer's instructions to toolwire's."""
 
 _LOAD = textwrap.dedent(f"""
-    import asyncio, importlib.util, sys
-    sys.path.insert(0, {str(BENCH)!r})
+    import asyncio, importlib.util, os, sys
+    sys.path[:0] = [p for p in (os.environ.get("BENCH_SRC"), {str(BENCH)!r}) if p]
 
     def load(name):
         path = {str(BENCH)!r} + "/" + name + ".py"
@@ -208,13 +209,16 @@ def main() -> None:
     parser.add_argument("--cases", default="", help="run only the cases whose name has this")
     parser.add_argument("--short", type=int, default=10, help="operations in the first count")
     parser.add_argument("--long", type=int, default=30, help="operations in the second count")
+    parser.add_argument("--src", help="measure the toolwire in this src folder (another "
+                        "checkout) instead of the one installed")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("bench/instructions.py needs valgrind (Debian: apt-get install valgrind)")
     chosen = {k: v for k, v in cases().items() if args.cases in k}
     server, url = start_server()
-    env = {**os.environ, "PYTHONHASHSEED": "0", "BENCH_URL": url,
-           "PYTHONPATH": os.pathsep.join(sys.path[1:])}
+    env = {**os.environ, "PYTHONHASHSEED": "0", "BENCH_URL": url}
+    if args.src:
+        env["BENCH_SRC"] = str(Path(args.src).resolve())
     per_op: dict[str, float] = {}
     rows = []
     try:

@@ -154,7 +154,7 @@ class RunTelemetry:
         self._made = made
         self._tools = tools
         self._stream = stream
-        self._redact = content.Redactor() if settings.capture_content else None
+        self._redact = content.Redactor.shared() if settings.capture_content else None
         self._model = _model_attributes(model)
         self._measured: dict[str | None, tuple[dict[str, Any], ...]] = {}
         self._request_model = request.model

@@ -21,7 +21,8 @@ The cases:
 - ``convert`` and ``reply``: ``bench/codecs.py``'s conversion next to LiteLLM (an OpenAI
   request made into an Anthropic body, an Anthropic reply made into a reply object).
 
-Run: ``python bench/instructions.py`` (``--cases PATTERN`` to run some, ``--short N --long N``).
+Run: ``python bench/instructions.py`` (``--cases PATTERN`` to run some, ``--short N --long N``,
+``--src DIR`` to count another checkout's toolwire, such as an older commit's ``src``).
 Peers that are not installed are listed as such. Needs valgrind.
 """
 
@@ -44,8 +45,8 @@ TARGETS = {"convert": 20.0}
 """Least ratio of the peer's instructions to toolwire's."""
 
 _LOAD = textwrap.dedent(f"""
-    import asyncio, importlib.util, sys
-    sys.path.insert(0, {str(BENCH)!r})
+    import asyncio, importlib.util, os, sys
+    sys.path[:0] = [p for p in (os.environ.get("BENCH_SRC"), {str(BENCH)!r}) if p]
 
     def load(name):
         path = {str(BENCH)!r} + "/" + name + ".py"
@@ -73,8 +74,7 @@ asyncio.run(_main())
 """
 
 LOOP_TOOLWIRE = """
-from toolwire.agent.loop import Agent
-from toolwire.schema.tool import Tool
+from toolwire import Agent, Tool
 from toolwire.testing import ScriptedModel, call, reply
 n = int(sys.argv[1])
 replies = [reply(call("noop", {"x": i}, id=f"call_{i}")) for i in range(n)] + [reply("done")]
@@ -108,7 +108,7 @@ assert turn == n + 1
 
 CALL_TOOLWIRE = """
 import os
-from toolwire.http.client import model
+from toolwire import model
 request = load("transport").conversation()
 tw = model("anthropic:claude-sonnet-4-5@" + os.environ["BENCH_URL"], env={})
 op = lambda: tw.complete(request)
@@ -131,13 +131,61 @@ async def op():
 close = client.aclose
 """
 
-CODEC_CASE = """
+PEER_CODEC_CASE = """
 import os
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_TELEMETRY", "False")
-codecs_bench = load("codecs")
-op = codecs_bench.{builder}()[{name!r}]
+op = load("codecs").litellm_cases()[{name!r}]
 """
+
+CODEC_SETUP = """
+import json
+from typing import Any
+from toolwire.codecs import get_codec
+from toolwire.conversion import convert
+from toolwire.transcript import (Message, Reply, Request, TextPart, ToolCallPart,
+                                 ToolResultPart, ToolSpec, Usage)
+TEXT_WIRES = ("openai-chat", "openai-responses")
+Image = None
+{workloads}
+
+def decoding(codec, raw, request):
+    try:  # from the bytes, as the client decodes; a toolwire that took only objects: parsed
+        codec.decode_response(raw, request=request)
+        return lambda: codec.decode_response(raw, request=request)
+    except (TypeError, AttributeError):
+        body = json.loads(raw)
+        return lambda: codec.decode_response(body, request=request)
+"""
+
+ENCODE = """
+codec, request = get_codec({wire!r}), transcript({wire!r})
+op = lambda: codec.encode_request(request)
+"""
+
+DECODE = """
+codec, request = get_codec({wire!r}), transcript({wire!r})
+op = decoding(codec, json.dumps(codec.encode_response(two_calls({wire!r}), request=request))
+              .encode(), request)
+"""
+
+CONVERT = """
+body = openai_request()
+op = lambda: convert(body, "openai-chat", "anthropic-messages")
+"""
+
+REPLY = """
+request = get_codec("openai-chat").decode_request(openai_request())
+op = decoding(get_codec("anthropic-messages"), json.dumps(ANTHROPIC_REPLY).encode(), request)
+"""
+
+
+def workloads() -> str:
+    """The workload builders of ``bench/codecs.py`` (its section between the workloads and
+    the cases), so both benchmarks measure the same transcript and reply."""
+    text = (BENCH / "codecs.py").read_text(encoding="utf-8")
+    start = text.index("# " + "-" * 75 + " workloads")
+    return text[start:text.index("# " + "-" * 75 + " cases")]
 
 
 def cases() -> dict[str, tuple[str, str]]:
@@ -151,16 +199,14 @@ def cases() -> dict[str, tuple[str, str]]:
         "model call toolwire": (CALL_TOOLWIRE, "async"),
         "model call httpx2": (CALL_HTTPX2, "async"),
     }
+    setup = CODEC_SETUP.format(workloads=workloads())
     for wire in WIRES:
-        for what in ("encode", "decode"):
-            found[f"{what} {wire}"] = (
-                CODEC_CASE.format(builder="wire_cases", name=f"{wire} {what}"), "sync")
-    for task in ("request", "reply"):
-        label = "convert" if task == "request" else "reply"
-        found[f"{label} toolwire"] = (
-            CODEC_CASE.format(builder="toolwire_vs_cases", name=f"toolwire {task}"), "sync")
-        found[f"{label} litellm"] = (
-            CODEC_CASE.format(builder="litellm_cases", name=f"litellm {task}"), "sync")
+        found[f"encode {wire}"] = (setup + ENCODE.format(wire=wire), "sync")
+        found[f"decode {wire}"] = (setup + DECODE.format(wire=wire), "sync")
+    found["convert toolwire"] = (setup + CONVERT, "sync")
+    found["reply toolwire"] = (setup + REPLY, "sync")
+    for task, label in (("request", "convert"), ("reply", "reply")):
+        found[f"{label} litellm"] = (PEER_CODEC_CASE.format(name=f"litellm {task}"), "sync")
     return found
 
 
@@ -208,13 +254,16 @@ def main() -> None:
     parser.add_argument("--cases", default="", help="run only the cases whose name has this")
     parser.add_argument("--short", type=int, default=10, help="operations in the first count")
     parser.add_argument("--long", type=int, default=30, help="operations in the second count")
+    parser.add_argument("--src", help="measure the toolwire in this src folder (another "
+                        "checkout) instead of the one installed")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("bench/instructions.py needs valgrind (Debian: apt-get install valgrind)")
     chosen = {k: v for k, v in cases().items() if args.cases in k}
     server, url = start_server()
-    env = {**os.environ, "PYTHONHASHSEED": "0", "BENCH_URL": url,
-           "PYTHONPATH": os.pathsep.join(sys.path[1:])}
+    env = {**os.environ, "PYTHONHASHSEED": "0", "BENCH_URL": url}
+    if args.src:
+        env["BENCH_SRC"] = str(Path(args.src).resolve())
     per_op: dict[str, float] = {}
     rows = []
     try:
@@ -223,8 +272,10 @@ def main() -> None:
             if absent is not None:
                 rows.append([name, "not installed", "", ""])
                 continue
-            count(code, how, 1, env)  # writes the caches a first import leaves (.pyc files)
-            short, long = (count(code, how, n, env) for n in (args.short, args.long))
+            used = env if "toolwire" in name or not name.endswith(tuple(PEERS)) else {
+                k: v for k, v in env.items() if k != "BENCH_SRC"}  # a peer: today's bench code
+            count(code, how, 1, used)  # writes the caches a first import leaves (.pyc files)
+            short, long = (count(code, how, n, used) for n in (args.short, args.long))
             per_op[name] = (long - short) / (args.long - args.short)
             rows.append([name, f"{per_op[name] / 1000:,.1f}K", f"{short:,}", f"{long:,}"])
     finally:

@@ -112,3 +112,47 @@ async def test_the_emulator_bills_one_hour_breakpoints_as_long_writes() -> None:
         expected = (uncached * 3 + usage.cache_read_tokens * 0.30 + short * 3.75
                     + usage.cache_write_long_tokens * 6 + usage.output_tokens * 15) / 1e6
         assert usage.cost == pytest.approx(expected)
+
+
+# ---------------------------------------------------------------- the same figure, cheaper
+
+
+def _table_models() -> list[tuple[str, str]]:
+    """Every (model, provider) of the price table whose writes no per-model rule reprices."""
+    from genai_prices import data_snapshot
+    from toolwire.model_rules import find
+
+    return [(m.id, p.id) for p in data_snapshot.get_snapshot().providers for m in p.models
+            if find("cache_write_price", "*", m.id) is None]
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_the_cost_is_what_the_price_tables_own_calculation_says(batch: bool) -> None:
+    """cost_of looks a model's rates up once and does the arithmetic itself: for every model
+    of the table and prompts on both sides of every tier, the figure is genai-prices' own."""
+    import genai_prices
+
+    shapes = [(1_000, 0, 0, 0, 200), (150_000, 90_000, 20_000, 5_000, 3_000),
+              (300_000, 100_000, 50_000, 50_000, 9_000), (900_000, 0, 400_000, 0, 1)]
+    checked = 0
+    for model, provider in _table_models():
+        for given, read, write, long, out in shapes:
+            usage = Usage(input_tokens=given, output_tokens=out, cache_read_tokens=read,
+                          cache_write_tokens=write, cache_write_long_tokens=long)
+            counts = {"input_tokens": given, "output_tokens": out, "cache_read_tokens": read,
+                      "cache_write_tokens": write, "cache_write_1h_tokens": long}
+            try:
+                theirs = float(genai_prices.calc_price(
+                    genai_prices.Usage(**counts), model, provider_id=provider,
+                    price_context={"processing": "batch"} if batch else None).total_price)
+            except (LookupError, ValueError):
+                continue
+            ours = cost_of(usage, model, provider, batch=batch)
+            assert ours is not None, (model, provider)
+            if batch and not any(v.when.get("processing") == "batch" for v in
+                                 genai_prices.data_snapshot.get_snapshot().find_provider_model(
+                                     model, None, provider, None)[1].price_variants or ()):
+                theirs *= 0.5
+            assert ours == pytest.approx(theirs, rel=1e-9, abs=1e-12), (model, provider, counts)
+            checked += 1
+    assert checked > 500

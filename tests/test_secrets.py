@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolwire.emulator import Emulator
 from toolwire.secrets import Redactor, is_secret_name, known_secrets, redact
@@ -85,3 +90,43 @@ def test_a_key_a_tool_prints_reaches_no_log_explanation_or_request(tmp_path: Pat
     assert "[redacted: ANTHROPIC_API_KEY]" in texts["log"]
     for where, text in texts.items():
         assert KEY not in text, f"the key reached the {where}"
+
+
+# ---------------------------------------------------------------- one pass, one redactor
+
+
+def _sequential(redactor: Redactor, text: str) -> str:
+    """Redaction as it was done before: each value, longest first, then each shape."""
+    from toolwire.secrets import _SHAPES
+
+    for value in sorted(redactor.secrets, key=len, reverse=True):
+        text = text.replace(value, f"[redacted: {redactor.secrets[value]}]")
+    for kind, shape in _SHAPES:
+        pattern = re.compile(shape)
+        text = pattern.sub((r"\g<1>" if pattern.groups else "") + f"[redacted: {kind}]", text)
+    return text
+
+
+PIECES = ["sk-ant-api03-" + "a1" * 15, "sk-proj-" + "b2" * 20, "AIza" + "c" * 35,
+          "ya29." + "d" * 30, "aws_secret_access_key = " + "E" * 40,
+          "AWS_SESSION_TOKEN: '" + "f" * 30, "AccountKey=" + "g" * 30, "hunter2hunter2",
+          "hunter2hunter2-longer", "plain words", "ünïcödé", "", "=", "12345678"]
+
+
+@given(st.lists(st.sampled_from(PIECES) | st.text(max_size=12), max_size=12))
+def test_one_pass_redacts_as_the_passes_one_by_one_did(pieces: list[str]) -> None:
+    redactor = Redactor({"MY_PASSWORD": "hunter2hunter2", "OTHER_TOKEN": "hunter2hunter2-longer",
+                         "SHORT_KEY": "1234567"}, {"given": "12345678"})
+    text = " ".join(pieces)
+    assert redactor(text) == _sequential(redactor, text)
+
+
+def test_the_shared_redactor_is_made_again_only_when_the_environment_changes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    first = Redactor.shared()
+    assert Redactor.shared() is first
+    monkeypatch.setenv("TOOLWIRE_TEST_API_KEY", "a-brand-new-secret-value")
+    second = Redactor.shared()
+    assert second is not first and second("a-brand-new-secret-value") == (
+        "[redacted: TOOLWIRE_TEST_API_KEY]")
+    assert Redactor.shared() is second

@@ -502,3 +502,33 @@ def test_the_endpoint_variable_alone_turns_exporting_on(tmp_path: Path) -> None:
     assert {s.service for s in spans} == {"nightly-agent"}
     [chat] = [s for s in spans if s.name == "chat claude-test"]
     assert "Anything to do?" in chat.attributes["gen_ai.input.messages"]
+
+
+def test_a_history_is_written_for_spans_once_and_reads_as_one_json_list() -> None:
+    """input_messages keeps each message's text: the next span writes only what is new, and
+    what it gives is the JSON of the whole list, secrets out, as if written in one piece."""
+    from toolwire.secrets import Redactor
+    from toolwire.telemetry import content
+    from toolwire.transcript import Message, ToolCallPart, ToolResultPart
+
+    redactor = Redactor({"MY_API_KEY": "hunter2-is-the-key"})
+    calls = 0
+
+    def counting(text: str) -> str:
+        nonlocal calls
+        calls += 1
+        return redactor(text)
+
+    history = [Message.user("use hunter2-is-the-key please"),
+               Message(role="assistant", parts=(ToolCallPart(id="c1", name="t",
+                                                             arguments={"x": "ü\u2028"}),)),
+               Message(role="tool", parts=(ToolResultPart(call_id="c1", content="ok"),))]
+    kept: content.Kept = {}
+    first = content.input_messages(history[:2], counting, kept)  # type: ignore[arg-type]
+    whole = content.input_messages(history, counting, kept)  # type: ignore[arg-type]
+    assert calls == 3  # each message once
+    expected = [content._message(m) for m in history]
+    assert json.loads(whole) == json.loads(redactor(
+        json.dumps(expected)))
+    assert "hunter2-is-the-key" not in whole and "[redacted: MY_API_KEY]" in whole
+    assert json.loads(first) == json.loads(whole)[:2]

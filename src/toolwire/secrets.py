@@ -35,17 +35,19 @@ _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "
 MIN_SECRET_LENGTH = 8
 """Shorter values are not redacted: replacing every "1" or "true" would garble output."""
 
-_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("Anthropic key", re.compile(r"sk-ant-[A-Za-z0-9_\-]{20,}")),
-    ("OpenAI key", re.compile(r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{32,}")),
-    ("Google API key", re.compile(r"AIza[0-9A-Za-z_\-]{35}")),
-    ("Google OAuth token", re.compile(r"ya29\.[0-9A-Za-z_\-.]{20,}")),
-    ("AWS secret", re.compile(
-        r"(?i)(?<=aws_secret_access_key)(\s*[=:]\s*[\"']?)[A-Za-z0-9/+=]{20,}")),
-    ("AWS session token", re.compile(
-        r"(?i)(?<=aws_session_token)(\s*[=:]\s*[\"']?)[A-Za-z0-9/+=]{20,}")),
-    ("Azure account key", re.compile(r"(?i)(?<=AccountKey=)[A-Za-z0-9/+=]{20,}")),
+_SHAPES: tuple[tuple[str, str], ...] = (
+    ("Anthropic key", r"sk-ant-[A-Za-z0-9_\-]{20,}"),
+    ("OpenAI key", r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{32,}"),
+    ("Google API key", r"AIza[0-9A-Za-z_\-]{35}"),
+    ("Google OAuth token", r"ya29\.[0-9A-Za-z_\-.]{20,}"),
+    ("AWS secret", r"(?i:(?<=aws_secret_access_key)(\s*[=:]\s*[\"']?)[A-Za-z0-9/+=]{20,})"),
+    ("AWS session token", r"(?i:(?<=aws_session_token)(\s*[=:]\s*[\"']?)[A-Za-z0-9/+=]{20,})"),
+    ("Azure account key", r"(?i:(?<=AccountKey=)[A-Za-z0-9/+=]{20,})"),
 )
+"""Well-known credential shapes: a kind and its pattern (a group, if any, is kept: the text
+between a name and its value)."""
+_SHAPE_MIN = 20
+"""No shape matches fewer characters."""
 
 
 def is_secret_name(name: str) -> bool:
@@ -75,25 +77,56 @@ class Redactor:
     """Replaces known secret values, and well-known credential shapes, in text.
 
     The values are those of `known_secrets` (``env``, the process environment by default, read
-    once when the redactor is made, plus ``secrets``)."""
+    once when the redactor is made, plus ``secrets``). Every value and shape is one pattern,
+    so text is read once, and text too short to hold any of them is not read at all;
+    `Redactor.shared` gives the one made from the process environment, made again only when
+    the environment changes."""
 
-    __slots__ = ("_values", "secrets")
+    __slots__ = ("_names", "_pattern", "_shortest", "_values", "secrets")
 
     def __init__(self, env: Mapping[str, str] | None = None,
                  secrets: Mapping[str, str] | Iterable[str] = ()) -> None:
         self.secrets = known_secrets(env, secrets)
         # longest first, so a key that contains another is replaced whole
         self._values = sorted(self.secrets, key=len, reverse=True)
+        alternatives = [f"({re.escape(v)})" for v in self._values]
+        self._names: list[tuple[str, bool]] = [(f"[redacted: {self.secrets[v]}]", False)
+                                               for v in self._values]
+        for kind, shape in _SHAPES:
+            kept = shape.count("(") - shape.count("(?") > 0
+            alternatives.append(f"({shape})")
+            self._names.append((f"[redacted: {kind}]", kept))
+            if kept:
+                self._names.append(("", False))  # the kept group's own number
+        self._pattern = re.compile("|".join(alternatives))
+        self._shortest = min([_SHAPE_MIN, *map(len, self._values)])
+
+    @classmethod
+    def shared(cls) -> Redactor:
+        """The redactor of the process environment (no secrets given), kept while the
+        environment stays as it was."""
+        data = getattr(os.environ, "_data", None)
+        data = dict(os.environ) if data is None else data
+        kept = _SHARED[0]
+        if kept is not None and kept[0] == data:
+            return kept[1]
+        made = cls()
+        _SHARED[0] = (dict(data), made)
+        return made
+
+    def _replace(self, match: re.Match[str]) -> str:
+        index = match.lastindex or 1  # the alternative that matched: its group closes last
+        shown, kept = self._names[index - 1]
+        return (match.group(index + 1) or "") + shown if kept else shown
 
     def __call__(self, text: str) -> str:
-        for value in self._values:
-            if value in text:
-                text = text.replace(value, f"[redacted: {self.secrets[value]}]")
-        for kind, shape in _SHAPES:
-            keep = r"\g<1>" if shape.groups else ""
-            text = shape.sub(f"{keep}[redacted: {kind}]", text)
-        return text
+        if len(text) < self._shortest:
+            return text
+        return self._pattern.sub(self._replace, text)
 
+
+_SHARED: list[tuple[dict[Any, Any], Redactor] | None] = [None]
+"""The process environment as `Redactor.shared` last read it, and the redactor made of it."""
 
 _KEY_CHARS = re.compile(r"[A-Za-z0-9_\-/+=.]*\Z")
 HOLD = 512
@@ -154,7 +187,7 @@ def redact_json(value: Any, redact: Redactor) -> Any:
 def redact(text: str, secrets: Mapping[str, str] | Iterable[str] = ()) -> str:
     """``text`` with the secrets of the environment and ``secrets`` replaced (see the module
     docstring); make one `Redactor` to redact many texts."""
-    return Redactor(None, secrets)(text)
+    return (Redactor(None, secrets) if secrets else Redactor.shared())(text)
 
 
 __all__ = ["HOLD", "MIN_SECRET_LENGTH", "PROVIDER_KEY_VARS", "Redactor", "StreamRedactor",

@@ -201,7 +201,7 @@ class Dispatcher:
         self.max_concurrency = max_concurrency
         self.timeout = timeout
         self.max_output_chars = max_output_chars
-        self.redact = redact if redact is not None else Redactor()
+        self.redact = redact if redact is not None else Redactor.shared()
         self.decisions: dict[str, Approval] = {}
         """Decisions on ``defer`` calls by call id, given when a waiting run is resumed; `bind`
         ties each to the exact call it answers, and they leave this mapping then."""

@@ -177,7 +177,7 @@ class RunLog:
         if self._file is None:
             raise ValueError(f"run log {self.path} is closed")
         fold_fields(fields, self.media)
-        fields = redact_json(fields, Redactor())  # no secret is kept: see docs/security.md
+        fields = redact_json(fields, Redactor.shared())  # no secret is kept: see docs/security.md
         line = _line({"event": event, "t": round(time.time(), 3), **fields})
         self._file.write(self._signer.sign(line) + b"\n")
         self._file.flush()

@@ -172,18 +172,35 @@ def place_breakpoints(
             *cap_markers(body, MAX_BREAKPOINTS, how.key)]
 
 
-def _marked(value: Any, path: str, key: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every object under ``value`` holding ``key``, with its path, in the order the prompt
-    is read."""
-    if isinstance(value, dict):
-        if key in value:
-            yield path, value
-        for name, inner in value.items():
-            if name != key:
-                yield from _marked(inner, f"{path}.{name}" if path else name, key)
-    elif isinstance(value, list):
-        for n, inner in enumerate(value):
-            yield from _marked(inner, f"{path}[{n}]", key)
+def _blocks(items: Any, path: str) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """The places a breakpoint can sit, in the order the prompt is read: each item of a
+    section (a tool, a system block, a message), each block of its ``content``, and each block
+    inside a tool result's ``content``; never inside values (a schema, a call's input)."""
+    if type(items) is not list:
+        return
+    for n, item in enumerate(items):
+        yield (path, n), item
+        content = item.get("content") if type(item) is dict else None
+        if type(content) is list:
+            for m, block in enumerate(content):
+                yield (path, n, m), block
+                inner = block.get("content") if type(block) is dict else None
+                if type(inner) is list:
+                    for k, part in enumerate(inner):
+                        yield (path, n, m, k), part
+
+
+def _path(where: tuple[Any, ...]) -> str:
+    """``("messages", 3, 1)`` as ``messages[3].content[1]``."""
+    return f"{where[0]}[{where[1]}]" + "".join(f".content[{i}]" for i in where[2:])
+
+
+def _marked(body: dict[str, Any], sections: list[str], key: str
+            ) -> list[tuple[tuple[Any, ...], Any]]:
+    """Every place of ``sections`` holding ``key``, with its path."""
+    return [(path, holder) for section in sections
+            for path, holder in _blocks(body[section], section)
+            if type(holder) is dict and key in holder]
 
 
 def cap_markers(body: dict[str, Any], limit: int = MAX_BREAKPOINTS,
@@ -192,11 +209,11 @@ def cap_markers(body: dict[str, Any], limit: int = MAX_BREAKPOINTS,
     the order the provider reads the prompt (tools, system, messages) stay, as the longest
     prefix; each one dropped is left out of a copy of its block, with a note."""
     order = ("tools", "system", "messages", "input")
-    sections = [k for k in order if k in body] + [k for k in body if k not in order]
-    found = [(path, holder) for k in sections for path, holder in _marked(body[k], k, key)]
+    sections = [k for k in order if k in body]
+    found = _marked(body, sections, key)
     if len(found) <= limit:
         return []
-    dropped = {id(holder): path for path, holder in found[:len(found) - limit]}
+    dropped = {id(holder): _path(where) for where, holder in found[:len(found) - limit]}
 
     def without(value: Any) -> Any:
         if isinstance(value, dict):

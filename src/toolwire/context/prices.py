@@ -1,22 +1,23 @@
 """The money a reply's usage costs, from the maintained ``genai-prices`` table.
 
-Owns `cost_of`, `with_cost` and `FREE`; which table entry a provider is, is the provider's
-own record (`toolwire.http.providers.Provider.prices`). A provider's own reported cost (OpenRouter
+Owns `cost_of`, `with_cost` and `FREE`; which table entry a provider is, is the provider's own
+record (`toolwire.http.providers.Provider.prices`). A provider's own reported cost (OpenRouter
 sends one) is always preferred: `with_cost` keeps a cost that is already there. Otherwise the
-cost is computed by ``genai_prices.calc_price`` with every token kind it prices (cache writes
-and reads at their own rates, long-context tiers), and None when the table does not know the
-model; what the table has no rate for (cache writes with the long lifetime, on some hosts) is
-priced by the per-model rules (`toolwire.codecs.model_rules`). ``genai_prices`` takes about half a
-second to import, so it is imported on the first price asked for, never by ``import toolwire``.
-Local servers (Ollama, llama.cpp) cost nothing. Imports only `toolwire.transcript` and the
-rule table.
+cost is counted from the ``genai-prices`` table's rates as its ``calc_price`` counts it (cache
+writes and reads at their own rates, long-context tiers, a price per request), and None when
+the table does not know the model; what the table has no rate for (cache writes with the long
+lifetime, on some hosts) is priced by the per-model rules (`toolwire.codecs.model_rules`).
+``genai_prices`` takes about half a second to import, so it is imported on the first price
+asked for, never by ``import toolwire``. Local servers (Ollama, llama.cpp) cost nothing.
+Imports only `toolwire.transcript` and the rule table.
 """
 
 from __future__ import annotations
 
+import datetime
 import warnings
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolwire.codecs.model_rules import CACHE_WRITE_MULTIPLIER, find
 from toolwire.transcript import Usage, replace
@@ -46,68 +47,102 @@ def cost_of(usage: Usage, model: str, provider: str | None = None, *,
 
     ``usage.input_tokens`` holds every prompt token, cached ones included, which is how
     ``genai-prices`` counts them too; cache writes and reads are priced at their own rates.
+    The table's rates are looked up once per model and provider (`_rates`; at each call for
+    the few whose price depends on the time of day); the cost is then plain arithmetic over
+    them, counted as ``genai_prices.calc_price`` counts it.
     """
     if provider == FREE:
         return 0.0
     if not usage.input_tokens and not usage.output_tokens:
         return None  # nothing reported: the cost is unknown, not nothing
-    prices = _calc()
-    counts = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
-    if usage.cache_read_tokens:
-        counts["cache_read_tokens"] = usage.cache_read_tokens
-    if usage.cache_write_tokens:
-        counts["cache_write_tokens"] = usage.cache_write_tokens
-        long = min(usage.cache_write_long_tokens, usage.cache_write_tokens)
-        if long:
-            counts["cache_write_1h_tokens"] = long
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            found = prices.calc_price(prices.Usage(**counts), model, provider_id=provider,
-                                      price_context={"processing": "batch"} if batch else None)
-    except (LookupError, ValueError):
+    rates = _rates(model, provider, batch)
+    if rates is None:
         return None
-    total = float(found.total_price) + _unpriced_writes(usage, model, found.model_price)
-    if batch and not any(v.when.get("processing") == "batch"
-                         for v in getattr(found.model, "price_variants", None) or ()):
-        return total * BATCH_DISCOUNT
-    return total
+    if rates.timed:  # an off-peak price, say: the rates of this minute
+        rates = _rates.__wrapped__(model, provider, batch, datetime.datetime.now(datetime.UTC))
+        assert rates is not None
+    given = usage.input_tokens
+    base = _pick(rates.input, given) or 0.0
+    read_rate, write_rate = _pick(rates.read, given), _pick(rates.write, given)
+    long_rate = _pick(rates.long, given)
+    if rates.multiplied:  # writes the table has no rate for, at the rule's multiple of input
+        write_rate = base * CACHE_WRITE_MULTIPLIER["short"] if write_rate is None else write_rate
+        long_rate = base * CACHE_WRITE_MULTIPLIER["long"] if long_rate is None else long_rate
+    write_rate = base if write_rate is None else write_rate  # else as the kind they are part of
+    long_rate = write_rate if long_rate is None else long_rate
+    read, write = usage.cache_read_tokens, usage.cache_write_tokens
+    long = min(usage.cache_write_long_tokens, write)
+    total = ((given - read - write) * base + read * (base if read_rate is None else read_rate)
+             + (write - long) * write_rate + long * long_rate
+             + usage.output_tokens * (_pick(rates.output, given) or 0.0)) / 1e6
+    total += (_pick(rates.request, given) or 0.0) / 1e3  # a price per thousand requests
+    return total * BATCH_DISCOUNT if rates.discount else total
 
 
-def _rate(price: Any, input_tokens: int) -> float | None:
-    """A per-million price of the table (a number, or tiers by prompt size) for a prompt of
-    ``input_tokens``; None when the table has none."""
+Rate = tuple[float, tuple[tuple[int, float], ...]] | None
+"""A per-million price: its base and its tiers (above so many prompt tokens, this price)."""
+
+
+class Rates(NamedTuple):
+    """One table entry's rates, as plain numbers."""
+
+    input: Rate
+    output: Rate
+    read: Rate
+    write: Rate
+    long: Rate
+    request: Rate
+    multiplied: bool
+    """The per-model rules price cache writes the table has no rate for (``cache_write_price``:
+    `toolwire.codecs.model_rules`)."""
+    discount: bool
+    """The batch discount is still to apply (the table has no batch prices of its own)."""
+    timed: bool
+    """The table's prices for the model depend on when the request is made."""
+
+
+def _rate(price: Any) -> Rate:
     if price is None:
         return None
     tiers = getattr(price, "tiers", None)
     if tiers is None:
-        return float(price)
-    rate = price.base
-    for tier in tiers:
-        if input_tokens > tier.start:
-            rate = tier.price
-    return float(rate)
+        return float(price), ()
+    return float(price.base), tuple((int(t.start), float(t.price)) for t in tiers)
 
 
-def _unpriced_writes(usage: Usage, model: str, table: Any) -> float:
-    """What the price table leaves out of cache writes, by the per-model rules
-    (`toolwire.codecs.model_rules`, ``cache_write_price``): for a model whose writes cost a multiple
-    of the input price, the writes the table has no rate for are charged at that multiple
-    (the table charged them at its cache-write rate, else at the input rate)."""
-    if not usage.cache_write_tokens or find("cache_write_price", "*", model) is None:
-        return 0.0
-    given = usage.input_tokens
-    base = _rate(table.input_mtok, given) or 0.0
-    short_rate = _rate(table.cache_write_mtok, given)
-    long_rate = _rate(getattr(table, "cache_write_1h_mtok", None), given)
-    long = min(usage.cache_write_long_tokens, usage.cache_write_tokens)
-    extra = 0.0
-    if short_rate is None:  # every write was charged as input
-        extra += usage.cache_write_tokens * base * (CACHE_WRITE_MULTIPLIER["short"] - 1)
-        short_rate = base * CACHE_WRITE_MULTIPLIER["short"]
-    if long and long_rate is None:  # the long writes were charged at the short rate
-        extra += long * (base * CACHE_WRITE_MULTIPLIER["long"] - short_rate)
-    return extra / 1e6
+def _pick(rate: Rate, input_tokens: int) -> float | None:
+    """The price of ``rate`` for a prompt of ``input_tokens`` (None: the table has none)."""
+    if rate is None:
+        return None
+    price, tiers = rate
+    for start, tier in tiers:
+        if input_tokens > start:
+            price = tier
+    return price
+
+
+@lru_cache(maxsize=1024)
+def _rates(model: str, provider: str | None, batch: bool,
+           when: datetime.datetime | None = None) -> Rates | None:
+    """The table's rates for ``model`` at ``provider`` (now, or ``when``), its batch prices
+    with ``batch``; None when the table does not know the model."""
+    snapshot = _calc().data_snapshot.get_snapshot()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            host, info = snapshot.find_provider_model(model, None, provider, None)
+    except (LookupError, ValueError):
+        return None
+    now = when or datetime.datetime.now(datetime.UTC)
+    own = batch and any(info is m for m in host.models)  # as calc_price picks a variant
+    table = info.get_prices(now, {"processing": "batch"} if own else None)
+    batch_prices = any(v.when.get("processing") == "batch" for v in info.price_variants or ())
+    return Rates(_rate(table.input_mtok), _rate(table.output_mtok),
+                 _rate(table.cache_read_mtok), _rate(table.cache_write_mtok),
+                 _rate(getattr(table, "cache_write_1h_mtok", None)),
+                 _rate(getattr(table, "requests_kcount", None)),
+                 find("cache_write_price", "*", model) is not None,
+                 batch and not batch_prices, not isinstance(info.prices, type(table)))
 
 
 def with_cost(usage: Usage, model: str, provider: str | None = None) -> Usage:

@@ -1,13 +1,14 @@
 """Message content as the GenAI conventions write it on spans, with secrets taken out.
 
-Owns `input_messages`, `output_messages`, `system_instructions`, `arguments_text` (each a JSON
-string for a span attribute: messages are ``{"role", "parts": [...]}`` with ``text``,
-``reasoning``, ``tool_call`` and ``tool_call_response`` parts). Secrets are taken out by
-`toolwire.secrets.Redactor`, the same function that cleans tool results and cassettes: the
-values of the process's environment variables named like a key, token, secret or password, and
-text shaped like a provider's key or token, each replaced by ``[redacted: NAME]``. Content
-reaches a span only through these functions, and only when content capture is on. Imports only
-the transcript values, the JSON writer and the redactor.
+Owns `input_messages` (each message written once, `message_text`), `output_messages`,
+`system_instructions`, `arguments_text` (each a JSON string for a span attribute: messages are
+``{"role", "parts": [...]}`` with ``text``, ``reasoning``, ``tool_call`` and
+``tool_call_response`` parts). Secrets are taken out by `toolwire.secrets.Redactor`, the same
+function that cleans tool results and cassettes: the values of the process's environment
+variables named like a key, token, secret or password, and text shaped like a provider's key or
+token, each replaced by ``[redacted: NAME]``. Content reaches a span only through these
+functions, and only when content capture is on. Imports only the transcript values, the JSON
+writer and the redactor.
 """
 
 from __future__ import annotations
@@ -58,9 +59,30 @@ def _message(message: Message) -> dict[str, Any]:
     return {"role": role, "parts": _parts(message)}
 
 
-def input_messages(messages: Iterable[Message], redact: Redactor) -> str:
-    """The ``gen_ai.input.messages`` of a request (the system prompt is separate)."""
-    return redact(_dumps([_message(m) for m in messages]))
+Kept = dict[int, tuple[Message, str]]
+"""Each message's text as a span shows it, by the message's identity (it is kept with it, so
+the identity stays its own): a run's history is written once, however many spans show it."""
+
+
+def message_text(message: Message, redact: Redactor, kept: Kept | None = None) -> str:
+    """One message as JSON for ``gen_ai.input.messages``, secrets taken out; from ``kept``
+    when it was written before."""
+    if kept is not None:
+        hit = kept.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+    text = redact(_dumps(_message(message)))
+    if kept is not None:
+        kept[id(message)] = (message, text)
+    return text
+
+
+def input_messages(messages: Iterable[Message], redact: Redactor,
+                   kept: Kept | None = None) -> str:
+    """The ``gen_ai.input.messages`` of a request (the system prompt is separate): its
+    messages' texts (`message_text`, from ``kept`` where they were written before) as one
+    JSON list."""
+    return "[" + ",".join(message_text(m, redact, kept) for m in messages) + "]"
 
 
 def output_messages(reply: Reply, finish_reason: str, redact: Redactor) -> str:
@@ -82,5 +104,5 @@ def arguments_text(call: ToolCallPart, redact: Redactor) -> str:
     return redact(_dumps(call.arguments if call.arguments is not None else {}))
 
 
-__all__ = ["Redactor", "arguments_text", "input_messages", "output_messages",
-           "system_instructions"]
+__all__ = ["Kept", "Redactor", "arguments_text", "input_messages", "message_text",
+           "output_messages", "system_instructions"]

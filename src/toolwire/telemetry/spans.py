@@ -154,7 +154,8 @@ class RunTelemetry:
         self._made = made
         self._tools = tools
         self._stream = stream
-        self._redact = content.Redactor() if settings.capture_content else None
+        self._redact = content.Redactor.shared() if settings.capture_content else None
+        self._texts: content.Kept = {}
         self._model = _model_attributes(model)
         self._measured: dict[str | None, tuple[dict[str, Any], ...]] = {}
         self._request_model = request.model
@@ -195,8 +196,8 @@ class RunTelemetry:
         if self._stream:
             attributes["gen_ai.request.stream"] = True
         if self._redact is not None:
-            attributes["gen_ai.input.messages"] = content.input_messages(request.messages,
-                                                                         self._redact)
+            attributes["gen_ai.input.messages"] = content.input_messages(
+                request.messages, self._redact, self._texts)
             if request.system:
                 attributes["gen_ai.system_instructions"] = content.system_instructions(
                     request.system, self._redact)

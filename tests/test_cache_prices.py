@@ -120,7 +120,8 @@ async def test_the_emulator_bills_one_hour_breakpoints_as_long_writes() -> None:
 def _table_models() -> list[tuple[str, str]]:
     """Every (model, provider) of the price table whose writes no per-model rule reprices."""
     from genai_prices import data_snapshot
-    from toolwire.model_rules import find
+
+    from toolwire.codecs.model_rules import find
 
     return [(m.id, p.id) for p in data_snapshot.get_snapshot().providers for m in p.models
             if find("cache_write_price", "*", m.id) is None]

@@ -22,16 +22,14 @@ from typing import Any
 from toolwire.cli import chains, checks, settings, trust
 from toolwire.cli.common import EXIT_OK, UserError
 from toolwire.cli.interrupts import signals_to_the_main_thread
+from toolwire.cli.outputs import Outputs, default_log, protected
 from toolwire.cli.run import (
-    Outputs,
     _agent,
     _close_mcp,
-    _default_log,
     _terminal,
     agent_options,
     check_agent_options,
     from_log,
-    protected,
 )
 from toolwire.cli.terminal import Terminal, finish
 
@@ -197,7 +195,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         outputs.remove()
         _close_mcp(args)
         raise
-    log = args.stop_log = log or _default_log(workdir, outputs)
+    log = args.stop_log = log or default_log(workdir, outputs)
     print(f"toolwire chat in {workdir}; {HELP}", file=sys.stderr)
     if args.resume:
         for line in recap(read_log(args.resume).messages):

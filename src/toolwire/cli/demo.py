@@ -19,9 +19,8 @@ from typing import Any
 from toolwire.cli import checks
 from toolwire.cli.common import UserError
 from toolwire.cli.otel import add_otel_option
+from toolwire.cli.outputs import Outputs, default_log
 from toolwire.cli.run import (
-    Outputs,
-    _default_log,
     _go,
     _terminal,
     check_agent_options,
@@ -133,7 +132,7 @@ def _demo_in(args: argparse.Namespace, model: Any, emulator: Any, workdir: Path,
     if args.scenario == "recover" and args.stream is None:
         args.stream = True  # broken argument JSON reaches a harness through a stream
     term = _terminal(args, interactive=False)
-    log = _default_log(workdir, Outputs())
+    log = default_log(workdir, Outputs())
     result = _go(args, model, workdir, term, Outputs(),
                  lambda a: a.arun(DEMO_TASK, log=log), DEMO_TEST_COMMAND)
     after, after_line = _pytest(workdir)

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import datetime as dt
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +17,7 @@ from typing import Any
 from toolwire.cli import chains, checks, settings, trust
 from toolwire.cli.common import UserError
 from toolwire.cli.otel import add_otel_option
+from toolwire.cli.outputs import Outputs, default_log, protected
 from toolwire.cli.terminal import Terminal, answerer, approver, finish, policy
 from toolwire.escapes import neutral
 
@@ -173,81 +171,6 @@ def _decisions(args: argparse.Namespace, logged: Any) -> dict[str, Any]:
     return decided
 
 
-class Outputs:
-    """Files and folders a command creates, removed again when its run fails to start: an
-    empty file or folder it made goes; one that holds something stays (a run log that holds
-    a run is never removed), unless it is a whole tree the command filled (`tree`)."""
-
-    def __init__(self) -> None:
-        self.made: list[Path] = []
-        self.trees: list[Path] = []
-        self.written: list[Path] = []  # small files the command wrote itself
-
-    def tree(self, path: Path) -> Path:
-        """A folder the command made and fills on its own: removed with what is in it."""
-        self.trees.append(path)
-        return path
-
-    def folder(self, path: Path) -> Path:
-        """Make ``path`` and the missing folders above it, remembering which were new."""
-        missing = [p for p in (path, *path.parents) if not p.exists()]
-        path.mkdir(parents=True, exist_ok=True)
-        self.made.extend(missing)  # deepest first, so removing in order empties each first
-        return path
-
-    def file(self, path: Path) -> Path:
-        if not path.exists():
-            self.made.insert(0, path)
-        return path
-
-    def remove(self) -> None:
-        for tree in self.trees:
-            shutil.rmtree(tree, ignore_errors=True)
-        for path in self.written:
-            with contextlib.suppress(OSError):
-                path.unlink()
-        for path in self.made:
-            with contextlib.suppress(OSError):  # gone already, or not empty: left alone
-                if path.is_dir():
-                    path.rmdir()
-                elif path.stat().st_size == 0:
-                    path.unlink()
-
-
-def runs_folder(workdir: Path) -> Path:
-    """Where a run in ``workdir`` writes its log when no --log is given: a folder of the
-    user's state directory (`toolwire.records.runs_folder`)."""
-    from toolwire import records
-
-    return records.runs_folder(workdir)
-
-
-def _default_log(workdir: Path, outputs: Outputs) -> str:
-    """A new run log for the project in ``workdir``, in the user's state directory (where the
-    model's commands cannot write: `toolwire.records.runs_folder`)."""
-    from toolwire.records import runs_folder
-
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    try:
-        folder = outputs.folder(runs_folder(workdir))
-    except OSError as exc:
-        outputs.remove()
-        raise UserError(f"cannot write the run log in {runs_folder(workdir)} "
-                        f"({exc.strerror or exc}); give --log FILE in a folder you can write "
-                        "to") from None
-    return str(outputs.file(folder / f"{stamp}.jsonl"))
-
-
-def protected(args: argparse.Namespace, outputs: Outputs) -> None:
-    """Make each record bubblewrap binds read-only (`trust.record_place`) before any command
-    starts, so that every command finds it bound."""
-    for kept in getattr(args, "protect", ()):
-        if kept.name.endswith(".media"):
-            outputs.folder(kept)
-        else:
-            outputs.file(kept).touch(mode=0o600)
-
-
 def _close_mcp(args: argparse.Namespace) -> None:
     servers = getattr(args, "mcp_servers", None)
     if servers is not None:
@@ -341,7 +264,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     model = chains.chained(args, client.model(args.model, transport=transport, limits=limits),
                            transport=transport)
     term = _terminal(args)
-    log = args.stop_log = log or _default_log(workdir, outputs)
+    log = args.stop_log = log or default_log(workdir, outputs)
     task = [args.task, *attached] if attached else args.task
     result = _go(args, model, workdir, term, outputs, lambda a: a.arun(task, log=log))
     return finish(result, term, args.json, log)

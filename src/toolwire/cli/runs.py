@@ -3,7 +3,7 @@
 Owns `cmd_runs` and its parser. Each run is one line: when it started, how it ended (its stop,
 ``interrupted`` for a log with no stop line, ``unreadable`` for one that cannot be read), its
 model and the start of its task; under it, the command that goes on with it. Reads the logs
-where `toolwire.cli.run.runs_folder` says a run writes them; nothing below imports it.
+where `toolwire.cli.outputs.runs_folder` says a run writes them; nothing below imports it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from toolwire.cli import checks
 from toolwire.cli.common import EXIT_OK, for_people, one_line
-from toolwire.cli.run import runs_folder
+from toolwire.cli.outputs import runs_folder
 
 TASK_CHARS = 60
 

@@ -2,9 +2,8 @@
 
 Owns `encode` (a canonical `Request` as the body the API documents, with a `Note` for every
 change made to fit), `decode_request` (any such body back to a `Request`) and `check_body` (the
-first rule a raw body breaks, worded as the API words it). Pure; imports only the transcript,
-`toolwire.codecs.base` and the chat `parts` and `schema`; must not import the wire's reply or
-stream modules.
+first rule a raw body breaks, worded as the API words it). Pure; imports the transcript, the
+shared codec modules and the chat `parts` and `schema`, never the wire's reply or stream.
 
 Choices worth knowing: the system prompt is the first ``system`` message; tool results go out as
 one ``tool`` message each, with ``Error: `` in front of error results and ``(no output)`` for an

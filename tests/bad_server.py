@@ -132,6 +132,7 @@ def assert_ends_well(result: Any, log: Path) -> None:
     if result.error is not None:
         assert events[-1]["error_type"] == type(result.error).__name__
     html = log.with_suffix(".html")
+    html.unlink(missing_ok=True)  # explain --html writes only a new file
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         assert main(["explain", str(log)]) == 0

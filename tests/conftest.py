@@ -23,8 +23,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 # toolwire's state directory (default run logs, the record key) for this test session alone:
-# the tests and every command they start share it, and the user's own is never touched.
-os.environ.setdefault("TOOLWIRE_STATE_DIR", tempfile.mkdtemp(prefix="toolwire-state-"))
+# the tests and every command they start share it (also those given an environment without
+# TOOLWIRE_ variables: XDG_STATE_HOME leads to the same folder), and the user's own is never
+# touched.
+if "TOOLWIRE_STATE_DIR" not in os.environ:
+    _state = tempfile.mkdtemp(prefix="toolwire-state-")
+    os.environ["XDG_STATE_HOME"] = _state
+    os.environ["TOOLWIRE_STATE_DIR"] = os.path.join(_state, "toolwire")
 
 _connect = socket.socket.connect
 _connect_ex = socket.socket.connect_ex

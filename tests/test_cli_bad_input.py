@@ -669,8 +669,7 @@ SUBPROCESS_CASES = [
     "convert --from <openai-chat for an anthropic body>", "demo --workdir <not empty>",
     "run --mcp <a missing program>", "run --attach <unsupported>",
     "run --mcp-deferred <a program that exits>", "batch --provider-batch --model <bedrock>",
-    "run --mcp-deferred <a program that exits>", "proxy --port <in-use>",
-    "proxy --host <not loopback, no --key>",
+    "proxy --port <in-use>", "proxy --host <not loopback, no --key>",
 ]
 
 

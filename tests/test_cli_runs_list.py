@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from toolwire.emulator import Emulator
+from toolwire.records import runs_folder
 
 ENV = {k: v for k, v in os.environ.items()
        if not k.endswith("_API_KEY") and not k.startswith("TOOLWIRE_")}
@@ -31,7 +32,7 @@ def test_runs_lists_each_run_with_how_to_go_on(tmp_path: Path) -> None:
         second = toolwire("run", "write a file", "--model", model, "--approve", "defer",
                           cwd=tmp_path)
     assert first.returncode == 0 and second.returncode == 1, first.stderr + second.stderr
-    (tmp_path / ".toolwire" / "runs" / "broken.jsonl").write_text("not a log\n")
+    (runs_folder(tmp_path) / "broken.jsonl").write_text("not a log\n")
     listed = toolwire("runs", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     text = listed.stdout

@@ -17,6 +17,7 @@ import pytest
 
 from toolwire.agent.runlog import read_log
 from toolwire.emulator import Emulator
+from toolwire.records import runs_folder
 
 ENV = {k: v for k, v in os.environ.items()
        if not k.endswith("_API_KEY") and not k.startswith("TOOLWIRE_")}
@@ -72,18 +73,19 @@ def test_demo_recover_follows_no_stream(tmp_path: Path) -> None:
     assert "Let me look at the code." in streamed.stdout
 
 
-def test_the_run_log_folder_keeps_itself_out_of_git(tmp_path: Path) -> None:
+def test_a_run_leaves_nothing_of_its_own_in_the_project(tmp_path: Path) -> None:
+    """The run log goes to toolwire's state directory: git sees nothing new in the project."""
+    git = subprocess.run(["git", "init", "-q", str(tmp_path)], capture_output=True)
     with Emulator([{"text": "Done."}]) as emu:
         proc = toolwire("run", "hi", "--model", f"anthropic:m@{emu.base_url}", "--workdir",
                         str(tmp_path))
     assert proc.returncode == 0, proc.stderr
-    ignore = tmp_path / ".toolwire" / ".gitignore"
-    assert ignore.read_text().splitlines()[-1] == "*"
-    git = subprocess.run(["git", "init", "-q", str(tmp_path)], capture_output=True)
-    if git.returncode == 0:  # git itself agrees: nothing of .toolwire is to be added
+    assert sorted(p.name for p in tmp_path.iterdir()) == ([".git"] if git.returncode == 0
+                                                          else [])
+    if git.returncode == 0:
         status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
                                 capture_output=True, text=True, cwd=tmp_path)
-        assert ".toolwire" not in status.stdout
+        assert status.stdout == ""
 
 
 def test_approve_never_tells_the_model_the_policy_declined(tmp_path: Path) -> None:
@@ -174,8 +176,7 @@ def read_only_run(folder: Path, argv: list[str]) -> subprocess.CompletedProcess[
     return proc
 
 
-def test_a_read_only_checkout_runs_commands_and_says_where_to_put_the_log(
-        tmp_path: Path) -> None:
+def test_a_read_only_checkout_runs_commands_with_its_log_elsewhere(tmp_path: Path) -> None:
     work = tmp_path / "checkout"
     work.mkdir()
     (work / "a.txt").write_text("hello from a read-only folder\n")
@@ -184,11 +185,9 @@ def test_a_read_only_checkout_runs_commands_and_says_where_to_put_the_log(
     with Emulator([call, {"text": "Read it."}]) as emu:
         args = ["run", "read a.txt", "--model", f"anthropic:m@{emu.base_url}", "--workdir",
                 str(work), "--approve", "auto"]
-        refused = read_only_run(work, args)
-        log = tmp_path / "run.jsonl"
-        ran = read_only_run(work, [*args, "--log", str(log)])
-    assert refused.returncode == 2 and "give --log FILE" in refused.stderr, refused.stderr
+        ran = read_only_run(work, args)  # the log goes to the state directory
     assert ran.returncode == 0, ran.stderr
+    [log] = runs_folder(work).glob("*.jsonl")
     [result] = [r for m in read_log(log).messages for r in m.tool_results]
     assert not result.is_error and "hello from a read-only folder" in result.text
     assert sorted(p.name for p in work.iterdir()) == ["a.txt"]

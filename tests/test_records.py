@@ -136,7 +136,8 @@ def test_an_edited_log_runs_nothing_and_sends_no_key_until_confirmed(tmp_path: P
         assert "off (the record asks for" not in proc.stderr  # what is used, then what it asked
         assert "auto (the record asks for off" in proc.stderr
         assert not (work / "marker").exists() and capture.received == []
-        proc = toolwire("resume", str(log), "--allow", "call_c1", "--trust-record", env=env)
+        proc = toolwire("resume", str(log), "--allow", "call_c1", "--trust-record", "-v",
+                        env=env)
         assert proc.returncode == 0, proc.stderr
         assert len(capture.received) == 1  # confirmed: the person sent it there
     assert (work / "marker").exists()

@@ -297,7 +297,7 @@ def test_a_lone_surrogate_in_a_transcript_is_logged_and_explained(tmp_path: Path
         "\ud800!"
     assert "\\udcff" in log.read_text(encoding="utf-8")  # escaped in the file
     assert_ends_well(result, log)
-    for extra in ([], ["--html", str(tmp_path / "run.html")]):
+    for extra in ([], ["--html", str(tmp_path / "again.html")]):
         done = subprocess.run([sys.executable, "-m", "toolwire.cli", "explain", str(log), *extra],
                               capture_output=True, text=True, encoding="utf-8", check=False,
                               env={**os.environ, "PYTHONIOENCODING": "utf-8"})

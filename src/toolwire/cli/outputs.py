@@ -1,7 +1,8 @@
 """What a command creates on disk: the files and folders it made (`Outputs`, removed again when
 its run fails to start), where a run's log goes by default (`runs_folder`, `default_log`: the
 user's state directory, `toolwire.records`) and the records bubblewrap binds read-only
-(`protected`). Imports only the command line's `common`.
+(`protected`), and the copy of a folder a replay works in (`copy_folder`). Imports only the
+command line's `common`.
 """
 
 from __future__ import annotations
@@ -88,3 +89,48 @@ def protected(args: argparse.Namespace, outputs: Outputs) -> None:
             outputs.folder(kept)
         else:
             outputs.file(kept).touch(mode=0o600)
+
+
+COPY_LIMIT = 512 << 20
+"""The most a replay copies of the recorded folder (bytes) before it asks for --workdir."""
+
+
+def copy_folder(folder: Path, into: Path, limit: int = COPY_LIMIT) -> Path:
+    """A copy of ``folder`` at ``into``, without its ``.toolwire`` folder (links copied as
+    links, and what is neither a file, a folder nor a link, such as a FIFO or a device node,
+    left out); refused, before anything is copied, when its files hold more than ``limit``."""
+    import os
+    import shutil
+    import stat
+
+    total = 0
+    for top, dirs, files in os.walk(folder):
+        if Path(top) == folder and ".toolwire" in dirs:
+            dirs.remove(".toolwire")
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(top, name)).st_size
+            except OSError:
+                continue
+        if total > limit:
+            raise UserError(f"the recorded folder {folder} holds more than {limit >> 20} MB, "
+                            "more than replay copies; give --workdir DIR (a copy you made), or "
+                            "--in-place to replay in the folder itself")
+
+    def kept(mode: int) -> bool:
+        return stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)
+
+    def skipped(top: str, names: list[str]) -> list[str]:
+        left = [".toolwire"] if Path(top) == folder and ".toolwire" in names else []
+        for name in names:
+            with contextlib.suppress(OSError):
+                if not kept(os.lstat(os.path.join(top, name)).st_mode):
+                    left.append(name)
+        return left
+
+    try:
+        shutil.copytree(folder, into, symlinks=True, ignore=skipped)
+    except (OSError, shutil.Error) as exc:
+        raise UserError(f"the recorded folder {folder} could not be copied to replay in "
+                        f"({exc}); give --workdir DIR (a copy you made)") from None
+    return into

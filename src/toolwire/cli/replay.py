@@ -26,6 +26,7 @@ from typing import Any
 
 from toolwire.cli import checks, trust
 from toolwire.cli.common import EXIT_OK, EXIT_PROBLEM, UserError
+from toolwire.cli.outputs import copy_folder
 from toolwire.codecs import WIRES
 from toolwire.escapes import neutral, visible
 
@@ -364,37 +365,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(f"replaying in a copy of {folder} (without its .toolwire folder; removed "
                   "afterwards); --in-place replays in the folder itself", file=sys.stderr)
         return _replay(args, rec, workdir, wire, changed)
-
-
-COPY_LIMIT = 512 << 20
-"""The most a replay copies of the recorded folder (bytes) before it asks for --workdir."""
-
-
-def copy_folder(folder: Path, into: Path, limit: int = COPY_LIMIT) -> Path:
-    """A copy of ``folder`` at ``into``, without its ``.toolwire`` folder (links copied as
-    links); refused, before anything is copied, when its files hold more than ``limit``."""
-    import os
-    import shutil
-
-    total = 0
-    for top, dirs, files in os.walk(folder):
-        if Path(top) == folder and ".toolwire" in dirs:
-            dirs.remove(".toolwire")
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(top, name)).st_size
-            except OSError:
-                continue
-        if total > limit:
-            raise UserError(f"the recorded folder {folder} holds more than {limit >> 20} MB, "
-                            "more than replay copies; give --workdir DIR (a copy you made), or "
-                            "--in-place to replay in the folder itself")
-
-    def skipped(top: str, names: list[str]) -> list[str]:
-        return [".toolwire"] if Path(top) == folder and ".toolwire" in names else []
-
-    shutil.copytree(folder, into, symlinks=True, ignore=skipped)
-    return into
 
 
 def _confirm_in_place(log: str, workdir: Path, changed: list[str]) -> None:

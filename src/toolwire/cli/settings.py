@@ -46,15 +46,16 @@ def seconds(text: str) -> float:
 
 
 def model_form(text: str) -> str:
-    """A model id whose form is right (its key is not looked for here)."""
+    """A model id holding nothing no model id holds (a control character, a space, a base
+    URL that is not plain ASCII); its provider, model and what the environment must hold for
+    them are checked where it is used, naming where it came from."""
     from toolwire.errors import ConfigError
-    from toolwire.http.endpoints import parse_model_id
+    from toolwire.http.endpoints import check_model_text
 
     try:
-        parse_model_id(text, env={})
+        check_model_text(text)
     except ConfigError as exc:
-        if "needs an API key" not in str(exc):
-            raise ValueError(f"is not a model id toolwire takes: {exc}") from None
+        raise ValueError(f"is not a model id toolwire takes: {exc}") from None
     return text
 
 

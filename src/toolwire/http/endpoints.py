@@ -152,6 +152,20 @@ def responses_if_allowed(model_id: str, options: Mapping[str, Any] | None) -> st
     return model_id
 
 
+def check_model_text(model_id: str) -> None:
+    """Refuse text no model id holds: a control character or a space, or a base URL that is
+    not plain ASCII; `ConfigError` naming it. The provider, the model and what the
+    environment must hold for them are `parse_model_id`'s."""
+    if odd := _ODD.search(model_id):
+        raise ConfigError(f"model id {model_id!r} holds the character {odd.group()!r}, which "
+                          "no model id or base URL has; write it again without it")
+    base_url = model_id.partition("@")[2]
+    if base_url and not base_url.isascii():
+        raise ConfigError(f"in model id {model_id!r}, the base URL {base_url!r} is not plain "
+                          "ASCII (a full-width or international letter); write the host in "
+                          "ASCII (an international name as its xn-- form)")
+
+
 def parse_model_id(model_id: str, env: Mapping[str, str] | None = None) -> Endpoint:
     """Read a model id; raise `ConfigError` that lists the accepted forms when it is wrong."""
     env = os.environ if env is None else env
@@ -162,13 +176,7 @@ def parse_model_id(model_id: str, env: Mapping[str, str] | None = None) -> Endpo
         )
     spec = PROVIDERS[provider]
     model, at, base_url = rest.partition("@")
-    if odd := _ODD.search(model_id):
-        raise ConfigError(f"model id {model_id!r} holds the character {odd.group()!r}, which "
-                          "no model id or base URL has; write it again without it")
-    if at and not base_url.isascii():
-        raise ConfigError(f"in model id {model_id!r}, the base URL {base_url!r} is not plain "
-                          "ASCII (a full-width or international letter); write the host in "
-                          "ASCII (an international name as its xn-- form)")
+    check_model_text(model_id)
     if not model:
         raise ConfigError(f"model id {model_id!r} names no model; write {provider}:<model>")
     if at and not base_url.startswith(("http://", "https://")):
@@ -232,4 +240,5 @@ def wire_for_path(path: str) -> tuple[str, bool] | None:
     return None if route is None else (route.wire.name, route.stream)
 
 
-__all__ = ["MODEL_ID_FORMS", "PROVIDERS", "Endpoint", "parse_model_id", "wire_for_path"]
+__all__ = ["MODEL_ID_FORMS", "PROVIDERS", "Endpoint", "check_model_text", "parse_model_id",
+           "wire_for_path"]

@@ -188,7 +188,11 @@ class Bubblewrap:
         for kept in self.protect:  # after the workspace's bind, so they stay read-only in it
             args += ["--ro-bind-try", str(kept), str(kept)]
         state = records.state_dir(create=False)  # the run logs and the record key
-        if state.is_dir() and state != root and state not in root.parents:
+        try:  # one this user cannot even look at is as hidden as can be
+            hide = stat.S_ISDIR(state.stat().st_mode)
+        except OSError:
+            hide = False
+        if hide and state != root and state not in root.parents:
             args += ["--tmpfs", str(state), "--remount-ro", str(state)]
         if seccomp_fd is not None:
             args += ["--add-seccomp-fd", str(seccomp_fd)]

@@ -269,7 +269,9 @@ def bedrock_run(url: str, stream: bool) -> list[Turn]:
 
     client = boto3.client("bedrock-runtime", endpoint_url=url, region_name="us-east-1",
                           aws_access_key_id="unused", aws_secret_access_key="unused",
-                          config=Config(retries={"max_attempts": 1}))
+                          # signed, not the bearer token the proxy's own upstream reads from
+                          # the environment (newer botocore sends a bearer one only by https)
+                          config=Config(retries={"max_attempts": 1}, signature_version="v4"))
     tools = {"tools": [{"toolSpec": {"name": "get_weather", "inputSchema": {"json": SCHEMA}}}]}
     messages: list[Any] = [{"role": "user", "content": [{"text": "Weather in Rome and Oslo?"}]}]
     turns: list[Turn] = []

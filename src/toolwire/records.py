@@ -281,7 +281,8 @@ def verify_document(data: bytes, key: bytes) -> Verdict:
 # ------------------------------------------------------------------ files, by descriptor
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (a write may take only part of it)."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
@@ -301,7 +302,7 @@ def write_new(dir_fd: int, name: str, data: bytes, mode: int = 0o600) -> None:
     link) and write ``data`` to it."""
     fd = os.open(name, _NEW_FILE, mode, dir_fd=dir_fd)
     try:
-        _write_all(fd, data)
+        write_all(fd, data)
     finally:
         os.close(fd)
 
@@ -374,4 +375,4 @@ def read_inside(folder: str | os.PathLike[str], relative: str, limit: int) -> by
 __all__ = ["KEY_FILE", "STATE_VAR", "Signer", "Verdict", "exposed", "inside", "mark_exposed",
            "open_folder", "read_in",
            "read_inside", "record_key", "replace_in", "runs_folder", "sign_document",
-           "state_dir", "unsigned", "verify", "verify_document", "write_new"]
+           "state_dir", "unsigned", "verify", "verify_document", "write_all", "write_new"]

@@ -94,16 +94,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def _record_standing(path: str) -> dict[str, Any] | None:
     """What the signatures of a run log or cassette say (None for a body in a wire)."""
-    from toolwire.agent.runlog import is_log_text
-
-    text = Path(path).read_bytes().decode("utf-8", "replace")
-    if is_log_text(text):
-        verdict, what = trust.standing(path), "run log"
-    elif text.lstrip().startswith("{") and '"toolwire_cassette"' in text:
-        verdict, what = trust.standing(path, document=True), "cassette"
-    else:
-        return None
-    return {"standing": verdict.standing, "says": verdict.describe(what)}
+    record = trust.standing(path)
+    return None if record is None else {"standing": record.verdict.standing,
+                                         "says": record.describe()}
 
 
 def _log_request(path: str) -> Any:

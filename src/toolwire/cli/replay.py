@@ -343,15 +343,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
                         "--workdir DIR")
     workdir = checks.workdir(str(folder))
     wire = args.wire or rec.wire or WIRES[0]
-    verdict = trust.standing(args.log, document=trust.is_cassette(args.log))
-    args.sandbox = args.sandbox or (rec.context.get("sandbox") if verdict.own else None) or "auto"
+    record = trust.standing(args.log, "cassette")  # read_recording took it for one or a log
+    assert record is not None  # a default kind was given
+    args.sandbox = args.sandbox or (rec.context.get("sandbox") if record.own else None) or "auto"
     if args.sandbox not in SANDBOX_MODES:
         raise UserError(f"{args.log} names the sandbox setting {args.sandbox!r}, which this "
                         f"toolwire does not know; give --sandbox {' or '.join(SANDBOX_MODES)}")
-    args.network = verdict.own and rec.context.get("allow_network") is True
-    if not verdict.own:
+    args.network = record.own and rec.context.get("allow_network") is True
+    if not record.own:
         where = str(workdir) if args.workdir or args.in_place else f"a copy of {workdir}"
-        trust.confirm(args, args.log, verdict, "replay", _plan(
+        trust.confirm(args, args.log, record, "replay", _plan(
             rec, where, args.sandbox, args.network, rec.context.get("test_command"),
             rec.context.get("tools") != "none"))
     found = {p: (was, _seen(workdir, p)) for p, was in (rec.files or {}).items()}

@@ -126,8 +126,9 @@ def from_log(args: argparse.Namespace, path: str, logged: Any, command: str) -> 
     settings only from this user's own unchanged log), the flags and the config file; then,
     for a log that is not this user's own, what the run would do and the person's go-ahead
     (`trust.confirm`). Returns the folder, checked."""
-    verdict = trust.standing(path)
-    trust.from_record(args, logged.header, verdict.own)
+    record = trust.standing(path, "run log")
+    assert record is not None  # a default kind was given
+    trust.from_record(args, logged.header, record.own)
     if (getattr(args, "allow", None) or getattr(args, "deny", None)) and args.approve is None:
         args.approve = "defer"  # the decisions answer waiting calls; later ones wait as well
     args.tools = args.tools or "coding"
@@ -137,7 +138,7 @@ def from_log(args: argparse.Namespace, path: str, logged: Any, command: str) -> 
     workdir = checks.workdir(args.workdir or ".")
     settings.apply(args)
     check_agent_options(args)
-    if not verdict.own:
+    if not record.own:
         context = logged.header.get("context")
         test = context.get("test_command") if isinstance(context, dict) else None
         tools = ("the model's commands run there (run_command, run_tests" +
@@ -147,7 +148,7 @@ def from_log(args: argparse.Namespace, path: str, logged: Any, command: str) -> 
         plan = [("model", trust.endpoint_line(args.model)), ("folder", str(workdir)),
                 ("tools", tools + (f"; MCP servers: {', '.join(mcp)}" if mcp else "")),
                 *trust.security_plan(args)]
-        trust.confirm(args, path, verdict, command, plan)
+        trust.confirm(args, path, record, command, plan)
     return workdir
 
 

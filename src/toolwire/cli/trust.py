@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolwire.cli.common import UserError
 
@@ -23,22 +23,41 @@ SECURITY = ("approve", "sandbox")
 """The settings a record that is not this user's own never gives (with ``allow_network``)."""
 
 
-def standing(path: str | Path, *, document: bool = False) -> Any:
-    """What the signatures of the record at ``path`` say (`toolwire.records.Verdict`);
-    ``document``: a cassette (signed whole) rather than a run log (signed line by line)."""
+class Standing(NamedTuple):
+    """A record's kind (``run log`` or ``cassette``) and what its signatures say."""
+
+    kind: str
+    verdict: Any  # toolwire.records.Verdict
+
+    @property
+    def own(self) -> bool:
+        return bool(self.verdict.own)
+
+    def describe(self) -> str:
+        return str(self.verdict.describe(self.kind))
+
+
+def standing(path: str | Path, default: str | None = None) -> Standing | None:
+    """What the file at ``path`` is (a run log, signed line by line, or a cassette, signed
+    whole) and what its signatures say (`toolwire.records.Verdict`, ``exposed`` when it lies
+    where commands could read the key). Anything else is None, or with ``default`` (the kind a
+    caller already read it as) that kind, unsigned. The file is read once."""
     from toolwire import records
-
-    data = Path(path).read_bytes()
-    key = records.record_key()
-    verdict = records.verify_document(data, key) if document else records.verify(data, key)
-    where = records.exposed(path) if verdict.own else None
-    return verdict if where is None else records.Verdict("exposed", where=where)
-
-
-def is_cassette(path: str | Path) -> bool:
     from toolwire.agent.runlog import is_log_text
 
-    return not is_log_text(Path(path).read_bytes().decode("utf-8", "replace"))
+    data = Path(path).read_bytes()
+    text = data.decode("utf-8", "replace")
+    key = records.record_key()
+    if is_log_text(text):
+        kind, verdict = "run log", records.verify(data, key)
+    elif text.lstrip().startswith("{") and '"toolwire_cassette"' in text:
+        kind, verdict = "cassette", records.verify_document(data, key)
+    elif default is not None:
+        kind, verdict = default, records.Verdict("unsigned", 0, 1)
+    else:
+        return None
+    where = records.exposed(path) if verdict.own else None
+    return Standing(kind, verdict if where is None else records.Verdict("exposed", where=where))
 
 
 def from_record(args: argparse.Namespace, header: dict[str, Any], own: bool) -> None:
@@ -77,14 +96,13 @@ def endpoint_line(model_id: str | None) -> str:
     return f"{endpoint.provider}:{endpoint.model} at {endpoint.base_url} ({sent} goes there)"
 
 
-def confirm(args: argparse.Namespace, path: str, verdict: Any, command: str,
+def confirm(args: argparse.Namespace, path: str, record: Standing, command: str,
             plan: list[tuple[str, str]]) -> None:
     """Go on only when the record is this user's unchanged one, or the person says so (on a
     terminal) or gave ``--trust-record``; else a `UserError` naming how to go on."""
-    if verdict.own:
+    if record.own:
         return
-    what = "cassette" if command == "replay" and is_cassette(path) else "run log"
-    lines = [f"toolwire {command}: {path}: {verdict.describe(what)}.",
+    lines = [f"toolwire {command}: {path}: {record.describe()}.",
              f"Before acting on it, this is what toolwire {command} would do:"]
     width = max(len(k) for k, _ in plan)
     lines += [f"  {k.ljust(width)}  {v}" for k, v in plan]
@@ -100,8 +118,8 @@ def confirm(args: argparse.Namespace, path: str, verdict: Any, command: str,
         if answer.strip().lower() in ("y", "yes"):
             return
         raise UserError(f"not confirmed: toolwire {command} did nothing with {path}")
-    raise UserError(f"{path} is not your unchanged {what}: toolwire {command} acts on it only "
-                    "when you confirm. Run it on a terminal to be asked, or give "
+    raise UserError(f"{path} is not your unchanged {record.kind}: toolwire {command} acts on "
+                    "it only when you confirm. Run it on a terminal to be asked, or give "
                     "--trust-record to go on with what is listed above")
 
 
@@ -157,5 +175,5 @@ def add_trust_option(p: argparse.ArgumentParser) -> None:
                         "edited, or unsigned) without asking; what it would do is still shown")
 
 
-__all__ = ["add_trust_option", "confirm", "endpoint_line", "from_record", "record_place",
-           "security_plan", "standing"]
+__all__ = ["Standing", "add_trust_option", "confirm", "endpoint_line", "from_record",
+           "record_place", "security_plan", "standing"]

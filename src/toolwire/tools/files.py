@@ -19,7 +19,8 @@ from pathlib import PurePosixPath
 
 from toolwire.errors import ToolError
 from toolwire.media import Document, Image, sniff_media_type
-from toolwire.tools.paths import HIDDEN, Opened, PathError, Workspace, write_all
+from toolwire.records import write_all
+from toolwire.tools.paths import HIDDEN, Opened, PathError, Workspace
 from toolwire.transcript import MediaPart
 
 SKIP_DIRS = frozenset({".git", "__pycache__", HIDDEN, ".venv", "node_modules",

@@ -22,7 +22,8 @@ import stat
 
 from toolwire.errors import ToolError
 from toolwire.events import FileSeen, emit
-from toolwire.tools.paths import Workspace, write_all
+from toolwire.records import write_all
+from toolwire.tools.paths import Workspace
 
 MAX_KEPT_BYTES = 10 << 20
 """A file larger than this is hashed but not kept, so a change to it cannot be undone."""

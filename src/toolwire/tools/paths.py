@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolwire.errors import ToolError
+from toolwire.records import write_all
 
 HIDDEN = ".toolwire"
 MAX_PATH = 4096
@@ -55,13 +56,6 @@ class PathError(ToolError):
     def __init__(self, message: str, errno: int | None = None) -> None:
         super().__init__(message)
         self.errno = errno
-
-
-def write_all(fd: int, data: bytes) -> None:
-    """Write all of ``data`` to ``fd`` (a write may take only part of it)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 def _refuse(path: str, why: str, code: int | None = None) -> PathError:
@@ -260,5 +254,4 @@ class Workspace:
         return path.relative_to(self.root).as_posix() or "."
 
 
-__all__ = ["HIDDEN", "MAX_LINKS", "MAX_NAME", "MAX_PATH", "Opened", "PathError", "Workspace",
-           "write_all"]
+__all__ = ["HIDDEN", "MAX_LINKS", "MAX_NAME", "MAX_PATH", "Opened", "PathError", "Workspace"]

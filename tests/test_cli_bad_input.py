@@ -516,6 +516,13 @@ for name, args in {
                                                  "claude-*=claude-5"],
     "proxy --route <a missing key>": lambda p: ["proxy", "--model", MODEL, "--route",
                                                 "gpt-*=openai:gpt-5"],
+    "proxy --fallback <a bad model id>": lambda p: ["proxy", "--model", MODEL, "--fallback",
+                                                    "claude-5"],
+    "proxy --fallback <a missing key>": lambda p: ["proxy", "--model", MODEL, "--fallback",
+                                                   "openai:gpt-5"],
+    "proxy --fallback <the --model itself>": lambda p: ["proxy", "--model", MODEL,
+                                                        "--fallback", MODEL],
+    "proxy --fallback <no value>": lambda p: ["proxy", "--model", MODEL, "--fallback"],
     "resume <a log whose tool set is unknown>": lambda p: ["resume", p.file(
         "t.jsonl", log_text(header(context={"tools": "everything"}), TASK))],
 }.items():

@@ -31,6 +31,10 @@ def cmd_proxy(args: argparse.Namespace) -> int:
                             "'claude-*=openai-responses:gpt-5'")
         routes.append((pattern.strip(), _served(target.strip(), f"--route {pattern}",
                                                 keys=not args.pass_client_keys)))
+    fallbacks = tuple(_served(given, "--fallback", keys=True) for given in args.fallback or ())
+    if model in fallbacks:
+        raise UserError(f"--fallback {model} is the --model itself; give models that take "
+                        "over from it")
     if args.host not in LOOPBACK and not args.key:
         raise UserError(f"--host {args.host} lets other machines reach the proxy; give "
                         "--key KEY, which every client must then present as its API key")
@@ -51,7 +55,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
 
     settings = ProxySettings(model=model, host=args.host, port=args.port, key=args.key,
                              strict=args.strict, record=args.record, workers=args.workers,
-                             timeout=args.timeout, routes=tuple(routes),
+                             timeout=args.timeout, routes=tuple(routes), fallbacks=fallbacks,
                              pass_client_keys=args.pass_client_keys,
                              record_max=int(args.record_max * 1_000_000))
     try:
@@ -111,6 +115,12 @@ def add_command(sub: Any, epilog: str) -> None:
     p.add_argument("--route", action="append", metavar="PATTERN=ID",
                    help="send requests whose model name matches PATTERN (* and ? as in file "
                         "names) to ID instead (repeatable; the first that matches wins)")
+    p.add_argument("--fallback", action="append", metavar="ID",
+                   help="a model that takes a request over when the one it went to fails in "
+                        "a way another model may not (overloaded, rate limited, a 5xx, a "
+                        "broken stream, a prompt too long), before the client has any byte "
+                        "of the reply (repeatable, tried in order; sent with the proxy's own "
+                        "keys)")
     p.add_argument("--timeout", type=checks.positive, default=600.0, metavar="S",
                    help="seconds the upstream may send nothing before the request fails "
                         "(default 600)")

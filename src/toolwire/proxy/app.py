@@ -30,10 +30,18 @@ from toolwire.codecs.registry import Route, count_at, wire_at
 from toolwire.errors import ToolwireError
 from toolwire.http.transport import HttpTransport, Transport
 from toolwire.proxy.answers import Answer, error_response, models_response
-from toolwire.proxy.forward import LOSSES_HEADER, Streamed, Upstream, header_text
+from toolwire.proxy.forward import (
+    FALLBACK_HEADER,
+    LOSSES_HEADER,
+    Failed,
+    Streamed,
+    Upstream,
+    header_text,
+)
 from toolwire.proxy.record import Recorder
 from toolwire.proxy.settings import ProxySettings
 from toolwire.rules import Problem, check_transcript
+from toolwire.transcript import Request
 
 RULE_HEADER = "x-toolwire-rule"
 
@@ -84,7 +92,8 @@ class Proxy:
         self.settings = settings
         self.transport = HttpTransport(timeout=settings.timeout)
         self.upstreams = {model: Upstream(settings, model, self.transport)
-                          for model in (settings.model, *(m for _, m in settings.routes))}
+                          for model in (settings.model, *(m for _, m in settings.routes),
+                                        *settings.fallbacks)}
         self.recorder = (Recorder(settings.record, self.transport, settings.record_max)
                          if settings.record else None)
 
@@ -161,10 +170,8 @@ class Proxy:
             self._log(entry)
             return _response(refusal(wire, problems[0]))
         stream = route.stream if route.in_url else spec.wants_stream(body)
-        if upstream.passes_through(route):
-            result = await upstream.same_wire(route, raw, body, stream, headers, transport)
-        else:
-            result = await upstream.converted(route, request, stream, transport)
+        result = await self._send(upstream, route, raw, body, request, stream, headers,
+                                  transport, entry)
         entry["status"] = result.status if isinstance(result, Streamed) else result[0]
         said = result.headers if isinstance(result, Streamed) else result[1]
         if LOSSES_HEADER in said:
@@ -172,6 +179,43 @@ class Proxy:
         entry["stream"] = stream
         self._log(entry)
         return _response(result)
+
+    async def _send(self, upstream: Upstream, route: Route, raw: bytes, body: dict[str, Any],
+                    request: Request, stream: bool, headers: Mapping[str, str],
+                    transport: Transport, entry: dict[str, Any]) -> Answer | Streamed:
+        """The request sent to ``upstream``, then, while its failure is one that moves a
+        fallback chain on (`toolwire.failover.table.FAILURES`) and no byte has reached the
+        client, to each fallback in turn; the entry names each model passed over and why."""
+        from toolwire.failover.table import failure
+
+        chain = [upstream, *(self.upstreams[m] for m in self.settings.fallbacks
+                             if m != upstream.model_id)]
+        passed: list[str] = []
+        for at, link in enumerate(chain):
+            last = at == len(chain) - 1
+            try:
+                if link.passes_through(route):
+                    result = await link.same_wire(route, raw, body, stream, headers, transport,
+                                                  fallible=not last)
+                else:
+                    result = await link.converted(route, request, stream, transport,
+                                                  fallible=not last)
+            except Failed as failed:
+                row = failure(failed.error)
+                if row is None or not row.moves_on:
+                    return failed.answer
+                passed.append(f"{link.model_id} ({row.why})")
+                _say(f"{link.model_id} failed ({row.why}: {failed.error}); "
+                     f"{chain[at + 1].model_id} takes the request over")
+                continue
+            if passed:
+                entry["model"] = link.model_id
+                entry["passed_over"] = passed
+                said = result.headers if isinstance(result, Streamed) else result[1]
+                said[FALLBACK_HEADER] = header_text(
+                    f"{link.model_id}; passed over: {', '.join(passed)}")
+            return result
+        raise AssertionError("the chain's last model answers, failed or not")
 
     def _log(self, entry: dict[str, Any]) -> None:
         if self.recorder is not None:

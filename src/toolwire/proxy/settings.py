@@ -31,7 +31,9 @@ class ProxySettings:
     breaks a transcript rule is refused (400) instead of only logged. ``record``: a folder
     where each conversation is written as a cassette, with a log of every request.
     ``timeout``: seconds the upstream may stay silent before the request fails.
-    ``routes``: other models, chosen by the model name a client asks for."""
+    ``routes``: other models, chosen by the model name a client asks for.
+    ``fallbacks``: models tried in order when the chosen one fails in a way that another
+    model may not (`toolwire.failover.FAILURES`), until the first byte reaches the client."""
 
     model: str
     host: str = "127.0.0.1"
@@ -49,6 +51,8 @@ class ProxySettings:
     routes: tuple[tuple[str, str], ...] = ()
     """``(PATTERN, ID)`` pairs: a request whose model name matches PATTERN (``*`` and ``?``
     as in file names), the first that does, goes to ID instead of ``model``."""
+    fallbacks: tuple[str, ...] = ()
+    """Model ids that take over, in order, from the model a request went to."""
 
     def model_for(self, asked: str | None) -> str:
         """The model id a request asking for the model ``asked`` goes to."""
@@ -70,6 +74,7 @@ class ProxySettings:
         """The settings the starting process left in `ENVIRONMENT`."""
         found = json.loads(os.environ[ENVIRONMENT])
         found["routes"] = tuple(tuple(r) for r in found.get("routes", ()))
+        found["fallbacks"] = tuple(found.get("fallbacks", ()))
         return cls(**found)
 
 

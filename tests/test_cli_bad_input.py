@@ -523,6 +523,11 @@ for name, args in {
     "proxy --fallback <the --model itself>": lambda p: ["proxy", "--model", MODEL,
                                                         "--fallback", MODEL],
     "proxy --fallback <no value>": lambda p: ["proxy", "--model", MODEL, "--fallback"],
+    "proxy --aws-key-id <no secret in the environment>": lambda p: [
+        "proxy", "--model", MODEL, "--aws-key-id", "AKIAEXAMPLE"],
+    "proxy --aws-key-id <empty>": lambda p: ["proxy", "--model", MODEL, "--aws-key-id", ""],
+    "proxy --aws-key-id <with a slash>": lambda p: ["proxy", "--model", MODEL,
+                                                      "--aws-key-id", "AKIA/2026"],
     "resume <a log whose tool set is unknown>": lambda p: ["resume", p.file(
         "t.jsonl", log_text(header(context={"tools": "everything"}), TASK))],
 }.items():

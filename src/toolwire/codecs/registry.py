@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
+from urllib.parse import unquote
 
 from toolwire.codecs import detect
 from toolwire.codecs.detect import Kind
@@ -343,7 +344,10 @@ def _templated(wire: Wire, path: str, templates: tuple[tuple[str | None, bool], 
         head = path[: len(path) - len(suffix)]
         before, _, model = head.rpartition("/")
         if model and (before + "/").endswith(_versionless(prefix)):
-            return Route(wire, model=model, stream=stream, framing=framing, errors=errors)
+            # the path as written on the wire: a model id with slashes or colons (an ARN)
+            # comes percent-encoded in its one segment
+            return Route(wire, model=unquote(model), stream=stream, framing=framing,
+                         errors=errors)
     return None
 
 

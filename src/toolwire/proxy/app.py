@@ -2,7 +2,8 @@
 
 Owns `make_app` (a starlette application for `ProxySettings`), `from_environment` (the same,
 for a worker process started by `toolwire.proxy.serve`), and the checks made on every request
-before it goes on: the client's key (`authorized`), the body's size and shape, and the
+before it goes on: the client's key (`authorized`) or its AWS signature (`signature_wrong`),
+the body's size and shape, and the
 transcript rules (`toolwire.rules.check_transcript` with the client's wire: a break is logged,
 and with ``strict`` refused with a 400 in the client's wire naming the rule). Paths are read by
 the wire registry (`toolwire.codecs.registry.wire_at`, `count_at`), the same reading the
@@ -56,19 +57,41 @@ def presented(headers: Mapping[str, str], query: Mapping[str, str]) -> list[str]
     return [g for g in given if g]
 
 
-def authorized(headers: Mapping[str, str], query: Mapping[str, str], key: str) -> str | None:
+def signed(headers: Mapping[str, str]) -> bool:
+    """Whether the request is signed with AWS SigV4 (boto3's default for Bedrock)."""
+    return headers.get("authorization", "").startswith("AWS4-HMAC-SHA256")
+
+
+def authorized(headers: Mapping[str, str], query: Mapping[str, str], key: str | None
+               ) -> str | None:
     """None when the client presented ``key`` (`presented`); else what is wrong, for the
-    401."""
-    if headers.get("authorization", "").startswith("AWS4-HMAC-SHA256"):
-        return ("this proxy takes no AWS signature; give the proxy's key as a bearer token "
-                "(AWS_BEARER_TOKEN_BEDROCK)")
+    401. A signed request is not judged here: `signature_wrong` checks it, where the proxy
+    has AWS key pairs to check it with."""
+    if signed(headers):
+        return ("this proxy has no AWS key pair to check a signature with; give the proxy's "
+                "key as a bearer token (AWS_BEARER_TOKEN_BEDROCK)")
     given = presented(headers, query)
-    if any(hmac.compare_digest(g.encode(), key.encode()) for g in given):
+    if key is not None and any(hmac.compare_digest(g.encode(), key.encode()) for g in given):
         return None
+    if key is None:
+        return "this proxy takes only requests signed with its AWS key pair (SigV4)"
     if given:
         return "the key given is not this proxy's key"
     return ("this proxy needs its key: give it as your client's API key (x-api-key, "
             "Authorization: Bearer, x-goog-api-key or ?key=)")
+
+
+def signature_wrong(http: HttpRequest, headers: Mapping[str, str], body: bytes,
+                    keys: tuple[tuple[str, str], ...]) -> str | None:
+    """None when the request's SigV4 signature was made with one of ``keys`` over this very
+    request (its path and query as they came on the wire); else what is wrong."""
+    from toolwire.http.sigv4 import verify
+
+    raw_path = http.scope.get("raw_path") or http.url.path.encode()
+    query = http.scope.get("query_string") or b""
+    url = "http://proxy" + raw_path.decode("latin-1") + (
+        "?" + query.decode("latin-1") if query else "")
+    return verify(http.method, url, headers, body, dict(keys))
 
 
 def _guess_wire(headers: Mapping[str, str]) -> str:
@@ -110,15 +133,23 @@ class Proxy:
         return [self.upstreams[self.settings.model].endpoint.model, *literal]
 
     async def handle(self, http: HttpRequest) -> Response:
-        path = http.url.path
+        # the path as it came, so that a model id percent-encoded in it (a Bedrock ARN, with
+        # its slash) stays one segment until the route reads it
+        path = (http.scope.get("raw_path") or http.url.path.encode()).decode("latin-1")
         headers = {k.lower(): v for k, v in http.headers.items()}
         counting = count_at(path) if http.method == "POST" else None
         route = counting or (wire_at(path) if http.method == "POST" else None)
         wire = route.error_wire if route is not None else _guess_wire(headers)
-        if self.settings.key is not None:
+        check_signature = self.settings.guarded and signed(headers) and bool(
+            self.settings.aws_keys)
+        if self.settings.guarded and not check_signature:
             wrong = authorized(headers, dict(http.query_params), self.settings.key)
             if wrong is not None:
                 return _response(error_response(wire, 401, wrong))
+        if check_signature and http.method in ("GET", "HEAD"):
+            wrong = signature_wrong(http, headers, b"", self.settings.aws_keys)
+            if wrong is not None:
+                return _response(error_response(wire, 403, wrong))
         if http.method in ("GET", "HEAD"):
             if path in ("/", "/health"):
                 return _response((200, {"content-type": "application/json"},
@@ -134,6 +165,10 @@ class Proxy:
             return _response(error_response(wire, 413, (
                 f"the body is over {self.settings.max_body} bytes, the most this proxy "
                 "takes")))
+        if check_signature:
+            wrong = signature_wrong(http, headers, raw, self.settings.aws_keys)
+            if wrong is not None:
+                return _response(error_response(wire, 403, wrong))
         try:
             body = _json.loads(raw or b"{}")
         except ToolwireError as exc:
@@ -272,4 +307,5 @@ def from_environment() -> Starlette:
     return make_app(ProxySettings.from_environment())
 
 
-__all__ = ["RULE_HEADER", "Proxy", "authorized", "from_environment", "make_app", "refusal"]
+__all__ = ["RULE_HEADER", "Proxy", "authorized", "from_environment", "make_app", "refusal",
+           "signature_wrong", "signed"]

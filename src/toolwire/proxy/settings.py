@@ -53,6 +53,14 @@ class ProxySettings:
     as in file names), the first that does, goes to ID instead of ``model``."""
     fallbacks: tuple[str, ...] = ()
     """Model ids that take over, in order, from the model a request went to."""
+    aws_keys: tuple[tuple[str, str], ...] = dataclasses.field(default=(), repr=False)
+    """``(ACCESS_KEY_ID, SECRET)`` pairs: a request signed with AWS SigV4 by one of them (as
+    boto3 signs) is let in, the signature checked over the request (`toolwire.http.sigv4`)."""
+
+    @property
+    def guarded(self) -> bool:
+        """Whether every request must present the key or a signature."""
+        return self.key is not None or bool(self.aws_keys)
 
     def model_for(self, asked: str | None) -> str:
         """The model id a request asking for the model ``asked`` goes to."""
@@ -75,6 +83,7 @@ class ProxySettings:
         found = json.loads(os.environ[ENVIRONMENT])
         found["routes"] = tuple(tuple(r) for r in found.get("routes", ()))
         found["fallbacks"] = tuple(found.get("fallbacks", ()))
+        found["aws_keys"] = tuple(tuple(k) for k in found.get("aws_keys", ()))
         return cls(**found)
 
 

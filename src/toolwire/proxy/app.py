@@ -212,8 +212,30 @@ class Proxy:
         if LOSSES_HEADER in said:
             entry["losses"] = said[LOSSES_HEADER]
         entry["stream"] = stream
-        self._log(entry)
+        if isinstance(result, Streamed) and self.recorder is not None:
+            result.chunks = self._logged_after(result, result.chunks, entry)
+        else:
+            self._log(entry)
         return _response(result)
+
+    async def _logged_after(self, streamed: Streamed, chunks: AsyncIterator[bytes],
+                            entry: dict[str, Any]) -> AsyncIterator[bytes]:
+        """``streamed``'s bytes, its log line written once the stream has ended (or the
+        client went away): with the losses found only when the reply was whole, which its
+        headers could not carry, and the failure that ended it, if one did."""
+        finished = False
+        try:
+            async for chunk in chunks:
+                yield chunk
+            finished = True
+        finally:
+            if streamed.notes:
+                entry["losses"] = "; ".join(streamed.notes)
+            if streamed.broke:
+                entry["broke"] = streamed.broke[-1]
+            elif not finished:
+                entry["broke"] = "the client went away before the stream ended"
+            self._log(entry)
 
     async def _send(self, upstream: Upstream, route: Route, raw: bytes, body: dict[str, Any],
                     request: Request, stream: bool, headers: Mapping[str, str],

@@ -92,11 +92,16 @@ class Failed(Exception):
 
 @dataclass(slots=True)
 class Streamed:
-    """A streamed answer: status, headers, and the bytes as they come."""
+    """A streamed answer: status, headers, and the bytes as they come. ``notes`` grows while
+    the stream is written (what the client's wire could not carry, known only once the
+    upstream's reply is whole, after the headers have gone); ``broke`` is set when the
+    stream ended on a failure."""
 
     status: int
     headers: dict[str, str]
     chunks: AsyncIterator[bytes]
+    notes: list[str] = dataclasses.field(default_factory=list)
+    broke: list[str] = dataclasses.field(default_factory=list)
 
 
 class Upstream:
@@ -261,6 +266,7 @@ class Upstream:
                         for chunk in writer.feed(event):
                             yield chunk
             except ToolwireError as exc:
+                streamed.broke.append(f"{type(exc).__name__}: {exc}")
                 for chunk in writer.failed(provider_error_response(route.error_wire, exc)):
                     yield chunk
             finally:  # a client that goes away mid-stream closes the upstream's stream too
@@ -269,7 +275,8 @@ class Upstream:
                     await close()
 
         headers = {**heard.headers(), "content-type": MEDIA_TYPES[route.stream_framing]}
-        return Streamed(200, headers, _framed(route, chunks()))
+        streamed = Streamed(200, headers, _framed(route, chunks()), notes=heard.notes)
+        return streamed
 
     # ------------------------------------------------------------------ token counts
 

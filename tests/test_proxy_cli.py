@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -60,3 +61,17 @@ def test_workers_share_the_port() -> None:
         assert [r.status_code for r in replies] == [200] * 4
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0
+
+
+def test_the_page_shows_the_turns_every_worker_served(tmp_path: Path) -> None:
+    """The record folder is what the workers share: each worker's page reads all of it."""
+    with Emulator(lambda request, wire: {"text": "ok"}) as emu, \
+            proxy_process("--model", f"openai:m@{emu.base_url}", "--workers", "2",
+                          "--record", str(tmp_path / "rec")) as (url, proc):
+        assert [ask(url).status_code for _ in range(6)] == [200] * 6
+        seen = [httpx2.get(url + "/_toolwire/conversations.json", timeout=30).json()
+                for _ in range(4)]
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    for rows in seen:  # whichever worker answered
+        assert [(r["turns"], r["client"]) for r in rows] == [(6, "anthropic-messages")]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import sys
+import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -39,6 +40,7 @@ from toolwire.proxy.forward import (
     Upstream,
     header_text,
 )
+from toolwire.proxy.page import Figures, page_answer
 from toolwire.proxy.record import Recorder
 from toolwire.proxy.settings import ProxySettings
 from toolwire.rules import Problem, check_transcript
@@ -119,6 +121,7 @@ class Proxy:
                                         *settings.fallbacks)}
         self.recorder = (Recorder(settings.record, self.transport, settings.record_max)
                          if settings.record else None)
+        self.figures = Figures()
 
     def upstream(self, route: Route, body: dict[str, Any]) -> Upstream:
         """The upstream for a request at ``route``: by the model name it asks for."""
@@ -157,6 +160,10 @@ class Proxy:
             listed = models_response(path, headers, self.listed())
             if listed is not None:
                 return _response(listed)
+            shown = page_answer(path, dict(http.query_params), self.settings.record,
+                                self.figures)
+            if shown is not None:
+                return _response(shown)
         if route is None:
             return _response(error_response(wire, 404, f"no wire is served at {http.method} "
                                                         f"{path}"))
@@ -186,6 +193,7 @@ class Proxy:
     async def _forward(self, upstream: Upstream, route: Route, raw: bytes,
                        body: dict[str, Any], headers: Mapping[str, str]) -> Response:
         spec, wire = route.wire, route.error_wire
+        began = time.perf_counter()
         try:
             request = get_codec(spec.name).decode_request(body, **route.url_says())
         except ToolwireError as exc:
@@ -213,22 +221,25 @@ class Proxy:
             entry["losses"] = said[LOSSES_HEADER]
         entry["stream"] = stream
         if isinstance(result, Streamed) and self.recorder is not None:
-            result.chunks = self._logged_after(result, result.chunks, entry)
+            result.chunks = self._logged_after(result, result.chunks, entry, began)
         else:
+            entry["ms"] = _ms(began)
             self._log(entry)
         return _response(result)
 
     async def _logged_after(self, streamed: Streamed, chunks: AsyncIterator[bytes],
-                            entry: dict[str, Any]) -> AsyncIterator[bytes]:
+                            entry: dict[str, Any], began: float) -> AsyncIterator[bytes]:
         """``streamed``'s bytes, its log line written once the stream has ended (or the
         client went away): with the losses found only when the reply was whole, which its
         headers could not carry, and the failure that ended it, if one did."""
         finished = False
         try:
             async for chunk in chunks:
+                entry.setdefault("first_ms", _ms(began))
                 yield chunk
             finished = True
         finally:
+            entry["ms"] = _ms(began)
             if streamed.notes:
                 entry["losses"] = "; ".join(streamed.notes)
             if streamed.broke:
@@ -265,6 +276,7 @@ class Proxy:
                 _say(f"{link.model_id} failed ({row.why}: {failed.error}); "
                      f"{chain[at + 1].model_id} takes the request over")
                 continue
+            entry["priced_as"] = [link.endpoint.provider, link.endpoint.model]
             if passed:
                 entry["model"] = link.model_id
                 entry["passed_over"] = passed
@@ -277,6 +289,10 @@ class Proxy:
     def _log(self, entry: dict[str, Any]) -> None:
         if self.recorder is not None:
             self.recorder.log(entry)
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 1)
 
 
 def refusal(wire: str, problem: Problem) -> Answer:

@@ -20,7 +20,6 @@ import importlib
 import importlib.util
 import itertools
 import os
-import socket
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -49,6 +48,7 @@ from mcp_types import Tool as McpTool
 
 from toolwire.agent.dispatch import Dispatcher
 from toolwire.errors import ConfigError
+from toolwire.http.listen import listening_socket
 from toolwire.mcp._catalog import Catalog
 from toolwire.mcp._events import MemoryEventStore, sessions_apart
 from toolwire.mcp._results import to_mcp_result
@@ -283,13 +283,9 @@ async def serve_http(
 
     app = server.streamable_http_app(streamable_http_path=path, host=host,
                                      event_store=MemoryEventStore(), retry_interval=retry_ms)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((host, port))
+        sock = listening_socket(host, port)
     except OSError as exc:
-        sock.close()
         raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     bound = sock.getsockname()[1]
     config = uvicorn.Config(sessions_apart(app), log_level="warning", lifespan="on")

@@ -3,7 +3,8 @@ on the same upstream, in the same run.
 
 The upstream is toolwire's emulator speaking OpenAI Chat Completions, in a process of its own,
 answering every request with the same short text (streamed as Chat Completions streams are).
-Each gateway runs in a process of its own, one worker, logging nothing:
+Each gateway runs in a process of its own, one worker, logging nothing, with the same key
+that every client presents:
 
 - ``direct``: the client calls the upstream itself (the baseline);
 - ``toolwire same wire``: an OpenAI Chat Completions client through `toolwire proxy` (its bytes
@@ -43,6 +44,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import serve_emulator, table
 
+KEY = "sk-bench-0123456789abcdef0123456789abcdef"
+"""The key every gateway is started with and every client presents (LiteLLM's proxy will not
+start without one)."""
 TEXT = "The weather in Rome is sunny and warm, about twenty-four degrees. " * 2
 LEVELS = (1, 100, 1000)
 
@@ -166,7 +170,7 @@ def pct(values: list[float], q: float) -> float:
 def start_toolwire(upstream: str) -> tuple[str, subprocess.Popen[bytes]]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "toolwire.cli", "proxy", "--model",
-                             f"openai:m@{upstream}", "--port", str(port)],
+                             f"openai:m@{upstream}", "--port", str(port), "--key", KEY],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, "OPENAI_API_KEY": "unused"})
     url = f"http://127.0.0.1:{port}"
@@ -181,7 +185,8 @@ def start_litellm(command: str, upstream: str, folder: Path
     config.write_text(json.dumps({"model_list": [{"model_name": "m", "litellm_params": {
         "model": "openai/m", "api_base": upstream + "/v1", "api_key": "unused"}}],
         "litellm_settings": {"telemetry": False, "drop_params": True}}))
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR",
+           "LITELLM_MASTER_KEY": KEY}
     proc = subprocess.Popen([command, "--config", str(config), "--port", str(port),
                              "--num_workers", "1"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
@@ -216,15 +221,15 @@ def main() -> None:
             url, proc = start_toolwire(upstream)
             gateways.append(proc)
             cases.append(Case("toolwire same wire", url, "/v1/chat/completions", CHAT,
-                              {"authorization": "Bearer unused"}, proc.pid))
+                              {"authorization": f"Bearer {KEY}"}, proc.pid))
             cases.append(Case("toolwire across", url, "/v1/messages", MESSAGES,
-                              {"x-api-key": "unused", "anthropic-version": "2023-06-01"},
+                              {"x-api-key": KEY, "anthropic-version": "2023-06-01"},
                               proc.pid))
             if args.litellm:
                 url, proc = start_litellm(args.litellm, upstream, Path(folder))
                 gateways.append(proc)
                 cases.append(Case("litellm", url, "/v1/chat/completions", CHAT,
-                                  {"authorization": "Bearer unused"}, proc.pid))
+                                  {"authorization": f"Bearer {KEY}"}, proc.pid))
             else:
                 missing.append("litellm: not installed (pip install 'litellm[proxy]', or "
                                "give --litellm PATH)")

@@ -21,7 +21,6 @@ from typing import Any, Protocol
 
 import msgspec
 
-from toolwire._json import loads
 from toolwire.codecs.reading import (
     StreamDecoder,
     guard_error,
@@ -40,7 +39,6 @@ from toolwire.errors import (
     AuthenticationError,
     ContextLengthError,
     InvalidRequestError,
-    JSONTextError,
     NotFoundError,
     OverloadedError,
     PermissionDeniedError,
@@ -230,13 +228,6 @@ def call_id_for(seed: str, index: int) -> str:
 def dumps(value: JSON) -> str:
     """Compact JSON text, non-ASCII kept as is."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def loads_or_none(text: str) -> JSON:
-    try:
-        return loads(text)
-    except JSONTextError:
-        return None
 
 
 class WireModule(Protocol):

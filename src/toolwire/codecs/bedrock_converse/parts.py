@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from toolwire.codecs.base import NameMap, Note, call_id_for, dumps, wrong_shape
@@ -442,7 +442,3 @@ def dropped(part: Part) -> str:
 
 def part_subject(message: int, part: int) -> str:
     return f"messages[{message}].parts[{part}]"
-
-
-def text_blocks(parts: Sequence[Part]) -> list[dict[str, Any]]:
-    return [{"text": p.text} for p in parts if isinstance(p, TextPart)]

@@ -14,6 +14,7 @@ import pytest
 
 import dialogue_wire
 import toolwire
+from toolwire.batch.apis import unsupported
 from toolwire.cli.app import build_parser, main
 from toolwire.codecs import WIRES, get_codec
 from toolwire.codecs.registry import (
@@ -39,6 +40,7 @@ from toolwire.http.providers import (
     register_provider,
     unregister_provider,
 )
+from toolwire.protocol import native_compaction, native_fallbacks, native_search
 from toolwire.rules import check_transcript
 from toolwire.transcript import Message, Reply, Request, ToolCallPart, ToolResultPart
 
@@ -233,3 +235,74 @@ def test_the_literal_check_finds_a_wire_name(tmp_path: Path) -> None:
     planted = tmp_path / "x.py"
     planted.write_text(f"if wire == {WIRES[3]!r}:\n    pass\n", encoding="utf-8")
     assert _wire_literals(planted, tmp_path) == [f"x.py:1: {WIRES[3]!r}"]
+
+
+# --------------------------------------------------------------------------- provider facts
+
+
+def _provider_comparisons(path: Path, root: Path = SRC) -> list[str]:
+    """Comparisons of something named like a provider with a provider's name."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        names = [e.value for side in sides
+                 for e in (side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set)
+                           else [side])
+                 if isinstance(e, ast.Constant) and e.value in PROVIDERS]
+        if names and any("provider" in ast.unparse(side) for side in sides):
+            found.append(f"{path.relative_to(root)}:{node.lineno}: {names[0]!r}")
+    return found
+
+
+def test_no_module_outside_the_provider_registry_compares_provider_names() -> None:
+    files = [p for p in SRC.rglob("*.py") if p.relative_to(SRC).as_posix() != "http/providers.py"]
+    assert [hit for p in files for hit in _provider_comparisons(p)] == []
+
+
+def test_the_provider_comparison_check_finds_one(tmp_path: Path) -> None:
+    planted = tmp_path / "x.py"
+    planted.write_text('if endpoint.provider == "ollama":\n    pass\n', encoding="utf-8")
+    assert _provider_comparisons(planted, tmp_path) == ["x.py:1: 'ollama'"]
+
+
+@pytest.mark.parametrize("first_party", [True, False])
+def test_server_side_features_follow_the_provider_record(first_party: bool) -> None:
+    register_provider(Provider(name="own-api", wire=WIRES[0], base_url="http://127.0.0.1:9",
+                               first_party=first_party))
+    try:
+        m = toolwire.model("own-api:m")
+    finally:
+        unregister_provider("own-api")
+    assert native_search(m) is native_compaction(m) is native_fallbacks(m) is first_party
+    m.native_tool_search = not first_party  # the model's own setting beats the record
+    assert native_search(m) is not first_party
+
+
+def test_a_provider_with_a_context_size_field_is_sent_the_model_s_window() -> None:
+    ollama = get_wire("ollama-chat").name
+    register_provider(Provider(name="sized", wire=ollama, base_url="http://127.0.0.1:9",
+                               context_size=("options", "num_ctx"), default_context=2048))
+    register_provider(Provider(name="unsized", wire=ollama, base_url="http://127.0.0.1:9"))
+    try:
+        sized = toolwire.model("sized:m", context_window=8192)
+        default = toolwire.model("sized:m", options={"options": {"seed": 1}})
+        unsized = toolwire.model("unsized:m", context_window=8192)
+    finally:
+        unregister_provider("sized")
+        unregister_provider("unsized")
+    assert sized.options == {"options": {"num_ctx": 8192}}
+    assert default.options == {"options": {"seed": 1}} and default._num_ctx == 2048
+    assert unsized.options == {} and unsized._num_ctx is None
+
+
+def test_a_provider_says_itself_why_it_has_no_batch_api() -> None:
+    register_provider(Provider(name="nobatch", wire=WIRES[1], base_url="http://127.0.0.1:9",
+                               no_batch="it answers one request at a time"))
+    try:
+        assert "it answers one request at a time" in (unsupported("nobatch") or "")
+    finally:
+        unregister_provider("nobatch")
+    assert unsupported(provider_for(WIRES[1])) is None

@@ -270,6 +270,10 @@ class Codec:
     there), ``decode_response``, ``encode_response``, ``encode_stream``, ``StreamDecoder``,
     ``decode_error``, ``encode_error`` (an error body as the server sends it) and ``check_body``
     (the first rule a raw request body breaks, worded as the provider words it).
+    What the wire can carry comes from its registry record (`toolwire.codecs.registry.Wire`):
+    ``media_tokens``, and whether tools keep their ``examples``, their allowed ``callers`` and
+    a request its context management (``managed``); whatever the wire cannot carry is left
+    out here, with a note.
     ``encode_request``, ``stream_decoder`` and ``decode_stream`` are derived from them here,
     once for every wire, and the decoders are made total here (`guard_response` and its
     siblings): whatever they are given, they return a value or raise a `ToolwireError`.
@@ -292,17 +296,14 @@ class Codec:
         "module",
     )
 
-    def __init__(self, module: WireModule) -> None:
+    def __init__(self, module: WireModule, *, media_tokens: str | None = None,
+                 examples: bool = False, callers: bool = False, managed: bool = False) -> None:
         self.module = module
         self.WIRE = wire = module.WIRE
         self.STOP_REASONS = module.STOP_REASONS
-        rule = getattr(module, "MEDIA_TOKENS", None)
-        self.MEDIA_TOKENS: str | None = rule if isinstance(rule, str) else None
+        self.MEDIA_TOKENS: str | None = media_tokens
         self.StreamDecoder = module.StreamDecoder
         self._stream_decoder = guard_stream(module.StreamDecoder, wire)
-        examples = getattr(module, "INPUT_EXAMPLES", False) is True
-        callers = getattr(module, "ALLOWED_CALLERS", False) is True
-        managed = getattr(module, "CONTEXT_MANAGEMENT", False) is True
         encode = _reasoning(module.encode if examples and callers and managed else
                             _fitting_tools(module.encode, wire, examples=examples,
                                            callers=callers, managed=managed), wire)

@@ -121,6 +121,28 @@ class Wire:
     truncate_at: tuple[str, ...] = ()
     count: Counting | None = None
     explicit_cache: ExplicitCache | None = None
+    media_tokens: str | None = None
+    """How the local token estimate counts media on this wire (one of
+    `toolwire.context.estimate`'s rules), None when it counts none."""
+    input_examples: bool = False
+    """Tools carry their examples in the body (Anthropic's ``input_examples``); elsewhere
+    `toolwire.codecs.base.Codec` leaves them out, with a note."""
+    allowed_callers: bool = False
+    """Tools say who may call them (``allowed_callers``: code the server runs may)."""
+    context_management: bool = False
+    """The provider edits or compacts a long context itself (``context_management``)."""
+    native_tool_search: bool = False
+    """The provider searches deferred tools itself (``defer_loading``, its search tool)."""
+    server_fallbacks: bool = False
+    """The provider falls back by itself to the models a body's ``fallbacks`` names."""
+
+    @property
+    def native(self) -> frozenset[str]:
+        """What the provider's own API does on its side for this wire: ``tool_search``,
+        ``compaction``, ``fallbacks`` (`toolwire.protocol.native_search` and its siblings)."""
+        return frozenset(name for name, on in (
+            ("tool_search", self.native_tool_search), ("compaction", self.context_management),
+            ("fallbacks", self.server_fallbacks)) if on)
 
     @property
     def model_in_path(self) -> bool:
@@ -196,6 +218,12 @@ ANTHROPIC_MESSAGES = Wire(
     context_error="prompt is too long: {tokens} tokens > {limit} maximum",
     count=Counting(path="/v1/messages/count_tokens", keys=frozenset({
         "model", "messages", "system", "tools", "tool_choice", "thinking"})),
+    media_tokens="area",  # Anthropic bills an image by its area
+    input_examples=True,
+    allowed_callers=True,  # calls made by the code execution tool's code carry a ``caller``
+    context_management=True,  # clearing and compaction, each with its beta header
+    native_tool_search=True,
+    server_fallbacks=True,  # with its beta header; ``fallback`` blocks go back in place
 )
 OPENAI_CHAT = Wire(
     name="openai-chat",
@@ -209,6 +237,7 @@ OPENAI_CHAT = Wire(
     context_error="This model's maximum context length is {limit} tokens. However, your "
                   "messages resulted in {tokens} tokens. Please reduce the length of the "
                   "messages.",
+    media_tokens="tiles-512",  # OpenAI bills an image by 512-pixel tiles
 )
 OPENAI_RESPONSES = Wire(
     name="openai-responses",
@@ -224,6 +253,9 @@ OPENAI_RESPONSES = Wire(
     count=Counting(path="/v1/responses/input_tokens", keys=frozenset({
         "model", "input", "instructions", "tools", "tool_choice", "text", "reasoning",
         "truncation", "parallel_tool_calls"})),
+    media_tokens="tiles-512",
+    context_management=True,  # its compaction entry; ``compaction`` items go back as they came
+    native_tool_search=True,  # ``tool_search_call`` and ``tool_search_output`` go back too
 )
 OLLAMA_CHAT = Wire(
     name="ollama-chat",
@@ -238,6 +270,7 @@ OLLAMA_CHAT = Wire(
     detect_rank=40,
     cache=CacheRules(sections=("tools", "messages")),
     truncate_at=("options", "num_ctx"),
+    media_tokens="grid",  # a local vision model reads an image as one fixed grid
 )
 GEMINI_GENERATE = Wire(
     name="gemini-generate",
@@ -265,6 +298,7 @@ GEMINI_GENERATE = Wire(
     explicit_cache=ExplicitCache(collection="cachedContents", field="cachedContent",
                                  fixed=("systemInstruction", "tools", "toolConfig"),
                                  items="contents"),
+    media_tokens="tiles-768",  # Gemini bills an image by 768-pixel tiles, a PDF page as one
 )
 
 BEDROCK_CONVERSE = Wire(
@@ -286,6 +320,7 @@ BEDROCK_CONVERSE = Wire(
                    keys=frozenset({"messages", "system", "toolConfig",
                                    "additionalModelRequestFields"}),
                    read=bedrock_count_input),
+    media_tokens="area",  # Bedrock bills an image by its area, as Anthropic does
 )
 
 

@@ -68,14 +68,9 @@ from toolwire.codecs.gemini_generate.reply import (
 from toolwire.codecs.gemini_generate.request import check_body, decode_request, encode
 from toolwire.codecs.gemini_generate.stream import StreamDecoder, encode_stream
 
-MEDIA_TOKENS = "tiles-768"
-"""How the local token estimate counts media on this wire (`toolwire.context.estimate`): Gemini
-bills an image by 768-pixel tiles, a PDF page as one."""
-
 __all__ = [
     "BLOCK_REASONS",
     "FINISH_REASONS",
-    "MEDIA_TOKENS",
     "STOP_REASONS",
     "WIRE",
     "StreamDecoder",

@@ -25,7 +25,8 @@ def get_codec(wire: str) -> Codec:
     if codec is None:
         codec = _LOADED[record.module] = Codec(
             cast(WireModule, importlib.import_module(record.module)),
-            media_tokens=record.media_tokens, examples=record.input_examples,
+            reasoning=record.reasoning, media_tokens=record.media_tokens,
+            examples=record.input_examples,
             callers=record.allowed_callers, managed=record.context_management)
     return codec
 

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolwire.codecs.base import NameMap, Note, call_id_for, dumps, wrong_shape
+from toolwire.codecs.bedrock_converse import ID_PATTERN as ID_PATTERN
+from toolwire.codecs.bedrock_converse import NAME_PATTERN
 from toolwire.codecs.media import Limits, b64, check_media, placeholder, unb64
 from toolwire.errors import ConfigError, WireFormatError
 from toolwire.transcript import (
@@ -35,8 +37,6 @@ from toolwire.transcript import (
 
 WIRE = "bedrock-converse"
 
-NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-ID_PATTERN = re.compile(r"^[a-zA-Z0-9_.:-]{1,64}$")
 CALL_KEYS = frozenset({"toolUseId", "name", "input"})
 RESULT_KEYS = frozenset({"toolUseId", "content", "status"})
 CACHE_POINT = "cachePoint"

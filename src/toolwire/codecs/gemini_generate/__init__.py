@@ -1,5 +1,74 @@
 """The Gemini generateContent (``gemini-generate``) wire, in the same modules as every wire.
 
-Every wire folder has the same modules: ``codec`` (the functions `toolwire.codecs.get_codec`
-hands out), ``request``, ``reply``, ``stream``, ``parts`` and ``schema``.
+The wire's registry record, ``RECORD``, and what it names (its recognisers, how it asks for
+reasoning, its patterns); the folder's other modules are the ones every wire has
+(`toolwire.codecs.record` lists them).
 """
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from toolwire.codecs.detect import Kind, squeezed
+from toolwire.codecs.prompt_rules import CacheRules, Counting, ExplicitCache
+from toolwire.codecs.reasoning import BUDGETS, Triple
+from toolwire.codecs.record import Wire, WireRules
+
+NAME = "gemini-generate"
+NAME_PATTERN = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$")
+
+
+def recognise_body(body: Mapping[str, Any]) -> Kind | None:
+    if "contents" in body:
+        return "request"
+    if "candidates" in body or "promptFeedback" in body:
+        return "response"
+    return None
+
+
+def recognise_stream(head: str, text: str) -> bool:
+    # An object that opens with "candidates" (not merely a tool of that name in another wire).
+    return '{"candidates":' in squeezed(head)
+
+
+def reasoning(body: dict[str, Any], level: str, notes: list[Triple]) -> None:
+    config = body.setdefault("generationConfig", {})
+    given = config.get("thinkingConfig")
+    config["thinkingConfig"] = {**(given if isinstance(given, dict) else {}),
+                                "thinkingBudget": 0 if level == "off" else BUDGETS[level]}
+
+
+RECORD = Wire(
+    name=NAME,
+    module="toolwire.codecs.gemini_generate.codec",
+    path="/v1beta/models/{model}:generateContent",
+    stream_path="/v1beta/models/{model}:streamGenerateContent",
+    rules=WireRules(
+        results_by="position",
+        name_pattern=NAME_PATTERN,
+        name_wording="a letter or '_' first, then letters, digits, '_', '.', ':' or '-', "
+                     "at most 128 characters",
+        call_after_user=True,
+        one_result_per_call=True,
+    ),
+    detect=recognise_body,
+    detect_stream=recognise_stream,
+    detect_rank=10,
+    cache=CacheRules(kind="prefix", sections=("tools", "systemInstruction", "contents")),
+    context_error="The input token count ({tokens}) exceeds the maximum number of tokens "
+                  "allowed ({limit}).",
+    count=Counting(path="/v1beta/models/{model}:countTokens", field="totalTokens",
+                   wrap="generateContentRequest", keys=frozenset({
+                       "contents", "systemInstruction", "tools", "toolConfig",
+                       "generationConfig"})),
+    explicit_cache=ExplicitCache(collection="cachedContents", field="cachedContent",
+                                 fixed=("systemInstruction", "tools", "toolConfig"),
+                                 items="contents"),
+    reasoning=reasoning,
+    media_tokens="tiles-768",  # Gemini bills an image by 768-pixel tiles, a PDF page as one
+)
+"""The wire's registry record."""
+
+__all__ = ["NAME", "NAME_PATTERN", "RECORD", "reasoning", "recognise_body", "recognise_stream"]

@@ -10,13 +10,15 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire.codecs.detect import Kind
+from toolwire.codecs.media import dict_or_empty, image_head, list_or_empty
 from toolwire.codecs.prompt_rules import Counting
 from toolwire.codecs.reasoning import Triple, thinking
 from toolwire.codecs.record import Wire, WireRules
+from toolwire.media import image_size
 
 NAME = "bedrock-converse"
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -77,6 +79,44 @@ def count_input(body: Mapping[str, Any]) -> Any:
         return None
 
 
+def _violation(path: str, constraint: str) -> str:
+    return (f"1 validation error detected: Value at '{path}' failed to satisfy constraint: "
+            f"{constraint}")
+
+
+
+
+def media_problem(body: dict[str, Any]) -> str | None:
+    """What Converse refuses of the media in ``body``."""
+    for i, message in enumerate(list_or_empty(body.get("messages"))):
+        blocks: Sequence[Any] = list_or_empty(dict_or_empty(message).get("content"))
+        kinds = [next(iter(b), "") if isinstance(b, dict) else "" for b in blocks]
+        at = f"messages.{i + 1}.member.content"
+        if kinds.count("image") > 20:
+            return _violation(at, "Member must contain at most 20 image blocks")
+        if kinds.count("document") > 5:
+            return _violation(at, "Member must contain at most 5 document blocks")
+        if "document" in kinds and "text" not in kinds:
+            return ("The model returned the following errors: a message with a document must "
+                    f"also contain a text block (messages.{i})")
+        if dict_or_empty(message).get("role") == "assistant" and {"image", "document"} & set(kinds):
+            return _violation(at, "Member must not hold image or document blocks in an "
+                                  "assistant message")
+        for j, block in enumerate(blocks):
+            image = dict_or_empty(dict_or_empty(block).get("image"))
+            data = dict_or_empty(image.get("source")).get("bytes")
+            if not isinstance(data, str):
+                continue
+            if len(data) * 3 // 4 > 3750 * 1024:
+                return _violation(f"{at}.{j + 1}.member.image.source.bytes",
+                                  "Member must have length less than or equal to 3840000")
+            sides = image_size(image_head(data))
+            if sides is not None and max(sides) > 8000:
+                return ("The model returned the following errors: image dimensions exceed "
+                        f"max allowed size: 8000 pixels (messages.{i}.content.{j})")
+    return None
+
+
 RECORD = Wire(
     name=NAME,
     module="toolwire.codecs.bedrock_converse.codec",
@@ -102,5 +142,14 @@ RECORD = Wire(
 )
 """The wire's registry record."""
 
-__all__ = ["ID_PATTERN", "NAME", "NAME_PATTERN", "RECORD", "count_input", "reasoning",
-           "recognise_body", "recognise_stream"]
+__all__ = [
+    "ID_PATTERN",
+    "NAME",
+    "NAME_PATTERN",
+    "RECORD",
+    "count_input",
+    "media_problem",
+    "reasoning",
+    "recognise_body",
+    "recognise_stream",
+]

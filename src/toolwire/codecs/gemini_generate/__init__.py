@@ -7,11 +7,14 @@ reasoning, its patterns); the folder's other modules are the ones every wire has
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from toolwire.codecs.detect import Kind, squeezed
+from toolwire.codecs.media import MB, dict_or_empty, list_or_empty
+from toolwire.codecs.model_rules import RULES, refusal
 from toolwire.codecs.prompt_rules import CacheRules, Counting, ExplicitCache
 from toolwire.codecs.reasoning import BUDGETS, Triple
 from toolwire.codecs.record import Wire, WireRules
@@ -38,6 +41,40 @@ def reasoning(body: dict[str, Any], level: str, notes: list[Triple]) -> None:
     given = config.get("thinkingConfig")
     config["thinkingConfig"] = {**(given if isinstance(given, dict) else {}),
                                 "thinkingBudget": 0 if level == "off" else BUDGETS[level]}
+
+
+RESULT_PARTS_MODELS: tuple[str, ...] = next(
+    row.models for row in RULES if row.code == "result_parts")
+"""Model-name patterns (fnmatch, matched without a ``models/``-style prefix) of the Gemini
+families that take media inside ``functionResponse.parts``, from the per-model rules
+(`toolwire.codecs.model_rules`); older families answer 400 to them (the gemini-generate codec's
+``_result_parts`` setting beats the table)."""
+
+
+def takes_result_parts(model: str) -> bool:
+    """Whether Gemini ``model`` takes media inside a function response, by the table."""
+    base = model.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatchcase(base, pattern) for pattern in RESULT_PARTS_MODELS)
+
+
+def media_problem(body: dict[str, Any]) -> str | None:
+    """What Gemini refuses of the media in ``body``, which may carry the model the URL named
+    under ``model``."""
+    model = body.get("model")
+    inline = 0
+    for content in list_or_empty(body.get("contents")):
+        for part in list_or_empty(dict_or_empty(content).get("parts")):
+            part = dict_or_empty(part)
+            response = dict_or_empty(part.get("functionResponse"))
+            inner = list_or_empty(response.get("parts"))
+            if inner and isinstance(model, str) and model and not takes_result_parts(model):
+                return refusal("result_parts", "gemini-generate", model)
+            for blob in [part, *map(dict_or_empty, inner)]:
+                data = dict_or_empty(blob.get("inlineData")).get("data")
+                inline += len(data) if isinstance(data, str) else 0
+    if inline > 20 * MB:
+        return f"Request payload size exceeds the limit: {20 * MB} bytes."
+    return None
 
 
 RECORD = Wire(
@@ -71,4 +108,14 @@ RECORD = Wire(
 )
 """The wire's registry record."""
 
-__all__ = ["NAME", "NAME_PATTERN", "RECORD", "reasoning", "recognise_body", "recognise_stream"]
+__all__ = [
+    "NAME",
+    "NAME_PATTERN",
+    "RECORD",
+    "RESULT_PARTS_MODELS",
+    "media_problem",
+    "reasoning",
+    "recognise_body",
+    "recognise_stream",
+    "takes_result_parts",
+]

@@ -41,7 +41,7 @@ with ``_``. The encoder reads them and never puts them in the body:
   ``response``, ...), filled by `decode_request` so that nothing is lost.
 - ``"_result_parts"``: true sends a tool result's media inside ``functionResponse.parts``,
   false after the function responses with a text naming the call; unset, the model decides
-  (``toolwire.codecs.media_rules.RESULT_PARTS_MODELS``: the Gemini 3 families take them,
+  (``toolwire.codecs.gemini_generate.RESULT_PARTS_MODELS``: the Gemini 3 families take them,
   older ones answer 400). `decode_request` sets it only when a body did otherwise than the
   default of the model its URL named.
 

@@ -20,7 +20,7 @@ What rides in ``provider_data["gemini-generate"]``:
 - `OpaquePart`: any other part (``executableCode``, a model turn's ``inlineData``...), whole.
 
 Media in a tool result go inside ``functionResponse.parts`` for the model families that take
-them (``toolwire.codecs.media_rules.RESULT_PARTS_MODELS``, or the ``_result_parts``
+them (``toolwire.codecs.gemini_generate.RESULT_PARTS_MODELS``, or the ``_result_parts``
 setting); for every other model they follow the function responses in the same turn, each
 result's media opened by a text naming its call (`toolwire.codecs.media.marker`), and a
 ``media_moved`` note says so.

@@ -11,10 +11,19 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from toolwire.codecs.base import Note
+from toolwire.codecs.caching import Marking, cache_key_fields
 from toolwire.codecs.detect import Kind, squeezed
+from toolwire.codecs.media import (
+    OPENAI_IMAGE_TYPES,
+    data_url_type,
+    dict_or_empty,
+    list_or_empty,
+)
 from toolwire.codecs.prompt_rules import CacheRules, Counting
 from toolwire.codecs.reasoning import Triple, effort
 from toolwire.codecs.record import Wire
+from toolwire.transcript import Cache, ContextManagement
 
 NAME = "openai-responses"
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -35,6 +44,74 @@ def recognise_stream(head: str, text: str) -> bool:
 def reasoning(body: dict[str, Any], level: str, notes: list[Triple]) -> None:
     given = body.get("reasoning")
     body["reasoning"] = {**(given if isinstance(given, dict) else {}), "effort": effort(level)}
+
+
+def media_problem(body: dict[str, Any]) -> str | None:
+    """What the Responses API refuses of the images in ``body``."""
+    for i, item in enumerate(list_or_empty(body.get("input"))):
+        item = dict_or_empty(item)
+        parts = item.get("content") if item.get("type", "message") == "message" else (
+            item.get("output") if item.get("type") == "function_call_output" else None)
+        for j, part in enumerate(list_or_empty(parts)):
+            part = dict_or_empty(part)
+            if part.get("type") != "input_image":
+                continue
+            if item.get("role") == "assistant":
+                return (f"Invalid value: 'input_image'. Supported values are: 'output_text' and "
+                        f"'refusal'. (input[{i}].content[{j}])")
+            media_type = data_url_type(part.get("image_url"))
+            if media_type is not None and media_type not in OPENAI_IMAGE_TYPES:
+                return (f"Invalid 'input[{i}]': the image at {j} has media type "
+                        f"{media_type!r}; only image/png, image/jpeg, image/webp and image/gif "
+                        "are supported.")
+    return None
+
+
+def _input_text(block: dict[str, Any]) -> bool:
+    return block.get("type") == "input_text"
+
+
+EXPLICIT_RESPONSES = Marking(key="prompt_cache_breakpoint", text="input_text", items="input",
+                             fields=("content", "output"), skip_role="assistant")
+"""The same in a Responses input."""
+
+
+def cache_fields(body: dict[str, Any], cache: Cache) -> list[Note]:
+    """The Responses API's cache fields, explicit breakpoints on input text for the models
+    that have them."""
+    return cache_key_fields(body, cache, wire="openai-responses", how=EXPLICIT_RESPONSES,
+                            markable=_input_text)
+
+
+def context_entries(cm: ContextManagement, notes: list[Note], wire: str) -> list[Any]:
+    """The Responses API's ``context_management`` for ``cm``: its compaction entry (it clears
+    nothing itself: asking it to is left out, with a note)."""
+    if cm.clear_tool_results or cm.clear_thinking or cm.instructions:
+        notes.append(Note(kind="field_dropped", subject="context_management", detail=(
+            f"{wire} compacts on its side but clears nothing and takes no instructions; only "
+            "the compaction was asked for")))
+    if not cm.compact:
+        return []
+    entry: dict[str, Any] = {"type": "compaction"}
+    if cm.trigger is not None:
+        entry["compact_threshold"] = cm.trigger
+    return [entry]
+
+
+def read_entries(options: dict[str, Any]) -> ContextManagement | None:
+    """The Responses API's ``context_management`` of a body's ``options`` as the canonical
+    setting; taken out of ``options`` when the setting says all it said."""
+    raw = options.get("context_management")
+    if not isinstance(raw, list):
+        return None
+    found = [e for e in raw if isinstance(e, Mapping) and e.get("type") == "compaction"]
+    if not found:
+        return None
+    threshold = found[0].get("compact_threshold")
+    if len(raw) == 1 and set(found[0]) <= {"type", "compact_threshold"} and (
+            threshold is None or type(threshold) is int):
+        del options["context_management"]
+    return ContextManagement(trigger=threshold if type(threshold) is int else None)
 
 
 RECORD = Wire(
@@ -58,4 +135,16 @@ RECORD = Wire(
 )
 """The wire's registry record."""
 
-__all__ = ["NAME", "NAME_PATTERN", "RECORD", "reasoning", "recognise_body", "recognise_stream"]
+__all__ = [
+    "EXPLICIT_RESPONSES",
+    "NAME",
+    "NAME_PATTERN",
+    "RECORD",
+    "cache_fields",
+    "context_entries",
+    "media_problem",
+    "read_entries",
+    "reasoning",
+    "recognise_body",
+    "recognise_stream",
+]

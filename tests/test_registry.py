@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -306,3 +307,74 @@ def test_a_provider_says_itself_why_it_has_no_batch_api() -> None:
     finally:
         unregister_provider("nobatch")
     assert unsupported(provider_for(WIRES[1])) is None
+
+
+# --------------------------------------------------------------------------- what a wire takes
+
+FOLDER_INIT = '''"""A wire in a folder of its own: its record, and nothing else to add anywhere."""
+from dialogue_wire import recognise
+from toolwire.codecs.record import Wire
+
+RECORD = Wire(name="folder-chat", module="folder_wire.codec", path="/folder/v1/turns",
+              detect=recognise, detect_rank=6)
+'''
+FOLDER_CODEC = '''"""Its codec: the dialogue wire's functions, under its own name."""
+from dialogue_wire import (STOP_REASONS, StreamDecoder, check_body, decode_error,
+                           decode_request, decode_response, encode, encode_error,
+                           encode_response, encode_stream)
+
+WIRE = "folder-chat"
+'''
+
+
+def test_a_wire_is_one_folder_and_one_registry_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "folder_wire"
+    folder.mkdir()
+    (folder / "__init__.py").write_text(FOLDER_INIT, encoding="utf-8")
+    (folder / "codec.py").write_text(FOLDER_CODEC, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import folder_wire  # type: ignore[import-not-found]
+
+    register_wire(folder_wire.RECORD)  # the one registry line; no provider, no other edit
+    try:
+        assert not [p for p in PROVIDERS.values() if p.wire == "folder-chat"]
+        body = get_codec("folder-chat").encode_request(
+            Request(model="m", messages=(Message.user("Hi"),)))
+        assert detect_wire(body) == ("folder-chat", "request")
+        assert convert(ANTHROPIC_BODY, WIRES[0], "folder-chat").body["dialogue"][-1] == {
+            "role": "user", "content": "Hello?"}
+        assert check_transcript([Message.user("Go")], "folder-chat") == []
+        with Emulator([ANSWER]) as emu:
+            resp = httpx2.post(emu.base_url + "/folder/v1/turns", json=body)
+        assert resp.status_code == 200 and resp.json()["object"] == "dialogue.turn"
+        src = tmp_path / "a.json"
+        src.write_text(json.dumps(ANTHROPIC_BODY), encoding="utf-8")
+        assert main(["convert", str(src), "--to", "folder-chat"]) == 0
+        assert json.loads(capsys.readouterr().out)["dialogue"][-1]["content"] == "Hello?"
+    finally:
+        unregister_wire("folder-chat")
+        for name in ("folder_wire", "folder_wire.codec"):
+            sys.modules.pop(name, None)
+
+
+def _provider_asked_at_import(path: Path, root: Path = SRC) -> list[str]:
+    """Calls of `provider_for` outside any function: a module that needs a provider for every
+    wire as it is imported."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    inside = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef
+                                                          | ast.Lambda)
+              for n in ast.walk(f)}
+    return [f"{path.relative_to(root)}:{node.lineno}" for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and id(node) not in inside
+            and isinstance(node.func, ast.Name | ast.Attribute)
+            and (getattr(node.func, "id", None) or getattr(node.func, "attr", None))
+            == "provider_for"]
+
+
+def test_no_module_asks_for_a_wire_s_provider_as_it_is_imported(tmp_path: Path) -> None:
+    assert [hit for p in SRC.rglob("*.py") for hit in _provider_asked_at_import(p)] == []
+    planted = tmp_path / "x.py"
+    planted.write_text("WIRES = {w: provider_for(w) for w in ()}\n", encoding="utf-8")
+    assert _provider_asked_at_import(planted, tmp_path) == ["x.py:1"]

@@ -33,6 +33,7 @@ from toolwire.codecs.reading import list_at as list_at
 from toolwire.codecs.reading import objects_at as objects_at
 from toolwire.codecs.reading import plain as plain
 from toolwire.codecs.reading import text_at as text_at
+from toolwire.codecs.reading import token_count as token_count
 from toolwire.codecs.reading import wrong_shape as wrong_shape
 from toolwire.codecs.reasoning import REASONING_LEVELS, PutReasoning, put_reasoning
 from toolwire.errors import (

@@ -1,8 +1,10 @@
 """The Anthropic Messages (``anthropic-messages``) wire, in the same modules as every wire.
 
-The wire's registry record, ``RECORD``, and what it names (its recognisers, how it asks for
-reasoning, its patterns); the folder's other modules are the ones every wire has
-(`toolwire.codecs.record` lists them).
+The wire's registry record, ``RECORD``, and what it names or the folder alone uses: its
+recognisers, how it asks for reasoning, its patterns, what Anthropic refuses of the images in a
+raw body, and its context management: the edits a body carries, their beta headers and the
+edits read back. The folder's other modules are the ones every wire has
+(`toolwire.codecs.record` lists them); this one imports only what codecs share.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The Ollama native chat (``ollama-chat``) wire, in the same modules as every wire.
 
-The wire's registry record, ``RECORD``, and what it names (its recognisers, how it asks for
-reasoning, its patterns); the folder's other modules are the ones every wire has
-(`toolwire.codecs.record` lists them).
+The wire's registry record, ``RECORD``, and what it names or the folder alone uses: its
+recognisers, how it asks for reasoning, its tool-name pattern. The folder's other modules are
+the ones every wire has (`toolwire.codecs.record` lists them); this one imports only what
+codecs share.
 """
 
 from __future__ import annotations

@@ -48,3 +48,23 @@ def test_the_name_check_finds_a_name_of_its_own(tmp_path: Path) -> None:
     planted.write_text("def stop_for(raw):\n    return raw\n", encoding="utf-8")
     assert _defined(planted) & FORMER == {"stop_for"}
     assert "decode_stop" not in _defined(planted)
+
+
+FLAGS = {"MEDIA_TOKENS", "INPUT_EXAMPLES", "ALLOWED_CALLERS", "CONTEXT_MANAGEMENT",
+         "NATIVE_TOOL_SEARCH", "SERVER_FALLBACKS"}
+"""What a wire can do is a field of its registry record (`toolwire.codecs.record.Wire`); a
+module constant of these names would be read by nothing."""
+
+
+def _constants(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {t.id for n in tree.body if isinstance(n, ast.Assign | ast.AnnAssign)
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if isinstance(t, ast.Name)}
+
+
+def test_no_wire_says_what_it_can_do_in_a_module_constant() -> None:
+    found = {f"{folder.name}/{path.name}": sorted(_constants(path) & FLAGS)
+             for folder in FOLDERS for path in folder.glob("*.py")}
+    assert {where: names for where, names in found.items() if names} == {}
+    assert _constants(PACKAGE / "codecs" / "registry.py") & FLAGS == set()

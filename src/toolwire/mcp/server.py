@@ -51,11 +51,13 @@ from toolwire.agent.dispatch import Dispatcher
 from toolwire.errors import ConfigError
 from toolwire.mcp._catalog import Catalog
 from toolwire.mcp._events import MemoryEventStore, sessions_apart
+from toolwire.mcp._guard import bearer_only, need_token
 from toolwire.mcp._results import to_mcp_result
 from toolwire.mcp._served import Asking, output_schema, structured
 from toolwire.mcp.context import Context, enter, leave
 from toolwire.mcp.offers import Prompt, Resource
 from toolwire.schema.tool import Tool, Toolset
+from toolwire.secrets import remember
 from toolwire.transcript import ToolCallPart
 
 __all__ = [
@@ -271,18 +273,24 @@ async def serve_http(
     path: str = "/mcp",
     announce: TextIO | None = sys.stderr,
     retry_ms: int = 1000,
+    token: str | None = None,
 ) -> None:
     """Serve ``server`` over streamable HTTP at ``http://HOST:PORT/mcp`` until stopped.
 
     ``port=0`` takes any free port; the URL is written to ``announce`` once the server
     accepts connections. Streams are resumable (`toolwire.mcp._events`), each session's
     apart: each starts with a priming event telling the client to wait ``retry_ms`` before
-    reconnecting.
+    reconnecting. With ``token``, every request must carry ``Authorization: Bearer TOKEN``
+    (`toolwire.mcp._guard`); without one, ``host`` must be a loopback address.
     """
     import uvicorn
 
+    need_token(host, token)
     app = server.streamable_http_app(streamable_http_path=path, host=host,
                                      event_store=MemoryEventStore(), retry_interval=retry_ms)
+    if token:
+        remember(token, "TOOLWIRE_MCP_TOKEN")
+        app = bearer_only(app, token)  # type: ignore[assignment]
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -322,13 +330,15 @@ def serve_main(
     test_command: str | None = None,
     name: str | None = None,
     ask_user: bool = False,
+    token: str | None = None,
 ) -> int:
     """Serve tools as an MCP server until stopped; what ``toolwire mcp-serve`` runs.
 
     ``target`` is ``MODULE:ATTR`` (see `load_offer`: tools, resources, prompts);
     ``builtin="coding"`` adds the coding tools confined to ``workdir`` (default: the current
     folder), with ``ask_user`` asking the client's user through elicitation. ``ask_user=True``
-    adds that tool to any tools. Returns the exit code.
+    adds that tool to any tools. Over HTTP, ``token`` is the bearer token every request must
+    carry (required when ``host`` is not a loopback address). Returns the exit code.
     """
     tools: list[Tool] = []
     resources: list[Resource] = []
@@ -352,11 +362,16 @@ def serve_main(
         raise ConfigError("nothing to serve: give MODULE:ATTR or --builtin coding")
     if transport not in ("stdio", "http"):
         raise ConfigError(f"unknown transport {transport!r}; use stdio or http")
+    if transport == "stdio" and token:
+        raise ConfigError("--token is for --transport http; over stdio only the program that "
+                          "started the server talks to it")
+    if transport == "http":
+        need_token(host, token)
     server = build_server(tools, name=name or ("toolwire-coding" if builtin else "toolwire"),
                           ask_user=ask_user or builtin is not None, resources=resources,
                           prompts=prompts)
     if transport == "http":
-        asyncio.run(serve_http(server, host=host, port=port))
+        asyncio.run(serve_http(server, host=host, port=port, token=token))
     else:
         asyncio.run(serve_stdio(server))
     return 0

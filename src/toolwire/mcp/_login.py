@@ -59,12 +59,15 @@ def code_from(url: str) -> AuthorizationCodeResult:
 class Loopback:
     """The redirect URI on 127.0.0.1 and what comes back to it (see the module docstring).
 
-    ``port`` 0 takes a free port; ``authorize`` replaces the browser and the terminal (for
-    programs that drive the authorization themselves)."""
+    ``port`` 0 takes a free port; ``opener`` opens the address in a browser (default:
+    `webbrowser.open`); ``authorize`` replaces the browser and the terminal (for programs that
+    drive the authorization themselves)."""
 
     def __init__(self, port: int = 0, *, browser: bool = True, authorize: Authorize | None = None,
+                 opener: Callable[[str], object] | None = None,
                  tell: TextIO | None = None) -> None:
         self.browser = browser
+        self.opener = opener or webbrowser.open
         self.authorize = authorize
         self.tell = tell if tell is not None else sys.stderr
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -75,6 +78,7 @@ class Loopback:
             if not port:
                 raise
             self._sock.bind(("127.0.0.1", 0))  # the port used before is taken now
+        self._sock.listen(8)  # a browser quicker than the wait below is kept waiting, not refused
         self.port: int = self._sock.getsockname()[1]
         self.redirect_uri = f"http://127.0.0.1:{self.port}{PATH}"
         self._answer: str | None = None
@@ -104,7 +108,7 @@ class Loopback:
         self.tell.flush()
         if self.browser:
             with contextlib.suppress(Exception):
-                webbrowser.open(url)
+                self.opener(url)
 
     async def callback(self) -> AuthorizationCodeResult:
         """The code the user's browser brought back (the SDK's ``callback_handler``)."""

@@ -13,7 +13,8 @@ before they expire; its extensions give the client credentials grant (with a sec
 signed JWT) and the identity assertion grant (RFC 7523) of cross-app access, whose first leg,
 the token exchange (RFC 8693) at the enterprise identity provider, is `_exchange`'s. The
 browser and the loopback redirect are `toolwire.mcp._login`'s; the token files are
-`toolwire.mcp._tokens`'s. Must not import the loop, codecs or the transport.
+`toolwire.mcp._tokens`'s (`token_path`, `stored` and `forget` are theirs). Must not import
+the loop, codecs or the transport.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import contextlib
 import re
 import time
 import warnings
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -34,15 +35,17 @@ from mcp.client.auth.utils import (
     build_protected_resource_metadata_discovery_urls,
     create_oauth_metadata_request,
     handle_protected_resource_response,
+    union_scopes,
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
 from toolwire.errors import ConfigError
 from toolwire.mcp._login import Authorize, Loopback
-from toolwire.mcp._tokens import MemoryTokens, TokenFile
+from toolwire.mcp._tokens import MemoryTokens, TokenFile, forget, stored, token_path
 from toolwire.secrets import remember
 
-__all__ = ["CLIENT_METADATA_URL", "OAuth", "Refused", "http_auth", "over_http", "refusal"]
+__all__ = ["CLIENT_METADATA_URL", "OAuth", "Refused", "forget", "http_auth", "over_http",
+           "refusal", "stored", "token_path"]
 
 CLIENT_METADATA_URL = "https://toolwire.dev/oauth/client-metadata.json"
 """Where toolwire's client ID metadata document is published (its ``client_id`` is this URL;
@@ -70,9 +73,10 @@ class OAuth:
     takes those (None: never); ``scope`` the scopes asked for (None: as the server says);
     ``issuer`` the authorization server the credentials belong to. ``browser=False`` prints the
     address instead of opening it and reads the address the browser ended on from standard
-    input; ``authorize`` replaces both (given the authorization URL, it returns the redirected
-    one). Tokens are kept per server in the state directory (``keep=False``: in this process
-    only; ``folder``: elsewhere), mode 0600.
+    input; ``opener`` opens an address in the browser (default: `webbrowser.open`);
+    ``authorize`` replaces browser and terminal (given the authorization URL, it returns the
+    redirected one). Tokens are kept per server in the state directory (``keep=False``: in
+    this process only; ``folder``: elsewhere), mode 0600.
     """
 
     grant: Grant = "authorization_code"
@@ -87,6 +91,7 @@ class OAuth:
     browser: bool = True
     redirect_port: int = 0
     authorize: Authorize | None = None
+    opener: Callable[[str], object] | None = None
     keep: bool = True
     folder: str | None = None
     id_token: str | None = None
@@ -118,10 +123,17 @@ class _Provider(OAuthClientProvider):
     process refreshes an expiring token at the right token endpoint."""
 
     def __init__(self, *args: Any, file: TokenFile | None, loopback: Loopback | None,
-                 **kwargs: Any) -> None:
+                 wanted: str | None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._file = file
+        self._wanted = wanted
         self.loopback = loopback
+
+    async def _perform_authorization(self) -> httpx2.Request:
+        """Ask for the scopes the user gave as well as those the server named."""
+        self.context.client_metadata.scope = union_scopes(self.context.client_metadata.scope,
+                                                          self._wanted)
+        return await super()._perform_authorization()
 
     async def _initialize(self) -> None:
         await super()._initialize()
@@ -173,7 +185,7 @@ async def http_auth(url: str, oauth: OAuth) -> httpx2.Auth:
         if oauth.grant == "cross_app":
             return await _cross_app(url, oauth, storage)
     loopback = Loopback(oauth.redirect_port or _port_used_before(file), browser=oauth.browser,
-                        authorize=oauth.authorize)
+                        authorize=oauth.authorize, opener=oauth.opener)
     metadata = OAuthClientMetadata(
         client_name="toolwire", redirect_uris=[loopback.redirect_uri],  # type: ignore[list-item]
         grant_types=["authorization_code", "refresh_token"], response_types=["code"],
@@ -194,7 +206,7 @@ async def http_auth(url: str, oauth: OAuth) -> httpx2.Auth:
                           "metadata document must be served over HTTPS")
     return _Provider(url, metadata, storage, redirect_handler=loopback.redirect,
                      callback_handler=loopback.callback, client_metadata_url=cimd,
-                     file=file, loopback=loopback)
+                     file=file, loopback=loopback, wanted=oauth.scope)
 
 
 def _machine(url: str, oauth: OAuth, storage: TokenStorage) -> httpx2.Auth:

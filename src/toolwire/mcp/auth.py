@@ -340,11 +340,15 @@ class Refused:
     status: int | None = None
     headers: dict[str, str] | None = None
 
-    def said(self, url: str, authorized: bool) -> str | None:
-        """`refusal`'s words for the last refusal, if there was one."""
+    def said(self, url: str, authorized: bool, reason: str) -> str:
+        """`refusal`'s words for the last refusal, if there was one, with ``reason`` (what
+        failed) when it says more than that the server answered with an error."""
         if self.status is None:
-            return None
-        return refusal(url, self.status, self.headers or {}, authorized=authorized)
+            return reason
+        words = refusal(url, self.status, self.headers or {}, authorized=authorized)
+        if reason.startswith("Server returned an error"):
+            return words
+        return f"{words} (signing in failed: {reason})"
 
 
 @contextlib.asynccontextmanager

@@ -221,8 +221,9 @@ class McpConnection:
         try:
             self._session.ready.result(timeout=0)
         except BaseException as exc:
-            why = self._refused.said(self.spec, bool(self.headers or self.token or self.oauth))
-            message = (f"could not connect to the MCP server {self.spec}: {why or describe(exc)}"
+            why = self._refused.said(self.spec, bool(self.headers or self.token or self.oauth),
+                                     describe(exc))
+            message = (f"could not connect to the MCP server {self.spec}: {why}"
                        f"{self._stderr_tail()}")
             self.close()
             raise McpConnectionError(Redactor.shared()(message)) from None

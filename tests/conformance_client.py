@@ -5,7 +5,8 @@ The suite runs ``python conformance_client.py URL`` with the scenario's name in
 ``MCP_CONFORMANCE_CONTEXT``. The client connects with `toolwire.mcp.connect` (OAuth through
 `toolwire.mcp.auth.OAuth`: the authorization step is done as a browser would, following the
 authorization server's redirect without a person), lists the tools and calls each (with
-the arguments the scenario expects, where it expects some); an elicitation request is answered with every field left to its default.
+the arguments the scenario expects, where it expects some); an elicitation request is
+answered with every field left to its default.
 """
 
 from __future__ import annotations

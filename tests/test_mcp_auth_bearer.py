@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from test_mcp import SRC
+from toolwire.cli.app import main
 from toolwire.errors import ConfigError
-from toolwire.mcp import McpConnectionError, connect
+from toolwire.mcp import McpConnectionError, connect, open_servers
+from toolwire.mcp.access import access_map
 from toolwire.mcp._guard import is_loopback
 from toolwire.mcp.server import serve_main
 
@@ -90,3 +92,49 @@ def test_a_server_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
 def test_headers_are_for_servers_over_http() -> None:
     with pytest.raises(McpConnectionError, match="over HTTP"):
         connect("python -m some_server", token=TOKEN)
+
+
+def test_a_config_section_and_mcp_header_give_a_server_its_credentials(served: str) -> None:
+    config = {"servers": {served: {"token_env": "GUARDED_MCP_TOKEN",
+                                   "headers": {"X-Team": "blue"}}}}
+    found = access_map([served, "python -m other"], config, env={"GUARDED_MCP_TOKEN": TOKEN})
+    assert found == {served: {"token": TOKEN, "headers": {"X-Team": "blue"}}}
+    with open_servers([served], access=found) as servers:
+        assert servers.tools
+    given = access_map([served], {}, ["Authorization: Bearer " + TOKEN])
+    with open_servers([served], access=given) as servers:
+        assert servers.tools
+    header_wins = access_map([served], config, ["x-team: red"], env={"GUARDED_MCP_TOKEN": "x"})
+    assert header_wins[served]["headers"] == {"x-team": "red"}
+
+
+BAD_SECTIONS = {
+    "an unknown key": '[mcp.servers."URL"]\ntokn = "x"\n',
+    "token_env unset": '[mcp.servers."URL"]\ntoken_env = "NO_SUCH_TOKEN_VARIABLE"\n',
+    "token and token_env": '[mcp.servers."URL"]\ntoken = "abc"\ntoken_env = "HOME"\n',
+    "headers not a table": '[mcp.servers."URL"]\nheaders = "X-Team: blue"\n',
+    "an unknown oauth key": '[mcp.servers."URL".oauth]\nclient = "x"\n',
+    "oauth browser not a boolean": '[mcp.servers."URL".oauth]\nbrowser = "no"\n',
+    "an unknown grant": '[mcp.servers."URL".oauth]\ngrant = "password"\n',
+    "client credentials without a secret":
+        '[mcp.servers."URL".oauth]\ngrant = "client_credentials"\nclient_id = "c"\n',
+    "an unknown [mcp] key": '[mcp]\nserver = 1\n',
+    "a plain-http metadata document": '[mcp]\nclient_metadata_url = "http://a.example/c"\n'
+                                      '[mcp.servers."URL".oauth]\nscope = "x"\n',
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_SECTIONS))
+def test_a_bad_config_section_is_one_message_naming_the_file(
+        kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    url = "http://127.0.0.1:9/mcp"
+    config = tmp_path / "config.toml"
+    config.write_text(BAD_SECTIONS[kind].replace("URL", url))
+    monkeypatch.setenv("TOOLWIRE_CONFIG", str(config))
+    code = main(["run", "x", "--model", "anthropic:m@http://127.0.0.1:9", "--workdir",
+                 str(tmp_path), "--approve", "auto", "--mcp", url])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert str(config) in err and "config" in err

@@ -47,6 +47,7 @@ def check_agent_options(args: argparse.Namespace) -> None:
 
 def _mcp_access(args: argparse.Namespace) -> dict[str, Any]:
     """What the MCP servers given by URL are sent: the config file's sections, --mcp-header."""
+    from toolwire.errors import ConfigError
     from toolwire.mcp.access import access_map
 
     urls = [*args.mcp, *getattr(args, "mcp_deferred", [])]
@@ -54,7 +55,12 @@ def _mcp_access(args: argparse.Namespace) -> dict[str, Any]:
     if headers and not any(u.strip().startswith(("http://", "https://")) for u in urls):
         raise UserError("--mcp-header is for MCP servers given by URL; the --mcp servers "
                         "given are commands (give them credentials in their environment)")
-    return access_map(urls, settings.mcp_table(), headers)
+    try:
+        return access_map(urls, settings.mcp_table(), headers)
+    except ConfigError as exc:
+        if str(exc).startswith("--mcp-header"):
+            raise
+        raise UserError(f"{settings.config_path()}: {exc}") from None
 
 
 def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,

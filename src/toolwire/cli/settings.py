@@ -116,6 +116,9 @@ def read_config(path: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     for key, value in _load(path).items():
         if key == "mcp":
+            if not isinstance(value, dict):
+                raise UserError(f"the config file {path}: mcp must be a table ([mcp]) of MCP "
+                                "servers' settings")
             continue
         if key not in SETTINGS:
             raise UserError(f"the config file {path} has an unknown key {key!r}; the keys are "

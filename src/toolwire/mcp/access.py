@@ -80,7 +80,10 @@ def _oauth(raw: object, where: str, cimd: str | None) -> OAuth:
         given["client_metadata_url"] = cimd
     if given.get("client_metadata_url") == "none":
         given["client_metadata_url"] = None
-    return OAuth(**given)
+    try:
+        return OAuth(**given)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def server_access(url: str, section: Mapping[str, Any] | None = None,

@@ -105,6 +105,11 @@ class OAuth:
                             (self.id_token, "identity token"),
                             (self.idp_client_secret, "identity provider client secret")):
             remember(value, name)
+        cimd = self.client_metadata_url
+        if cimd is not None and (not cimd.startswith("https://") or
+                                 urlsplit(cimd).path in ("", "/")):
+            raise ConfigError(f"client_metadata_url {cimd} is not an https:// address with a "
+                              "path; a client ID metadata document is served over HTTPS")
         if self.grant not in ("authorization_code", "client_credentials", "cross_app"):
             raise ConfigError(f"unknown OAuth grant {self.grant!r}; use authorization_code, "
                               "client_credentials or cross_app")
@@ -200,12 +205,9 @@ async def http_auth(url: str, oauth: OAuth) -> httpx2.Auth:
         kept = await storage.get_client_info()
         if kept is None or kept.client_id != oauth.client_id:
             await storage.set_client_info(given)
-    cimd = oauth.client_metadata_url
-    if cimd is not None and not cimd.startswith("https://"):
-        raise ConfigError(f"client_metadata_url {cimd} is not an https:// address; a client ID "
-                          "metadata document must be served over HTTPS")
     return _Provider(url, metadata, storage, redirect_handler=loopback.redirect,
-                     callback_handler=loopback.callback, client_metadata_url=cimd,
+                     callback_handler=loopback.callback,
+                     client_metadata_url=oauth.client_metadata_url,
                      file=file, loopback=loopback, wanted=oauth.scope)
 
 

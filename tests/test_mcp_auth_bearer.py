@@ -15,8 +15,8 @@ from test_mcp import SRC
 from toolwire.cli.app import main
 from toolwire.errors import ConfigError
 from toolwire.mcp import McpConnectionError, connect, open_servers
-from toolwire.mcp.access import access_map
 from toolwire.mcp._guard import is_loopback
+from toolwire.mcp.access import access_map
 from toolwire.mcp.server import serve_main
 
 TOKEN = "s3cret-Token-for-the-tests-0123456789"

@@ -155,3 +155,12 @@ def test_no_token_reaches_a_record_a_span_or_a_message(world: OAuthWorld,
                 timeout=10).open()
     for secret in secrets:
         assert secret not in str(refused.value)
+
+
+def test_the_published_client_metadata_document_names_its_own_address() -> None:
+    from toolwire.mcp.auth import CLIENT_METADATA_URL
+
+    document = json.loads((HERE.parent / "docs" / "oauth-client-metadata.json").read_text())
+    assert document["client_id"] == CLIENT_METADATA_URL
+    assert document["redirect_uris"] == ["http://127.0.0.1/callback"]
+    assert document["token_endpoint_auth_method"] == "none"

@@ -4,9 +4,10 @@
 ``/.well-known/oauth-protected-resource/mcp``; an authorization server whose issuer is
 ``BASE/as`` with its metadata at ``/.well-known/oauth-authorization-server/as`` (RFC 8414),
 dynamic registration, an authorization endpoint that approves at once (checking PKCE S256 and
-the ``resource`` parameter) and a token endpoint for the authorization code and refresh token
-grants; and the MCP server at ``/mcp`` (toolwire's own, built with `build_server`), open only to
-its access tokens. ``whoami`` answers with the token the server was last sent (so a test sees a
+the ``resource`` parameter), a token endpoint for the authorization code and refresh token
+grants and an introspection endpoint (RFC 7662, for resource servers of their own); and the
+MCP server at ``/mcp`` (toolwire's own, built with `build_server`), open only to its access
+tokens. ``whoami`` answers with the token the server was last sent (so a test sees a
 token come back through a tool); ``admin`` needs the ``admin`` scope, and without it the server
 answers 403 ``insufficient_scope``. Every request to the authorization server is kept in
 ``seen`` for the tests to check.
@@ -136,6 +137,16 @@ class OAuthWorld:
                              "expires_in": self.expires_in, "refresh_token": refresh,
                              "scope": " ".join(sorted(grant.scopes))})
 
+    async def introspect(self, request: Request) -> Response:
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        self.seen.append(("/as/introspect", {"token": form.get("token", "")[:3]}))
+        grant = self.access.get(form.get("token", ""))
+        if grant is None:
+            return JSONResponse({"active": False})
+        return JSONResponse({"active": True, "scope": " ".join(sorted(grant.scopes)),
+                             "client_id": grant.client_id, "aud": grant.resource,
+                             "exp": int(time.time()) + self.expires_in})
+
     # ------------------------------------------------------------ the MCP server
 
     def guarded(self, app: Any) -> Callable[..., Awaitable[None]]:
@@ -204,6 +215,7 @@ class OAuthWorld:
             Route("/as/register", self.register, methods=["POST"]),
             Route("/as/authorize", self.authorize),
             Route("/as/token", self.token, methods=["POST"]),
+            Route("/as/introspect", self.introspect, methods=["POST"]),
         ])
         guarded = self.guarded(mcp_app)
 

@@ -583,6 +583,23 @@ case("mcp-serve --token <over stdio>", lambda p: [
 case("mcp-serve --host <not loopback, no --token>", lambda p: [
     "mcp-serve", "--builtin", "coding", "--transport", "http", "--host", "0.0.0.0"])
 case("mcp-serve --token <no value>", lambda p: ["mcp-serve", "--builtin", "coding", "--token"])
+AS = ["--authorization-server", "https://as.example/", "--introspection-url",
+      "https://as.example/introspect", "--resource-url", "http://127.0.0.1:8000/mcp"]
+case("mcp-serve --authorization-server <alone>", lambda p: [
+    "mcp-serve", "--builtin", "coding", "--transport", "http", *AS[:2]])
+case("mcp-serve --scope <without an authorization server>", lambda p: [
+    "mcp-serve", "--builtin", "coding", "--transport", "http", "--scope", "files"])
+case("mcp-serve --authorization-server <not a URL>", lambda p: [
+    "mcp-serve", "--builtin", "coding", "--transport", "http", "--authorization-server",
+    "as.example", *AS[2:]])
+case("mcp-serve --authorization-server <over stdio>", lambda p: [
+    "mcp-serve", "--builtin", "coding", *AS])
+case("mcp-serve --authorization-server <with --token>", lambda p: [
+    "mcp-serve", "--builtin", "coding", "--transport", "http", *AS, "--token",
+    "a-long-enough-token-0123456789"])
+case("mcp-serve --resource-url <not a URL>", lambda p: [
+    "mcp-serve", "--builtin", "coding", "--transport", "http", *AS[:4], "--resource-url",
+    "/mcp"])
 case("mcp <no subcommand>", lambda p: ["mcp"])
 case("mcp <unknown subcommand>", lambda p: ["mcp", "signin", f"{CLOSED}/mcp"])
 case("mcp login <not a URL>", lambda p: ["mcp", "login", "python -m some_server"])

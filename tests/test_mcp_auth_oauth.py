@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -164,3 +165,35 @@ def test_the_published_client_metadata_document_names_its_own_address() -> None:
     assert document["client_id"] == CLIENT_METADATA_URL
     assert document["redirect_uris"] == ["http://127.0.0.1/callback"]
     assert document["token_endpoint_auth_method"] == "none"
+
+
+def test_mcp_serve_takes_the_tokens_of_an_authorization_server(world: OAuthWorld,
+                                                               tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolwire.mcp", "--builtin", "coding", "--workdir", str(tmp_path),
+         "--transport", "http", "--port", str(port), "--authorization-server", world.issuer,
+         "--introspection-url", f"{world.issuer}/introspect", "--resource-url", url],
+        stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": SRC})
+    try:
+        assert proc.stderr is not None and "serving MCP at" in proc.stderr.readline()
+        metadata = httpx2.get(f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp",
+                              timeout=30).json()
+        assert metadata["resource"] == url and metadata["authorization_servers"] == [
+            world.issuer]
+        refused = httpx2.post(url, json={}, timeout=30)
+        assert refused.status_code == 401
+        assert "resource_metadata=" in refused.headers["www-authenticate"]
+        with connect(url, oauth=OAuth(opener=browser, keep=False)) as server:
+            assert "read_file" in {t.name for t in server.tools}
+        [asked] = [q for p, q in world.seen if p == "/as/authorize"]
+        assert asked["resource"] == url
+        assert any(p == "/as/introspect" for p, _ in world.seen)
+        with pytest.raises(McpConnectionError, match="HTTP 401"):
+            connect(url, token="at-not-one-the-server-issued-0123").open()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

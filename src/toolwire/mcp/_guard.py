@@ -33,13 +33,14 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def need_token(host: str, token: str | None) -> None:
+def need_token(host: str, token: object) -> None:
     """A `ConfigError` when a server on ``host`` would go without a token though it can be
     reached from other machines."""
     if not token and not is_loopback(host):
         raise ConfigError(f"serving on {host} opens the tools to anyone who can reach it: give "
                           "a bearer token with --token or TOOLWIRE_MCP_TOKEN (clients send "
-                          "Authorization: Bearer TOKEN), or serve on 127.0.0.1")
+                          "Authorization: Bearer TOKEN) or an --authorization-server, or "
+                          "serve on 127.0.0.1")
 
 
 def bearer_only(app: Asgi, token: str, *, resource_metadata: str | None = None) -> Asgi:

@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from toolwire.errors import ConfigError, ToolwireError
 
@@ -48,6 +49,17 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token", metavar="TOKEN",
                         help="over HTTP, the bearer token every request must carry "
                              "(Authorization: Bearer TOKEN; default: $TOOLWIRE_MCP_TOKEN)")
+    parser.add_argument("--authorization-server", metavar="URL",
+                        help="over HTTP, take the OAuth tokens of this authorization server "
+                             "(its issuer URL) instead of --token; with --introspection-url and "
+                             "--resource-url")
+    parser.add_argument("--introspection-url", metavar="URL",
+                        help="where that server checks a token (RFC 7662); as client: "
+                             "$TOOLWIRE_MCP_INTROSPECTION_ID and _SECRET")
+    parser.add_argument("--resource-url", metavar="URL",
+                        help="this server's address as clients reach it (its /mcp URL)")
+    parser.add_argument("--scope", action="append", default=[], metavar="SCOPE",
+                        help="a scope every request's token needs (repeatable)")
     parser.add_argument("--port", type=_port, default=0,
                         help="HTTP port (default: any free port; the URL is printed on stderr)")
     parser.add_argument("--name", help="the server name shown to clients")
@@ -68,7 +80,23 @@ def serve_from_args(args: argparse.Namespace) -> int:
     return serve_main(args.target, builtin=args.builtin, workdir=args.workdir,
                       transport=args.transport, port=args.port, host=args.host,
                       test_command=args.test_command, name=args.name,
-                      ask_user=args.ask_user, token=token or None)
+                      ask_user=args.ask_user, token=token or None,
+                      delegation=_delegation(args))
+
+
+def _delegation(args: argparse.Namespace) -> Any:
+    """The authorization server the options name, if they name one."""
+    given = [args.authorization_server, args.introspection_url, args.resource_url]
+    if not any(given) and not args.scope:
+        return None
+    if not all(given):
+        raise ConfigError("an authorization server needs all three of --authorization-server, "
+                          "--introspection-url and --resource-url")
+    from toolwire.mcp._delegate import Delegation
+
+    return Delegation(args.authorization_server, args.introspection_url, args.resource_url,
+                      tuple(args.scope), os.environ.get("TOOLWIRE_MCP_INTROSPECTION_ID"),
+                      os.environ.get("TOOLWIRE_MCP_INTROSPECTION_SECRET"))
 
 
 def _usable_token(token: str) -> bool:

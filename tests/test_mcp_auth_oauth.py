@@ -26,6 +26,7 @@ import toolwire
 from oauth_server import OAuthWorld, browser
 from test_mcp import SRC
 from toolwire import Agent
+from toolwire.errors import ToolError
 from toolwire.mcp import McpConnectionError, connect
 from toolwire.mcp.auth import OAuth, token_path
 from toolwire.testing import ScriptedModel, call, reply
@@ -197,3 +198,17 @@ def test_mcp_serve_takes_the_tokens_of_an_authorization_server(world: OAuthWorld
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+async def test_a_token_refused_mid_run_is_told_to_the_model_without_it(
+        world: OAuthWorld) -> None:
+    async with connect(world.mcp_url, oauth=OAuth(opener=browser, keep=False)) as server:
+        assert await server.call("whoami")
+    token = world.last_token
+    async with connect(world.mcp_url, token=token) as server:
+        world.access.clear()  # revoked while the connection is open
+        with pytest.raises(ToolError) as refused:
+            await server.call("whoami")
+    said = str(refused.value)
+    assert "HTTP 401" in said and "was not accepted" in said and "toolwire mcp login" in said
+    assert token not in said

@@ -26,10 +26,8 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
-import contextvars
 import os
 import shlex
-import sys
 import tempfile
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -45,8 +43,9 @@ from mcp_types import CallToolResult, ServerCapabilities
 from mcp_types import Tool as McpTool
 
 from toolwire.errors import ConfigError, ToolDefinitionError, ToolError
-from toolwire.events import Event, ToolAsked, ToolProgress, emit
+from toolwire.events import Event, ToolAsked, ToolProgress
 from toolwire.mcp._naming import spec_name
+from toolwire.mcp._reporting import teller, trace_context
 from toolwire.mcp._results import result_value
 from toolwire.mcp._session import Hooks, Lost, SessionThread, describe
 from toolwire.mcp.auth import OAuth, Refused, over_http, secret_headers
@@ -166,6 +165,10 @@ class McpConnection:
         return f"McpConnection({self.name!r}, {self.spec!r}, {state})"
 
     @property
+    def _credentials(self) -> bool:
+        return bool(self.headers or self.token or self.oauth)
+
+    @property
     def listing(self) -> tuple[McpTool, ...]:
         """The tools as the server listed them."""
         return self._session.listing
@@ -221,8 +224,7 @@ class McpConnection:
         try:
             self._session.ready.result(timeout=0)
         except BaseException as exc:
-            why = self._refused.said(self.spec, bool(self.headers or self.token or self.oauth),
-                                     describe(exc))
+            why = self._refused.said(self.spec, self._credentials, describe(exc))
             message = (f"could not connect to the MCP server {self.spec}: {why}"
                        f"{self._stderr_tail()}")
             self.close()
@@ -313,7 +315,7 @@ class McpConnection:
         """
         if not self._started:
             raise McpConnectionError(f"the MCP connection to {self.spec} is not open")
-        tool, tell = shown_as or name, _teller()
+        tool, tell = shown_as or name, teller()
 
         async def report(progress: float, total: float | None, message: str | None) -> None:
             tell(ToolProgress(tool, progress, total, message))
@@ -321,7 +323,7 @@ class McpConnection:
         entry = (tool, tell)
         self._calls.append(entry)
         try:
-            return await self._session.call(name, arguments or {}, _trace_context(), report)
+            return await self._session.call(name, arguments or {}, trace_context(), report)
         except Lost as lost:
             raise ToolError(self._lost_message(name, lost)) from None
         finally:
@@ -341,8 +343,9 @@ class McpConnection:
         except (ToolError, McpConnectionError):
             raise
         except MCPError as exc:
+            why = self._refused.said(self.spec, self._credentials, exc.error.message)
             raise ToolError(f"The MCP server {self.name!r} refused the call to {name!r}: "
-                            f"{exc.error.message}") from None
+                            f"{why}") from None
         except RuntimeError as exc:
             if "structured content" not in str(exc):
                 raise ToolError(f"The call to {name!r} on the MCP server {self.name!r} failed: "
@@ -429,30 +432,6 @@ class McpConnection:
         return Tool(name=name, description=listed.description or listed.title or "",
                     input_schema=listed.input_schema, fn=call_server, idempotent=idempotent,
                     read_only=read_only)
-
-
-def _teller() -> Callable[[Event], None]:
-    """How another thread gives an event to whoever listens where this is called (the run
-    whose tool is calling): in this event loop, in this context."""
-    loop, context = asyncio.get_running_loop(), contextvars.copy_context()
-
-    def tell(event: Event) -> None:
-        with contextlib.suppress(RuntimeError):  # the caller's loop has ended
-            loop.call_soon_threadsafe(context.run, emit, event)
-
-    return tell
-
-
-def _trace_context() -> dict[str, str] | None:
-    """The current span's W3C trace context (``traceparent``...), for a call's ``_meta`` as
-    the MCP conventions carry it, when OpenTelemetry is in use (never importing it)."""
-    if "opentelemetry.propagate" not in sys.modules:
-        return None
-    from opentelemetry import propagate
-
-    carrier: dict[str, str] = {}
-    propagate.inject(carrier)
-    return carrier or None
 
 
 def connect(

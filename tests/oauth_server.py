@@ -48,6 +48,8 @@ class Grant:
 @dataclass
 class OAuthWorld:
     expires_in: int = 3600
+    issuer_said: str | None = None
+    """The issuer the metadata names, when it is not its own (a server to be refused)."""
     base: str = ""
     seen: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     clients: dict[str, list[str]] = field(default_factory=dict)
@@ -77,7 +79,7 @@ class OAuthWorld:
 
     async def server_metadata(self, request: Request) -> Response:
         return JSONResponse({
-            "issuer": self.issuer, "authorization_endpoint": f"{self.issuer}/authorize",
+            "issuer": self.issuer_said or self.issuer, "authorization_endpoint": f"{self.issuer}/authorize",
             "token_endpoint": f"{self.issuer}/token",
             "registration_endpoint": f"{self.issuer}/register",
             "response_types_supported": ["code"],

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import logging
 import re
 import time
 import warnings
@@ -182,6 +183,9 @@ def _port_used_before(file: TokenFile | None) -> int:
 
 async def http_auth(url: str, oauth: OAuth) -> httpx2.Auth:
     """The ``httpx2.Auth`` that gets and sends tokens for the MCP server at ``url``."""
+    quiet = logging.getLogger("mcp.client.auth")
+    if not quiet.handlers:  # its failures reach the caller as errors; no traceback on stderr
+        quiet.addHandler(logging.NullHandler())
     storage, file = _storage(url, oauth)
     with warnings.catch_warnings():  # no issuer given: the SDK warns of its future default
         warnings.simplefilter("ignore")

@@ -79,7 +79,8 @@ class OAuthWorld:
 
     async def server_metadata(self, request: Request) -> Response:
         return JSONResponse({
-            "issuer": self.issuer_said or self.issuer, "authorization_endpoint": f"{self.issuer}/authorize",
+            "issuer": self.issuer_said or self.issuer,
+            "authorization_endpoint": f"{self.issuer}/authorize",
             "token_endpoint": f"{self.issuer}/token",
             "registration_endpoint": f"{self.issuer}/register",
             "response_types_supported": ["code"],

@@ -217,7 +217,7 @@ async def test_a_token_refused_mid_run_is_told_to_the_model_without_it(
 def test_a_failed_sign_in_is_one_message_and_exit_2(world: OAuthWorld) -> None:
     world.issuer_said = "https://elsewhere.example/as"  # metadata of another server: refused
     proc = cli("login", world.mcp_url, "--no-browser", "--timeout", "30")
-    out, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 2, err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert "HTTP 401" in err and "issuer" in err

@@ -10,13 +10,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from test_mcp import SRC
 from toolwire.cli.app import main
 from toolwire.errors import ConfigError
 from toolwire.mcp import McpConnectionError, connect, open_servers
 from toolwire.mcp._guard import is_loopback
-from toolwire.mcp.access import access_map
+from toolwire.mcp.access import access_map, parse_header
 from toolwire.mcp.server import serve_main
 
 TOKEN = "s3cret-Token-for-the-tests-0123456789"
@@ -138,3 +140,22 @@ def test_a_bad_config_section_is_one_message_naming_the_file(
     assert code == 2, err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert str(config) in err and "config" in err
+
+
+NAMES = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_",
+                min_size=1, max_size=20)
+VALUES = st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126), min_size=1,
+                 max_size=40)
+
+
+@given(NAMES, VALUES)
+def test_a_header_is_read_back_as_written(name: str, value: str) -> None:
+    assert parse_header(f"{name}: {value}") == (name, value)
+    assert parse_header(f"  {name}:{value}  ") == (name, value)
+
+
+@given(NAMES, VALUES, st.characters(max_codepoint=31))
+def test_a_header_with_a_control_character_is_refused(name: str, value: str,
+                                                     control: str) -> None:
+    with pytest.raises(ConfigError, match="control character|not a header|empty"):
+        parse_header(f"{name}: {value[:5]}{control}{value[5:]}x")

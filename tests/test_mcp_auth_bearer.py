@@ -157,5 +157,5 @@ def test_a_header_is_read_back_as_written(name: str, value: str) -> None:
 @given(NAMES, VALUES, st.characters(max_codepoint=31))
 def test_a_header_with_a_control_character_is_refused(name: str, value: str,
                                                      control: str) -> None:
-    with pytest.raises(ConfigError, match="control character|not a header|empty"):
+    with pytest.raises(ConfigError, match=r"control character|not a header|empty"):
         parse_header(f"{name}: {value[:5]}{control}{value[5:]}x")

@@ -6,6 +6,7 @@ record, span or message."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -28,6 +29,7 @@ from test_mcp import SRC
 from toolwire import Agent
 from toolwire.errors import ToolError
 from toolwire.mcp import McpConnectionError, connect
+from toolwire.mcp.access import access_map
 from toolwire.mcp.auth import OAuth, token_path
 from toolwire.testing import ScriptedModel, call, reply
 
@@ -63,11 +65,15 @@ async def test_sign_in_refresh_step_up_and_sign_out(world: OAuthWorld) -> None:
     assert kept.parent == Path(os.environ["TOOLWIRE_STATE_DIR"]) / "mcp-auth"
     assert first == f"you came with {world.last_token}"
 
-    # a later process, the kept token about to expire: refreshed, no second sign-in
+    # a later run given only the URL (as --mcp URL is) uses the kept tokens; about to
+    # expire, they are refreshed, with no second sign-in
     data = json.loads(kept.read_text())
     data["expires_at"] = time.time() - 5
     kept.write_text(json.dumps(data))
-    async with connect(world.mcp_url, oauth=OAuth(opener=no_browser)) as server:
+    given = access_map([world.mcp_url, "python -m other"], None)
+    assert list(given) == [world.mcp_url] and isinstance(given[world.mcp_url]["oauth"], OAuth)
+    later = dataclasses.replace(given[world.mcp_url]["oauth"], opener=no_browser)
+    async with connect(world.mcp_url, oauth=later) as server:
         assert await server.call("whoami") != first
     [refreshed] = world.grants("refresh_token")
     assert refreshed["refresh_token"] == data["tokens"]["refresh_token"]

@@ -35,9 +35,11 @@ __all__ = ["TokenFile", "forget", "stored", "token_path"]
 FOLDER = "mcp-auth"
 
 
-def token_path(url: str, folder: str | os.PathLike[str] | None = None) -> Path:
-    """The file that keeps the tokens of the MCP server at ``url``."""
-    base = Path(folder) if folder is not None else state_dir() / FOLDER
+def token_path(url: str, folder: str | os.PathLike[str] | None = None, *,
+               create: bool = False) -> Path:
+    """The file that keeps the tokens of the MCP server at ``url`` (``create``: make the
+    state directory, mode 0700, when it is missing)."""
+    base = Path(folder) if folder is not None else state_dir(create=create) / FOLDER
     digest = hashlib.sha256(url.strip().rstrip("/").encode()).hexdigest()[:24]
     return base / f"{digest}.json"
 
@@ -75,6 +77,7 @@ class TokenFile:
 
     def __init__(self, url: str, folder: str | os.PathLike[str] | None = None) -> None:
         self.url = url
+        self._folder = folder
         self.path = token_path(url, folder)
 
     def read(self) -> dict[str, Any]:
@@ -86,6 +89,8 @@ class TokenFile:
 
     def _write(self, **changes: Any) -> None:
         data = {**self.read(), "server": self.url, **changes}
+        if self._folder is None:
+            token_path(self.url, create=True)
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         partial = self.path.with_name(f".{self.path.name}.{os.getpid()}")
         handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -27,7 +27,7 @@ from dataclasses import fields
 from typing import Any
 
 from toolwire.errors import ConfigError
-from toolwire.mcp.auth import CLIENT_METADATA_URL, OAuth
+from toolwire.mcp.auth import CLIENT_METADATA_URL, OAuth, stored
 
 __all__ = ["access_map", "parse_header", "server_access"]
 
@@ -91,7 +91,9 @@ def server_access(url: str, section: Mapping[str, Any] | None = None,
                   env: Mapping[str, str] | None = None,
                   client_metadata_url: str | None = None) -> dict[str, Any]:
     """`connect`'s ``headers``, ``token`` and ``oauth`` for ``url``: its config ``section``
-    first, then ``headers`` from the command line (``"Name: value"``) over it."""
+    first, then ``headers`` from the command line (``"Name: value"``) over it; a server
+    signed in to with ``toolwire mcp login`` and given no other credentials gets OAuth, which
+    uses (and refreshes) the tokens kept for it."""
     env = os.environ if env is None else env
     where = f"the config section mcp.servers.{url!r}"
     found: dict[str, Any] = {}
@@ -125,6 +127,10 @@ def server_access(url: str, section: Mapping[str, Any] | None = None,
         sent[name] = value
     if sent:
         found["headers"] = sent
+    signed_in = stored(url).get("tokens")
+    if signed_in and not ({"token", "oauth"} & set(found) or "authorization" in map(
+            str.lower, sent)):
+        found["oauth"] = _oauth({}, f"{where}: oauth", client_metadata_url)  # mcp login's
     return found
 
 

@@ -23,9 +23,12 @@ EXPECTED = {
     # (/.well-known/oauth-authorization-server) while naming the issuer BASE/oauth. RFC 8414
     # section 3.3 says metadata whose issuer is not the one the well-known address was made
     # from must not be used (it is how mix-up attacks are stopped), and the MCP SDK whose
-    # OAuth toolwire uses refuses it; toolwire keeps that refusal rather than trust such a
-    # server. The other back-compatibility scenario (no metadata at all: the default
-    # endpoints) passes.
+    # OAuth toolwire uses refuses it (as the MCP specification requires since SEP-2468);
+    # toolwire keeps that refusal rather than trust such a server. The suite's own later
+    # releases call the mismatch a fault of this scenario's mock server and correct it
+    # (modelcontextprotocol/conformance pull request 359); the pinned 0.1.16 predates that.
+    # The other back-compatibility scenario (no metadata at all: the default endpoints)
+    # passes.
     "auth/2025-03-26-oauth-metadata-backcompat":
         "the authorization server's metadata names an issuer it was not fetched from",
 }

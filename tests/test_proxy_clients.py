@@ -1,0 +1,138 @@
+"""Real coding agents through the proxy to an upstream of another wire: Claude Code (pinned in
+`agent_clients.CLAUDE_CODE`) to a Chat Completions upstream and Codex CLI
+(`agent_clients.CODEX`) to an Anthropic one, the emulator playing the upstream. Each agent is
+asked for a two-tool task; the emulator has it call two of its own tools (read a file, then
+write one or run a command), then answer. The file on disk, the tools' results the agent sent
+back and its final answer show the run went through. Each agent is also run straight against
+the emulator in its own wire, whose checks then see what the agent sends as it sends it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_clients import CLAUDE_CODE, CODEX, FIXTURES, TwoTools, claude_code, codex
+from proxy_harness import running_proxy
+from toolwire.emulator import Emulator
+from toolwire.transcript import TextPart
+
+NOTES = "alpha\nbeta\ngamma\n"
+
+
+def folders(tmp_path: Path) -> tuple[Path, Path]:
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    (work / "notes.txt").write_text(NOTES)
+    return work, home
+
+
+def claude_task(work: Path) -> TwoTools:
+    """Read ``notes.txt`` with Read, write ``count.txt`` with Write, then answer."""
+    return TwoTools(calls=[("Read", {"file_path": str(work / "notes.txt")}),
+                           ("Write", {"file_path": str(work / "count.txt"),
+                                      "content": "3 lines\n"})],
+                    answer="notes.txt has 3 lines; wrote count.txt")
+
+
+def claude_answer(stdout: str) -> str:
+    result = json.loads(stdout)
+    assert result["is_error"] is False, result
+    return str(result["result"])
+
+
+def check_claude(script: TwoTools, work: Path) -> None:
+    assert (work / "count.txt").read_text() == "3 lines\n"
+    read, wrote = script.result_texts()
+    assert "beta" in read and "gamma" in read  # Read ran on the file the emulator named
+    assert "count.txt" in wrote
+    assert len(script.requests) == 3
+
+
+@pytest.mark.parametrize("through", ["proxy to Chat Completions", "emulator directly"])
+def test_claude_code_finishes_a_two_tool_task(tmp_path: Path, through: str) -> None:
+    work, home = folders(tmp_path)
+    script = claude_task(work)
+    with Emulator(script) as emu:
+        if through == "emulator directly":
+            done = claude_code(emu.base_url, "Count the lines of notes.txt into count.txt.",
+                               work, home)()
+        else:
+            with running_proxy(f"openai:m@{emu.base_url}") as url:
+                done = claude_code(url, "Count the lines of notes.txt into count.txt.",
+                                   work, home)()
+        wires = {r.wire for r in emu.received}
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    assert claude_answer(done.stdout) == script.answer
+    check_claude(script, work)
+    assert wires == ({"anthropic-messages"} if through == "emulator directly"
+                     else {"openai-chat"})
+
+
+def codex_task(work: Path) -> TwoTools:
+    """Read ``notes.txt`` with one command, write ``sorted.txt`` with another, then answer."""
+    return TwoTools(calls=[("exec_command", {"cmd": "cat notes.txt", "workdir": str(work)}),
+                           ("exec_command", {"cmd": "sort -r notes.txt > sorted.txt && "
+                                                    "echo sorted", "workdir": str(work)})],
+                    answer="sorted notes.txt into sorted.txt")
+
+
+def codex_answer(stdout: str) -> str:
+    events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    assert events[-1]["type"] == "turn.completed", events[-3:]
+    said = [e["item"]["text"] for e in events if e["type"] == "item.completed"
+            and e["item"]["type"] == "agent_message"]
+    return said[-1]
+
+
+def check_codex(script: TwoTools, work: Path) -> None:
+    assert (work / "sorted.txt").read_text() == "gamma\nbeta\nalpha\n"
+    read, ran = script.result_texts()
+    assert "alpha\nbeta\ngamma" in read  # the command ran on the file the emulator named
+    assert "sorted" in ran
+    assert len(script.requests) == 3
+
+
+def test_codex_finishes_a_two_tool_task_against_the_emulator(tmp_path: Path) -> None:
+    work, home = folders(tmp_path)
+    script = codex_task(work)
+    with Emulator(script) as emu:
+        done = codex(emu.base_url, "Sort notes.txt backwards into sorted.txt.", work, home)()
+        wires = {r.wire for r in emu.received}
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    assert codex_answer(done.stdout) == script.answer
+    check_codex(script, work)
+    assert wires == {"openai-responses"}
+
+
+def test_codex_finishes_a_two_tool_task_through_the_proxy_to_anthropic(tmp_path: Path) -> None:
+    work, home = folders(tmp_path)
+    script = codex_task(work)
+    # check=False: Codex's `developer` messages reach the Anthropic upstream as messages of
+    # role `system` inside `messages`, which the emulator refuses as Anthropic does
+    # ("messages.0.role: Input should be 'user' or 'assistant', got 'system'").
+    with Emulator(script, check=False) as emu, \
+            running_proxy(f"anthropic:m@{emu.base_url}") as url:
+        done = codex(url, "Sort notes.txt backwards into sorted.txt.", work, home)()
+        wires = {r.wire for r in emu.received}
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    assert codex_answer(done.stdout) == script.answer
+    check_codex(script, work)
+    assert wires == {"anthropic-messages"}
+
+
+@pytest.mark.parametrize("name", ["claude-code", "codex"])
+def test_the_captured_first_requests_decode_in_their_wire(name: str) -> None:
+    from toolwire.codecs import get_codec
+
+    captured = json.loads((FIXTURES / f"{name}.json").read_text())
+    request = get_codec(captured["wire"]).decode_request(captured["body"])
+    names = {t.name for t in request.tools}
+    assert {"Read", "Write", "Bash"} <= names if name == "claude-code" else "exec_command" in names
+    said = [p.text for m in request.messages if m.role == "user" for p in m.parts
+            if isinstance(p, TextPart)]
+    assert any("Say hello." in text for text in said)  # the task agent_clients.capture gave
+    assert captured["version"] == dict([CLAUDE_CODE, CODEX])[
+        "@anthropic-ai/claude-code" if name == "claude-code" else "@openai/codex"]

@@ -24,7 +24,8 @@ from toolwire.transcript import Request, ToolResultPart
 
 CLAUDE_CODE = ("@anthropic-ai/claude-code", "2.1.332")
 CODEX = ("@openai/codex", "0.171.0")
-FAKE_KEY = "fake-key-for-tests"
+FAKE_KEY = "unused"
+"""The key every agent presents: the proxy without ``--key`` (and the emulator) takes any."""
 FIXTURES = Path(__file__).parent / "fixtures" / "clients"
 
 
@@ -41,6 +42,11 @@ class Run:
                               text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False)
 
 
+QUIET = {"DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
+         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+"""Claude Code's switches for telemetry, updates, error reports and other traffic: off."""
+
+
 def _quiet_env(home: Path) -> dict[str, str]:
     """A bare environment: our PATH, a home of its own (no user config is read or written)."""
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
@@ -53,8 +59,7 @@ def claude_code(base_url: str, task: str, work: Path, home: Path) -> Run:
     off."""
     binary = node_tools.package(*CLAUDE_CODE) / "bin" / "claude.exe"
     env = {**_quiet_env(home), "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": FAKE_KEY,
-           "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
-           "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+           **QUIET}
     argv = [str(binary), "-p", task, "--output-format", "json",
             "--allowedTools", "Read,Write,Bash"]
     return Run(argv, env, work)
@@ -63,7 +68,7 @@ def claude_code(base_url: str, task: str, work: Path, home: Path) -> Run:
 def codex_config(base_url: str) -> str:
     """Codex CLI's ``config.toml``: a model provider of its own at ``base_url`` (which ends in
     ``/v1``), speaking the Responses API, its key in ``TOOLWIRE_KEY``."""
-    return (f'model = "m"\nmodel_provider = "toolwire"\n\n'
+    return (f'model = "claude-sonnet-4-5"\nmodel_provider = "toolwire"\n\n'
             f'[model_providers.toolwire]\nname = "toolwire"\nbase_url = "{base_url}"\n'
             f'wire_api = "responses"\nenv_key = "TOOLWIRE_KEY"\n')
 

@@ -9,16 +9,31 @@ the emulator in its own wire, whose checks then see what the agent sends as it s
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
 
-from agent_clients import CLAUDE_CODE, CODEX, FIXTURES, TwoTools, claude_code, codex
-from proxy_harness import running_proxy
+from agent_clients import (
+    CLAUDE_CODE,
+    CODEX,
+    FAKE_KEY,
+    FIXTURES,
+    QUIET,
+    TwoTools,
+    claude_code,
+    codex,
+    codex_config,
+)
+from proxy_harness import documented_losses, recipe, recorded_losses, running_proxy
 from toolwire.emulator import Emulator
 from toolwire.transcript import TextPart
 
 NOTES = "alpha\nbeta\ngamma\n"
+CLAUDE_TASK = "Count the lines of notes.txt into count.txt."
+CODEX_TASK = "Sort notes.txt backwards into sorted.txt."
+PROXY = "http://127.0.0.1:8800"
+"""Where the recipes in docs/proxy.md run the proxy."""
 
 
 def folders(tmp_path: Path) -> tuple[Path, Path]:
@@ -55,13 +70,15 @@ def check_claude(script: TwoTools, work: Path) -> None:
 def test_claude_code_finishes_a_two_tool_task(tmp_path: Path, through: str) -> None:
     work, home = folders(tmp_path)
     script = claude_task(work)
+    records = tmp_path / "records"
     with Emulator(script) as emu:
         if through == "emulator directly":
-            done = claude_code(emu.base_url, "Count the lines of notes.txt into count.txt.",
+            done = claude_code(emu.base_url, CLAUDE_TASK,
                                work, home)()
-        else:
-            with running_proxy(f"openai:m@{emu.base_url}") as url:
-                done = claude_code(url, "Count the lines of notes.txt into count.txt.",
+        else:  # the recipe "Claude Code on a local model" in docs/proxy.md
+            with running_proxy(f"openai-compatible:m@{emu.base_url}",
+                               record=str(records)) as url:
+                done = claude_code(url, CLAUDE_TASK,
                                    work, home)()
         wires = {r.wire for r in emu.received}
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
@@ -69,6 +86,8 @@ def test_claude_code_finishes_a_two_tool_task(tmp_path: Path, through: str) -> N
     check_claude(script, work)
     assert wires == ({"anthropic-messages"} if through == "emulator directly"
                      else {"openai-chat"})
+    if through != "emulator directly":
+        assert recorded_losses(records) == documented_losses("Claude Code on a local model")
 
 
 def codex_task(work: Path) -> TwoTools:
@@ -99,7 +118,7 @@ def test_codex_finishes_a_two_tool_task_against_the_emulator(tmp_path: Path) -> 
     work, home = folders(tmp_path)
     script = codex_task(work)
     with Emulator(script) as emu:
-        done = codex(emu.base_url, "Sort notes.txt backwards into sorted.txt.", work, home)()
+        done = codex(emu.base_url, CODEX_TASK, work, home)()
         wires = {r.wire for r in emu.received}
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
     assert codex_answer(done.stdout) == script.answer
@@ -113,14 +132,30 @@ def test_codex_finishes_a_two_tool_task_through_the_proxy_to_anthropic(tmp_path:
     # check=False: Codex's `developer` messages reach the Anthropic upstream as messages of
     # role `system` inside `messages`, which the emulator refuses as Anthropic does
     # ("messages.0.role: Input should be 'user' or 'assistant', got 'system'").
+    records = tmp_path / "records"
     with Emulator(script, check=False) as emu, \
-            running_proxy(f"anthropic:m@{emu.base_url}") as url:
-        done = codex(url, "Sort notes.txt backwards into sorted.txt.", work, home)()
+            running_proxy(f"anthropic:m@{emu.base_url}", record=str(records)) as url:
+        done = codex(url, CODEX_TASK, work, home)()
         wires = {r.wire for r in emu.received}
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
     assert codex_answer(done.stdout) == script.answer
     check_codex(script, work)
     assert wires == {"anthropic-messages"}
+    assert recorded_losses(records) == documented_losses("Codex CLI on Claude")
+
+
+def test_the_agents_recipes_are_the_commands_the_tests_run(tmp_path: Path) -> None:
+    claude = claude_code(PROXY, CLAUDE_TASK, tmp_path, tmp_path)
+    said = recipe("Claude Code on a local model")
+    assert (f"ANTHROPIC_BASE_URL={PROXY} ANTHROPIC_API_KEY={FAKE_KEY} \\\n"
+            f"    claude {shlex.join(claude.argv[1:])}\n") in said
+    assert " ".join(f"{k}={v}" for k, v in QUIET.items()) in said
+    assert "toolwire proxy --model openai-compatible:" in said
+    run = codex(PROXY, CODEX_TASK, tmp_path, tmp_path / "codex")
+    said = recipe("Codex CLI on Claude")
+    assert codex_config(PROXY + "/v1") in said
+    assert f"TOOLWIRE_KEY={FAKE_KEY} codex {shlex.join(run.argv[2:])}\n" in said
+    assert "toolwire proxy --model anthropic:" in said
 
 
 @pytest.mark.parametrize("name", ["claude-code", "codex"])

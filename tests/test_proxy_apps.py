@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from agent_clients import FAKE_KEY, TwoTools
 from proxy_harness import recorded_losses, running_proxy
-
 from toolwire.emulator import Emulator
 
 agents = pytest.importorskip("agents")

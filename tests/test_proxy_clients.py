@@ -151,11 +151,13 @@ def test_the_agents_recipes_are_the_commands_the_tests_run(tmp_path: Path) -> No
             f"    claude {shlex.join(claude.argv[1:])}\n") in said
     assert " ".join(f"{k}={v}" for k, v in QUIET.items()) in said
     assert "toolwire proxy --model openai-compatible:" in said
+    assert "npm install -g {}@{}\n".format(*CLAUDE_CODE) in said  # the version tested
     run = codex(PROXY, CODEX_TASK, tmp_path, tmp_path / "codex")
     said = recipe("Codex CLI on Claude")
     assert codex_config(PROXY + "/v1") in said
     assert f"TOOLWIRE_KEY={FAKE_KEY} codex {shlex.join(run.argv[2:])}\n" in said
     assert "toolwire proxy --model anthropic:" in said
+    assert "npm install -g {}@{}\n".format(*CODEX) in said
 
 
 @pytest.mark.parametrize("name", ["claude-code", "codex"])

@@ -95,11 +95,15 @@ class TwoTools:
     answer: str
     aside: str = "ok"
     requests: list[Request] = field(default_factory=list)
+    answered: int = 0
+    """How many requests it answered, asides included (the emulator's checks refused none of
+    the others it received)."""
 
     def results(self, request: Request) -> list[ToolResultPart]:
         return [p for m in request.messages for p in m.parts if isinstance(p, ToolResultPart)]
 
     def __call__(self, request: Request, wire: str) -> dict[str, Any]:
+        self.answered += 1
         if not request.tools:
             return {"text": self.aside}
         self.requests.append(request)

@@ -64,6 +64,7 @@ def test_an_openai_agents_app_runs_its_tools_through_the_proxy_to_anthropic(
                       model=OpenAIResponsesModel(model="gpt-5", openai_client=client))
         result = Runner.run_sync(agent, TASK)
         wires = {r.wire for r in emu.received}
+        assert len(emu.received) == script.answered  # the emulator's checks refused none
     assert result.final_output == script.answer
     check(script, tmp_path)
     assert wires == {"anthropic-messages"}
@@ -96,6 +97,7 @@ def test_a_pydantic_ai_app_runs_its_tools_through_the_proxy_to_responses(
 
         result = agent.run_sync(TASK)
         wires = {r.wire for r in emu.received}
+        assert len(emu.received) == script.answered  # the emulator's checks refused none
     assert result.output == script.answer
     check(script, tmp_path)
     assert wires == {"openai-responses"}

@@ -128,14 +128,18 @@ def capture() -> None:
     from toolwire.emulator import Emulator
 
     FIXTURES.mkdir(parents=True, exist_ok=True)
-    for name, make, version in (("claude-code", claude_code, CLAUDE_CODE[1]),
-                                ("codex", codex, CODEX[1])):
-        with Emulator(lambda request, wire: {"text": "hello"}) as emu, \
+    for name, make, version, more in (
+            ("claude-code", claude_code, CLAUDE_CODE[1], []),
+            ("codex", codex, CODEX[1], []),
+            # a model Codex knows: it then offers `apply_patch` as a custom tool too
+            ("codex-gpt-5.5", codex, CODEX[1], ["-c", 'model="gpt-5.5"'])):
+        with Emulator(lambda request, wire: {"text": "hello"}, check=False) as emu, \
                 tempfile.TemporaryDirectory() as scratch:
             work, home = Path(scratch, "work"), Path(scratch, "home")
             work.mkdir()
             home.mkdir()
-            done = make(emu.base_url, "Say hello.", work, home)()
+            run = make(emu.base_url, "Say hello.", work, home)
+            done = Run([*run.argv[:-1], *more, run.argv[-1]], run.env, run.cwd)()
             assert done.returncode == 0, done.stderr[-2000:]
             first = emu.received[0]
             out = {"client": name, "version": version, "wire": first.wire, "path": first.path,

@@ -177,7 +177,7 @@ def test_the_agents_recipes_are_the_commands_the_tests_run(tmp_path: Path) -> No
     assert "npm install -g {}@{}\n".format(*CODEX) in said
 
 
-@pytest.mark.parametrize("name", ["claude-code", "codex"])
+@pytest.mark.parametrize("name", ["claude-code", "codex", "codex-gpt-5.5"])
 def test_the_captured_first_requests_decode_in_their_wire(name: str) -> None:
     from toolwire.codecs import get_codec
 
@@ -188,8 +188,7 @@ def test_the_captured_first_requests_decode_in_their_wire(name: str) -> None:
     said = [p.text for m in request.messages if m.role == "user" for p in m.parts
             if isinstance(p, TextPart)]
     assert any("Say hello." in text for text in said)  # the task agent_clients.capture gave
-    assert captured["version"] == dict([CLAUDE_CODE, CODEX])[
-        "@anthropic-ai/claude-code" if name == "claude-code" else "@openai/codex"]
+    assert captured["version"] == (CLAUDE_CODE if name == "claude-code" else CODEX)[1]
 
 
 REFUSED = {
@@ -202,6 +201,11 @@ REFUSED = {
     "system: 'messages.0.role: Input should be 'user' or 'assistant', got 'system''",
     ("codex", "bedrock"): "Codex's developer messages reach Bedrock as user turns next to user "
     "turns: 'A conversation must alternate between user and assistant roles'",
+    ("codex-gpt-5.5", "anthropic"): "as codex-anthropic",
+    ("codex-gpt-5.5", "bedrock"): "as codex-bedrock",
+    ("codex-gpt-5.5", "openai-responses"): "the emulator's Responses checks refuse Codex's "
+    "custom tool apply_patch (it passes through unchanged): 'tools.3.parameters: Field "
+    "required'",
 }
 """The captured requests an upstream wire still refuses once the proxy has converted them."""
 
@@ -213,7 +217,7 @@ UPSTREAMS = {"anthropic": "anthropic-messages", "openai": "openai-chat",
 
 
 @pytest.mark.parametrize("upstream", UPSTREAMS)
-@pytest.mark.parametrize("name", ["claude-code", "codex"])
+@pytest.mark.parametrize("name", ["claude-code", "codex", "codex-gpt-5.5"])
 def test_a_captured_first_request_goes_through_the_proxy_to_every_wire(
         name: str, upstream: str, monkeypatch: pytest.MonkeyPatch,
         request: pytest.FixtureRequest) -> None:

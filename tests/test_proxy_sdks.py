@@ -141,8 +141,8 @@ def anthropic_run(url: str, stream: bool) -> list[Turn]:
     return turns
 
 
-def chat_run(url: str, stream: bool) -> list[Turn]:
-    client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+def chat_run(url: str, stream: bool, client: Any = None) -> list[Turn]:
+    client = client or openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": SCHEMA}}]
     messages: list[dict[str, Any]] = [{"role": "user", "content": "Weather in Rome and Oslo?"}]
     turns: list[Turn] = []
@@ -202,8 +202,8 @@ def responses_run(url: str, stream: bool) -> list[Turn]:
     return turns
 
 
-def ollama_run(url: str, stream: bool) -> list[Turn]:
-    client = ollama.Client(host=url)
+def ollama_run(url: str, stream: bool, client: Any = None) -> list[Turn]:
+    client = client or ollama.Client(host=url)
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": SCHEMA}}]
     messages: list[Any] = [{"role": "user", "content": "Weather in Rome and Oslo?"}]
     turns: list[Turn] = []

@@ -22,7 +22,9 @@ What the upstream keeps on its calls (Gemini's thought signature on a function c
 the same way, by call id, in one reasoning block of its own with no text, and put back on the
 calls on the next turn.
 Nothing is stored. Chat Completions and Ollama have no such field: there the reasoning reaches
-the client as readable text only, and the loss is reported.
+the client as readable text only, and the loss is reported. An upstream that refuses its own
+turns' calls without their signature (Gemini's thinking models) gets, on calls that come back
+without one, the placeholder it documents for history it did not write (`with_placeholders`).
 
 Must not import: a codec module, the transport or anything that does I/O.
 """
@@ -197,4 +199,24 @@ def _calls_back(message: Message, client: str) -> Message:
     return replace(message, parts=tuple(parts))
 
 
-__all__ = ["MARK", "open_seal", "reply_for_client", "request_for_upstream", "seal"]
+PLACEHOLDERS: Mapping[str, Mapping[str, str]] = {
+    "gemini-generate": {"_fill_signature": "skip_thought_signature_validator"},
+}
+"""The codec setting, by upstream wire, that puts the provider's documented placeholder
+signature on a model turn's calls that carry none (`toolwire.codecs.gemini_generate.codec`)."""
+
+
+def with_placeholders(request: Request, upstream: str) -> Request:
+    """``request`` set to send ``upstream``'s placeholder signature on calls that came back
+    without their own (a client whose wire has no field to keep it in, or that dropped it);
+    calls whose signature came back keep theirs."""
+    setting = PLACEHOLDERS.get(upstream)
+    if setting is None:
+        return request
+    options = dict(request.provider_options or {})
+    options[upstream] = {**setting, **(options.get(upstream) or {})}
+    return replace(request, provider_options=options)
+
+
+__all__ = ["MARK", "PLACEHOLDERS", "open_seal", "reply_for_client", "request_for_upstream",
+           "seal", "with_placeholders"]

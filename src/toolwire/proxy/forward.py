@@ -197,6 +197,8 @@ class Upstream:
         heard = Heard()
         model = self.model(transport)
         upstream_request = carry.request_for_upstream(request_for_upstream(request), client)
+        if client != self.endpoint.wire:
+            upstream_request = carry.with_placeholders(upstream_request, self.endpoint.wire)
         if (upstream_request.cache is None and client != self.endpoint.wire
                 and get_wire(self.endpoint.wire).cache.kind == "breakpoints"):
             # The client's wire has no breakpoints to keep: the proxy places the upstream's

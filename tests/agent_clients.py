@@ -121,6 +121,23 @@ class TwoTools:
         return [r.text for r in self.results(self.requests[-1])]
 
 
+PROSE = 120
+"""Text at least this long with a space in it is the agent's own writing (its system prompt,
+its tool descriptions, what it tells the model about the machine): a fixture keeps its shape
+and its length, not its words."""
+
+
+def without_prose(value: Any) -> Any:
+    """``value`` with every long run of prose replaced by a note of its length."""
+    if isinstance(value, dict):
+        return {k: without_prose(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_prose(v) for v in value]
+    if isinstance(value, str) and len(value) >= PROSE and " " in value:
+        return f"({len(value)} characters of the agent's own text, left out of the fixture)"
+    return value
+
+
 def capture() -> None:
     """Each agent's first request, straight to the emulator in its own wire, into FIXTURES."""
     import tempfile
@@ -143,7 +160,7 @@ def capture() -> None:
             assert done.returncode == 0, done.stderr[-2000:]
             first = emu.received[0]
             out = {"client": name, "version": version, "wire": first.wire, "path": first.path,
-                   "headers": first.headers, "body": first.body}
+                   "headers": first.headers, "body": without_prose(first.body)}
         (FIXTURES / f"{name}.json").write_text(json.dumps(out, indent=1, ensure_ascii=False)
                                                + "\n")
         print(f"{name} {version}: {first.wire} {first.path}", file=sys.stderr)

@@ -60,6 +60,20 @@ def gemini_body(body: Mapping[str, Any]) -> Kind | None:
     return None
 
 
+_INTERACTION_KEYS = ("system_instruction", "generation_config", "previous_interaction_id",
+                     "store", "response_format")
+
+
+def interactions_body(body: Mapping[str, Any]) -> Kind | None:
+    """Gemini Interactions: a reply with ``steps`` and ``status``; a request with ``input`` and
+    a key only this API has (toolwire always sends ``store``)."""
+    if "steps" in body and "status" in body:
+        return "response"
+    if "input" in body and any(k in body for k in _INTERACTION_KEYS):
+        return "request"
+    return None
+
+
 def responses_body(body: Mapping[str, Any]) -> Kind | None:
     if body.get("object") == "response" or ("output" in body and "status" in body):
         return "response"
@@ -131,6 +145,10 @@ def anthropic_stream(head: str, text: str) -> bool:
 
 def responses_stream(head: str, text: str) -> bool:
     return "event: response." in head or '"type":"response.' in _squeezed(head)
+
+
+def interactions_stream(head: str, text: str) -> bool:
+    return '"event_type":"interaction.' in _squeezed(head)
 
 
 def chat_stream(head: str, text: str) -> bool:

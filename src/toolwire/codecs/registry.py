@@ -35,7 +35,7 @@ from toolwire.codecs.prompt_rules import CacheRules, Counting, ExplicitCache, be
 
 WireName = Literal[
     "anthropic-messages", "openai-chat", "openai-responses", "ollama-chat", "gemini-generate",
-    "bedrock-converse",
+    "bedrock-converse", "gemini-interactions",
 ]
 """The built-in wires' names (a type; `wire_names` also lists the wires registered later)."""
 
@@ -289,8 +289,25 @@ BEDROCK_CONVERSE = Wire(
 )
 
 
+GEMINI_INTERACTIONS = Wire(
+    name="gemini-interactions",
+    module="toolwire.codecs.gemini_interactions.codec",
+    path="/v1beta/interactions",
+    rules=WireRules(
+        name_pattern=re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}"),
+        name_wording="a letter or '_' first, then letters, digits, '_', '.', ':' or '-', "
+                     "at most 128 characters",
+    ),
+    detect=detect.interactions_body,
+    detect_stream=detect.interactions_stream,
+    detect_rank=18,
+    context_error="The input token count ({tokens}) exceeds the maximum number of tokens "
+                  "allowed ({limit}).",
+)
+
+
 _BUILT_IN = (ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES, OLLAMA_CHAT, GEMINI_GENERATE,
-             BEDROCK_CONVERSE)
+             BEDROCK_CONVERSE, GEMINI_INTERACTIONS)
 WIRES: tuple[WireName, ...] = cast("tuple[WireName, ...]", tuple(w.name for w in _BUILT_IN))
 """The built-in wires, in their usual order (`wire_names` adds wires registered later)."""
 
@@ -422,6 +439,7 @@ __all__ = [
     "ANTHROPIC_MESSAGES",
     "BEDROCK_CONVERSE",
     "GEMINI_GENERATE",
+    "GEMINI_INTERACTIONS",
     "MEDIA_TYPES",
     "OLLAMA_CHAT",
     "OPENAI_CHAT",

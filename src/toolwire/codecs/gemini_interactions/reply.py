@@ -94,7 +94,8 @@ def output_steps(steps: list[Any]) -> list[Any]:
     """The model's steps of the last turn: those after the last step the client sent."""
     last = -1
     for n, step in enumerate(steps):
-        if isinstance(step, Mapping) and step.get("type") in TURN_STEPS:
+        kind = step.get("type") if isinstance(step, Mapping) else None
+        if isinstance(kind, str) and kind in TURN_STEPS:
             last = n
     return steps[last + 1:]
 

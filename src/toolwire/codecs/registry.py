@@ -301,6 +301,7 @@ GEMINI_INTERACTIONS = Wire(
     detect=detect.interactions_body,
     detect_stream=detect.interactions_stream,
     detect_rank=18,
+    cache=CacheRules(kind="prefix", sections=("tools", "system_instruction", "input")),
     context_error="The input token count ({tokens}) exceeds the maximum number of tokens "
                   "allowed ({limit}).",
 )

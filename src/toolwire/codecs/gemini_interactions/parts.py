@@ -102,8 +102,12 @@ def as_step(value: Any, where: str) -> Mapping[str, Any]:
 # --------------------------------------------------------------------------- content
 
 
-def encode_media(part: MediaPart) -> dict[str, Any]:
-    """A media part as a content block (inline data, a URL or a file this API holds)."""
+def encode_media(part: MediaPart, notes: list[Note], subject: str) -> dict[str, Any]:
+    """A media part as a content block (inline data, a URL or a file this API holds); a name
+    has no place in one (a note says it was left out)."""
+    if part.name:
+        notes.append(Note(kind="field_dropped", subject=subject, detail=(
+            f"{WIRE} has no field for a file's name; {part.name!r} was left out")))
     block: dict[str, Any] = {**(own(part.provider_data) or {}), "type": part.kind,
                              "mime_type": part.media_type}
     if part.data is not None:
@@ -118,11 +122,11 @@ def encode_media(part: MediaPart) -> dict[str, Any]:
 def encode_content(parts: Sequence[Part], notes: list[Note], subject: str) -> list[Any]:
     """Text, media and this wire's own blocks as content blocks; anything else with a note."""
     out: list[Any] = []
-    for part in parts:
+    for n, part in enumerate(parts):
         if isinstance(part, TextPart):
             out.append({**(own(part.provider_data) or {}), "type": "text", "text": part.text})
         elif isinstance(part, MediaPart):
-            out.append(encode_media(part))
+            out.append(encode_media(part, notes, f"{subject}.parts[{n}]"))
         elif isinstance(part, OpaquePart) and part.wire == WIRE and part.kind in MEDIA_BLOCKS:
             out.append(part.payload)
         else:

@@ -67,11 +67,24 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
     out = _Writer()
     head = {k: final[k] for k in ("id", "model") if k in final}
     out.emit("interaction.created", interaction={**head, "status": "in_progress"})
-    for index, step in enumerate(final["steps"]):
+    for index, step in enumerate(_one_block_each(final["steps"])):
         _encode_step(out, index, step)
     done = {k: v for k, v in final.items() if k != "steps"}
     out.emit("interaction.completed", interaction=done)
     return out.chunks
+
+
+def _one_block_each(steps: list[Any]) -> list[Any]:
+    """The steps with each ``model_output`` block in a step of its own: text deltas do not
+    say which block they extend, so two texts in one step would stream as one."""
+    out: list[Any] = []
+    for step in steps:
+        content = step.get("content") if step.get("type") == "model_output" else None
+        if isinstance(content, list) and len(content) > 1:
+            out.extend({**step, "content": [block]} for block in content)
+        else:
+            out.append(step)
+    return out
 
 
 def _encode_step(out: _Writer, index: int, step: Mapping[str, Any]) -> None:

@@ -25,6 +25,10 @@ How canonical values land on this wire (``POST /v1beta/interactions``, the model
 - A reply is an ``Interaction``: its ``status`` is the stop reason (a reply holding calls asks
   for tools), its ``usage`` the counts (output includes thought tokens).
 
+A server keeps a conversation; the emulator does too, through `continued` (a request's body
+with the stored interaction it names put before its input) and `keep` (an interaction stored
+under its id unless ``store`` is false).
+
 Every other key of ``provider_options["gemini-interactions"]`` (``response_format``,
 ``generation_config`` entries such as ``thinking_level``, built-in ``tools``...) is merged into
 the body, and `decode_request` puts every part of a body it does not read there.
@@ -40,7 +44,13 @@ from toolwire.codecs.gemini_interactions.reply import (
     encode_error,
     encode_response,
 )
-from toolwire.codecs.gemini_interactions.request import check_body, decode_request, encode
+from toolwire.codecs.gemini_interactions.request import (
+    check_body,
+    continued,
+    decode_request,
+    encode,
+    keep,
+)
 from toolwire.codecs.gemini_interactions.stream import StreamDecoder, encode_stream
 
 MEDIA_TOKENS = "tiles-768"
@@ -53,6 +63,7 @@ __all__ = [
     "WIRE",
     "StreamDecoder",
     "check_body",
+    "continued",
     "decode_error",
     "decode_request",
     "decode_response",
@@ -60,4 +71,5 @@ __all__ = [
     "encode_error",
     "encode_response",
     "encode_stream",
+    "keep",
 ]

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.codecs.base import error_body, provider_error, retry_after_from
+from toolwire.codecs.base import dumps, error_body, provider_error, retry_after_from
 from toolwire.codecs.base import wrong_shape as wrong
 from toolwire.codecs.gemini_interactions.parts import (
     INTERACTION,
@@ -133,11 +133,13 @@ def decode_response(body: Mapping[str, Any], *, request: Request | None = None) 
                  provider_data={WIRE: extras} if extras else None)
 
 
-def interaction_id(reply: Reply) -> str:
-    """The reply's interaction id (one made from its content when it has none)."""
+def interaction_id(reply: Reply, steps: list[Any], request: Request | None) -> str:
+    """The reply's interaction id (one made from its steps and the history's length when it
+    has none, so that two turns of one conversation get two ids)."""
     if reply.id:
         return reply.id
-    seed = f"{reply.text}\x00{len(reply.message.parts)}".encode()
+    turn = len(request.messages) if request is not None else 0
+    seed = f"{turn}\x00{dumps(steps)}".encode()
     return "v1_" + hashlib.sha256(seed).hexdigest()[:24]
 
 
@@ -148,7 +150,7 @@ def encode_response(reply: Reply, *, request: Request | None = None) -> dict[str
     steps = encoder.model_steps(reply.message, "reply")
     status = "requires_action" if reply.tool_calls else _STATUS_FOR_STOP.get(reply.stop,
                                                                              "completed")
-    body: dict[str, Any] = {"id": interaction_id(reply), "status": status}
+    body: dict[str, Any] = {"id": interaction_id(reply, steps, request), "status": status}
     if reply.model or request is not None:
         body["model"] = reply.model or (request.model if request else "")
     body["steps"] = steps

@@ -229,3 +229,33 @@ def check_body(body: dict[str, Any]) -> str | None:
         if isinstance(tool, dict) and tool.get("type") == "function" and not tool.get("name"):
             return f"tools[{n}].name: Field required"
     return None
+
+
+# --------------------------------------------------------------------------- the server's side
+
+
+def continued(body: Mapping[str, Any], kept: Mapping[str, list[Any]]) -> dict[str, Any]:
+    """``body`` as a server that keeps conversations reads it: the steps of the stored
+    interaction it names in ``previous_interaction_id`` (its input and output) before its own
+    input. `LookupError` naming the id when nothing is stored under it."""
+    previous = body.get("previous_interaction_id")
+    out = dict(body)
+    if previous is None:
+        return out
+    steps = kept.get(previous) if isinstance(previous, str) else None
+    if steps is None:
+        raise LookupError(f"no stored interaction has the id {previous!r}")
+    del out["previous_interaction_id"]
+    out["input"] = [*steps, *_input_steps(body.get("input"))]
+    return out
+
+
+def keep(kept: dict[str, list[Any]], body: Mapping[str, Any],
+         reply: Mapping[str, Any]) -> None:
+    """Store an interaction as the server does unless ``store`` is false: its input (``body``
+    as `continued` made it) and its reply's steps, under the reply's id."""
+    rid = reply.get("id")
+    if body.get("store") is False or not isinstance(rid, str):
+        return
+    steps = reply.get("steps")
+    kept[rid] = [*_input_steps(body.get("input")), *(steps if isinstance(steps, list) else [])]

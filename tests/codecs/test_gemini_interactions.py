@@ -332,3 +332,16 @@ def test_the_status_decides_the_stop_unless_calls_ask_for_tools() -> None:
     assert stop("failed", []) == "error"
     assert stop("completed", call) == "tool_calls"
     assert stop("requires_action", text) == "end_turn"  # no call: nothing to run
+
+
+@pytest.mark.parametrize("level", ["low", "medium", "high", "off"])
+def test_the_reasoning_setting_is_a_thinking_level(level: str) -> None:
+    request = Request(model="m", messages=(Message.user("think"),), reasoning=level,
+                      temperature=0.3)
+    encoded = CODEC.encode(request)
+    assert_interactions_valid(encoded.body)
+    config = encoded.body["generation_config"]
+    assert config["thinking_level"] == ("minimal" if level == "off" else level)
+    assert ("temperature" in config) == (level == "off")  # reasoning models refuse one
+    kinds = [n.kind for n in encoded.notes]
+    assert ("reasoning_as_minimal" in kinds) == (level == "off")

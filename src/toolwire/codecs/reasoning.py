@@ -88,6 +88,15 @@ def _gemini(body: dict[str, Any], level: str, notes: list[Triple]) -> None:
                                 "thinkingBudget": 0 if level == "off" else BUDGETS[level]}
 
 
+def _interactions(body: dict[str, Any], level: str, notes: list[Triple]) -> None:
+    config = body.setdefault("generation_config", {})
+    config["thinking_level"] = "minimal" if level == "off" else level
+    if level == "off":
+        notes.append(("reasoning_as_minimal", "reasoning", (
+            "gemini-interactions: thinking cannot be turned off; the least, 'minimal', "
+            "was asked for")))
+
+
 def _ollama(body: dict[str, Any], level: str, notes: list[Triple]) -> None:
     body["think"] = False if level == "off" else level
 
@@ -95,6 +104,7 @@ def _ollama(body: dict[str, Any], level: str, notes: list[Triple]) -> None:
 _PUT: dict[str, Callable[[dict[str, Any], str, list[Triple]], None]] = {
     "anthropic-messages": _anthropic, "bedrock-converse": _bedrock, "openai-chat": _chat,
     "openai-responses": _responses, "gemini-generate": _gemini, "ollama-chat": _ollama,
+    "gemini-interactions": _interactions,
 }
 """How each wire asks for reasoning; a wire not here has no such setting."""
 

@@ -21,6 +21,7 @@ provider                 wire                 key (environment variable)
 ``bedrock-anthropic``    anthropic-messages   the same, through InvokeModel
 ``vertex``               gemini-generate      Google ADC token; GOOGLE_CLOUD_PROJECT/LOCATION
 ``vertex-anthropic``     anthropic-messages   the same, through rawPredict
+``vertex-interactions``  gemini-interactions  the same, the Interactions API (v1beta1)
 ``azure``                openai-chat          AZURE_OPENAI_API_KEY or AZURE_OPENAI_AD_TOKEN
 ``azure-responses``      openai-responses     the same; AZURE_OPENAI_ENDPOINT names the resource
 =======================  ===================  ==========================================

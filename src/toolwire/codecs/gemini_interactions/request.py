@@ -96,10 +96,7 @@ def encode(request: Request) -> Encoded:
         body["generation_config"] = config
     if request.stream:
         body["stream"] = True
-    body["store"] = store
-    if request.cache is not None:
-        notes.append(Note(kind="field_dropped", subject="cache", detail=(
-            f"{WIRE} caches prompts by itself; the cache setting was left out")))
+    body["store"] = store  # the prompt cache is the server's own: Request.cache asks nothing
     body.update(extra)
     return Encoded(body=body, notes=tuple(notes))
 

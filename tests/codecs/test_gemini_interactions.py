@@ -345,3 +345,13 @@ def test_the_reasoning_setting_is_a_thinking_level(level: str) -> None:
     assert ("temperature" in config) == (level == "off")  # reasoning models refuse one
     kinds = [n.kind for n in encoded.notes]
     assert ("reasoning_as_minimal" in kinds) == (level == "off")
+
+
+def test_a_file_only_another_provider_holds_is_left_out_with_a_note() -> None:
+    elsewhere = Image.from_file_id("openai-responses", "file-abc", "image/png")
+    request = Request(model="m", messages=(Message(role="user", parts=(
+        TextPart(text="look"), elsewhere)),))
+    encoded = CODEC.encode(request)
+    assert encoded.body["input"][0]["content"] == [{"type": "text", "text": "look"}]
+    assert [(n.kind, n.subject) for n in encoded.notes] == [
+        ("media_dropped", "messages[0].parts[1]")]

@@ -54,6 +54,7 @@ INTERACTION = "interaction"
 """The key of a reply message's provider data that holds its interaction's id."""
 
 Step = dict[str, Any]
+Content = TextPart | MediaPart | OpaquePart
 
 
 def name_map(tools: Sequence[ToolSpec]) -> NameMap:
@@ -102,9 +103,14 @@ def as_step(value: Any, where: str) -> Mapping[str, Any]:
 # --------------------------------------------------------------------------- content
 
 
-def encode_media(part: MediaPart, notes: list[Note], subject: str) -> dict[str, Any]:
+def encode_media(part: MediaPart, notes: list[Note], subject: str) -> dict[str, Any] | None:
     """A media part as a content block (inline data, a URL or a file this API holds); a name
-    has no place in one (a note says it was left out)."""
+    has no place in one (a note says it was left out). None, with a note, for a part that is
+    only a file another provider holds."""
+    if part.data is None and part.url is None and not (part.file_ids or {}).get(WIRE):
+        notes.append(Note(kind="media_dropped", subject=subject, detail=(
+            f"the {part.kind} is a file another provider holds; {WIRE} cannot reach it")))
+        return None
     if part.name:
         notes.append(Note(kind="field_dropped", subject=subject, detail=(
             f"{WIRE} has no field for a file's name; {part.name!r} was left out")))
@@ -126,7 +132,9 @@ def encode_content(parts: Sequence[Part], notes: list[Note], subject: str) -> li
         if isinstance(part, TextPart):
             out.append({**(own(part.provider_data) or {}), "type": "text", "text": part.text})
         elif isinstance(part, MediaPart):
-            out.append(encode_media(part, notes, f"{subject}.parts[{n}]"))
+            block = encode_media(part, notes, f"{subject}.parts[{n}]")
+            if block is not None:
+                out.append(block)
         elif isinstance(part, OpaquePart) and part.wire == WIRE and part.kind in MEDIA_BLOCKS:
             out.append(part.payload)
         else:
@@ -156,14 +164,13 @@ def decode_media(block: Mapping[str, Any], where: str) -> MediaPart:
     return MediaPart(kind=kind, media_type=mime, url=uri, provider_data=pd(extras))
 
 
-def decode_content(value: Any, where: str, *, media: bool = True) -> list[TextPart | MediaPart
-                                                                         | OpaquePart]:
+def decode_content(value: Any, where: str, *, media: bool = True) -> list[Content]:
     """Content (a string, one block or a list of blocks) as parts; ``media`` False keeps media
     blocks whole (the model's own images are not input for the next turn)."""
     if isinstance(value, str):
         return [TextPart(text=value)] if value else []
     blocks = [value] if isinstance(value, Mapping) else as_list(value, where, "a list of content")
-    out: list[TextPart | MediaPart | OpaquePart] = []
+    out: list[Content] = []
     for n, raw in enumerate(blocks):
         at = f"{where}[{n}]" if not isinstance(value, Mapping) else where
         block = as_step(raw, at)

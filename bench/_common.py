@@ -1,7 +1,8 @@
 """Small helpers the benchmarks share: timing code in fresh interpreters and printing tables.
 
-Nothing here imports toolwire or any peer library; each measured snippet runs in its own
-``python -I`` subprocess, so one library's imports never warm another's.
+Nothing here imports toolwire or any peer library at import time; each measured snippet runs
+in its own ``python -I`` subprocess, so one library's imports never warm another's.
+`serve_emulator` (toolwire's emulator in a process of its own) imports it when called.
 """
 
 from __future__ import annotations
@@ -116,3 +117,19 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([line(body[0]), rule, *(line(r) for r in body[1:])])
+
+
+def serve_emulator(respond: object) -> None:
+    """Serve toolwire's emulator answering with ``respond`` (its checks off) in this process:
+    prints its port, then serves until standard input closes."""
+    import asyncio
+
+    from toolwire.emulator import Emulator
+
+    async def main() -> None:
+        emu = await Emulator(respond, check=False).astart()  # type: ignore[arg-type]
+        print(emu.port, flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+        await emu.astop()
+
+    asyncio.run(main())

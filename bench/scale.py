@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import installed, table
+from _common import installed, serve_emulator, table
 
 TURNS = 5
 FRAMEWORKS = {"toolwire": "toolwire", "pydantic-ai": "pydantic_ai", "openai-agents": "agents"}
@@ -46,7 +46,6 @@ FRAMEWORKS = {"toolwire": "toolwire", "pydantic-ai": "pydantic_ai", "openai-agen
 def serve(turns: int) -> None:
     """Answer every request: a ``lookup`` call until ``turns - 1`` results came back, then an
     answer echoing the task. Prints the port, then serves until stdin closes."""
-    from toolwire.emulator import Emulator
     from toolwire.transcript import Message, Reply, Request, ToolCallPart, Usage
 
     usage = Usage(input_tokens=20, output_tokens=8)
@@ -60,13 +59,7 @@ def serve(turns: int) -> None:
         task = next(m.text for m in request.messages if m.role == "user")
         return Reply(message=Message.assistant(f"done: {task}"), usage=usage)
 
-    async def main() -> None:
-        emu = await Emulator(respond, check=False).astart()
-        print(emu.port, flush=True)
-        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
-        await emu.astop()
-
-    asyncio.run(main())
+    serve_emulator(respond)
 
 
 def cpu_of(pid: int) -> float:

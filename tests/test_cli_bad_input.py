@@ -516,6 +516,18 @@ for name, args in {
                                                  "claude-*=claude-5"],
     "proxy --route <a missing key>": lambda p: ["proxy", "--model", MODEL, "--route",
                                                 "gpt-*=openai:gpt-5"],
+    "proxy --fallback <a bad model id>": lambda p: ["proxy", "--model", MODEL, "--fallback",
+                                                    "claude-5"],
+    "proxy --fallback <a missing key>": lambda p: ["proxy", "--model", MODEL, "--fallback",
+                                                   "openai:gpt-5"],
+    "proxy --fallback <the --model itself>": lambda p: ["proxy", "--model", MODEL,
+                                                        "--fallback", MODEL],
+    "proxy --fallback <no value>": lambda p: ["proxy", "--model", MODEL, "--fallback"],
+    "proxy --aws-key-id <no secret in the environment>": lambda p: [
+        "proxy", "--model", MODEL, "--aws-key-id", "AKIAEXAMPLE"],
+    "proxy --aws-key-id <empty>": lambda p: ["proxy", "--model", MODEL, "--aws-key-id", ""],
+    "proxy --aws-key-id <with a slash>": lambda p: ["proxy", "--model", MODEL,
+                                                      "--aws-key-id", "AKIA/2026"],
     "resume <a log whose tool set is unknown>": lambda p: ["resume", p.file(
         "t.jsonl", log_text(header(context={"tools": "everything"}), TASK))],
 }.items():
@@ -559,6 +571,63 @@ case("run --mcp-resources <with a value>", lambda p: [*NUMBER_FLAGS["run"][0](p)
                                                       "--mcp-resources=yes"])
 case("run --mcp-instructions <with a value>", lambda p: [*NUMBER_FLAGS["run"][0](p),
                                                          "--mcp-instructions=all"])
+
+for name, header_text in {"no colon": "Authorization Bearer x",
+                          "a space in the name": "X Team: blue",
+                          "an empty value": "X-Team:",
+                          "a control character": "X-Team: a\x01b"}.items():
+    case(f"run --mcp-header <{name}>", lambda p, h=header_text: [  # type: ignore[misc]
+        *NUMBER_FLAGS["run"][0](p), "--approve", "auto", "--mcp", f"{CLOSED}/mcp",
+        "--mcp-header", h])
+case("run --mcp-header <without --mcp>", lambda p: [*NUMBER_FLAGS["run"][0](p),
+                                                    "--mcp-header", "X-Team: blue"])
+case("run --mcp-header <with a command server only>", lambda p: [
+    *NUMBER_FLAGS["run"][0](p), "--mcp", "python -m some_server", "--mcp-header", "X-Team: b"])
+case("run --mcp-header <nothing listening>", lambda p: [
+    *NUMBER_FLAGS["run"][0](p), "--approve", "auto", "--mcp", f"{CLOSED}/mcp",
+    "--mcp-header", "Authorization: Bearer not-a-token-anyone-takes"])
+for name, token in {"too short": "short", "with a space": "a token with spaces in it",
+                    "with a control character": "abcdefghijklmnop\x07q"}.items():
+    case(f"mcp-serve --token <{name}>", lambda p, t=token: [  # type: ignore[misc]
+        "mcp-serve", "--builtin", "coding", "--transport", "http", "--token", t])
+case("mcp-serve --token <over stdio>", lambda p: [
+    "mcp-serve", "--builtin", "coding", "--token", "a-long-enough-token-0123456789"])
+case("mcp-serve --host <not loopback, no --token>", lambda p: [
+    "mcp-serve", "--builtin", "coding", "--transport", "http", "--host", "0.0.0.0"])
+case("mcp-serve --token <no value>", lambda p: ["mcp-serve", "--builtin", "coding", "--token"])
+AS = ["--authorization-server", "https://as.example/", "--introspection-url",
+      "https://as.example/introspect", "--resource-url", "http://127.0.0.1:8000/mcp"]
+case("mcp-serve --authorization-server <alone>", lambda p: [
+    "mcp-serve", "--builtin", "coding", "--transport", "http", *AS[:2]])
+case("mcp-serve --scope <without an authorization server>", lambda p: [
+    "mcp-serve", "--builtin", "coding", "--transport", "http", "--scope", "files"])
+case("mcp-serve --authorization-server <not a URL>", lambda p: [
+    "mcp-serve", "--builtin", "coding", "--transport", "http", "--authorization-server",
+    "as.example", *AS[2:]])
+case("mcp-serve --authorization-server <over stdio>", lambda p: [
+    "mcp-serve", "--builtin", "coding", *AS])
+case("mcp-serve --authorization-server <with --token>", lambda p: [
+    "mcp-serve", "--builtin", "coding", "--transport", "http", *AS, "--token",
+    "a-long-enough-token-0123456789"])
+case("mcp-serve --resource-url <not a URL>", lambda p: [
+    "mcp-serve", "--builtin", "coding", "--transport", "http", *AS[:4], "--resource-url",
+    "/mcp"])
+case("mcp <no subcommand>", lambda p: ["mcp"])
+case("mcp <unknown subcommand>", lambda p: ["mcp", "signin", f"{CLOSED}/mcp"])
+case("mcp login <not a URL>", lambda p: ["mcp", "login", "python -m some_server"])
+case("mcp login <no URL>", lambda p: ["mcp", "login"])
+case("mcp login <nothing listening>", lambda p: ["mcp", "login", f"{CLOSED}/mcp",
+                                                 "--timeout", "5"])
+case("mcp login --redirect-port <99999>", lambda p: ["mcp", "login", f"{CLOSED}/mcp",
+                                                     "--redirect-port", "99999"])
+case("mcp login --redirect-port <word>", lambda p: ["mcp", "login", f"{CLOSED}/mcp",
+                                                    "--redirect-port", "eighty"])
+case("mcp login --timeout <0>", lambda p: ["mcp", "login", f"{CLOSED}/mcp", "--timeout", "0"])
+case("mcp login --client-secret-env <unset>", lambda p: [
+    "mcp", "login", f"{CLOSED}/mcp", "--client-id", "c", "--client-secret-env",
+    "NO_SUCH_VARIABLE_FOR_A_SECRET"])
+case("mcp logout <not a URL>", lambda p: ["mcp", "logout", "weather"])
+case("mcp logout <no URL>", lambda p: ["mcp", "logout"])
 
 TOOL_MODULES = {
     "raises at import": "raise RuntimeError('no config file')\n",
@@ -670,6 +739,7 @@ SUBPROCESS_CASES = [
     "run --mcp <a missing program>", "run --attach <unsupported>",
     "run --mcp-deferred <a program that exits>", "batch --provider-batch --model <bedrock>",
     "proxy --port <in-use>", "proxy --host <not loopback, no --key>",
+    "mcp login <nothing listening>", "mcp-serve --host <not loopback, no --token>",
 ]
 
 
@@ -767,6 +837,7 @@ BAD_CONFIGS: dict[str, bytes | None] = {
     "idle_seconds a table": b"[idle_seconds]\nx = 1\n",
     "nested too deep": b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n",
     "model with a carriage return": b'model = "anthropic:m@http://127.0.0.1:9\\r/x"\n',
+    "mcp not a table": b'mcp = "yes"\n',
 }
 CONFIG_READERS: dict[str, Callable[[Place], list[str]]] = {
     "run": lambda p: ["run", "x", "--workdir", p.work],

@@ -161,6 +161,28 @@ def test_a_folder_too_large_to_copy_is_refused_with_what_to_do(recorded: tuple[P
     assert "more than 512 MB" in proc.stderr and "--workdir" in proc.stderr
 
 
+def test_the_copy_shares_nothing_a_command_can_write_through(tmp_path: Path) -> None:
+    """Each file of the copy is a file of its own (a reflink or a plain copy, never a hard
+    link): writing into it, as a command in the replay would, leaves the user's file alone."""
+    from toolwire.cli.outputs import copy_folder
+
+    folder = tmp_path / "project"
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "main.py").write_text("print('mine')\n")
+    os.chmod(folder / "src" / "main.py", 0o751)
+    (folder / ".toolwire").mkdir()
+    (folder / ".toolwire" / "old.jsonl").write_text("{}\n")
+    copy = copy_folder(folder, tmp_path / "copy")
+    original, copied = folder / "src" / "main.py", copy / "src" / "main.py"
+    assert copied.read_text() == "print('mine')\n"
+    assert copied.stat().st_mode == original.stat().st_mode
+    assert copied.stat().st_ino != original.stat().st_ino and original.stat().st_nlink == 1
+    with open(copied, "a") as out:
+        out.write("print('the replay')\n")
+    assert original.read_text() == "print('mine')\n"
+    assert not (copy / ".toolwire").exists()
+
+
 def test_a_reply_holding_a_raw_line_separator_is_replayed(recorded: tuple[Path, Path],
                                                          tmp_path: Path) -> None:
     """Logs written before the separators were escaped hold U+2028 as it came: it is text

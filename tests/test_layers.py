@@ -90,3 +90,25 @@ def test_every_module_says_what_it_owns() -> None:
             if "demo" not in path.parts and path.name != "__main__.py"
             and not ast.get_docstring(ast.parse(path.read_text()))]
     assert bare == []
+
+
+@pytest.mark.parametrize(("line", "kept"), [
+    ("from toolwire.codecs.base import Note", True),
+    ("from toolwire.codecs.openai_chat.parts import NAME_RULE", False),
+])
+def test_a_new_wire_folder_is_under_the_contracts_as_it_is(
+    tmp_path: Path, line: str, kept: bool
+) -> None:
+    """A wire folder nobody named in pyproject.toml may use what codecs share, and may not
+    borrow from another wire's folder."""
+    copy = tmp_path / "src" / "toolwire"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    folder = copy / "codecs" / "later_wire"
+    folder.mkdir()
+    (folder / "__init__.py").write_text('"""A wire added later."""\n', encoding="utf-8")
+    (folder / "parts.py").write_text(f'"""Its parts."""\n\n{line}\n', encoding="utf-8")
+    proc = _lint_imports(tmp_path / "src", tmp_path)
+    assert (proc.returncode == 0) is kept, proc.stdout
+    said = " ".join(proc.stdout.split())
+    assert kept or ("toolwire.codecs.later_wire is not allowed to import "
+                    "toolwire.codecs.openai_chat") in said, proc.stdout

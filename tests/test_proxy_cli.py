@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -60,3 +61,61 @@ def test_workers_share_the_port() -> None:
         assert [r.status_code for r in replies] == [200] * 4
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0
+
+
+def test_the_page_shows_the_turns_every_worker_served(tmp_path: Path) -> None:
+    """The record folder is what the workers share: each worker's page reads all of it."""
+    with Emulator(lambda request, wire: {"text": "ok"}) as emu, \
+            proxy_process("--model", f"openai:m@{emu.base_url}", "--workers", "2",
+                          "--record", str(tmp_path / "rec")) as (url, proc):
+        assert [ask(url).status_code for _ in range(6)] == [200] * 6
+        seen = [httpx2.get(url + "/_toolwire/conversations.json", timeout=30).json()
+                for _ in range(4)]
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    for rows in seen:  # whichever worker answered
+        assert [(r["turns"], r["client"]) for r in rows] == [(6, "anthropic-messages")]
+
+
+def test_every_connection_the_proxy_accepts_sends_without_waiting() -> None:
+    """Nagle's algorithm off (``TCP_NODELAY``) on each accepted connection: uvicorn writes a
+    reply's head and body apart, and with it on the body waits for the client's delayed
+    acknowledgement (tens of milliseconds a reply). `toolwire.proxy.serve` is run in this
+    process so its connections can be looked at."""
+    import gc
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    from toolwire.proxy import ProxySettings, bind, serve
+
+    with Emulator(lambda request, wire: {"text": "ok"}) as emu:
+        settings = ProxySettings(model=f"openai:m@{emu.base_url}")
+        sock = bind(settings)
+        started: list[str] = []
+        thread = threading.Thread(target=serve, args=(settings, sock, started.append),
+                                  daemon=True)
+        thread.start()
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        with httpx2.Client() as client:  # one connection, kept open while it is looked at
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    assert client.get(url + "/health").status_code == 200
+                    break
+                except httpx2.TransportError:
+                    assert time.monotonic() < deadline
+                    time.sleep(0.05)
+            accepted = [p for p in gc.get_objects() if isinstance(p, H11Protocol)
+                        and p.transport is not None and not p.transport.is_closing()]
+            assert accepted
+            for protocol in accepted:
+                conn = protocol.transport.get_extra_info("socket")
+                assert conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        for server in (o for o in gc.get_objects() if isinstance(o, uvicorn.Server)):
+            server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()

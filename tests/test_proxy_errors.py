@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -158,3 +159,53 @@ def test_a_server_tool_block_the_client_wire_cannot_hold_is_named_in_the_losses(
     assert reply.status_code == 200
     assert reply.json()["choices"][0]["message"]["content"] == "Sunny in Rome."
     assert "server_tool_use block of anthropic-messages" in reply.headers[LOSSES_HEADER]
+
+
+def test_losses_found_only_when_a_live_stream_ends_are_in_its_log_line(tmp_path: Path) -> None:
+    """A streamed reply's headers go before the upstream's reply is whole: what the client's
+    wire could not hold of it is written to the record's log line once the stream ends."""
+    from toolwire.proxy.record import LOG_NAME
+    from toolwire.transcript import Message, OpaquePart, Reply, TextPart
+
+    searched = Reply(message=Message(role="assistant", parts=(
+        TextPart(text="Looking it up. "),
+        OpaquePart(wire="anthropic-messages", kind="server_tool_use", payload={
+            "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+            "input": {"query": "weather Rome"}}),
+        TextPart(text="Sunny in Rome."))))
+    with Emulator([searched]) as emu, \
+            running_proxy(f"anthropic:m@{emu.base_url}", record=str(tmp_path)) as url:
+        reply = httpx2.post(url + "/v1/chat/completions", json={
+            "model": "m", "stream": True,
+            "messages": [{"role": "user", "content": "Weather in Rome?"}]})
+    assert reply.status_code == 200
+    assert "Sunny in Rome." in streamed_text(reply.text)
+    logged = json.loads((tmp_path / LOG_NAME).read_text().splitlines()[-1])
+    assert logged["stream"] is True and "broke" not in logged
+    assert "server_tool_use block of anthropic-messages" in logged["losses"]
+
+
+def test_a_live_stream_that_broke_says_so_in_its_log_line(tmp_path: Path) -> None:
+    from toolwire.proxy.record import LOG_NAME
+    from toolwire.transcript import Message, Reply, TextPart
+
+    broken = Fault("drop_mid_stream", reply=Reply(message=Message(
+        role="assistant", parts=[TextPart(text="a long answer " * 40)])))
+    with Emulator([broken]) as emu, \
+            running_proxy(f"anthropic:m@{emu.base_url}", record=str(tmp_path)) as url:
+        reply = httpx2.post(url + "/v1/chat/completions", json={
+            "model": "m", "stream": True,
+            "messages": [{"role": "user", "content": "Tell me a lot"}]})
+    assert "a long answer" in streamed_text(reply.text)
+    logged = json.loads((tmp_path / LOG_NAME).read_text().splitlines()[-1])
+    assert "StreamError" in logged["broke"]
+
+
+def streamed_text(events: str) -> str:
+    """The text of a Chat Completions stream, its deltas put together."""
+    said = []
+    for line in events.splitlines():
+        if line.startswith("data: {"):
+            for choice in json.loads(line[6:]).get("choices", ()):
+                said.append(choice.get("delta", {}).get("content") or "")
+    return "".join(said)

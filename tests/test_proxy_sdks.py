@@ -1,8 +1,9 @@
 """`toolwire proxy` driven by the official SDK clients, the emulator as the upstream in every
 other wire: a two-turn run with parallel tool calls, whole and streamed. Every reply is read
-by the client's SDK and validated against its types; the upstream's requests keep the
-transcript rules of its wire (and, where both wires carry call ids, hold the upstream's own
-ids again on the second turn); the client's call ids keep its wire's rules."""
+by the client's SDK and validated against its types; the upstream's requests are valid for
+the upstream's SDK types and keep the transcript rules of its wire (and, where both wires
+carry call ids, hold the upstream's own ids again on the second turn); the client's call ids
+keep its wire's rules."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from proxy_harness import running_proxy
-from sdk_types import assert_anthropic_valid, assert_sdk_valid
+from sdk_types import assert_wire_valid
 from toolwire.codecs import get_codec
 from toolwire.codecs.registry import get_wire
 from toolwire.emulator import Emulator
@@ -340,10 +341,7 @@ def check_upstream_request(emulator: Emulator, upstream: str) -> Request:
     """The upstream's last request: its SDK's types accept it, its wire's rules hold."""
     received = emulator.received[-1]
     assert received.wire == upstream
-    if upstream == "openai-responses":
-        assert_sdk_valid(received.body)
-    elif upstream == "anthropic-messages":
-        assert_anthropic_valid(received.body)
+    assert_wire_valid(upstream, received.body)  # every wire: its own SDK's request types
     path_model = {"model": "m", "stream": received.path.endswith(("streamGenerateContent",
                                                                   "converse-stream"))}
     request = get_codec(upstream).decode_request(

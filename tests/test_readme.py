@@ -95,11 +95,22 @@ def _command_flags() -> dict[str, list[set[str]]]:
 
     from toolwire.cli.app import build_parser
 
-    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    return {name: [set(a.option_strings) for a in parser._actions
-                   if a.option_strings and "--help" not in a.option_strings
-                   and a.help != argparse.SUPPRESS]
-            for name, parser in sub.choices.items()}
+    def flags(parser: argparse.ArgumentParser) -> list[set[str]]:
+        return [set(a.option_strings) for a in parser._actions
+                if a.option_strings and "--help" not in a.option_strings
+                and a.help != argparse.SUPPRESS]
+
+    def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        found = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)),
+                     None)
+        return dict(found.choices) if found is not None else {}
+
+    found: dict[str, list[set[str]]] = {}
+    for name, parser in commands(build_parser()).items():
+        found[name] = flags(parser)
+        for inner, below in commands(parser).items():  # toolwire mcp login ...
+            found[f"{name} {inner}"] = flags(below)
+    return found
 
 
 def test_the_command_line_synopsis_names_every_flag_and_only_real_ones() -> None:
@@ -109,7 +120,8 @@ def test_the_command_line_synopsis_names_every_flag_and_only_real_ones() -> None
     block = next(b for b in blocks("text") if b.startswith("toolwire run TASK"))
     options = _command_flags()
     for entry in re.split(r"\n(?=toolwire )", block.strip()):
-        command = entry.split()[1]
+        words = entry.split()
+        command = f"{words[1]} {words[2]}" if f"{words[1]} {words[2]}" in options else words[1]
         named = set(re.findall(r"(?<![\w-])--?[a-z][a-z-]*", entry))
         known = set().union(*options[command])
         assert named - known == set(), f"{command}: not flags of the command"

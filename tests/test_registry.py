@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 
 import dialogue_wire
 import toolwire
+from toolwire.batch.apis import unsupported
 from toolwire.cli.app import build_parser, main
 from toolwire.codecs import WIRES, get_codec
 from toolwire.codecs.registry import (
@@ -39,6 +41,7 @@ from toolwire.http.providers import (
     register_provider,
     unregister_provider,
 )
+from toolwire.protocol import native_compaction, native_fallbacks, native_search
 from toolwire.rules import check_transcript
 from toolwire.transcript import Message, Reply, Request, ToolCallPart, ToolResultPart
 
@@ -233,3 +236,145 @@ def test_the_literal_check_finds_a_wire_name(tmp_path: Path) -> None:
     planted = tmp_path / "x.py"
     planted.write_text(f"if wire == {WIRES[3]!r}:\n    pass\n", encoding="utf-8")
     assert _wire_literals(planted, tmp_path) == [f"x.py:1: {WIRES[3]!r}"]
+
+
+# --------------------------------------------------------------------------- provider facts
+
+
+def _provider_comparisons(path: Path, root: Path = SRC) -> list[str]:
+    """Comparisons of something named like a provider with a provider's name."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        names = [e.value for side in sides
+                 for e in (side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set)
+                           else [side])
+                 if isinstance(e, ast.Constant) and e.value in PROVIDERS]
+        if names and any("provider" in ast.unparse(side) for side in sides):
+            found.append(f"{path.relative_to(root)}:{node.lineno}: {names[0]!r}")
+    return found
+
+
+def test_no_module_outside_the_provider_registry_compares_provider_names() -> None:
+    files = [p for p in SRC.rglob("*.py") if p.relative_to(SRC).as_posix() != "http/providers.py"]
+    assert [hit for p in files for hit in _provider_comparisons(p)] == []
+
+
+def test_the_provider_comparison_check_finds_one(tmp_path: Path) -> None:
+    planted = tmp_path / "x.py"
+    planted.write_text('if endpoint.provider == "ollama":\n    pass\n', encoding="utf-8")
+    assert _provider_comparisons(planted, tmp_path) == ["x.py:1: 'ollama'"]
+
+
+@pytest.mark.parametrize("first_party", [True, False])
+def test_server_side_features_follow_the_provider_record(first_party: bool) -> None:
+    register_provider(Provider(name="own-api", wire=WIRES[0], base_url="http://127.0.0.1:9",
+                               first_party=first_party))
+    try:
+        m = toolwire.model("own-api:m")
+    finally:
+        unregister_provider("own-api")
+    assert native_search(m) is native_compaction(m) is native_fallbacks(m) is first_party
+    m.native_tool_search = not first_party  # the model's own setting beats the record
+    assert native_search(m) is not first_party
+
+
+def test_a_provider_with_a_context_size_field_is_sent_the_model_s_window() -> None:
+    ollama = get_wire("ollama-chat").name
+    register_provider(Provider(name="sized", wire=ollama, base_url="http://127.0.0.1:9",
+                               context_size=("options", "num_ctx"), default_context=2048))
+    register_provider(Provider(name="unsized", wire=ollama, base_url="http://127.0.0.1:9"))
+    try:
+        sized = toolwire.model("sized:m", context_window=8192)
+        default = toolwire.model("sized:m", options={"options": {"seed": 1}})
+        unsized = toolwire.model("unsized:m", context_window=8192)
+    finally:
+        unregister_provider("sized")
+        unregister_provider("unsized")
+    assert sized.options == {"options": {"num_ctx": 8192}}
+    assert default.options == {"options": {"seed": 1}} and default._num_ctx == 2048
+    assert unsized.options == {} and unsized._num_ctx is None
+
+
+def test_a_provider_says_itself_why_it_has_no_batch_api() -> None:
+    register_provider(Provider(name="nobatch", wire=WIRES[1], base_url="http://127.0.0.1:9",
+                               no_batch="it answers one request at a time"))
+    try:
+        assert "it answers one request at a time" in (unsupported("nobatch") or "")
+    finally:
+        unregister_provider("nobatch")
+    assert unsupported(provider_for(WIRES[1])) is None
+
+
+# --------------------------------------------------------------------------- what a wire takes
+
+FOLDER_INIT = '''"""A wire in a folder of its own: its record, and nothing else to add anywhere."""
+from dialogue_wire import recognise
+from toolwire.codecs.record import Wire
+
+RECORD = Wire(name="folder-chat", module="folder_wire.codec", path="/folder/v1/turns",
+              detect=recognise, detect_rank=6)
+'''
+FOLDER_CODEC = '''"""Its codec: the dialogue wire's functions, under its own name."""
+from dialogue_wire import (STOP_REASONS, StreamDecoder, check_body, decode_error,
+                           decode_request, decode_response, encode, encode_error,
+                           encode_response, encode_stream)
+
+WIRE = "folder-chat"
+'''
+
+
+def test_a_wire_is_one_folder_and_one_registry_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "folder_wire"
+    folder.mkdir()
+    (folder / "__init__.py").write_text(FOLDER_INIT, encoding="utf-8")
+    (folder / "codec.py").write_text(FOLDER_CODEC, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import folder_wire  # type: ignore[import-not-found]
+
+    register_wire(folder_wire.RECORD)  # the one registry line; no provider, no other edit
+    try:
+        assert not [p for p in PROVIDERS.values() if p.wire == "folder-chat"]
+        body = get_codec("folder-chat").encode_request(
+            Request(model="m", messages=(Message.user("Hi"),)))
+        assert detect_wire(body) == ("folder-chat", "request")
+        assert convert(ANTHROPIC_BODY, WIRES[0], "folder-chat").body["dialogue"][-1] == {
+            "role": "user", "content": "Hello?"}
+        assert check_transcript([Message.user("Go")], "folder-chat") == []
+        with Emulator([ANSWER]) as emu:
+            resp = httpx2.post(emu.base_url + "/folder/v1/turns", json=body)
+        assert resp.status_code == 200 and resp.json()["object"] == "dialogue.turn"
+        src = tmp_path / "a.json"
+        src.write_text(json.dumps(ANTHROPIC_BODY), encoding="utf-8")
+        assert main(["convert", str(src), "--to", "folder-chat"]) == 0
+        assert json.loads(capsys.readouterr().out)["dialogue"][-1]["content"] == "Hello?"
+    finally:
+        unregister_wire("folder-chat")
+        for name in ("folder_wire", "folder_wire.codec"):
+            sys.modules.pop(name, None)
+
+
+def _provider_asked_at_import(path: Path, root: Path = SRC) -> list[str]:
+    """Calls of `provider_for` outside any function: a module that needs a provider for every
+    wire as it is imported."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    inside = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef
+                                                          | ast.Lambda)
+              for n in ast.walk(f)}
+    return [f"{path.relative_to(root)}:{node.lineno}" for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and id(node) not in inside
+            and isinstance(node.func, ast.Name | ast.Attribute)
+            and (getattr(node.func, "id", None) or getattr(node.func, "attr", None))
+            == "provider_for"]
+
+
+def test_no_module_asks_for_a_wire_s_provider_as_it_is_imported(tmp_path: Path) -> None:
+    assert [hit for p in SRC.rglob("*.py") for hit in _provider_asked_at_import(p)] == []
+    planted = tmp_path / "x.py"
+    planted.write_text("WIRES = {w: provider_for(w) for w in ()}\n", encoding="utf-8")
+    assert _provider_asked_at_import(planted, tmp_path) == ["x.py:1"]

@@ -38,7 +38,8 @@ class Model(Protocol):
     logs; without one, ``str(model)``), a ``provider_model`` (a string: what the provider
     calls it, put in `Request.model`; without one, the ``name``) and a ``telemetry`` mapping
     (what its OpenTelemetry spans say of it: ``gen_ai.provider.name``, ``server.address``,
-    ``server.port``; see `toolwire.telemetry`).
+    ``server.port``; see `toolwire.telemetry`) and ``native_features`` (a frozenset of what
+    its provider does on its side: ``tool_search``, ``compaction``, ``fallbacks``).
     """
 
     async def complete(self, request: Request) -> Reply: ...
@@ -87,44 +88,34 @@ def model_name(model: object) -> str:
     return name if isinstance(name, str) else str(model)
 
 
-FIRST_PARTY = ("anthropic", "openai")
-"""The providers whose own APIs have the server-side features their wires describe (a provider
-named ``anthropic`` or ``openai-...``; the same wires through Bedrock, Vertex AI or Azure may
-lack them)."""
-
-
-def _first_party(model: object) -> bool:
-    provider = getattr(getattr(model, "endpoint", None), "provider", None)
-    return isinstance(provider, str) and provider.split("-", 1)[0] in FIRST_PARTY
-
-
-def _native(model: object, attribute: str, codec_flag: str) -> bool:
-    """``model``'s own ``attribute`` when it is a bool, else whether it is an HTTP model of
-    Anthropic's or OpenAI's own API (`FIRST_PARTY`) whose wire's codec has ``codec_flag``."""
+def _native(model: object, attribute: str, feature: str) -> bool:
+    """``model``'s own ``attribute`` when it is a bool, else whether ``feature`` is among its
+    ``native_features`` (a frozenset: what its provider does on its side; an HTTP model says
+    so for its wire at the provider's own API)."""
     flag = getattr(model, attribute, None)
     if isinstance(flag, bool):
         return flag
-    wire = getattr(getattr(model, "codec", None), "module", None)
-    return getattr(wire, codec_flag, False) is True and _first_party(model)
+    features = getattr(model, "native_features", None)
+    return isinstance(features, frozenset) and feature in features
 
 
 def native_search(model: object) -> bool:
     """Whether ``model``'s provider searches deferred tools itself (``native_tool_search``;
-    by default where the wire has ``NATIVE_TOOL_SEARCH``: see `_native`)."""
-    return _native(model, "native_tool_search", "NATIVE_TOOL_SEARCH")
+    by default its ``native_features`` hold ``tool_search``: see `_native`)."""
+    return _native(model, "native_tool_search", "tool_search")
 
 
 def native_compaction(model: object) -> bool:
     """Whether ``model``'s provider manages a long context itself (``native_compaction``; by
-    default where the wire has ``CONTEXT_MANAGEMENT``: see `_native`)."""
-    return _native(model, "native_compaction", "CONTEXT_MANAGEMENT")
+    default its ``native_features`` hold ``compaction``: see `_native`)."""
+    return _native(model, "native_compaction", "compaction")
 
 
 def native_fallbacks(model: object) -> bool:
     """Whether ``model``'s provider falls back to other models of its own itself when asked
-    (``server_fallbacks``; by default where the wire has ``SERVER_FALLBACKS``: see
+    (``server_fallbacks``; by default its ``native_features`` hold ``fallbacks``: see
     `_native`)."""
-    return _native(model, "server_fallbacks", "SERVER_FALLBACKS")
+    return _native(model, "server_fallbacks", "fallbacks")
 
 
 def provider_model(model: object) -> str:
@@ -162,5 +153,5 @@ def holds_nothing(reply: Reply) -> bool:
     return True
 
 
-__all__ = ["FIRST_PARTY", "Model", "StreamingModel", "holds_nothing", "model_name",
+__all__ = ["Model", "StreamingModel", "holds_nothing", "model_name",
            "native_compaction", "native_fallbacks", "native_search", "provider_model"]

@@ -1,7 +1,9 @@
 """Secrets: which environment variables hold them, and the one function that takes them out of text.
 
 Owns `is_secret_name` (a variable named like a key, token or password), `known_secrets` (the
-values a run knows: provider keys and cloud credentials in the environment, plus any given),
+values a run knows: provider keys and cloud credentials in the environment, the values the
+process was told to keep (`remember`: an MCP server's bearer token or OAuth tokens), plus any
+given),
 `Redactor`, `StreamRedactor`, `redact_json` and `redact`. Every tool result passes through a
 `Redactor` before it reaches the model, the run log or ``explain``; cassettes use the same one
 before they are written, OpenTelemetry content capture before anything goes on a span, the run
@@ -62,7 +64,7 @@ def known_secrets(env: Mapping[str, str] | None = None,
     process environment by default) and the ``given`` values (a mapping of name to value, or
     bare values, shown as "secret")."""
     env = os.environ if env is None else env
-    found: dict[str, str] = {}
+    found: dict[str, str] = dict(_REMEMBERED)
     pairs = given.items() if isinstance(given, Mapping) else (("secret", v) for v in given)
     for name, value in pairs:
         if len(value) >= MIN_SECRET_LENGTH:
@@ -108,10 +110,10 @@ class Redactor:
         data = getattr(os.environ, "_data", None)
         data = dict(os.environ) if data is None else data
         kept = _SHARED[0]
-        if kept is not None and kept[0] == data:
+        if kept is not None and kept[0] == data and kept[2] == len(_REMEMBERED):
             return kept[1]
         made = cls()
-        _SHARED[0] = (dict(data), made)
+        _SHARED[0] = (dict(data), made, len(_REMEMBERED))
         return made
 
     def _replace(self, match: re.Match[str]) -> str:
@@ -125,8 +127,21 @@ class Redactor:
         return self._pattern.sub(self._replace, text)
 
 
-_SHARED: list[tuple[dict[Any, Any], Redactor] | None] = [None]
-"""The process environment as `Redactor.shared` last read it, and the redactor made of it."""
+_SHARED: list[tuple[dict[Any, Any], Redactor, int] | None] = [None]
+"""The process environment as `Redactor.shared` last read it, the redactor made of it, and how
+many values were remembered then."""
+
+_REMEMBERED: dict[str, str] = {}
+"""Secret value -> name: what `remember` was given, redacted by every `Redactor` made after."""
+
+
+def remember(value: str | None, name: str) -> None:
+    """Keep ``value`` secret from now on in this process: every `Redactor` made afterwards
+    (`Redactor.shared` too) replaces it by ``[redacted: NAME]``. For secrets that reach
+    toolwire other than through the environment (a flag, a config file, a token an
+    authorization server issued). Values shorter than `MIN_SECRET_LENGTH` are ignored."""
+    if value and len(value) >= MIN_SECRET_LENGTH and value not in _REMEMBERED:
+        _REMEMBERED[value] = name
 
 _KEY_CHARS = re.compile(r"[A-Za-z0-9_\-/+=.]*\Z")
 HOLD = 512
@@ -191,4 +206,4 @@ def redact(text: str, secrets: Mapping[str, str] | Iterable[str] = ()) -> str:
 
 
 __all__ = ["HOLD", "MIN_SECRET_LENGTH", "PROVIDER_KEY_VARS", "Redactor", "StreamRedactor",
-           "is_secret_name", "known_secrets", "redact", "redact_json"]
+           "is_secret_name", "known_secrets", "redact", "redact_json", "remember"]

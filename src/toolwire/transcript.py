@@ -15,7 +15,7 @@ sends it back to its own wire unchanged and ignores every other wire's entry.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias, TypeVar
 
 import msgspec
@@ -482,6 +482,3 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     @property
     def text(self) -> str:
         return self.message.text
-
-    def iter_parts(self) -> Iterator[Part]:
-        return iter(self.message.parts)

@@ -64,25 +64,16 @@ class JobStatus:
         return self.state != "running"
 
 
-UNSUPPORTED = {
-    "bedrock": "Bedrock batch inference reads its requests from an S3 bucket and needs an IAM "
-               "service role allowed to read and write it, which toolwire does not set up",
-    "vertex": "Vertex AI batch prediction reads its requests from Cloud Storage or BigQuery, "
-              "which toolwire does not set up",
-    "azure": "Azure OpenAI batches need a global-batch deployment of their own",
-    "openrouter": "OpenRouter has no batch API",
-    "ollama": "a local server has no batch API",
-    "local": "a local server has no batch API",
-}
-
-
 def unsupported(provider: str) -> str | None:
     """Why ``provider`` cannot take ``--provider-batch``, or None when it can."""
-    for name, why in UNSUPPORTED.items():
-        if provider == name or provider.startswith(name + "-"):
-            return (f"--provider-batch does not work with {provider}: {why}; run the batch "
-                    "without --provider-batch, or use the provider's own API (anthropic:, "
-                    "openai:, openai-responses:, gemini:)")
+    from toolwire.http.providers import get_provider
+
+    spec = get_provider(provider)
+    why = spec.no_batch if spec is not None else ""
+    if why:
+        return (f"--provider-batch does not work with {provider}: {why}; run the batch "
+                "without --provider-batch, or use the provider's own API (anthropic:, "
+                "openai:, openai-responses:, gemini:)")
     return None
 
 

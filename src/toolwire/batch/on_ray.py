@@ -118,9 +118,10 @@ def _worker_trace(trace: dict[str, Any], options: dict[str, Any]) -> Iterator[No
 def _key_env(model_id: str) -> dict[str, str]:
     """The environment variables a worker needs for ``model_id`` (its API key, Ollama host)."""
     from toolwire.http.endpoints import PROVIDERS, parse_model_id
+    from toolwire.http.providers import host_vars
 
     endpoint = parse_model_id(model_id, os.environ)  # a missing key fails here, before Ray
-    names = (*PROVIDERS[endpoint.provider].key_vars, "OLLAMA_HOST")
+    names = (*PROVIDERS[endpoint.provider].key_vars, *host_vars())
     found = {name: os.environ[name] for name in names if name in os.environ}
     found.update((k, v) for k, v in os.environ.items() if k.startswith("OTEL_"))
     return found

@@ -329,6 +329,7 @@ def build_parser() -> argparse.ArgumentParser:
     from toolwire.cli import batch as _cli_batch
     from toolwire.cli import chat as _cli_chat
     from toolwire.cli import demo as _cli_demo
+    from toolwire.cli import mcpauth as _cli_mcpauth
     from toolwire.cli import proxy as _cli_proxy
     from toolwire.cli import replay as _cli_replay
     from toolwire.cli import run as _cli_run
@@ -340,6 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_runs.add_command(sub, EPILOG)
     _cli_batch.add_commands(sub, EPILOG)
     _cli_proxy.add_command(sub, EPILOG)
+    _cli_mcpauth.add_command(sub, EPILOG)
 
     p = sub.add_parser(
         "explain", epilog=EPILOG,

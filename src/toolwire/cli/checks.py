@@ -245,24 +245,19 @@ def free_port(number: int, flag: str = "--port", host: str = "127.0.0.1") -> Non
                             f"({exc.strerror or exc}); give a free port, or 0 for any") from None
 
 
-# What a model id without its provider most likely meant, by how the model's name begins.
-_GUESSES = (("gpt-", "openai"), ("chatgpt", "openai"), ("o1", "openai"), ("o3", "openai"),
-            ("o4", "openai"), ("claude", "anthropic"), ("gemini", "gemini"))
-
-
 def model_id(value: str, flag: str = "--model", *, keys: bool = False) -> str:
     """A model id whose form is right (its base URL after ``@`` too) and whose settings in the
     environment are there (a cloud id's region, project or resource and credentials); with
     ``keys``, also one whose API key is set. ``flag`` names where the value came from (the
     flag, an environment variable, the config file). Nothing is started or sent."""
     from toolwire.errors import ConfigError
-    from toolwire.http.endpoints import parse_model_id
+    from toolwire.http.endpoints import PROVIDERS, parse_model_id
+    from toolwire.http.providers import guess_provider
 
-    guess = None if ":" in value else next(
-        (p for start, p in _GUESSES if value.lower().startswith(start)), None)
+    guess = None if ":" in value else guess_provider(value)
     try:
         endpoint = parse_model_id(value)
-        if endpoint.provider == "local" and "@" not in value:
+        if PROVIDERS[endpoint.provider].local_server and "@" not in value:
             from toolwire.http.local import find_model
 
             find_model(endpoint.model)

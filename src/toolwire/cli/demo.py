@@ -33,7 +33,6 @@ from toolwire.codecs import WIRES
 from toolwire.http.providers import provider_for
 
 DEMO_TASK = "The tests in this project fail. Find out why and fix it."
-DEMO_WIRES = {wire: provider_for(wire) for wire in WIRES}  # wire -> provider at the emulator
 
 
 DEMO_TEST_COMMAND = (f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {shlex.quote(sys.executable)} -m pytest "
@@ -92,7 +91,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         script_name = "recover.json" if args.scenario == "recover" else "script.json"
         script = load_script(Path(str(resources.files("toolwire") / "demo" / script_name)))
         emulator = Emulator(script).start()
-        model = client.model(f"{DEMO_WIRES[args.wire]}:scripted-demo@{emulator.base_url}",
+        model = client.model(f"{provider_for(args.wire)}:scripted-demo@{emulator.base_url}",
                              env={})
     outputs = Outputs()
     if chosen is None:
@@ -159,7 +158,7 @@ def add_command(sub: Any, epilog: str) -> None:
                     "back and the next call fixing it. --model runs the task on a real model.")
     p.add_argument("scenario", nargs="?", choices=("fix", "recover"), default="fix",
                    help="fix (default) or recover")
-    p.add_argument("--wire", choices=tuple(DEMO_WIRES), default=WIRES[0],
+    p.add_argument("--wire", choices=WIRES, default=WIRES[0],
                    help="the wire the emulator speaks (default anthropic-messages)")
     p.add_argument("--model", metavar="ID", help=f"run on a real model instead: {forms}")
     p.add_argument("--workdir", metavar="DIR", help="an empty or new folder to copy the project "

@@ -94,11 +94,34 @@ def protected(args: argparse.Namespace, outputs: Outputs) -> None:
 COPY_LIMIT = 512 << 20
 """The most a replay copies of the recorded folder (bytes) before it asks for --workdir."""
 
+_FICLONE = 0x40049409
+"""Linux's ioctl that makes a file share another's blocks until either is written (a reflink,
+on file systems such as Btrfs and XFS)."""
+
+
+def clone_file(source: str, target: str) -> str:
+    """Copy one file for a replay: a reflink where the file system makes them (no blocks
+    copied, and a write to either file leaves the other as it was), else a plain copy. Never a
+    hard link, which a command writing into the copy would write into the user's file too."""
+    import fcntl
+    import os
+
+    try:
+        with open(source, "rb") as src, open(target, "xb") as dst:
+            fcntl.ioctl(dst.fileno(), _FICLONE, src.fileno())
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(target)
+        return str(shutil.copy2(source, target))
+    shutil.copystat(source, target)
+    return target
+
 
 def copy_folder(folder: Path, into: Path, limit: int = COPY_LIMIT) -> Path:
-    """A copy of ``folder`` at ``into``, without its ``.toolwire`` folder (links copied as
-    links, and what is neither a file, a folder nor a link, such as a FIFO or a device node,
-    left out); refused, before anything is copied, when its files hold more than ``limit``."""
+    """A copy of ``folder`` at ``into`` (reflinked where the file system can, `clone_file`),
+    without its ``.toolwire`` folder (links copied as links, and what is neither a file, a
+    folder nor a link, such as a FIFO or a device node, left out); refused, before anything
+    is copied, when its files hold more than ``limit``."""
     import os
     import shutil
     import stat
@@ -129,7 +152,7 @@ def copy_folder(folder: Path, into: Path, limit: int = COPY_LIMIT) -> Path:
         return left
 
     try:
-        shutil.copytree(folder, into, symlinks=True, ignore=skipped)
+        shutil.copytree(folder, into, symlinks=True, ignore=skipped, copy_function=clone_file)
     except (OSError, shutil.Error) as exc:
         raise UserError(f"the recorded folder {folder} could not be copied to replay in "
                         f"({exc}); give --workdir DIR (a copy you made)") from None

@@ -31,7 +31,12 @@ def cmd_proxy(args: argparse.Namespace) -> int:
                             "'claude-*=openai-responses:gpt-5'")
         routes.append((pattern.strip(), _served(target.strip(), f"--route {pattern}",
                                                 keys=not args.pass_client_keys)))
-    if args.host not in LOOPBACK and not args.key:
+    fallbacks = tuple(_served(given, "--fallback", keys=True) for given in args.fallback or ())
+    if model in fallbacks:
+        raise UserError(f"--fallback {model} is the --model itself; give models that take "
+                        "over from it")
+    aws_keys = _aws_keys(args.aws_key_id)
+    if args.host not in LOOPBACK and not args.key and not aws_keys:
         raise UserError(f"--host {args.host} lets other machines reach the proxy; give "
                         "--key KEY, which every client must then present as its API key")
     if args.key is not None and not args.key.strip():
@@ -51,7 +56,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
 
     settings = ProxySettings(model=model, host=args.host, port=args.port, key=args.key,
                              strict=args.strict, record=args.record, workers=args.workers,
-                             timeout=args.timeout, routes=tuple(routes),
+                             timeout=args.timeout, routes=tuple(routes), fallbacks=fallbacks,
+                             aws_keys=aws_keys,
                              pass_client_keys=args.pass_client_keys,
                              record_max=int(args.record_max * 1_000_000))
     try:
@@ -67,6 +73,27 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         serve(settings, sock, ready)
     return EXIT_OK
+
+
+SIGV4_SECRET = "TOOLWIRE_PROXY_AWS_SECRET_ACCESS_KEY"
+"""Where the secret key of ``--aws-key-id`` is read from (never from the command line)."""
+
+
+def _aws_keys(key_id: str | None) -> tuple[tuple[str, str], ...]:
+    """The AWS key pair SigV4-signed requests are checked with, if ``--aws-key-id`` is
+    given: the id from the flag, its secret from the environment."""
+    import os
+
+    if key_id is None:
+        return ()
+    if not key_id.strip() or any(c.isspace() or c in "/," for c in key_id):
+        raise UserError(f"--aws-key-id {key_id!r}: give an access key id, such as "
+                        "AKIAEXAMPLE (no spaces, slashes or commas)")
+    secret = os.environ.get(SIGV4_SECRET, "")
+    if not secret.strip():
+        raise UserError(f"--aws-key-id needs its secret key in the environment: export "
+                        f"{SIGV4_SECRET}=... (it is never given on the command line)")
+    return ((key_id, secret),)
 
 
 def _served(model: str, flag: str, *, keys: bool) -> str:
@@ -97,6 +124,10 @@ def add_command(sub: Any, epilog: str) -> None:
     p.add_argument("--key", metavar="KEY",
                    help="the key every client must present as its API key (x-api-key, "
                         "Authorization: Bearer, x-goog-api-key or ?key=)")
+    p.add_argument("--aws-key-id", metavar="ID",
+                   help="let in requests signed with AWS SigV4 (boto3's default) by this "
+                        f"access key id, its secret read from {SIGV4_SECRET}; each "
+                        "signature is checked over the request")
     p.add_argument("--pass-client-keys", action="store_true",
                    help="send each request upstream with the API key its client presented "
                         "(default: the proxy's own, from its environment)")
@@ -111,6 +142,12 @@ def add_command(sub: Any, epilog: str) -> None:
     p.add_argument("--route", action="append", metavar="PATTERN=ID",
                    help="send requests whose model name matches PATTERN (* and ? as in file "
                         "names) to ID instead (repeatable; the first that matches wins)")
+    p.add_argument("--fallback", action="append", metavar="ID",
+                   help="a model that takes a request over when the one it went to fails in "
+                        "a way another model may not (overloaded, rate limited, a 5xx, a "
+                        "broken stream, a prompt too long), before the client has any byte "
+                        "of the reply (repeatable, tried in order; sent with the proxy's own "
+                        "keys)")
     p.add_argument("--timeout", type=checks.positive, default=600.0, metavar="S",
                    help="seconds the upstream may send nothing before the request fails "
                         "(default 600)")

@@ -30,6 +30,9 @@ def check_agent_options(args: argparse.Namespace) -> None:
     """The checks every agent command shares, made before anything starts."""
     if getattr(args, "mcp", None) or getattr(args, "mcp_deferred", None):
         checks.need_extra("mcp", "--mcp" if getattr(args, "mcp", None) else "--mcp-deferred")
+        args.mcp_access = _mcp_access(args)
+    elif getattr(args, "mcp_header", None):
+        raise UserError("--mcp-header goes with an MCP server given by URL: add --mcp URL")
     if getattr(args, "model", None):
         checks.model_id(args.model, getattr(args, "model_source", None) or "--model")
     chains.check_fallbacks(args)
@@ -40,6 +43,24 @@ def check_agent_options(args: argparse.Namespace) -> None:
     if getattr(args, "model", None):
         for line in checks.not_sent(args.model, getattr(args, "temperature", None)):
             print(f"note: {line}", file=sys.stderr)
+
+
+def _mcp_access(args: argparse.Namespace) -> dict[str, Any]:
+    """What the MCP servers given by URL are sent: the config file's sections, --mcp-header."""
+    from toolwire.errors import ConfigError
+    from toolwire.mcp.access import access_map
+
+    urls = [*args.mcp, *getattr(args, "mcp_deferred", [])]
+    headers = getattr(args, "mcp_header", [])
+    if headers and not any(u.strip().startswith(("http://", "https://")) for u in urls):
+        raise UserError("--mcp-header is for MCP servers given by URL; the --mcp servers "
+                        "given are commands (give them credentials in their environment)")
+    try:
+        return access_map(urls, settings.mcp_table(), headers)
+    except ConfigError as exc:
+        if str(exc).startswith("--mcp-header"):
+            raise
+        raise UserError(f"{settings.config_path()}: {exc}") from None
 
 
 def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
@@ -70,7 +91,8 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
         servers = open_servers(args.mcp, deferred=getattr(args, "mcp_deferred", []),
                                resources=getattr(args, "mcp_resources", False),
                                reserved=[t.name for t in tools], cwd=str(workdir),
-                               answer=answerer(term, ""))
+                               answer=answerer(term, ""),
+                               access=getattr(args, "mcp_access", None))
         args.mcp_servers = servers  # closed by the command when the run ends
         for note in servers.notes:
             print(neutral(f"mcp: {note}"), file=sys.stderr)  # a server's words
@@ -370,6 +392,10 @@ def agent_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mcp-deferred", action="append", metavar="SERVER", default=[],
                    help="an MCP server as --mcp gives one, with all its tools deferred: "
                         "the model finds them with search_tools (repeatable)")
+    p.add_argument("--mcp-header", action="append", metavar="'NAME: VALUE'", default=[],
+                   help="a header sent to every MCP server given by URL, such as "
+                        "'Authorization: Bearer TOKEN' (repeatable; per server: the config "
+                        "file's [mcp.servers.\"URL\"] section, see docs/mcp.md)")
     p.add_argument("--mcp-resources", action="store_true",
                    help="add a read_resource tool for the resources the MCP servers offer")
     p.add_argument("--mcp-instructions", action="store_true",

@@ -2,12 +2,13 @@
 time limit and the bounds on what model servers send): each from its flag, else the
 environment, else the config file, else a built-in default; and where it came from.
 
-Owns `SETTINGS`, `config_path`, `read_config`, `resolve`, `apply`, `limits` and `Setting`. The
-config file is TOML at ``$XDG_CONFIG_HOME/toolwire/config.toml`` (``~/.config/toolwire/config.toml``
-when that variable is unset), with top-level keys named as in `SETTINGS`; ``TOOLWIRE_CONFIG`` names
-another file. A file that cannot be read, an unknown key or a value of the wrong kind is a
-`UserError` naming the file and the key. Imports only the command line's `common` and
-`toolwire.http.limits` (the bounds and their sizes).
+Owns `SETTINGS`, `config_path`, `read_config`, `mcp_table`, `resolve`, `apply`, `limits` and
+`Setting`. The config file is TOML at ``$XDG_CONFIG_HOME/toolwire/config.toml``
+(``~/.config/toolwire/config.toml`` when that variable is unset), with top-level keys named as in
+`SETTINGS` and an ``[mcp]`` table of MCP servers' credentials (read by `toolwire.mcp.access`);
+``TOOLWIRE_CONFIG`` names another file. A file that cannot be read, an unknown key or a value
+of the wrong kind is a `UserError` naming the file and the key. Imports only the command line's
+`common` and `toolwire.http.limits` (the bounds and their sizes).
 """
 
 from __future__ import annotations
@@ -110,7 +111,32 @@ def config_path(env: Mapping[str, str] | None = None) -> Path:
 
 
 def read_config(path: Path) -> dict[str, str]:
-    """The settings in a config file ({} when there is none)."""
+    """The settings in a config file ({} when there is none); its ``[mcp]`` table is
+    `mcp_table`'s."""
+    found: dict[str, str] = {}
+    for key, value in _load(path).items():
+        if key == "mcp":
+            if not isinstance(value, dict):
+                raise UserError(f"the config file {path}: mcp must be a table ([mcp]) of MCP "
+                                "servers' settings")
+            continue
+        if key not in SETTINGS:
+            raise UserError(f"the config file {path} has an unknown key {key!r}; the keys are "
+                            + ", ".join([*SETTINGS, "[mcp]"]))
+        found[key] = _checked(key, value, f"the config file {path}")
+    return found
+
+
+def mcp_table(env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The config file's ``[mcp]`` table (servers' credentials: `toolwire.mcp.access`)."""
+    path = config_path(env)
+    table = _load(path).get("mcp", {})
+    if not isinstance(table, dict):
+        raise UserError(f"the config file {path}: mcp must be a table ([mcp])")
+    return table
+
+
+def _load(path: Path) -> dict[str, Any]:
     import tomllib
 
     if not path.exists():
@@ -128,13 +154,7 @@ def read_config(path: Path) -> dict[str, str]:
                         "its settings are flat keys such as model = \"ID\"") from None
     except OSError as exc:
         raise UserError(f"cannot read the config file {path}: {exc.strerror or exc}") from None
-    found: dict[str, str] = {}
-    for key, value in data.items():
-        if key not in SETTINGS:
-            raise UserError(f"the config file {path} has an unknown key {key!r}; the keys are "
-                            + ", ".join(SETTINGS))
-        found[key] = _checked(key, value, f"the config file {path}")
-    return found
+    return data
 
 
 def _checked(key: str, value: object, where: str) -> str:

@@ -20,10 +20,14 @@ _LOADED: dict[str, Codec] = {}  # by codec module path
 def get_codec(wire: str) -> Codec:
     """The codec for ``wire``: one of `WIRES`, or a wire added with
     `toolwire.codecs.registry.register_wire`."""
-    module = get_wire(wire).module  # ValueError naming the registered wires
-    codec = _LOADED.get(module)  # the usual case: already made
+    record = get_wire(wire)  # ValueError naming the registered wires
+    codec = _LOADED.get(record.module)  # the usual case: already made
     if codec is None:
-        codec = _LOADED[module] = Codec(cast(WireModule, importlib.import_module(module)))
+        codec = _LOADED[record.module] = Codec(
+            cast(WireModule, importlib.import_module(record.module)),
+            reasoning=record.reasoning, media_tokens=record.media_tokens,
+            examples=record.input_examples,
+            callers=record.allowed_callers, managed=record.context_management)
     return codec
 
 

@@ -1,10 +1,11 @@
 """Building values from stream fragments in time linear in what arrived.
 
 Owns `Joins` (text fields of objects being built, their fragments joined once when read) and
-`WholeObject` (whether JSON text arriving in pieces is, so far, exactly one object). A stream
-decoder meets a hostile stream here as much as a framer does: a text or an argument string sent
-in 100,000 one-character deltas must not cost 100,000 copies of what came before, nor a parse of
-the whole text per delta. Pure; imports only `toolwire._json`.
+`WholeObject` (whether JSON text arriving in pieces is, so far, exactly one object), and the
+other way, `text_pieces`: a text cut into the deltas a streamed reply written by a codec sends.
+A stream decoder meets a hostile stream here as much as a framer does: a text or an argument
+string sent in 100,000 one-character deltas must not cost 100,000 copies of what came before,
+nor a parse of the whole text per delta. Pure; imports only `toolwire._json`.
 """
 
 from __future__ import annotations
@@ -122,4 +123,13 @@ class WholeObject:
                         self._state = _CLOSED
 
 
-__all__ = ["Joins", "WholeObject"]
+def text_pieces(text: str, n: int = 3, *, keep_empty: bool = False) -> list[str]:
+    """``text`` in up to ``n`` consecutive pieces of similar length, as a server streams it
+    (never an empty piece: none for empty text, or one with ``keep_empty``)."""
+    if len(text) <= 1:
+        return [text] if text or keep_empty else []
+    size = -(-len(text) // n)
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+__all__ = ["Joins", "WholeObject", "text_pieces"]

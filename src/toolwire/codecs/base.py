@@ -21,7 +21,6 @@ from typing import Any, Protocol
 
 import msgspec
 
-from toolwire._json import loads
 from toolwire.codecs.reading import (
     StreamDecoder,
     guard_error,
@@ -34,13 +33,13 @@ from toolwire.codecs.reading import list_at as list_at
 from toolwire.codecs.reading import objects_at as objects_at
 from toolwire.codecs.reading import plain as plain
 from toolwire.codecs.reading import text_at as text_at
+from toolwire.codecs.reading import token_count as token_count
 from toolwire.codecs.reading import wrong_shape as wrong_shape
-from toolwire.codecs.reasoning import REASONING_LEVELS, put_reasoning, takes_reasoning
+from toolwire.codecs.reasoning import REASONING_LEVELS, PutReasoning, put_reasoning
 from toolwire.errors import (
     AuthenticationError,
     ContextLengthError,
     InvalidRequestError,
-    JSONTextError,
     NotFoundError,
     OverloadedError,
     PermissionDeniedError,
@@ -123,16 +122,18 @@ def _fitting_tools(
     return fitted
 
 
-def _reasoning(encode: Callable[[Request], Encoded], wire: str) -> Callable[[Request], Encoded]:
-    """``encode`` adding what `Request.reasoning` asks for (`toolwire.codecs.reasoning`); while
-    reasoning is on, a temperature is left out (reasoning models refuse one), with a note."""
+def _reasoning(encode: Callable[[Request], Encoded], wire: str,
+               put: PutReasoning | None) -> Callable[[Request], Encoded]:
+    """``encode`` adding what `Request.reasoning` asks for, the way ``put`` (the wire's, None
+    when it has no reasoning setting) writes it (`toolwire.codecs.reasoning`); while reasoning
+    is on, a temperature is left out (reasoning models refuse one), with a note."""
 
     @functools.wraps(encode)
     def encoded(request: Request) -> Encoded:
         level = request.reasoning
         if level is None:
             return encode(request)
-        ok = level in REASONING_LEVELS and takes_reasoning(wire)
+        ok = level in REASONING_LEVELS and put is not None
         drop = ok and level != "off" and request.temperature is not None
         out = encode(msgspec.structs.replace(
             request, reasoning=None, temperature=None if drop else request.temperature))
@@ -142,7 +143,8 @@ def _reasoning(encode: Callable[[Request], Encoded], wire: str) -> Callable[[Req
                    if level not in REASONING_LEVELS else f"{wire} has no reasoning setting")
             notes = [Note(kind="field_dropped", subject="reasoning", detail=f"{why}; left out")]
         else:
-            made = put_reasoning(body, wire, level)
+            assert put is not None  # ``ok`` says so
+            made = put_reasoning(body, put, level)
             notes = [Note(kind=k, subject=s, detail=d) for k, s, d in made]
         if drop:
             notes.append(Note(kind="field_dropped", subject="temperature", detail=(
@@ -232,13 +234,6 @@ def dumps(value: JSON) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def loads_or_none(text: str) -> JSON:
-    try:
-        return loads(text)
-    except JSONTextError:
-        return None
-
-
 class WireModule(Protocol):
     """What one wire's ``codec`` module defines; `Codec` adds what every wire derives alike."""
 
@@ -279,6 +274,10 @@ class Codec:
     there), ``decode_response``, ``encode_response``, ``encode_stream``, ``StreamDecoder``,
     ``decode_error``, ``encode_error`` (an error body as the server sends it) and ``check_body``
     (the first rule a raw request body breaks, worded as the provider words it).
+    What the wire can carry comes from its registry record (`toolwire.codecs.record.Wire`):
+    how it asks for ``reasoning``, its ``media_tokens``, and whether tools keep their
+    ``examples``, their allowed ``callers`` and a request its context management
+    (``managed``); whatever the wire cannot carry is left out here, with a note.
     ``encode_request``, ``stream_decoder`` and ``decode_stream`` are derived from them here,
     once for every wire, and the decoders are made total here (`guard_response` and its
     siblings): whatever they are given, they return a value or raise a `ToolwireError`.
@@ -301,20 +300,18 @@ class Codec:
         "module",
     )
 
-    def __init__(self, module: WireModule) -> None:
+    def __init__(self, module: WireModule, *, reasoning: PutReasoning | None = None,
+                 media_tokens: str | None = None, examples: bool = False,
+                 callers: bool = False, managed: bool = False) -> None:
         self.module = module
         self.WIRE = wire = module.WIRE
         self.STOP_REASONS = module.STOP_REASONS
-        rule = getattr(module, "MEDIA_TOKENS", None)
-        self.MEDIA_TOKENS: str | None = rule if isinstance(rule, str) else None
+        self.MEDIA_TOKENS: str | None = media_tokens
         self.StreamDecoder = module.StreamDecoder
         self._stream_decoder = guard_stream(module.StreamDecoder, wire)
-        examples = getattr(module, "INPUT_EXAMPLES", False) is True
-        callers = getattr(module, "ALLOWED_CALLERS", False) is True
-        managed = getattr(module, "CONTEXT_MANAGEMENT", False) is True
         encode = _reasoning(module.encode if examples and callers and managed else
                             _fitting_tools(module.encode, wire, examples=examples,
-                                           callers=callers, managed=managed), wire)
+                                           callers=callers, managed=managed), wire, reasoning)
         fit = getattr(module, "FIT", None)  # the per-model fixes (`toolwire.codecs.per_model`)
         self.encode = fit(encode) if callable(fit) else encode
         self.decode_request = guard_request(module.decode_request, wire)

@@ -18,7 +18,8 @@ marked blocks are copied (the body shares the rest with the request). Used by An
 Messages and, for OpenRouter's breakpoint models, by OpenAI chat (text parts only);
 `cache_key_fields` writes the OpenAI wires' cache key and retention, and for the models with
 OpenAI's explicit breakpoints (the per-model rules, `toolwire.codecs.model_rules`) places
-``prompt_cache_breakpoint`` markers the same way (`Marking` says how a wire marks a block).
+``prompt_cache_breakpoint`` markers the same way (`Marking` says how a wire marks a block;
+each OpenAI wire's own ``cache_fields`` and marking live in its folder's ``__init__``).
 A decoded body keeps its markers where they were (in the parts' provider data), like any
 field the caller wrote. Imports only `toolwire.codecs.base`, the transcript and the rule
 table; no wire module.
@@ -236,7 +237,7 @@ OPENAI_TTLS = ("30m", "12h")
 """The lifetimes an OpenAI explicit breakpoint may ask for."""
 
 
-def cache_key_fields(body: dict[str, Any], cache: Cache, *, wire: str = "openai-responses",
+def cache_key_fields(body: dict[str, Any], cache: Cache, *, wire: str,
                      how: Marking | None = None, markable: Markable | None = None,
                      system_in_messages: bool = False) -> list[Note]:
     """The OpenAI wires' cache fields: ``prompt_cache_key`` (requests with the same key go to
@@ -278,42 +279,7 @@ def cache_key_fields(body: dict[str, Any], cache: Cache, *, wire: str = "openai-
     return notes
 
 
-def _text_part(block: dict[str, Any]) -> bool:
-    return block.get("type") == "text"
-
-
-def _input_text(block: dict[str, Any]) -> bool:
-    return block.get("type") == "input_text"
-
-
-EXPLICIT = Marking(key="prompt_cache_breakpoint")
-"""OpenAI's explicit breakpoints in Chat Completions' messages."""
-EXPLICIT_RESPONSES = Marking(key="prompt_cache_breakpoint", text="input_text", items="input",
-                             fields=("content", "output"), skip_role="assistant")
-"""The same in a Responses input."""
-
-
-def chat_cache_fields(body: dict[str, Any], cache: Cache) -> list[Note]:
-    """OpenAI chat's cache fields: explicit breakpoints for the models that have them, and
-    with ``cache.markers`` (OpenRouter's breakpoint models) Anthropic-style breakpoints on
-    text parts, the system prompt being the first message."""
-    notes = cache_key_fields(body, cache, wire="openai-chat", how=EXPLICIT,
-                             markable=_text_part, system_in_messages=True)
-    if cache.markers and not any(n.subject == EXPLICIT.key for n in notes):
-        notes += place_breakpoints(body, cache, markable=_text_part, system_in_messages=True,
-                                   tools_take_markers=False)
-    return notes
-
-
-def responses_cache_fields(body: dict[str, Any], cache: Cache) -> list[Note]:
-    """The Responses API's cache fields, explicit breakpoints on input text for the models
-    that have them."""
-    return cache_key_fields(body, cache, wire="openai-responses", how=EXPLICIT_RESPONSES,
-                            markable=_input_text)
-
-
 __all__ = [
-    "EXPLICIT", "EXPLICIT_RESPONSES", "MAX_BREAKPOINTS", "OPENAI_TTLS", "Markable", "Marking",
-    "cache_key_fields", "cap_markers", "chat_cache_fields", "place_breakpoints",
-    "responses_cache_fields",
+    "MAX_BREAKPOINTS", "OPENAI_TTLS", "Markable", "Marking", "cache_key_fields", "cap_markers",
+    "place_breakpoints",
 ]

@@ -7,7 +7,10 @@ part and the limit), and the marker text that opens the media of one tool result
 moves them out of the result (`marker`, `restore_moved`: putting them back when decoding).
 `Limits` and `check_limits` are the limits a wire sets on a whole request (counts, total bytes,
 image sides read from the image's own header by `toolwire.media.image_size`), checked before
-sending. Imports only the transcript, `toolwire.media` and errors; never a wire's codec.
+sending. What every wire's media rules (its folder's ``media_problem``: what its provider
+refuses of the media in a raw body) share in reading a body from outside: `list_or_empty`,
+`dict_or_empty`, `image_head`, `data_url_type`, `OPENAI_IMAGE_TYPES`. Imports only the
+transcript, `toolwire.media` and errors; never a wire's codec.
 """
 
 from __future__ import annotations
@@ -255,3 +258,36 @@ def _any_media(messages: Sequence[Message]) -> bool:
 def _at_most(n: int, limit: int | None, wording: str) -> None:
     if limit is not None and n > limit:
         raise ConfigError(wording.replace("{n}", str(n)))
+
+
+# --------------------------------------------------------------------------- raw bodies
+# What the wires' media rules (each wire's ``media_problem``, in its folder) share.
+
+OPENAI_IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
+"""The image types both OpenAI wires take in a ``data:`` URL."""
+
+
+def list_or_empty(value: Any) -> list[Any]:
+    """``value`` when it is a list, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def dict_or_empty(value: Any) -> dict[str, Any]:
+    """``value`` when it is an object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def image_head(text: str) -> bytes:
+    """Enough of the bytes of base64 ``text`` to read an image's header from (empty when it is
+    not base64: another check names that)."""
+    try:
+        return base64.b64decode(text[:4096], validate=True)
+    except (binascii.Error, ValueError):
+        return b""
+
+
+def data_url_type(url: Any) -> str | None:
+    """The media type of a ``data:`` URL; None for any other URL."""
+    if not isinstance(url, str) or not url.startswith("data:"):
+        return None
+    return url[5:].partition(";")[0].partition(",")[0]

@@ -1,16 +1,14 @@
 """How a provider reads a prompt: its prompt cache, its token counting, its explicit caches.
 
-Owns the parts of a wire's record (`toolwire.codecs.registry.Wire`) that describe the prompt:
+Owns the parts of a wire's record (`toolwire.codecs.record.Wire`) that describe the prompt:
 `CacheRules` (how the provider caches prompt prefixes), `Counting` (its token-counting
-endpoint, and the prompt inside a counting request), `ExplicitCache` (a cache made by a request
-of its own) and `bedrock_count_input` (the prompt inside Bedrock's CountTokens body). Records
-only: imports nothing of toolwire, so the registry stays cheap to import.
+endpoint, and the prompt inside a counting request: a wire whose counting body holds it
+elsewhere gives its own ``read``) and `ExplicitCache` (a cache made by a request of its own).
+Records only: imports nothing of toolwire, so the registry stays cheap to import.
 """
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -81,20 +79,4 @@ class ExplicitCache:
     items: str
 
 
-def bedrock_count_input(body: Mapping[str, Any]) -> Any:
-    """The prompt in Bedrock's CountTokens body: a Converse request under ``input.converse``,
-    or an InvokeModel body (base64 JSON) under ``input.invokeModel.body``."""
-    given = body.get("input")
-    if not isinstance(given, Mapping):
-        return None
-    if "converse" in given:
-        return given["converse"]
-    invoke = given.get("invokeModel")
-    raw = invoke.get("body") if isinstance(invoke, Mapping) else None
-    try:
-        return json.loads(base64.b64decode(raw, validate=True)) if isinstance(raw, str) else None
-    except ValueError:
-        return None
-
-
-__all__ = ["CacheRules", "Counting", "ExplicitCache", "bedrock_count_input"]
+__all__ = ["CacheRules", "Counting", "ExplicitCache"]

@@ -1,10 +1,11 @@
 """Reading bodies from outside: typed readers that name the path, and the decoders' guards.
 
 Owns the shape errors (`wrong_shape`, `first_problem`, `not_json`), the typed readers the wires
-use on bodies (`list_at`, `text_at`, `plain` for values kept whole, `error_body` for error
-replies), `path_text`, the `StreamDecoder` protocol and the guards `Codec` puts around every
-decoder (`guard_response`, `guard_request`, `guard_error`, `guard_stream`). Imports the JSON
-reader, errors, events and the transcript; must not import `toolwire.codecs.base` or any wire.
+use on bodies (`list_at`, `text_at`, `token_count`, `plain` for values kept whole, `error_body`
+for error replies), `path_text`, the `StreamDecoder` protocol and the guards `Codec` puts
+around every decoder (`guard_response`, `guard_request`, `guard_error`, `guard_stream`).
+Imports the JSON reader, errors, events and the transcript; must not import
+`toolwire.codecs.base` or any wire.
 """
 
 from __future__ import annotations
@@ -204,6 +205,11 @@ def objects_at(value: Any, where: str, what: str) -> list[Any]:
         if type(item) is not dict and not isinstance(item, Mapping):
             raise wrong_shape(f"{where}[{n}]", f"an object ({what})", item)
     return items
+
+
+def token_count(value: Any) -> int:
+    """A token count a reply reports: an int (not a bool), else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def text_at(value: Any, where: str | tuple[Any, ...]) -> str:

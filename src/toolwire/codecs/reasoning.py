@@ -1,16 +1,15 @@
-"""The reasoning setting (`Request.reasoning`: ``low``, ``medium``, ``high`` or ``off``) as each
-wire asks for it, put into a request body its wire's codec encoded.
+"""The reasoning setting (`Request.reasoning`: ``low``, ``medium``, ``high`` or ``off``), put
+into a request body its wire's codec encoded: what every wire's way of asking shares.
 
-Owns `REASONING_LEVELS`, `BUDGETS` and `put_reasoning`, which `toolwire.codecs.base.Codec`
-calls after every wire's ``encode``. Anthropic Messages (and Claude on Bedrock Converse, in
-``additionalModelRequestFields``): ``thinking`` with a token budget, ``max_tokens`` raised above
-the budget when it is not, or ``thinking`` disabled; Chat Completions: ``reasoning_effort``
-(``off``: ``none``); Responses: ``reasoning.effort`` (``off``: ``none``); Gemini:
-``generationConfig.thinkingConfig.thinkingBudget`` (``off``: 0); Ollama: ``think`` (the level,
-or false). Reasoning models refuse a sampling temperature (Anthropic's extended thinking and
-OpenAI's reasoning models answer it with an error), so while reasoning is on a temperature is
-left out, with a ``field_dropped`` note; ``off`` keeps it. A wire without a reasoning setting
-leaves it out, with a note. Pure functions over JSON; imports nothing of the codecs.
+Owns `REASONING_LEVELS`, `BUDGETS`, `PutReasoning` (how one wire asks: a function its folder
+defines and its registry record holds, `toolwire.codecs.record.Wire.reasoning`), `put_reasoning`
+(which `toolwire.codecs.base.Codec` calls after every wire's ``encode``) and the two ways wires
+share: `thinking` (Anthropic's ``thinking`` with a token budget, ``max_tokens`` raised above
+the budget when it is not, or ``thinking`` disabled; Claude on Bedrock Converse takes it too)
+and `effort` (the OpenAI wires' effort, ``off`` being ``none``). Reasoning models refuse a
+sampling temperature, so while reasoning is on a temperature is left out, with a
+``field_dropped`` note (`toolwire.codecs.base`); ``off`` keeps it. A wire without a reasoning
+setting leaves it out, with a note. Pure functions over JSON; imports nothing of the codecs.
 """
 
 from __future__ import annotations
@@ -21,6 +20,9 @@ from typing import Any
 Triple = tuple[str, str, str]
 """A note as (kind, subject, detail), made a `toolwire.codecs.base.Note` by the codec."""
 
+PutReasoning = Callable[[dict[str, Any], str, list[Triple]], None]
+"""How one wire asks for reasoning: writes level into the body, adds its notes."""
+
 REASONING_LEVELS = ("low", "medium", "high", "off")
 BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
 """Thinking tokens per level where a wire takes a budget (Anthropic's least is 1,024)."""
@@ -28,9 +30,9 @@ ANSWER_ROOM = 4096
 """Tokens left for the answer above a thinking budget when ``max_tokens`` is raised."""
 
 
-def _thinking(body: dict[str, Any], level: str, notes: list[Triple], *, wire: str,
-              holder: dict[str, Any], tokens: Callable[[], int | None],
-              set_tokens: Callable[[int], None]) -> None:
+def thinking(body: dict[str, Any], level: str, notes: list[Triple], *, wire: str,
+             holder: dict[str, Any], tokens: Callable[[], int | None],
+             set_tokens: Callable[[int], None]) -> None:
     """Anthropic's ``thinking`` in ``holder``, with room for the answer above the budget."""
     if level == "off":
         holder["thinking"] = {"type": "disabled"}
@@ -45,81 +47,18 @@ def _thinking(body: dict[str, Any], level: str, notes: list[Triple], *, wire: st
             f"{have if have is not None else 'none'} became {budget + ANSWER_ROOM}")))
 
 
-def _anthropic(body: dict[str, Any], level: str, notes: list[Triple]) -> None:
-    def put(n: int) -> None:
-        body["max_tokens"] = n
-
-    _thinking(body, level, notes, wire="anthropic-messages", holder=body,
-              tokens=lambda: body.get("max_tokens"), set_tokens=put)
-
-
-def _bedrock(body: dict[str, Any], level: str, notes: list[Triple]) -> None:
-    config = body.setdefault("inferenceConfig", {})
-    extra = body.setdefault("additionalModelRequestFields", {})
-
-    def put(n: int) -> None:
-        config["maxTokens"] = n
-
-    _thinking(body, level, notes, wire="bedrock-converse", holder=extra,
-              tokens=lambda: config.get("maxTokens"), set_tokens=put)
-    notes.append(("reasoning_as_thinking", "reasoning", (
-        "bedrock-converse: sent as Anthropic's thinking in additionalModelRequestFields, "
-        "which Claude models read; other models on Bedrock take their own fields")))
-
-
-def _effort(level: str) -> str:
+def effort(level: str) -> str:
+    """The OpenAI wires' reasoning effort for ``level``."""
     return "none" if level == "off" else level
 
 
-def _chat(body: dict[str, Any], level: str, notes: list[Triple]) -> None:
-    body["reasoning_effort"] = _effort(level)
-
-
-def _responses(body: dict[str, Any], level: str, notes: list[Triple]) -> None:
-    reasoning = body.get("reasoning")
-    body["reasoning"] = {**(reasoning if isinstance(reasoning, dict) else {}),
-                         "effort": _effort(level)}
-
-
-def _gemini(body: dict[str, Any], level: str, notes: list[Triple]) -> None:
-    config = body.setdefault("generationConfig", {})
-    thinking = config.get("thinkingConfig")
-    config["thinkingConfig"] = {**(thinking if isinstance(thinking, dict) else {}),
-                                "thinkingBudget": 0 if level == "off" else BUDGETS[level]}
-
-
-def _interactions(body: dict[str, Any], level: str, notes: list[Triple]) -> None:
-    config = body.setdefault("generation_config", {})
-    config["thinking_level"] = "minimal" if level == "off" else level
-    if level == "off":
-        notes.append(("reasoning_as_minimal", "reasoning", (
-            "gemini-interactions: thinking cannot be turned off; the least, 'minimal', "
-            "was asked for")))
-
-
-def _ollama(body: dict[str, Any], level: str, notes: list[Triple]) -> None:
-    body["think"] = False if level == "off" else level
-
-
-_PUT: dict[str, Callable[[dict[str, Any], str, list[Triple]], None]] = {
-    "anthropic-messages": _anthropic, "bedrock-converse": _bedrock, "openai-chat": _chat,
-    "openai-responses": _responses, "gemini-generate": _gemini, "ollama-chat": _ollama,
-    "gemini-interactions": _interactions,
-}
-"""How each wire asks for reasoning; a wire not here has no such setting."""
-
-
-def takes_reasoning(wire: str) -> bool:
-    """Whether ``wire`` has a reasoning setting."""
-    return wire in _PUT
-
-
-def put_reasoning(body: dict[str, Any], wire: str, level: str) -> list[Triple]:
-    """Ask for reasoning ``level`` in ``body``, a request in ``wire`` (one that
-    `takes_reasoning`); the notes to give, as (kind, subject, detail)."""
+def put_reasoning(body: dict[str, Any], put: PutReasoning, level: str) -> list[Triple]:
+    """Ask for reasoning ``level`` in ``body`` the way ``put`` (the wire's) does; the notes
+    to give, as (kind, subject, detail)."""
     notes: list[Triple] = []
-    _PUT[wire](body, level, notes)
+    put(body, level, notes)
     return notes
 
 
-__all__ = ["BUDGETS", "REASONING_LEVELS", "Triple", "put_reasoning", "takes_reasoning"]
+__all__ = ["BUDGETS", "REASONING_LEVELS", "PutReasoning", "Triple", "effort", "put_reasoning",
+           "thinking"]

@@ -169,7 +169,7 @@ class Emulator:
         """The batch jobs sent to this emulator (`toolwire.emulator.batches`)."""
         self.received: list[Received] = []
         self.kept: dict[str, list[Any]] = {}
-        """The conversations kept for wires whose server keeps them (Gemini Interactions)."""
+        """The conversations kept for wires whose server keeps them (the record's ``memory``)."""
         self._used = 0
         self._lock = threading.Lock()
         self._server: HttpServer | None = None
@@ -308,11 +308,10 @@ class Emulator:
                 body, held = self.cached.expand(spec, body, route.model)
             except Refused as exc:
                 return _json(exc.status, error_body(errors, exc.status, str(exc)))
-        continued = getattr(codec.module, "continued", None)  # a conversation the server kept
-        keep = getattr(codec.module, "keep", None)
-        if continued is not None:
+        memory = spec.memory  # how the server keeps conversations, when it keeps any
+        if memory is not None:
             try:
-                body = continued(body, self.kept)
+                body = memory.continued(body, self.kept)
             except LookupError as exc:
                 return _json(404, error_body(errors, 404, str(exc)))
         if self.aws_credentials is not None and http.path.startswith(AWS_PATHS):
@@ -353,8 +352,8 @@ class Emulator:
         if item.delay:
             await asyncio.sleep(item.delay)
         reply = managed.reply(billed(item.reply, counted))
-        if keep is not None:
-            keep(self.kept, body, codec.encode_response(reply, request=request))
+        if memory is not None:
+            memory.keep(self.kept, body, codec.encode_response(reply, request=request))
         return self._reply(reply, spec, codec, request, stream, framing)
 
     def _reply(self, reply: Reply, wire: Wire, codec: Any, request: Request, stream: bool,

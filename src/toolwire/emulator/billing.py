@@ -19,7 +19,7 @@ follows the wire's rules:
 Entries live ``ttl`` seconds (a marker's ``"1h"`` for an hour) and each read renews them. A
 prompt longer than the model's window (`toolwire.context.windows`, or the emulator's own
 table) is refused with the wire's own "context too long" wording; a server that truncates
-instead (Ollama, `toolwire.codecs.registry.Wire.truncate_at`) cuts it silently at the size the
+instead (Ollama, `toolwire.codecs.record.Wire.truncate_at`) cuts it silently at the size the
 body sets (``num_ctx``) and reports the truncated count. Must not import a codec module nor
 compare wire names: what differs is in the registry.
 """

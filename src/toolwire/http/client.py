@@ -1,15 +1,17 @@
 """Where a codec, an endpoint and a transport meet: a `Model` backed by a real server.
 
-Owns `HttpModel`, `RetryPolicy`, `Gate` and `model(id)`. ``complete`` is encode -> send ->
-decode; ``stream`` is encode -> send -> feed the bytes to the codec's stream decoder as they
-arrive. Retries (rate limits, overload, 5xx, dropped connections, streams broken mid-reply)
-happen here, with exponential backoff and jitter, honouring the provider's retry-after; a
-broken stream is retried as a whole request, so a half reply never reaches a transcript. Each
-retry, and the notes of each request the codec encodes, go to `toolwire.events.emit`: the run
-waiting on this request hears them, and only that run (the events themselves live in
-`toolwire.events`). An `HttpModel` is one model: it sends every request under its endpoint's
-model name, its `provider_model`, which is what a run puts in `Request.model`. A shared `Gate`
-paces many callers (each send waits on it; a rate limit makes all back off: `RateGate`).
+Owns `HttpModel` and `model(id)` (and gives out `RetryPolicy`, `Gate` and
+`BAD_REPLY_RETRIES`, which `toolwire.http.retries` owns with the one retry loop).
+``complete`` is encode -> send -> decode; ``stream`` is encode -> send -> feed the bytes to the
+codec's stream decoder as they arrive. Retries (rate limits, overload, 5xx, dropped
+connections, streams broken mid-reply) happen here, with exponential backoff and jitter,
+honouring the provider's retry-after; a broken stream is retried as a whole request, so a half
+reply never reaches a transcript. Each retry, and the notes of each request the codec encodes,
+go to `toolwire.events.emit`: the run waiting on this request hears them, and only that run
+(the events themselves live in `toolwire.events`). An `HttpModel` is one model: it sends every
+request under its endpoint's model name, its `provider_model`, which is what a run puts in
+`Request.model`. A shared `Gate` paces many callers (each send waits on it; a rate limit makes
+all back off: `RateGate`).
 
 A reply that arrives with a success status but cannot be used is a bad reply: a body that is not
 JSON or not the wire's shape, a stream whose bytes or events cannot be read, an error body sent
@@ -30,9 +32,8 @@ import asyncio
 import contextlib
 import dataclasses
 import random
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from toolwire import _json
@@ -40,19 +41,18 @@ from toolwire.codecs import Codec, get_codec
 from toolwire.codecs.registry import get_wire
 from toolwire.context.estimate import estimate_tokens
 from toolwire.context.prices import with_cost
-from toolwire.context.windows import OLLAMA_DEFAULT_CONTEXT, takes_breakpoints
 from toolwire.context.windows import context_window as window_of
+from toolwire.context.windows import takes_breakpoints
 from toolwire.errors import (
     ContextLengthError,
     JSONTextError,
-    OverloadedError,
     ProviderError,
-    RateLimitError,
     ServerError,
     ToolwireError,
     WireFormatError,
 )
-from toolwire.events import RetryEvent, StreamEnd, StreamEvent, WireNotes, emit
+from toolwire.events import RetryEvent as RetryEvent
+from toolwire.events import StreamEnd, StreamEvent, WireNotes, emit
 from toolwire.http.cached_contents import explicit_caches
 from toolwire.http.counting import count_request, read_count
 from toolwire.http.endpoints import (
@@ -63,42 +63,14 @@ from toolwire.http.endpoints import (
 )
 from toolwire.http.limits import Limits, LineWatch
 from toolwire.http.providers import PROVIDERS
+from toolwire.http.retries import BAD_REPLY_RETRIES as BAD_REPLY_RETRIES
+from toolwire.http.retries import Gate as Gate
+from toolwire.http.retries import RetryPolicy as RetryPolicy
+from toolwire.http.retries import retrying
 from toolwire.http.shown import named, shown, snippet
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, WireResponse, body_bytes
 from toolwire.protocol import holds_nothing
 from toolwire.transcript import Reply, Request, replace
-
-BAD_REPLY_RETRIES = 1
-"""How many times a request is sent again after a bad reply (one the client could not use)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """How often and how long to retry a failed request.
-
-    The wait before attempt ``n`` (from 1) is a random value up to ``base * 2**(n-1)`` seconds,
-    capped at ``max_wait``; a provider's retry-after is used instead when it is given and at most
-    ``max_retry_after`` seconds.
-    """
-
-    max_attempts: int = 4
-    base: float = 0.5
-    max_wait: float = 30.0
-    max_retry_after: float = 60.0
-
-    def wait(self, attempt: int, error: ProviderError, rng: random.Random) -> float:
-        if error.retry_after is not None and 0 <= error.retry_after <= self.max_retry_after:
-            return error.retry_after
-        return rng.uniform(0, min(self.max_wait, self.base * 2 ** (attempt - 1)))
-
-
-class Gate(Protocol):
-    """Pacing shared by the callers of one provider: ``wait`` before each send, ``backoff``
-    when the provider said to slow down (a rate limit or overload that will be retried)."""
-
-    async def wait(self) -> None: ...
-
-    def backoff(self, seconds: float) -> None: ...
 
 
 class HttpModel:
@@ -139,12 +111,11 @@ class HttpModel:
         table), None when unknown. Ollama is sent it as ``num_ctx`` (else it uses its
         own small default and cuts longer prompts silently)."""
         self._num_ctx: int | None = None
-        if endpoint.provider == "ollama":
-            if self.context_window and "options" not in self.options:
-                self.options["options"] = {"num_ctx": self.context_window}
-            given = self.options.get("options")
-            size = given.get("num_ctx") if isinstance(given, Mapping) else None
-            self._num_ctx = size if isinstance(size, int) else OLLAMA_DEFAULT_CONTEXT
+        provider = PROVIDERS.get(endpoint.provider)
+        if provider is not None and provider.context_size:
+            self._num_ctx = provider.context_of(self.options, self.context_window)
+        self._provider_marks = provider is not None and provider.cache_markers
+        self._first_party = provider is not None and provider.first_party
 
     def __repr__(self) -> str:
         return f"HttpModel({self.endpoint.model_id!r}, wire={self.endpoint.wire!r})"
@@ -170,6 +141,13 @@ class HttpModel:
         return self.codec.MEDIA_TOKENS
 
     @property
+    def native_features(self) -> frozenset[str]:
+        """What this model's provider does on its side (`toolwire.protocol.native_search` and
+        its siblings): what its wire's record says the wire can, at the provider's own API
+        only (its ``first_party``); a cloud or a router speaking the wire may not."""
+        return get_wire(self.wire).native if self._first_party else frozenset()
+
+    @property
     def telemetry(self) -> dict[str, str | int]:
         """What OpenTelemetry spans say of this model (`toolwire.telemetry`): the provider's
         name in the GenAI conventions and the server's address and port."""
@@ -190,7 +168,7 @@ class HttpModel:
         if request.max_tokens is None and self.max_tokens is not None:
             changes["max_tokens"] = self.max_tokens
         cache = request.cache
-        if (cache is not None and not cache.markers and self.endpoint.provider == "openrouter"
+        if (cache is not None and not cache.markers and self._provider_marks
                 and takes_breakpoints(self.endpoint.model)):
             changes["cache"] = replace(cache, markers=True)  # its upstream caches at markers
         if self.options:
@@ -307,18 +285,6 @@ class HttpModel:
             f"it holds no text and no tool call (stop {reply.stop!r}){what}"
         )
 
-    def _retry_event(self, attempt: int, error: ProviderError) -> RetryEvent:
-        """Raise ``error`` if it is final; else say (`emit`) when the next try will be."""
-        if not error.retryable or attempt >= self.retry.max_attempts:
-            raise error
-        event = RetryEvent(attempt=attempt, wait=self.retry.wait(attempt, error, self._rng),
-                           error=error)
-        if self.gate is not None and (isinstance(error, RateLimitError | OverloadedError)
-                                      or error.retry_after is not None):
-            self.gate.backoff(event.wait)
-        emit(event)
-        return event
-
     async def _send(self, wire_request: WireRequest) -> WireResponse:
         """One attempt: wait for the shared gate, send, and raise the provider's error if any."""
         if self.gate is not None:
@@ -327,13 +293,6 @@ class HttpModel:
         if response.status >= 400:
             raise await self._error(response)
         return response
-
-    def _bad_retry(self, attempt: int, bad: int, error: WireFormatError) -> None:
-        """Raise ``error`` after `BAD_REPLY_RETRIES` bad replies; else say (`emit`) it is
-        sent again."""
-        if bad > BAD_REPLY_RETRIES:
-            raise error
-        emit(RetryEvent(attempt=attempt, wait=0.0, error=error))
 
     async def _cached(self, request: Request, sent: WireRequest) -> WireRequest:
         """``sent`` naming an explicit cache of its prefix, when the request asks for one."""
@@ -355,17 +314,15 @@ class HttpModel:
         """Send ``request`` and return the whole reply, retrying what may succeed on retry."""
         request, wire_request = self._prepare(request, stream=False)
         wire_request = await self._cached(request, wire_request)
-        attempt = bad = 0
-        while True:
-            attempt += 1
-            try:
-                response = await self._send(wire_request)
-                return self._decode(await response.read(), response, request)
-            except ProviderError as error:
-                await asyncio.sleep(self._retry_event(attempt, error).wait)
-            except WireFormatError as error:
-                bad += 1
-                self._bad_retry(attempt, bad, error)
+
+        async def whole(response: WireResponse) -> AsyncIterator[StreamEvent]:
+            yield StreamEnd(reply=self._decode(await response.read(), response, request))
+
+        reply: Reply | None = None
+        async for event in self._retrying(wire_request, whole):
+            reply = event.reply if isinstance(event, StreamEnd) else reply
+        assert reply is not None  # the loop ends only with a reply or an error
+        return reply
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         """Send ``request`` streamed; yield events as they arrive, ending with `StreamEnd`.
@@ -377,46 +334,49 @@ class HttpModel:
         """
         request, wire_request = self._prepare(request, stream=True)
         wire_request = await self._cached(request, wire_request)
-        attempt = bad = 0
-        while True:
-            attempt += 1
-            try:
-                response = await self._send(wire_request)
-                decoder = self.codec.stream_decoder(request=request)
-                feed = decoder.feed
-                adapt = self.endpoint.stream_adapter
-                adapter = adapt() if adapt is not None else None
-                chunks = response.aiter_bytes()
-                framing = "eventstream" if adapter is not None else get_wire(self.wire).framing
-                watch = LineWatch(self.limits, lines=framing != "eventstream", sse=framing == "sse")
-                try:  # closed however the stream ends (a deadline, the caller stopping)
-                    async for chunk in chunks:
-                        watch.chunk(chunk)
-                        try:
-                            events = feed(adapter.feed(chunk) if adapter is not None else chunk)
-                        except Exception as exc:
-                            raise self._unreadable(exc) from exc
-                        for event in events:
-                            watch.event()
-                            yield event
-                finally:
-                    await chunks.aclose()  # type: ignore[attr-defined]
+        async for event in self._retrying(
+                wire_request, lambda response: self._streamed(response, request)):
+            yield event
+
+    def _retrying(self, wire_request: WireRequest,
+                  attempt_once: Callable[[WireResponse], AsyncIterator[StreamEvent]],
+                  ) -> AsyncIterator[StreamEvent]:
+        """The one retry loop of `complete` and `stream` (`toolwire.http.retries.retrying`)."""
+        return retrying(lambda: self._send(wire_request), attempt_once, policy=self.retry,
+                        gate=self.gate, rng=self._rng)
+
+    async def _streamed(self, response: WireResponse,
+                        request: Request) -> AsyncIterator[StreamEvent]:
+        """One try's stream: its events as they arrive, then `StreamEnd` with the reply."""
+        decoder = self.codec.stream_decoder(request=request)
+        feed = decoder.feed
+        adapt = self.endpoint.stream_adapter
+        adapter = adapt() if adapt is not None else None
+        chunks = response.aiter_bytes()
+        framing = "eventstream" if adapter is not None else get_wire(self.wire).framing
+        watch = LineWatch(self.limits, lines=framing != "eventstream", sse=framing == "sse")
+        try:  # closed however the stream ends (a deadline, the caller stopping)
+            async for chunk in chunks:
+                watch.chunk(chunk)
                 try:
-                    if adapter is not None:
-                        for event in feed(adapter.close()):
-                            yield event
-                    reply = decoder.finish()
+                    events = feed(adapter.feed(chunk) if adapter is not None else chunk)
                 except Exception as exc:
                     raise self._unreadable(exc) from exc
-                if holds_nothing(reply):
-                    raise self._nothing(reply, None, None)
-                yield StreamEnd(reply=self._priced(reply, request))
-                return
-            except ProviderError as error:
-                await asyncio.sleep(self._retry_event(attempt, error).wait)
-            except WireFormatError as error:
-                bad += 1
-                self._bad_retry(attempt, bad, error)
+                for event in events:
+                    watch.event()
+                    yield event
+        finally:
+            await chunks.aclose()  # type: ignore[attr-defined]
+        try:
+            if adapter is not None:
+                for event in feed(adapter.close()):
+                    yield event
+            reply = decoder.finish()
+        except Exception as exc:
+            raise self._unreadable(exc) from exc
+        if holds_nothing(reply):
+            raise self._nothing(reply, None, None)
+        yield StreamEnd(reply=self._priced(reply, request))
 
     def _unreadable(self, exc: Exception) -> Exception:
         """What the stream decoder raised: an error event the provider sent stays its
@@ -487,7 +447,8 @@ def model(
     model_id = responses_if_allowed(model_id, kwargs.get("options"))
     endpoint = parse_model_id(model_id, env)
     server = None
-    if endpoint.provider == "local" and not endpoint.base_url:
+    provider = PROVIDERS.get(endpoint.provider)
+    if provider is not None and provider.local_server and not endpoint.base_url:
         from toolwire.http.local import LocalServer
 
         server = LocalServer(endpoint.model).start()

@@ -146,11 +146,13 @@ def responses_if_allowed(model_id: str, options: Mapping[str, Any] | None) -> st
     ``responses_for_reasoning`` per-model setting) and the model is an ``openai:`` GPT-5 model
     that Chat Completions refuses to let reason with tools (`toolwire.codecs.model_rules`)."""
     provider, _, rest = model_id.partition(":")
-    if provider != "openai" or not setting("responses_for_reasoning", options):
+    spec = PROVIDERS.get(provider)
+    if (spec is None or spec.reasoning_provider is None
+            or not setting("responses_for_reasoning", options)):
         return model_id
     model = rest.partition("@")[0]
-    if any(find(code, PROVIDERS["openai"].wire, model) for code in EFFORT_RULES):
-        return f"openai-responses:{rest}"
+    if any(find(code, spec.wire, model) for code in EFFORT_RULES):
+        return f"{spec.reasoning_provider}:{rest}"
     return model_id
 
 

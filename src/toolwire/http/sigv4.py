@@ -3,7 +3,8 @@
 Owns `AwsCredentials`, the credential sources (`env_credentials`, `file_credentials`,
 `credential_chain`, and `BotocoreCredentials` for company setups when botocore is installed),
 `sign` (the headers one request needs: ``Authorization``, ``X-Amz-Date`` and, for temporary
-credentials, ``X-Amz-Security-Token``) and `SigV4Signer` (signs every attempt anew, asking its
+credentials, ``X-Amz-Security-Token``), `verify` (a received request's signature checked
+against the key pairs a server takes) and `SigV4Signer` (signs every attempt anew, asking its
 source for credentials each time, so credentials that expire are refreshed before they do).
 The canonical request follows botocore's signer byte for byte: the path normalised and
 percent-encoded once more (a model ARN's ``%3A`` is signed as ``%253A``), the query pairs
@@ -19,6 +20,7 @@ import datetime as dt
 import hashlib
 import hmac
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -148,6 +150,55 @@ def sign(method: str, url: str, headers: Mapping[str, str], body: bytes | Iterab
     return added
 
 
+MAX_SKEW = dt.timedelta(minutes=15)
+"""How far a signed request's time may be from the receiver's clock (AWS takes 15 minutes)."""
+
+_AUTHORIZATION = re.compile(
+    r"AWS4-HMAC-SHA256 Credential=(?P<key>[^/,\s]+)/(?P<date>\d{8})/(?P<region>[^/,\s]+)/"
+    r"(?P<service>[^/,\s]+)/aws4_request,\s*SignedHeaders=(?P<names>[a-z0-9\-;.]+),\s*"
+    r"Signature=(?P<signature>[0-9a-f]{64})")
+
+
+def verify(method: str, url: str, headers: Mapping[str, str], body: bytes,
+           keys: Mapping[str, str], *, now: dt.datetime | None = None) -> str | None:
+    """None when the request's ``Authorization`` is a SigV4 signature made with one of
+    ``keys`` (access key id to secret key) over this very request; else what is wrong, in
+    words for the client. ``url`` is the request's URL as it came (its path and query as
+    written on the wire), ``headers`` with lowercase names."""
+    found = _AUTHORIZATION.fullmatch(headers.get("authorization", "").strip())
+    if found is None:
+        return "the Authorization header is not an AWS4-HMAC-SHA256 signature"
+    secret = keys.get(found["key"])
+    if secret is None:
+        return f"the access key id {found['key']} is not one this server takes"
+    stamp = headers.get("x-amz-date", "")
+    try:
+        moment = dt.datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.UTC)
+    except ValueError:
+        return "the signed request has no X-Amz-Date header of the form 20260101T000000Z"
+    if stamp[:8] != found["date"]:
+        return "the signature's date is not the date of X-Amz-Date"
+    if abs((now or dt.datetime.now(dt.UTC)) - moment) > MAX_SKEW:
+        return "the request was signed more than 15 minutes from now; check the client's clock"
+    names = found["names"].split(";")
+    if "host" not in names or any(name not in headers for name in names):
+        return "a header the signature names (Host at least) is not in the request"
+    payload = hashlib.sha256(body).hexdigest()
+    declared = headers.get("x-amz-content-sha256", payload)
+    if declared != payload:
+        return "X-Amz-Content-SHA256 is not the body's hash"
+    canonical, _ = canonical_request(method, url, {n: headers[n] for n in names}, declared)
+    scope = f"{found['date']}/{found['region']}/{found['service']}/aws4_request"
+    text = "\n".join(["AWS4-HMAC-SHA256", stamp, scope,
+                      hashlib.sha256(canonical.encode()).hexdigest()])
+    expected = hmac.new(_key(secret, found["date"], found["region"], found["service"]),
+                        text.encode(), hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected, found["signature"]):
+        return ("the AWS signature does not match this request: a wrong secret key for "
+                f"{found['key']}, or the request was changed after it was signed")
+    return None
+
+
 # --------------------------------------------------------------------------- credentials
 
 CredentialSource = Callable[[], AwsCredentials]
@@ -254,6 +305,7 @@ class SigV4Signer:
 
 
 __all__ = [
+    "MAX_SKEW",
     "REFRESH_BEFORE",
     "AwsCredentials",
     "BotocoreCredentials",
@@ -265,4 +317,5 @@ __all__ = [
     "env_credentials",
     "file_credentials",
     "sign",
+    "verify",
 ]

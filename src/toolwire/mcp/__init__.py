@@ -5,7 +5,8 @@ Needs the official ``mcp`` SDK (``pip install "toolwire[mcp]"``).
 Client side: ``async with toolwire.mcp.connect("python -m my_server") as server:`` gives
 ``server.tools``, toolwire `Tool`s whose calls go to the server; `open_servers` opens several
 servers at once and prefixes tool names that clash. A URL (``http://127.0.0.1:8000/mcp``)
-connects over streamable HTTP instead of starting a command.
+connects over streamable HTTP instead of starting a command, with ``headers``, a bearer
+``token`` or `OAuth` for servers that want credentials (`toolwire.mcp.auth`).
 
 The tools pass on structured output (checked against its schema) and media; a server's
 questions go to the user through an ``answer`` callback (`toolwire.mcp.elicit`, with `DECLINE`
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from toolwire.mcp._results import result_text
+    from toolwire.mcp.auth import OAuth
     from toolwire.mcp.client import (
         McpConnection,
         McpConnectionError,
@@ -57,6 +59,7 @@ _LAZY: dict[str, str] = {
     "McpConnection": "client",
     "McpConnectionError": "client",
     "McpTools": "group",
+    "OAuth": "auth",
     "Prompt": "offers",
     "Resource": "offers",
     "Spec": "client",
@@ -101,6 +104,7 @@ __all__ = [
     "McpConnection",
     "McpConnectionError",
     "McpTools",
+    "OAuth",
     "Prompt",
     "Resource",
     "Spec",

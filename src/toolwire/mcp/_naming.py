@@ -1,6 +1,7 @@
 """Tool names across several MCP servers: labels for servers and prefixes for clashing names.
 
-Owns `server_label`, `plan_names` and `unique_name`. Pure functions over strings: no SDK, no I/O.
+Owns `server_label`, `spec_name`, `plan_names` and `unique_name`. Pure functions over
+strings: no SDK, no I/O.
 """
 
 from __future__ import annotations
@@ -8,8 +9,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Collection, Sequence
+from pathlib import Path
+from urllib.parse import urlsplit
 
-__all__ = ["MAX_NAME", "plan_names", "server_label", "unique_name"]
+__all__ = ["MAX_NAME", "plan_names", "server_label", "spec_name", "unique_name"]
 
 MAX_NAME = 64
 """The longest tool name every supported provider accepts."""
@@ -73,3 +76,16 @@ def plan_names(
             f"{listed}{also}; it is called {new_names}"
         )
     return plans, notes
+
+
+def spec_name(target: str | list[str]) -> str:
+    """A name for a server that does not give one: its module, script, or host and port."""
+    if isinstance(target, str):
+        url = urlsplit(target)
+        return f"{url.hostname or 'server'}_{url.port}" if url.port else url.hostname or "server"
+    if "-m" in target[:-1]:
+        return target[target.index("-m") + 1].rsplit(".", 1)[-1]
+    for arg in reversed(target[1:]):
+        if not arg.startswith("-"):
+            return Path(arg).stem
+    return Path(target[0]).stem

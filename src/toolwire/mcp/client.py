@@ -26,10 +26,8 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
-import contextvars
 import os
 import shlex
-import sys
 import tempfile
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -45,11 +43,15 @@ from mcp_types import CallToolResult, ServerCapabilities
 from mcp_types import Tool as McpTool
 
 from toolwire.errors import ConfigError, ToolDefinitionError, ToolError
-from toolwire.events import Event, ToolAsked, ToolProgress, emit
+from toolwire.events import Event, ToolAsked, ToolProgress
+from toolwire.mcp._naming import spec_name
+from toolwire.mcp._reporting import teller, trace_context
 from toolwire.mcp._results import result_value
 from toolwire.mcp._session import Hooks, Lost, SessionThread, describe
+from toolwire.mcp.auth import OAuth, Refused, over_http, secret_headers
 from toolwire.mcp.elicit import Asker
 from toolwire.schema.tool import Tool
+from toolwire.secrets import Redactor
 from toolwire.tools.ask_user import Answerer
 
 __all__ = [
@@ -72,19 +74,6 @@ class McpConnectionError(ConfigError):
     """An MCP server could not be started, reached or set up; the message says why."""
 
 
-def _spec_name(target: str | list[str]) -> str:
-    """A name for a server that does not give one: its module, script, or host and port."""
-    if isinstance(target, str):
-        url = urlsplit(target)
-        return f"{url.hostname or 'server'}_{url.port}" if url.port else url.hostname or "server"
-    if "-m" in target[:-1]:
-        return target[target.index("-m") + 1].rsplit(".", 1)[-1]
-    for arg in reversed(target[1:]):
-        if not arg.startswith("-"):
-            return Path(arg).stem
-    return Path(target[0]).stem
-
-
 class McpConnection:
     """A live connection to one MCP server; its ``tools`` call the server.
 
@@ -97,7 +86,9 @@ class McpConnection:
     (``PATH``, ``HOME``...); ``cwd`` is the folder the server runs in. ``answer`` asks the user
     the server's elicitation requests (see `toolwire.mcp.elicit`; None: they are declined, the
     reason in the run log). ``deferred``: all the server's tools are deferred (found with
-    ``search_tools``, see `McpTools.deferred`).
+    ``search_tools``, see `McpTools.deferred`). Over HTTP, ``headers`` go with every request,
+    ``token`` as ``Authorization: Bearer``, and ``oauth`` (`toolwire.mcp.auth.OAuth`) gets
+    tokens from the server's authorization server; none of them is ever written down.
     """
 
     def __init__(
@@ -111,7 +102,12 @@ class McpConnection:
         errlog: TextIO | None = None,
         answer: Answerer | None = None,
         deferred: bool = False,
+        headers: Mapping[str, str] | None = None,
+        token: str | None = None,
+        oauth: OAuth | None = None,
     ) -> None:
+        self.headers, self.token, self.oauth = dict(headers or {}), token, oauth
+        secret_headers(self.headers, token)
         if isinstance(spec, str) and spec.strip().startswith(("http://", "https://")):
             self._target: str | list[str] = spec.strip()
             self.spec = spec.strip()
@@ -123,7 +119,10 @@ class McpConnection:
                     "'python -m my_server' or a URL such as http://127.0.0.1:8000/mcp")
             self._target = argv
             self.spec = shlex.join(argv)
-        self.name = name or _spec_name(self._target)
+            if headers or token or oauth:
+                raise McpConnectionError(f"headers, tokens and OAuth are for MCP servers over "
+                                         f"HTTP; {self.spec} is a command (use env)")
+        self.name = name or spec_name(self._target)
         self.env = dict(env) if env else None
         self.cwd = cwd
         self.timeout = timeout
@@ -142,6 +141,7 @@ class McpConnection:
         self._session = SessionThread(self._server, timeout=timeout, label=self.name,
                                       hooks=Hooks(elicit=self._asker))
         self._started = False
+        self._refused = Refused()
 
     @property
     def telemetry(self) -> dict[str, str | int]:
@@ -163,6 +163,10 @@ class McpConnection:
         state = ("open" if self.alive else "lost" if self._session.lost and self._started
                  else "not open")
         return f"McpConnection({self.name!r}, {self.spec!r}, {state})"
+
+    @property
+    def _credentials(self) -> bool:
+        return bool(self.headers or self.token or self.oauth)
 
     @property
     def listing(self) -> tuple[McpTool, ...]:
@@ -194,7 +198,8 @@ class McpConnection:
     def _server(self, files: contextlib.ExitStack) -> Any:
         """What `mcp.Client` connects to: the URL, or a stdio transport for the command."""
         if isinstance(self._target, str):
-            return self._target
+            return over_http(self._target, headers=self.headers, token=self.token,
+                             oauth=self.oauth, refused=self._refused)
         errlog = self._errlog
         if errlog is None:
             assert self._stderr_path is not None
@@ -219,10 +224,11 @@ class McpConnection:
         try:
             self._session.ready.result(timeout=0)
         except BaseException as exc:
-            message = (f"could not connect to the MCP server {self.spec}: {describe(exc)}"
+            why = self._refused.said(self.spec, self._credentials, describe(exc))
+            message = (f"could not connect to the MCP server {self.spec}: {why}"
                        f"{self._stderr_tail()}")
             self.close()
-            raise McpConnectionError(message) from None
+            raise McpConnectionError(Redactor.shared()(message)) from None
         if self._session.server_name and not self._named:
             self.name = self._asker.server = self._session.server_name
         self.tools = tuple(self._build())
@@ -309,7 +315,7 @@ class McpConnection:
         """
         if not self._started:
             raise McpConnectionError(f"the MCP connection to {self.spec} is not open")
-        tool, tell = shown_as or name, _teller()
+        tool, tell = shown_as or name, teller()
 
         async def report(progress: float, total: float | None, message: str | None) -> None:
             tell(ToolProgress(tool, progress, total, message))
@@ -317,7 +323,7 @@ class McpConnection:
         entry = (tool, tell)
         self._calls.append(entry)
         try:
-            return await self._session.call(name, arguments or {}, _trace_context(), report)
+            return await self._session.call(name, arguments or {}, trace_context(), report)
         except Lost as lost:
             raise ToolError(self._lost_message(name, lost)) from None
         finally:
@@ -337,8 +343,9 @@ class McpConnection:
         except (ToolError, McpConnectionError):
             raise
         except MCPError as exc:
+            why = self._refused.said(self.spec, self._credentials, exc.error.message)
             raise ToolError(f"The MCP server {self.name!r} refused the call to {name!r}: "
-                            f"{exc.error.message}") from None
+                            f"{why}") from None
         except RuntimeError as exc:
             if "structured content" not in str(exc):
                 raise ToolError(f"The call to {name!r} on the MCP server {self.name!r} failed: "
@@ -427,30 +434,6 @@ class McpConnection:
                     read_only=read_only)
 
 
-def _teller() -> Callable[[Event], None]:
-    """How another thread gives an event to whoever listens where this is called (the run
-    whose tool is calling): in this event loop, in this context."""
-    loop, context = asyncio.get_running_loop(), contextvars.copy_context()
-
-    def tell(event: Event) -> None:
-        with contextlib.suppress(RuntimeError):  # the caller's loop has ended
-            loop.call_soon_threadsafe(context.run, emit, event)
-
-    return tell
-
-
-def _trace_context() -> dict[str, str] | None:
-    """The current span's W3C trace context (``traceparent``...), for a call's ``_meta`` as
-    the MCP conventions carry it, when OpenTelemetry is in use (never importing it)."""
-    if "opentelemetry.propagate" not in sys.modules:
-        return None
-    from opentelemetry import propagate
-
-    carrier: dict[str, str] = {}
-    propagate.inject(carrier)
-    return carrier or None
-
-
 def connect(
     spec: Spec,
     *,
@@ -461,6 +444,9 @@ def connect(
     errlog: TextIO | None = None,
     answer: Answerer | None = None,
     deferred: bool = False,
+    headers: Mapping[str, str] | None = None,
+    token: str | None = None,
+    oauth: OAuth | None = None,
 ) -> McpConnection:
     """A connection to the MCP server ``spec``, to open with ``async with`` or ``with``.
 
@@ -468,7 +454,8 @@ def connect(
     `McpConnection` for the options.
     """
     return McpConnection(spec, name=name, env=env, cwd=cwd, timeout=timeout, errlog=errlog,
-                         answer=answer, deferred=deferred)
+                         answer=answer, deferred=deferred, headers=headers, token=token,
+                         oauth=oauth)
 
 
 def tools_from_server(spec: Spec, **options: Any) -> list[Tool]:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import TextIO
+from typing import Any, TextIO
 
 from toolwire.mcp._naming import plan_names, server_label, unique_name
 from toolwire.mcp.client import McpConnection, McpConnectionError, Spec
@@ -150,11 +150,13 @@ class McpTools:
 
 def _connections(specs: Sequence[Spec], deferred: Sequence[Spec], env: dict[str, str] | None,
                  cwd: str | os.PathLike[str] | None, timeout: float,
-                 errlog: TextIO | None, answer: Answerer | None) -> list[McpConnection]:
+                 errlog: TextIO | None, answer: Answerer | None,
+                 access: Mapping[str, Mapping[str, Any]] | None) -> list[McpConnection]:
     if isinstance(specs, str) or isinstance(deferred, str):
         raise TypeError("give a list of server specs, not one string")
     return [McpConnection(spec, env=env, cwd=cwd, timeout=timeout, errlog=errlog, answer=answer,
-                          deferred=n >= len(specs))
+                          deferred=n >= len(specs),
+                          **(access or {}).get(spec.strip() if isinstance(spec, str) else "", {}))
             for n, spec in enumerate([*specs, *deferred])]
 
 
@@ -185,16 +187,19 @@ def open_servers(
     timeout: float = 60.0,
     errlog: TextIO | None = None,
     answer: Answerer | None = None,
+    access: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> McpTools:
     """Open every server in ``specs`` (command lines or URLs) at once and gather their tools.
 
     ``deferred`` are more servers, whose tools are all deferred (`McpTools.deferred`).
     ``reserved`` names tools the model also gets from elsewhere, so MCP tools with those names
-    are prefixed too. ``resources`` adds a ``read_resource`` tool (`McpTools`). The other
-    options are `toolwire.mcp.McpConnection`'s. Raises `McpConnectionError` naming each server
+    are prefixed too. ``resources`` adds a ``read_resource`` tool (`McpTools`). ``access``
+    gives servers over HTTP, by URL, their ``headers``, ``token`` or ``oauth``
+    (`toolwire.mcp.access.access_map` makes it from settings). The other options are
+    `toolwire.mcp.McpConnection`'s. Raises `McpConnectionError` naming each server
     that could not be opened.
     """
-    servers = _connections(specs, deferred, env, cwd, timeout, errlog, answer)
+    servers = _connections(specs, deferred, env, cwd, timeout, errlog, answer, access)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(servers))) as pool:
         futures = [pool.submit(server.open) for server in servers]
     outcomes: list[object] = []
@@ -215,8 +220,9 @@ async def aopen_servers(
     timeout: float = 60.0,
     errlog: TextIO | None = None,
     answer: Answerer | None = None,
+    access: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> McpTools:
     """`open_servers` for async code."""
-    servers = _connections(specs, deferred, env, cwd, timeout, errlog, answer)
+    servers = _connections(specs, deferred, env, cwd, timeout, errlog, answer, access)
     outcomes = await asyncio.gather(*(s.aopen() for s in servers), return_exceptions=True)
     return await asyncio.to_thread(_gathered, servers, outcomes, reserved, resources)

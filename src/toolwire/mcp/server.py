@@ -20,7 +20,6 @@ import importlib
 import importlib.util
 import itertools
 import os
-import socket
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -49,13 +48,17 @@ from mcp_types import Tool as McpTool
 
 from toolwire.agent.dispatch import Dispatcher
 from toolwire.errors import ConfigError
+from toolwire.http.listen import listening_socket
 from toolwire.mcp._catalog import Catalog
+from toolwire.mcp._delegate import Delegation, delegated_app
 from toolwire.mcp._events import MemoryEventStore, sessions_apart
+from toolwire.mcp._guard import bearer_only, need_token
 from toolwire.mcp._results import to_mcp_result
 from toolwire.mcp._served import Asking, output_schema, structured
 from toolwire.mcp.context import Context, enter, leave
 from toolwire.mcp.offers import Prompt, Resource
 from toolwire.schema.tool import Tool, Toolset
+from toolwire.secrets import remember
 from toolwire.transcript import ToolCallPart
 
 __all__ = [
@@ -271,25 +274,31 @@ async def serve_http(
     path: str = "/mcp",
     announce: TextIO | None = sys.stderr,
     retry_ms: int = 1000,
+    token: str | None = None,
+    delegation: Delegation | None = None,
 ) -> None:
     """Serve ``server`` over streamable HTTP at ``http://HOST:PORT/mcp`` until stopped.
 
     ``port=0`` takes any free port; the URL is written to ``announce`` once the server
     accepts connections. Streams are resumable (`toolwire.mcp._events`), each session's
     apart: each starts with a priming event telling the client to wait ``retry_ms`` before
-    reconnecting.
+    reconnecting. With ``token``, every request must carry ``Authorization: Bearer TOKEN``
+    (`toolwire.mcp._guard`); with ``delegation``, tokens come from an authorization server
+    (`toolwire.mcp._delegate`); with neither, ``host`` must be a loopback address.
     """
     import uvicorn
 
-    app = server.streamable_http_app(streamable_http_path=path, host=host,
-                                     event_store=MemoryEventStore(), retry_interval=retry_ms)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    need_token(host, token or delegation)
+    options = {"streamable_http_path": path, "host": host, "event_store": MemoryEventStore(),
+               "retry_interval": retry_ms}
+    app = (delegated_app(server, delegation, **options) if delegation is not None
+           else server.streamable_http_app(**options))  # type: ignore[arg-type]
+    if token:
+        remember(token, "TOOLWIRE_MCP_TOKEN")
+        app = bearer_only(app, token)  # type: ignore[assignment]
     try:
-        sock.bind((host, port))
+        sock = listening_socket(host, port)
     except OSError as exc:
-        sock.close()
         raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     bound = sock.getsockname()[1]
     config = uvicorn.Config(sessions_apart(app), log_level="warning", lifespan="on")
@@ -322,13 +331,17 @@ def serve_main(
     test_command: str | None = None,
     name: str | None = None,
     ask_user: bool = False,
+    token: str | None = None,
+    delegation: Delegation | None = None,
 ) -> int:
     """Serve tools as an MCP server until stopped; what ``toolwire mcp-serve`` runs.
 
     ``target`` is ``MODULE:ATTR`` (see `load_offer`: tools, resources, prompts);
     ``builtin="coding"`` adds the coding tools confined to ``workdir`` (default: the current
     folder), with ``ask_user`` asking the client's user through elicitation. ``ask_user=True``
-    adds that tool to any tools. Returns the exit code.
+    adds that tool to any tools. Over HTTP, ``token`` is the bearer token every request must
+    carry, or ``delegation`` the authorization server whose tokens it takes (one of them is
+    required when ``host`` is not a loopback address). Returns the exit code.
     """
     tools: list[Tool] = []
     resources: list[Resource] = []
@@ -352,11 +365,21 @@ def serve_main(
         raise ConfigError("nothing to serve: give MODULE:ATTR or --builtin coding")
     if transport not in ("stdio", "http"):
         raise ConfigError(f"unknown transport {transport!r}; use stdio or http")
+    if transport == "stdio" and (token or delegation):
+        raise ConfigError(f"{'--token' if token else '--authorization-server'} is for "
+                          "--transport http; over stdio only the program that started the "
+                          "server talks to it")
+    if token and delegation:
+        raise ConfigError("--token and --authorization-server together: give one way to "
+                          "check who calls")
+    if transport == "http":
+        need_token(host, token or delegation)
     server = build_server(tools, name=name or ("toolwire-coding" if builtin else "toolwire"),
                           ask_user=ask_user or builtin is not None, resources=resources,
                           prompts=prompts)
     if transport == "http":
-        asyncio.run(serve_http(server, host=host, port=port))
+        asyncio.run(serve_http(server, host=host, port=port, token=token,
+                               delegation=delegation))
     else:
         asyncio.run(serve_stdio(server))
     return 0

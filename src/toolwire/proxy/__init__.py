@@ -20,17 +20,9 @@ from toolwire.proxy.settings import ENVIRONMENT, ProxySettings
 
 def bind(settings: ProxySettings) -> socket.socket:
     """The listening socket for ``settings`` (port 0: any free port), listening already."""
-    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((settings.host, settings.port))
-    except OSError:
-        sock.close()
-        raise
-    sock.listen(2048)  # connections wait from now on, before the server is up
-    sock.set_inheritable(True)
-    return sock
+    from toolwire.http.listen import listening_socket
+
+    return listening_socket(settings.host, settings.port)
 
 
 def serve(settings: ProxySettings, sock: socket.socket,

@@ -2,7 +2,8 @@
 
 Owns `make_app` (a starlette application for `ProxySettings`), `from_environment` (the same,
 for a worker process started by `toolwire.proxy.serve`), and the checks made on every request
-before it goes on: the client's key (`authorized`), the body's size and shape, and the
+before it goes on: the client's key (`authorized`) or its AWS signature (`signature_wrong`),
+the body's size and shape, and the
 transcript rules (`toolwire.rules.check_transcript` with the client's wire: a break is logged,
 and with ``strict`` refused with a 400 in the client's wire naming the rule). Paths are read by
 the wire registry (`toolwire.codecs.registry.wire_at`, `count_at`), the same reading the
@@ -16,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import sys
+import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -30,10 +32,19 @@ from toolwire.codecs.registry import Route, count_at, wire_at
 from toolwire.errors import ToolwireError
 from toolwire.http.transport import HttpTransport, Transport
 from toolwire.proxy.answers import Answer, error_response, models_response
-from toolwire.proxy.forward import LOSSES_HEADER, Streamed, Upstream, header_text
+from toolwire.proxy.forward import (
+    FALLBACK_HEADER,
+    LOSSES_HEADER,
+    Failed,
+    Streamed,
+    Upstream,
+    header_text,
+)
+from toolwire.proxy.page import Figures, page_answer
 from toolwire.proxy.record import Recorder
 from toolwire.proxy.settings import ProxySettings
 from toolwire.rules import Problem, check_transcript
+from toolwire.transcript import Request
 
 RULE_HEADER = "x-toolwire-rule"
 
@@ -48,19 +59,41 @@ def presented(headers: Mapping[str, str], query: Mapping[str, str]) -> list[str]
     return [g for g in given if g]
 
 
-def authorized(headers: Mapping[str, str], query: Mapping[str, str], key: str) -> str | None:
+def signed(headers: Mapping[str, str]) -> bool:
+    """Whether the request is signed with AWS SigV4 (boto3's default for Bedrock)."""
+    return headers.get("authorization", "").startswith("AWS4-HMAC-SHA256")
+
+
+def authorized(headers: Mapping[str, str], query: Mapping[str, str], key: str | None
+               ) -> str | None:
     """None when the client presented ``key`` (`presented`); else what is wrong, for the
-    401."""
-    if headers.get("authorization", "").startswith("AWS4-HMAC-SHA256"):
-        return ("this proxy takes no AWS signature; give the proxy's key as a bearer token "
-                "(AWS_BEARER_TOKEN_BEDROCK)")
+    401. A signed request is not judged here: `signature_wrong` checks it, where the proxy
+    has AWS key pairs to check it with."""
+    if signed(headers):
+        return ("this proxy has no AWS key pair to check a signature with; give the proxy's "
+                "key as a bearer token (AWS_BEARER_TOKEN_BEDROCK)")
     given = presented(headers, query)
-    if any(hmac.compare_digest(g.encode(), key.encode()) for g in given):
+    if key is not None and any(hmac.compare_digest(g.encode(), key.encode()) for g in given):
         return None
+    if key is None:
+        return "this proxy takes only requests signed with its AWS key pair (SigV4)"
     if given:
         return "the key given is not this proxy's key"
     return ("this proxy needs its key: give it as your client's API key (x-api-key, "
             "Authorization: Bearer, x-goog-api-key or ?key=)")
+
+
+def signature_wrong(http: HttpRequest, headers: Mapping[str, str], body: bytes,
+                    keys: tuple[tuple[str, str], ...]) -> str | None:
+    """None when the request's SigV4 signature was made with one of ``keys`` over this very
+    request (its path and query as they came on the wire); else what is wrong."""
+    from toolwire.http.sigv4 import verify
+
+    raw_path = http.scope.get("raw_path") or http.url.path.encode()
+    query = http.scope.get("query_string") or b""
+    url = "http://proxy" + raw_path.decode("latin-1") + (
+        "?" + query.decode("latin-1") if query else "")
+    return verify(http.method, url, headers, body, dict(keys))
 
 
 def _guess_wire(headers: Mapping[str, str]) -> str:
@@ -84,9 +117,11 @@ class Proxy:
         self.settings = settings
         self.transport = HttpTransport(timeout=settings.timeout)
         self.upstreams = {model: Upstream(settings, model, self.transport)
-                          for model in (settings.model, *(m for _, m in settings.routes))}
+                          for model in (settings.model, *(m for _, m in settings.routes),
+                                        *settings.fallbacks)}
         self.recorder = (Recorder(settings.record, self.transport, settings.record_max)
                          if settings.record else None)
+        self.figures = Figures()
 
     def upstream(self, route: Route, body: dict[str, Any]) -> Upstream:
         """The upstream for a request at ``route``: by the model name it asks for."""
@@ -101,15 +136,23 @@ class Proxy:
         return [self.upstreams[self.settings.model].endpoint.model, *literal]
 
     async def handle(self, http: HttpRequest) -> Response:
-        path = http.url.path
+        # the path as it came, so that a model id percent-encoded in it (a Bedrock ARN, with
+        # its slash) stays one segment until the route reads it
+        path = (http.scope.get("raw_path") or http.url.path.encode()).decode("latin-1")
         headers = {k.lower(): v for k, v in http.headers.items()}
         counting = count_at(path) if http.method == "POST" else None
         route = counting or (wire_at(path) if http.method == "POST" else None)
         wire = route.error_wire if route is not None else _guess_wire(headers)
-        if self.settings.key is not None:
+        check_signature = self.settings.guarded and signed(headers) and bool(
+            self.settings.aws_keys)
+        if self.settings.guarded and not check_signature:
             wrong = authorized(headers, dict(http.query_params), self.settings.key)
             if wrong is not None:
                 return _response(error_response(wire, 401, wrong))
+        if check_signature and http.method in ("GET", "HEAD"):
+            wrong = signature_wrong(http, headers, b"", self.settings.aws_keys)
+            if wrong is not None:
+                return _response(error_response(wire, 403, wrong))
         if http.method in ("GET", "HEAD"):
             if path in ("/", "/health"):
                 return _response((200, {"content-type": "application/json"},
@@ -117,6 +160,10 @@ class Proxy:
             listed = models_response(path, headers, self.listed())
             if listed is not None:
                 return _response(listed)
+            shown = page_answer(path, dict(http.query_params), self.settings.record,
+                                self.figures)
+            if shown is not None:
+                return _response(shown)
         if route is None:
             return _response(error_response(wire, 404, f"no wire is served at {http.method} "
                                                         f"{path}"))
@@ -125,6 +172,10 @@ class Proxy:
             return _response(error_response(wire, 413, (
                 f"the body is over {self.settings.max_body} bytes, the most this proxy "
                 "takes")))
+        if check_signature:
+            wrong = signature_wrong(http, headers, raw, self.settings.aws_keys)
+            if wrong is not None:
+                return _response(error_response(wire, 403, wrong))
         try:
             body = _json.loads(raw or b"{}")
         except ToolwireError as exc:
@@ -142,6 +193,7 @@ class Proxy:
     async def _forward(self, upstream: Upstream, route: Route, raw: bytes,
                        body: dict[str, Any], headers: Mapping[str, str]) -> Response:
         spec, wire = route.wire, route.error_wire
+        began = time.perf_counter()
         try:
             request = get_codec(spec.name).decode_request(body, **route.url_says())
         except ToolwireError as exc:
@@ -161,21 +213,86 @@ class Proxy:
             self._log(entry)
             return _response(refusal(wire, problems[0]))
         stream = route.stream if route.in_url else spec.wants_stream(body)
-        if upstream.passes_through(route):
-            result = await upstream.same_wire(route, raw, body, stream, headers, transport)
-        else:
-            result = await upstream.converted(route, request, stream, transport)
+        result = await self._send(upstream, route, raw, body, request, stream, headers,
+                                  transport, entry)
         entry["status"] = result.status if isinstance(result, Streamed) else result[0]
         said = result.headers if isinstance(result, Streamed) else result[1]
         if LOSSES_HEADER in said:
             entry["losses"] = said[LOSSES_HEADER]
         entry["stream"] = stream
-        self._log(entry)
+        if isinstance(result, Streamed) and self.recorder is not None:
+            result.chunks = self._logged_after(result, result.chunks, entry, began)
+        else:
+            entry["ms"] = _ms(began)
+            self._log(entry)
         return _response(result)
+
+    async def _logged_after(self, streamed: Streamed, chunks: AsyncIterator[bytes],
+                            entry: dict[str, Any], began: float) -> AsyncIterator[bytes]:
+        """``streamed``'s bytes, its log line written once the stream has ended (or the
+        client went away): with the losses found only when the reply was whole, which its
+        headers could not carry, and the failure that ended it, if one did."""
+        finished = False
+        try:
+            async for chunk in chunks:
+                entry.setdefault("first_ms", _ms(began))
+                yield chunk
+            finished = True
+        finally:
+            entry["ms"] = _ms(began)
+            if streamed.notes:
+                entry["losses"] = "; ".join(streamed.notes)
+            if streamed.broke:
+                entry["broke"] = streamed.broke[-1]
+            elif not finished:
+                entry["broke"] = "the client went away before the stream ended"
+            self._log(entry)
+
+    async def _send(self, upstream: Upstream, route: Route, raw: bytes, body: dict[str, Any],
+                    request: Request, stream: bool, headers: Mapping[str, str],
+                    transport: Transport, entry: dict[str, Any]) -> Answer | Streamed:
+        """The request sent to ``upstream``, then, while its failure is one that moves a
+        fallback chain on (`toolwire.failover.table.FAILURES`) and no byte has reached the
+        client, to each fallback in turn; the entry names each model passed over and why."""
+        from toolwire.failover.table import failure
+
+        chain = [upstream, *(self.upstreams[m] for m in self.settings.fallbacks
+                             if m != upstream.model_id)]
+        passed: list[str] = []
+        for at, link in enumerate(chain):
+            last = at == len(chain) - 1
+            try:
+                if link.passes_through(route):
+                    result = await link.same_wire(route, raw, body, stream, headers, transport,
+                                                  fallible=not last)
+                else:
+                    result = await link.converted(route, request, stream, transport,
+                                                  fallible=not last)
+            except Failed as failed:
+                row = failure(failed.error)
+                if row is None or not row.moves_on:
+                    return failed.answer
+                passed.append(f"{link.model_id} ({row.why})")
+                _say(f"{link.model_id} failed ({row.why}: {failed.error}); "
+                     f"{chain[at + 1].model_id} takes the request over")
+                continue
+            entry["priced_as"] = [link.endpoint.provider, link.endpoint.model]
+            if passed:
+                entry["model"] = link.model_id
+                entry["passed_over"] = passed
+                said = result.headers if isinstance(result, Streamed) else result[1]
+                said[FALLBACK_HEADER] = header_text(
+                    f"{link.model_id}; passed over: {', '.join(passed)}")
+            return result
+        raise AssertionError("the chain's last model answers, failed or not")
 
     def _log(self, entry: dict[str, Any]) -> None:
         if self.recorder is not None:
             self.recorder.log(entry)
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 1)
 
 
 def refusal(wire: str, problem: Problem) -> Answer:
@@ -228,4 +345,5 @@ def from_environment() -> Starlette:
     return make_app(ProxySettings.from_environment())
 
 
-__all__ = ["RULE_HEADER", "Proxy", "authorized", "from_environment", "make_app", "refusal"]
+__all__ = ["RULE_HEADER", "Proxy", "authorized", "from_environment", "make_app", "refusal",
+           "signature_wrong", "signed"]

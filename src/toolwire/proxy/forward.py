@@ -56,6 +56,7 @@ PASSED_HEADERS = ("anthropic-version", "anthropic-beta", "openai-beta")
 on to an upstream of the same wire. No other client header does (a client's key never)."""
 
 LOSSES_HEADER = "x-toolwire-losses"
+FALLBACK_HEADER = "x-toolwire-fallback"
 COUNT_HEADER = "x-toolwire-count"
 
 
@@ -77,13 +78,30 @@ class Heard:
         return {LOSSES_HEADER: header_text("; ".join(self.notes))} if self.notes else {}
 
 
+class Failed(Exception):
+    """An upstream's failure, raised instead of answered when another model may still take
+    the request over (``fallible`` in `Upstream.same_wire` and `Upstream.converted`): the
+    typed ``error`` (for `toolwire.failover.table.failure`) and the ``answer`` the client gets
+    when none does."""
+
+    def __init__(self, error: ToolwireError, answer: Answer) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.answer = answer
+
+
 @dataclass(slots=True)
 class Streamed:
-    """A streamed answer: status, headers, and the bytes as they come."""
+    """A streamed answer: status, headers, and the bytes as they come. ``notes`` grows while
+    the stream is written (what the client's wire could not carry, known only once the
+    upstream's reply is whole, after the headers have gone); ``broke`` is set when the
+    stream ended on a failure."""
 
     status: int
     headers: dict[str, str]
     chunks: AsyncIterator[bytes]
+    notes: list[str] = dataclasses.field(default_factory=list)
+    broke: list[str] = dataclasses.field(default_factory=list)
 
 
 class Upstream:
@@ -123,7 +141,10 @@ class Upstream:
     # ------------------------------------------------------------------ same wire
 
     async def same_wire(self, route: Route, raw: bytes, body: dict[str, Any], stream: bool,
-                        headers: Mapping[str, str], transport: Transport) -> Answer | Streamed:
+                        headers: Mapping[str, str], transport: Transport,
+                        fallible: bool = False) -> Answer | Streamed:
+        """The request's bytes sent on and the reply's bytes back; with ``fallible``, an
+        error is raised as `Failed` (its bytes kept as the answer) instead of answered."""
         endpoint = self.endpoint
         sent: dict[str, Any] = body
         content: bytes | None = raw
@@ -142,11 +163,16 @@ class Upstream:
         try:
             response = await transport.send(request)
         except ToolwireError as exc:
-            return provider_error_response(route.error_wire, exc)
+            return _failed(exc, provider_error_response(route.error_wire, exc), fallible)
         kept = {k: v for k, v in response.headers.items()
                 if k in ("content-type", "retry-after", "x-amzn-errortype")
                 or k.startswith(("anthropic-", "x-ratelimit", "openai-"))}
-        if not stream or response.status >= 400:
+        if response.status >= 400:
+            answer = response.status, kept, await response.read()
+            if not fallible:
+                return answer
+            raise Failed(self._error(answer, response.headers), answer)
+        if not stream:
             return response.status, kept, await response.read()
         if "content-encoding" in response.headers:  # a stream comes as the server sent it
             kept["content-encoding"] = response.headers["content-encoding"]
@@ -154,8 +180,19 @@ class Upstream:
 
     # ------------------------------------------------------------------ across wires
 
+    def _error(self, answer: Answer, headers: Mapping[str, str]) -> ToolwireError:
+        """The upstream's error ``answer`` read as its wire's codec reads one."""
+        status, _, raw = answer
+        try:
+            said: Any = _json.loads(raw)
+        except ToolwireError:
+            said = raw.decode("utf-8", "replace")
+        return get_codec(self.endpoint.wire).decode_error(status, said, headers)
+
     async def converted(self, route: Route, request: Request, stream: bool,
-                        transport: Transport) -> Answer | Streamed:
+                        transport: Transport, fallible: bool = False) -> Answer | Streamed:
+        """The request in the upstream's wire and the reply in the client's; with
+        ``fallible``, a failure before the first byte of the reply is raised as `Failed`."""
         client = route.wire.name
         heard = Heard()
         model = self.model(transport)
@@ -180,7 +217,7 @@ class Upstream:
                         first = await anext(events)
                     reply = first.reply
         except ToolwireError as exc:
-            return provider_error_response(route.error_wire, exc)
+            return _failed(exc, provider_error_response(route.error_wire, exc), fallible)
         assert reply is not None  # a stream ends with StreamEnd or raises
         reply = self._for_client(reply, client, heard)
         codec = get_codec(client)
@@ -229,6 +266,7 @@ class Upstream:
                         for chunk in writer.feed(event):
                             yield chunk
             except ToolwireError as exc:
+                streamed.broke.append(f"{type(exc).__name__}: {exc}")
                 for chunk in writer.failed(provider_error_response(route.error_wire, exc)):
                     yield chunk
             finally:  # a client that goes away mid-stream closes the upstream's stream too
@@ -237,7 +275,8 @@ class Upstream:
                     await close()
 
         headers = {**heard.headers(), "content-type": MEDIA_TYPES[route.stream_framing]}
-        return Streamed(200, headers, _framed(route, chunks()))
+        streamed = Streamed(200, headers, _framed(route, chunks()), notes=heard.notes)
+        return streamed
 
     # ------------------------------------------------------------------ token counts
 
@@ -266,6 +305,13 @@ class Upstream:
             return count_request(self.endpoint, WireRequest(url="", body={})) is not None
         except Exception:  # a host's counting body needs a real request: it has an endpoint
             return True
+
+def _failed(error: ToolwireError, answer: Answer, fallible: bool) -> Answer:
+    """``answer``, or with ``fallible`` the failure raised for the next model (`Failed`)."""
+    if fallible:
+        raise Failed(error, answer)
+    return answer
+
 
 def _endpoint(model: str, client_keys: bool) -> Endpoint:
     """Where ``model`` is served; with ``client_keys`` a missing key is no error (each
@@ -307,5 +353,5 @@ def header_text(text: str, limit: int = 4000) -> str:
     return flat.encode("ascii", "backslashreplace").decode()[:limit]
 
 
-__all__ = ["COUNT_HEADER", "LOSSES_HEADER", "PASSED_HEADERS", "Streamed", "Upstream",
-           "header_text"]
+__all__ = ["COUNT_HEADER", "FALLBACK_HEADER", "LOSSES_HEADER", "PASSED_HEADERS", "Failed",
+           "Streamed", "Upstream", "header_text"]

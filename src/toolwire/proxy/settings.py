@@ -31,7 +31,9 @@ class ProxySettings:
     breaks a transcript rule is refused (400) instead of only logged. ``record``: a folder
     where each conversation is written as a cassette, with a log of every request.
     ``timeout``: seconds the upstream may stay silent before the request fails.
-    ``routes``: other models, chosen by the model name a client asks for."""
+    ``routes``: other models, chosen by the model name a client asks for.
+    ``fallbacks``: models tried in order when the chosen one fails in a way that another
+    model may not (`toolwire.failover.FAILURES`), until the first byte reaches the client."""
 
     model: str
     host: str = "127.0.0.1"
@@ -49,6 +51,16 @@ class ProxySettings:
     routes: tuple[tuple[str, str], ...] = ()
     """``(PATTERN, ID)`` pairs: a request whose model name matches PATTERN (``*`` and ``?``
     as in file names), the first that does, goes to ID instead of ``model``."""
+    fallbacks: tuple[str, ...] = ()
+    """Model ids that take over, in order, from the model a request went to."""
+    aws_keys: tuple[tuple[str, str], ...] = dataclasses.field(default=(), repr=False)
+    """``(ACCESS_KEY_ID, SECRET)`` pairs: a request signed with AWS SigV4 by one of them (as
+    boto3 signs) is let in, the signature checked over the request (`toolwire.http.sigv4`)."""
+
+    @property
+    def guarded(self) -> bool:
+        """Whether every request must present the key or a signature."""
+        return self.key is not None or bool(self.aws_keys)
 
     def model_for(self, asked: str | None) -> str:
         """The model id a request asking for the model ``asked`` goes to."""
@@ -70,6 +82,8 @@ class ProxySettings:
         """The settings the starting process left in `ENVIRONMENT`."""
         found = json.loads(os.environ[ENVIRONMENT])
         found["routes"] = tuple(tuple(r) for r in found.get("routes", ()))
+        found["fallbacks"] = tuple(found.get("fallbacks", ()))
+        found["aws_keys"] = tuple(tuple(k) for k in found.get("aws_keys", ()))
         return cls(**found)
 
 

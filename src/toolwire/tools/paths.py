@@ -250,8 +250,4 @@ class Workspace:
     def is_dir(self, opened: Opened) -> bool:
         return stat.S_ISDIR(opened.info.st_mode)
 
-    def relative(self, path: Path) -> str:
-        return path.relative_to(self.root).as_posix() or "."
-
-
 __all__ = ["HIDDEN", "MAX_LINKS", "MAX_NAME", "MAX_PATH", "Opened", "PathError", "Workspace"]

@@ -50,27 +50,6 @@ from toolwire.codecs.anthropic_messages.stream import StreamDecoder, encode_stre
 from toolwire.codecs.model_checks import anthropic_model_problem
 from toolwire.codecs.per_model import ANTHROPIC_FIXES, fitted
 
-INPUT_EXAMPLES = True
-"""Tools carry their examples in ``input_examples``."""
-NATIVE_TOOL_SEARCH = True
-"""The server searches deferred tools itself (``defer_loading``, its tool search tool)."""
-CONTEXT_MANAGEMENT = True
-"""The server edits and compacts a long context itself (``context_management``: clearing
-tool results and thinking, compaction, each with its beta header); its ``compaction`` blocks
-go back as they came (`compaction_part` makes one, for the emulator)."""
-SERVER_FALLBACKS = True
-"""The server falls back by itself to the models a body's ``fallbacks`` names (with its beta
-header) when the requested one declines; its replies' ``fallback`` blocks go back as they
-came, in place."""
-ALLOWED_CALLERS = True
-"""Tools say who may call them (``allowed_callers``): code the server runs may, the code
-execution tool being in the list; its calls carry a ``caller`` (`ToolCallPart.caller`)."""
-
-MEDIA_TOKENS = "area"
-"""How the local token estimate counts media on this wire (`toolwire.context.estimate`): Anthropic
-bills an image by its area."""
-
-
 
 def check_body(body: dict[str, Any]) -> str | None:
     """The first rule the raw ``body`` breaks (the wire's, then its model's), or None."""
@@ -84,7 +63,6 @@ __all__ = [
     "DEFAULT_MAX_TOKENS",
     "ERROR_STATUS",
     "FIT",
-    "MEDIA_TOKENS",
     "STOP_REASONS",
     "WIRE",
     "StreamDecoder",

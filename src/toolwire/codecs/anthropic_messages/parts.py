@@ -17,6 +17,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolwire.codecs.anthropic_messages import ID_PATTERN as ID_PATTERN
+from toolwire.codecs.anthropic_messages import NAME_PATTERN
 from toolwire.codecs.base import NameMap, Note, call_id_for, dumps
 from toolwire.codecs.media import MB, Limits, b64, check_media, placeholder, unb64
 from toolwire.errors import ConfigError, WireFormatError
@@ -35,8 +37,6 @@ from toolwire.transcript import (
 
 WIRE = "anthropic-messages"
 
-ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
-NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 NAME_MAX = 128
 
 REASONING_TYPES = ("thinking", "redacted_thinking")

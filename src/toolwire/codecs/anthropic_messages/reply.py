@@ -34,6 +34,7 @@ from toolwire.codecs.base import (
     provider_error,
     retry_after_from,
     status_in_words,
+    token_count,
 )
 from toolwire.errors import ProviderError, WireFormatError
 from toolwire.transcript import (
@@ -83,12 +84,7 @@ USAGE_KEYS = frozenset(
 # --------------------------------------------------------------------------- usage and stop
 
 
-def _int(value: Any) -> int:
-    return value if type(value) is int or (isinstance(value, int)
-                                           and not isinstance(value, bool)) else 0
-
-
-def usage_from(raw: Any) -> Usage:
+def decode_usage(raw: Any) -> Usage:
     if type(raw) is not dict and not isinstance(raw, Mapping):
         return Usage()
     get = raw.get
@@ -97,17 +93,18 @@ def usage_from(raw: Any) -> Usage:
     write = get("cache_creation_input_tokens")
     read = get("cache_read_input_tokens")
     if type(given) is not int or type(output) is not int:
-        given, output = _int(given), _int(output)
+        given, output = token_count(given), token_count(output)
     if write is None and read is None:  # older bodies and some gateways leave both out
         write = read = 0
     else:
-        write, read = _int(write), _int(read)
+        write, read = token_count(write), token_count(read)
     details = get("output_tokens_details")
     thinking = 0
     if details is not None and isinstance(details, Mapping):
-        thinking = _int(details.get("thinking_tokens"))
+        thinking = token_count(details.get("thinking_tokens"))
     by_ttl = get("cache_creation")  # the writes split by lifetime
-    long = _int(by_ttl.get("ephemeral_1h_input_tokens")) if isinstance(by_ttl, Mapping) else 0
+    long = (token_count(by_ttl.get("ephemeral_1h_input_tokens"))
+            if isinstance(by_ttl, Mapping) else 0)
     return Usage(
         input_tokens=given + write + read,
         output_tokens=output,
@@ -157,7 +154,7 @@ def usage_body(usage: Usage, extras: Any = None) -> dict[str, Any]:
     return out
 
 
-def stop_for(raw: Any, parts: Sequence[Part]) -> tuple[StopReason, bool]:
+def decode_stop(raw: Any, parts: Sequence[Part]) -> tuple[StopReason, bool]:
     """The normalised stop and whether a call was cut off by a limit.
 
     A call counts as cut off when the reply ended on a limit and a call's arguments do not
@@ -209,7 +206,7 @@ def decode_reply(body: Mapping[str, Any], *, nm: ToolNames) -> Reply:
     if raw == "tool_use" and parts and type(parts[-1]) is ToolCallPart:
         stop, truncated = "tool_calls", False  # the usual tool turn
     else:
-        stop, truncated = stop_for(raw, parts)
+        stop, truncated = decode_stop(raw, parts)
     extras: dict[str, Any] | None = None
     if not body.keys() <= _QUIET_REPLY_KEYS or get("stop_sequence") is not None:
         for key, value in body.items():
@@ -232,7 +229,7 @@ def decode_reply(body: Mapping[str, Any], *, nm: ToolNames) -> Reply:
         message=Message(role="assistant", parts=tuple(parts), provider_data=kept),
         stop=stop,
         raw_stop=raw if isinstance(raw, str) else None,
-        usage=usage_from(usage),
+        usage=decode_usage(usage),
         model=model if isinstance(model, str) else None,
         id=rid if isinstance(rid, str) else None,
         truncated_call=truncated,

@@ -18,6 +18,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolwire.codecs import anthropic_messages as folder
 from toolwire.codecs import managed
 from toolwire.codecs.anthropic_messages.parts import (
     ID_PATTERN,
@@ -45,7 +46,6 @@ from toolwire.codecs.anthropic_messages.schema import decode_tools, encode_tools
 from toolwire.codecs.base import Encoded, Note, own_options, role_problem, tools_lack_schemas
 from toolwire.codecs.caching import place_breakpoints
 from toolwire.codecs.media import check_limits
-from toolwire.codecs.media_rules import anthropic_problem
 from toolwire.errors import WireFormatError
 from toolwire.transcript import (
     MediaPart,
@@ -308,7 +308,7 @@ def encode(request: Request) -> Encoded:
     if (container := managed.container_id(request.messages, WIRE)) is not None:
         body["container"] = container  # unless the options name one: they are merged below
     if request.context_management is not None:
-        body.update(managed.anthropic_edits(request.context_management))
+        body.update(folder.context_edits(request.context_management))
     stored_tools = opts.pop("tools", None)
     if request.tools or stored_tools:
         body["tools"] = encode_tools(request.tools, stored_tools, nm=nm, notes=notes)
@@ -328,7 +328,7 @@ def encode(request: Request) -> Encoded:
         notes.extend(place_breakpoints(body, request.cache, markable=_takes_marker))
     if nm.built:  # some name needed mapping: its notes go first, as the names come first
         notes[:0] = nm.notes()
-    return Encoded(body=body, notes=tuple(notes), headers=managed.anthropic_betas(body))
+    return Encoded(body=body, notes=tuple(notes), headers=folder.beta_headers(body))
 
 
 def _takes_marker(block: dict[str, Any]) -> bool:
@@ -453,7 +453,7 @@ def decode_request(
     if choice is None and body.get("tool_choice") is not None:
         opts["tool_choice"] = copy.deepcopy(body["tool_choice"])
     max_tokens = body.get("max_tokens")
-    cm = managed.read_edits(opts)
+    cm = folder.read_edits(opts)
     return Request(
         model=name,
         messages=tuple(_decode_messages(body.get("messages", []))),
@@ -497,4 +497,4 @@ def check_body(body: dict[str, Any]) -> str | None:
                         "user message, before any other content")
             if kind != "tool_result":
                 seen_other = True
-    return anthropic_problem(body)
+    return folder.media_problem(body)

@@ -19,6 +19,7 @@ from typing import Any
 from toolwire import _json
 from toolwire.codecs.anthropic_messages.parts import WIRE, call_from_block, name_map, reply_seed
 from toolwire.codecs.anthropic_messages.reply import ERROR_STATUS, decode_reply, encode_reply
+from toolwire.codecs.assembly import text_pieces
 from toolwire.codecs.base import call_id_for, dumps, provider_error
 from toolwire.codecs.framing import SSEEvent, SSEFramer
 from toolwire.errors import ProviderError, StreamError
@@ -285,14 +286,6 @@ def _call_id(message: Mapping[str, Any], ordinal: int) -> str:
 # --------------------------------------------------------------------------- encoding
 
 
-def _pieces(text: str, n: int = 3) -> list[str]:
-    """``text`` in up to ``n`` pieces of similar length (never empty pieces)."""
-    if len(text) <= 1:
-        return [text] if text else []
-    size = max(1, -(-len(text) // n))
-    return [text[i:i + size] for i in range(0, len(text), size)]
-
-
 def _sse(payload: dict[str, Any]) -> bytes:
     return f"event: {payload['type']}\ndata: {dumps(payload)}\n\n".encode()
 
@@ -313,14 +306,14 @@ def _block_events(index: int, block: dict[str, Any]) -> list[dict[str, Any]]:
         events.append({"type": "content_block_start", "index": index, "content_block": start})
         for citation in citations if isinstance(citations, list) else []:
             delta({"type": "citations_delta", "citation": citation})
-        for piece in _pieces(str(block.get("text") or "")):
+        for piece in text_pieces(str(block.get("text") or "")):
             delta({"type": "text_delta", "text": piece})
     elif kind == "thinking":
         start["thinking"] = ""
         if "signature" in start:
             start["signature"] = ""
         events.append({"type": "content_block_start", "index": index, "content_block": start})
-        for piece in _pieces(str(block.get("thinking") or "")):
+        for piece in text_pieces(str(block.get("thinking") or "")):
             delta({"type": "thinking_delta", "thinking": piece})
         if block.get("signature"):
             delta({"type": "signature_delta", "signature": block["signature"]})
@@ -336,7 +329,7 @@ def _block_events(index: int, block: dict[str, Any]) -> list[dict[str, Any]]:
         events.append({"type": "content_block_start", "index": index, "content_block": start})
         text = value if isinstance(value, str) else dumps(value if value is not None else {})
         delta({"type": "input_json_delta", "partial_json": ""})
-        for piece in _pieces(text if text != "{}" else ""):
+        for piece in text_pieces(text if text != "{}" else ""):
             delta({"type": "input_json_delta", "partial_json": piece})
     else:
         events.append({"type": "content_block_start", "index": index, "content_block": start})

@@ -36,13 +36,8 @@ from toolwire.codecs.bedrock_converse.reply import (
 from toolwire.codecs.bedrock_converse.request import check_body, decode_request, encode
 from toolwire.codecs.bedrock_converse.stream import StreamDecoder, encode_stream
 
-MEDIA_TOKENS = "area"
-"""How the local token estimate counts media on this wire (`toolwire.context.estimate`): Bedrock
-bills an image by its area, as Anthropic does."""
-
 __all__ = [
     "ERROR_STATUS",
-    "MEDIA_TOKENS",
     "STOP_REASONS",
     "WIRE",
     "StreamDecoder",

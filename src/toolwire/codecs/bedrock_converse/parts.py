@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from toolwire.codecs.base import NameMap, Note, call_id_for, dumps, wrong_shape
+from toolwire.codecs.bedrock_converse import ID_PATTERN as ID_PATTERN
+from toolwire.codecs.bedrock_converse import NAME_PATTERN
 from toolwire.codecs.media import Limits, b64, check_media, placeholder, unb64
 from toolwire.errors import ConfigError, WireFormatError
 from toolwire.transcript import (
@@ -35,8 +37,6 @@ from toolwire.transcript import (
 
 WIRE = "bedrock-converse"
 
-NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-ID_PATTERN = re.compile(r"^[a-zA-Z0-9_.:-]{1,64}$")
 CALL_KEYS = frozenset({"toolUseId", "name", "input"})
 RESULT_KEYS = frozenset({"toolUseId", "content", "status"})
 CACHE_POINT = "cachePoint"
@@ -442,7 +442,3 @@ def dropped(part: Part) -> str:
 
 def part_subject(message: int, part: int) -> str:
     return f"messages[{message}].parts[{part}]"
-
-
-def text_blocks(parts: Sequence[Part]) -> list[dict[str, Any]]:
-    return [{"text": p.text} for p in parts if isinstance(p, TextPart)]

@@ -78,7 +78,7 @@ def _count(raw: Mapping[str, Any], key: str) -> int:
     return value if type(value) is int and value >= 0 else 0
 
 
-def usage_from(raw: Any) -> Usage:
+def decode_usage(raw: Any) -> Usage:
     if not isinstance(raw, Mapping):
         return Usage()
     given, output = _count(raw, "inputTokens"), _count(raw, "outputTokens")
@@ -106,7 +106,7 @@ def usage_body(usage: Usage, extras: Any = None) -> dict[str, Any]:
     return out
 
 
-def stop_for(raw: Any, parts: Sequence[Part]) -> tuple[StopReason, bool]:
+def decode_stop(raw: Any, parts: Sequence[Part]) -> tuple[StopReason, bool]:
     """The normalised stop, and whether a call was cut off by a limit."""
     known: StopReason | None = STOP_REASONS.get(raw) if isinstance(raw, str) else None
     calls = [p for p in parts if isinstance(p, ToolCallPart)]
@@ -150,7 +150,7 @@ def decode_reply(body: Mapping[str, Any], *, nm: Names) -> Reply:
     parts = parts_from_blocks(content, nm=nm, seed=_seed(content),
                               path=("output", "message", "content"))
     raw = body.get("stopReason")
-    stop, truncated = stop_for(raw, parts)
+    stop, truncated = decode_stop(raw, parts)
     extras = {k: copy.deepcopy(v) for k, v in body.items()
               if k not in _REPLY_KEYS and v is not None}
     usage = body.get("usage")
@@ -160,7 +160,7 @@ def decode_reply(body: Mapping[str, Any], *, nm: Names) -> Reply:
         message=Message(role="assistant", parts=tuple(parts)),
         stop=stop,
         raw_stop=raw if isinstance(raw, str) else None,
-        usage=usage_from(usage),
+        usage=decode_usage(usage),
         truncated_call=truncated,
         provider_data={WIRE: extras} if extras else None,
     )

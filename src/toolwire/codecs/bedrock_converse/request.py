@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire.codecs.base import Encoded, Note, own_options
+from toolwire.codecs.bedrock_converse import media_problem
 from toolwire.codecs.bedrock_converse.parts import (
     CACHE_POINT,
     ID_PATTERN,
@@ -47,7 +48,6 @@ from toolwire.codecs.bedrock_converse.parts import (
 from toolwire.codecs.bedrock_converse.schema import decode_tools, encode_tools
 from toolwire.codecs.caching import MAX_BREAKPOINTS
 from toolwire.codecs.media import check_limits
-from toolwire.codecs.media_rules import converse_problem
 from toolwire.errors import WireFormatError
 from toolwire.transcript import (
     Cache,
@@ -449,4 +449,4 @@ def check_body(body: dict[str, Any]) -> str | None:
             if isinstance(spec, dict) and ("name" not in spec or "inputSchema" not in spec):
                 return _violation(f"toolConfig.tools.{n + 1}.member.toolSpec",
                                   "Member must have a name and an inputSchema")
-    return converse_problem(body)
+    return media_problem(body)

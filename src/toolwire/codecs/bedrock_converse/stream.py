@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolwire._json import loads
-from toolwire.codecs.assembly import Joins
+from toolwire.codecs.assembly import Joins, text_pieces
 from toolwire.codecs.base import AWS_RETRIED, dumps, provider_error
 from toolwire.codecs.bedrock_converse.parts import WIRE, call_from_block, content_seed, name_map
 from toolwire.codecs.bedrock_converse.reply import (
@@ -218,13 +218,6 @@ class StreamDecoder:
 # --------------------------------------------------------------------------- encoding
 
 
-def _pieces(text: str, n: int = 3) -> list[str]:
-    if len(text) <= 1:
-        return [text] if text else []
-    size = -(-len(text) // n)
-    return [text[i:i + size] for i in range(0, len(text), size)]
-
-
 def event(name: str, payload: Mapping[str, Any]) -> bytes:
     """One ConverseStream event as an event-stream message."""
     return encode_message({":event-type": name, ":content-type": "application/json",
@@ -244,16 +237,16 @@ def _block_events(index: int, block: Mapping[str, Any]) -> list[bytes]:
                                                "start": {"toolUse": start}}))
         args = value.get("input")
         text = args if isinstance(args, str) else dumps(args if args is not None else {})
-        for piece in _pieces(text):
+        for piece in text_pieces(text):
             delta({"toolUse": {"input": piece}})
     elif "text" in block:
-        for piece in _pieces(str(block["text"])) or [""]:
+        for piece in text_pieces(str(block["text"])) or [""]:
             delta({"text": piece})
     elif "reasoningContent" in block:
         value = block["reasoningContent"]
         readable = value.get("reasoningText") if isinstance(value, Mapping) else None
         if isinstance(readable, Mapping):
-            for piece in _pieces(str(readable.get("text") or "")) or [""]:
+            for piece in text_pieces(str(readable.get("text") or "")) or [""]:
                 delta({"reasoningContent": {"text": piece}})
             if "signature" in readable:
                 delta({"reasoningContent": {"signature": readable["signature"]}})

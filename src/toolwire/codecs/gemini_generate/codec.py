@@ -41,7 +41,7 @@ with ``_``. The encoder reads them and never puts them in the body:
   ``response``, ...), filled by `decode_request` so that nothing is lost.
 - ``"_result_parts"``: true sends a tool result's media inside ``functionResponse.parts``,
   false after the function responses with a text naming the call; unset, the model decides
-  (``toolwire.codecs.media_rules.RESULT_PARTS_MODELS``: the Gemini 3 families take them,
+  (``toolwire.codecs.gemini_generate.RESULT_PARTS_MODELS``: the Gemini 3 families take them,
   older ones answer 400). `decode_request` sets it only when a body did otherwise than the
   default of the model its URL named.
 
@@ -68,14 +68,9 @@ from toolwire.codecs.gemini_generate.reply import (
 from toolwire.codecs.gemini_generate.request import check_body, decode_request, encode
 from toolwire.codecs.gemini_generate.stream import StreamDecoder, encode_stream
 
-MEDIA_TOKENS = "tiles-768"
-"""How the local token estimate counts media on this wire (`toolwire.context.estimate`): Gemini
-bills an image by 768-pixel tiles, a PDF page as one."""
-
 __all__ = [
     "BLOCK_REASONS",
     "FINISH_REASONS",
-    "MEDIA_TOKENS",
     "STOP_REASONS",
     "WIRE",
     "StreamDecoder",

@@ -20,7 +20,7 @@ What rides in ``provider_data["gemini-generate"]``:
 - `OpaquePart`: any other part (``executableCode``, a model turn's ``inlineData``...), whole.
 
 Media in a tool result go inside ``functionResponse.parts`` for the model families that take
-them (``toolwire.codecs.media_rules.RESULT_PARTS_MODELS``, or the ``_result_parts``
+them (``toolwire.codecs.gemini_generate.RESULT_PARTS_MODELS``, or the ``_result_parts``
 setting); for every other model they follow the function responses in the same turn, each
 result's media opened by a text naming its call (`toolwire.codecs.media.marker`), and a
 ``media_moved`` note says so.
@@ -37,6 +37,7 @@ from typing import Any
 
 from toolwire.codecs.base import NameMap, Note, call_id_for, dumps
 from toolwire.codecs.base import wrong_shape as wrong
+from toolwire.codecs.gemini_generate import NAME_PATTERN as NAME_RULE
 from toolwire.codecs.media import MB, Limits, b64, check_media, kind_of, marker, unb64
 from toolwire.errors import ConfigError
 from toolwire.transcript import (
@@ -64,7 +65,6 @@ RESULT_PART_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "applica
 sent after the function responses instead."""
 FILE_URI = ("https://generativelanguage.googleapis.com/", "gs://")
 """How the URI of a file Gemini holds starts (read back as a file id, not a URL)."""
-NAME_RULE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$")
 _BAD_CHAR = re.compile(r"[^a-zA-Z0-9_.:-]")
 
 

@@ -122,7 +122,7 @@ def _count(meta: Mapping[str, JSON], key: str) -> int:
         return 0
 
 
-def _usage(meta: JSON) -> Usage:
+def decode_usage(meta: JSON) -> Usage:
     if not isinstance(meta, (dict, Mapping)):
         return Usage()
     thoughts = _count(meta, "thoughtsTokenCount")
@@ -134,7 +134,7 @@ def _usage(meta: JSON) -> Usage:
     )
 
 
-def _stop(raw: str | None, blocked: bool, message: Message) -> tuple[StopReason, bool]:
+def decode_stop(raw: str | None, blocked: bool, message: Message) -> tuple[StopReason, bool]:
     if blocked:
         return BLOCK_REASONS.get(raw or "", "refusal"), False
     calls = message.tool_calls
@@ -172,7 +172,7 @@ def decode_response(body: Mapping[str, Any], *, request: Request | None = None) 
         raw = _enum_name(feedback.get("blockReason"), _BLOCK_BY_NUMBER)
     else:
         raw = _enum_name(cand.get("finishReason"), _FINISH_BY_NUMBER)
-    stop, truncated = _stop(raw, blocked, message)
+    stop, truncated = decode_stop(raw, blocked, message)
     data: dict[str, JSON] = {}
     response_extra = {k: v for k, v in body.items() if k not in READ_KEYS}
     candidate_extra = {k: v for k, v in cand.items() if k not in ("content", "finishReason")}
@@ -188,7 +188,7 @@ def decode_response(body: Mapping[str, Any], *, request: Request | None = None) 
         message=message,
         stop=stop,
         raw_stop=raw,
-        usage=_usage(meta),
+        usage=decode_usage(meta),
         model=str(model) if model is not None else None,
         id=str(response_id) if response_id is not None else None,
         truncated_call=truncated,

@@ -14,6 +14,8 @@ from typing import Any
 
 from toolwire.codecs.base import Encoded, NameMap, Note, own_options, role_problem
 from toolwire.codecs.base import wrong_shape as wrong
+from toolwire.codecs.gemini_generate import media_problem
+from toolwire.codecs.gemini_generate import takes_result_parts as model_takes_result_parts
 from toolwire.codecs.gemini_generate.parts import (
     LIMITS,
     WIRE,
@@ -27,8 +29,6 @@ from toolwire.codecs.gemini_generate.parts import (
 )
 from toolwire.codecs.gemini_generate.schema import SCHEMA_FIELDS, decode_tools, encode_declaration
 from toolwire.codecs.media import check_limits, restore_moved
-from toolwire.codecs.media_rules import gemini_problem
-from toolwire.codecs.media_rules import takes_result_parts as model_takes_result_parts
 from toolwire.codecs.model_checks import gemini_model_problem
 from toolwire.errors import ConfigError
 from toolwire.transcript import JSON, Message, Part, Request, ToolChoice, ToolResultPart
@@ -36,7 +36,7 @@ from toolwire.transcript import JSON, Message, Part, Request, ToolChoice, ToolRe
 
 def takes_result_parts(model: str, setting: Any = None) -> bool:
     """Whether ``model`` takes media inside a function response: ``setting`` when it is a
-    bool, else the table (``toolwire.codecs.media_rules.RESULT_PARTS_MODELS``)."""
+    bool, else the table (`toolwire.codecs.gemini_generate.RESULT_PARTS_MODELS`)."""
     if isinstance(setting, bool):
         return setting
     if setting is not None:
@@ -318,4 +318,4 @@ def check_body(body: dict[str, Any]) -> str | None:
             return ("Please ensure that the number of function response parts is equal to the "
                     f"number of function call parts of the function call turn (contents.{i} "
                     f"has {calls} call(s), contents.{i + 1} has {answers} response(s)).")
-    return gemini_problem(body) or gemini_model_problem(body)
+    return media_problem(body) or gemini_model_problem(body)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolwire import _json
+from toolwire.codecs.assembly import text_pieces
 from toolwire.codecs.framing import SSEFramer
 from toolwire.codecs.gemini_generate.parts import WIRE, decode_call, request_names
 from toolwire.codecs.gemini_generate.reply import (
@@ -35,11 +36,6 @@ from toolwire.transcript import JSON, Reply, Request
 
 def _sse(chunk: Mapping[str, Any]) -> bytes:
     return b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\r\n\r\n"
-
-
-def _pieces(text: str) -> list[str]:
-    step = max(1, -(-len(text) // 3))
-    return [text[i : i + step] for i in range(0, len(text), step)] or [text]
 
 
 def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes]:
@@ -68,7 +64,7 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
         calls_open = False
         text = part.get("text")
         if isinstance(text, str) and text:
-            pieces = _pieces(text)
+            pieces = text_pieces(text, keep_empty=True)
             marker = {"thought": True} if part.get("thought") is True else {}
             runs = [[{"text": piece, **marker}] for piece in pieces[:-1]]
             runs.append([{**part, "text": pieces[-1]}])

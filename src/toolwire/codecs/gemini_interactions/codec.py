@@ -25,9 +25,9 @@ How canonical values land on this wire (``POST /v1beta/interactions``, the model
 - A reply is an ``Interaction``: its ``status`` is the stop reason (a reply holding calls asks
   for tools), its ``usage`` the counts (output includes thought tokens).
 
-A server keeps a conversation; the emulator does too, through `continued` (a request's body
-with the stored interaction it names put before its input) and `keep` (an interaction stored
-under its id unless ``store`` is false).
+A server keeps a conversation; the emulator does too, through the record's ``memory`` (the
+folder's `continued`: a request's body with the stored interaction it names put before its
+input; `keep`: an interaction stored under its id unless ``store`` is false).
 
 Every other key of ``provider_options["gemini-interactions"]`` (``response_format``,
 ``generation_config`` entries such as ``thinking_level``, built-in ``tools``...) is merged into
@@ -46,24 +46,16 @@ from toolwire.codecs.gemini_interactions.reply import (
 )
 from toolwire.codecs.gemini_interactions.request import (
     check_body,
-    continued,
     decode_request,
     encode,
-    keep,
 )
 from toolwire.codecs.gemini_interactions.stream import StreamDecoder, encode_stream
 
-MEDIA_TOKENS = "tiles-768"
-"""How the local token estimate counts media on this wire (`toolwire.context.estimate`): the
-same models as generateContent, billing an image by 768-pixel tiles."""
-
 __all__ = [
-    "MEDIA_TOKENS",
     "STOP_REASONS",
     "WIRE",
     "StreamDecoder",
     "check_body",
-    "continued",
     "decode_error",
     "decode_request",
     "decode_response",
@@ -71,5 +63,4 @@ __all__ = [
     "encode_error",
     "encode_response",
     "encode_stream",
-    "keep",
 ]

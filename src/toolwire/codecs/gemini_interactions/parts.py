@@ -3,9 +3,10 @@ streams.
 
 Owns: the wire name, the tool-name rule and `NameMap` for this wire, content blocks both ways
 (`encode_content`, `decode_content`), the steps of one turn both ways (`StepEncoder`,
-`decode_output`), and the shape checks that make a wrong-shaped body a `WireFormatError`
-naming the field. Used only by the modules of the gemini-interactions wire. Must not import
-the other modules of this wire, transport, client or any vendor SDK.
+`decode_output`); the shape checks that make a wrong-shaped body a `WireFormatError` naming the
+field are the folder's (`as_list`, `as_step`). Used only by the modules of the
+gemini-interactions wire. Must not import the other modules of this wire beside the folder's
+``__init__``, transport, client or any vendor SDK.
 
 What rides in ``provider_data["gemini-interactions"]``:
 
@@ -25,9 +26,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolwire.codecs.base import NameMap, Note, call_id_for, dumps, loads_or_none
+from toolwire import _json
+from toolwire.codecs.base import NameMap, Note, call_id_for, dumps
 from toolwire.codecs.base import wrong_shape as wrong
+from toolwire.codecs.gemini_interactions import NAME, NAME_PATTERN, as_list, as_step
 from toolwire.codecs.media import b64, kind_of, unb64
+from toolwire.errors import JSONTextError
 from toolwire.transcript import (
     JSON,
     MediaPart,
@@ -43,8 +47,8 @@ from toolwire.transcript import (
     ToolSpec,
 )
 
-WIRE = "gemini-interactions"
-NAME_RULE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$")
+WIRE = NAME
+NAME_RULE = NAME_PATTERN
 _BAD_CHAR = re.compile(r"[^a-zA-Z0-9_.:-]")
 MEDIA_BLOCKS = frozenset({"image", "document", "audio", "video"})
 """The content blocks that hold media (by ``data`` or ``uri``)."""
@@ -80,24 +84,6 @@ def own(data: ProviderData | None) -> dict[str, Any] | None:
 
 def pd(extras: Mapping[str, JSON]) -> ProviderData | None:
     return {WIRE: dict(extras)} if extras else None
-
-
-def as_list(value: Any, where: str, expected: str) -> list[Any]:
-    """A list field; absent or null reads as empty."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise wrong(where, expected, value)
-    return value
-
-
-def as_step(value: Any, where: str) -> Mapping[str, Any]:
-    """A step or content block: an object with a text ``type``."""
-    if not isinstance(value, Mapping):
-        raise wrong(where, "an object", value)
-    if not isinstance(value.get("type"), str):
-        raise wrong(f"{where}.type", "a string", value.get("type"))
-    return value
 
 
 # --------------------------------------------------------------------------- content
@@ -265,7 +251,10 @@ class StepEncoder:
     def call(self, call: ToolCallPart) -> Step:
         arguments = call.arguments
         if not isinstance(arguments, dict):
-            parsed = loads_or_none(call.raw_arguments) if call.raw_arguments else None
+            try:
+                parsed = _json.loads(call.raw_arguments) if call.raw_arguments else None
+            except JSONTextError:
+                parsed = None
             arguments = parsed if isinstance(parsed, dict) else {}
             if call.arguments is not None or call.raw_arguments:
                 self.notes.append(Note(kind="arguments_replaced", subject=call.id, detail=(

@@ -21,14 +21,20 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.codecs.base import dumps, error_body, provider_error, retry_after_from
+from toolwire.codecs.base import (
+    dumps,
+    error_body,
+    provider_error,
+    retry_after_from,
+    token_count,
+)
 from toolwire.codecs.base import wrong_shape as wrong
+from toolwire.codecs.gemini_interactions import as_list
 from toolwire.codecs.gemini_interactions.parts import (
     INTERACTION,
     TURN_STEPS,
     WIRE,
     StepEncoder,
-    as_list,
     decode_output,
     own,
     request_names,
@@ -61,11 +67,10 @@ READ_KEYS = ("id", "status", "model", "steps", "usage")
 
 
 def _count(usage: Mapping[str, Any], key: str) -> int:
-    value = usage.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    return max(token_count(usage.get(key)), 0)
 
 
-def usage_of(value: Any) -> Usage:
+def decode_usage(value: Any) -> Usage:
     """An ``Usage`` object as canonical counts (output counts thoughts, as billed)."""
     if not isinstance(value, Mapping):
         return Usage()
@@ -100,6 +105,15 @@ def output_steps(steps: list[Any]) -> list[Any]:
     return steps[last + 1:]
 
 
+def decode_stop(status: str | None, message: Message) -> StopReason:
+    """An interaction's ``status`` as a stop reason: a reply holding calls asks for tools, and
+    one that asks for action without any call has ended its turn."""
+    if message.tool_calls:
+        return "tool_calls"
+    stop = STOP_REASONS.get(status or "completed", "other")
+    return "end_turn" if stop == "tool_calls" else stop
+
+
 def stored(request: Request | None) -> bool:
     """Whether a request asked the server to store its interaction."""
     options = own(request.provider_options) if request is not None else None
@@ -122,13 +136,10 @@ def decode_response(body: Mapping[str, Any], *, request: Request | None = None) 
     keep = {INTERACTION: rid} if rid and stored(request) else None
     message = Message(role="assistant", parts=tuple(parts),
                       provider_data={WIRE: keep} if keep else None)
-    stop: StopReason = "tool_calls" if message.tool_calls else STOP_REASONS.get(
-        status or "completed", "other")
-    if stop == "tool_calls" and not message.tool_calls:
-        stop = "end_turn"
+    stop = decode_stop(status, message)
     extras = {k: v for k, v in body.items() if k not in READ_KEYS}
     model = body.get("model")
-    return Reply(message=message, stop=stop, raw_stop=status, usage=usage_of(body.get("usage")),
+    return Reply(message=message, stop=stop, raw_stop=status, usage=decode_usage(body.get("usage")),
                  model=model if isinstance(model, str) else None, id=rid,
                  provider_data={WIRE: extras} if extras else None)
 

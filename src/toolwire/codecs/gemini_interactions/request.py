@@ -21,13 +21,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire.codecs.base import Encoded, Note, own_options, wrong_shape
+from toolwire.codecs.gemini_interactions import input_steps
 from toolwire.codecs.gemini_interactions.parts import (
     INTERACTION,
     TURN_STEPS,
     WIRE,
     StepEncoder,
-    as_list,
-    as_step,
     decode_content,
     decode_output,
     decode_result,
@@ -104,23 +103,6 @@ def encode(request: Request) -> Encoded:
 # --------------------------------------------------------------------------- decode
 
 
-def _input_steps(value: Any) -> list[Mapping[str, Any]]:
-    """``input`` in any of its forms as steps: text, one content block, a list of content
-    blocks (one user turn) or a list of steps."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [{"type": "user_input", "content": [{"type": "text", "text": value}]}]
-    if isinstance(value, Mapping):
-        return [{"type": "user_input", "content": [value]}]
-    items = as_list(value, "input", "text, content or a list of steps")
-    checked = [as_step(item, f"input[{n}]") for n, item in enumerate(items)]
-    if checked and all(s["type"] in ("text", "image", "document", "audio", "video")
-                       for s in checked):
-        return [{"type": "user_input", "content": checked}]
-    return checked
-
-
 def _messages(steps: list[Mapping[str, Any]], names: Any) -> list[Message]:
     messages: list[Message] = []
     model: list[Mapping[str, Any]] = []
@@ -190,7 +172,7 @@ def decode_request(
     given_model = body.get("model")
     return Request(
         model=model or (given_model if isinstance(given_model, str) else ""),
-        messages=tuple(_messages(_input_steps(body.get("input")), names)),
+        messages=tuple(_messages(input_steps(body.get("input")), names)),
         system=system,
         tools=tuple(specs),
         tool_choice=decode_choice(config.get("tool_choice"), names,
@@ -226,33 +208,3 @@ def check_body(body: dict[str, Any]) -> str | None:
         if isinstance(tool, dict) and tool.get("type") == "function" and not tool.get("name"):
             return f"tools[{n}].name: Field required"
     return None
-
-
-# --------------------------------------------------------------------------- the server's side
-
-
-def continued(body: Mapping[str, Any], kept: Mapping[str, list[Any]]) -> dict[str, Any]:
-    """``body`` as a server that keeps conversations reads it: the steps of the stored
-    interaction it names in ``previous_interaction_id`` (its input and output) before its own
-    input. `LookupError` naming the id when nothing is stored under it."""
-    previous = body.get("previous_interaction_id")
-    out = dict(body)
-    if previous is None:
-        return out
-    steps = kept.get(previous) if isinstance(previous, str) else None
-    if steps is None:
-        raise LookupError(f"no stored interaction has the id {previous!r}")
-    del out["previous_interaction_id"]
-    out["input"] = [*steps, *_input_steps(body.get("input"))]
-    return out
-
-
-def keep(kept: dict[str, list[Any]], body: Mapping[str, Any],
-         reply: Mapping[str, Any]) -> None:
-    """Store an interaction as the server does unless ``store`` is false: its input (``body``
-    as `continued` made it) and its reply's steps, under the reply's id."""
-    rid = reply.get("id")
-    if body.get("store") is False or not isinstance(rid, str):
-        return
-    steps = reply.get("steps")
-    kept[rid] = [*_input_steps(body.get("input")), *(steps if isinstance(steps, list) else [])]

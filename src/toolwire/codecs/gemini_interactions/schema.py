@@ -14,7 +14,8 @@ from typing import Any
 
 from toolwire.codecs.base import NameMap, Note
 from toolwire.codecs.base import wrong_shape as wrong
-from toolwire.codecs.gemini_interactions.parts import WIRE, as_list
+from toolwire.codecs.gemini_interactions import as_list
+from toolwire.codecs.gemini_interactions.parts import WIRE
 from toolwire.transcript import ToolChoice, ToolSpec
 
 _FUNCTION_KEYS = ("type", "name", "description", "parameters")

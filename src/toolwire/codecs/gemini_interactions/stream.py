@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolwire import _json
+from toolwire.codecs.assembly import text_pieces
 from toolwire.codecs.base import dumps, provider_error, status_in_words, wrong_shape
 from toolwire.codecs.framing import SSEEvent, SSEFramer
 from toolwire.codecs.gemini_interactions.parts import (
@@ -41,14 +42,6 @@ from toolwire.events import (
 from toolwire.transcript import Reply, Request
 
 # --------------------------------------------------------------------------- encode
-
-
-def _pieces(text: str, parts: int = 3) -> list[str]:
-    """``text`` cut into up to ``parts`` non-empty pieces, as a server streams it."""
-    if not text:
-        return []
-    step = max(1, -(-len(text) // parts))
-    return [text[i: i + step] for i in range(0, len(text), step)]
 
 
 class _Writer:
@@ -93,7 +86,7 @@ def _encode_step(out: _Writer, index: int, step: Mapping[str, Any]) -> None:
         out.emit("step.start", index=index, step={"type": "thought"})
         for block in step.get("summary") or ():
             if isinstance(block, Mapping) and block.get("type") == "text":
-                for piece in _pieces(str(block.get("text") or "")):
+                for piece in text_pieces(str(block.get("text") or "")):
                     out.emit("step.delta", index=index, delta={
                         "type": "thought_summary", "content": {"type": "text", "text": piece}})
             else:
@@ -106,13 +99,13 @@ def _encode_step(out: _Writer, index: int, step: Mapping[str, Any]) -> None:
         out.emit("step.start", index=index, step={"type": "model_output"})
         for block in step.get("content") or ():
             if isinstance(block, Mapping) and block.get("type") == "text":
-                for piece in _pieces(str(block.get("text") or "")):
+                for piece in text_pieces(str(block.get("text") or "")):
                     out.emit("step.delta", index=index, delta={"type": "text", "text": piece})
             else:
                 out.emit("step.delta", index=index, delta=block)
     elif kind == "function_call":
         out.emit("step.start", index=index, step={**step, "arguments": {}})
-        for piece in _pieces(dumps(step.get("arguments") or {})):
+        for piece in text_pieces(dumps(step.get("arguments") or {})):
             out.emit("step.delta", index=index,
                      delta={"type": "arguments_delta", "arguments": piece})
     else:

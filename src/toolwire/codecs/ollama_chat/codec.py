@@ -49,12 +49,7 @@ from toolwire.codecs.ollama_chat.reply import (
 from toolwire.codecs.ollama_chat.request import check_body, decode_request, encode
 from toolwire.codecs.ollama_chat.stream import StreamDecoder, encode_stream
 
-MEDIA_TOKENS = "grid"
-"""How the local token estimate counts media on this wire (`toolwire.context.estimate`): A local
-vision model reads an image as one fixed grid."""
-
 __all__ = [
-    "MEDIA_TOKENS",
     "STOP_REASONS",
     "WIRE",
     "StreamDecoder",

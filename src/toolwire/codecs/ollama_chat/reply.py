@@ -16,6 +16,7 @@ from toolwire.codecs.base import (
     error_body,
     provider_error,
     retry_after_from,
+    token_count,
 )
 from toolwire.codecs.ollama_chat.parts import (
     WIRE,
@@ -55,10 +56,10 @@ REPLY_KEYS = frozenset({"model", "message", "done", "done_reason", "prompt_eval_
 # --------------------------------------------------------------------------- stop and usage
 
 
-def stop_of(calls: tuple[ToolCallPart, ...], raw: str | None) -> tuple[StopReason, bool]:
+def decode_stop(calls: tuple[ToolCallPart, ...], raw: str | None) -> tuple[StopReason, bool]:
     """The normalised stop and whether a call was cut off; calls decide, not done_reason."""
     if calls:
-        # Broken arguments count as cut off only when the reply says it hit the token limit;
+        # Broken arguments token_count as cut off only when the reply says it hit the token limit;
         # otherwise they go back to the model as an error result it can fix.
         if raw == "length" and any(c.parse_error is not None for c in calls):
             return "max_tokens", True
@@ -68,18 +69,14 @@ def stop_of(calls: tuple[ToolCallPart, ...], raw: str | None) -> tuple[StopReaso
     return STOP_REASONS.get(raw, "other"), False
 
 
-def count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def build_reply(message: Message, final: Mapping[str, Any], model: Any,
                 extras: dict[str, Any]) -> Reply:
     """The reply from its message and the final body (or final stream line)."""
     raw = final.get("done_reason")
     raw_stop = raw if isinstance(raw, str) and raw else None
-    stop, truncated = stop_of(message.tool_calls, raw_stop)
-    usage = Usage(input_tokens=count(final.get("prompt_eval_count")),
-                  output_tokens=count(final.get("eval_count")))
+    stop, truncated = decode_stop(message.tool_calls, raw_stop)
+    usage = Usage(input_tokens=token_count(final.get("prompt_eval_count")),
+                  output_tokens=token_count(final.get("eval_count")))
     return Reply(message=message, stop=stop, raw_stop=raw_stop, usage=usage,
                  model=model if isinstance(model, str) else None, truncated_call=truncated,
                  provider_data=wrap_own(extras))

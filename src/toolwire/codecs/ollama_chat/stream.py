@@ -156,7 +156,7 @@ def stream_error(obj: Mapping[str, Any]) -> ProviderError:
 # --------------------------------------------------------------------------- encoding
 
 
-def _pieces(text: str) -> list[str]:
+def _thirds(text: str) -> list[str]:
     n = len(text)
     cuts = sorted({0, n // 3, (2 * n) // 3, n})
     return [text[a:b] for a, b in itertools.pairwise(cuts) if text[a:b]]
@@ -172,9 +172,9 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
     def line(fields: dict[str, Any]) -> None:
         lines.append({**head, "message": {"role": "assistant", **fields}, "done": False})
 
-    for piece in _pieces(message.pop("thinking", "")):
+    for piece in _thirds(message.pop("thinking", "")):
         line({"content": "", "thinking": piece})
-    for piece in _pieces(message.pop("content", "")):
+    for piece in _thirds(message.pop("content", "")):
         line({"content": piece})
     for call in message.pop("tool_calls", ()):
         line({"content": "", "tool_calls": [call]})

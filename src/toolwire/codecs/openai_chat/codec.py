@@ -38,16 +38,11 @@ from toolwire.codecs.openai_chat.stream import StreamDecoder, encode_stream
 from toolwire.codecs.openai_shared import encode_error
 from toolwire.codecs.per_model import CHAT_FIXES, fitted
 
-MEDIA_TOKENS = "tiles-512"
-"""How the local token estimate counts media on this wire (`toolwire.context.estimate`): OpenAI
-bills an image by 512-pixel tiles."""
-
 FIT = functools.partial(fitted, wire=WIRE, fixes=CHAT_FIXES)
 """The per-model rules applied after encoding (`toolwire.codecs.per_model`)."""
 
 __all__ = [
     "FIT",
-    "MEDIA_TOKENS",
     "STOP_REASONS",
     "WIRE",
     "StreamDecoder",

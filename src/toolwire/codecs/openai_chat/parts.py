@@ -10,7 +10,6 @@ and `toolwire.codecs.openai_media`; must not import the wire's request, reply or
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -19,6 +18,7 @@ from toolwire._json import parse as parse_json
 from toolwire.codecs.assembly import Joins
 from toolwire.codecs.base import NameMap, Note, call_id_for, wrong_shape
 from toolwire.codecs.base import plain as plain
+from toolwire.codecs.openai_chat import NAME_PATTERN as NAME_RULE
 from toolwire.codecs.openai_media import CHAT_ITEMS, chat_media
 from toolwire.transcript import (
     JSON,
@@ -33,7 +33,6 @@ from toolwire.transcript import (
 
 WIRE = "openai-chat"
 
-NAME_RULE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """Function names this wire accepts."""
 
 REASONING_KEYS = ("reasoning", "reasoning_content", "reasoning_details")

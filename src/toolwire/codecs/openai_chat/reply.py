@@ -143,7 +143,7 @@ def encode_usage(usage: Usage) -> dict[str, Any]:
 # --------------------------------------------------------------------------- whole replies
 
 
-def decide_stop(raw: str | None, parts: Sequence[Part]) -> tuple[StopReason, bool]:
+def decode_stop(raw: str | None, parts: Sequence[Part]) -> tuple[StopReason, bool]:
     """Normalised stop and whether a call was cut off: the content decides, not the signal."""
     calls = [p for p in parts if isinstance(p, ToolCallPart)]
     if calls:
@@ -187,7 +187,7 @@ def decode_body(body: Mapping[str, Any], request: Request | None) -> Reply:
                             where="choices[0].message")
     raw = choice.get("finish_reason")
     raw_stop = raw if isinstance(raw, str) else None
-    stop, truncated = decide_stop(raw_stop, parts)
+    stop, truncated = decode_stop(raw_stop, parts)
     extras = {} if body.keys() <= _REPLY_KEYS else {
         k: plain(v, k) for k, v in body.items() if k not in _REPLY_KEYS and v is not None}
     for key in ("native_finish_reason", "error"):

@@ -30,10 +30,9 @@ from toolwire.codecs.base import (
     tools_lack_schemas,
     wrong_shape,
 )
-from toolwire.codecs.caching import chat_cache_fields
 from toolwire.codecs.media import check_limits
-from toolwire.codecs.media_rules import chat_problem
 from toolwire.codecs.model_checks import chat_model_problem
+from toolwire.codecs.openai_chat import cache_fields, media_problem
 from toolwire.codecs.openai_chat.parts import (
     EMPTY_RESULT,
     ERROR_PREFIX,
@@ -328,7 +327,7 @@ def encode(request: Request) -> Encoded:
                 enc.notes.append(Note(kind="field_dropped", subject=key,
                                       detail="left out: the API refuses it without tools"))
     if request.cache is not None:
-        enc.notes.extend(chat_cache_fields(body, request.cache))
+        enc.notes.extend(cache_fields(body, request.cache))
     return Encoded(body=body, notes=(*enc.names.notes(), *enc.notes))
 
 
@@ -496,5 +495,5 @@ def check_body(body: dict[str, Any]) -> str | None:
         return "'tool_choice' is only allowed when 'tools' are specified"
     return role_problem(body.get("messages"),
                   ("system", "developer", "user", "assistant", "tool", "function")) or \
-        tools_lack_schemas(body.get("tools"), "") or chat_problem(body) or \
+        tools_lack_schemas(body.get("tools"), "") or media_problem(body) or \
         chat_model_problem(body)

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolwire import _json
-from toolwire.codecs.assembly import Joins, WholeObject
+from toolwire.codecs.assembly import Joins, WholeObject, text_pieces
 from toolwire.codecs.base import NameMap, call_id_for, dumps
 from toolwire.codecs.framing import SSEFramer
 from toolwire.codecs.openai_chat.parts import (
@@ -410,14 +410,6 @@ def _starts_another_call(slot: _Slot, call_id: str | None, call: Mapping[str, An
 # =========================================================================== encode
 
 
-def _pieces(text: str, count: int = 3) -> list[str]:
-    """``text`` in up to ``count`` consecutive pieces (a realistic split)."""
-    if len(text) <= 1:
-        return [text]
-    size = max(1, -(-len(text) // count))
-    return [text[i:i + size] for i in range(0, len(text), size)]
-
-
 def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes]:
     """The reply as a Chat Completions SSE stream, ending with a usage chunk and ``[DONE]``."""
     names = name_map(request.tools) if request is not None else None
@@ -428,16 +420,17 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
     message = reply_message(reply, names)
     for key in ("reasoning", "reasoning_content"):
         if isinstance(message.get(key), str):
-            deltas.extend({key: piece} for piece in _pieces(message[key]))
+            deltas.extend({key: piece} for piece in text_pieces(message[key], keep_empty=True))
     for item in message.get("reasoning_details") or []:
         deltas.extend({"reasoning_details": [frag]} for frag in _detail_fragments(item))
     content = message.get("content")
     if isinstance(content, str):
-        deltas.extend({"content": piece} for piece in _pieces(content))
+        deltas.extend({"content": piece} for piece in text_pieces(content, keep_empty=True))
     elif isinstance(content, list):  # reasoning came as a content item: stream typed chunks
         deltas.extend({"content": [chunk]} for item in content for chunk in _thinking_chunks(item))
     if isinstance(message.get("refusal"), str):
-        deltas.extend({"refusal": piece} for piece in _pieces(message["refusal"]))
+        deltas.extend({"refusal": piece}
+                      for piece in text_pieces(message["refusal"], keep_empty=True))
     for number, raw in enumerate(message.get("tool_calls") or []):
         if raw.get("type") == "custom" or "function" not in raw:
             deltas.append({"tool_calls": [{"index": number, **raw}]})
@@ -448,7 +441,7 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
         deltas.append({"tool_calls": [first]})
         if fn["arguments"]:
             deltas.extend({"tool_calls": [{"index": number, "function": {"arguments": piece}}]}
-                          for piece in _pieces(fn["arguments"]))
+                          for piece in text_pieces(fn["arguments"]))
     chunks = [{**head, "choices": [{"index": 0, "delta": d, "finish_reason": None}]}
               for d in deltas]
     chunks.append({**head, "choices": [{"index": 0, "delta": {},
@@ -465,12 +458,13 @@ def _thinking_chunks(item: Any) -> list[Any]:
     if not isinstance(item, Mapping):
         return [item]
     if item.get("type") == "text" and item.keys() == {"type", "text"}:
-        return [{"type": "text", "text": p} for p in _pieces(str(item["text"]))] or [item]
+        return [{"type": "text", "text": p}
+                for p in text_pieces(str(item["text"]), keep_empty=True)] or [item]
     thinking = item.get("thinking")
     if item.get("type") == "thinking" and isinstance(thinking, list) and len(thinking) == 1:
         chunk = thinking[0]
         if isinstance(chunk, Mapping) and chunk.keys() == {"type", "text"}:
-            pieces = _pieces(str(chunk["text"])) or [""]
+            pieces = text_pieces(str(chunk["text"]), keep_empty=True) or [""]
             first = {**item, "thinking": [{"type": "text", "text": pieces[0]}]}
             return [first, *({"type": "thinking", "thinking": [{"type": "text", "text": p}]}
                              for p in pieces[1:])]
@@ -484,7 +478,7 @@ def _detail_fragments(item: Any) -> list[Any]:
     field = next((k for k in _CONCAT if isinstance(item.get(k), str) and len(item[k]) > 1), None)
     if field is None:
         return [item]
-    pieces = _pieces(item[field])
+    pieces = text_pieces(item[field])
     first = dict(item)
     first[field] = pieces[0]
     same = {k: item[k] for k in ("type", "index") if k in item}

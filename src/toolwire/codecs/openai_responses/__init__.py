@@ -1,5 +1,152 @@
 """The OpenAI Responses (``openai-responses``) wire, in the same modules as every wire.
 
-Every wire folder has the same modules: ``codec`` (the functions `toolwire.codecs.get_codec`
-hands out), ``request``, ``reply``, ``stream``, ``parts`` and ``schema``.
+The wire's registry record, ``RECORD``, and what it names or the folder alone uses: its
+recognisers, how it asks for reasoning, its tool-name pattern, what the Responses API refuses
+of the images in a raw body, its cache fields and its compaction entry. The folder's other
+modules are the ones every wire has (`toolwire.codecs.record` lists them); this one imports
+only what codecs share.
 """
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from toolwire.codecs.base import Note
+from toolwire.codecs.caching import Marking, cache_key_fields
+from toolwire.codecs.detect import Kind, squeezed
+from toolwire.codecs.media import (
+    OPENAI_IMAGE_TYPES,
+    data_url_type,
+    dict_or_empty,
+    list_or_empty,
+)
+from toolwire.codecs.prompt_rules import CacheRules, Counting
+from toolwire.codecs.reasoning import Triple, effort
+from toolwire.codecs.record import Wire
+from toolwire.transcript import Cache, ContextManagement
+
+NAME = "openai-responses"
+NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def recognise_body(body: Mapping[str, Any]) -> Kind | None:
+    if body.get("object") == "response" or ("output" in body and "status" in body):
+        return "response"
+    if "input" in body or "instructions" in body:
+        return "request"
+    return None
+
+
+def recognise_stream(head: str, text: str) -> bool:
+    return "event: response." in head or '"type":"response.' in squeezed(head)
+
+
+def reasoning(body: dict[str, Any], level: str, notes: list[Triple]) -> None:
+    given = body.get("reasoning")
+    body["reasoning"] = {**(given if isinstance(given, dict) else {}), "effort": effort(level)}
+
+
+def media_problem(body: dict[str, Any]) -> str | None:
+    """What the Responses API refuses of the images in ``body``."""
+    for i, item in enumerate(list_or_empty(body.get("input"))):
+        item = dict_or_empty(item)
+        parts = item.get("content") if item.get("type", "message") == "message" else (
+            item.get("output") if item.get("type") == "function_call_output" else None)
+        for j, part in enumerate(list_or_empty(parts)):
+            part = dict_or_empty(part)
+            if part.get("type") != "input_image":
+                continue
+            if item.get("role") == "assistant":
+                return (f"Invalid value: 'input_image'. Supported values are: 'output_text' and "
+                        f"'refusal'. (input[{i}].content[{j}])")
+            media_type = data_url_type(part.get("image_url"))
+            if media_type is not None and media_type not in OPENAI_IMAGE_TYPES:
+                return (f"Invalid 'input[{i}]': the image at {j} has media type "
+                        f"{media_type!r}; only image/png, image/jpeg, image/webp and image/gif "
+                        "are supported.")
+    return None
+
+
+def _input_text(block: dict[str, Any]) -> bool:
+    return block.get("type") == "input_text"
+
+
+EXPLICIT_RESPONSES = Marking(key="prompt_cache_breakpoint", text="input_text", items="input",
+                             fields=("content", "output"), skip_role="assistant")
+"""The same in a Responses input."""
+
+
+def cache_fields(body: dict[str, Any], cache: Cache) -> list[Note]:
+    """The Responses API's cache fields, explicit breakpoints on input text for the models
+    that have them."""
+    return cache_key_fields(body, cache, wire="openai-responses", how=EXPLICIT_RESPONSES,
+                            markable=_input_text)
+
+
+def context_entries(cm: ContextManagement, notes: list[Note], wire: str) -> list[Any]:
+    """The Responses API's ``context_management`` for ``cm``: its compaction entry (it clears
+    nothing itself: asking it to is left out, with a note)."""
+    if cm.clear_tool_results or cm.clear_thinking or cm.instructions:
+        notes.append(Note(kind="field_dropped", subject="context_management", detail=(
+            f"{wire} compacts on its side but clears nothing and takes no instructions; only "
+            "the compaction was asked for")))
+    if not cm.compact:
+        return []
+    entry: dict[str, Any] = {"type": "compaction"}
+    if cm.trigger is not None:
+        entry["compact_threshold"] = cm.trigger
+    return [entry]
+
+
+def read_entries(options: dict[str, Any]) -> ContextManagement | None:
+    """The Responses API's ``context_management`` of a body's ``options`` as the canonical
+    setting; taken out of ``options`` when the setting says all it said."""
+    raw = options.get("context_management")
+    if not isinstance(raw, list):
+        return None
+    found = [e for e in raw if isinstance(e, Mapping) and e.get("type") == "compaction"]
+    if not found:
+        return None
+    threshold = found[0].get("compact_threshold")
+    if len(raw) == 1 and set(found[0]) <= {"type", "compact_threshold"} and (
+            threshold is None or type(threshold) is int):
+        del options["context_management"]
+    return ContextManagement(trigger=threshold if type(threshold) is int else None)
+
+
+RECORD = Wire(
+    name=NAME,
+    module="toolwire.codecs.openai_responses.codec",
+    path="/v1/responses",
+    detect=recognise_body,
+    detect_stream=recognise_stream,
+    detect_rank=20,
+    cache=CacheRules(kind="prefix", sections=("tools", "instructions", "input"), step=128,
+                     key_field="prompt_cache_key"),
+    context_error="Your input exceeds the context window of this model ({tokens} tokens > "
+                  "{limit}). Please adjust your input and try again.",
+    count=Counting(path="/v1/responses/input_tokens", keys=frozenset({
+        "model", "input", "instructions", "tools", "tool_choice", "text", "reasoning",
+        "truncation", "parallel_tool_calls"})),
+    reasoning=reasoning,
+    media_tokens="tiles-512",
+    context_management=True,  # its compaction entry; ``compaction`` items go back as they came
+    native_tool_search=True,  # ``tool_search_call`` and ``tool_search_output`` go back too
+)
+"""The wire's registry record."""
+
+__all__ = [
+    "EXPLICIT_RESPONSES",
+    "NAME",
+    "NAME_PATTERN",
+    "RECORD",
+    "cache_fields",
+    "context_entries",
+    "media_problem",
+    "read_entries",
+    "reasoning",
+    "recognise_body",
+    "recognise_stream",
+]

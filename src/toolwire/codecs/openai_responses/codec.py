@@ -37,24 +37,11 @@ from toolwire.codecs.openai_responses.stream import StreamDecoder, encode_stream
 from toolwire.codecs.openai_shared import encode_error
 from toolwire.codecs.per_model import NO_FIXES, fitted
 
-CONTEXT_MANAGEMENT = True
-"""The API compacts a long context itself (``context_management`` with its compaction entry);
-its ``compaction`` items go back as they came (`compaction_part` makes one, for the emulator)."""
-NATIVE_TOOL_SEARCH = True
-"""The API searches deferred tools itself (``defer_loading`` on function tools, its hosted
-``tool_search`` tool); its ``tool_search_call`` and ``tool_search_output`` items go back as
-they came."""
-
-MEDIA_TOKENS = "tiles-512"
-"""How the local token estimate counts media on this wire (`toolwire.context.estimate`): OpenAI
-bills an image by 512-pixel tiles."""
-
 FIT = functools.partial(fitted, wire=WIRE, fixes=NO_FIXES)
 """The per-model rules' setting (``_rules``) taken out of the body (`toolwire.codecs.per_model`)."""
 
 __all__ = [
     "FIT",
-    "MEDIA_TOKENS",
     "STOP_REASONS",
     "WIRE",
     "StreamDecoder",

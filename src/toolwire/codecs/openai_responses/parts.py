@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from toolwire.codecs.base import NameMap, call_id_for, dumps, list_at, wrong_shape
+from toolwire.codecs.openai_responses import NAME_PATTERN
 from toolwire.transcript import (
     JSON,
     OpaquePart,
@@ -32,7 +32,6 @@ from toolwire.transcript import (
 
 WIRE: Final = "openai-responses"
 
-NAME_PATTERN: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 """Function names the Responses API accepts."""
 
 CALL_KEYS: Final = frozenset({"type", "call_id", "name", "arguments"})

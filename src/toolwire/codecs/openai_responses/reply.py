@@ -21,6 +21,7 @@ from toolwire.codecs.base import (
     provider_error,
     retry_after_from,
     status_in_words,
+    token_count,
 )
 from toolwire.codecs.openai_responses.parts import (
     WIRE,
@@ -75,10 +76,6 @@ def unwrap(body: Mapping[str, Any]) -> Mapping[str, Any]:
     return body
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def decode_usage(raw: Any) -> Usage:
     if not isinstance(raw, dict):
         return Usage()
@@ -86,11 +83,12 @@ def decode_usage(raw: Any) -> Usage:
     out = raw.get("output_tokens_details") or {}
     cost = raw.get("cost")
     return Usage(
-        input_tokens=_int(raw.get("input_tokens")),
-        output_tokens=_int(raw.get("output_tokens")),
-        cache_read_tokens=_int(inp.get("cached_tokens")) if isinstance(inp, dict) else 0,
-        cache_write_tokens=_int(inp.get("cache_write_tokens")) if isinstance(inp, dict) else 0,
-        reasoning_tokens=_int(out.get("reasoning_tokens")) if isinstance(out, dict) else 0,
+        input_tokens=token_count(raw.get("input_tokens")),
+        output_tokens=token_count(raw.get("output_tokens")),
+        cache_read_tokens=token_count(inp.get("cached_tokens")) if isinstance(inp, dict) else 0,
+        cache_write_tokens=(token_count(inp.get("cache_write_tokens"))
+                            if isinstance(inp, dict) else 0),
+        reasoning_tokens=token_count(out.get("reasoning_tokens")) if isinstance(out, dict) else 0,
         cost=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
     )
 
@@ -160,7 +158,7 @@ def decode_response(
             refused = True
         parts.append(part)
     raw_stop = raw_stop_of(body)
-    stop, truncated = _stop(parts, raw_stop, refused)
+    stop, truncated = decode_stop(parts, raw_stop, refused)
     error = body.get("error")
     model = body.get("model")
     return Reply(
@@ -175,7 +173,7 @@ def decode_response(
     )
 
 
-def _stop(parts: list[Part], raw_stop: str | None, refused: bool) -> tuple[StopReason, bool]:
+def decode_stop(parts: list[Part], raw_stop: str | None, refused: bool) -> tuple[StopReason, bool]:
     calls = [p for p in parts if isinstance(p, ToolCallPart)]
     if calls:
         # Broken arguments count as cut off only when the reply says it hit the token limit;

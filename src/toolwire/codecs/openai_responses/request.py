@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
-from toolwire.codecs import managed
 from toolwire.codecs.base import (
     Encoded,
     NameMap,
@@ -23,9 +22,7 @@ from toolwire.codecs.base import (
     tools_lack_schemas,
     wrong_shape,
 )
-from toolwire.codecs.caching import responses_cache_fields
 from toolwire.codecs.media import check_limits
-from toolwire.codecs.media_rules import responses_problem
 from toolwire.codecs.model_checks import explicit_cache_problem
 from toolwire.codecs.openai_media import (
     LIMITS,
@@ -34,6 +31,12 @@ from toolwire.codecs.openai_media import (
     responses_media,
     responses_output,
     responses_result,
+)
+from toolwire.codecs.openai_responses import (
+    cache_fields,
+    context_entries,
+    media_problem,
+    read_entries,
 )
 from toolwire.codecs.openai_responses.parts import (
     WIRE,
@@ -113,12 +116,12 @@ def encode(request: Request) -> Encoded:
     if request.stream:
         body["stream"] = True
     if request.context_management is not None:
-        entries = managed.responses_entries(request.context_management, notes, WIRE)
+        entries = context_entries(request.context_management, notes, WIRE)
         if entries:
             body["context_management"] = entries
     body.update(extra)
     if request.cache is not None:
-        notes.extend(responses_cache_fields(body, request.cache))
+        notes.extend(cache_fields(body, request.cache))
     return Encoded(body=body, notes=tuple(notes))
 
 
@@ -236,7 +239,7 @@ def decode_request(
         max_tokens=max_tokens,
         temperature=temperature,
         stream=streams is True if streams is not None or stream is None else stream,
-        context_management=managed.read_entries(options),
+        context_management=read_entries(options),
         provider_options={WIRE: options} if options else None,
     )
 
@@ -319,4 +322,4 @@ def check_body(body: dict[str, Any]) -> str | None:
         return None
     return tools_lack_schemas(body.get("tools"), "parameters") or (
         None if isinstance(items, list) and items else "input: at least one item is required"
-    ) or responses_problem(body) or explicit_cache_problem(body, WIRE)
+    ) or media_problem(body) or explicit_cache_problem(body, WIRE)

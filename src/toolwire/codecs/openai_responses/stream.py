@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolwire import _json
+from toolwire.codecs.assembly import text_pieces
 from toolwire.codecs.base import NameMap, call_id_for, dumps, provider_error, wrong_shape
 from toolwire.codecs.framing import SSEEvent, SSEFramer
 from toolwire.codecs.openai_responses.parts import WIRE, Item, call_from_item, name_map, output_text
@@ -37,14 +38,6 @@ TERMINAL_EVENTS = frozenset(
 )
 
 # --------------------------------------------------------------------------- encode
-
-
-def _pieces(text: str, parts: int = 3) -> list[str]:
-    """``text`` cut into up to ``parts`` non-empty pieces, as a server streams it."""
-    if not text:
-        return []
-    step = max(1, -(-len(text) // parts))
-    return [text[i : i + step] for i in range(0, len(text), step)]
 
 
 class _Writer:
@@ -89,7 +82,7 @@ def _encode_item(out: _Writer, index: int, item: Item) -> None:
         added["arguments"] = ""
         out.emit("response.output_item.added", output_index=index, item=added)
         text = str(item.get("arguments") or "")
-        for piece in _pieces(text):
+        for piece in text_pieces(text):
             out.emit("response.function_call_arguments.delta", **where, delta=piece)
         out.emit("response.function_call_arguments.done", **where, name=item.get("name"),
                  arguments=text)
@@ -103,7 +96,7 @@ def _encode_item(out: _Writer, index: int, item: Item) -> None:
             empty = {"type": "summary_text", "text": ""}
             out.emit("response.reasoning_summary_part.added", **where, summary_index=si,
                      part=empty)
-            for piece in _pieces(text):
+            for piece in text_pieces(text):
                 out.emit("response.reasoning_summary_text.delta", **where, summary_index=si,
                          delta=piece)
             out.emit("response.reasoning_summary_text.done", **where, summary_index=si,
@@ -112,7 +105,7 @@ def _encode_item(out: _Writer, index: int, item: Item) -> None:
                      part=block)
         for ci, block in enumerate(item.get("content") or ()):
             text = str(block.get("text") or "") if isinstance(block, dict) else ""
-            for piece in _pieces(text):
+            for piece in text_pieces(text):
                 out.emit("response.reasoning_text.delta", **where, content_index=ci, delta=piece)
             out.emit("response.reasoning_text.done", **where, content_index=ci, text=text)
     else:
@@ -125,7 +118,7 @@ def _encode_content(out: _Writer, where: dict[str, Any], ci: int, block: Any) ->
     if kind == "output_text":
         text = str(block.get("text") or "")
         out.emit("response.content_part.added", **where, content_index=ci, part=output_text(""))
-        for piece in _pieces(text):
+        for piece in text_pieces(text):
             out.emit("response.output_text.delta", **where, content_index=ci, delta=piece,
                      logprobs=[])
         out.emit("response.output_text.done", **where, content_index=ci, text=text, logprobs=[])
@@ -133,7 +126,7 @@ def _encode_content(out: _Writer, where: dict[str, Any], ci: int, block: Any) ->
         text = str(block.get("refusal") or "")
         out.emit("response.content_part.added", **where, content_index=ci,
                  part={"type": "refusal", "refusal": ""})
-        for piece in _pieces(text):
+        for piece in text_pieces(text):
             out.emit("response.refusal.delta", **where, content_index=ci, delta=piece)
         out.emit("response.refusal.done", **where, content_index=ci, refusal=text)
     else:

@@ -1,0 +1,183 @@
+"""What a wire's record holds: the shape of `toolwire.codecs.registry`'s entries.
+
+Owns `Wire` (one wire: its codec module, paths, framing, recognisers, rules, how it asks for
+reasoning, what its provider caches and counts, what it can carry, what its server keeps),
+`WireRules` (the rules its API adds to the common ones), `HostedPath` (another place a cloud
+serves it), `ServerMemory` (how a server keeps conversations), `Framing`, `BodyKind` and
+`MEDIA_TYPES`. Each wire's folder builds its own record in its ``__init__``
+(``RECORD``), from these classes and the shared helpers below them (`toolwire.codecs.detect`,
+`toolwire.codecs.reasoning`, `toolwire.codecs.prompt_rules`); the registry lists the records.
+Beside its ``__init__``, every wire folder has the same modules: ``codec`` (the functions
+`toolwire.codecs.get_codec` hands out, `toolwire.codecs.base.WireModule`), ``request``,
+``reply``, ``stream``, ``parts`` and ``schema``.
+
+Must not import: the registry, any wire, anything that does I/O. Importing it stays cheap.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from toolwire.codecs.detect import Kind
+from toolwire.codecs.prompt_rules import CacheRules, Counting, ExplicitCache
+from toolwire.codecs.reasoning import PutReasoning
+
+Framing = Literal["sse", "ndjson", "eventstream"]
+BodyKind = Literal["request", "response", "stream"]
+
+MEDIA_TYPES: dict[str, str] = {"sse": "text/event-stream", "ndjson": "application/x-ndjson",
+                                "eventstream": "application/vnd.amazon.eventstream"}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class WireRules:
+    """The rules a wire's API adds to the ones every API shares (see `toolwire.rules`).
+
+    ``results_by``: how the API pairs a result with its call: by ``"id"`` (an id is required)
+    or by ``"position"`` (ids are toolwire's own; order and tool names matter). ``id_pattern``
+    and ``id_wording``: the characters a call id may hold, when the API restricts them.
+    ``name_pattern`` and ``name_wording``: the tool names it accepts. ``results_first``: a tool
+    message must hold its results before any other content. ``call_after_user``: a turn with
+    calls must follow a user or tool turn. ``one_result_per_call``: the turn after a turn with
+    calls answers every call exactly once.
+    """
+
+    results_by: Literal["id", "position"] = "id"
+    id_pattern: re.Pattern[str] | None = None
+    id_wording: str = ""
+    name_pattern: re.Pattern[str] = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+    name_wording: str = "letters, digits, '_' and '-', 1 to 64 characters"
+    results_first: bool = False
+    call_after_user: bool = False
+    one_result_per_call: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HostedPath:
+    """Another place a cloud serves a wire, with the model (and streaming) in the URL:
+    Bedrock's InvokeModel and Vertex's rawPredict serve Anthropic Messages bodies. ``framing``
+    is set when that host streams in a framing of its own (Bedrock wraps each server-sent
+    event in an event-stream ``chunk``); ``errors`` names the wire whose error bodies the host
+    answers with, when they are not the served wire's (Bedrock answers InvokeModel's failures
+    as it answers Converse's: its own JSON, the type in ``x-amzn-ErrorType``)."""
+
+    path: str
+    stream_path: str
+    framing: Framing | None = None
+    errors: str | None = None
+    count: str | None = None
+    """The host's token-counting path for this wire, when it has its own (the model then in
+    the body): Vertex AI counts Claude's tokens at ``.../models/count-tokens:rawPredict``."""
+
+
+Kept = dict[str, list[Any]]
+"""The conversations a server keeps, by id: each one's steps (input and output) in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerMemory:
+    """How a server that keeps conversations reads and stores them (Gemini Interactions'
+    stored interactions), for the emulator to do the same. ``continued`` reads a request body
+    as that server does, with the kept conversation it names put before its input
+    (`LookupError` naming the id when none is kept under it); ``keep`` stores a request and its
+    encoded reply under the reply's id, unless the request asked the server not to."""
+
+    continued: Callable[[Mapping[str, Any], Mapping[str, list[Any]]], dict[str, Any]]
+    keep: Callable[[Kept, Mapping[str, Any], Mapping[str, Any]], None]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Wire:
+    """One wire: a request and reply body format, its streaming, its path and its rules.
+
+    ``module`` is the dotted path of the codec module (imported by ``get_codec`` on first use).
+    ``path`` is the path its API serves, relative to a server's base URL; ``{model}`` in it
+    means the model is in the URL, and then ``stream_path`` is the path that asks for a stream.
+    ``detect`` and ``detect_stream`` recognise its bodies and raw stream text; the registry
+    tries wires by ``detect_rank`` (lower first), so a catch-all recogniser gets a high rank.
+    ``cache`` is how its provider caches prompts; ``context_error`` is how it words a prompt
+    longer than the model's window (``{tokens}`` and ``{limit}`` filled in); a server that
+    cuts such a prompt silently instead names in ``truncate_at`` the body field (a path) that
+    sets its context size. ``count`` is its token-counting endpoint, when it has one, and
+    ``explicit_cache`` its explicit prompt cache. The fields after it say how it asks for
+    reasoning and what it can carry.
+    """
+
+    name: str
+    module: str
+    path: str
+    stream_path: str | None = None
+    framing: Framing = "sse"
+    streams_by_default: bool = False
+    overloaded_status: int = 503
+    rules: WireRules = field(default_factory=WireRules)
+    detect: Callable[[Mapping[str, Any]], Kind | None] | None = None
+    detect_stream: Callable[[str, str], bool] | None = None
+    detect_rank: int = 50
+    hosted: tuple[HostedPath, ...] = ()
+    cache: CacheRules = field(default_factory=CacheRules)
+    context_error: str = ("the input is {tokens} tokens, longer than the model's context "
+                          "window of {limit} tokens")
+    truncate_at: tuple[str, ...] = ()
+    count: Counting | None = None
+    explicit_cache: ExplicitCache | None = None
+    reasoning: PutReasoning | None = None
+    """How the wire asks for reasoning in a body its codec encoded (`toolwire.codecs.reasoning`);
+    None when it has no such setting (the reasoning is then left out, with a note)."""
+    media_tokens: str | None = None
+    """How the local token estimate counts media on this wire (one of
+    `toolwire.context.estimate`'s rules), None when it counts none."""
+    input_examples: bool = False
+    """Tools carry their examples in the body (Anthropic's ``input_examples``); elsewhere
+    `toolwire.codecs.base.Codec` leaves them out, with a note."""
+    allowed_callers: bool = False
+    """Tools say who may call them (``allowed_callers``: code the server runs may)."""
+    context_management: bool = False
+    """The provider edits or compacts a long context itself (``context_management``)."""
+    native_tool_search: bool = False
+    """The provider searches deferred tools itself (``defer_loading``, its search tool)."""
+    server_fallbacks: bool = False
+    """The provider falls back by itself to the models a body's ``fallbacks`` names."""
+    memory: ServerMemory | None = None
+    """How the server keeps conversations a request may continue by id, when it keeps any."""
+
+    @property
+    def native(self) -> frozenset[str]:
+        """What the provider's own API does on its side for this wire: ``tool_search``,
+        ``compaction``, ``fallbacks`` (`toolwire.protocol.native_search` and its siblings)."""
+        return frozenset(name for name, on in (
+            ("tool_search", self.native_tool_search), ("compaction", self.context_management),
+            ("fallbacks", self.server_fallbacks)) if on)
+
+    @property
+    def model_in_path(self) -> bool:
+        """Whether the URL carries the model and whether to stream (not the body)."""
+        return "{model}" in self.path
+
+    @property
+    def media_type(self) -> str:
+        """The content type of this wire's streamed replies."""
+        return MEDIA_TYPES[self.framing]
+
+    def wants_stream(self, body: Mapping[str, Any]) -> bool:
+        """Whether a request body in this wire asks for a streamed reply."""
+        return bool(body.get("stream", self.streams_by_default))
+
+
+__all__ = [
+    "MEDIA_TYPES",
+    "BodyKind",
+    "CacheRules",
+    "Counting",
+    "ExplicitCache",
+    "Framing",
+    "HostedPath",
+    "Kept",
+    "Kind",
+    "ServerMemory",
+    "Wire",
+    "WireRules",
+]

@@ -1,0 +1,72 @@
+"""One name per job in every wire folder: a function that does the same work in each wire has
+the same name in each, and a helper they share is written once in the shared modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "toolwire"
+FOLDERS = sorted(p for p in (PACKAGE / "codecs").iterdir() if (p / "codec.py").exists())
+
+ONE_NAME = {
+    "request.py": {"encode", "decode_request", "check_body"},
+    "reply.py": {"decode_response", "encode_response", "decode_error", "decode_stop"},
+    "stream.py": {"StreamDecoder", "encode_stream"},
+    "parts.py": {"name_map"},
+}
+"""The jobs every wire's module does, by the name it does them under."""
+
+FORMER = {"stop_for", "decide_stop", "_stop", "stop_of", "usage_from", "_usage", "_int",
+          "count", "_pieces"}
+"""The names the same jobs went by, each wire its own (the stop reason, a token count, a text
+cut into stream deltas); none comes back. `toolwire.codecs.base.token_count` and
+`toolwire.codecs.assembly.text_pieces` are the shared ones."""
+
+
+def _defined(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {n.name for n in tree.body
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+
+
+def test_every_wire_does_each_job_under_one_name() -> None:
+    assert len(FOLDERS) >= 6
+    missing = {f"{folder.name}/{module}": sorted(names - _defined(folder / module))
+               for folder in FOLDERS for module, names in ONE_NAME.items()}
+    assert {where: names for where, names in missing.items() if names} == {}
+
+
+def test_no_wire_keeps_a_name_of_its_own_for_a_shared_job() -> None:
+    found = {f"{folder.name}/{path.name}": sorted(_defined(path) & FORMER)
+             for folder in FOLDERS for path in folder.glob("*.py")}
+    assert {where: names for where, names in found.items() if names} == {}
+
+
+def test_the_name_check_finds_a_name_of_its_own(tmp_path: Path) -> None:
+    planted = tmp_path / "reply.py"
+    planted.write_text("def stop_for(raw):\n    return raw\n", encoding="utf-8")
+    assert _defined(planted) & FORMER == {"stop_for"}
+    assert "decode_stop" not in _defined(planted)
+
+
+FLAGS = {"MEDIA_TOKENS", "INPUT_EXAMPLES", "ALLOWED_CALLERS", "CONTEXT_MANAGEMENT",
+         "NATIVE_TOOL_SEARCH", "SERVER_FALLBACKS"}
+"""What a wire can do is a field of its registry record (`toolwire.codecs.record.Wire`); a
+module constant of these names would be read by nothing."""
+
+
+def _constants(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {t.id for n in tree.body if isinstance(n, ast.Assign | ast.AnnAssign)
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if isinstance(t, ast.Name)}
+
+
+def test_no_wire_says_what_it_can_do_in_a_module_constant(tmp_path: Path) -> None:
+    found = {f"{folder.name}/{path.name}": sorted(_constants(path) & FLAGS)
+             for folder in FOLDERS for path in folder.glob("*.py")}
+    assert {where: names for where, names in found.items() if names} == {}
+    planted = tmp_path / "codec.py"
+    planted.write_text('MEDIA_TOKENS: str = "area"\n', encoding="utf-8")
+    assert _constants(planted) & FLAGS == {"MEDIA_TOKENS"}

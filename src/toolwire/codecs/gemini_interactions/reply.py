@@ -1,9 +1,10 @@
 """gemini-interactions whole replies both ways (an ``Interaction``), their stop reasons and
 usage, and error bodies.
 
-Owns: `STOP_REASONS` (an interaction's ``status`` -> normalised stop), usage counts,
-`decode_response` / `encode_response` and `decode_error` / `encode_error` (Google's error body,
-``{"error": {code, message, status}}``). Steps are `parts`'. Must not import ``request``,
+Owns: `STOP_REASONS` and `decode_stop` (an interaction's ``status`` -> normalised stop),
+`decode_usage` (its usage counts), `decode_response` / `encode_response` and `decode_error` /
+`encode_error` (Google's error body, ``{"error": {code, message, status}}``). Steps are
+`parts`'. Must not import ``request``,
 ``stream``, transport, client or any vendor SDK.
 
 An interaction's ``steps`` may hold the turn's input too; the reply is the steps after the last

@@ -12,7 +12,8 @@ is true, and always holds the whole transcript. With ``store`` on, a request con
 the last stored interaction in the history (``previous_interaction_id``, and only the messages
 after that interaction's reply as ``input``); the codec setting ``"_continue": false`` sends
 the whole transcript instead. Pure; imports only the transcript, `toolwire.codecs.base` and
-this wire's `parts` and `schema`; must not import the wire's reply or stream modules.
+this wire's folder (`input_steps`), `parts` and `schema`; must not import the wire's reply or
+stream modules.
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ step ``step.start``, ``step.delta``s and ``step.stop``, then ``interaction.compl
 event as a typed error). Every event carries an ``event_id``; a stream taken up again after a
 break (``GET /v1beta/interactions/{id}?stream=true&last_event_id=...``) repeats nothing the
 decoder has seen, and `StreamDecoder.resume_point` says where to take it up. Imports only
-the transcript, errors, events, `toolwire.codecs.base`, `toolwire.codecs.framing` and this
-wire's `parts` and `reply`; must not import the wire's request module, transport, client or
-any vendor SDK.
+the transcript, errors, events, the shared codec modules (`toolwire.codecs.base`,
+`toolwire.codecs.framing`, `toolwire.codecs.assembly`) and this wire's `parts` and `reply`;
+must not import the wire's request module, transport, client or any vendor SDK.
 """
 
 from __future__ import annotations

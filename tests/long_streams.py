@@ -3,7 +3,7 @@
 What a chatty or hostile server sends: one text, reasoning text or argument string in n deltas
 of `PIECE`, or n items one after another. Each `Case` makes the stream's chunks (one event per
 chunk) and reads back from the reply what the deltas built, so a test can check both the value
-and what decoding it cost. Shared by tests/codecs/test_stream_linear.py and
+and what decoding it cost. Shared by tests/test_stream_linear.py and
 bench/hostile_streams.py.
 """
 
@@ -311,4 +311,33 @@ OLLAMA = [
     Case("ollama-chat", "thinking", lambda n: _ollama(n, "thinking"), _reasoning, _grown),
 ]
 
-CASES = [*CHAT, *ANTHROPIC, *RESPONSES, *GEMINI, *BEDROCK, *OLLAMA]
+# --------------------------------------------------------------------------- interactions
+
+
+def _interaction(step: dict[str, Any], deltas: list[dict[str, Any]]) -> list[bytes]:
+    events = [{"event_type": "interaction.created",
+               "interaction": {"id": "v1_i", "status": "in_progress"}},
+              {"event_type": "step.start", "index": 0, "step": step},
+              *({"event_type": "step.delta", "index": 0, "delta": d} for d in deltas),
+              {"event_type": "step.stop", "index": 0},
+              {"event_type": "interaction.completed",
+               "interaction": {"id": "v1_i", "status": "completed"}}]
+    return [_sse(e, e["event_type"]) for e in events]
+
+
+INTERACTIONS = [
+    Case("gemini-interactions", "text",
+         lambda n: _interaction({"type": "model_output"}, [{"type": "text", "text": PIECE}] * n),
+         _text, _grown),
+    Case("gemini-interactions", "thought summary",
+         lambda n: _interaction({"type": "thought"}, [{"type": "thought_summary", "content": {
+             "type": "text", "text": PIECE}}] * n), _reasoning, _grown),
+    Case("gemini-interactions", "arguments",
+         lambda n: _interaction(
+             {"type": "function_call", "id": "c1", "name": "f", "arguments": {}},
+             [{"type": "arguments_delta", "arguments": '{"a": "'}]
+             + [{"type": "arguments_delta", "arguments": PIECE}] * n
+             + [{"type": "arguments_delta", "arguments": '"}'}]), _argument, _grown),
+]
+
+CASES = [*CHAT, *ANTHROPIC, *RESPONSES, *GEMINI, *BEDROCK, *OLLAMA, *INTERACTIONS]

@@ -139,6 +139,52 @@ def assert_gemini_valid(body: dict[str, Any]) -> None:
     gemini_body().validate_python(body, extra="forbid")
 
 
+def _unknown_variants(value: Any, path: str) -> list[str]:
+    """Where a validated google-genai Interactions value holds a variant the SDK did not know
+    (its unions take an unknown ``type`` leniently, as an ``Unknown*`` value) or a key it does
+    not declare (its models keep extra keys)."""
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        found = [path] if getattr(value, "is_unknown", False) is True else []
+        found += [f"{path}.{key}" for key in value.model_extra or {}]
+        for name in type(value).model_fields:
+            found += _unknown_variants(getattr(value, name), f"{path}.{name}")
+        return found
+    if isinstance(value, list | tuple):
+        return [p for n, item in enumerate(value) for p in _unknown_variants(item, f"{path}[{n}]")]
+    if isinstance(value, dict):
+        return [p for k, item in value.items() for p in _unknown_variants(item, f"{path}.{k}")]
+    return []
+
+
+def assert_interactions_model(kind: str, body: Any) -> None:
+    """``body`` is what google-genai's Interactions types (``google.genai.interactions``) call
+    a ``kind`` (``CreateModelInteraction``, ``Interaction``, ``InteractionSSEEvent``): no
+    unknown key or variant, and the SDK writes it back as it was (an unknown key inside a
+    step, which the SDK's lenient unions drop, shows there)."""
+    import warnings
+
+    from google.genai import interactions
+
+    adapter: TypeAdapter[Any] = TypeAdapter(getattr(interactions, kind))
+    plain = json.loads(json.dumps(body))
+    validated = adapter.validate_python(copy.deepcopy(plain), extra="forbid")
+    assert _unknown_variants(validated, kind) == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        again = adapter.dump_python(validated, mode="json", by_alias=True, exclude_none=True)
+    for key in ("output_text", "continuation_ids"):  # what the SDK adds to a reply
+        if isinstance(again, dict) and key not in plain:
+            again.pop(key, None)
+    assert again == plain, (again, plain)
+
+
+def assert_interactions_valid(body: dict[str, Any]) -> None:
+    """``body`` is an Interactions request the google-genai SDK's types accept as it is."""
+    assert_interactions_model("CreateModelInteraction", body)
+
+
 def _ollama(body: dict[str, Any]) -> None:
     """The ollama package's types, less the keys the server takes that they do not declare
     (a call's ``id`` and ``function.index``, a result's ``tool_call_id``)."""
@@ -190,5 +236,7 @@ def assert_wire_valid(wire: str, body: dict[str, Any], *, model: str = "m") -> N
         _ollama(body)
     elif wire == "bedrock-converse":
         _bedrock(body, model)
+    elif wire == "gemini-interactions":
+        assert_interactions_valid(body)
     else:
         raise AssertionError(f"no SDK types known for wire {wire!r}")

@@ -81,6 +81,10 @@ def test_vertex_and_azure_ids_resolve_their_hosts() -> None:
     assert claude.url() == ("https://aiplatform.googleapis.com/v1/projects/proj-1/locations/"
                             "global/publishers/anthropic/models/claude-sonnet-5:rawPredict")
     assert claude.url(stream=True).endswith(":streamRawPredict")
+    interactions = parse_model_id("vertex-interactions:gemini-3-flash", GOOGLE)
+    assert interactions.url() == interactions.url(stream=True) == (
+        "https://europe-west4-aiplatform.googleapis.com/v1beta1/projects/proj-1/locations/"
+        "europe-west4/interactions")
     assert to_vertex_anthropic({"model": "x", "stream": True}) == {
         "stream": True, "anthropic_version": "vertex-2023-10-16"}
     chat = parse_model_id("azure:my-gpt", {**AZURE,
@@ -150,6 +154,7 @@ IDS = {
                           "anthropic-messages"),
     "vertex": ("vertex:gemini-3-flash", GOOGLE, "gemini-generate"),
     "vertex-anthropic": ("vertex-anthropic:claude-sonnet-5", GOOGLE, "anthropic-messages"),
+    "vertex-interactions": ("vertex-interactions:gemini-3-flash", GOOGLE, "gemini-interactions"),
     "azure": ("azure:my-deployment", AZURE, "openai-chat"),
     "azure-responses": ("azure-responses:my-deployment", AZURE, "openai-responses"),
 }
@@ -356,7 +361,8 @@ async def test_count_tokens_on_each_cloud_host(provider: str) -> None:
         counted = await model.count_tokens(request)
         await model.aclose()
     estimate = estimate_tokens(request)
-    if provider.startswith("azure"):  # Azure has no counting endpoint: the local estimate
+    if provider.startswith("azure") or provider == "vertex-interactions":
+        # no counting endpoint (Azure, Interactions): the local estimate
         assert emu.received == [] and counted == estimate
         return
     path, _ = COUNTED_AT[provider]

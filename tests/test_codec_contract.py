@@ -59,6 +59,8 @@ REASONING_PAYLOADS: dict[str, JSON] = {
     "gemini-generate": {"text": "Look it up first.", "thought": True,
                         "thoughtSignature": SECRET},
     "bedrock-converse": {"reasoningText": {"text": "Look it up first.", "signature": SECRET}},
+    "gemini-interactions": {"type": "thought", "signature": SECRET,
+                            "summary": [{"type": "text", "text": "Look it up first."}]},
 }
 
 
@@ -330,6 +332,11 @@ def names_in_body(wire: str, body: dict[str, Any]) -> dict[str, list[str]]:
                 "choice": [body["toolConfig"]["toolChoice"]["tool"]["name"]],
                 "calls": [b["toolUse"]["name"] for b in blocks if "toolUse" in b],
                 "results": []}
+    if wire == "gemini-interactions":
+        return {"tools": [t["name"] for t in body["tools"]],
+                "choice": body["generation_config"]["tool_choice"]["allowed_tools"]["tools"],
+                "calls": [s["name"] for s in body["input"] if s["type"] == "function_call"],
+                "results": [s["name"] for s in body["input"] if s["type"] == "function_result"]}
     parts = [p for c in body["contents"] for p in c["parts"]]
     return {"tools": [d["name"] for d in body["tools"][0]["functionDeclarations"]],
             "choice": body["toolConfig"]["functionCallingConfig"]["allowedFunctionNames"],

@@ -26,7 +26,7 @@ from toolwire.transcript import Message, Request, TextPart, ToolCallPart, ToolRe
 
 SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large]
 WIRES = ("openai-chat", "anthropic-messages", "openai-responses", "ollama-chat",
-         "gemini-generate")
+         "gemini-generate", "gemini-interactions")
 
 
 @st.composite

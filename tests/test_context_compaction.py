@@ -223,7 +223,8 @@ def test_media_count_as_each_wire_bills_them_not_by_their_bytes() -> None:
     square = Image.from_bytes(png(1000, 1000))
     assert {wire: media_tokens(square, rule(wire)) for wire in WIRES} == {
         "anthropic-messages": 1334, "bedrock-converse": 1334, "openai-chat": 765,
-        "openai-responses": 765, "gemini-generate": 258 * 4, "ollama-chat": 576}
+        "openai-responses": 765, "gemini-generate": 258 * 4, "ollama-chat": 576,
+        "gemini-interactions": 258 * 4}
     assert media_tokens(square) == 1334  # no rule: Anthropic's
     assert media_tokens(Image.from_bytes(png(4000, 3000))) == 1534  # fitted to 1.15 megapixels
     assert media_tokens(Image.from_bytes(png(300, 200)), rule("gemini-generate")) == 258

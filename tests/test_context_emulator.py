@@ -19,8 +19,10 @@ from toolwire.schema.tool import Tool
 MODELS = {"anthropic-messages": "anthropic:claude-sonnet-4-5", "openai-chat": "openai:gpt-4o",
           "openai-responses": "openai-responses:gpt-5",
           "gemini-generate": "gemini:gemini-2.5-flash", "ollama-chat": "ollama:llama3.2",
-          "bedrock-converse": "bedrock:anthropic.claude-sonnet-4-5-20250929-v1:0"}
-CACHES = {"anthropic-messages", "openai-chat", "openai-responses", "gemini-generate"}
+          "bedrock-converse": "bedrock:anthropic.claude-sonnet-4-5-20250929-v1:0",
+          "gemini-interactions": "gemini-interactions:gemini-2.5-flash"}
+CACHES = {"anthropic-messages", "openai-chat", "openai-responses", "gemini-generate",
+          "gemini-interactions"}
 
 SYSTEM = "You are a careful assistant. " + " ".join(
     f"Rule {n}: read every file before changing it, and say what you changed." for n in range(80))

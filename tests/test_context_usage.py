@@ -127,7 +127,8 @@ async def test_cost_budget_stops_a_run_on_a_provider_that_reports_no_cost() -> N
 
 LIST_KEY = {"anthropic-messages": "messages", "openai-chat": "messages",
             "openai-responses": "input", "ollama-chat": "messages",
-            "gemini-generate": "contents", "bedrock-converse": "messages"}
+            "gemini-generate": "contents", "bedrock-converse": "messages",
+            "gemini-interactions": "input"}
 
 
 def _unmarked(value: Any) -> Any:

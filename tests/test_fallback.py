@@ -41,6 +41,8 @@ NATIVE_REASONING: dict[str, Any] = {
     "ollama-chat": THOUGHT,
     "gemini-generate": {"text": THOUGHT, "thought": True, "thoughtSignature": "c2ln"},
     "bedrock-converse": {"reasoningText": {"text": THOUGHT, "signature": "c2ln"}},
+    "gemini-interactions": {"type": "thought", "signature": "c2ln",
+                            "summary": [{"type": "text", "text": THOUGHT}]},
 }
 
 

@@ -277,7 +277,8 @@ def test_4_numbers_no_float_holds_are_refused_where_json_is_read(wire: str, numb
     key = {"anthropic-messages": b'"input_tokens": 10', "openai-chat": b'"prompt_tokens": 10',
            "openai-responses": b'"input_tokens": 10', "ollama-chat": b'"prompt_eval_count": 10',
            "gemini-generate": b'"promptTokenCount": 10',
-           "bedrock-converse": b'"inputTokens": 10'}[wire]
+           "bedrock-converse": b'"inputTokens": 10',
+           "gemini-interactions": b'"total_input_tokens": 10'}[wire]
     assert key in raw
     damaged = raw.replace(key, key[:-2] + number)
     with pytest.raises(JSONTextError, match=r"out of range|not a JSON number"):
@@ -363,6 +364,8 @@ ERROR_AS_REPLY = {
                                    "status": "RESOURCE_EXHAUSTED"}}],
     "bedrock-converse": [{"message": "Too many requests, slow down"},
                          {"Message": "Rate exceeded: slow down"}],
+    "gemini-interactions": [{"error": {"code": 429, "message": "slow down",
+                                       "status": "RESOURCE_EXHAUSTED"}}],
 }
 
 

@@ -60,6 +60,8 @@ def where_the_image_went(wire: str, body: dict[str, Any]) -> Any:
     if wire == "bedrock-converse":
         return body["messages"][2]["content"][0]["toolResult"]["content"][1]["image"][
             "source"]["bytes"]
+    if wire == "gemini-interactions":  # the third step of the input: the result
+        return body["input"][2]["result"][1]["data"]
     raise AssertionError(f"no place written down for {wire}")
 
 

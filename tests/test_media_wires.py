@@ -55,6 +55,7 @@ NOTES: dict[str, list[str]] = {
     "ollama-chat": ["media_dropped"],  # no documents: a placeholder text
     "gemini-generate": ["field_dropped", "media_moved"],  # no names; no result parts on 2.5
     "bedrock-converse": [],
+    "gemini-interactions": ["field_dropped"],  # no names
 }
 
 
@@ -65,7 +66,7 @@ def expected(wire: str, request: Request) -> tuple[Message, ...]:
     if wire == "ollama-chat":  # the PDF became a placeholder text after the user's text
         messages[0] = replace(user, parts=(TextPart(text=f"compare these\n{PLACEHOLDER}"),
                                            user.parts[1]))
-    elif wire == "gemini-generate":  # the document's name is not sent
+    elif wire in ("gemini-generate", "gemini-interactions"):  # the document's name is not sent
         messages[0] = replace(user, parts=(*user.parts[:2], replace(user.parts[2], name=None)))
     return tuple(messages)
 
@@ -203,13 +204,14 @@ CARRIED = {  # the kinds of media each wire carries in a user message
     "ollama-chat": {"image"},
     "gemini-generate": {"image", "document", "audio"},
     "bedrock-converse": {"image", "document"},
+    "gemini-interactions": {"image", "document", "audio"},
 }
 
 PDF_AT, AUDIO_AT = "messages[0].parts[2]", "messages[0].parts[3]"
 MOVED = ("media_moved", "call_1")  # Chat Completions, and Gemini models without result parts
 AUDIO_DROPPED = ("media_dropped", AUDIO_AT)
 PDF_DROPPED = ("media_dropped", PDF_AT)
-PDF_NAME = ("field_dropped", PDF_AT)  # Gemini sends no names
+PDF_NAME = ("field_dropped", PDF_AT)  # Gemini (either API) sends no names
 
 # (source, target) -> the losses `convert` lists, exactly and in order. What the source wire
 # could not carry is gone before conversion (Ollama's PDF and recording are a placeholder text
@@ -251,6 +253,19 @@ LOSSES: dict[tuple[str, str], list[tuple[str, str]]] = {
     ("bedrock-converse", "ollama-chat"): [PDF_DROPPED],
     ("bedrock-converse", "gemini-generate"): [PDF_NAME, MOVED],
     ("bedrock-converse", "bedrock-converse"): [],
+    ("anthropic-messages", "gemini-interactions"): [PDF_NAME],
+    ("openai-chat", "gemini-interactions"): [PDF_NAME],
+    ("openai-responses", "gemini-interactions"): [PDF_NAME],
+    ("ollama-chat", "gemini-interactions"): [],
+    ("gemini-generate", "gemini-interactions"): [],
+    ("bedrock-converse", "gemini-interactions"): [PDF_NAME],
+    ("gemini-interactions", "anthropic-messages"): [AUDIO_DROPPED],
+    ("gemini-interactions", "openai-chat"): [MOVED],
+    ("gemini-interactions", "openai-responses"): [AUDIO_DROPPED],
+    ("gemini-interactions", "ollama-chat"): [PDF_DROPPED, AUDIO_DROPPED],
+    ("gemini-interactions", "gemini-generate"): [MOVED],
+    ("gemini-interactions", "bedrock-converse"): [AUDIO_DROPPED],
+    ("gemini-interactions", "gemini-interactions"): [],
 }
 
 

@@ -104,7 +104,7 @@ def test_bedrock_sends_claude_thinking_in_its_extra_fields(level: str) -> None:
 
 
 WIRES = ("anthropic-messages", "openai-chat", "openai-responses", "gemini-generate",
-         "ollama-chat", "bedrock-converse")
+         "ollama-chat", "bedrock-converse", "gemini-interactions")
 
 
 @pytest.mark.parametrize("wire", WIRES)

@@ -4,9 +4,10 @@ adds a wire (here the tests' own ``dialogue-chat``, in tests/dialogue_wire.py) e
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import toolwire
 from toolwire.batch.apis import unsupported
 from toolwire.cli.app import build_parser, main
 from toolwire.codecs import WIRES, get_codec
+from toolwire.codecs.record import ServerMemory
 from toolwire.codecs.registry import (
     GEMINI_GENERATE,
     Wire,
@@ -189,6 +191,33 @@ def test_the_emulator_serves_a_registered_wire_at_its_path(dialogue: Wire) -> No
     assert refused.status_code == 400  # checked as the wire checks a body
     assert overloaded.status_code == dialogue.overloaded_status == 503
     assert [r.wire for r in emu.received] == [dialogue.name] * 3
+
+
+def test_the_emulator_keeps_conversations_for_a_wire_whose_record_names_a_memory() -> None:
+    def continued(body: Mapping[str, Any], kept: Mapping[str, list[Any]]) -> dict[str, Any]:
+        after = body.get("after")
+        if after is not None and after not in kept:
+            raise LookupError(f"nothing is kept under {after!r}")
+        return {k: v for k, v in body.items() if k != "after"}
+
+    def keep(kept: dict[str, list[Any]], body: Mapping[str, Any],
+             reply: Mapping[str, Any]) -> None:
+        kept[f"c{len(kept)}"] = [body, reply]
+
+    wire = register_wire(dataclasses.replace(
+        dialogue_wire.RECORD, memory=ServerMemory(continued=continued, keep=keep)))
+    try:
+        body = get_codec(wire.name).encode_request(
+            Request(model="m", messages=(Message.user("Hi"),)))
+        with Emulator([ANSWER, ANSWER]) as emu:
+            first = httpx2.post(emu.base_url + dialogue_wire.PATH, json=body)
+            again = httpx2.post(emu.base_url + dialogue_wire.PATH, json={**body, "after": "c0"})
+            gone = httpx2.post(emu.base_url + dialogue_wire.PATH, json={**body, "after": "c9"})
+    finally:
+        unregister_wire(wire.name)
+    assert first.status_code == again.status_code == 200
+    assert gone.status_code == 404 and "c9" in gone.text
+    assert list(emu.kept) == ["c0", "c1"] and emu.kept["c0"][0] == body
 
 
 async def test_a_registered_provider_reaches_the_wire_through_a_model_id(dialogue: Wire) -> None:

@@ -41,7 +41,8 @@ def test_anthropic_sends_input_examples_the_sdk_accepts() -> None:
 
 
 @pytest.mark.parametrize("wire", ["openai-chat", "openai-responses", "ollama-chat",
-                                  "gemini-generate", "bedrock-converse"])
+                                  "gemini-generate", "bedrock-converse",
+                                  "gemini-interactions"])
 def test_other_wires_fold_the_examples_into_the_description_with_a_note(wire: str) -> None:
     encoded = get_codec(wire).encode(_request())
     text = str(encoded.body)

@@ -1,9 +1,10 @@
 """What a wire's record holds: the shape of `toolwire.codecs.registry`'s entries.
 
 Owns `Wire` (one wire: its codec module, paths, framing, recognisers, rules, how it asks for
-reasoning, what its provider caches and counts, what it can carry), `WireRules` (the rules its
-API adds to the common ones), `HostedPath` (another place a cloud serves it), `Framing`,
-`BodyKind` and `MEDIA_TYPES`. Each wire's folder builds its own record in its ``__init__``
+reasoning, what its provider caches and counts, what it can carry, what its server keeps),
+`WireRules` (the rules its API adds to the common ones), `HostedPath` (another place a cloud
+serves it), `ServerMemory` (how a server keeps conversations), `Framing`, `BodyKind` and
+`MEDIA_TYPES`. Each wire's folder builds its own record in its ``__init__``
 (``RECORD``), from these classes and the shared helpers below them (`toolwire.codecs.detect`,
 `toolwire.codecs.reasoning`, `toolwire.codecs.prompt_rules`); the registry lists the records.
 Beside its ``__init__``, every wire folder has the same modules: ``codec`` (the functions
@@ -72,6 +73,22 @@ class HostedPath:
     the body): Vertex AI counts Claude's tokens at ``.../models/count-tokens:rawPredict``."""
 
 
+Kept = dict[str, list[Any]]
+"""The conversations a server keeps, by id: each one's steps (input and output) in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerMemory:
+    """How a server that keeps conversations reads and stores them (Gemini Interactions'
+    stored interactions), for the emulator to do the same. ``continued`` reads a request body
+    as that server does, with the kept conversation it names put before its input
+    (`LookupError` naming the id when none is kept under it); ``keep`` stores a request and its
+    encoded reply under the reply's id, unless the request asked the server not to."""
+
+    continued: Callable[[Mapping[str, Any], Mapping[str, list[Any]]], dict[str, Any]]
+    keep: Callable[[Kept, Mapping[str, Any], Mapping[str, Any]], None]
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Wire:
     """One wire: a request and reply body format, its streaming, its path and its rules.
@@ -124,6 +141,8 @@ class Wire:
     """The provider searches deferred tools itself (``defer_loading``, its search tool)."""
     server_fallbacks: bool = False
     """The provider falls back by itself to the models a body's ``fallbacks`` names."""
+    memory: ServerMemory | None = None
+    """How the server keeps conversations a request may continue by id, when it keeps any."""
 
     @property
     def native(self) -> frozenset[str]:
@@ -156,7 +175,9 @@ __all__ = [
     "ExplicitCache",
     "Framing",
     "HostedPath",
+    "Kept",
     "Kind",
+    "ServerMemory",
     "Wire",
     "WireRules",
 ]

@@ -35,6 +35,7 @@ from toolwire.codecs import (
     anthropic_messages,
     bedrock_converse,
     gemini_generate,
+    gemini_interactions,
     ollama_chat,
     openai_chat,
     openai_responses,
@@ -54,7 +55,7 @@ from toolwire.codecs.record import (
 
 WireName = Literal[
     "anthropic-messages", "openai-chat", "openai-responses", "ollama-chat", "gemini-generate",
-    "bedrock-converse",
+    "bedrock-converse", "gemini-interactions",
 ]
 """The built-in wires' names (a type; `wire_names` also lists the wires registered later)."""
 
@@ -99,9 +100,10 @@ OPENAI_RESPONSES = openai_responses.RECORD
 OLLAMA_CHAT = ollama_chat.RECORD
 GEMINI_GENERATE = gemini_generate.RECORD
 BEDROCK_CONVERSE = bedrock_converse.RECORD
+GEMINI_INTERACTIONS = gemini_interactions.RECORD
 
 _BUILT_IN = (ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES, OLLAMA_CHAT, GEMINI_GENERATE,
-             BEDROCK_CONVERSE)
+             BEDROCK_CONVERSE, GEMINI_INTERACTIONS)
 WIRES: tuple[WireName, ...] = cast("tuple[WireName, ...]", tuple(w.name for w in _BUILT_IN))
 """The built-in wires, in their usual order (`wire_names` adds wires registered later)."""
 
@@ -236,6 +238,7 @@ __all__ = [
     "ANTHROPIC_MESSAGES",
     "BEDROCK_CONVERSE",
     "GEMINI_GENERATE",
+    "GEMINI_INTERACTIONS",
     "MEDIA_TYPES",
     "OLLAMA_CHAT",
     "OPENAI_CHAT",

@@ -168,6 +168,8 @@ class Emulator:
         self.batches = BatchJobs(self._handle, clock)
         """The batch jobs sent to this emulator (`toolwire.emulator.batches`)."""
         self.received: list[Received] = []
+        self.kept: dict[str, list[Any]] = {}
+        """The conversations kept for wires whose server keeps them (the record's ``memory``)."""
         self._used = 0
         self._lock = threading.Lock()
         self._server: HttpServer | None = None
@@ -306,6 +308,12 @@ class Emulator:
                 body, held = self.cached.expand(spec, body, route.model)
             except Refused as exc:
                 return _json(exc.status, error_body(errors, exc.status, str(exc)))
+        memory = spec.memory  # how the server keeps conversations, when it keeps any
+        if memory is not None:
+            try:
+                body = memory.continued(body, self.kept)
+            except LookupError as exc:
+                return _json(404, error_body(errors, 404, str(exc)))
         if self.aws_credentials is not None and http.path.startswith(AWS_PATHS):
             refused = check_signature(http, self.aws_credentials)
             if refused is not None:
@@ -343,8 +351,10 @@ class Emulator:
             return _raw(item, spec)
         if item.delay:
             await asyncio.sleep(item.delay)
-        return self._reply(managed.reply(billed(item.reply, counted)), spec, codec, request,
-                           stream, framing)
+        reply = managed.reply(billed(item.reply, counted))
+        if memory is not None:
+            memory.keep(self.kept, body, codec.encode_response(reply, request=request))
+        return self._reply(reply, spec, codec, request, stream, framing)
 
     def _reply(self, reply: Reply, wire: Wire, codec: Any, request: Request, stream: bool,
                framing: Framing, *, cut: bool = False, garbage: bool = False,

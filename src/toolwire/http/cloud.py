@@ -300,6 +300,16 @@ def vertex_setup(model: str, env: Mapping[str, str], given: str | None) -> Cloud
                       count=HostCount(f"{base}:countTokens", "totalTokens", gemini_count))
 
 
+def vertex_interactions_setup(model: str, env: Mapping[str, str],
+                              given: str | None) -> CloudSetup:
+    """``vertex-interactions:<model>``: Gemini's Interactions API on Vertex AI (the model in
+    the body, as on the Gemini API)."""
+    project, location, signer = _vertex_place(env, given)
+    path = f"/v1beta1/projects/{project}/locations/{location}/interactions"
+    return CloudSetup(base_url=given or vertex_host(location), path=path, stream_path=path,
+                      signer=signer)
+
+
 def to_vertex_anthropic(body: dict[str, Any]) -> dict[str, Any]:
     """An Anthropic Messages body as Vertex takes it: no ``model`` (it is in the URL),
     ``stream`` kept, Vertex's ``anthropic_version``."""

@@ -40,6 +40,7 @@ from toolwire.codecs.bedrock_converse.parts import (
     result_block,
     result_from_block,
     seq,
+    text_block,
     text_of,
     where,
     with_cache_point,
@@ -89,7 +90,7 @@ def _assistant_blocks(parts: Sequence[Part], *, index: int, nm: Names, ids: IdRe
                 _keep_cache_point(part, blocks)
             continue
         if isinstance(part, TextPart):
-            block = {"text": part.text}
+            block = text_block(part)
         elif isinstance(part, ReasoningPart):
             block = reasoning_block(part)
         elif isinstance(part, OpaquePart):

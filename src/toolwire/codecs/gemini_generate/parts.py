@@ -155,9 +155,9 @@ def check_parts(parts: Any, where: str) -> list[Any]:
 
 def call_seed(base: str, call: Mapping[str, JSON]) -> str:
     """A seed for made-up ids: the reply (or turn) and the call's own content."""
-    text = json.dumps(
-        [call.get("name"), call.get("args")], sort_keys=True, ensure_ascii=False, default=str
-    )
+    args = call.get("args")  # a call sent without args is the same call as one with {}
+    text = json.dumps([call.get("name"), {} if args is None else args], sort_keys=True,
+                      ensure_ascii=False, default=str)
     return f"{base}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
 
 

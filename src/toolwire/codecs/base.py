@@ -271,6 +271,13 @@ class WireModule(Protocol):
     def check_body(self, body: dict[str, Any]) -> str | None: ...
 
 
+def _without_headers(check: Callable[[dict[str, Any]], str | None]) -> Callable[..., str | None]:
+    @functools.wraps(check)
+    def checked(body: dict[str, Any], headers: Mapping[str, str] | None = None) -> str | None:
+        return check(body)
+    return checked
+
+
 class Codec:
     """One wire's codec: the same functions for every wire, as `toolwire.codecs.get_codec` gives.
 
@@ -323,7 +330,11 @@ class Codec:
         self.encode_stream = module.encode_stream
         self.decode_error = guard_error(module.decode_error, wire)
         self.encode_error = module.encode_error
-        self.check_body = module.check_body
+        # ``check_body(body, headers=None)``: a wire whose rules depend on a request's headers
+        # (a request shape a header names) says so with ``CHECK_HEADERS = True``
+        self.check_body: Callable[..., str | None] = (
+            module.check_body if getattr(module, "CHECK_HEADERS", False) is True
+            else _without_headers(module.check_body))
 
     def __repr__(self) -> str:
         return f"<codec {self.WIRE}>"
@@ -477,11 +488,13 @@ def tools_lack_schemas(tools: Any, key: str) -> str | None:
     if not isinstance(tools, list):
         return "tools: expected an array"
     for n, tool in enumerate(tools):
-        fn = tool.get("function", tool) if isinstance(tool, dict) else None
-        own = isinstance(tool, dict) and tool.get("type") in (None, "custom", "function")
+        kind = tool.get("type") if isinstance(tool, dict) else None
+        fn = tool.get("function", tool.get("custom", tool)) if isinstance(tool, dict) else None
+        own = isinstance(tool, dict) and kind in (None, "custom", "function")
         if not isinstance(fn, dict) or (own and not fn.get("name")):
             return f"tools.{n}: a tool needs a name"
-        if key and key not in fn and own:
+        grammar = kind == "custom" and key != "input_schema"  # OpenAI's: a grammar, no schema
+        if key and key not in fn and own and not grammar:
             return f"tools.{n}.{key}: Field required"
     return None
 

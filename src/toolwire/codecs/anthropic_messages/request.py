@@ -41,7 +41,12 @@ from toolwire.codecs.anthropic_messages.parts import (
     text_block,
     text_from_block,
 )
-from toolwire.codecs.anthropic_messages.schema import decode_tools, encode_tools
+from toolwire.codecs.anthropic_messages.schema import (
+    decode_choice,
+    decode_tools,
+    encode_choice,
+    encode_tools,
+)
 from toolwire.codecs.base import Encoded, Note, own_options, role_problem, tools_lack_schemas
 from toolwire.codecs.caching import place_breakpoints
 from toolwire.codecs.media import check_limits
@@ -56,7 +61,6 @@ from toolwire.transcript import (
     Request,
     TextPart,
     ToolCallPart,
-    ToolChoice,
     ToolResultPart,
 )
 
@@ -259,27 +263,6 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
     return out
 
 
-def _encode_choice(choice: ToolChoice, *, nm: ToolNames, notes: list[Note]) -> dict[str, Any]:
-    out: dict[str, Any]
-    if choice.mode == "tool" and choice.name:
-        out = {"type": "tool", "name": nm.wire(choice.name)}
-    elif choice.mode == "tool":
-        notes.append(Note(kind="choice_changed", subject="tool_choice",
-                          detail="mode 'tool' without a name sent as 'any'"))
-        out = {"type": "any"}
-    elif choice.mode == "required":
-        out = {"type": "any"}
-    else:
-        out = {"type": choice.mode}
-    if choice.parallel is not None:
-        if choice.mode == "none":
-            notes.append(Note(kind="choice_changed", subject="tool_choice",
-                              detail="'none' takes no parallel setting; dropped"))
-        else:
-            out["disable_parallel_tool_use"] = not choice.parallel
-    return out
-
-
 def _system_text(blocks: Sequence[Any]) -> str:
     return "\n".join(str(b.get("text") or "") for b in blocks
                      if isinstance(b, Mapping) and b.get("type") == "text")
@@ -313,7 +296,7 @@ def encode(request: Request) -> Encoded:
     if request.tools or stored_tools:
         body["tools"] = encode_tools(request.tools, stored_tools, nm=nm, notes=notes)
     if request.tool_choice is not None:
-        body["tool_choice"] = _encode_choice(request.tool_choice, nm=nm, notes=notes)
+        body["tool_choice"] = encode_choice(request.tool_choice, nm=nm, notes=notes)
         if request.tool_choice.name:
             nm.wire(request.tool_choice.name)
     if request.temperature is not None and "temperature" not in opts:
@@ -399,24 +382,6 @@ def _decode_messages(raw: Any) -> list[Message]:
     return out
 
 
-_CHOICES: dict[Any, Any] = {"auto": "auto", "any": "required", "tool": "tool"}
-
-
-def _decode_choice(raw: Any) -> ToolChoice | None:
-    if not isinstance(raw, Mapping):
-        return None
-    kind = raw.get("type")
-    flag = raw.get("disable_parallel_tool_use")
-    parallel = None if not isinstance(flag, bool) else not flag
-    if kind == "none":
-        return ToolChoice(mode="none")
-    mode = _CHOICES.get(kind) if isinstance(kind, str) else None
-    if mode is None:
-        return None
-    return ToolChoice(mode=mode, name=str(raw.get("name") or "") if mode == "tool" else None,
-                      parallel=parallel)
-
-
 def decode_request(
     body: Mapping[str, Any], *, model: str | None = None, stream: bool | None = None
 ) -> Request:
@@ -449,7 +414,7 @@ def decode_request(
     tools, keep_tools = decode_tools(body.get("tools"))
     if keep_tools:
         opts["tools"] = copy.deepcopy(body["tools"])
-    choice = _decode_choice(body.get("tool_choice"))
+    choice = decode_choice(body.get("tool_choice"))
     if choice is None and body.get("tool_choice") is not None:
         opts["tool_choice"] = copy.deepcopy(body["tool_choice"])
     max_tokens = body.get("max_tokens")
@@ -474,8 +439,9 @@ def check_body(body: dict[str, Any]) -> str | None:
     """The first rule the raw ``body`` breaks, worded as the provider words it, or None."""
     if "max_tokens" not in body:
         return "max_tokens: Field required"
-    problem = role_problem(body.get("messages"), ("user", "assistant")) or tools_lack_schemas(
-        body.get("tools"), "input_schema") or managed.code_call_problem(body, code_caller)
+    problem = role_problem(body.get("messages"), ("user", "assistant", "system")) or \
+        tools_lack_schemas(body.get("tools"), "input_schema") or \
+        managed.code_call_problem(body, code_caller)  # where system is taken: model_checks
     if problem:
         return problem
     for i, m in enumerate(body["messages"]):

@@ -37,6 +37,8 @@ from toolwire.codecs.openai_responses.stream import StreamDecoder, encode_stream
 from toolwire.codecs.openai_shared import encode_error
 from toolwire.codecs.per_model import NO_FIXES, fitted
 
+CHECK_HEADERS = True
+"""``check_body`` takes the request's headers: Codex's own request shape is named by one."""
 CONTEXT_MANAGEMENT = True
 """The API compacts a long context itself (``context_management`` with its compaction entry);
 its ``compaction`` items go back as they came (`compaction_part` makes one, for the emulator)."""
@@ -53,6 +55,7 @@ FIT = functools.partial(fitted, wire=WIRE, fixes=NO_FIXES)
 """The per-model rules' setting (``_rules``) taken out of the body (`toolwire.codecs.per_model`)."""
 
 __all__ = [
+    "CHECK_HEADERS",
     "FIT",
     "MEDIA_TOKENS",
     "STOP_REASONS",

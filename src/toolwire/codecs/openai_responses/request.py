@@ -310,9 +310,23 @@ def _decode_text_message(item: Item) -> Message:
 # ------------------------------------------------------------------------ what the provider refuses
 
 
-def check_body(body: dict[str, Any]) -> str | None:
-    """The first rule the raw ``body`` breaks, worded as the provider words it, or None."""
-    if not body.get("tools") and "tool_choice" in body:
+LITE_HEADER: Final = "x-openai-internal-codex-responses-lite"
+"""The header of Codex's own request shape, whose tools ride in an ``additional_tools`` input
+item (with ``tools`` empty) and whose ``tool_choice`` is taken with them."""
+
+
+def _added_tools(body: Mapping[str, Any]) -> bool:
+    items = body.get("input")
+    return isinstance(items, list) and any(
+        isinstance(i, Mapping) and i.get("type") == "additional_tools" and i.get("tools")
+        for i in items)
+
+
+def check_body(body: dict[str, Any], headers: Mapping[str, str] | None = None) -> str | None:
+    """The first rule the raw ``body`` breaks, worded as the provider words it, or None.
+    ``headers`` may name a request shape with rules of its own (`LITE_HEADER`)."""
+    lite = headers is not None and any(k.lower() == LITE_HEADER for k in headers)
+    if not body.get("tools") and "tool_choice" in body and not (lite and _added_tools(body)):
         return "'tool_choice' is only allowed when 'tools' are specified"
     items = body.get("input")
     if isinstance(items, str):

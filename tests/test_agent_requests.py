@@ -1,0 +1,122 @@
+"""Request shapes real agent clients send (Claude Code, Codex CLI, the SDKs): the emulator over
+real HTTP and `toolwire check` read each the same way, refusing what the provider refuses and
+nothing more, and the decoders and conversions carry every field or name what they lose.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from toolwire.emulator import Emulator
+from toolwire.transcript import Message, Reply, Usage
+
+ANSWER = Reply(message=Message.assistant("done"), stop="end_turn",
+               usage=Usage(input_tokens=9, output_tokens=1))
+ANTHROPIC = "/v1/messages"
+RESPONSES = "/v1/responses"
+LITE = {"x-openai-internal-codex-responses-lite": "1"}
+
+
+def emulated(path: str, body: dict[str, Any], headers: dict[str, str] | None = None
+             ) -> httpx2.Response:
+    with Emulator([ANSWER]) as emu:
+        return httpx2.post(emu.base_url + path, json=body, headers=headers or {})
+
+
+def checked(tmp_path: Path, body: dict[str, Any]) -> tuple[int, str]:
+    file = tmp_path / "body.json"
+    file.write_text(json.dumps(body))
+    proc = subprocess.run([sys.executable, "-m", "toolwire.cli", "check", str(file)],
+                          capture_output=True, text=True, timeout=120)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def system_turn(model: str, *, after: str = "user") -> dict[str, Any]:
+    """Claude Code's shape: a system message with the turn's effort after the user's turn."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "fix the test"}]
+    if after == "assistant":
+        messages.append({"role": "assistant", "content": "on it"})
+    messages.append({"role": "system", "content": [{"type": "text", "text": "Be brief."}],
+                     "output_config": {"effort": "medium"}})
+    return {"model": model, "max_tokens": 64, "system": "You are a coding agent.",
+            "messages": messages}
+
+
+# --- false refusals, and one statement of the rules for the emulator and check
+
+
+def test_a_mid_conversation_system_message_is_taken_by_the_models_that_take_it(
+        tmp_path: Path) -> None:
+    body = system_turn("claude-opus-4-8")
+    assert emulated(ANTHROPIC, body).status_code == 200
+    assert checked(tmp_path, body)[0] == 0
+
+
+def test_a_system_message_is_refused_where_the_provider_refuses_it(tmp_path: Path) -> None:
+    for body, words in ((system_turn("claude-sonnet-4-5"), "got 'system'"),
+                        (system_turn("claude-opus-4-8", after="assistant"), "must follow")):
+        resp = emulated(ANTHROPIC, body)
+        assert resp.status_code == 400 and words in resp.json()["error"]["message"]
+        code, out = checked(tmp_path, body)
+        assert code == 1 and words in out
+
+
+def test_a_freeform_custom_tool_is_taken_with_a_list_input(tmp_path: Path) -> None:
+    body = {"model": "gpt-5.5", "input": [{"type": "message", "role": "user",
+                                            "content": [{"type": "input_text", "text": "hi"}]}],
+            "tools": [{"type": "custom", "name": "apply_patch", "description": "patch files",
+                       "format": {"type": "grammar", "syntax": "lark",
+                                  "definition": "start: /.+/"}}]}
+    assert emulated(RESPONSES, body).status_code == 200
+    assert checked(tmp_path, body)[0] == 0
+
+
+CODEX_LITE = {
+    "model": "gpt-5.5", "tools": [], "tool_choice": "auto", "parallel_tool_calls": False,
+    "input": [
+        {"type": "additional_tools", "role": "developer", "tools": [
+            {"type": "function", "name": "exec", "description": "run a command",
+             "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}],
+}
+
+
+def test_tool_choice_with_added_tools_is_taken_where_the_header_names_that_shape() -> None:
+    assert emulated(RESPONSES, CODEX_LITE, LITE).status_code == 200
+    resp = emulated(RESPONSES, CODEX_LITE)
+    assert resp.status_code == 400 and "tool_choice" in resp.json()["error"]["message"]
+
+
+def test_check_refuses_a_text_block_before_a_tool_result_as_the_emulator_does(
+        tmp_path: Path) -> None:
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}]},
+        {"role": "user", "content": [
+            {"type": "text", "text": "here:"},
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}]}]}
+    resp = emulated(ANTHROPIC, body)
+    assert resp.status_code == 400
+    code, out = checked(tmp_path, body)
+    assert code == 1 and "tool_result blocks must come first" in out
+
+
+def test_check_refuses_a_role_the_wire_does_not_have(tmp_path: Path) -> None:
+    body = {"modelId": "m", "inferenceConfig": {"maxTokens": 64}, "messages": [
+        {"role": "user", "content": [{"text": "hi"}]},
+        {"role": "system", "content": [{"text": "Be brief."}]}]}
+    assert emulated("/model/m/converse", body).status_code == 400
+    code, out = checked(tmp_path, body)
+    assert code == 1 and "[user, assistant]" in out
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 64, "system": "Be brief.",
+            "messages": [{"role": "developer", "content": "hi"}]}
+    assert emulated(ANTHROPIC, body).status_code == 400
+    code, out = checked(tmp_path, body)
+    assert code == 1 and "'developer'" in out

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 
+from toolwire.conversion import convert
 from toolwire.emulator import Emulator
 from toolwire.transcript import Message, Reply, Usage
 
@@ -120,3 +122,80 @@ def test_check_refuses_a_role_the_wire_does_not_have(tmp_path: Path) -> None:
     assert emulated(ANTHROPIC, body).status_code == 400
     code, out = checked(tmp_path, body)
     assert code == 1 and "'developer'" in out
+
+
+# --- read, and carried or named
+
+
+LITELLM_GEMINI = {
+    "contents": [
+        {"role": "user", "parts": [{"text": "weather in Paris?"}]},
+        {"role": "model", "parts": [{"function_call": {"name": "get_weather",
+                                                       "args": {"city_name": "Paris"}},
+                                     "thought_signature": "c2ln"}]},
+        {"role": "user", "parts": [{"function_response": {
+            "name": "get_weather", "response": {"result": "sunny"}}}]}],
+    "tools": [{"function_declarations": [{
+        "name": "get_weather", "description": "Weather for a city.",
+        "parameters_json_schema": {"type": "object",
+                                   "properties": {"city_name": {"type": "string"}}}}]}],
+    "generation_config": {"max_output_tokens": 100},
+}
+
+
+def test_gemini_snake_case_calls_results_and_json_schemas_are_read() -> None:
+    result = convert(LITELLM_GEMINI, "gemini-generate", "openai-chat")
+    calls = result.body["messages"][1]["tool_calls"]
+    assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls] == [
+        ("get_weather", {"city_name": "Paris"})]
+    answer = result.body["messages"][2]
+    assert answer["role"] == "tool" and answer["tool_call_id"] == calls[0]["id"]
+    assert json.loads(answer["content"]) == {"result": "sunny"}
+    assert result.body["tools"][0]["function"]["parameters"]["properties"] == {
+        "city_name": {"type": "string"}}
+    assert result.body["max_completion_tokens"] == 100
+    # the thought signature cannot go to Chat Completions, and the report says so
+    assert [(n.subject, "thoughtSignature" in n.detail) for n in result.losses] == [
+        ("messages[1].parts[0]", True)]
+
+
+def test_a_gemini_function_response_goes_back_to_gemini_as_it_came() -> None:
+    body = {"contents": [
+        {"role": "user", "parts": [{"text": "weather?"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "w", "args": {}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "w",
+                                                         "response": {"result": "x"}}}]}]}
+    again = convert(body, "gemini-generate", "gemini-generate").body
+    assert again["contents"] == body["contents"]
+
+
+def test_a_gemini_tools_own_fields_are_named_in_the_loss_report() -> None:
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "tools": [
+        {"functionDeclarations": [{"name": "f", "description": "d", "behavior": "NON_BLOCKING",
+                                   "parameters": {"type": "OBJECT", "properties": {}}}]}]}
+    losses = convert(body, "gemini-generate", "openai-chat").losses
+    assert [n.subject for n in losses] == ["tools: f.behavior"]
+
+
+def test_a_system_turns_output_config_goes_back_and_is_named_elsewhere() -> None:
+    body = system_turn("claude-opus-4-8")
+    again = convert(body, "anthropic-messages", "anthropic-messages").body
+    assert again["messages"][-1]["output_config"] == {"effort": "medium"}
+    losses = convert(body, "anthropic-messages", "openai-chat").losses
+    assert [(n.subject, "output_config" in n.detail) for n in losses] == [("messages[1]", True)]
+
+
+CACHED = {"model": "claude-sonnet-4-5", "max_tokens": 64, "system": "Be brief.",
+          "messages": [{"role": "user", "content": [
+              {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}],
+          "tools": [{"name": "f", "description": "d", "input_schema": {"type": "object"},
+                     "defer_loading": True, "eager_input_streaming": True}]}
+
+
+@pytest.mark.parametrize("target", ["openai-chat", "openai-responses", "gemini-generate",
+                                    "ollama-chat", "bedrock-converse"])
+def test_cache_markers_and_tool_settings_are_named_when_they_cannot_go(target: str) -> None:
+    result = convert(CACHED, "anthropic-messages", target)
+    said = " ".join(f"{n.subject} {n.detail}" for n in result.losses)
+    assert "cache_control" in said and "eager_input_streaming" in said
+    assert result.request.tools[0].deferred  # carried, for the wires that defer tools

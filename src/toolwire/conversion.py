@@ -51,19 +51,63 @@ def convert(body: Mapping[str, Any], source: str, target: str) -> Conversion:
         whole = f"provider_options[{source!r}]"
         losses = tuple(
             [n for n in losses if not (n.kind == "field_dropped" and n.subject == whole)]
-            + [_lost(str(key), value, source, target) for key, value in options.items()])
+            + [_lost(str(key), value, source, target) for key, value in options.items()
+               if key not in _HOW_READ])
+    if source != target:
+        noted = {n.subject for n in losses}
+        losses += tuple(n for n in _part_losses(request, source, target) if n.subject not in noted)
     return Conversion(body=encoded.body, source=source, target=target, request=request,
                       losses=losses)
 
 
+_SUBSTANCE = frozenset({
+    "type", "text", "id", "name", "input", "arguments", "content", "is_error", "status",
+    "tool_use_id", "call_id", "output", "role", "toolUseId", "functionCall", "functionResponse",
+    "tool_call_id", "tool_name", "function"})
+"""Fields of a kept block that the canonical part itself carries to every wire."""
+
+
+def _part_losses(request: Request, source: str, target: str) -> list[Note]:
+    """A note for each field of ``source``'s own kept on a message or a part (a cache
+    marker, a thought signature, an item id, a per-turn setting) that ``target`` is not sent."""
+    notes: list[Note] = []
+    for i, message in enumerate(request.messages):
+        places: list[tuple[str, Any]] = [(f"messages[{i}]", message)]
+        places += [(f"messages[{i}].parts[{j}]", p) for j, p in enumerate(message.parts)
+                   if type(p).__name__ not in ("ReasoningPart", "OpaquePart")]
+        for subject, value in places:
+            data = (value.provider_data or {}).get(source)
+            if not isinstance(data, Mapping):
+                continue
+            fields = sorted(k for k in data if k not in _SUBSTANCE and not k.startswith("_"))
+            if fields:
+                notes.append(Note(kind="field_dropped", subject=subject,
+                                  detail=f"{', '.join(fields)}: {source}'s own, not sent to "
+                                         f"{target}"))
+    return notes
+
+
 _CARRIED = {"system": ("the system prompt", frozenset({"type", "text"})),
-            "tools": ("the tools", frozenset({"type", "name", "description", "input_schema"}))}
+            "tools": ("the tools", frozenset({"type", "name", "description", "input_schema",
+                                              "strict", "defer_loading", "input_examples",
+                                              "allowed_callers"}))}
 """Settings a wire keeps whole beside a canonical field that carries their substance: what
 that field is called, and the keys the canonical field carries over."""
 
 
+_HOW_READ = frozenset({"_schema_field", "_result_parts"})
+"""Settings a codec keeps on how a body said what it carried (Gemini's tool schemas in
+``parameters``, its result media inside the responses): nothing of the conversation."""
+
+
 def _lost(key: str, value: Any, source: str, target: str) -> Note:
     """The loss of one setting of ``source``'s, naming what was really left behind."""
+    if key == "_declarations" and isinstance(value, Mapping):  # a tool's fields of its own
+        fields = sorted(f"{tool}.{k}" for tool, extra in value.items()
+                        if isinstance(extra, Mapping) for k in extra)
+        return Note(kind="field_dropped", subject=f"tools: {', '.join(fields)}",
+                    detail=f"the tools were sent; these fields of theirs are {source}'s own "
+                           f"and were not sent to {target}")
     if key in _CARRIED and isinstance(value, list):
         name, carried = _CARRIED[key]
         extras = sorted({k for item in value if isinstance(item, Mapping) for k in item}
@@ -71,8 +115,8 @@ def _lost(key: str, value: Any, source: str, target: str) -> Note:
         if extras:
             marker = " (a prompt-cache marker)" if extras == ["cache_control"] else ""
             return Note(kind="field_dropped", subject=f"{key}: {', '.join(extras)}",
-                        detail=f"{name} was sent; its {', '.join(extras)}{marker} is for "
-                               f"{source} only and was not sent to {target}")
+                        detail=f"{name} went to {target}, without {', '.join(extras)}"
+                               f"{marker}: {source}'s own")
     return Note(kind="field_dropped", subject=key,
                 detail=f"set for {source} only; not sent to {target}")
 

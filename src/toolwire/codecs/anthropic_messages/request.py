@@ -253,7 +253,9 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
                 if not isinstance(part, TextPart):
                     notes.append(Note(kind="part_dropped", subject=part_subject(i, n),
                                       detail="a system message carries text only"))
-            out.append({"role": "system", "content": _content(blocks)})
+            extras = (m.provider_data or {}).get(WIRE)  # output_config, clear_at: as they came
+            out.append({"role": "system", "content": _content(blocks),
+                        **(copy.deepcopy(dict(extras)) if isinstance(extras, Mapping) else {})})
         else:
             blocks = _user_blocks(m.parts, index=i, ids=ids, notes=notes)
             out.append({"role": "user", "content": _content(blocks)})
@@ -376,7 +378,9 @@ def _decode_messages(raw: Any) -> list[Message]:
                 out.append(Message(role="user", parts=tuple(rest)))
         elif role == "system":
             system = _user_parts(blocks, f"{WIRE}: {where}.content")
-            out.append(Message(role="system", parts=tuple(system)))
+            extras = {k: copy.deepcopy(v) for k, v in wm.items() if k not in ("role", "content")}
+            out.append(Message(role="system", parts=tuple(system),
+                               provider_data={WIRE: extras} if extras else None))
         else:
             raise WireFormatError(f"{WIRE}: {where} has unknown role {role!r}")
     return out

@@ -106,7 +106,8 @@ def input_schema(name: str, schema: Mapping[str, Any], *, strict: bool,
 
 # --------------------------------------------------------------------------- tool definitions
 
-_TOOL_KEYS = frozenset({"name", "description", "input_schema", "strict", "allowed_callers"})
+_TOOL_KEYS = frozenset({"name", "description", "input_schema", "strict", "allowed_callers",
+                        "defer_loading", "input_examples"})
 
 CODE_EXECUTION = "code_execution"
 """The name of Anthropic's code execution tool, whose code calls the tools that allow it."""
@@ -220,6 +221,8 @@ def decode_tools(raw: Any) -> tuple[list[ToolSpec], bool]:
             input_schema=dict(schema) if isinstance(schema, Mapping) else {"type": "object"},
             strict=bool(tool.get("strict")),
             allowed_callers=_callers(tool.get("allowed_callers")),
+            deferred=tool.get("defer_loading") is True,
+            examples=tuple(e for e in tool.get("input_examples") or () if isinstance(e, Mapping)),
         ))
     return specs, keep
 

@@ -199,3 +199,74 @@ def test_cache_markers_and_tool_settings_are_named_when_they_cannot_go(target: s
     said = " ".join(f"{n.subject} {n.detail}" for n in result.losses)
     assert "cache_control" in said and "eager_input_streaming" in said
     assert result.request.tools[0].deferred  # carried, for the wires that defer tools
+
+
+# --- conversions the target takes
+
+
+CODEX_DEVELOPER = {
+    "model": "gpt-5.5", "instructions": "You are Codex.",
+    "input": [
+        {"type": "message", "role": "developer",
+         "content": [{"type": "input_text", "text": "Sandbox: workspace-write."}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+        {"type": "message", "role": "developer", "content": "Approvals: never."}]}
+
+
+@pytest.mark.parametrize("target", ["anthropic-messages", "bedrock-converse"])
+def test_developer_messages_go_where_the_target_takes_them(target: str) -> None:
+    from sdk_types import assert_wire_valid
+
+    result = convert(CODEX_DEVELOPER, "openai-responses", target)
+    assert_wire_valid(target, result.body)
+    messages = result.body["messages"]
+    assert [m["role"] for m in messages] == ["user"]
+    said = json.dumps(result.body)
+    assert "Sandbox: workspace-write." in said and "Approvals: never." in said
+    assert "Sandbox" in json.dumps(result.body["system"])
+    if target == "anthropic-messages":
+        assert emulated(ANTHROPIC, result.body).status_code == 200
+
+
+def test_an_ollama_system_message_with_no_images_is_the_system_prompt() -> None:
+    body = {"model": "llama3", "messages": [{"role": "system", "content": "Be brief.",
+                                              "images": []},
+                                             {"role": "user", "content": "hi"}]}
+    result = convert(body, "ollama-chat", "anthropic-messages")
+    assert result.body["system"] == "Be brief."
+    assert [m["role"] for m in result.body["messages"]] == ["user"]
+    assert emulated(ANTHROPIC, result.body).status_code == 200
+
+
+def test_converse_gets_alternating_turns_with_content() -> None:
+    from sdk_types import assert_wire_valid
+
+    request = {"model": "m", "messages": [
+        {"role": "user", "content": "hi"}, {"role": "user", "content": "and more"},
+        {"role": "assistant", "content": ""}, {"role": "user", "content": "well?"}]}
+    result = convert(request, "openai-chat", "bedrock-converse")
+    assert_wire_valid("bedrock-converse", result.body)
+    assert [m["role"] for m in result.body["messages"]] == ["user"]
+    assert [b["text"] for b in result.body["messages"][0]["content"]] == [
+        "hi", "and more", "well?"]
+    assert {n.kind for n in result.losses} >= {"role_changed", "part_dropped"}
+    assert emulated("/model/m/converse", result.body).status_code == 200
+
+
+def test_a_conversion_takes_the_model_the_url_named() -> None:
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    result = convert(body, "gemini-generate", "ollama-chat", model="gemini-2.5-flash")
+    assert result.body["model"] == "gemini-2.5-flash"
+
+
+def test_a_conversion_carries_the_requests_betas_to_the_same_wire_only() -> None:
+    body = system_turn("claude-opus-4-8")
+    betas = "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27"
+    headers = {"anthropic-beta": betas, "anthropic-version": "2023-06-01", "x-api-key": "k"}
+    same = convert(body, "anthropic-messages", "anthropic-messages", headers=headers)
+    assert same.headers["anthropic-beta"].split(",") == betas.split(",")
+    assert same.headers["anthropic-version"] == "2023-06-01" and "x-api-key" not in same.headers
+    other = convert(body, "anthropic-messages", "openai-responses", headers=headers)
+    assert "anthropic-beta" not in other.headers
+    assert [n.subject for n in other.losses if n.kind == "header_dropped"] == [
+        "header anthropic-beta"]

@@ -32,13 +32,31 @@ class Conversion(msgspec.Struct, frozen=True, kw_only=True):
     target: str
     request: Request
     losses: tuple[Note, ...]
+    headers: Mapping[str, str] = msgspec.field(default_factory=dict)
+    """The headers to send the body with: the request's own that the target takes (its betas
+    and versions, to the same wire) and those the target's body needs."""
 
 
-def convert(body: Mapping[str, Any], source: str, target: str) -> Conversion:
-    """The conversation in ``body`` (a request in wire ``source``) as a request in ``target``."""
+_NOT_CARRIED = frozenset({
+    "authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie", "host", "connection",
+    "content-length", "content-type", "transfer-encoding", "accept", "accept-encoding",
+    "user-agent"})
+"""Headers of the transport and of credentials, not of the request's meaning."""
+_LISTS = frozenset({"anthropic-beta", "openai-beta"})
+"""Headers whose value is a comma-separated list: the request's and the encoder's joined."""
+
+
+def convert(body: Mapping[str, Any], source: str, target: str, *, model: str | None = None,
+            headers: Mapping[str, str] | None = None) -> Conversion:
+    """The conversation in ``body`` (a request in wire ``source``) as a request in ``target``.
+
+    ``model`` is the one the source's URL named (Gemini and Converse carry it there), used
+    when the body names none; ``headers`` are the request's own (its betas, versions and the
+    request shape a header names): to the same wire they go on with the body, to another
+    each one that shaped the request is a loss."""
     decoder, encoder = get_codec(source), get_codec(target)  # ValueError naming the wires
     try:
-        request = decoder.decode_request(body)
+        request = decoder.decode_request(body, **({"model": model} if model else {}))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise WireFormatError(
             f"this body is not a request in the {source} format ({type(exc).__name__}: {exc})"
@@ -56,8 +74,32 @@ def convert(body: Mapping[str, Any], source: str, target: str) -> Conversion:
     if source != target:
         noted = {n.subject for n in losses}
         losses += tuple(n for n in _part_losses(request, source, target) if n.subject not in noted)
+    sent, dropped = _headers(headers or {}, encoded.headers or {}, same=source == target)
+    losses += tuple(Note(kind="header_dropped", subject=f"header {name}",
+                         detail=f"{value!r}: a {source} request's header; not sent to {target}")
+                    for name, value in dropped.items())
     return Conversion(body=encoded.body, source=source, target=target, request=request,
-                      losses=losses)
+                      losses=losses, headers=sent)
+
+
+def _headers(given: Mapping[str, str], needed: Mapping[str, str], *,
+             same: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """The headers to send, and the request's own that cannot go."""
+    sent = {k.lower(): v for k, v in needed.items()}
+    dropped: dict[str, str] = {}
+    for key, value in given.items():
+        name = key.lower()
+        if name in _NOT_CARRIED or name.startswith("x-amz-"):
+            continue
+        if not same:
+            if name in _LISTS or name.startswith("x-openai-internal-"):  # shaped the request
+                dropped[name] = value
+        elif name in _LISTS and name in sent:
+            values = [v.strip() for v in f"{value},{sent[name]}".split(",") if v.strip()]
+            sent[name] = ",".join(dict.fromkeys(values))
+        else:
+            sent[name] = value
+    return sent, dropped
 
 
 _SUBSTANCE = frozenset({

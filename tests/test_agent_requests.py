@@ -270,3 +270,41 @@ def test_a_conversion_carries_the_requests_betas_to_the_same_wire_only() -> None
     assert "anthropic-beta" not in other.headers
     assert [n.subject for n in other.losses if n.kind == "header_dropped"] == [
         "header anthropic-beta"]
+
+
+# --- tools added and system messages mid-conversation, in the canonical transcript
+
+
+CODEX_LITE_FULL = {
+    **CODEX_LITE,
+    "input": [
+        {"type": "additional_tools", "role": "developer", "tools": [
+            {"type": "namespace", "name": "shell", "tools": [
+                {"type": "function", "name": "exec", "description": "run a command",
+                 "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}]},
+            {"type": "custom", "name": "apply_patch", "description": "patch files",
+             "format": {"type": "grammar", "syntax": "lark", "definition": "start: /.+/"}}]},
+        {"type": "message", "id": "msg_1", "role": "developer",
+         "content": [{"type": "input_text", "text": "Sandbox: workspace-write."}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}],
+}
+
+
+def test_codex_request_shape_goes_back_to_its_wire_unchanged() -> None:
+    result = convert(CODEX_LITE_FULL, "openai-responses", "openai-responses")
+    assert result.body == CODEX_LITE_FULL and result.losses == ()
+    added = result.request.messages[0]
+    assert (added.role, [t.name for t in added.tools]) == ("system", ["exec"])
+
+
+@pytest.mark.parametrize("target", ["openai-chat", "anthropic-messages", "gemini-generate",
+                                    "ollama-chat", "bedrock-converse"])
+def test_tools_added_mid_conversation_are_offered_from_the_start_elsewhere(target: str) -> None:
+    from sdk_types import assert_wire_valid
+
+    result = convert(CODEX_LITE_FULL, "openai-responses", target)
+    assert_wire_valid(target, result.body)
+    assert "exec" in json.dumps(result.body.get("tools") or result.body.get("toolConfig"))
+    said = {(n.kind, n.subject): n.detail for n in result.losses}
+    assert ("tools_moved", "messages[0]") in said
+    assert "apply_patch" in said[("field_dropped", "messages[0]")]

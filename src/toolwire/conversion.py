@@ -72,7 +72,7 @@ def convert(body: Mapping[str, Any], source: str, target: str, *, model: str | N
             + [_lost(str(key), value, source, target) for key, value in options.items()
                if key not in _HOW_READ])
     if source != target:
-        noted = {n.subject for n in losses}
+        noted = {n.subject for n in losses if n.kind == "field_dropped"}
         losses += tuple(n for n in _part_losses(request, source, target) if n.subject not in noted)
     sent, dropped = _headers(headers or {}, encoded.headers or {}, same=source == target)
     losses += tuple(Note(kind="header_dropped", subject=f"header {name}",
@@ -121,7 +121,9 @@ def _part_losses(request: Request, source: str, target: str) -> list[Note]:
             data = (value.provider_data or {}).get(source)
             if not isinstance(data, Mapping):
                 continue
-            fields = sorted(k for k in data if k not in _SUBSTANCE and not k.startswith("_"))
+            fields = sorted(f"{k} ({', '.join(data[k])})" if isinstance(data[k], list) and all(
+                isinstance(v, str) for v in data[k]) else k
+                for k in data if k not in _SUBSTANCE and not k.startswith("_"))
             if fields:
                 notes.append(Note(kind="field_dropped", subject=subject,
                                   detail=f"{', '.join(fields)}: {source}'s own, not sent to "

@@ -123,6 +123,39 @@ def _fitting_tools(
     return fitted
 
 
+def _hoisting_tools(encode: Callable[[Request], Encoded],
+                    wire: str) -> Callable[[Request], Encoded]:
+    """``encode`` for a wire that cannot add tools mid-conversation: the tools a system
+    message adds are offered from the start (a system message with nothing else left out),
+    with a note for each such message."""
+
+    @functools.wraps(encode)
+    def hoisted(request: Request) -> Encoded:
+        if not any(m.tools or (m.role == "system" and not m.parts) for m in request.messages):
+            return encode(request)
+        tools = list(request.tools)
+        messages = []
+        notes: list[Note] = []
+        for n, message in enumerate(request.messages):
+            if not message.tools:
+                if message.parts or message.role != "system":  # an empty system message: none
+                    messages.append(message)
+                continue
+            known = {t.name for t in tools}
+            tools += [t for t in message.tools if t.name not in known]
+            notes.append(Note(kind="tools_moved", subject=f"messages[{n}]", detail=(
+                f"{wire} cannot add tools mid-conversation; "
+                f"{', '.join(t.name for t in message.tools)} offered from the start")))
+            if message.parts:
+                messages.append(msgspec.structs.replace(message, tools=()))
+        encoded = encode(msgspec.structs.replace(request, tools=tuple(tools),
+                                                 messages=tuple(messages)))
+        return Encoded(body=encoded.body, notes=(*notes, *encoded.notes),
+                       headers=encoded.headers)
+
+    return hoisted
+
+
 def _reasoning(encode: Callable[[Request], Encoded], wire: str) -> Callable[[Request], Encoded]:
     """``encode`` adding what `Request.reasoning` asks for (`toolwire.codecs.reasoning`); while
     reasoning is on, a temperature is left out (reasoning models refuse one), with a note."""
@@ -322,6 +355,8 @@ class Codec:
         encode = _reasoning(module.encode if examples and callers and managed else
                             _fitting_tools(module.encode, wire, examples=examples,
                                            callers=callers, managed=managed), wire)
+        if getattr(module, "ADDED_TOOLS", False) is not True:
+            encode = _hoisting_tools(encode, wire)
         fit = getattr(module, "FIT", None)  # the per-model fixes (`toolwire.codecs.per_model`)
         self.encode = fit(encode) if callable(fit) else encode
         self.decode_request = guard_request(module.decode_request, wire)

@@ -37,6 +37,8 @@ from toolwire.codecs.openai_responses.stream import StreamDecoder, encode_stream
 from toolwire.codecs.openai_shared import encode_error
 from toolwire.codecs.per_model import NO_FIXES, fitted
 
+ADDED_TOOLS = True
+"""A system message's tools go as an ``additional_tools`` input item, in their place."""
 CHECK_HEADERS = True
 """``check_body`` takes the request's headers: Codex's own request shape is named by one."""
 CONTEXT_MANAGEMENT = True
@@ -55,6 +57,7 @@ FIT = functools.partial(fitted, wire=WIRE, fixes=NO_FIXES)
 """The per-model rules' setting (``_rules``) taken out of the body (`toolwire.codecs.per_model`)."""
 
 __all__ = [
+    "ADDED_TOOLS",
     "CHECK_HEADERS",
     "FIT",
     "MEDIA_TOKENS",

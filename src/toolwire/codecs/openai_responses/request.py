@@ -51,6 +51,7 @@ from toolwire.codecs.openai_responses.parts import (
 from toolwire.codecs.openai_responses.schema import (
     add_search,
     decode_choice,
+    decode_tool,
     decode_tools,
     encode_choice,
     encode_tool,
@@ -66,6 +67,11 @@ from toolwire.transcript import (
     ToolCallPart,
     ToolResultPart,
 )
+
+ADDED: Final = "_tools"
+"""Kept on a system message read from an ``additional_tools`` item: its tool list as it came."""
+BLOCKS: Final = "_blocks"
+"""Kept on a message read from a list of content blocks holding one text."""
 
 _KNOWN_KEYS: Final = frozenset({
     "model", "instructions", "input", "tools", "tool_choice", "parallel_tool_calls",
@@ -94,11 +100,12 @@ def encode(request: Request) -> Encoded:
         notes.append(Note(kind="field_dropped", subject=f"provider_options[{WIRE!r}]",
                           detail="'tools' is not a list of tools; not sent"))
     add_search(tools, notes)
-    if tools:
+    added = any(m.tools for m in request.messages)  # tools that come mid-conversation
+    if tools or added:
         body["tools"] = tools
     choice = request.tool_choice
     if choice is not None:
-        if tools:
+        if tools or added:
             body["tool_choice"] = encode_choice(choice, names)
             if choice.parallel is not None:
                 body["parallel_tool_calls"] = choice.parallel
@@ -128,7 +135,10 @@ def _encode_input(messages: Sequence[Message], names: NameMap, notes: list[Note]
     for m_index, message in enumerate(messages):
         role = message.role
         if role == "user" or role == "system":
-            items.append(_encode_text_message(message, m_index, notes))
+            if message.parts or not message.tools:
+                items.append(_encode_text_message(message, m_index, notes))
+            if message.tools:
+                items.append(_added_item(message, names, notes))
             continue
         for p_index, part in enumerate(message.parts):
             if role == "tool":
@@ -170,8 +180,10 @@ def _encode_text_message(message: Message, m_index: int, notes: list[Note]) -> I
     data = own(message.provider_data)
     if role == "system" and isinstance(data, dict) and data.get("role") == "developer":
         role = "developer"
-    if len(parts) == 1 and type(parts[0]) is TextPart:
-        return {"role": role, "content": parts[0].text}
+    extras = {k: v for k, v in data.items() if k not in ("role", BLOCKS)} \
+        if isinstance(data, dict) else {}  # the item's id, type and status, as they came
+    if len(parts) == 1 and type(parts[0]) is TextPart and not (data or {}).get(BLOCKS):
+        return {**extras, "role": role, "content": parts[0].text}
     blocks: list[Any] = []
     for p_index, part in enumerate(parts):
         if isinstance(part, TextPart):
@@ -183,7 +195,7 @@ def _encode_text_message(message: Message, m_index: int, notes: list[Note]) -> I
                                      notes=notes))
         else:
             _dropped(part, m_index, p_index, message.role, notes)
-    return {"role": role, "content": blocks}
+    return {**extras, "role": role, "content": blocks}
 
 
 
@@ -261,6 +273,12 @@ def _decode_input(items: list[Any]) -> list[Message]:
                                                           "assistant"):
             raise wrong_shape(f"input[{n}].role", "'user', 'system', 'developer' or "
                               "'assistant'", item.get("role"))
+        if kind == "additional_tools":  # tools offered from here on
+            if group_role is not None:
+                messages.append(Message(role=group_role, parts=tuple(group)))
+            group, group_role, calls = [], None, 0
+            messages.append(_tools_message(item, f"input[{n}]"))
+            continue
         is_text = kind == "message" and item.get("role") in ("user", "system", "developer")
         role: Literal["assistant", "tool"] | None = (
             None if is_text else "tool" if kind == "function_call_output" else "assistant"
@@ -286,6 +304,45 @@ def _decode_input(items: list[Any]) -> list[Message]:
     return messages
 
 
+def _leaves(tools: Any) -> list[Any]:
+    """A tool list with its namespaces opened."""
+    out: list[Any] = []
+    for tool in tools if isinstance(tools, list) else ():
+        inner = tool.get("tools") if isinstance(tool, dict) and tool.get("type") == "namespace" \
+            else None
+        out.extend(_leaves(inner) if isinstance(inner, list) else [tool])
+    return out
+
+
+def _tools_message(item: Item, where: str) -> Message:
+    """An ``additional_tools`` item as a system message adding its function tools; the list
+    as it came goes back to this wire, and the tools no other wire can read are named."""
+    leaves = _leaves(item.get("tools"))
+    specs = [decode_tool(t, f"{where}.tools") for t in leaves
+             if isinstance(t, dict) and t.get("type") == "function"]
+    kept = {k: v for k, v in item.items() if k != "tools"}
+    kept[ADDED] = item.get("tools")
+    unread = [f"{t.get('type')} {t.get('name') or ''}".strip() for t in leaves
+              if isinstance(t, dict) and t.get("type") != "function"]
+    if unread:
+        kept["unread_tools"] = unread
+    return Message(role="system", tools=tuple(specs), provider_data={WIRE: kept})
+
+
+def _added_item(message: Message, names: NameMap, notes: list[Note]) -> Item:
+    data = own(message.provider_data)
+    data = data if isinstance(data, dict) else {}
+    stored = data.get(ADDED)
+    same = isinstance(stored, list) and [
+        decode_tool(t, "tools") for t in _leaves(stored)
+        if isinstance(t, dict) and t.get("type") == "function"] == list(message.tools)
+    item = {k: v for k, v in data.items() if k not in (ADDED, "unread_tools")}
+    item.setdefault("type", "additional_tools")
+    item.setdefault("role", "developer")
+    item["tools"] = stored if same else [encode_tool(t, names, notes) for t in message.tools]
+    return item
+
+
 def _decode_text_message(item: Item) -> Message:
     role = item.get("role")
     content = item.get("content")
@@ -302,10 +359,13 @@ def _decode_text_message(item: Item) -> Message:
                 parts.append(responses_media(block, "input.content"))
             else:
                 parts.append(OpaquePart(wire=WIRE, kind=str(block.get("type")), payload=block))
-    if role == "user":
-        return Message(role="user", parts=tuple(parts))
-    data = {WIRE: {"role": "developer"}} if role == "developer" else None
-    return Message(role="system", parts=tuple(parts), provider_data=data)
+    kept = {k: v for k, v in item.items() if k not in ("role", "content")}
+    if isinstance(content, list) and len(parts) == 1:
+        kept[BLOCKS] = True  # one text sent as a list of blocks goes back so
+    if role == "developer":
+        kept["role"] = "developer"
+    return Message(role="user" if role == "user" else "system", parts=tuple(parts),
+                   provider_data={WIRE: kept} if kept else None)
 
 # ------------------------------------------------------------------------ what the provider refuses
 

@@ -146,7 +146,7 @@ _HOW_READ = frozenset({"_schema_field", "_result_parts"})
 
 def _lost(key: str, value: Any, source: str, target: str) -> Note:
     """The loss of one setting of ``source``'s, naming what was really left behind."""
-    if key == "_declarations" and isinstance(value, Mapping):  # a tool's fields of its own
+    if key in ("_declarations", "_tool_fields") and isinstance(value, Mapping):  # a tool's own
         fields = sorted(f"{tool}.{k}" for tool, extra in value.items()
                         if isinstance(extra, Mapping) for k in extra)
         return Note(kind="field_dropped", subject=f"tools: {', '.join(fields)}",

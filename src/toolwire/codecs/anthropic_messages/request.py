@@ -159,6 +159,14 @@ def _assistant_blocks(parts: Sequence[Part], *, index: int, nm: ToolNames, ids: 
     return blocks
 
 
+def _own(m: Message, item: dict[str, Any]) -> dict[str, Any]:
+    """A message as sent, with its own fields as they came (``output_config``, ...)."""
+    extras = m.provider_data.get(WIRE) if m.provider_data is not None else None
+    if not isinstance(extras, Mapping):
+        return item  # a reply's container goes in the body (managed), not on the message
+    return {**item, **{k: copy.deepcopy(v) for k, v in extras.items() if k != "container"}}
+
+
 def _content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
     """A lone plain text block is sent as a string, as the API documents it."""
     if len(blocks) == 1:
@@ -196,21 +204,21 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
                 else:
                     break
             else:
-                out.append({"role": "assistant", "content": blocks[0]["text"]
-                            if len(blocks) == 1 and blocks[0]["type"] == "text" else blocks})
+                out.append(_own(m, {"role": "assistant", "content": blocks[0]["text"]
+                            if len(blocks) == 1 and blocks[0]["type"] == "text" else blocks}))
                 i += 1
                 continue
             blocks = _assistant_blocks(m.parts, index=i, nm=nm, ids=ids, notes=notes)
             if any(type(p) is ToolCallPart and p.caller is not None for p in m.parts):
                 by_code.append(len(out))
-            out.append({"role": "assistant", "content": _content(blocks)})
+            out.append(_own(m, {"role": "assistant", "content": _content(blocks)}))
         elif role == "user" and len(m.parts) == 1:
             part = m.parts[0]
             if type(part) is TextPart and part.text and part.provider_data is None:
-                out.append({"role": "user", "content": part.text})
+                out.append(_own(m, {"role": "user", "content": part.text}))
             else:
-                out.append({"role": "user", "content": _content(
-                    _user_blocks(m.parts, index=i, ids=ids, notes=notes))})
+                out.append(_own(m, {"role": "user", "content": _content(
+                    _user_blocks(m.parts, index=i, ids=ids, notes=notes))}))
         elif role == "tool":
             parts = m.parts
             blocks = []
@@ -226,7 +234,7 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
                 if i + 1 < count and messages[i + 1].role == "user":
                     i += 1
                     blocks += _user_blocks(messages[i].parts, index=i, ids=ids, notes=notes)
-                out.append({"role": "user", "content": blocks})
+                out.append(_own(m, {"role": "user", "content": blocks}))
                 i += 1
                 continue
             for part in parts:
@@ -244,7 +252,7 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
             if i + 1 < count and messages[i + 1].role == "user":
                 i += 1
                 blocks += _user_blocks(messages[i].parts, index=i, ids=ids, notes=notes)
-            out.append({"role": "user", "content": blocks})
+            out.append(_own(m, {"role": "user", "content": blocks}))
         elif role == "system":
             texts = [n for n, p in enumerate(m.parts) if isinstance(p, TextPart)]
             blocks = _user_blocks([m.parts[n] for n in texts], index=i, ids=ids, notes=notes,
@@ -253,12 +261,10 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
                 if not isinstance(part, TextPart):
                     notes.append(Note(kind="part_dropped", subject=part_subject(i, n),
                                       detail="a system message carries text only"))
-            extras = (m.provider_data or {}).get(WIRE)  # output_config, clear_at: as they came
-            out.append({"role": "system", "content": _content(blocks),
-                        **(copy.deepcopy(dict(extras)) if isinstance(extras, Mapping) else {})})
+            out.append(_own(m, {"role": "system", "content": _content(blocks)}))
         else:
             blocks = _user_blocks(m.parts, index=i, ids=ids, notes=notes)
-            out.append({"role": "user", "content": _content(blocks)})
+            out.append(_own(m, {"role": "user", "content": _content(blocks)}))
         i += 1
     if by_code:
         managed.results_only(out, by_code, notes)
@@ -358,6 +364,8 @@ def _decode_messages(raw: Any) -> list[Message]:
         if not isinstance(wm, Mapping):
             raise WireFormatError(f"{WIRE}: {where} must be an object")
         role, blocks = wm.get("role"), _blocks(wm.get("content"), where)
+        extras = {k: copy.deepcopy(v) for k, v in wm.items() if k not in ("role", "content")}
+        own = {WIRE: extras} if extras else None  # output_config, clear_at...: as they came
         if role == "assistant":
             parts: list[Part] = []
             for block in blocks:
@@ -366,21 +374,20 @@ def _decode_messages(raw: Any) -> list[Message]:
                 if isinstance(part, ToolCallPart):
                     names[part.id] = part.name
                 parts.append(part)
-            out.append(Message(role="assistant", parts=tuple(parts)))
+            out.append(Message(role="assistant", parts=tuple(parts), provider_data=own))
         elif role == "user":
             results = [result_from_block(b, names) for b in blocks
                        if b.get("type") == "tool_result"]
             rest = _user_parts([b for b in blocks if b.get("type") != "tool_result"],
                               f"{WIRE}: {where}.content")
             if results:
-                out.append(Message(role="tool", parts=tuple(results)))
+                out.append(Message(role="tool", parts=tuple(results), provider_data=own))
             if rest or not results:
-                out.append(Message(role="user", parts=tuple(rest)))
+                out.append(Message(role="user", parts=tuple(rest),
+                                   provider_data=None if results else own))
         elif role == "system":
             system = _user_parts(blocks, f"{WIRE}: {where}.content")
-            extras = {k: copy.deepcopy(v) for k, v in wm.items() if k not in ("role", "content")}
-            out.append(Message(role="system", parts=tuple(system),
-                               provider_data={WIRE: extras} if extras else None))
+            out.append(Message(role="system", parts=tuple(system), provider_data=own))
         else:
             raise WireFormatError(f"{WIRE}: {where} has unknown role {role!r}")
     return out

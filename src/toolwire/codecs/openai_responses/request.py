@@ -55,6 +55,7 @@ from toolwire.codecs.openai_responses.schema import (
     decode_tools,
     encode_choice,
     encode_tool,
+    encode_tools,
 )
 from toolwire.transcript import (
     MediaPart,
@@ -92,7 +93,7 @@ def encode(request: Request) -> Encoded:
         body["instructions"] = request.system
     body["input"] = _encode_input(request.messages, names, notes)
     extra = own_options(request.provider_options, WIRE, notes)
-    tools = [encode_tool(tool, names, notes) for tool in request.tools]
+    tools = encode_tools(request.tools, names, notes, extra)
     more_tools = extra.pop("tools", None)
     if isinstance(more_tools, list):
         tools.extend(more_tools)
@@ -182,12 +183,15 @@ def _encode_text_message(message: Message, m_index: int, notes: list[Note]) -> I
         role = "developer"
     extras = {k: v for k, v in data.items() if k not in ("role", BLOCKS)} \
         if isinstance(data, dict) else {}  # the item's id, type and status, as they came
-    if len(parts) == 1 and type(parts[0]) is TextPart and not (data or {}).get(BLOCKS):
+    if len(parts) == 1 and type(parts[0]) is TextPart and not (data or {}).get(BLOCKS) \
+            and parts[0].provider_data is None:
         return {**extras, "role": role, "content": parts[0].text}
     blocks: list[Any] = []
     for p_index, part in enumerate(parts):
         if isinstance(part, TextPart):
-            blocks.append({"type": "input_text", "text": part.text})
+            kept = own(part.provider_data)  # a block with fields of its own, as it came
+            blocks.append(dict(kept) if isinstance(kept, dict) and kept.get("text") == part.text
+                          else {"type": "input_text", "text": part.text})
         elif isinstance(part, OpaquePart) and part.wire == WIRE:
             blocks.append(part.payload)
         elif isinstance(part, MediaPart):
@@ -213,7 +217,7 @@ def decode_request(
     if not isinstance(body, (dict, Mapping)):
         raise wrong_shape("request body", "an object", body)
     options: dict[str, Any] = {k: v for k, v in body.items() if k not in _KNOWN_KEYS}
-    tools, other_tools = decode_tools(typed(body, "tools", list, "a list of tools"))
+    tools, other_tools = decode_tools(typed(body, "tools", list, "a list of tools"), options)
     if other_tools:
         options["tools"] = other_tools
     choice = decode_choice(body.get("tool_choice"),
@@ -354,7 +358,9 @@ def _decode_text_message(item: Item) -> Message:
             if block.get("type") in ("input_text", "output_text") and isinstance(
                 block.get("text"), str
             ):
-                parts.append(TextPart(text=block["text"]))
+                more = block.keys() - {"type", "text"} or block.get("type") != "input_text"
+                parts.append(TextPart(text=block["text"],
+                                      provider_data={WIRE: dict(block)} if more else None))
             elif block.get("type") in RESPONSES_ITEMS:
                 parts.append(responses_media(block, "input.content"))
             else:

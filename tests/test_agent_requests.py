@@ -308,3 +308,10 @@ def test_tools_added_mid_conversation_are_offered_from_the_start_elsewhere(targe
     said = {(n.kind, n.subject): n.detail for n in result.losses}
     assert ("tools_moved", "messages[0]") in said
     assert "apply_patch" in said[("field_dropped", "messages[0]")]
+
+
+def test_the_docs_show_the_loss_table_the_code_writes() -> None:
+    from toolwire.conversion import loss_table_markdown
+
+    docs = (Path(__file__).parent.parent / "docs" / "wires.md").read_text()
+    assert loss_table_markdown() in docs

@@ -186,3 +186,49 @@ def detect_wire(body: Any) -> tuple[str, BodyKind]:
             "'messages', 'input', 'contents', 'choices', 'content', 'output' or 'candidates'"
         )
     return found
+
+
+def _sample() -> Request:
+    """A conversation holding what a conversation across wires can lose: a call and its
+    result, a parallel setting, a system message adding a tool mid-conversation."""
+    from toolwire.transcript import (
+        Message,
+        TextPart,
+        ToolCallPart,
+        ToolChoice,
+        ToolResultPart,
+        ToolSpec,
+    )
+
+    weather = ToolSpec(name="get_weather", description="Weather for a city.",
+                       input_schema={"type": "object", "properties": {"city": {"type": "string"}}})
+    return Request(model="m", system="Be brief.", tools=(weather,), max_tokens=256,
+                   tool_choice=ToolChoice(mode="auto", parallel=False), messages=(
+        Message.user("Weather in Paris?"),
+        Message(role="assistant", parts=(
+            ToolCallPart(id="call_1", name="get_weather", arguments={"city": "Paris"}),)),
+        Message(role="tool", parts=(ToolResultPart(call_id="call_1", content="sunny",
+                                                   name="get_weather"),)),
+        Message(role="system", parts=(TextPart(text="Now also check the time."),),
+                tools=(ToolSpec(name="get_time", description="The time."),)),
+        Message.user("And the time?"),
+    ))
+
+
+def loss_table_markdown() -> str:
+    """What each conversion reports for the same conversation (`_sample`), wire by wire: the
+    kinds of its losses. docs/wires.md shows it; a test keeps the two the same."""
+    from toolwire.codecs import WIRES
+
+    request = _sample()
+    rows = ["| from \\ to | " + " | ".join(f"`{w}`" for w in WIRES) + " |",
+            "| --- |" + " --- |" * len(WIRES)]
+    for source in WIRES:
+        body = get_codec(source).encode_request(request)
+        cells = []
+        for target in WIRES:
+            kinds = sorted({n.kind for n in convert(body, source, target, model="m").losses})
+            cells.append("—" if source == target and not kinds else
+                         ", ".join(kinds) or "nothing")
+        rows.append(f"| `{source}` | " + " | ".join(cells) + " |")
+    return "\n".join(rows)

@@ -2,7 +2,8 @@
 
 Owns: `Note` and `Encoded`, `NameMap`, `Codec` (one wire's functions, with the ones every wire
 derives the same way written once), `drive_stream` (the generic ``decode_stream`` over a
-codec's incremental decoder), typed provider errors, and small helpers the wires share. Stream
+codec's incremental decoder), and small helpers the wires share; typed provider errors are
+`toolwire.codecs.errormap`'s, re-exported here for the wires. Stream
 events are `toolwire.events`'; byte framing is `toolwire.codecs.framing`'s; reading bodies from
 outside (the typed readers that name a path, and the guards that make every decoder total) is
 `toolwire.codecs.reading`'s, whose readers are re-exported here for the wires. Pure: no HTTP,
@@ -22,6 +23,11 @@ from typing import Any, Protocol
 import msgspec
 
 from toolwire._json import loads
+from toolwire.codecs.errormap import AWS_RETRIED as AWS_RETRIED
+from toolwire.codecs.errormap import aws_error_type as aws_error_type
+from toolwire.codecs.errormap import provider_error as provider_error
+from toolwire.codecs.errormap import retry_after_from as retry_after_from
+from toolwire.codecs.errormap import status_in_words as status_in_words
 from toolwire.codecs.reading import (
     StreamDecoder,
     guard_error,
@@ -36,18 +42,7 @@ from toolwire.codecs.reading import plain as plain
 from toolwire.codecs.reading import text_at as text_at
 from toolwire.codecs.reading import wrong_shape as wrong_shape
 from toolwire.codecs.reasoning import REASONING_LEVELS, put_reasoning, takes_reasoning
-from toolwire.errors import (
-    AuthenticationError,
-    ContextLengthError,
-    InvalidRequestError,
-    JSONTextError,
-    NotFoundError,
-    OverloadedError,
-    PermissionDeniedError,
-    ProviderError,
-    RateLimitError,
-    ServerError,
-)
+from toolwire.errors import JSONTextError, ProviderError
 from toolwire.events import StreamEnd, StreamEvent
 from toolwire.transcript import JSON, Reply, Request, ToolSpec
 
@@ -388,104 +383,6 @@ class Codec:
     ) -> Iterator[StreamEvent]:
         """Stream events as the chunks arrive, ending with `StreamEnd`."""
         return drive_stream(self._stream_decoder(request=request), chunks)
-
-
-# --------------------------------------------------------------------------- errors
-
-_CONTEXT_WORDS = (
-    "context length",
-    "context_length",
-    "context window",
-    "prompt is too long",
-    "too many tokens",
-    "maximum context",
-    "input is too long",
-    "exceeds the maximum number of tokens",
-    "input token count",
-)
-
-
-def provider_error(
-    status: int,
-    message: str,
-    *,
-    wire: str,
-    error_type: str | None = None,
-    body: Any = None,
-    retry_after: float | None = None,
-) -> ProviderError:
-    """The typed error for an HTTP status and a provider's message."""
-    lowered = f"{error_type or ''} {message}".lower()
-    cls: type[ProviderError]
-    if any(word in lowered for word in _CONTEXT_WORDS):
-        cls = ContextLengthError
-    elif status == 429:
-        cls = RateLimitError
-    elif status in (503, 529) or "overloaded" in lowered:
-        cls = OverloadedError
-    elif status == 401:
-        cls = AuthenticationError
-    elif status == 403:
-        cls = PermissionDeniedError
-    elif status == 404:
-        cls = NotFoundError
-    elif status in (408, 409) or status >= 500:
-        cls = ServerError
-    elif 400 <= status < 500:
-        cls = InvalidRequestError
-    else:
-        cls = ProviderError
-    return cls(message, status=status, error_type=error_type, wire=wire, body=body,
-               retry_after=retry_after)
-
-
-_STATUS_WORDS: tuple[tuple[str, int], ...] = (
-    ("rate_limit", 429), ("rate limit", 429), ("rate exceeded", 429), ("throttl", 429),
-    ("too many requests", 429),
-    ("quota", 429), ("overloaded", 529), ("slow_down", 503), ("unavailable", 503),
-    ("context_length", 400), ("invalid_request", 400), ("validation", 400),
-    ("authentication", 401), ("api_key", 401), ("api key", 401), ("security token", 403),
-    ("permission", 403), ("access denied", 403), ("not_found", 404), ("not found", 404),
-)
-
-
-def status_in_words(label: str) -> int:
-    """The HTTP status an error is sent with, from its type, code or message (an error body that
-    came with a success status says it only in words); 500 when the words say nothing known."""
-    lowered = label.lower()
-    return next((status for word, status in _STATUS_WORDS if word in lowered), 500)
-
-
-def retry_after_from(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds), if given."""
-    if not headers:
-        return None
-    lower = {k.lower(): v for k, v in headers.items()}
-    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        raw = lower.get(key)
-        if raw is None:
-            continue
-        try:
-            return max(0.0, float(raw) * scale)
-        except ValueError:
-            continue
-    return None
-
-
-AWS_RETRIED = frozenset({"ModelNotReadyException", "ModelStreamErrorException"})
-"""AWS error types that a retry may cure although their status (424, 429) says otherwise
-(Bedrock's documentation asks to retry both)."""
-
-
-def aws_error_type(raw: Any) -> str | None:
-    """``ThrottlingException`` from the ways AWS writes an error type: the ``x-amzn-ErrorType``
-    header (``ThrottlingException:http://...``), a body's ``__type``
-    (``com.amazon...#ThrottlingException``) or a stream's ``:exception-type``
-    (``throttlingException``)."""
-    if not isinstance(raw, str) or not raw:
-        return None
-    name = raw.split(":", 1)[0].rsplit("#", 1)[-1]
-    return name[0].upper() + name[1:] if name else None
 
 
 # --------------------------------------------------------------------------- shared by the codecs

@@ -347,7 +347,6 @@ def test_a_real_clients_request_is_taken_and_read_whole(path: Path) -> None:
 @pytest.mark.parametrize("path", AGENTS, ids=[p.stem for p in AGENTS])
 def test_a_real_clients_request_converts_to_every_wire_validly(path: Path) -> None:
     from sdk_types import assert_wire_valid
-
     from toolwire.codecs import WIRES
     from toolwire.codecs.registry import get_wire
 

@@ -184,7 +184,7 @@ def _encode_text_message(message: Message, m_index: int, notes: list[Note]) -> I
     extras = {k: v for k, v in data.items() if k not in ("role", BLOCKS)} \
         if isinstance(data, dict) else {}  # the item's id, type and status, as they came
     if len(parts) == 1 and type(parts[0]) is TextPart and not (data or {}).get(BLOCKS) \
-            and parts[0].provider_data is None:
+            and not isinstance(own(parts[0].provider_data), dict):
         return {**extras, "role": role, "content": parts[0].text}
     blocks: list[Any] = []
     for p_index, part in enumerate(parts):

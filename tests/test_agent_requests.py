@@ -200,7 +200,7 @@ def test_cache_markers_and_tool_settings_are_named_when_they_cannot_go(target: s
     assert "cache_control" in said and "eager_input_streaming" in said
     assert result.request.tools[0].deferred  # carried, for the wires that defer tools
     tools = [n for n in result.losses if n.subject.startswith("tools:")]
-    assert tools and all(f"went to {target}" in n.detail for n in tools)  # the tools went
+    assert tools and all("the tools were sent" in n.detail for n in tools)  # the tools went
 
 
 # --- conversions the target takes

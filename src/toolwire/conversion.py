@@ -159,8 +159,9 @@ def _lost(key: str, value: Any, source: str, target: str) -> Note:
         if extras:
             marker = " (a prompt-cache marker)" if extras == ["cache_control"] else ""
             return Note(kind="field_dropped", subject=f"{key}: {', '.join(extras)}",
-                        detail=f"{name} went to {target}, without {', '.join(extras)}"
-                               f"{marker}: {source}'s own")
+                        detail=f"{name} {'were' if key == 'tools' else 'was'} sent; "
+                               f"{'their' if key == 'tools' else 'its'} {', '.join(extras)}"
+                               f"{marker} is for {source} only and was not sent to {target}")
     return Note(kind="field_dropped", subject=key,
                 detail=f"set for {source} only; not sent to {target}")
 

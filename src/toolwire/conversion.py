@@ -32,13 +32,31 @@ class Conversion(msgspec.Struct, frozen=True, kw_only=True):
     target: str
     request: Request
     losses: tuple[Note, ...]
+    headers: Mapping[str, str] = msgspec.field(default_factory=dict)
+    """The headers to send the body with: the request's own that the target takes (its betas
+    and versions, to the same wire) and those the target's body needs."""
 
 
-def convert(body: Mapping[str, Any], source: str, target: str) -> Conversion:
-    """The conversation in ``body`` (a request in wire ``source``) as a request in ``target``."""
+_NOT_CARRIED = frozenset({
+    "authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie", "host", "connection",
+    "content-length", "content-type", "transfer-encoding", "accept", "accept-encoding",
+    "user-agent"})
+"""Headers of the transport and of credentials, not of the request's meaning."""
+_LISTS = frozenset({"anthropic-beta", "openai-beta"})
+"""Headers whose value is a comma-separated list: the request's and the encoder's joined."""
+
+
+def convert(body: Mapping[str, Any], source: str, target: str, *, model: str | None = None,
+            headers: Mapping[str, str] | None = None) -> Conversion:
+    """The conversation in ``body`` (a request in wire ``source``) as a request in ``target``.
+
+    ``model`` is the one the source's URL named (Gemini and Converse carry it there), used
+    when the body names none; ``headers`` are the request's own (its betas, versions and the
+    request shape a header names): to the same wire they go on with the body, to another
+    each one that shaped the request is a loss."""
     decoder, encoder = get_codec(source), get_codec(target)  # ValueError naming the wires
     try:
-        request = decoder.decode_request(body)
+        request = decoder.decode_request(body, **({"model": model} if model else {}))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise WireFormatError(
             f"this body is not a request in the {source} format ({type(exc).__name__}: {exc})"
@@ -51,19 +69,89 @@ def convert(body: Mapping[str, Any], source: str, target: str) -> Conversion:
         whole = f"provider_options[{source!r}]"
         losses = tuple(
             [n for n in losses if not (n.kind == "field_dropped" and n.subject == whole)]
-            + [_lost(str(key), value, source, target) for key, value in options.items()])
+            + [_lost(str(key), value, source, target) for key, value in options.items()
+               if key not in _HOW_READ])
+    if source != target:
+        noted = {n.subject for n in losses if n.kind == "field_dropped"}
+        losses += tuple(n for n in _part_losses(request, source, target) if n.subject not in noted)
+    sent, dropped = _headers(headers or {}, encoded.headers or {}, same=source == target)
+    losses += tuple(Note(kind="header_dropped", subject=f"header {name}",
+                         detail=f"{value!r}: a {source} request's header; not sent to {target}")
+                    for name, value in dropped.items())
     return Conversion(body=encoded.body, source=source, target=target, request=request,
-                      losses=losses)
+                      losses=losses, headers=sent)
+
+
+def _headers(given: Mapping[str, str], needed: Mapping[str, str], *,
+             same: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """The headers to send, and the request's own that cannot go."""
+    sent = {k.lower(): v for k, v in needed.items()}
+    dropped: dict[str, str] = {}
+    for key, value in given.items():
+        name = key.lower()
+        if name in _NOT_CARRIED or name.startswith("x-amz-"):
+            continue
+        if not same:
+            if name in _LISTS or name.startswith("x-openai-internal-"):  # shaped the request
+                dropped[name] = value
+        elif name in _LISTS and name in sent:
+            values = [v.strip() for v in f"{value},{sent[name]}".split(",") if v.strip()]
+            sent[name] = ",".join(dict.fromkeys(values))
+        else:
+            sent[name] = value
+    return sent, dropped
+
+
+_SUBSTANCE = frozenset({
+    "type", "text", "id", "name", "input", "arguments", "content", "is_error", "status",
+    "tool_use_id", "call_id", "output", "role", "toolUseId", "functionCall", "functionResponse",
+    "tool_call_id", "tool_name", "function"})
+"""Fields of a kept block that the canonical part itself carries to every wire."""
+
+
+def _part_losses(request: Request, source: str, target: str) -> list[Note]:
+    """A note for each field of ``source``'s own kept on a message or a part (a cache
+    marker, a thought signature, an item id, a per-turn setting) that ``target`` is not sent."""
+    notes: list[Note] = []
+    for i, message in enumerate(request.messages):
+        places: list[tuple[str, Any]] = [(f"messages[{i}]", message)]
+        places += [(f"messages[{i}].parts[{j}]", p) for j, p in enumerate(message.parts)
+                   if type(p).__name__ not in ("ReasoningPart", "OpaquePart")]
+        for subject, value in places:
+            data = (value.provider_data or {}).get(source)
+            if not isinstance(data, Mapping):
+                continue
+            fields = sorted(f"{k} ({', '.join(data[k])})" if isinstance(data[k], list) and all(
+                isinstance(v, str) for v in data[k]) else k
+                for k in data if k not in _SUBSTANCE and not k.startswith("_"))
+            if fields:
+                notes.append(Note(kind="field_dropped", subject=subject,
+                                  detail=f"{', '.join(fields)}: {source}'s own, not sent to "
+                                         f"{target}"))
+    return notes
 
 
 _CARRIED = {"system": ("the system prompt", frozenset({"type", "text"})),
-            "tools": ("the tools", frozenset({"type", "name", "description", "input_schema"}))}
+            "tools": ("the tools", frozenset({"type", "name", "description", "input_schema",
+                                              "strict", "defer_loading", "input_examples",
+                                              "allowed_callers"}))}
 """Settings a wire keeps whole beside a canonical field that carries their substance: what
 that field is called, and the keys the canonical field carries over."""
 
 
+_HOW_READ = frozenset({"_schema_field", "_result_parts"})
+"""Settings a codec keeps on how a body said what it carried (Gemini's tool schemas in
+``parameters``, its result media inside the responses): nothing of the conversation."""
+
+
 def _lost(key: str, value: Any, source: str, target: str) -> Note:
     """The loss of one setting of ``source``'s, naming what was really left behind."""
+    if key in ("_declarations", "_tool_fields") and isinstance(value, Mapping):  # a tool's own
+        fields = sorted(f"{tool}.{k}" for tool, extra in value.items()
+                        if isinstance(extra, Mapping) for k in extra)
+        return Note(kind="field_dropped", subject=f"tools: {', '.join(fields)}",
+                    detail=f"the tools were sent; these fields of theirs are {source}'s own "
+                           f"and were not sent to {target}")
     if key in _CARRIED and isinstance(value, list):
         name, carried = _CARRIED[key]
         extras = sorted({k for item in value if isinstance(item, Mapping) for k in item}
@@ -71,8 +159,9 @@ def _lost(key: str, value: Any, source: str, target: str) -> Note:
         if extras:
             marker = " (a prompt-cache marker)" if extras == ["cache_control"] else ""
             return Note(kind="field_dropped", subject=f"{key}: {', '.join(extras)}",
-                        detail=f"{name} was sent; its {', '.join(extras)}{marker} is for "
-                               f"{source} only and was not sent to {target}")
+                        detail=f"{name} {'were' if key == 'tools' else 'was'} sent; "
+                               f"{'their' if key == 'tools' else 'its'} {', '.join(extras)}"
+                               f"{marker} is for {source} only and was not sent to {target}")
     return Note(kind="field_dropped", subject=key,
                 detail=f"set for {source} only; not sent to {target}")
 
@@ -98,3 +187,49 @@ def detect_wire(body: Any) -> tuple[str, BodyKind]:
             "'messages', 'input', 'contents', 'choices', 'content', 'output' or 'candidates'"
         )
     return found
+
+
+def _sample() -> Request:
+    """A conversation holding what a conversation across wires can lose: a call and its
+    result, a parallel setting, a system message adding a tool mid-conversation."""
+    from toolwire.transcript import (
+        Message,
+        TextPart,
+        ToolCallPart,
+        ToolChoice,
+        ToolResultPart,
+        ToolSpec,
+    )
+
+    weather = ToolSpec(name="get_weather", description="Weather for a city.",
+                       input_schema={"type": "object", "properties": {"city": {"type": "string"}}})
+    return Request(model="m", system="Be brief.", tools=(weather,), max_tokens=256,
+                   tool_choice=ToolChoice(mode="auto", parallel=False), messages=(
+        Message.user("Weather in Paris?"),
+        Message(role="assistant", parts=(
+            ToolCallPart(id="call_1", name="get_weather", arguments={"city": "Paris"}),)),
+        Message(role="tool", parts=(ToolResultPart(call_id="call_1", content="sunny",
+                                                   name="get_weather"),)),
+        Message(role="system", parts=(TextPart(text="Now also check the time."),),
+                tools=(ToolSpec(name="get_time", description="The time."),)),
+        Message.user("And the time?"),
+    ))
+
+
+def loss_table_markdown() -> str:
+    """What each conversion reports for the same conversation (`_sample`), wire by wire: the
+    kinds of its losses. docs/wires.md shows it; a test keeps the two the same."""
+    from toolwire.codecs import WIRES
+
+    request = _sample()
+    rows = ["| from \\ to | " + " | ".join(f"`{w}`" for w in WIRES) + " |",
+            "| --- |" + " --- |" * len(WIRES)]
+    for source in WIRES:
+        body = get_codec(source).encode_request(request)
+        cells = []
+        for target in WIRES:
+            kinds = sorted({n.kind for n in convert(body, source, target, model="m").losses})
+            cells.append("—" if source == target and not kinds else
+                         ", ".join(kinds) or "nothing")
+        rows.append(f"| `{source}` | " + " | ".join(cells) + " |")
+    return "\n".join(rows)

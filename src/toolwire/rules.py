@@ -1,21 +1,24 @@
 """The pairing and ordering rules provider APIs enforce on a transcript, checked up front.
 
-Owns: `Problem` and `check_transcript`. The check only reads: it never changes, reorders or
+Owns: `Problem`, `check_transcript` and `check_request` (a raw body: the wire's own refusals
+first, then the transcript's rules). The check only reads: it never changes, reorders or
 repairs a message. Without a wire it applies the rules every API shares (each call answered
 exactly once, in the tool message directly after the assistant message that made it; unique
 call ids; calls only in assistant messages, results only in tool messages). With a wire it adds
 that wire's own rules (id characters, tool names, result placement and turn order), as the
 wire registry records them (`toolwire.codecs.registry.WireRules`).
 
-Imports only `transcript` and the wire registry (which loads no codec); must not import a codec
-module, the transport or anything that does I/O.
+Imports only `transcript` and the wire registry (which loads no codec; `check_request` asks
+the wire's codec through ``get_codec`` when it runs); must not import a codec module, the
+transport or anything that does I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from toolwire.codecs.registry import Wire, get_wire
 from toolwire.transcript import Message, ReasoningPart, ToolCallPart, ToolResultPart
@@ -74,6 +77,40 @@ def check_transcript(messages: Iterable[Message], wire: str | None = None) -> li
     problems += _check_pairing(msgs, on)
     problems.sort(key=lambda p: p.index)
     return problems
+
+
+def check_request(body: Mapping[str, Any], wire: str, *, model: str | None = None,
+                  headers: Mapping[str, str] | None = None,
+                  stream: bool | None = None) -> list[Problem]:
+    """Every rule a raw request ``body`` in ``wire`` breaks, as the provider states them: what
+    it refuses of the body itself (the wire's ``check_body``: roles the wire does not have,
+    tool schemas, block order, the per-model rules; ``model`` is the one a URL named,
+    ``headers`` the request's, which may name a request shape of its own), then the pairing
+    and order rules of the transcript it holds. The emulator refuses a request for the first
+    error here and ``toolwire check`` lists them all: one statement of the rules for both.
+    """
+    from toolwire.codecs import get_codec
+    from toolwire.errors import ToolwireError
+
+    codec = get_codec(wire)
+    said = {**body, "model": model} if model and "model" not in body else dict(body)
+    problems: list[Problem] = []
+    refused = codec.check_body(said, headers)
+    if refused:
+        found = _AT.match(refused)
+        problems.append(Problem(index=int(found.group(1)) if found else 0, rule="refused",
+                                message=refused, fix="change the body as the message says"))
+    try:
+        url = {"model": model, "stream": stream} if model else {}
+        request = codec.decode_request(body, **url)
+    except (ToolwireError, ValueError) as exc:
+        return problems or [Problem(index=0, rule="malformed", message=f"malformed request: "
+                                    f"{type(exc).__name__}: {exc}", fix="send a body of "
+                                    f"the {wire} shape")]
+    return problems + check_transcript(request.messages, wire)
+
+
+_AT = re.compile(r"^(?:messages|input|contents)[.\[](\d+)")
 
 
 # --------------------------------------------------------------------------- message shapes
@@ -322,4 +359,4 @@ def _check_batch(
     return out
 
 
-__all__ = ["Problem", "Severity", "check_transcript"]
+__all__ = ["Problem", "Severity", "check_request", "check_transcript"]

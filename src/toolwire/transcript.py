@@ -254,16 +254,23 @@ class Message(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
     Roles: ``user``; ``assistant``; ``tool`` (the results answering the previous assistant
     message's calls, in call order); ``system`` (instructions placed mid-conversation; the main
-    system prompt lives on `Request.system`).
+    system prompt lives on `Request.system`). A ``system`` message may also add ``tools`` from
+    its place in the conversation on (Anthropic's tool additions, the Responses API's
+    ``additional_tools`` items), with or without text; a wire that cannot add tools there
+    offers them from the start, with a note.
     """
 
     role: Role
     parts: tuple[Part, ...] = ()
     provider_data: ProviderData | None = None
+    tools: tuple[ToolSpec, ...] = ()
+    """Tools offered to the model from this message on (``system`` messages only)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.parts, tuple):
             _force_set(self, "parts", _freeze_parts(self.parts))
+        if not isinstance(self.tools, tuple):
+            _force_set(self, "tools", tuple(self.tools))
 
     @property
     def text(self) -> str:

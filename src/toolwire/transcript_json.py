@@ -136,10 +136,10 @@ def _load_result_content(raw: Any) -> str | tuple[ResultPart, ...]:
 
 
 def _message(m: Message) -> dict[str, Any]:
-    return _pd(
-        {"type": "message", "role": m.role, "parts": [_part(p) for p in m.parts]},
-        m.provider_data,
-    )
+    out = {"type": "message", "role": m.role, "parts": [_part(p) for p in m.parts]}
+    if m.tools:
+        out["tools"] = [_spec(t) for t in m.tools]
+    return _pd(out, m.provider_data)
 
 
 def _usage(u: Usage) -> dict[str, Any]:
@@ -284,6 +284,7 @@ def _load_message(d: dict[str, Any]) -> Message:
         role=role,
         parts=tuple(_load_part(p) for p in _req(d, "parts", "message")),
         provider_data=d.get("provider_data"),
+        tools=tuple(_load_spec(t) for t in d.get("tools") or ()),
     )
 
 

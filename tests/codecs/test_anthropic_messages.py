@@ -591,13 +591,16 @@ def test_unknown_keys_and_tool_settings_survive_a_round_trip() -> None:
 
 
 def test_system_messages_mid_conversation() -> None:
-    req = Request(model="m", max_tokens=5, messages=[
+    req = Request(model="claude-opus-4-8", max_tokens=5, messages=[
         Message.user("a"), Message(role="system", parts=(TextPart(text="Now be terse."),)),
     ])
     body = CODEC.encode_request(req)
     assert body["messages"][1] == {"role": "system", "content": "Now be terse."}
     check_request_body(body)
     assert am.decode_request(body) == req
+    # a model that takes no system message here gets its text as the user's
+    other = CODEC.encode_request(Request(**{**_fields(req), "model": "claude-sonnet-4-5"}))
+    assert [m["role"] for m in other["messages"]] == ["user"]
     mixed = am.encode(Request(model="m", max_tokens=5, messages=[Message(role="system", parts=(
         TextPart(text="a"), TextPart(text=""), ReasoningPart(text="r")))]))
     assert mixed.body["messages"] == [{"role": "system", "content": "a"}]

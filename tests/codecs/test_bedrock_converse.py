@@ -250,7 +250,8 @@ messages_st = st.lists(st.one_of(texts.map(Message.user), st.builds(
 def requests(draw: st.DrawFn) -> Request:
     flat: list[Message] = []
     for item in draw(messages_st):
-        flat.extend(item if isinstance(item, list) else [item])
+        if isinstance(item, list) or not flat or flat[-1].role != "user":  # Converse turns
+            flat.extend(item if isinstance(item, list) else [item])       # alternate
     tools = draw(st.lists(tool_specs(), max_size=3, unique_by=lambda t: t.name))
     choice = draw(st.sampled_from([None, ToolChoice(mode="auto"), ToolChoice(mode="required")]))
     return Request(model="m", messages=tuple(flat), system=draw(st.one_of(st.none(), texts)),

@@ -457,7 +457,7 @@ def test_decode_request_keeps_unknown_keys_and_reads_the_model() -> None:
     ({"tools": [{"functionDeclarations": [{"description": "no name"}]}]},
      "tools[0].functionDeclarations[0].name: expected a non-empty string, got null"),
     ({"tools": [{"function_declarations": [{"name": "f", "parameters": "{}"}]}]},
-     "tools[0].function_declarations[0].parameters: expected an object, got a string"),
+     "tools[0].functionDeclarations[0].parameters: expected an object, got a string"),
     ({"toolConfig": "AUTO"}, "toolConfig: expected an object, got a string"),
     ({"toolConfig": {"functionCallingConfig": "ANY"}},
      "toolConfig.functionCallingConfig: expected an object, got a string"),

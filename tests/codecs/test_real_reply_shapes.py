@@ -423,3 +423,101 @@ def test_a_string_streamed_in_many_fragments_is_joined_once() -> None:
     data += sse_data(vertex_chunk([pieces[-1]], finish="STOP"))
     _, reply = run_stream("gemini-generate", data)
     assert reply.message.tool_calls[0].arguments == {"text": "ab" * 20_000 + "!"}
+
+
+# --- Bedrock Converse: cited text and the provider's own tools
+
+
+def converse_body(content: list[Any], stop: str = "end_turn") -> dict[str, Any]:
+    return {"output": {"message": {"role": "assistant", "content": content}},
+            "stopReason": stop, "usage": {"inputTokens": 9, "outputTokens": 4,
+                                          "totalTokens": 13}, "metrics": {"latencyMs": 1}}
+
+
+CITED = {"citationsContent": {
+    "content": [{"text": "The grass is green."}],
+    "citations": [{"title": "doc", "sourceContent": [{"text": "grass is green"}],
+                   "location": {"documentChar": {"documentIndex": 0, "start": 0, "end": 14}}}]}}
+
+
+def test_cited_text_is_part_of_the_reply_text_and_goes_back_as_it_came() -> None:
+    codec = get_codec("bedrock-converse")
+    reply = codec.decode_response(converse_body([{"text": "Sure. "}, CITED]))
+    assert reply.text == "Sure. The grass is green."
+    assert codec.encode_response(reply)["output"]["message"]["content"] == [
+        {"text": "Sure. "}, CITED]
+    body = codec.encode_request(Request(model="m", messages=(
+        Message.user("colour?"), reply.message, Message.user("and?"))))
+    assert body["messages"][1]["content"] == [{"text": "Sure. "}, CITED]
+
+
+SERVER_CALL = {"toolUse": {"toolUseId": "tooluse_1", "name": "nova_code_interpreter",
+                           "type": "server_tool_use", "input": {"code": "print(7 * 6)"}}}
+SERVER_RESULT = {"toolResult": {"toolUseId": "tooluse_1", "type": "nova_code_interpreter_result",
+                                "status": "success", "content": [{"json": {"stdOut": "42"}}]}}
+
+
+def test_a_call_the_provider_ran_itself_is_no_call_for_the_client() -> None:
+    codec = get_codec("bedrock-converse")
+    body = converse_body([SERVER_CALL, SERVER_RESULT, {"text": "It is 42."}])
+    reply = codec.decode_response(body)
+    assert reply.tool_calls == () and reply.stop == "end_turn"
+    assert reply.text == "It is 42."
+    assert codec.encode_response(reply)["output"]["message"]["content"] == body[
+        "output"]["message"]["content"]
+    # streamed: the call's input and the result arrive in pieces
+    from toolwire.codecs.bedrock_converse.stream import event
+    frames = [event("messageStart", {"role": "assistant"}),
+              event("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {
+                  "toolUseId": "tooluse_1", "name": "nova_code_interpreter",
+                  "type": "server_tool_use"}}}),
+              event("contentBlockDelta", {"contentBlockIndex": 0,
+                                          "delta": {"toolUse": {"input": '{"code": "print'}}}),
+              event("contentBlockDelta", {"contentBlockIndex": 0,
+                                          "delta": {"toolUse": {"input": '(7 * 6)"}'}}}),
+              event("contentBlockStop", {"contentBlockIndex": 0}),
+              event("contentBlockStart", {"contentBlockIndex": 1, "start": {"toolResult": {
+                  "toolUseId": "tooluse_1", "type": "nova_code_interpreter_result",
+                  "status": "success"}}}),
+              event("contentBlockDelta", {"contentBlockIndex": 1, "delta": {
+                  "toolResult": [{"json": {"stdOut": "42"}}]}}),
+              event("contentBlockStop", {"contentBlockIndex": 1}),
+              event("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"text": "It is 42."}}),
+              event("contentBlockStop", {"contentBlockIndex": 2}),
+              event("messageStop", {"stopReason": "end_turn"}),
+              event("metadata", {"usage": body["usage"], "metrics": {"latencyMs": 1}})]
+    events, streamed = run_stream("bedrock-converse", b"".join(frames))
+    assert not [e for e in events if isinstance(e, ToolCallStarted | ToolCallFinished)]
+    assert streamed.message == reply.message
+    _, again = run_stream("bedrock-converse", b"".join(codec.encode_stream(reply)))
+    assert again.message == reply.message
+
+
+def test_a_gemini_call_without_args_keeps_its_made_up_id_through_a_round_trip() -> None:
+    codec = get_codec("gemini-generate")
+    chunk = {"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": {"name": "get_time"}, "thoughtSignature": "c2ln"}]},
+        "finishReason": "STOP", "index": 0}], "responseId": "r1",
+        "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 3}}
+    _, reply = run_stream("gemini-generate", sse_data(chunk))
+    _, again = run_stream("gemini-generate", b"".join(codec.encode_stream(reply)))
+    assert again.message == reply.message
+    assert codec.decode_response(codec.encode_response(reply)).message == reply.message
+
+
+def test_a_chat_stream_keeps_a_trailing_empty_text_part_when_rendered() -> None:
+    head = {"id": "a4", "object": "chat.completion.chunk", "created": 1,
+            "model": "magistral-medium-2507"}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    data = sse_data(
+        chunk({"role": "assistant", "content": [THINKING]}),
+        chunk({"content": [{"type": "text", "text": "2 + 2 = 4"}]}),
+        {**chunk({"content": ""}, "stop"),
+         "usage": {"prompt_tokens": 10, "total_tokens": 56, "completion_tokens": 46}})
+    _, reply = run_stream("openai-chat", data)
+    assert reply.text == "2 + 2 = 4"
+    _, again = run_stream("openai-chat", b"".join(get_codec("openai-chat").encode_stream(reply)))
+    assert again.message == reply.message

@@ -213,25 +213,33 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _messages_from(path: str) -> tuple[list[Any], str | None]:
-    """The canonical messages in a file (a request body in any wire, or a run log)."""
+def _messages_from(path: str) -> tuple[list[Any], str | None, Any]:
+    """The canonical messages in a file (a request body in any wire, or a run log), its wire
+    and the body (None for a run log)."""
     from toolwire.agent.runlog import is_log_text, read_log
     from toolwire.codecs import get_codec
     from toolwire.conversion import detect_wire
+    from toolwire.errors import WireFormatError
 
     if is_log_text(checks.read_text(path)):
-        return list(read_log(path).messages), None
+        return list(read_log(path).messages), None, None
     body = checks.read_json(path)
     with _shape_of(path):
         wire, kind = detect_wire(body)
     if kind != "request":
         raise UserError(f"{path} is a {wire} {kind}; check takes a request body or a run log")
-    with _shape_of(path):
-        return list(get_codec(wire).decode_request(body).messages), wire
+    try:
+        with _shape_of(path):
+            return list(get_codec(wire).decode_request(body).messages), wire, body
+    except WireFormatError:
+        with _shape_of(path):
+            if get_codec(wire).check_body(body):  # one the provider refuses: check says why
+                return [], wire, body
+        raise
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from toolwire.rules import check_transcript
+    from toolwire.rules import check_request, check_transcript
 
     captured = _captured_stream(args.file)
     detected: str | None
@@ -247,9 +255,13 @@ def cmd_check(args: argparse.Namespace) -> int:
             [Message.user("(the request)"), reply.message], wire)
             if p.rule != "missing_result"]  # its calls' results are still to come
     else:
-        messages, detected = _messages_from(args.file)
+        messages, detected, body = _messages_from(args.file)
         wire = args.wire or detected
-        problems = check_transcript(messages, wire)
+        if body is not None and wire is not None and wire == detected:  # as the provider reads it
+            with _shape_of(args.file):
+                problems = check_request(body, wire)
+        else:
+            problems = check_transcript(messages, wire)
     data = {"wire": wire, "messages": len(messages),
             "problems": [{"index": p.index, "rule": p.rule, "severity": p.severity,
                           "message": p.message, "fix": p.fix} for p in problems]}

@@ -27,7 +27,8 @@ def get_codec(wire: str) -> Codec:
             cast(WireModule, importlib.import_module(record.module)),
             reasoning=record.reasoning, media_tokens=record.media_tokens,
             examples=record.input_examples,
-            callers=record.allowed_callers, managed=record.context_management)
+            callers=record.allowed_callers, managed=record.context_management,
+            added_tools=record.added_tools, check_headers=record.check_headers)
     return codec
 
 

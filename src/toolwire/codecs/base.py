@@ -2,7 +2,8 @@
 
 Owns: `Note` and `Encoded`, `NameMap`, `Codec` (one wire's functions, with the ones every wire
 derives the same way written once), `drive_stream` (the generic ``decode_stream`` over a
-codec's incremental decoder), typed provider errors, and small helpers the wires share. Stream
+codec's incremental decoder), and small helpers the wires share; typed provider errors are
+`toolwire.codecs.errormap`'s, re-exported here for the wires. Stream
 events are `toolwire.events`'; byte framing is `toolwire.codecs.framing`'s; reading bodies from
 outside (the typed readers that name a path, and the guards that make every decoder total) is
 `toolwire.codecs.reading`'s, whose readers are re-exported here for the wires. Pure: no HTTP,
@@ -21,6 +22,11 @@ from typing import Any, Protocol
 
 import msgspec
 
+from toolwire.codecs.errormap import AWS_RETRIED as AWS_RETRIED
+from toolwire.codecs.errormap import aws_error_type as aws_error_type
+from toolwire.codecs.errormap import provider_error as provider_error
+from toolwire.codecs.errormap import retry_after_from as retry_after_from
+from toolwire.codecs.errormap import status_in_words as status_in_words
 from toolwire.codecs.reading import (
     StreamDecoder,
     guard_error,
@@ -36,17 +42,7 @@ from toolwire.codecs.reading import text_at as text_at
 from toolwire.codecs.reading import token_count as token_count
 from toolwire.codecs.reading import wrong_shape as wrong_shape
 from toolwire.codecs.reasoning import REASONING_LEVELS, PutReasoning, put_reasoning
-from toolwire.errors import (
-    AuthenticationError,
-    ContextLengthError,
-    InvalidRequestError,
-    NotFoundError,
-    OverloadedError,
-    PermissionDeniedError,
-    ProviderError,
-    RateLimitError,
-    ServerError,
-)
+from toolwire.errors import ProviderError
 from toolwire.events import StreamEnd, StreamEvent
 from toolwire.transcript import JSON, Reply, Request, ToolSpec
 
@@ -120,6 +116,39 @@ def _fitting_tools(
                        headers=encoded.headers)
 
     return fitted
+
+
+def _hoisting_tools(encode: Callable[[Request], Encoded],
+                    wire: str) -> Callable[[Request], Encoded]:
+    """``encode`` for a wire that cannot add tools mid-conversation: the tools a system
+    message adds are offered from the start (a system message with nothing else left out),
+    with a note for each such message."""
+
+    @functools.wraps(encode)
+    def hoisted(request: Request) -> Encoded:
+        if not any(m.tools or (m.role == "system" and not m.parts) for m in request.messages):
+            return encode(request)
+        tools = list(request.tools)
+        messages = []
+        notes: list[Note] = []
+        for n, message in enumerate(request.messages):
+            if not message.tools:
+                if message.parts or message.role != "system":  # an empty system message: none
+                    messages.append(message)
+                continue
+            known = {t.name for t in tools}
+            tools += [t for t in message.tools if t.name not in known]
+            notes.append(Note(kind="tools_moved", subject=f"messages[{n}]", detail=(
+                f"{wire} cannot add tools mid-conversation; "
+                f"{', '.join(t.name for t in message.tools)} offered from the start")))
+            if message.parts:
+                messages.append(msgspec.structs.replace(message, tools=()))
+        encoded = encode(msgspec.structs.replace(request, tools=tuple(tools),
+                                                 messages=tuple(messages)))
+        return Encoded(body=encoded.body, notes=(*notes, *encoded.notes),
+                       headers=encoded.headers)
+
+    return hoisted
 
 
 def _reasoning(encode: Callable[[Request], Encoded], wire: str,
@@ -266,6 +295,13 @@ class WireModule(Protocol):
     def check_body(self, body: dict[str, Any]) -> str | None: ...
 
 
+def _without_headers(check: Callable[[dict[str, Any]], str | None]) -> Callable[..., str | None]:
+    @functools.wraps(check)
+    def checked(body: dict[str, Any], headers: Mapping[str, str] | None = None) -> str | None:
+        return check(body)
+    return checked
+
+
 class Codec:
     """One wire's codec: the same functions for every wire, as `toolwire.codecs.get_codec` gives.
 
@@ -302,7 +338,8 @@ class Codec:
 
     def __init__(self, module: WireModule, *, reasoning: PutReasoning | None = None,
                  media_tokens: str | None = None, examples: bool = False,
-                 callers: bool = False, managed: bool = False) -> None:
+                 callers: bool = False, managed: bool = False, added_tools: bool = False,
+                 check_headers: bool = False) -> None:
         self.module = module
         self.WIRE = wire = module.WIRE
         self.STOP_REASONS = module.STOP_REASONS
@@ -312,6 +349,8 @@ class Codec:
         encode = _reasoning(module.encode if examples and callers and managed else
                             _fitting_tools(module.encode, wire, examples=examples,
                                            callers=callers, managed=managed), wire, reasoning)
+        if not added_tools:
+            encode = _hoisting_tools(encode, wire)
         fit = getattr(module, "FIT", None)  # the per-model fixes (`toolwire.codecs.per_model`)
         self.encode = fit(encode) if callable(fit) else encode
         self.decode_request = guard_request(module.decode_request, wire)
@@ -320,7 +359,10 @@ class Codec:
         self.encode_stream = module.encode_stream
         self.decode_error = guard_error(module.decode_error, wire)
         self.encode_error = module.encode_error
-        self.check_body = module.check_body
+        # ``check_body(body, headers=None)``: a wire whose rules depend on a request's headers
+        # (a request shape a header names) says so in its record (``check_headers``)
+        self.check_body: Callable[..., str | None] = (
+            module.check_body if check_headers else _without_headers(module.check_body))
 
     def __repr__(self) -> str:
         return f"<codec {self.WIRE}>"
@@ -339,104 +381,6 @@ class Codec:
     ) -> Iterator[StreamEvent]:
         """Stream events as the chunks arrive, ending with `StreamEnd`."""
         return drive_stream(self._stream_decoder(request=request), chunks)
-
-
-# --------------------------------------------------------------------------- errors
-
-_CONTEXT_WORDS = (
-    "context length",
-    "context_length",
-    "context window",
-    "prompt is too long",
-    "too many tokens",
-    "maximum context",
-    "input is too long",
-    "exceeds the maximum number of tokens",
-    "input token count",
-)
-
-
-def provider_error(
-    status: int,
-    message: str,
-    *,
-    wire: str,
-    error_type: str | None = None,
-    body: Any = None,
-    retry_after: float | None = None,
-) -> ProviderError:
-    """The typed error for an HTTP status and a provider's message."""
-    lowered = f"{error_type or ''} {message}".lower()
-    cls: type[ProviderError]
-    if any(word in lowered for word in _CONTEXT_WORDS):
-        cls = ContextLengthError
-    elif status == 429:
-        cls = RateLimitError
-    elif status in (503, 529) or "overloaded" in lowered:
-        cls = OverloadedError
-    elif status == 401:
-        cls = AuthenticationError
-    elif status == 403:
-        cls = PermissionDeniedError
-    elif status == 404:
-        cls = NotFoundError
-    elif status in (408, 409) or status >= 500:
-        cls = ServerError
-    elif 400 <= status < 500:
-        cls = InvalidRequestError
-    else:
-        cls = ProviderError
-    return cls(message, status=status, error_type=error_type, wire=wire, body=body,
-               retry_after=retry_after)
-
-
-_STATUS_WORDS: tuple[tuple[str, int], ...] = (
-    ("rate_limit", 429), ("rate limit", 429), ("rate exceeded", 429), ("throttl", 429),
-    ("too many requests", 429),
-    ("quota", 429), ("overloaded", 529), ("slow_down", 503), ("unavailable", 503),
-    ("context_length", 400), ("invalid_request", 400), ("validation", 400),
-    ("authentication", 401), ("api_key", 401), ("api key", 401), ("security token", 403),
-    ("permission", 403), ("access denied", 403), ("not_found", 404), ("not found", 404),
-)
-
-
-def status_in_words(label: str) -> int:
-    """The HTTP status an error is sent with, from its type, code or message (an error body that
-    came with a success status says it only in words); 500 when the words say nothing known."""
-    lowered = label.lower()
-    return next((status for word, status in _STATUS_WORDS if word in lowered), 500)
-
-
-def retry_after_from(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds), if given."""
-    if not headers:
-        return None
-    lower = {k.lower(): v for k, v in headers.items()}
-    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        raw = lower.get(key)
-        if raw is None:
-            continue
-        try:
-            return max(0.0, float(raw) * scale)
-        except ValueError:
-            continue
-    return None
-
-
-AWS_RETRIED = frozenset({"ModelNotReadyException", "ModelStreamErrorException"})
-"""AWS error types that a retry may cure although their status (424, 429) says otherwise
-(Bedrock's documentation asks to retry both)."""
-
-
-def aws_error_type(raw: Any) -> str | None:
-    """``ThrottlingException`` from the ways AWS writes an error type: the ``x-amzn-ErrorType``
-    header (``ThrottlingException:http://...``), a body's ``__type``
-    (``com.amazon...#ThrottlingException``) or a stream's ``:exception-type``
-    (``throttlingException``)."""
-    if not isinstance(raw, str) or not raw:
-        return None
-    name = raw.split(":", 1)[0].rsplit("#", 1)[-1]
-    return name[0].upper() + name[1:] if name else None
 
 
 # --------------------------------------------------------------------------- shared by the codecs
@@ -474,11 +418,13 @@ def tools_lack_schemas(tools: Any, key: str) -> str | None:
     if not isinstance(tools, list):
         return "tools: expected an array"
     for n, tool in enumerate(tools):
-        fn = tool.get("function", tool) if isinstance(tool, dict) else None
-        own = isinstance(tool, dict) and tool.get("type") in (None, "custom", "function")
+        kind = tool.get("type") if isinstance(tool, dict) else None
+        fn = tool.get("function", tool.get("custom", tool)) if isinstance(tool, dict) else None
+        own = isinstance(tool, dict) and kind in (None, "custom", "function")
         if not isinstance(fn, dict) or (own and not fn.get("name")):
             return f"tools.{n}: a tool needs a name"
-        if key and key not in fn and own:
+        grammar = kind == "custom" and key != "input_schema"  # OpenAI's: a grammar, no schema
+        if key and key not in fn and own and not grammar:
             return f"tools.{n}.{key}: Field required"
     return None
 

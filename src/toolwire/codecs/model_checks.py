@@ -117,8 +117,33 @@ def gemini_model_problem(body: Mapping[str, Any]) -> str | None:
     return None
 
 
+def system_message_problem(body: Mapping[str, Any]) -> str | None:
+    """Anthropic: a ``system`` message inside ``messages`` on a model that takes none, or
+    placed where the model refuses it."""
+    model = body.get("model")
+    messages = [_obj(m) for m in _items(body.get("messages"))]
+    wire = "anthropic-messages"
+    for i, message in enumerate(messages):
+        if message.get("role") != "system":
+            continue
+        if not applies("system_messages", wire, model if isinstance(model, str) else None):
+            return f"messages.{i}.role: Input should be 'user' or 'assistant', got 'system'"
+        before = messages[i - 1] if i else {}
+        after = messages[i + 1].get("role") if i + 1 < len(messages) else "assistant"
+        blocks = _items(before.get("content"))
+        server = before.get("role") == "assistant" and bool(blocks) and \
+            _obj(blocks[-1]).get("type") == "server_tool_use"
+        if not (before.get("role") == "user" or server) or after != "assistant":
+            return refusal("system_messages", wire, None, index=i)
+    return None
+
+
 def anthropic_model_problem(body: Mapping[str, Any]) -> str | None:
-    """Anthropic: at most four cache_control markers."""
+    """Anthropic: system messages where the model takes them, at most four cache_control
+    markers."""
+    problem = system_message_problem(body)
+    if problem:
+        return problem
     found = sum(1 for _ in _marked(dict(body), "cache_control"))
     if found > 4:
         return refusal("four_breakpoints", "anthropic-messages", None, found=found)
@@ -127,5 +152,6 @@ def anthropic_model_problem(body: Mapping[str, Any]) -> str | None:
 
 __all__ = [
     "anthropic_model_problem", "chat_model_problem", "explicit_cache_problem",
-    "function_tools", "gemini_model_problem", "thinking_off", "tool_turns",
+    "function_tools", "gemini_model_problem", "system_message_problem", "thinking_off",
+    "tool_turns",
 ]

@@ -102,6 +102,16 @@ RULES: tuple[ModelRule, ...] = (
                 "for this model. Learn more: https://cloud.google.com/vertex-ai/generative-ai/"
                 "docs/multimodal/function-calling"),
     ModelRule(
+        code="system_messages", wire="anthropic-messages", models=("claude-opus-4-8*",),
+        rule="role: system messages inside messages: each right after a user message (or an "
+             "assistant message ending in server tool use) and followed by an assistant "
+             "message or nothing; other models refuse the role",
+        source="docs: platform.claude.com/docs/en/build-with-claude/"
+               "mid-conversation-system-messages (Claude Opus 4.8 only, not on Bedrock or "
+               "Vertex AI); SDK: anthropic 2.15.0 types (SystemMessageParam in MessageParam)",
+        refusal="messages.{index}: a system message must follow a user message and be the last "
+                "message or be followed by an assistant message"),
+    ModelRule(
         code="four_breakpoints", wire="anthropic-messages", models=("*",),
         rule="at most 4 cache_control markers in a request, counting automatic caching's, "
              "the caller's own and converted ones; beyond 4 the latest ones stay (the longest "

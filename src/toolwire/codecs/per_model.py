@@ -11,6 +11,8 @@ setting) and the fixes themselves:
 - `reasoning_passback` (Chat Completions, DeepSeek thinking models): every assistant message
   of a turn with tool calls carries ``reasoning_content`` (its reasoning text, else empty);
   the models that refuse it get none (``reasoning_refused``).
+- `system_messages` (Anthropic Messages): system messages before the conversation join the
+  system prompt; later ones stay only where the model takes them, else they are the user's.
 - `four_breakpoints` (Anthropic Messages): never more than four ``cache_control`` markers.
 
 The ``_rules`` setting is taken out of the body. Imports `toolwire.codecs.base`,
@@ -130,11 +132,52 @@ def four_breakpoints(body: dict[str, Any], request: Request, notes: list[Note]) 
     notes.extend(cap_markers(body, MAX_BREAKPOINTS))
 
 
+def _blocks(content: Any) -> list[Any]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def system_messages(body: dict[str, Any], request: Request, notes: list[Note]) -> None:
+    """System messages where the model takes them: those before the conversation join the
+    system prompt; the others stay where the model takes them (``system_messages``) and are
+    otherwise sent as the user's words, joined to a user turn next to them."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return
+    model = body.get("model") if isinstance(body.get("model"), str) else None
+    takes = applies("system_messages", "anthropic-messages", model,
+                    _options(request, "anthropic-messages"))
+    out: list[Any] = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping) or message.get("role") != "system":
+            out.append(message)
+            continue
+        content = message.get("content") or []
+        after = messages[i + 1].get("role") if i + 1 < len(messages) else "assistant"
+        if not out:
+            system = body.get("system")
+            texts = [b.get("text", "") for b in _blocks(content) if isinstance(b, Mapping)]
+            body["system"] = "\n\n".join([system, *texts]) if isinstance(system, str) else \
+                [*_blocks(system or []), *_blocks(content)] if system else "\n\n".join(texts)
+            notes.append(Note(kind="role_changed", subject=f"message {i}", detail=(
+                "a system message before the conversation joined the system prompt")))
+        elif takes and out[-1].get("role") == "user" and after == "assistant":
+            out.append(message)
+        elif out[-1].get("role") == "user":
+            out[-1] = {**out[-1], "content": [*_blocks(out[-1]["content"]), *_blocks(content)]}
+            notes.append(Note(kind="role_changed", subject=f"message {i}", detail=(
+                f"{model} takes no system message here; its text joined the user turn")))
+        else:
+            out.append({"role": "user", "content": content})
+            notes.append(Note(kind="role_changed", subject=f"message {i}", detail=(
+                f"{model} takes no system message here; sent as a user turn")))
+    body["messages"] = out
+
+
 CHAT_FIXES: tuple[Fix, ...] = (effort_with_tools, reasoning_passback)
-ANTHROPIC_FIXES: tuple[Fix, ...] = (four_breakpoints,)
+ANTHROPIC_FIXES: tuple[Fix, ...] = (system_messages, four_breakpoints)
 NO_FIXES: tuple[Fix, ...] = ()
 
 __all__ = [
     "ANTHROPIC_FIXES", "CHAT_FIXES", "NO_FIXES", "Fix", "effort_with_tools", "fitted",
-    "four_breakpoints", "reasoning_passback",
+    "four_breakpoints", "reasoning_passback", "system_messages",
 ]

@@ -141,6 +141,13 @@ class Wire:
     """The provider searches deferred tools itself (``defer_loading``, its search tool)."""
     server_fallbacks: bool = False
     """The provider falls back by itself to the models a body's ``fallbacks`` names."""
+    added_tools: bool = False
+    """Tools can be added in the middle of a conversation (the Responses API's
+    ``additional_tools`` item): a system message's tools go there, in their place; on any
+    other wire they are offered from the start, with a note."""
+    check_headers: bool = False
+    """The wire's body rules depend on the request's headers (a request shape a header names),
+    so its ``check_body`` takes them."""
     memory: ServerMemory | None = None
     """How the server keeps conversations a request may continue by id, when it keeps any."""
 

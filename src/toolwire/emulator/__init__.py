@@ -54,7 +54,7 @@ from toolwire.emulator.billing import (
     prompt_tokens,
 )
 from toolwire.emulator.cached import CachedStore, Refused
-from toolwire.emulator.checks import check_body, check_pairing, error_body
+from toolwire.emulator.checks import error_body, first_refusal
 from toolwire.emulator.cloud import AWS_PATHS, check_signature, exception_event, reframe
 from toolwire.emulator.managed import manage
 from toolwire.emulator.script import (
@@ -318,14 +318,13 @@ class Emulator:
             refused = check_signature(http, self.aws_credentials)
             if refused is not None:
                 return _json(403, error_body(errors, 403, refused))
-        problem = check_body(wire, body, route.url_says().get("model")) if self.check else None
+        problem = first_refusal(wire, body, headers=http.headers,
+                                **route.url_says()) if self.check else None
         if problem is None:
             try:
                 request = codec.decode_request(body, **route.url_says())
             except Exception as exc:  # a body our codec cannot read is the client's error
                 problem = f"malformed request: {type(exc).__name__}: {exc}"
-            else:
-                problem = check_pairing(wire, request) if self.check else None
         if problem is not None:
             return _json(400, error_body(errors, 400, problem))
         stream = route.stream if route.in_url else spec.wants_stream(body)

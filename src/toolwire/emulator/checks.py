@@ -1,19 +1,18 @@
 """What the emulator refuses, the way each provider refuses it.
 
-Owns `check_body` and `check_pairing` (the first rule a request breaks, as the provider would
-word it, or None) and `error_body` (an error in the wire's own shape). Raw-body checks are each
-wire's own (``check_body`` of its codec: roles, a tool without a schema, Gemini's response
-counts), and so are error bodies (``encode_error``); the pairing rules come from
-`toolwire.rules.check_transcript` on the decoded request. Must not import a codec module
-directly (only through ``get_codec``) nor compare wire names.
+Owns `first_refusal` (the first rule a request breaks, as the provider would word it, or None)
+and `error_body` (an error in the wire's own shape). The rules are `toolwire.rules.check_request`
+(each wire's ``check_body`` of the raw body, then the transcript's pairing rules), the same
+statement `toolwire check` reads; error bodies are each wire's own (``encode_error``). Must not
+import a codec module directly (only through ``get_codec``) nor compare wire names.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from toolwire.codecs import get_codec
-from toolwire.transcript import Request
 
 
 def error_body(wire: str, status: int, message: str) -> dict[str, Any]:
@@ -21,20 +20,17 @@ def error_body(wire: str, status: int, message: str) -> dict[str, Any]:
     return get_codec(wire).encode_error(status, message)
 
 
-def check_body(wire: str, body: dict[str, Any], model: str | None = None) -> str | None:
-    """The first rule the raw ``body`` breaks for ``wire``, worded as the provider would.
-    ``model`` is the one a URL named, given to the check as the body's ``model`` (what a
-    model may take, such as media inside Gemini's function responses, depends on it)."""
-    if model and "model" not in body:
-        body = {**body, "model": model}
-    return get_codec(wire).check_body(body)
+def first_refusal(wire: str, body: dict[str, Any], *, model: str | None = None,
+                  headers: Mapping[str, str] | None = None,
+                  stream: bool | None = None) -> str | None:
+    """The first rule a raw request body breaks, worded as the provider would, or None: the
+    same rules `toolwire check` lists (`toolwire.rules.check_request`). ``model`` and
+    ``stream`` are what a URL said; ``headers`` the request's own."""
+    from toolwire.rules import check_request
 
-
-def check_pairing(wire: str, request: Request) -> str | None:
-    """The first pairing or ordering rule the decoded request breaks, or None."""
-    from toolwire.rules import check_transcript
-
-    for problem in check_transcript(request.messages, wire):
+    for problem in check_request(body, wire, model=model, headers=headers, stream=stream):
         if problem.severity == "error":
+            if problem.rule in ("refused", "malformed"):
+                return problem.message
             return f"messages.{problem.index}: {problem.message}"
     return None

@@ -42,7 +42,12 @@ from toolwire.codecs.anthropic_messages.parts import (
     text_block,
     text_from_block,
 )
-from toolwire.codecs.anthropic_messages.schema import decode_tools, encode_tools
+from toolwire.codecs.anthropic_messages.schema import (
+    decode_choice,
+    decode_tools,
+    encode_choice,
+    encode_tools,
+)
 from toolwire.codecs.base import Encoded, Note, own_options, role_problem, tools_lack_schemas
 from toolwire.codecs.caching import place_breakpoints
 from toolwire.codecs.media import check_limits
@@ -56,7 +61,6 @@ from toolwire.transcript import (
     Request,
     TextPart,
     ToolCallPart,
-    ToolChoice,
     ToolResultPart,
 )
 
@@ -155,6 +159,14 @@ def _assistant_blocks(parts: Sequence[Part], *, index: int, nm: ToolNames, ids: 
     return blocks
 
 
+def _own(m: Message, item: dict[str, Any]) -> dict[str, Any]:
+    """A message as sent, with its own fields as they came (``output_config``, ...)."""
+    extras = m.provider_data.get(WIRE) if m.provider_data is not None else None
+    if not isinstance(extras, Mapping):
+        return item  # a reply's container goes in the body (managed), not on the message
+    return {**item, **{k: copy.deepcopy(v) for k, v in extras.items() if k != "container"}}
+
+
 def _content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
     """A lone plain text block is sent as a string, as the API documents it."""
     if len(blocks) == 1:
@@ -192,21 +204,21 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
                 else:
                     break
             else:
-                out.append({"role": "assistant", "content": blocks[0]["text"]
-                            if len(blocks) == 1 and blocks[0]["type"] == "text" else blocks})
+                out.append(_own(m, {"role": "assistant", "content": blocks[0]["text"]
+                            if len(blocks) == 1 and blocks[0]["type"] == "text" else blocks}))
                 i += 1
                 continue
             blocks = _assistant_blocks(m.parts, index=i, nm=nm, ids=ids, notes=notes)
             if any(type(p) is ToolCallPart and p.caller is not None for p in m.parts):
                 by_code.append(len(out))
-            out.append({"role": "assistant", "content": _content(blocks)})
+            out.append(_own(m, {"role": "assistant", "content": _content(blocks)}))
         elif role == "user" and len(m.parts) == 1:
             part = m.parts[0]
             if type(part) is TextPart and part.text and part.provider_data is None:
-                out.append({"role": "user", "content": part.text})
+                out.append(_own(m, {"role": "user", "content": part.text}))
             else:
-                out.append({"role": "user", "content": _content(
-                    _user_blocks(m.parts, index=i, ids=ids, notes=notes))})
+                out.append(_own(m, {"role": "user", "content": _content(
+                    _user_blocks(m.parts, index=i, ids=ids, notes=notes))}))
         elif role == "tool":
             parts = m.parts
             blocks = []
@@ -222,7 +234,7 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
                 if i + 1 < count and messages[i + 1].role == "user":
                     i += 1
                     blocks += _user_blocks(messages[i].parts, index=i, ids=ids, notes=notes)
-                out.append({"role": "user", "content": blocks})
+                out.append(_own(m, {"role": "user", "content": blocks}))
                 i += 1
                 continue
             for part in parts:
@@ -240,7 +252,7 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
             if i + 1 < count and messages[i + 1].role == "user":
                 i += 1
                 blocks += _user_blocks(messages[i].parts, index=i, ids=ids, notes=notes)
-            out.append({"role": "user", "content": blocks})
+            out.append(_own(m, {"role": "user", "content": blocks}))
         elif role == "system":
             texts = [n for n, p in enumerate(m.parts) if isinstance(p, TextPart)]
             blocks = _user_blocks([m.parts[n] for n in texts], index=i, ids=ids, notes=notes,
@@ -249,34 +261,13 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
                 if not isinstance(part, TextPart):
                     notes.append(Note(kind="part_dropped", subject=part_subject(i, n),
                                       detail="a system message carries text only"))
-            out.append({"role": "system", "content": _content(blocks)})
+            out.append(_own(m, {"role": "system", "content": _content(blocks)}))
         else:
             blocks = _user_blocks(m.parts, index=i, ids=ids, notes=notes)
-            out.append({"role": "user", "content": _content(blocks)})
+            out.append(_own(m, {"role": "user", "content": _content(blocks)}))
         i += 1
     if by_code:
         managed.results_only(out, by_code, notes)
-    return out
-
-
-def _encode_choice(choice: ToolChoice, *, nm: ToolNames, notes: list[Note]) -> dict[str, Any]:
-    out: dict[str, Any]
-    if choice.mode == "tool" and choice.name:
-        out = {"type": "tool", "name": nm.wire(choice.name)}
-    elif choice.mode == "tool":
-        notes.append(Note(kind="choice_changed", subject="tool_choice",
-                          detail="mode 'tool' without a name sent as 'any'"))
-        out = {"type": "any"}
-    elif choice.mode == "required":
-        out = {"type": "any"}
-    else:
-        out = {"type": choice.mode}
-    if choice.parallel is not None:
-        if choice.mode == "none":
-            notes.append(Note(kind="choice_changed", subject="tool_choice",
-                              detail="'none' takes no parallel setting; dropped"))
-        else:
-            out["disable_parallel_tool_use"] = not choice.parallel
     return out
 
 
@@ -313,7 +304,7 @@ def encode(request: Request) -> Encoded:
     if request.tools or stored_tools:
         body["tools"] = encode_tools(request.tools, stored_tools, nm=nm, notes=notes)
     if request.tool_choice is not None:
-        body["tool_choice"] = _encode_choice(request.tool_choice, nm=nm, notes=notes)
+        body["tool_choice"] = encode_choice(request.tool_choice, nm=nm, notes=notes)
         if request.tool_choice.name:
             nm.wire(request.tool_choice.name)
     if request.temperature is not None and "temperature" not in opts:
@@ -373,6 +364,8 @@ def _decode_messages(raw: Any) -> list[Message]:
         if not isinstance(wm, Mapping):
             raise WireFormatError(f"{WIRE}: {where} must be an object")
         role, blocks = wm.get("role"), _blocks(wm.get("content"), where)
+        extras = {k: copy.deepcopy(v) for k, v in wm.items() if k not in ("role", "content")}
+        own = {WIRE: extras} if extras else None  # output_config, clear_at...: as they came
         if role == "assistant":
             parts: list[Part] = []
             for block in blocks:
@@ -381,40 +374,23 @@ def _decode_messages(raw: Any) -> list[Message]:
                 if isinstance(part, ToolCallPart):
                     names[part.id] = part.name
                 parts.append(part)
-            out.append(Message(role="assistant", parts=tuple(parts)))
+            out.append(Message(role="assistant", parts=tuple(parts), provider_data=own))
         elif role == "user":
             results = [result_from_block(b, names) for b in blocks
                        if b.get("type") == "tool_result"]
             rest = _user_parts([b for b in blocks if b.get("type") != "tool_result"],
                               f"{WIRE}: {where}.content")
             if results:
-                out.append(Message(role="tool", parts=tuple(results)))
+                out.append(Message(role="tool", parts=tuple(results), provider_data=own))
             if rest or not results:
-                out.append(Message(role="user", parts=tuple(rest)))
+                out.append(Message(role="user", parts=tuple(rest),
+                                   provider_data=None if results else own))
         elif role == "system":
             system = _user_parts(blocks, f"{WIRE}: {where}.content")
-            out.append(Message(role="system", parts=tuple(system)))
+            out.append(Message(role="system", parts=tuple(system), provider_data=own))
         else:
             raise WireFormatError(f"{WIRE}: {where} has unknown role {role!r}")
     return out
-
-
-_CHOICES: dict[Any, Any] = {"auto": "auto", "any": "required", "tool": "tool"}
-
-
-def _decode_choice(raw: Any) -> ToolChoice | None:
-    if not isinstance(raw, Mapping):
-        return None
-    kind = raw.get("type")
-    flag = raw.get("disable_parallel_tool_use")
-    parallel = None if not isinstance(flag, bool) else not flag
-    if kind == "none":
-        return ToolChoice(mode="none")
-    mode = _CHOICES.get(kind) if isinstance(kind, str) else None
-    if mode is None:
-        return None
-    return ToolChoice(mode=mode, name=str(raw.get("name") or "") if mode == "tool" else None,
-                      parallel=parallel)
 
 
 def decode_request(
@@ -449,7 +425,7 @@ def decode_request(
     tools, keep_tools = decode_tools(body.get("tools"))
     if keep_tools:
         opts["tools"] = copy.deepcopy(body["tools"])
-    choice = _decode_choice(body.get("tool_choice"))
+    choice = decode_choice(body.get("tool_choice"))
     if choice is None and body.get("tool_choice") is not None:
         opts["tool_choice"] = copy.deepcopy(body["tool_choice"])
     max_tokens = body.get("max_tokens")
@@ -474,8 +450,9 @@ def check_body(body: dict[str, Any]) -> str | None:
     """The first rule the raw ``body`` breaks, worded as the provider words it, or None."""
     if "max_tokens" not in body:
         return "max_tokens: Field required"
-    problem = role_problem(body.get("messages"), ("user", "assistant")) or tools_lack_schemas(
-        body.get("tools"), "input_schema") or managed.code_call_problem(body, code_caller)
+    problem = role_problem(body.get("messages"), ("user", "assistant", "system")) or \
+        tools_lack_schemas(body.get("tools"), "input_schema") or \
+        managed.code_call_problem(body, code_caller)  # where system is taken: model_checks
     if problem:
         return problem
     for i, m in enumerate(body["messages"]):

@@ -20,7 +20,7 @@ from typing import Any
 from toolwire.codecs.anthropic_messages.parts import WIRE, ToolNames
 from toolwire.codecs.base import Note
 from toolwire.errors import WireFormatError
-from toolwire.transcript import ToolSpec
+from toolwire.transcript import ToolChoice, ToolSpec
 
 # Keywords the strict-mode grammar compiler does not take; kept for the model as text.
 _MOVED = (
@@ -106,7 +106,8 @@ def input_schema(name: str, schema: Mapping[str, Any], *, strict: bool,
 
 # --------------------------------------------------------------------------- tool definitions
 
-_TOOL_KEYS = frozenset({"name", "description", "input_schema", "strict", "allowed_callers"})
+_TOOL_KEYS = frozenset({"name", "description", "input_schema", "strict", "allowed_callers",
+                        "defer_loading", "input_examples"})
 
 CODE_EXECUTION = "code_execution"
 """The name of Anthropic's code execution tool, whose code calls the tools that allow it."""
@@ -220,5 +221,49 @@ def decode_tools(raw: Any) -> tuple[list[ToolSpec], bool]:
             input_schema=dict(schema) if isinstance(schema, Mapping) else {"type": "object"},
             strict=bool(tool.get("strict")),
             allowed_callers=_callers(tool.get("allowed_callers")),
+            deferred=tool.get("defer_loading") is True,
+            examples=tuple(e for e in tool.get("input_examples") or () if isinstance(e, Mapping)),
         ))
     return specs, keep
+
+
+# --------------------------------------------------------------------------- tool choice
+
+
+def encode_choice(choice: ToolChoice, *, nm: ToolNames, notes: list[Note]) -> dict[str, Any]:
+    out: dict[str, Any]
+    if choice.mode == "tool" and choice.name:
+        out = {"type": "tool", "name": nm.wire(choice.name)}
+    elif choice.mode == "tool":
+        notes.append(Note(kind="choice_changed", subject="tool_choice",
+                          detail="mode 'tool' without a name sent as 'any'"))
+        out = {"type": "any"}
+    elif choice.mode == "required":
+        out = {"type": "any"}
+    else:
+        out = {"type": choice.mode}
+    if choice.parallel is not None:
+        if choice.mode == "none":
+            notes.append(Note(kind="choice_changed", subject="tool_choice",
+                              detail="'none' takes no parallel setting; dropped"))
+        else:
+            out["disable_parallel_tool_use"] = not choice.parallel
+    return out
+
+
+_CHOICES: dict[Any, Any] = {"auto": "auto", "any": "required", "tool": "tool"}
+
+
+def decode_choice(raw: Any) -> ToolChoice | None:
+    if not isinstance(raw, Mapping):
+        return None
+    kind = raw.get("type")
+    flag = raw.get("disable_parallel_tool_use")
+    parallel = None if not isinstance(flag, bool) else not flag
+    if kind == "none":
+        return ToolChoice(mode="none")
+    mode = _CHOICES.get(kind) if isinstance(kind, str) else None
+    if mode is None:
+        return None
+    return ToolChoice(mode=mode, name=str(raw.get("name") or "") if mode == "tool" else None,
+                      parallel=parallel)

@@ -175,6 +175,36 @@ def _kind(block: Mapping[str, Any]) -> str:
     return ""
 
 
+CITED = "citationsContent"
+
+
+def _server_side(value: Any) -> bool:
+    """Whether a ``toolUse`` block is a call the provider ran itself (Nova's code
+    interpreter: ``type: server_tool_use``), not one for the client to run."""
+    return isinstance(value, Mapping) and value.get("type") == "server_tool_use"
+
+
+def cited_text(value: Any, path: tuple[Any, ...]) -> str:
+    """The text of a ``citationsContent`` block: its generated pieces joined."""
+    pieces = seq(obj(value, *path).get("content") or [], *path, "content")
+    return "".join(text_of(obj(p, *path, "content", n).get("text", ""), *path, "content", n,
+                           "text") for n, p in enumerate(pieces))
+
+
+def text_block(part: TextPart) -> dict[str, Any]:
+    """A text part as its block: a cited text goes back as the ``citationsContent`` block it
+    came in while its text is unchanged."""
+    data = own(part.provider_data)
+    cited = data.get(CITED) if isinstance(data, Mapping) else None
+    if cited is not None:
+        try:
+            if cited_text(cited, (CITED,)) == part.text:
+                return {CITED: cited}
+        except WireFormatError:
+            pass
+    return {"text": part.text}
+
+
 def call_from_block(value: Mapping[str, Any], *, nm: Names, seed: str,
                     ordinal: int, path: tuple[Any, ...]) -> ToolCallPart:
     call_id = value.get("toolUseId")
@@ -197,7 +227,7 @@ def part_from_block(block: Any, *, nm: Names, seed: str, ordinal: int,
     kind = _kind(block)
     if len(block) == 1 and kind == "text":
         return TextPart(text=text_of(block["text"], *path, "text"))
-    if len(block) == 1 and kind == "toolUse":
+    if len(block) == 1 and kind == "toolUse" and not _server_side(block[kind]):
         return call_from_block(obj(block[kind], *path, kind), nm=nm, seed=seed,
                                ordinal=ordinal, path=(*path, kind))
     if len(block) == 1 and kind == "reasoningContent":
@@ -207,6 +237,9 @@ def part_from_block(block: Any, *, nm: Names, seed: str, ordinal: int,
         if isinstance(readable, Mapping):
             text = text_of(readable.get("text"), *path, kind, "reasoningText", "text")
         return ReasoningPart(text=text, provider_data={WIRE: dict(value)})
+    if len(block) == 1 and kind == CITED:
+        return TextPart(text=cited_text(block[kind], (*path, kind)),
+                        provider_data={WIRE: {CITED: block[kind]}})
     return OpaquePart(wire=WIRE, kind=kind or "empty", payload=dict(block))
 
 

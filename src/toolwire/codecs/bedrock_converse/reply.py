@@ -34,6 +34,7 @@ from toolwire.codecs.bedrock_converse.parts import (
     opaque_block,
     parts_from_blocks,
     reasoning_block,
+    text_block,
 )
 from toolwire.errors import ProviderError
 from toolwire.transcript import (
@@ -176,7 +177,7 @@ def reply_blocks(reply: Reply, *, nm: Names) -> list[dict[str, Any]]:
             block = reasoning_block(part) or {"reasoningContent": {
                 "reasoningText": {"text": part.text}}}
         elif isinstance(part, TextPart):
-            block = {"text": part.text}
+            block = text_block(part)
         elif isinstance(part, ToolCallPart):
             block = call_block(part, nm=nm, ids=ids, notes=None)
         elif isinstance(part, OpaquePart):

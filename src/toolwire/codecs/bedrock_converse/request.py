@@ -41,6 +41,7 @@ from toolwire.codecs.bedrock_converse.parts import (
     result_block,
     result_from_block,
     seq,
+    text_block,
     text_of,
     where,
     with_cache_point,
@@ -89,7 +90,7 @@ def _assistant_blocks(parts: Sequence[Part], *, index: int, nm: Names, ids: IdRe
                 _keep_cache_point(part, blocks)
             continue
         if isinstance(part, TextPart):
-            block = {"text": part.text}
+            block = text_block(part)
         elif isinstance(part, ReasoningPart):
             block = reasoning_block(part)
         elif isinstance(part, OpaquePart):
@@ -133,10 +134,10 @@ def _user_blocks(parts: Sequence[Part], *, index: int, ids: IdRewriter,
 
 
 def _encode_messages(messages: Sequence[Message], *, nm: Names,
-                     notes: list[Note]) -> list[dict[str, Any]]:
+                     notes: list[Note], start: int = 0) -> list[dict[str, Any]]:
     ids = IdRewriter(notes)
     out: list[dict[str, Any]] = []
-    i = 0
+    i = start
     while i < len(messages):
         m = messages[i]
         if m.role == "assistant":
@@ -158,7 +159,25 @@ def _encode_messages(messages: Sequence[Message], *, nm: Names,
             out.append({"role": "user", "content": _with_text(
                 _user_blocks(m.parts, index=i, ids=ids, notes=notes), i, notes)})
         i += 1
-    return out
+    return _alternating(out, notes)
+
+
+def _alternating(out: list[dict[str, Any]], notes: list[Note]) -> list[dict[str, Any]]:
+    """The turns as Converse takes them: none empty, and user and assistant in turn (two
+    turns of one role in a row are joined, with a note)."""
+    turns: list[dict[str, Any]] = []
+    for n, turn in enumerate(out):
+        if not turn["content"]:
+            notes.append(Note(kind="part_dropped", subject=f"turns[{n}]",
+                              detail=f"{WIRE} refuses a turn with no content; left out"))
+        elif turns and turns[-1]["role"] == turn["role"]:
+            notes.append(Note(kind="role_changed", subject=f"turns[{n}]",
+                              detail=f"{WIRE} refuses two {turn['role']} turns in a row; "
+                                     "joined to the one before"))
+            turns[-1]["content"] = turns[-1]["content"] + turn["content"]
+        else:
+            turns.append(turn)
+    return turns
 
 
 def _with_text(blocks: list[dict[str, Any]], index: int,
@@ -206,8 +225,13 @@ def encode(request: Request) -> Encoded:
     notes: list[Note] = []
     nm = name_map(request)
     opts = own_options(request.provider_options, WIRE, notes)
-    body: dict[str, Any] = {"messages": _encode_messages(request.messages, nm=nm, notes=notes)}
-    system = _system(request.system, opts.pop("system", None))
+    lead = next((n for n, m in enumerate(request.messages) if m.role != "system"),
+                len(request.messages))  # system messages first: the system prompt's end
+    texts = [request.system] if request.system is not None else []
+    texts += [m.text for m in request.messages[:lead] if m.text]
+    body: dict[str, Any] = {"messages": _encode_messages(request.messages, nm=nm, notes=notes,
+                                                         start=lead)}
+    system = _system("\n\n".join(texts) if texts else None, opts.pop("system", None))
     if system is not None:
         body["system"] = system
     config = dict(opts.pop("inferenceConfig", None) or {})

@@ -133,6 +133,8 @@ class StreamDecoder:
             value = {k: v for k, v in tool.items()}
             self._blocks[index] = {"toolUse": value}
             self._inputs[index] = []
+            if value.get("type") == "server_tool_use":
+                return  # the provider runs it: no call for the client
             ordinal = self._calls[index] = len(self._calls)
             out.append(ToolCallStarted(index=ordinal, id=str(value.get("toolUseId") or ""),
                                        name=self._nm.user(str(value.get("name") or ""))))
@@ -151,11 +153,24 @@ class StreamDecoder:
         tool = delta.get("toolUse")
         if isinstance(tool, Mapping):
             piece = tool.get("input")
-            if index not in self._calls or not isinstance(piece, str):
+            if index not in self._inputs or not isinstance(piece, str):
                 raise self._fail(f"tool input for block {index}, which is not a tool call")
             self._inputs[index].append(piece)
-            if piece:
+            if piece and index in self._calls:
                 out.append(ToolCallDelta(index=self._calls[index], fragment=piece))
+        result = delta.get("toolResult")
+        if isinstance(result, list):  # a server tool's result, in pieces
+            value = block.setdefault("toolResult", {})
+            content = value.setdefault("content", []) if isinstance(value, dict) else None
+            if not isinstance(content, list):
+                raise self._fail(f"block {index} has a tool result that is not an object")
+            for item in result:
+                if (isinstance(item, Mapping) and isinstance(item.get("text"), str) and content
+                        and isinstance(content[-1].get("text"), str) and len(item) == 1):
+                    content[-1]["text"] += item["text"]
+                else:
+                    content.append(copy.deepcopy(dict(item)) if isinstance(item, Mapping)
+                                   else item)
         reasoning = delta.get("reasoningContent")
         if isinstance(reasoning, Mapping):
             value = block.setdefault("reasoningContent", {})
@@ -188,6 +203,8 @@ class StreamDecoder:
                 value["input"] = loads(text)
         except JSONTextError:
             pass  # cut off: decoded as broken arguments
+        if index not in self._calls:
+            return
         call = call_from_block(value, nm=self._nm, seed="stream", ordinal=self._calls[index],
                                path=("stream", index))
         out.append(ToolCallFinished(index=self._calls[index], call=call))
@@ -265,7 +282,8 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
     calls = iter(reply.message.tool_calls)
     content = body["output"]["message"]["content"]
     for block in content:  # a call cut off mid-arguments streams its broken text
-        call = next(calls, None) if "toolUse" in block else None
+        call = next(calls, None) if "toolUse" in block and block["toolUse"].get(
+            "type") != "server_tool_use" else None
         if call is not None and call.parse_error is not None and call.raw_arguments is not None:
             block["toolUse"]["input"] = call.raw_arguments
     frames = [event("messageStart", {"role": "assistant"})]

@@ -155,9 +155,9 @@ def check_parts(parts: Any, where: str) -> list[Any]:
 
 def call_seed(base: str, call: Mapping[str, JSON]) -> str:
     """A seed for made-up ids: the reply (or turn) and the call's own content."""
-    text = json.dumps(
-        [call.get("name"), call.get("args")], sort_keys=True, ensure_ascii=False, default=str
-    )
+    args = call.get("args")  # a call sent without args is the same call as one with {}
+    text = json.dumps([call.get("name"), {} if args is None else args], sort_keys=True,
+                      ensure_ascii=False, default=str)
     return f"{base}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
 
 
@@ -181,14 +181,16 @@ def decode_call(part: Mapping[str, JSON], *, names: NameMap, seed: str, index: i
                         provider_data=_pd(extras))
 
 
-def _result_content(response: JSON) -> tuple[str, bool]:
+def _result_content(response: JSON) -> tuple[str, bool, bool]:
+    """The result's text, whether it is an error, and whether the response was the usual
+    ``{"output": ...}`` or ``{"error": ...}`` (or a string)."""
     if isinstance(response, Mapping) and len(response) == 1:
         ((key, value),) = response.items()
         if key in ("output", "error"):
-            return (value if isinstance(value, str) else dumps(value)), key == "error"
+            return (value if isinstance(value, str) else dumps(value)), key == "error", True
     if isinstance(response, str):
-        return response, False
-    return dumps(response), False
+        return response, False, True
+    return dumps(response), False, False
 
 
 @dataclass
@@ -263,7 +265,9 @@ def _decode_result(
     fr = raw.get("functionResponse")
     fr = fr if isinstance(fr, (dict, Mapping)) else {}
     extras = {k: v for k, v in raw.items() if k != "functionResponse"}
-    inner = {k: v for k, v in fr.items() if k not in ("name", "id", "response", "parts")}
+    text, is_error, usual = _result_content(fr.get("response"))
+    inner = {k: v for k, v in fr.items() if k not in ("name", "id", "parts")
+             and (k != "response" or not usual)}  # an unusual response goes back as it came
     if inner:
         extras["functionResponse"] = inner
     name = names.user(str(fr.get("name") or ""))
@@ -277,7 +281,6 @@ def _decode_result(
         extras[GENERATED] = True
         matched = calls.match(name, index)
         call_id = matched.id if matched is not None else call_id_for(f"{seed}:result", index)
-    text, is_error = _result_content(fr.get("response"))
     content: str | tuple[TextPart | MediaPart, ...] = text
     inner_parts = as_list(fr.get("parts"), f"{seed}.functionResponse.parts", "a list of parts")
     if inner_parts:
@@ -424,6 +427,9 @@ class PartEncoder:
         if not generated:
             fr["id"] = result.call_id
         fr["response"] = {"error" if result.is_error else "output": result.text}
+        kept = inner.get("response") if isinstance(inner, Mapping) else None
+        if kept is not None and not result.is_error and dumps(kept) == result.text:
+            fr["response"] = kept
         if self._inside(result):
             fr["parts"] = [self.media(m, f"result {result.call_id}.media[{n}]", inner=True)
                            for n, m in enumerate(result.media)]

@@ -160,6 +160,28 @@ def _merge(body: dict[str, Any], options: Mapping[str, Any]) -> None:
 # --------------------------------------------------------------------------- decode
 
 
+_AS_SENT = frozenset({"args", "response", "parameters", "parametersJsonSchema",
+                      "responseJsonSchema", "responseSchema", "data", "text"})
+"""Fields whose values are the caller's own (arguments, schemas, results, bytes, text)."""
+
+
+def camel_case(value: Any) -> Any:
+    """``value`` with the API's field names in camelCase: the API takes snake_case too
+    (``function_call``, ``parameters_json_schema``: what litellm and raw dicts send), and
+    reads both the same. The values of `_AS_SENT` fields are kept as they are."""
+    if isinstance(value, list):
+        return [camel_case(v) for v in value]
+    if not isinstance(value, Mapping):
+        return value
+    out: dict[str, Any] = {}
+    for key, inner in value.items():
+        head, *rest = str(key).split("_")
+        name = head + "".join(w[:1].upper() + w[1:] for w in rest) if rest else key
+        name = name if name not in out else key
+        out[name] = inner if name in _AS_SENT else camel_case(inner)
+    return out
+
+
 def decode_request(
     body: Mapping[str, Any], *, model: str | None = None, stream: bool | None = None
 ) -> Request:
@@ -177,6 +199,9 @@ def decode_request(
                          ("tool_config", "toolConfig"), ("generation_config", "generationConfig")):
         if snake in data and camel not in data:
             data[camel] = data.pop(snake)
+    for key in ("contents", "systemInstruction", "tools", "toolConfig", "generationConfig"):
+        if key in data:
+            data[key] = camel_case(data[key])
     options: dict[str, Any] = {}
     tools = decode_tools(as_list(data.get("tools"), "tools", "a list of tools"), options)
     choice = _decode_choice(as_object(data.get("toolConfig"), "toolConfig"), options)

@@ -62,7 +62,7 @@ from toolwire.codecs.openai_chat.schema import (
     decode_max_tokens,
     decode_tools,
     encode_choice,
-    encode_tool,
+    encode_tools,
 )
 from toolwire.codecs.openai_media import (
     LIMITS,
@@ -301,7 +301,7 @@ def encode(request: Request) -> Encoded:
         messages.extend(enc.message(i, message))
     body: dict[str, Any] = {"model": request.model, "messages": messages}
     options = plain(own_options(request.provider_options, WIRE, enc.notes))
-    tools = [encode_tool(t, enc.names, enc.notes) for t in request.tools]
+    tools = encode_tools(request.tools, enc.names, enc.notes, options)
     extra_tools = options.pop("tools", None)
     if isinstance(extra_tools, list):
         tools.extend(extra_tools)
@@ -461,7 +461,7 @@ def decode_request(
     name = get("model", "")
     if model is not None and (name is None or name == ""):
         name = model
-    tools, extra_tools = decode_tools(get("tools"))
+    tools, extra_tools = decode_tools(get("tools"), rest)
     if extra_tools:
         rest["tools"] = extra_tools
     choice = decode_choice(body, rest)

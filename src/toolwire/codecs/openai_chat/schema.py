@@ -75,8 +75,35 @@ def encode_choice(
 # --------------------------------------------------------------------------- decode
 
 
-def decode_tools(raw_tools: Any) -> tuple[list[ToolSpec], list[Any]]:
-    """The function tools of a ``tools`` list, and copies of the entries that are not one."""
+TOOL_FIELDS = "_tool_fields"
+"""Kept in the provider options: a function tool's fields of its own, by tool name."""
+
+
+def encode_tools(specs: Any, names: Names, notes: list[Note],
+                 options: dict[str, Any]) -> list[dict[str, Any]]:
+    """The specs as tools, each with the fields of its own it came with (`TOOL_FIELDS`)."""
+    tools = [encode_tool(t, names, notes) for t in specs]
+    kept = options.pop(TOOL_FIELDS, None)
+    for tool in tools if isinstance(kept, Mapping) else ():
+        for key, value in (kept.get(tool["function"]["name"]) or {}).items():
+            inner, _, field = key.partition(".")
+            (tool["function"] if field else tool)[field or inner] = plain(value)
+    return tools
+
+
+def _fields(raw: Mapping[str, Any]) -> dict[str, Any]:
+    fn = raw.get("function")
+    found = {k: plain(v) for k, v in raw.items() if k not in _USUAL_TOOL_KEYS}
+    found.update({f"function.{k}": plain(v) for k, v in fn.items()
+                  if k not in _USUAL_FUNCTION_KEYS and k != "strict"}
+                 if isinstance(fn, Mapping) else {})
+    return found
+
+
+def decode_tools(raw_tools: Any, rest: dict[str, Any] | None = None
+                 ) -> tuple[list[ToolSpec], list[Any]]:
+    """The function tools of a ``tools`` list, and copies of the entries that are not one;
+    a function tool's fields of its own go to ``rest`` (`TOOL_FIELDS`)."""
     tools: list[ToolSpec] = []
     others: list[Any] = []
     for raw in raw_tools if isinstance(raw_tools, list) else ():
@@ -93,6 +120,9 @@ def decode_tools(raw_tools: Any) -> tuple[list[ToolSpec], list[Any]]:
             others.append(plain(raw))
         else:
             tools.append(spec)
+            own = _fields(raw)
+            if own and rest is not None:
+                rest.setdefault(TOOL_FIELDS, {})[spec.name] = own
     return tools, others
 
 

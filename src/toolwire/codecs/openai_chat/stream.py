@@ -427,7 +427,11 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
     if isinstance(content, str):
         deltas.extend({"content": piece} for piece in text_pieces(content, keep_empty=True))
     elif isinstance(content, list):  # reasoning came as a content item: stream typed chunks
-        deltas.extend({"content": [chunk]} for item in content for chunk in _thinking_chunks(item))
+        empty_end = content[-1:] == [{"type": "text", "text": ""}]
+        items = content[:-1] if empty_end else content
+        deltas.extend({"content": [chunk]} for item in items for chunk in _thinking_chunks(item))
+        if empty_end:  # as a string, so it stays a part of its own and joins no text item
+            deltas.append({"content": ""})
     if isinstance(message.get("refusal"), str):
         deltas.extend({"refusal": piece}
                       for piece in text_pieces(message["refusal"], keep_empty=True))

@@ -54,9 +54,11 @@ from toolwire.codecs.openai_responses.parts import (
 from toolwire.codecs.openai_responses.schema import (
     add_search,
     decode_choice,
+    decode_tool,
     decode_tools,
     encode_choice,
     encode_tool,
+    encode_tools,
 )
 from toolwire.transcript import (
     MediaPart,
@@ -69,6 +71,11 @@ from toolwire.transcript import (
     ToolCallPart,
     ToolResultPart,
 )
+
+ADDED: Final = "_tools"
+"""Kept on a system message read from an ``additional_tools`` item: its tool list as it came."""
+BLOCKS: Final = "_blocks"
+"""Kept on a message read from a list of content blocks holding one text."""
 
 _KNOWN_KEYS: Final = frozenset({
     "model", "instructions", "input", "tools", "tool_choice", "parallel_tool_calls",
@@ -89,7 +96,7 @@ def encode(request: Request) -> Encoded:
         body["instructions"] = request.system
     body["input"] = _encode_input(request.messages, names, notes)
     extra = own_options(request.provider_options, WIRE, notes)
-    tools = [encode_tool(tool, names, notes) for tool in request.tools]
+    tools = encode_tools(request.tools, names, notes, extra)
     more_tools = extra.pop("tools", None)
     if isinstance(more_tools, list):
         tools.extend(more_tools)
@@ -97,11 +104,12 @@ def encode(request: Request) -> Encoded:
         notes.append(Note(kind="field_dropped", subject=f"provider_options[{WIRE!r}]",
                           detail="'tools' is not a list of tools; not sent"))
     add_search(tools, notes)
-    if tools:
+    added = any(m.tools for m in request.messages)  # tools that come mid-conversation
+    if tools or added:
         body["tools"] = tools
     choice = request.tool_choice
     if choice is not None:
-        if tools:
+        if tools or added:
             body["tool_choice"] = encode_choice(choice, names)
             if choice.parallel is not None:
                 body["parallel_tool_calls"] = choice.parallel
@@ -131,7 +139,10 @@ def _encode_input(messages: Sequence[Message], names: NameMap, notes: list[Note]
     for m_index, message in enumerate(messages):
         role = message.role
         if role == "user" or role == "system":
-            items.append(_encode_text_message(message, m_index, notes))
+            if message.parts or not message.tools:
+                items.append(_encode_text_message(message, m_index, notes))
+            if message.tools:
+                items.append(_added_item(message, names, notes))
             continue
         for p_index, part in enumerate(message.parts):
             if role == "tool":
@@ -173,12 +184,17 @@ def _encode_text_message(message: Message, m_index: int, notes: list[Note]) -> I
     data = own(message.provider_data)
     if role == "system" and isinstance(data, dict) and data.get("role") == "developer":
         role = "developer"
-    if len(parts) == 1 and type(parts[0]) is TextPart:
-        return {"role": role, "content": parts[0].text}
+    extras = {k: v for k, v in data.items() if k not in ("role", BLOCKS)} \
+        if isinstance(data, dict) else {}  # the item's id, type and status, as they came
+    if len(parts) == 1 and type(parts[0]) is TextPart and not (data or {}).get(BLOCKS) \
+            and not isinstance(own(parts[0].provider_data), dict):
+        return {**extras, "role": role, "content": parts[0].text}
     blocks: list[Any] = []
     for p_index, part in enumerate(parts):
         if isinstance(part, TextPart):
-            blocks.append({"type": "input_text", "text": part.text})
+            kept = own(part.provider_data)  # a block with fields of its own, as it came
+            blocks.append(dict(kept) if isinstance(kept, dict) and kept.get("text") == part.text
+                          else {"type": "input_text", "text": part.text})
         elif isinstance(part, OpaquePart) and part.wire == WIRE:
             blocks.append(part.payload)
         elif isinstance(part, MediaPart):
@@ -186,7 +202,7 @@ def _encode_text_message(message: Message, m_index: int, notes: list[Note]) -> I
                                      notes=notes))
         else:
             _dropped(part, m_index, p_index, message.role, notes)
-    return {"role": role, "content": blocks}
+    return {**extras, "role": role, "content": blocks}
 
 
 
@@ -204,7 +220,7 @@ def decode_request(
     if not isinstance(body, (dict, Mapping)):
         raise wrong_shape("request body", "an object", body)
     options: dict[str, Any] = {k: v for k, v in body.items() if k not in _KNOWN_KEYS}
-    tools, other_tools = decode_tools(typed(body, "tools", list, "a list of tools"))
+    tools, other_tools = decode_tools(typed(body, "tools", list, "a list of tools"), options)
     if other_tools:
         options["tools"] = other_tools
     choice = decode_choice(body.get("tool_choice"),
@@ -264,6 +280,12 @@ def _decode_input(items: list[Any]) -> list[Message]:
                                                           "assistant"):
             raise wrong_shape(f"input[{n}].role", "'user', 'system', 'developer' or "
                               "'assistant'", item.get("role"))
+        if kind == "additional_tools":  # tools offered from here on
+            if group_role is not None:
+                messages.append(Message(role=group_role, parts=tuple(group)))
+            group, group_role, calls = [], None, 0
+            messages.append(_tools_message(item, f"input[{n}]"))
+            continue
         is_text = kind == "message" and item.get("role") in ("user", "system", "developer")
         role: Literal["assistant", "tool"] | None = (
             None if is_text else "tool" if kind == "function_call_output" else "assistant"
@@ -289,6 +311,45 @@ def _decode_input(items: list[Any]) -> list[Message]:
     return messages
 
 
+def _leaves(tools: Any) -> list[Any]:
+    """A tool list with its namespaces opened."""
+    out: list[Any] = []
+    for tool in tools if isinstance(tools, list) else ():
+        inner = tool.get("tools") if isinstance(tool, dict) and tool.get("type") == "namespace" \
+            else None
+        out.extend(_leaves(inner) if isinstance(inner, list) else [tool])
+    return out
+
+
+def _tools_message(item: Item, where: str) -> Message:
+    """An ``additional_tools`` item as a system message adding its function tools; the list
+    as it came goes back to this wire, and the tools no other wire can read are named."""
+    leaves = _leaves(item.get("tools"))
+    specs = [decode_tool(t, f"{where}.tools") for t in leaves
+             if isinstance(t, dict) and t.get("type") == "function"]
+    kept = {k: v for k, v in item.items() if k != "tools"}
+    kept[ADDED] = item.get("tools")
+    unread = [f"{t.get('type')} {t.get('name') or ''}".strip() for t in leaves
+              if isinstance(t, dict) and t.get("type") != "function"]
+    if unread:
+        kept["unread_tools"] = unread
+    return Message(role="system", tools=tuple(specs), provider_data={WIRE: kept})
+
+
+def _added_item(message: Message, names: NameMap, notes: list[Note]) -> Item:
+    data = own(message.provider_data)
+    data = data if isinstance(data, dict) else {}
+    stored = data.get(ADDED)
+    same = isinstance(stored, list) and [
+        decode_tool(t, "tools") for t in _leaves(stored)
+        if isinstance(t, dict) and t.get("type") == "function"] == list(message.tools)
+    item = {k: v for k, v in data.items() if k not in (ADDED, "unread_tools")}
+    item.setdefault("type", "additional_tools")
+    item.setdefault("role", "developer")
+    item["tools"] = stored if same else [encode_tool(t, names, notes) for t in message.tools]
+    return item
+
+
 def _decode_text_message(item: Item) -> Message:
     role = item.get("role")
     content = item.get("content")
@@ -300,22 +361,41 @@ def _decode_text_message(item: Item) -> Message:
             if block.get("type") in ("input_text", "output_text") and isinstance(
                 block.get("text"), str
             ):
-                parts.append(TextPart(text=block["text"]))
+                more = block.keys() - {"type", "text"} or block.get("type") != "input_text"
+                parts.append(TextPart(text=block["text"],
+                                      provider_data={WIRE: dict(block)} if more else None))
             elif block.get("type") in RESPONSES_ITEMS:
                 parts.append(responses_media(block, "input.content"))
             else:
                 parts.append(OpaquePart(wire=WIRE, kind=str(block.get("type")), payload=block))
-    if role == "user":
-        return Message(role="user", parts=tuple(parts))
-    data = {WIRE: {"role": "developer"}} if role == "developer" else None
-    return Message(role="system", parts=tuple(parts), provider_data=data)
+    kept = {k: v for k, v in item.items() if k not in ("role", "content")}
+    if isinstance(content, list) and len(parts) == 1:
+        kept[BLOCKS] = True  # one text sent as a list of blocks goes back so
+    if role == "developer":
+        kept["role"] = "developer"
+    return Message(role="user" if role == "user" else "system", parts=tuple(parts),
+                   provider_data={WIRE: kept} if kept else None)
 
 # ------------------------------------------------------------------------ what the provider refuses
 
 
-def check_body(body: dict[str, Any]) -> str | None:
-    """The first rule the raw ``body`` breaks, worded as the provider words it, or None."""
-    if not body.get("tools") and "tool_choice" in body:
+LITE_HEADER: Final = "x-openai-internal-codex-responses-lite"
+"""The header of Codex's own request shape, whose tools ride in an ``additional_tools`` input
+item (with ``tools`` empty) and whose ``tool_choice`` is taken with them."""
+
+
+def _added_tools(body: Mapping[str, Any]) -> bool:
+    items = body.get("input")
+    return isinstance(items, list) and any(
+        isinstance(i, Mapping) and i.get("type") == "additional_tools" and i.get("tools")
+        for i in items)
+
+
+def check_body(body: dict[str, Any], headers: Mapping[str, str] | None = None) -> str | None:
+    """The first rule the raw ``body`` breaks, worded as the provider words it, or None.
+    ``headers`` may name a request shape with rules of its own (`LITE_HEADER`)."""
+    lite = headers is not None and any(k.lower() == LITE_HEADER for k in headers)
+    if not body.get("tools") and "tool_choice" in body and not (lite and _added_tools(body)):
         return "'tool_choice' is only allowed when 'tools' are specified"
     items = body.get("input")
     if isinstance(items, str):

@@ -92,8 +92,16 @@ def encode_choice(choice: ToolChoice, names: NameMap) -> Any:
 # --------------------------------------------------------------------------- decode
 
 
-def decode_tools(raw_tools: list[Any] | None) -> tuple[list[ToolSpec], list[Any]]:
-    """The function tools of a ``tools`` list, and the other (built-in) tools as they came."""
+TOOL_FIELDS: Final = "_tool_fields"
+"""Kept in the provider options: a function tool's fields of its own, by tool name."""
+_TOOL_KEYS: Final = frozenset({"type", "name", "description", "parameters", "strict",
+                               "defer_loading"})
+
+
+def decode_tools(raw_tools: list[Any] | None, options: dict[str, Any] | None = None
+                 ) -> tuple[list[ToolSpec], list[Any]]:
+    """The function tools of a ``tools`` list, and the other (built-in) tools as they came;
+    a function tool's fields of its own go to ``options`` (`TOOL_FIELDS`)."""
     tools: list[ToolSpec] = []
     others: list[Any] = []
     for t_index, tool in enumerate(raw_tools or ()):
@@ -101,9 +109,22 @@ def decode_tools(raw_tools: list[Any] | None) -> tuple[list[ToolSpec], list[Any]
             raise wrong_shape(f"tools[{t_index}]", "an object", tool)
         if tool.get("type") == "function":
             tools.append(decode_tool(tool, f"tools[{t_index}]"))
+            own = {k: v for k, v in tool.items() if k not in _TOOL_KEYS}
+            if own and options is not None:
+                options.setdefault(TOOL_FIELDS, {})[tools[-1].name] = own
         else:
             others.append(tool)
     return tools, others
+
+
+def encode_tools(specs: Any, names: NameMap, notes: list[Note],
+                 options: dict[str, Any]) -> list[dict[str, Any]]:
+    """The specs as tools, each with the fields of its own it came with (`TOOL_FIELDS`)."""
+    tools = [encode_tool(t, names, notes) for t in specs]
+    kept = options.pop(TOOL_FIELDS, None)
+    for tool in tools if isinstance(kept, dict) else ():
+        tool.update(kept.get(tool["name"]) or {})
+    return tools
 
 
 def decode_tool(tool: Item, where: str) -> ToolSpec:

@@ -78,13 +78,10 @@ def test_claude_code_finishes_a_two_tool_task(tmp_path: Path, through: str) -> N
     work, home = folders(tmp_path)
     script = claude_task(work)
     records = tmp_path / "records"
-    # Straight to the emulator its checks are off: Claude Code's first request holds a message
-    # of role `system` among its messages (with the anthropic-beta `per-turn-control-2026-07-01`),
-    # which the emulator refuses ("messages.1.role: Input should be 'user' or 'assistant', got
-    # 'system'"); Claude Code would then ask again without it, and the run would not show what
-    # it sends first. test_a_captured_first_request_goes_through_the_proxy_to_every_wire
-    # [claude-code-anthropic] says when that passes.
-    with Emulator(script, check=through != "emulator directly") as emu:
+    # The emulator's checks are on both ways: Claude Code's first request holds a message of
+    # role `system` among its messages, which the model it asks for takes (a per-model rule),
+    # and the proxy moves it where Chat Completions takes it.
+    with Emulator(script) as emu:
         if through == "emulator directly":
             done = claude_code(emu.base_url, CLAUDE_TASK,
                                work, home)()
@@ -145,11 +142,9 @@ def test_codex_finishes_a_two_tool_task_against_the_emulator(tmp_path: Path) -> 
 def test_codex_finishes_a_two_tool_task_through_the_proxy_to_anthropic(tmp_path: Path) -> None:
     work, home = folders(tmp_path)
     script = codex_task(work)
-    # check=False: Codex's `developer` messages reach the Anthropic upstream as messages of
-    # role `system` inside `messages`, which the emulator refuses as Anthropic does
-    # ("messages.0.role: Input should be 'user' or 'assistant', got 'system'").
+    # Codex's `developer` messages become Anthropic's system prompt (checks on).
     records = tmp_path / "records"
-    with Emulator(script, check=False) as emu, \
+    with Emulator(script) as emu, \
             running_proxy(f"anthropic:m@{emu.base_url}", record=str(records)) as url:
         done = codex(url, CODEX_TASK, work, home)()
         wires = {r.wire for r in emu.received}
@@ -192,20 +187,9 @@ def test_the_captured_first_requests_decode_in_their_wire(name: str) -> None:
 
 
 REFUSED = {
-    ("claude-code", "anthropic"): "Claude Code puts a message of role system among its "
-    "messages: 'messages.1.role: Input should be 'user' or 'assistant', got 'system''",
-    ("claude-code", "bedrock"): "the system messages Claude Code puts among its messages reach "
-    "Bedrock as user turns next to user turns: 'A conversation must alternate between user and "
-    "assistant roles'",
-    ("codex", "anthropic"): "Codex's developer messages reach Anthropic as messages of role "
-    "system: 'messages.0.role: Input should be 'user' or 'assistant', got 'system''",
-    ("codex", "bedrock"): "Codex's developer messages reach Bedrock as user turns next to user "
-    "turns: 'A conversation must alternate between user and assistant roles'",
-    ("codex-gpt-5.5", "anthropic"): "as codex-anthropic",
-    ("codex-gpt-5.5", "bedrock"): "as codex-bedrock",
-    ("codex-gpt-5.5", "openai-responses"): "the emulator's Responses checks refuse Codex's "
-    "custom tool apply_patch (it passes through unchanged): 'tools.3.parameters: Field "
-    "required'",
+    ("claude-code", "anthropic"): "the same wire passes Claude Code's bytes unchanged, its "
+    "message of role system among its messages included, to an upstream model (m) that is not "
+    "one that takes it: 'messages.1.role: Input should be 'user' or 'assistant', got 'system''",
 }
 """The captured requests an upstream wire still refuses once the proxy has converted them."""
 

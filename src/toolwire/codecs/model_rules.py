@@ -102,13 +102,19 @@ RULES: tuple[ModelRule, ...] = (
                 "for this model. Learn more: https://cloud.google.com/vertex-ai/generative-ai/"
                 "docs/multimodal/function-calling"),
     ModelRule(
-        code="system_messages", wire="anthropic-messages", models=("claude-opus-4-8*",),
+        code="system_messages", wire="anthropic-messages",
+        models=("claude-opus-4-8*", "claude-opus-5*", "claude-sonnet-5*", "claude-haiku-5-5*",
+                "claude-fable-5*", "claude-mythos-5*"),
         rule="role: system messages inside messages: each right after a user message (or an "
              "assistant message ending in server tool use) and followed by an assistant "
              "message or nothing; other models refuse the role",
         source="docs: platform.claude.com/docs/en/build-with-claude/"
-               "mid-conversation-system-messages (Claude Opus 4.8 only, not on Bedrock or "
-               "Vertex AI); SDK: anthropic 2.15.0 types (SystemMessageParam in MessageParam)",
+               "mid-conversation-system-messages (from Claude Opus 4.8 on, not on Bedrock or "
+               "Vertex AI); the later models that take them: langchainjs @langchain/anthropic "
+               "1.5.13's model profiles (Opus 5 and 5.5, Sonnet 5 and 5.5, Haiku 5.5, Fable "
+               "5 and 5.1, Mythos 5 and 5.1), and Claude Code 2.1.332, which sends one to "
+               "claude-opus-5-5; SDK: anthropic 2.15.0 types (SystemMessageParam in "
+               "MessageParam)",
         refusal="messages.{index}: a system message must follow a user message and be the last "
                 "message or be followed by an assistant message"),
     ModelRule(

@@ -109,8 +109,10 @@ def test_every_connection_the_proxy_accepts_sends_without_waiting() -> None:
                 except httpx2.TransportError:
                     assert time.monotonic() < deadline
                     time.sleep(0.05)
+            port = sock.getsockname()[1]
             accepted = [p for p in gc.get_objects() if isinstance(p, H11Protocol)
-                        and p.transport is not None and not p.transport.is_closing()]
+                        and p.transport is not None and not p.transport.is_closing()
+                        and p.transport.get_extra_info("sockname")[1] == port]
             assert accepted
             for protocol in accepted:
                 conn = protocol.transport.get_extra_info("socket")
@@ -119,3 +121,26 @@ def test_every_connection_the_proxy_accepts_sends_without_waiting() -> None:
             server.should_exit = True
         thread.join(timeout=30)
         sock.close()
+
+
+def test_an_idle_client_connection_is_kept_open_past_uvicorns_five_seconds() -> None:
+    """A connection left idle for longer than uvicorn's default keep-alive (5 s) is still
+    open: the client's next request goes on it rather than meeting it as it closes."""
+    import time
+
+    with Emulator(lambda request, wire: {"text": "ok"}) as emu, \
+            proxy_process("--model", f"openai:m@{emu.base_url}") as (url, proc), \
+            httpx2.Client(timeout=60, limits=httpx2.Limits(keepalive_expiry=60)) as client:
+        def local_port() -> int:
+            reply = client.post(url + "/v1/messages", json={
+                "model": "m", "max_tokens": 20, "messages": [{"role": "user", "content": "hi"}]},
+                headers={"x-api-key": "k"})
+            assert reply.status_code == 200, reply.text
+            stream = reply.extensions["network_stream"]
+            return int(stream.get_extra_info("client_addr")[1])
+
+        first = local_port()
+        time.sleep(6.5)  # past uvicorn's default of 5 s
+        assert local_port() == first  # the same connection, still open
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0

@@ -17,6 +17,12 @@ from collections.abc import Callable
 
 from toolwire.proxy.settings import ENVIRONMENT, ProxySettings
 
+KEEP_ALIVE = 75
+"""Seconds a client's idle connection stays open. uvicorn closes one after 5 by default; a
+client that sends its next request on a connection just as the server closes it gets a broken
+read it does not retry (a POST), which many clients in flight at once on a busy machine met.
+Clients keep their own idle connections open for less than this."""
+
 
 def bind(settings: ProxySettings) -> socket.socket:
     """The listening socket for ``settings`` (port 0: any free port), listening already."""
@@ -39,7 +45,7 @@ def serve(settings: ProxySettings, sock: socket.socket,
         from toolwire.proxy.app import make_app
 
         config = uvicorn.Config(make_app(settings), log_level="warning", lifespan="on",
-                                timeout_graceful_shutdown=5)
+                                timeout_graceful_shutdown=5, timeout_keep_alive=KEEP_ALIVE)
         uvicorn.Server(config).run(sockets=[sock])
         return
     from uvicorn.supervisors import Multiprocess
@@ -47,8 +53,8 @@ def serve(settings: ProxySettings, sock: socket.socket,
     os.environ[ENVIRONMENT] = settings.to_json()
     config = uvicorn.Config("toolwire.proxy.app:from_environment", factory=True,
                             workers=settings.workers, log_level="warning", lifespan="on",
-                            timeout_graceful_shutdown=5)
+                            timeout_graceful_shutdown=5, timeout_keep_alive=KEEP_ALIVE)
     Multiprocess(config, sockets=[sock]).run()
 
 
-__all__ = ["ProxySettings", "bind", "serve"]
+__all__ = ["KEEP_ALIVE", "ProxySettings", "bind", "serve"]

@@ -36,12 +36,14 @@ CLIENTS = {
         {"role": "user", "parts": [{"text": "hi"}]}]}, b'"text":"Check'),
     "bedrock-converse": ("/model/m/converse-stream", {"messages": [
         {"role": "user", "content": [{"text": "hi"}]}]}, b'{"text":"Check'),
+    "gemini-interactions": ("/v1beta/interactions", {"model": "m", "stream": True,
+                                                     "input": "hi"}, b'"text":"Check'),
 }
 
 
 UPSTREAMS = {"anthropic-messages": "openai", "openai-chat": "anthropic",
              "openai-responses": "openai", "ollama-chat": "openai", "gemini-generate": "openai",
-             "bedrock-converse": "openai"}
+             "bedrock-converse": "openai", "gemini-interactions": "anthropic"}
 """The upstream (a provider of another wire) each client's stream comes from."""
 
 
@@ -80,19 +82,24 @@ def test_the_first_words_reach_the_client_before_the_upstream_has_finished(
     assert whole.text == "Checking the weather in both cities now."
 
 
-def test_an_upstream_that_breaks_mid_stream_ends_the_client_stream_with_its_error_event() -> None:
+@pytest.mark.parametrize(("client", "first_words", "end"), [
+    ("anthropic-messages", b'"text_delta"', b"message_stop"),
+    ("gemini-interactions", b'"type":"text"', b"interaction.completed"),
+])
+def test_an_upstream_that_breaks_mid_stream_ends_the_client_stream_with_its_error_event(
+        client: str, first_words: bytes, end: bytes) -> None:
     from toolwire.emulator import Fault
 
-    path, body, _ = CLIENTS["anthropic-messages"]
+    path, body, _ = CLIENTS[client]
     long_text = Reply(message=Message.assistant("A reply long enough to be cut off. " * 20))
     with Emulator([Fault("drop_mid_stream", reply=long_text)]) as emu, \
             running_proxy(f"openai:m@{emu.base_url}") as url:
         reply = httpx2.post(url + path, json=body, timeout=60)
     assert reply.status_code == 200  # the stream had begun
-    assert b'"text_delta"' in reply.content  # the first words came through
+    assert first_words in reply.content  # the first words came through
     last = reply.content.strip().split(b"\n\n")[-1]
     assert last.startswith(b"event: error\ndata: ")
-    assert b"message_stop" not in reply.content
+    assert end not in reply.content
 
 
 THINKING = Reply(message=Message(role="assistant", parts=(
@@ -101,13 +108,10 @@ THINKING = Reply(message=Message(role="assistant", parts=(
     *REPLY.message.parts)), stop="tool_calls")
 
 
-@pytest.mark.parametrize(("client", "path", "body", "first_words"), [
-    ("openai-chat", *CLIENTS["openai-chat"][:2], b'"reasoning_content":"Rome'),
-    ("openai-responses", *CLIENTS["openai-responses"][:2],
-     b"response.reasoning_summary_text.delta"),
-])
-def test_reasoning_streams_as_it_comes_and_its_seal_follows_at_the_end(
-        client: str, path: str, body: dict[str, object], first_words: bytes) -> None:
+def thinking_through_proxy(path: str, body: dict[str, object], first_words: bytes) -> bytes:
+    """What a client reads through the proxy from an Anthropic upstream streaming `THINKING`,
+    the upstream holding back all after its first reasoning until the client has seen
+    ``first_words``."""
     released, late = threading.Event(), []
     held = held_stream("anthropic-messages", released, late, THINKING, b"thinking_delta")
     with Emulator([Raw(chunks=held)]) as emu, \
@@ -118,7 +122,19 @@ def test_reasoning_streams_as_it_comes_and_its_seal_follows_at_the_end(
             seen += piece
             if first_words in seen:
                 released.set()
+        assert reply.status_code == 200
     assert late == [False], "the client saw no reasoning until the upstream had finished"
+    return seen
+
+
+@pytest.mark.parametrize(("client", "path", "body", "first_words"), [
+    ("openai-chat", *CLIENTS["openai-chat"][:2], b'"reasoning_content":"Rome'),
+    ("openai-responses", *CLIENTS["openai-responses"][:2],
+     b"response.reasoning_summary_text.delta"),
+])
+def test_reasoning_streams_as_it_comes_and_its_seal_follows_at_the_end(
+        client: str, path: str, body: dict[str, object], first_words: bytes) -> None:
+    seen = thinking_through_proxy(path, body, first_words)
     whole = list(get_codec(client).decode_stream([seen], request=Request(model="m")))[-1].reply
     assert [c.arguments for c in whole.tool_calls] == [{"city": "Rome"}, {"city": "Oslo"}]
     if client == "openai-responses":  # the seal, at the end, brings the signature back
@@ -130,3 +146,34 @@ def test_reasoning_streams_as_it_comes_and_its_seal_follows_at_the_end(
         assert [open_seal(s) for s in sealed] == [
             ("anthropic-messages", THINKING.message.parts[0].provider_data[  # type: ignore[index]
                 "anthropic-messages"])]
+
+
+def test_an_interactions_client_gets_the_events_its_sdk_reads_each_with_an_id_of_its_own() -> None:
+    """Reasoning, text and two calls, from an Anthropic upstream, as Interactions events: each
+    one the google-genai SDK's ``InteractionSSEEvent``, their ids in order and none twice, the
+    calls' steps each whole (``step.start`` to ``step.stop``) before the next."""
+    pytest.importorskip("google.genai")
+    import json
+
+    from sdk_types import assert_interactions_model
+
+    path, body, _ = CLIENTS["gemini-interactions"]
+    seen = thinking_through_proxy(path, body, b'"thought_summary"')
+    events = [json.loads(block.split(b"data: ", 1)[1]) for block in seen.split(b"\n\n")
+              if block.strip()]
+    for event in events:
+        assert_interactions_model("InteractionSSEEvent", event)
+    assert [e["event_id"] for e in events] == [f"evt_{n}" for n in range(1, len(events) + 1)]
+    kinds = [e["event_type"] for e in events]
+    assert kinds[0] == "interaction.created" and kinds[-1] == "interaction.completed"
+    assert events[0]["interaction"]["id"] == events[-1]["interaction"]["id"]
+    assert events[-1]["interaction"]["status"] == "requires_action"
+    starts = [e["step"]["type"] for e in events if e["event_type"] == "step.start"]
+    assert starts == ["thought", "model_output", "function_call", "function_call"]
+    assert kinds.count("step.stop") == len(starts)
+    whole = list(get_codec("gemini-interactions").decode_stream(
+        [seen], request=Request(model="m")))[-1].reply
+    assert whole.text == "Checking the weather in both cities now."
+    assert [c.arguments for c in whole.tool_calls] == [{"city": "Rome"}, {"city": "Oslo"}]
+    assert [p.text for p in whole.message.parts if isinstance(p, ReasoningPart)] == [
+        "Rome first, then Oslo."]

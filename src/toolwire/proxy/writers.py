@@ -1,6 +1,7 @@
 """The live writers, one per wire (`toolwire.proxy.live.Writer`): `AnthropicWriter`,
-`ChatWriter`, `ResponsesWriter`, `OllamaWriter`, `GeminiWriter`, `BedrockWriter`, and
-`writer_for`, which picks the one for a client's wire.
+`ChatWriter`, `ResponsesWriter`, `OllamaWriter`, `GeminiWriter`, `BedrockWriter`, the
+Interactions wire's (`toolwire.proxy.steps`), and `writer_for`, which picks the one for a
+client's wire.
 
 Must not import: the server.
 """
@@ -17,6 +18,7 @@ from toolwire.codecs.eventstream import encode_message
 from toolwire.proxy.answers import Answer
 from toolwire.proxy.live import Writer
 from toolwire.proxy.live import dumps as _dumps
+from toolwire.proxy.steps import InteractionsWriter
 from toolwire.transcript import Message, Reply, Request, ToolCallPart
 
 
@@ -412,6 +414,7 @@ WRITERS: dict[str, Callable[[Request], Writer]] = {
     OllamaWriter.WIRE: OllamaWriter,
     GeminiWriter.WIRE: GeminiWriter,
     BedrockWriter.WIRE: BedrockWriter,
+    InteractionsWriter.WIRE: InteractionsWriter,
 }
 
 
@@ -423,4 +426,4 @@ def writer_for(wire: str, request: Request) -> Writer | None:
 
 
 __all__ = ["WRITERS", "AnthropicWriter", "BedrockWriter", "ChatWriter", "GeminiWriter",
-           "OllamaWriter", "ResponsesWriter", "Writer", "writer_for"]
+           "InteractionsWriter", "OllamaWriter", "ResponsesWriter", "Writer", "writer_for"]

@@ -122,21 +122,25 @@ async def test_a_full_run_in_every_wire(wire: str, stream: bool) -> None:
 async def test_faults_are_recovered_with_the_transcript_intact(wire: str, stream: bool,
                                                               tmp_path: Path) -> None:
     broken = Fault(kind="drop_mid_stream", reply=ANSWER) if stream else Fault(kind="overloaded")
+    # a stream its wire takes up where it broke (`toolwire.http.resumes`) is not sent again
+    resumed = stream and hasattr(getattr(get_codec(wire).stream_decoder(), "wrapped", None),
+                                 "resume_point")
     script = [Fault(kind="rate_limit", retry_after=0.01), CALLS, Fault(kind="server_error"),
-              broken, ANSWER]
+              broken, *([] if resumed else [ANSWER])]
     log = tmp_path / "run.jsonl"
     result, emu, events = await run(wire, script, stream=stream, log=log)
     assert result.stop is RunStop.ANSWERED
     assert shape(result.messages) == EXPECTED
     assert check_transcript(result.messages, wire) == []
     retries = [e for e in events if isinstance(e, RetryEvent)]
-    assert [e.attempt for e in retries] == [1, 1, 2]  # each fault seen once, as an event
+    # each fault seen once, as an event
+    assert [e.attempt for e in retries] == [1, 1, 2][:2 if resumed else 3]
     assert isinstance(retries[0].error, RateLimitError)
-    assert len(emu.received) == 5
+    assert len(emu.received) == len(script)
     logged = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(e["turn"], e["error_type"]) for e in logged if e["event"] == "retry"] == [
         (1, "RateLimitError"), (2, "ServerError"),
-        (2, "StreamError" if stream else "OverloadedError")]
+        (2, "StreamError" if stream else "OverloadedError")][:2 if resumed else 3]
     started = [e.call.arguments["city"] for e in events if isinstance(e, ToolStarted)]
     finished = {e.call.id: e.result.is_error for e in events if isinstance(e, ToolFinished)}
     assert sorted(started) == ["Paris", "Rome"]

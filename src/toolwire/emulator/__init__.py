@@ -57,6 +57,7 @@ from toolwire.emulator.cached import CachedStore, Refused
 from toolwire.emulator.checks import error_body, first_refusal
 from toolwire.emulator.cloud import AWS_PATHS, check_signature, exception_event, reframe
 from toolwire.emulator.managed import manage
+from toolwire.emulator.resumed import Streams
 from toolwire.emulator.script import (
     ByMedia,
     Fault,
@@ -170,6 +171,8 @@ class Emulator:
         self.received: list[Received] = []
         self.kept: dict[str, list[Any]] = {}
         """The conversations kept for wires whose server keeps them (the record's ``memory``)."""
+        self.streams = Streams()
+        """Their streamed replies, served again from an event on (`toolwire.emulator.resumed`)."""
         self._used = 0
         self._lock = threading.Lock()
         self._server: HttpServer | None = None
@@ -288,6 +291,9 @@ class Emulator:
                 if refused is not None:
                     return _json(403, error_body(counting.error_wire, 403, refused))
             return _json(200, count_reply(counting.wire, counted_body))
+        resumed = self.streams.answer(http)
+        if resumed is not None:  # a stream taken up again
+            return resumed
         route = wire_at(http.path)
         if route is None:
             return _json(404, {"error": {"message": f"no wire is served at {http.path}",
@@ -360,6 +366,7 @@ class Emulator:
                then: bytes | None = None) -> HttpResponse:
         if not stream:
             return _json(200, codec.encode_response(reply, request=request))
+        self.streams.keep(wire.name, reply, request)
         chunks: list[bytes] = list(codec.encode_stream(reply, request=request))
         if framing != wire.framing:  # a cloud host wraps the wire's events its own way
             chunks = reframe(chunks)

@@ -6,7 +6,8 @@ Owns `HttpModel` and `model(id)` (and gives out `RetryPolicy`, `Gate` and
 codec's stream decoder as they arrive. Retries (rate limits, overload, 5xx, dropped
 connections, streams broken mid-reply) happen here, with exponential backoff and jitter,
 honouring the provider's retry-after; a broken stream is retried as a whole request, so a half
-reply never reaches a transcript. Each retry, and the notes of each request the codec encodes,
+reply never reaches a transcript, unless its wire can take it up where it broke
+(`toolwire.http.resumes`). Each retry, and the notes of each request the codec encodes,
 go to `toolwire.events.emit`: the run waiting on this request hears them, and only that run
 (the events themselves live in `toolwire.events`). An `HttpModel` is one model: it sends every
 request under its endpoint's model name, its `provider_model`, which is what a run puts in
@@ -63,6 +64,7 @@ from toolwire.http.endpoints import (
 )
 from toolwire.http.limits import Limits, LineWatch
 from toolwire.http.providers import PROVIDERS
+from toolwire.http.resumes import resuming
 from toolwire.http.retries import BAD_REPLY_RETRIES as BAD_REPLY_RETRIES
 from toolwire.http.retries import Gate as Gate
 from toolwire.http.retries import RetryPolicy as RetryPolicy
@@ -335,7 +337,7 @@ class HttpModel:
         request, wire_request = self._prepare(request, stream=True)
         wire_request = await self._cached(request, wire_request)
         async for event in self._retrying(
-                wire_request, lambda response: self._streamed(response, request)):
+                wire_request, lambda response: self._streamed(response, request, wire_request)):
             yield event
 
     def _retrying(self, wire_request: WireRequest,
@@ -345,14 +347,15 @@ class HttpModel:
         return retrying(lambda: self._send(wire_request), attempt_once, policy=self.retry,
                         gate=self.gate, rng=self._rng)
 
-    async def _streamed(self, response: WireResponse,
-                        request: Request) -> AsyncIterator[StreamEvent]:
-        """One try's stream: its events as they arrive, then `StreamEnd` with the reply."""
+    async def _streamed(self, response: WireResponse, request: Request,
+                        sent: WireRequest) -> AsyncIterator[StreamEvent]:
+        """One try's stream: its events as they arrive (the stream taken up again where it
+        broke, when its wire can: `toolwire.http.resumes`), then `StreamEnd` with the reply."""
         decoder = self.codec.stream_decoder(request=request)
         feed = decoder.feed
         adapt = self.endpoint.stream_adapter
         adapter = adapt() if adapt is not None else None
-        chunks = response.aiter_bytes()
+        chunks = resuming(response, decoder, sent, self._send)
         framing = "eventstream" if adapter is not None else get_wire(self.wire).framing
         watch = LineWatch(self.limits, lines=framing != "eventstream", sse=framing == "sse")
         try:  # closed however the stream ends (a deadline, the caller stopping)

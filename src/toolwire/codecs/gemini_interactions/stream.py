@@ -155,6 +155,11 @@ class StreamDecoder:
             return iid, self.last_event_id
         return None
 
+    def drop_partial(self) -> None:
+        """Forget the bytes of an event cut off by a break: the stream taken up again sends
+        it whole."""
+        self._framer = SSEFramer()
+
     def feed(self, data: bytes) -> list[StreamEvent]:
         out: list[StreamEvent] = []
         for event in self._framer.feed(data):

@@ -10,6 +10,8 @@ and answered with the next scripted reply rendered into that wire, whole or stre
 wire's framing, with a scripted fault, or with scripted raw bytes (`Raw`: any status, any body,
 any stream, an endless trickle, a connection dropped mid-body). The providers' batch APIs are
 played by `toolwire.emulator.batches` (``batches``), each batched request answered as above.
+A streamed reply of a wire whose server keeps conversations is served again from an event on
+(``GET {path}/{id}?stream=true&last_event_id=...``: `toolwire.emulator.resumed`).
 Must not import a wire's codec module directly (only through ``get_codec``) nor compare wire
 names: what differs between wires is in the registry.
 

@@ -143,3 +143,21 @@ async def test_a_break_inside_an_event_is_taken_up_without_its_half(cut: int) ->
             Message.user("Count."),)))]
         await model.aclose()
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == LONG.text
+
+
+def test_through_the_proxy_a_broken_interactions_upstream_goes_on_without_a_gap() -> None:
+    """A Chat Completions client of the proxy, an Interactions upstream whose stream breaks:
+    the client's stream is the whole reply, once, and ends as it should."""
+    pytest.importorskip("uvicorn")
+    from proxy_harness import running_proxy
+
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "Count."}]}
+    with Emulator([Fault("drop_mid_stream", reply=LONG)]) as emu, \
+            running_proxy(f"{WIRE}:gemini-3-flash@{emu.base_url}") as url:
+        reply = httpx2.post(url + "/v1/chat/completions", json=body, timeout=60)
+        assert len(emu.received) == 1
+    assert reply.status_code == 200
+    whole = list(get_codec("openai-chat").decode_stream(
+        [reply.content], request=Request(model="m")))[-1]
+    assert isinstance(whole, StreamEnd) and whole.reply.text == LONG.text
+    assert reply.content.rstrip().endswith(b"data: [DONE]")

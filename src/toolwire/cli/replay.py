@@ -54,6 +54,9 @@ class Recording:
     wire: str | None = None
     context: dict[str, Any] = field(default_factory=dict)
     files: dict[str, str | None] | None = None
+    requests: list[Any] = field(default_factory=list)
+    """A cassette's requests as recorded, one per turn (`toolwire.cli.replay_model`)."""
+    written_by: str | None = None
 
 
 def _user_line(message: Any) -> bool:
@@ -109,13 +112,14 @@ def _from_log(path: str, text: str) -> Recording:
 def _from_cassette(path: str) -> Recording:
     from toolwire.codecs import get_codec
     from toolwire.errors import ToolwireError
-    from toolwire.http.cassette import load_cassette, recorded_stream
+    from toolwire.http.cassette import cassette_writer, load_cassette, recorded_stream
     from toolwire.http.endpoints import wire_for_path
     from toolwire.transcript import Reply
 
     rec = Recording(path)
     try:
         items = load_cassette(path)
+        rec.written_by = cassette_writer(path)
     except ToolwireError as exc:
         raise UserError(f"{path} is neither a toolwire run log nor a cassette ({exc})") from None
     for n, item in enumerate(items, 1):
@@ -148,6 +152,7 @@ def _from_cassette(path: str) -> Recording:
         if n > 1 and request.messages and _user_line(request.messages[-1]) and rec.turns:
             rec.turns[-1].then.append(request.messages[-1])
         rec.turns.append(Turn(reply))
+        rec.requests.append(request)
     return rec
 
 
@@ -335,6 +340,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     rec = read_recording(args.log)
     if not rec.turns:
         raise UserError(f"{args.log} holds no reply of the model: there is nothing to replay")
+    if rec.written_by == "proxy":  # the client's tools are its own: the model side only
+        from toolwire.cli.replay_model import replay_model_side
+
+        return replay_model_side(args, rec)
     if args.in_place and args.workdir:
         raise UserError("give --workdir DIR or --in-place, not both")
     folder = args.workdir or rec.context.get("workdir")

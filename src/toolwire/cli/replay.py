@@ -462,7 +462,10 @@ def add_command(sub: Any, epilog: str) -> None:
                     "runs for real, and each result is compared with the recorded one. The "
                     "first that differs is shown as a diff, saying whether a file the tools "
                     "touched was different at the start or the tool now behaves differently "
-                    "(exit 1); exit 0 when every result is as recorded.")
+                    "(exit 1); exit 0 when every result is as recorded. A conversation "
+                    "`toolwire proxy --record` wrote has its model side played: each recorded "
+                    "request sent again, the client's tool results as recorded, each reply read "
+                    "back compared with the recorded one.")
     p.add_argument("log", metavar="LOG", help="a run log or a cassette")
     p.add_argument("--workdir", metavar="DIR",
                    help="the folder the tools run in (default: a copy of the recorded one, "

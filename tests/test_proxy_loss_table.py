@@ -1,12 +1,15 @@
 """The proxy reports what the conversion table lists: the conversation docs/wires.md's table
 of losses is built from (`toolwire.conversion._sample`), sent through the proxy in each client
 wire to the emulator in each upstream wire, has exactly the losses the table's conversion
-names for that pair in its ``x-toolwire-losses`` header: the same kinds and subjects."""
+names for that pair in its ``x-toolwire-losses`` header and its ``--record`` log line: the same
+kinds and subjects."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import ExitStack
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -29,13 +32,20 @@ PAIRS = [(c, u) for c in WIRES for u in WIRES]
 
 
 @pytest.fixture(scope="module")
-def proxies() -> Iterator[dict[str, str]]:
-    """A proxy in front of the emulator for each upstream wire."""
+def records(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("records")
+
+
+@pytest.fixture(scope="module")
+def proxies(records: Path) -> Iterator[dict[str, str]]:
+    """A proxy in front of the emulator for each upstream wire, recording in
+    ``records/<wire>``."""
     with Emulator(lambda request, wire: Reply(message=Message.assistant("ok"))) as emu, \
             ExitStack() as stack, pytest.MonkeyPatch.context() as env:
         env.setenv("AWS_BEARER_TOKEN_BEDROCK", "upstream-token")
         env.setenv("AWS_REGION", "us-east-1")
-        yield {wire: stack.enter_context(running_proxy(f"{PROVIDER[wire]}:m@{emu.base_url}"))
+        yield {wire: stack.enter_context(running_proxy(
+            f"{PROVIDER[wire]}:m@{emu.base_url}", record=str(records / wire)))
                for wire in WIRES}
 
 
@@ -45,12 +55,15 @@ def test_every_wire_has_a_provider_here() -> None:
 
 @pytest.mark.parametrize(("client", "upstream"), PAIRS, ids=[f"{c}>{u}" for c, u in PAIRS])
 def test_the_proxy_reports_the_losses_the_table_lists(
-        client: str, upstream: str, proxies: dict[str, str]) -> None:
+        client: str, upstream: str, proxies: dict[str, str], records: Path) -> None:
     body = get_codec(client).encode_request(_sample())
     path = get_wire(client).path.replace("{model}", "m")
     reply = httpx2.post(proxies[upstream] + path, json=body)
     assert reply.status_code == 200, reply.text
     reported = reply.headers.get("x-toolwire-losses", "")
+    logged = json.loads((records / upstream / "proxy.jsonl").read_text().splitlines()[-1])
+    assert (logged["client"], logged["upstream"]) == (client, upstream)
+    assert logged.get("losses", "") == reported
     listed = "; ".join(str(n) for n in convert(body, client, upstream, model="m").losses)
     assert (loss_labels(reported) if reported else set()) == (
         loss_labels(listed) if listed else set())

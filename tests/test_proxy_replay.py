@@ -89,6 +89,20 @@ def test_a_turn_the_emulator_refuses_stops_the_replay(cassette: Path,
     assert "Traceback" not in done.stderr
 
 
+def test_an_error_the_upstream_answered_is_no_turn(cassette: Path, tmp_path: Path) -> None:
+    data = json.loads(cassette.read_text())
+    first = data["interactions"][0]
+    refused = {"request": first["request"], "response": {"status": 429, "headers": {}, "body": {
+        "type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}}}
+    data["interactions"].insert(0, refused)  # the client's SDK sent it again
+    del data["mac"]
+    edited = tmp_path / "retried.json"
+    edited.write_text(json.dumps(data))
+    done = toolwire("replay", str(edited))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "model side of 2 turn(s)" in done.stdout
+
+
 def test_a_proxy_record_runs_no_tools(cassette: Path, tmp_path: Path) -> None:
     done = toolwire("replay", str(cassette), "--workdir", str(tmp_path))
     assert done.returncode == 2

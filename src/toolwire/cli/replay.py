@@ -124,6 +124,8 @@ def _from_cassette(path: str) -> Recording:
         raise UserError(f"{path} is neither a toolwire run log nor a cassette ({exc})") from None
     for n, item in enumerate(items, 1):
         request_item, response = _interaction(path, n, item)
+        if isinstance(response.get("status"), int) and response["status"] >= 400:
+            continue  # an error answered: no turn of the model's (the request went again)
         try:
             found = wire_for_path(request_item["path"])
             if found is None:

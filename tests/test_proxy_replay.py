@@ -10,7 +10,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -75,30 +77,36 @@ def test_replay_plays_the_model_side_of_a_proxy_record(cassette: Path,
     assert "every reply is as recorded" in done.stdout
 
 
+def edited(cassette: Path, folder: Path, change: Callable[[dict[str, Any]], object]) -> Path:
+    """A copy of ``cassette`` in ``folder`` with ``change`` made to its document (unsigned)."""
+    data = json.loads(cassette.read_text())
+    change(data)
+    del data["mac"]
+    copy = folder / "edited.json"
+    copy.write_text(json.dumps(data))
+    return copy
+
+
 def test_a_turn_the_emulator_refuses_stops_the_replay(cassette: Path,
                                                       tmp_path: Path) -> None:
-    data = json.loads(cassette.read_text())
-    results = data["interactions"][1]["request"]["body"]["messages"][2]["content"]
-    results[0]["tool_use_id"] = "toolu_nowhere"  # a result of no call
-    del data["mac"]
-    edited = tmp_path / "edited.json"
-    edited.write_text(json.dumps(data))
-    done = toolwire("replay", str(edited))
+    def unpaired(data: dict[str, Any]) -> None:
+        results = data["interactions"][1]["request"]["body"]["messages"][2]["content"]
+        results[0]["tool_use_id"] = "toolu_nowhere"  # a result of no call
+
+    done = toolwire("replay", str(edited(cassette, tmp_path, unpaired)))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "turn 2 of 2: the emulator refused the recorded request" in done.stdout
     assert "Traceback" not in done.stderr
 
 
 def test_an_error_the_upstream_answered_is_no_turn(cassette: Path, tmp_path: Path) -> None:
-    data = json.loads(cassette.read_text())
-    first = data["interactions"][0]
-    refused = {"request": first["request"], "response": {"status": 429, "headers": {}, "body": {
-        "type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}}}
-    data["interactions"].insert(0, refused)  # the client's SDK sent it again
-    del data["mac"]
-    edited = tmp_path / "retried.json"
-    edited.write_text(json.dumps(data))
-    done = toolwire("replay", str(edited))
+    def retried(data: dict[str, Any]) -> None:  # the client's SDK sent it again
+        data["interactions"].insert(0, {
+            "request": data["interactions"][0]["request"],
+            "response": {"status": 429, "headers": {}, "body": {"type": "error", "error": {
+                "type": "rate_limit_error", "message": "slow down"}}}})
+
+    done = toolwire("replay", str(edited(cassette, tmp_path, retried)))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "model side of 2 turn(s)" in done.stdout
 
@@ -111,10 +119,7 @@ def test_a_proxy_record_runs_no_tools(cassette: Path, tmp_path: Path) -> None:
 
 def test_a_cassette_without_the_mark_is_replayed_as_a_run(cassette: Path,
                                                           tmp_path: Path) -> None:
-    data = json.loads(cassette.read_text())
-    del data["written_by"], data["mac"]
-    old = tmp_path / "old.json"
-    old.write_text(json.dumps(data))
+    old = edited(cassette, tmp_path, lambda data: data.pop("written_by"))
     assert cassette_writer(old) is None
     done = toolwire("replay", str(old))
     assert done.returncode == 2  # a run's replay: its tools need a folder

@@ -2,7 +2,7 @@
 of losses is built from (`toolwire.conversion._sample`), sent through the proxy in each client
 wire to the emulator in each upstream wire, has exactly the losses the table's conversion
 names for that pair in its ``x-toolwire-losses`` header and its ``--record`` log line: the same
-kinds and subjects."""
+kinds and subjects, whole and streamed."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from toolwire.codecs import WIRES, get_codec
 from toolwire.codecs.registry import get_wire
 from toolwire.conversion import _sample, convert, loss_table_markdown
 from toolwire.emulator import Emulator
-from toolwire.transcript import Message, Reply
+from toolwire.transcript import Message, Reply, replace
 
 pytest.importorskip("uvicorn")
 
@@ -53,12 +53,22 @@ def test_every_wire_has_a_provider_here() -> None:
     assert set(PROVIDER) == set(WIRES)
 
 
+def path_for(wire: str, stream: bool) -> str:
+    """Where a client of ``wire`` sends the conversation, whole or streamed."""
+    found = get_wire(wire)
+    if stream and found.stream_path:
+        return found.stream_path.replace("{model}", "m") + (
+            "?alt=sse" if wire == "gemini-generate" else "")
+    return found.path.replace("{model}", "m")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 @pytest.mark.parametrize(("client", "upstream"), PAIRS, ids=[f"{c}>{u}" for c, u in PAIRS])
 def test_the_proxy_reports_the_losses_the_table_lists(
-        client: str, upstream: str, proxies: dict[str, str], records: Path) -> None:
-    body = get_codec(client).encode_request(_sample())
-    path = get_wire(client).path.replace("{model}", "m")
-    reply = httpx2.post(proxies[upstream] + path, json=body)
+        client: str, upstream: str, stream: bool, proxies: dict[str, str],
+        records: Path) -> None:
+    body = get_codec(client).encode_request(replace(_sample(), stream=stream))
+    reply = httpx2.post(proxies[upstream] + path_for(client, stream), json=body)
     assert reply.status_code == 200, reply.text
     reported = reply.headers.get("x-toolwire-losses", "")
     logged = json.loads((records / upstream / "proxy.jsonl").read_text().splitlines()[-1])

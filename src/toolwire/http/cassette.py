@@ -1,6 +1,7 @@
 """Record and replay: transports that write a run to a cassette and play it back.
 
-Owns `RecordTransport`, `ReplayTransport`, `CassetteError` and `CassetteMismatch`. A cassette is
+Owns `RecordTransport`, `ReplayTransport`, `cassette_writer`, `CassetteError` and
+`CassetteMismatch`. A cassette is
 one JSON file per run::
 
     {"toolwire_cassette": 2,

@@ -54,6 +54,9 @@ class Recording:
     wire: str | None = None
     context: dict[str, Any] = field(default_factory=dict)
     files: dict[str, str | None] | None = None
+    requests: list[Any] = field(default_factory=list)
+    """A cassette's requests as recorded, one per turn (`toolwire.cli.replay_model`)."""
+    written_by: str | None = None
 
 
 def _user_line(message: Any) -> bool:
@@ -109,17 +112,20 @@ def _from_log(path: str, text: str) -> Recording:
 def _from_cassette(path: str) -> Recording:
     from toolwire.codecs import get_codec
     from toolwire.errors import ToolwireError
-    from toolwire.http.cassette import load_cassette, recorded_stream
+    from toolwire.http.cassette import cassette_writer, load_cassette, recorded_stream
     from toolwire.http.endpoints import wire_for_path
     from toolwire.transcript import Reply
 
     rec = Recording(path)
     try:
         items = load_cassette(path)
+        rec.written_by = cassette_writer(path)
     except ToolwireError as exc:
         raise UserError(f"{path} is neither a toolwire run log nor a cassette ({exc})") from None
     for n, item in enumerate(items, 1):
         request_item, response = _interaction(path, n, item)
+        if isinstance(response.get("status"), int) and response["status"] >= 400:
+            continue  # an error answered: no turn of the model's (the request went again)
         try:
             found = wire_for_path(request_item["path"])
             if found is None:
@@ -148,6 +154,7 @@ def _from_cassette(path: str) -> Recording:
         if n > 1 and request.messages and _user_line(request.messages[-1]) and rec.turns:
             rec.turns[-1].then.append(request.messages[-1])
         rec.turns.append(Turn(reply))
+        rec.requests.append(request)
     return rec
 
 
@@ -335,6 +342,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     rec = read_recording(args.log)
     if not rec.turns:
         raise UserError(f"{args.log} holds no reply of the model: there is nothing to replay")
+    if rec.written_by == "proxy":  # the client's tools are its own: the model side only
+        from toolwire.cli.replay_model import replay_model_side
+
+        return replay_model_side(args, rec)
     if args.in_place and args.workdir:
         raise UserError("give --workdir DIR or --in-place, not both")
     folder = args.workdir or rec.context.get("workdir")
@@ -453,7 +464,10 @@ def add_command(sub: Any, epilog: str) -> None:
                     "runs for real, and each result is compared with the recorded one. The "
                     "first that differs is shown as a diff, saying whether a file the tools "
                     "touched was different at the start or the tool now behaves differently "
-                    "(exit 1); exit 0 when every result is as recorded.")
+                    "(exit 1); exit 0 when every result is as recorded. A conversation "
+                    "`toolwire proxy --record` wrote has its model side played: each recorded "
+                    "request sent again, the client's tool results as recorded, each reply read "
+                    "back compared with the recorded one.")
     p.add_argument("log", metavar="LOG", help="a run log or a cassette")
     p.add_argument("--workdir", metavar="DIR",
                    help="the folder the tools run in (default: a copy of the recorded one, "

@@ -1,9 +1,11 @@
 """Record and replay: transports that write a run to a cassette and play it back.
 
-Owns `RecordTransport`, `ReplayTransport`, `CassetteError` and `CassetteMismatch`. A cassette is
+Owns `RecordTransport`, `ReplayTransport`, `cassette_writer`, `CassetteError` and
+`CassetteMismatch`. A cassette is
 one JSON file per run::
 
     {"toolwire_cassette": 2,
+     "written_by": "proxy",          # only when a writer named itself (`cassette_writer`)
      "interactions": [
         {"request": {"method", "path", "headers", "body"},
          "response": {"status", "headers", "body"} | {"status", "headers", "stream"}}]}
@@ -207,8 +209,9 @@ class RecordTransport:
     """Sends through ``inner`` (real HTTP by default) and writes every interaction to ``path``."""
 
     def __init__(self, path: str | Path, inner: Transport | None = None,
-                 *, secrets: Iterable[str] = ()) -> None:
+                 *, secrets: Iterable[str] = (), written_by: str | None = None) -> None:
         self.path = Path(path)
+        self.written_by = written_by
         self.inner = inner or HttpTransport()
         self.interactions: list[dict[str, Any]] = []
         self._redact = Redactor(None, secrets)
@@ -216,8 +219,11 @@ class RecordTransport:
         self._key = records.record_key()
 
     def _write(self) -> None:
-        text = json.dumps({"toolwire_cassette": CASSETTE_VERSION,
-                           "interactions": self.interactions}, indent=2, ensure_ascii=False)
+        head: dict[str, Any] = {"toolwire_cassette": CASSETTE_VERSION}
+        if self.written_by:
+            head["written_by"] = self.written_by
+        text = json.dumps({**head, "interactions": self.interactions}, indent=2,
+                          ensure_ascii=False)
         data = records.sign_document(self._redact(text).encode(), self._key)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         folder = records.open_folder(self.path.parent)
@@ -288,6 +294,16 @@ def load_cassette(path: str | Path, *, restore: bool = True) -> list[dict[str, A
                     where = f"{path}: interaction {n}"
                     item[side] = {**record, "body": _restored(record, "body", files, where)}
     return interactions
+
+
+def cassette_writer(path: str | Path) -> str | None:
+    """What wrote the cassette at ``path``, when it named itself (``"proxy"`` for a
+    ``toolwire proxy --record`` conversation); None for one that did not (every cassette
+    before the mark, and ``run --record``'s). A `CassetteError` if it is not a cassette."""
+    load_cassette(path, restore=False)  # the clear error for what is not one
+    data = _json.loads(Path(path).read_bytes())
+    said = data.get("written_by")
+    return said if isinstance(said, str) else None
 
 
 def _pretty(value: Any) -> list[str]:

@@ -60,9 +60,14 @@ FALLBACK_HEADER = "x-toolwire-fallback"
 COUNT_HEADER = "x-toolwire-count"
 
 
+PLACED = ("cache_breakpoints:",)
+"""Notes that say where the upstream's codec put something of its own (the cache breakpoints
+the proxy asks for when the client's wire has none): nothing of the conversation is lost."""
+
+
 class Heard:
     """What the upstream's model says while it works (`toolwire.events`): the notes of what
-    its wire could not carry, and the retries it made."""
+    its wire could not carry (not those of `PLACED`), and the retries it made."""
 
     def __init__(self) -> None:
         self.notes: list[str] = []
@@ -70,7 +75,7 @@ class Heard:
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, WireNotes):
-            self.notes.extend(event.notes)
+            self.notes.extend(n for n in event.notes if not n.startswith(PLACED))
         elif isinstance(event, RetryEvent):
             self.retries.append(event.error)
 

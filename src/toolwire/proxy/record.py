@@ -37,6 +37,10 @@ KEPT_OPEN = 256
 a turn of it that comes later starts a file of its own)."""
 
 LOG_NAME = "proxy.jsonl"
+WRITTEN_BY = "proxy"
+"""The mark each cassette of the proxy's carries (`toolwire.http.cassette.cassette_writer`):
+``toolwire replay`` plays such a conversation's model side only, the client's tools being
+the client's own."""
 
 
 def conversation_key(request: Request) -> str:
@@ -83,7 +87,8 @@ class Recorder:
             while path.exists():
                 n += 1
                 path = self.folder / f"{key}-{n}.json"
-            found = self._open[key] = RecordTransport(path, self.inner)
+            found = self._open[key] = RecordTransport(path, self.inner,
+                                                        written_by=WRITTEN_BY)
             while len(self._open) > KEPT_OPEN:
                 self._open.popitem(last=False)
             return key, found
@@ -99,4 +104,4 @@ class Recorder:
             file.write(line + "\n")
 
 
-__all__ = ["KEPT_OPEN", "LOG_NAME", "Recorder", "conversation_key"]
+__all__ = ["KEPT_OPEN", "LOG_NAME", "WRITTEN_BY", "Recorder", "conversation_key"]

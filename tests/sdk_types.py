@@ -187,13 +187,16 @@ def assert_interactions_valid(body: dict[str, Any]) -> None:
 
 def _ollama(body: dict[str, Any]) -> None:
     """The ollama package's types, less the keys the server takes that they do not declare
-    (a call's ``id`` and ``function.index``, a result's ``tool_call_id``)."""
+    (a call's ``id`` and ``function.index``, a result's ``tool_call_id``); an image, base64
+    text on the wire, is the SDK's ``Image`` holding that text."""
     from ollama._types import ChatRequest, Tool
     from ollama._types import Message as SdkMessage
 
     body = copy.deepcopy(body)
     for msg in body["messages"]:
         msg.pop("tool_call_id", None)
+        if "images" in msg:  # on the wire base64 text; in the SDK's types an Image holding it
+            msg["images"] = [{"value": i} if isinstance(i, str) else i for i in msg["images"]]
         for call in msg.get("tool_calls", ()):
             call.pop("id", None)
             call["function"].pop("index", None)

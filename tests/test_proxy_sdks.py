@@ -7,12 +7,14 @@ keep its wire's rules."""
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
+from media_files import png
 from proxy_harness import running_proxy
 from sdk_types import assert_wire_valid
 from toolwire.codecs import get_codec
@@ -21,6 +23,7 @@ from toolwire.emulator import Emulator
 from toolwire.proxy.ids import MAX_LENGTH
 from toolwire.rules import check_transcript
 from toolwire.transcript import (
+    MediaPart,
     Message,
     ReasoningPart,
     Reply,
@@ -46,6 +49,9 @@ UPSTREAM_IDS = {
 }
 """The call ids each upstream wire's server gives."""
 CITIES = ("Rome", "Oslo")
+IMAGE = png(4, 4, seed=7)
+"""A small picture each client sends with its first question: media go across too."""
+B64 = base64.b64encode(IMAGE).decode()
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 
 
@@ -120,7 +126,9 @@ def _valid(model: Any) -> None:
 def anthropic_run(url: str, stream: bool) -> list[Turn]:
     client = anthropic.Anthropic(base_url=url, api_key="unused", max_retries=0)
     tools = [{"name": "get_weather", "input_schema": SCHEMA}]
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "Weather in Rome and Oslo?"}]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": B64}},
+        {"type": "text", "text": "Weather in Rome and Oslo?"}]}]
     turns: list[Turn] = []
     for _ in range(2):
         if stream:
@@ -144,7 +152,9 @@ def anthropic_run(url: str, stream: bool) -> list[Turn]:
 def chat_run(url: str, stream: bool, client: Any = None) -> list[Turn]:
     client = client or openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": SCHEMA}}]
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "Weather in Rome and Oslo?"}]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{B64}"}},
+        {"type": "text", "text": "Weather in Rome and Oslo?"}]}]
     turns: list[Turn] = []
     for _ in range(2):
         if stream:
@@ -179,7 +189,9 @@ def chat_run(url: str, stream: bool, client: Any = None) -> list[Turn]:
 def responses_run(url: str, stream: bool) -> list[Turn]:
     client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
     tools = [{"type": "function", "name": "get_weather", "parameters": SCHEMA, "strict": True}]
-    items: list[Any] = [{"role": "user", "content": "Weather in Rome and Oslo?"}]
+    items: list[Any] = [{"role": "user", "content": [
+        {"type": "input_image", "image_url": f"data:image/png;base64,{B64}", "detail": "auto"},
+        {"type": "input_text", "text": "Weather in Rome and Oslo?"}]}]
     turns: list[Turn] = []
     for _ in range(2):
         if stream:
@@ -205,7 +217,8 @@ def responses_run(url: str, stream: bool) -> list[Turn]:
 def ollama_run(url: str, stream: bool, client: Any = None) -> list[Turn]:
     client = client or ollama.Client(host=url)
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": SCHEMA}}]
-    messages: list[Any] = [{"role": "user", "content": "Weather in Rome and Oslo?"}]
+    messages: list[Any] = [{"role": "user", "content": "Weather in Rome and Oslo?",
+                             "images": [B64]}]
     turns: list[Turn] = []
     for _ in range(2):
         if stream:
@@ -236,6 +249,7 @@ def gemini_run(url: str, stream: bool) -> list[Turn]:
         types.FunctionDeclaration(name="get_weather", parameters_json_schema=SCHEMA)])],
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
     contents: list[Any] = [types.Content(role="user", parts=[
+        types.Part(inline_data=types.Blob(mime_type="image/png", data=IMAGE)),
         types.Part(text="Weather in Rome and Oslo?")])]
     turns: list[Turn] = []
     for _ in range(2):
@@ -274,7 +288,9 @@ def bedrock_run(url: str, stream: bool) -> list[Turn]:
                           # the environment (newer botocore sends a bearer one only by https)
                           config=Config(retries={"max_attempts": 1}, signature_version="v4"))
     tools = {"tools": [{"toolSpec": {"name": "get_weather", "inputSchema": {"json": SCHEMA}}}]}
-    messages: list[Any] = [{"role": "user", "content": [{"text": "Weather in Rome and Oslo?"}]}]
+    messages: list[Any] = [{"role": "user", "content": [
+        {"image": {"format": "png", "source": {"bytes": IMAGE}}},
+        {"text": "Weather in Rome and Oslo?"}]}]
     turns: list[Turn] = []
     for _ in range(2):
         if stream:
@@ -369,6 +385,8 @@ def test_a_two_turn_run_with_parallel_calls_across_wires(
     results = [p.call_id for m in sent.messages for p in m.parts
                if isinstance(p, ToolResultPart)]
     assert len(history) == 2 and results == history
+    pictures = [p for p in sent.messages[0].parts if isinstance(p, MediaPart)]
+    assert [(p.media_type, p.data) for p in pictures] == [("image/png", IMAGE)]
     both_carry = rules.results_by == "id" and get_wire(upstream).rules.results_by == "id"
     if both_carry:  # the upstream gets its own ids back, however the client had to see them
         assert history == list(UPSTREAM_IDS[upstream])

@@ -1333,3 +1333,17 @@ def test_a_media_history_fits_the_sdk_types(streamed: bool, model: str) -> None:
     check_body(body)
     response = body["contents"][2]["parts"][0]["functionResponse"]
     assert ("parts" in response) == model.startswith("gemini-3")
+
+
+@pytest.mark.parametrize("written", ["+/8=", "-_8=", "-_8"], ids=["standard", "url-safe",
+                                                                 "url-safe unpadded"])
+def test_inline_data_is_read_in_either_base64_alphabet(written: str) -> None:
+    """A bytes field of Google's JSON takes the standard or the URL-safe base64 alphabet,
+    padded or not; the google-genai SDK writes the URL-safe one."""
+    from toolwire.transcript import MediaPart
+
+    body = {"contents": [{"role": "user", "parts": [
+        {"inlineData": {"mimeType": "image/png", "data": written}}, {"text": "what is it?"}]}]}
+    request = get_codec("gemini-generate").decode_request(body, model="gemini-2.5-flash")
+    media = [p for p in request.messages[0].parts if isinstance(p, MediaPart)]
+    assert [m.data for m in media] == [b"\xfb\xff"]

@@ -33,10 +33,20 @@ def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def unb64(text: Any, where: str) -> bytes:
-    """The bytes of base64 ``text`` found at ``where``, or a `WireFormatError` naming it."""
+_URL_SAFE = str.maketrans("-_", "+/")
+
+
+def unb64(text: Any, where: str, *, proto: bool = False) -> bytes:
+    """The bytes of base64 ``text`` found at ``where``, or a `WireFormatError` naming it.
+
+    ``proto``: a bytes field of a protocol-buffer JSON body (Google's APIs), which takes the
+    standard or the URL-safe alphabet, with or without padding (the google-genai SDK sends the
+    URL-safe one)."""
     if not isinstance(text, str):
         raise WireFormatError(f"{where}: media data must be a base64 string")
+    if proto:
+        text = text.translate(_URL_SAFE)
+        text += "=" * (-len(text) % 4)
     try:
         return base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):

@@ -307,7 +307,7 @@ def decode_media(raw: Any, where: str) -> MediaPart:
     pd = _pd(extras)
     if key == "inlineData":
         return MediaPart(kind=kind_of(mime), media_type=mime,
-                         data=unb64(value.get("data"), f"{where}.inlineData.data"),
+                         data=unb64(value.get("data"), f"{where}.inlineData.data", proto=True),
                          provider_data=pd)
     uri = value.get("fileUri")
     if not isinstance(uri, str) or not uri:

@@ -139,8 +139,8 @@ def decode_media(block: Mapping[str, Any], where: str) -> MediaPart:
     extras = {k: v for k, v in block.items() if k not in ("type", "mime_type", "data", "uri")}
     kind = kind_of(mime)
     if "data" in block:
-        return MediaPart(kind=kind, media_type=mime, data=unb64(block["data"], f"{where}.data"),
-                         provider_data=pd(extras))
+        data = unb64(block["data"], f"{where}.data", proto=True)
+        return MediaPart(kind=kind, media_type=mime, data=data, provider_data=pd(extras))
     uri = block.get("uri")
     if not isinstance(uri, str) or not uri:
         raise wrong(f"{where}.uri", "a URI (or data)", uri)

@@ -69,3 +69,16 @@ def outside() -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(prefix="toolwire-outside-", dir="/var/tmp"))
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def remembered_secrets_stay_in_their_test() -> Iterator[None]:
+    """What a test gave `toolwire.secrets.remember` (an MCP token, a header) is forgotten when
+    it ends: in a program it is kept for the life of the process, but one test's secrets must
+    not show up in the next test's `known_secrets`."""
+    from toolwire import secrets
+
+    kept = dict(secrets._REMEMBERED)
+    yield
+    secrets._REMEMBERED.clear()
+    secrets._REMEMBERED.update(kept)

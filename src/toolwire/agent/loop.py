@@ -53,6 +53,8 @@ from toolwire.agent.output import answer_calls, nudge_for_output
 from toolwire.agent.resume import resume_state, start_state
 from toolwire.agent.run import (
     AgentRun,
+    Continue,
+    Next,
     OutputType,
     RunResult,
     RunState,
@@ -86,6 +88,8 @@ _REPLY_STOPS: dict[str, RunStop] = {
     "tool_call_failed": RunStop.MODEL_ERROR,
 }
 """Reply stops that end a run without an answer; any other stop without calls is an answer."""
+
+_WITHIN_LIMITS = Continue("no limit is reached")
 
 class Agent:
     """A model, its tools and the rules of the loop; reusable for many runs, also at once.
@@ -299,7 +303,11 @@ class Agent:
         if self.time_limit is not None:
             s.deadline = s.started + self.time_limit
         try:
-            while (stop := self._limit_reached(s)) is None:
+            while True:
+                match self._limit_reached(s):
+                    case RunStop() as stop:
+                        s.finish(stop)
+                        return
                 await self.keeper.before_call(s)
                 request = s.next_request()
                 started = time.perf_counter()
@@ -331,15 +339,17 @@ class Agent:
                     return
                 s.add_reply(reply, seconds)
                 async with _warm(self.model, reply):
-                    results, stop = await self._answer(s, reply, watch)
+                    results, after = await self._answer(s, reply, watch)
                 watch.abandon("the reply that was kept did not ask for its result")
-                if stop is not None:
-                    s.finish(stop)
-                yield Step(turn=s.turns, request=request, reply=reply, results=results,
-                           stop=stop, usage=s.usage, seconds=seconds)
-                if stop is not None:
-                    return
-            s.finish(stop)
+                match after:
+                    case RunStop() as stop:
+                        s.finish(stop)
+                        yield Step(turn=s.turns, request=request, reply=reply, results=results,
+                                   stop=stop, usage=s.usage, seconds=seconds)
+                        return
+                    case Continue():
+                        yield Step(turn=s.turns, request=request, reply=reply, results=results,
+                                   stop=None, usage=s.usage, seconds=seconds)
         except (GeneratorExit, asyncio.CancelledError):
             s.notes.append("the run was closed or cancelled before it ended")
             s.finish(RunStop.STOPPED)
@@ -348,7 +358,8 @@ class Agent:
             s.abort()
             raise
 
-    def _limit_reached(self, s: RunState) -> RunStop | None:
+    def _limit_reached(self, s: RunState) -> Next:
+        """Before each model call: the stop of a limit the run has reached, else `Continue`."""
         if s.stop_reason is not None:
             s.notes.append(s.stop_reason)
             return RunStop.STOPPED
@@ -360,7 +371,7 @@ class Agent:
             return RunStop.COST_BUDGET
         if self.time_limit is not None and time.monotonic() - s.started >= self.time_limit:
             return RunStop.TIME_LIMIT
-        return None
+        return _WITHIN_LIMITS
 
     async def _ask(self, s: RunState, request: Request, watch: TurnWatch) -> Reply | None:
         """One model call, listening for what the model reports about it; None when the run's
@@ -394,8 +405,8 @@ class Agent:
 
     async def _answer(
         self, s: RunState, reply: Reply, watch: TurnWatch
-    ) -> tuple[tuple[ToolResultPart, ...], RunStop | None]:
-        """Answer the reply's calls (if any) and decide whether the run goes on."""
+    ) -> tuple[tuple[ToolResultPart, ...], Next]:
+        """Answer the reply's calls (if any) and decide what comes next: a stop, or `Continue`."""
         calls = reply.tool_calls
         if reply.truncated_call:
             s.notes.append(
@@ -415,12 +426,12 @@ class Agent:
             return (), RunStop.AWAITING_APPROVAL
         if calls:
             run_calls = functools.partial(self._run_calls, watch=watch)
-            found, stop = await answer_calls(s, calls, run_calls, self.output_retries)
+            found, after = await answer_calls(s, calls, run_calls, self.output_retries)
             results = tuple(found)
             s.add(Message(role="tool", parts=results))
-            return results, stop
+            return results, after
         if reply.stop == "pause_turn":
-            return (), None
+            return (), Continue("the provider paused the turn; the model goes on from it")
         stop = _REPLY_STOPS.get(reply.stop, RunStop.ANSWERED)
         if stop is RunStop.ANSWERED and s.output is not None:
             return (), nudge_for_output(s, self.output_retries)

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from toolwire.agent.run import OutputType, RunState, RunStop
+from toolwire.agent.run import Continue, Next, OutputType, RunState, RunStop
 from toolwire.errors import ToolCallError, ToolDefinitionError
 from toolwire.schema.tool import Tool
 from toolwire.transcript import Message, ToolCallPart, ToolResultPart
@@ -74,8 +74,9 @@ def _not_run(call: ToolCallPart) -> ToolResultPart:
 
 async def answer_calls(
     s: RunState, calls: Sequence[ToolCallPart], run_calls: RunCalls, retries: int
-) -> tuple[list[ToolResultPart], RunStop | None]:
-    """One result per call, in call order, and the stop a valid final answer brings.
+) -> tuple[list[ToolResultPart], Next]:
+    """One result per call, in call order, and what comes next: the stop a valid final answer
+    (or the last bad one) brings, else `Continue`.
 
     ``run_calls`` runs the calls that are not the final answer; after ``retries`` bad answers
     the run stops with `RunStop.OUTPUT_INVALID`.
@@ -83,7 +84,7 @@ async def answer_calls(
     out = s.output
     finals = [i for i, c in enumerate(calls) if out is not None and c.name == out.name]
     if out is None or not finals:
-        return list(await run_calls(s, calls)), None
+        return list(await run_calls(s, calls)), Continue("its calls were answered")
     problems: dict[int, str] = {}
     for i in finals:
         try:
@@ -105,10 +106,10 @@ async def answer_calls(
     if s.output_failures > retries:
         s.notes.append(f"the final answer was still invalid after {retries} retries")
         return results, RunStop.OUTPUT_INVALID
-    return results, None
+    return results, Continue("the model was told what was wrong with its final answer")
 
 
-def nudge_for_output(s: RunState, retries: int) -> RunStop | None:
+def nudge_for_output(s: RunState, retries: int) -> Next:
     """The model answered in text but an output tool call is wanted: ask again, at most
     ``retries`` times."""
     assert s.output is not None
@@ -121,7 +122,7 @@ def nudge_for_output(s: RunState, retries: int) -> RunStop | None:
         f"Give your final answer by calling the {s.output.name!r} tool: its arguments are the "
         "answer."
     ))
-    return None
+    return Continue("the model was asked again to call the output tool")
 
 
 __all__ = ["OUTPUT_DESCRIPTION", "OutputTool", "RunCalls", "answer_calls", "make_output",

@@ -20,7 +20,7 @@ from toolwire.agent.compaction import Keeper
 from toolwire.agent.dispatch import Dispatcher
 from toolwire.agent.output import OutputTool, RunCalls, answer_calls, make_output
 from toolwire.agent.pacing import ProgressPacer
-from toolwire.agent.run import OutputType, RunState, RunStop
+from toolwire.agent.run import Continue, Next, OutputType, RunState, RunStop
 from toolwire.agent.runlog import RunLog, read_log
 from toolwire.agent.toollist import ToolList
 from toolwire.events import Listener, RunResumed
@@ -257,18 +257,20 @@ async def resume_state(
         f"{len(pending)} calls were waiting for results: {len(pending) - len(rerun)} answered "
         f"from the log or marked interrupted, {len(rerun)} run now"
     )
-    stop = None
+    after: Next = Continue("the waiting calls were answered from the log")
     calls = [pending[i] for i in rerun]
     setup.dispatcher.bind(calls)  # each decision answers the exact call it was given for, once
     if rerun:
-        ran, stop = await answer_calls(state, calls, run_calls, setup.output_retries)
+        ran, after = await answer_calls(state, calls, run_calls, setup.output_retries)
         for i, result in zip(rerun, ran, strict=True):
             results[i] = result
     state.add(Message(role="tool", parts=tuple(r for r in results if r is not None)))
-    if stop is not None:
-        state.finish(stop)
-    for message in () if stop is not None else more:
-        state.add(message)
+    match after:
+        case RunStop() as stop:
+            state.finish(stop)
+        case Continue():
+            for message in more:
+                state.add(message)
     return state
 
 

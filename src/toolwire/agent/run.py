@@ -1,9 +1,10 @@
 """The values of one agent run: why it stopped, its steps, its result, and its live state.
 
-Owns `RunStop`, `Step`, `RunResult`, `AgentRun` (a run in progress, iterated step by step) and
-`RunState` (everything a run changes as it goes, and the run's channel: `RunState.emit` hands
-each `toolwire.events` event to the run's listeners, the run log among them), and `Task` with
-`task_messages` (what a run starts from, as the messages it begins with). The loop drives
+Owns `RunStop`, `Continue` and `Next` (what comes after a step), `Step`, `RunResult`,
+`AgentRun` (a run in progress, iterated step by step) and `RunState` (everything a run changes
+as it goes, and the run's channel: `RunState.emit` hands each `toolwire.events` event to the
+run's listeners, the run log among them), and `Task` with `task_messages` (what a run starts
+from, as the messages it begins with). The loop drives
 them; this module does nothing by itself. Must not import the loop, dispatch, codecs, the
 transport or the run log (a log is just one of the listeners).
 """
@@ -115,6 +116,19 @@ class RunStop(StrEnum):
     AWAITING_APPROVAL = "awaiting_approval"
     """A reply's calls need a decision (their tool's policy is ``defer``): none of them ran;
     the run log holds them, and `toolwire.Agent.resume` with ``decisions`` goes on."""
+
+
+@dataclass(frozen=True, slots=True)
+class Continue:
+    """The run goes on to another model call; ``why`` says what let it (its calls were
+    answered, the provider paused the turn, the model was asked again for its output...)."""
+
+    why: str
+
+
+Next = RunStop | Continue
+"""What comes after a step, decided explicitly: the run ends (a `RunStop`, which says why) or
+goes on (`Continue`). The loop reads it with ``match``."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -324,4 +338,5 @@ class AgentRun(Generic[T]):
         await self.aclose()
 
 
-__all__ = ["AgentRun", "OutputType", "RunResult", "RunState", "RunStop", "Step"]
+__all__ = ["AgentRun", "Continue", "Next", "OutputType", "RunResult", "RunState", "RunStop",
+           "Step"]

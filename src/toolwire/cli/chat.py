@@ -22,15 +22,9 @@ from typing import Any
 from toolwire.cli import chains, checks, settings, trust
 from toolwire.cli.common import EXIT_OK, UserError
 from toolwire.cli.interrupts import signals_to_the_main_thread
+from toolwire.cli.options import AgentOptions, agent_options
 from toolwire.cli.outputs import Outputs, default_log, protected
-from toolwire.cli.run import (
-    _agent,
-    _close_mcp,
-    _terminal,
-    agent_options,
-    check_agent_options,
-    from_log,
-)
+from toolwire.cli.run import _agent, _close_mcp, _terminal, check_agent_options, from_log
 from toolwire.cli.terminal import Terminal, finish
 
 PROMPT = "you> "
@@ -124,7 +118,7 @@ def _turn(loop: asyncio.AbstractEventLoop, work: Any) -> Any:
         raise
 
 
-def _session(args: argparse.Namespace, agent: Any, loop: asyncio.AbstractEventLoop, log: str,
+def _session(opts: AgentOptions, agent: Any, loop: asyncio.AbstractEventLoop, log: str,
              journal: Any, term: Terminal, started: bool) -> None:
     from toolwire.cli.interrupts import interrupts
 
@@ -153,7 +147,7 @@ def _session(args: argparse.Namespace, agent: Any, loop: asyncio.AbstractEventLo
                     result = _turn(loop, agent.arun(text, log=log))
                     started = True
                 journal.seal()
-                finish(result, term, args.json, log)
+                finish(result, term, opts.json, log)
                 term.answer_shown, term.last_text = False, None
 
 
@@ -170,30 +164,30 @@ def cmd_chat(args: argparse.Namespace) -> int:
         checks.read_text(args.resume, "--resume")
         if args.workdir is not None:
             checks.workdir(args.workdir)
-        workdir = from_log(args, args.resume, read_log(args.resume), "chat")
+        workdir, opts = from_log(args, args.resume, read_log(args.resume), "chat")
     else:
         workdir = checks.workdir(args.workdir or ".")
         args.tools = args.tools or "coding"
         settings.apply(args)
-        check_agent_options(args)
-        args.protect = trust.record_place(args, workdir, [("--log", args.log)])
+        opts = check_agent_options(args)
+        opts.protect = trust.record_place(args, workdir, [("--log", args.log)])
     outputs = Outputs()
-    protected(args, outputs)
+    protected(opts.protect, outputs)
     if args.resume:
         log = args.resume
     elif args.log:
         log = str(outputs.file(checks.output_path(args.log, "--log", fresh=True)))
     else:
         log = None
-    model = chains.chained(args, client.model(args.model, limits=settings.limits(args)))
-    term = _terminal(args)
+    model = chains.chained(args, client.model(opts.model_id, limits=settings.limits(args)))
+    term = _terminal(opts)
     journal = FileJournal(Workspace(workdir))
     try:
-        agent = _agent(args, model, workdir, term, journal=journal)
+        agent = _agent(opts, model, workdir, term, journal=journal)
     except BaseException:
         asyncio.run(model.aclose())
         outputs.remove()
-        _close_mcp(args)
+        _close_mcp(opts)
         raise
     log = args.stop_log = log or default_log(workdir, outputs)
     print(f"toolwire chat in {workdir}; {HELP}", file=sys.stderr)
@@ -203,12 +197,12 @@ def cmd_chat(args: argparse.Namespace) -> int:
     loop = asyncio.new_event_loop()
     signals_to_the_main_thread(loop)
     try:
-        _session(args, agent, loop, log, journal, term, bool(args.resume))
+        _session(opts, agent, loop, log, journal, term, bool(args.resume))
     finally:
         loop.run_until_complete(model.aclose())
         loop.run_until_complete(loop.shutdown_default_executor())
         loop.close()
-        _close_mcp(args)
+        _close_mcp(opts)
         if not Path(log).exists() or Path(log).stat().st_size == 0:
             outputs.remove()  # nothing was said: nothing is left behind
     return EXIT_OK

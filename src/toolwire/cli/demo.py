@@ -18,16 +18,10 @@ from typing import Any
 
 from toolwire.cli import checks
 from toolwire.cli.common import UserError
+from toolwire.cli.options import AgentOptions, color_options, sandbox_options, stream_option
 from toolwire.cli.otel import add_otel_option
 from toolwire.cli.outputs import Outputs, default_log
-from toolwire.cli.run import (
-    _go,
-    _terminal,
-    check_agent_options,
-    color_options,
-    sandbox_options,
-    stream_option,
-)
+from toolwire.cli.run import _go, _terminal, check_agent_options
 from toolwire.cli.terminal import finish
 from toolwire.codecs import WIRES
 from toolwire.http.providers import provider_for
@@ -83,7 +77,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise UserError("the demo project's tests run with pytest, which is not installed: "
                         "pip install 'toolwire[demo]' (or pip install pytest)")
     chosen = _demo_folder(args.workdir)
-    check_agent_options(args)
+    opts = check_agent_options(args)
     emulator = None
     if args.model:
         model = client.model(args.model)
@@ -100,7 +94,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     else:
         workdir = outputs.tree(outputs.folder(chosen)) if not chosen.exists() else chosen
     try:
-        return _demo_in(args, model, emulator, workdir, outputs)
+        return _demo_in(args, opts, model, emulator, workdir, outputs)
     finally:
         if emulator is not None:
             emulator.stop()
@@ -109,8 +103,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
             print(f"\nremoved the demo folder {workdir} (--keep keeps it)")
 
 
-def _demo_in(args: argparse.Namespace, model: Any, emulator: Any, workdir: Path,
-             outputs: Outputs) -> int:
+def _demo_in(args: argparse.Namespace, opts: AgentOptions, model: Any, emulator: Any,
+             workdir: Path, outputs: Outputs) -> int:
     try:
         demo_project(workdir)
         before, before_line = _pytest(workdir)
@@ -127,12 +121,12 @@ def _demo_in(args: argparse.Namespace, model: Any, emulator: Any, workdir: Path,
               f"provider emulator at {emulator.base_url}, in the {args.wire} wire; every tool "
               "runs for real")
     print(f"task: {DEMO_TASK}\n")
-    args.tools, args.approve = "coding", "auto"
-    if args.scenario == "recover" and args.stream is None:
-        args.stream = True  # broken argument JSON reaches a harness through a stream
-    term = _terminal(args, interactive=False)
+    opts.tools, opts.approve = "coding", "auto"
+    if args.scenario == "recover" and opts.stream is None:
+        opts.stream = True  # broken argument JSON reaches a harness through a stream
+    term = _terminal(opts, interactive=False)
     log = default_log(workdir, Outputs())
-    result = _go(args, model, workdir, term, Outputs(),
+    result = _go(opts, model, workdir, term, Outputs(),
                  lambda a: a.arun(DEMO_TASK, log=log), DEMO_TEST_COMMAND)
     after, after_line = _pytest(workdir)
     code = finish(result, term, False, log)

@@ -7,10 +7,10 @@ command line's `common`.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import datetime as dt
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 from toolwire.cli.common import UserError
@@ -81,10 +81,10 @@ def default_log(workdir: Path, outputs: Outputs) -> str:
     return str(outputs.file(folder / f"{stamp}.jsonl"))
 
 
-def protected(args: argparse.Namespace, outputs: Outputs) -> None:
-    """Make each record bubblewrap binds read-only (`trust.record_place`) before any command
-    starts, so that every command finds it bound."""
-    for kept in getattr(args, "protect", ()):
+def protected(paths: Iterable[Path], outputs: Outputs) -> None:
+    """Make each record bubblewrap binds read-only (``paths``, from `trust.record_place`)
+    before any command starts, so that every command finds it bound."""
+    for kept in paths:
         if kept.name.endswith(".media"):
             outputs.folder(kept)
         else:

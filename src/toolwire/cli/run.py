@@ -1,5 +1,6 @@
 """The command line's agent commands: ``run``, ``resume`` and ``mcp-serve``, and what every
-command that runs an agent shares (its options, building its agent, its outputs).
+command that runs an agent shares (checking its options, building its agent, its outputs); the
+options themselves, flags and typed values, are `toolwire.cli.options`'.
 
 Owns the terminal side of a run: the live status line, streamed text, approval prompts, the
 ``ask_user`` prompt, and the closing summary. The loop, the tools and the model are library
@@ -16,7 +17,7 @@ from typing import Any
 
 from toolwire.cli import chains, checks, settings, trust
 from toolwire.cli.common import UserError
-from toolwire.cli.otel import add_otel_option
+from toolwire.cli.options import AgentOptions, agent_options
 from toolwire.cli.outputs import Outputs, default_log, protected
 from toolwire.cli.terminal import Terminal, answerer, approver, finish, policy
 from toolwire.escapes import neutral
@@ -26,32 +27,34 @@ SYSTEM = ("You are a careful software engineer working in the project folder you
           "what you changed.")
 
 
-def check_agent_options(args: argparse.Namespace) -> None:
-    """The checks every agent command shares, made before anything starts."""
-    if getattr(args, "mcp", None) or getattr(args, "mcp_deferred", None):
-        checks.need_extra("mcp", "--mcp" if getattr(args, "mcp", None) else "--mcp-deferred")
-        args.mcp_access = _mcp_access(args)
-    elif getattr(args, "mcp_header", None):
+def check_agent_options(args: argparse.Namespace) -> AgentOptions:
+    """Read a command's settled arguments into its `AgentOptions` and make the checks every
+    agent command shares, before anything starts."""
+    opts = AgentOptions.read(args)
+    if opts.mcp_servers_given:
+        checks.need_extra("mcp", "--mcp" if opts.mcp else "--mcp-deferred")
+        opts.mcp_access = _mcp_access(opts)
+    elif opts.mcp_header:
         raise UserError("--mcp-header goes with an MCP server given by URL: add --mcp URL")
-    if getattr(args, "model", None):
-        checks.model_id(args.model, getattr(args, "model_source", None) or "--model")
+    if opts.model:
+        checks.model_id(opts.model, opts.model_source or "--model")
     chains.check_fallbacks(args)
-    if getattr(args, "temperature", None) is not None and getattr(args, "reasoning", None) not in (
-            None, "off"):
+    if opts.temperature is not None and opts.reasoning not in (None, "off"):
         raise UserError("--temperature and --reasoning together: reasoning models refuse a "
                         "sampling temperature; give one of them (or --reasoning off)")
-    if getattr(args, "model", None):
-        for line in checks.not_sent(args.model, getattr(args, "temperature", None)):
+    if opts.model:
+        for line in checks.not_sent(opts.model, opts.temperature):
             print(f"note: {line}", file=sys.stderr)
+    return opts
 
 
-def _mcp_access(args: argparse.Namespace) -> dict[str, Any]:
+def _mcp_access(opts: AgentOptions) -> dict[str, Any]:
     """What the MCP servers given by URL are sent: the config file's sections, --mcp-header."""
     from toolwire.errors import ConfigError
     from toolwire.mcp.access import access_map
 
-    urls = [*args.mcp, *getattr(args, "mcp_deferred", [])]
-    headers = getattr(args, "mcp_header", [])
+    urls = opts.mcp_servers_given
+    headers = opts.mcp_header
     if headers and not any(u.strip().startswith(("http://", "https://")) for u in urls):
         raise UserError("--mcp-header is for MCP servers given by URL; the --mcp servers "
                         "given are commands (give them credentials in their environment)")
@@ -63,18 +66,17 @@ def _mcp_access(args: argparse.Namespace) -> dict[str, Any]:
         raise UserError(f"{settings.config_path()}: {exc}") from None
 
 
-def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
+def _agent(opts: AgentOptions, model: Any, workdir: Path, term: Terminal,
            test_command: str | None = None, journal: Any = None) -> Any:
     from toolwire.agent.loop import Agent
     from toolwire.tools.coding import coding_tools, describe_call
     from toolwire.tools.sandbox import Sandbox
 
-    sandbox = Sandbox(args.sandbox or "auto", pass_env=args.pass_env,
-                      protect=getattr(args, "protect", ()))
-    network = bool(args.allow_network)
-    stream = streaming(args, term)
+    sandbox = Sandbox(opts.sandbox or "auto", pass_env=opts.pass_env, protect=opts.protect)
+    network = opts.allow_network
+    stream = streaming(opts, term)
     tools: list[Any] = []
-    if args.tools == "coding":
+    if opts.tools == "coding":
         tools = coding_tools(workdir, answer=answerer(term), test_command=test_command,
                              sandbox=sandbox, allow_network=network, journal=journal)
 
@@ -82,37 +84,35 @@ def _agent(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal,
         return describe_call(req.call.name, req.arguments, sandbox=sandbox,
                              test_command=test_command, allow_network=network)
 
-    system = getattr(args, "system", None) or SYSTEM
+    system = opts.system or SYSTEM
     builtin: list[Any] = list(tools)
     mcp: dict[str, Any] = {}
-    if getattr(args, "mcp", None) or getattr(args, "mcp_deferred", None):
+    if opts.mcp_servers_given:
         from toolwire.mcp import open_servers
 
-        servers = open_servers(args.mcp, deferred=getattr(args, "mcp_deferred", []),
-                               resources=getattr(args, "mcp_resources", False),
+        servers = open_servers(opts.mcp, deferred=opts.mcp_deferred,
+                               resources=opts.mcp_resources,
                                reserved=[t.name for t in tools], cwd=str(workdir),
-                               answer=answerer(term, ""),
-                               access=getattr(args, "mcp_access", None))
-        args.mcp_servers = servers  # closed by the command when the run ends
+                               answer=answerer(term, ""), access=opts.mcp_access)
+        opts.mcp_servers = servers  # closed by the command when the run ends
         for note in servers.notes:
             print(neutral(f"mcp: {note}"), file=sys.stderr)  # a server's words
         tools = [*builtin, *servers.tools]
         mcp = {"deferred": servers.deferred, "tool_sources": [servers.tool_source]}
-        if getattr(args, "mcp_instructions", False):
+        if opts.mcp_instructions:
             system = servers.system_prompt(system) or system
-    usual = sandbox.kind == "bubblewrap" and (args.sandbox or "auto") == "auto" and not network
-    if args.tools == "coding" and (not usual or getattr(args, "verbose", False)):
+    usual = sandbox.kind == "bubblewrap" and (opts.sandbox or "auto") == "auto" and not network
+    if opts.tools == "coding" and (not usual or opts.verbose):
         # said once everything the run needs has started; the usual confinement only with -v
         print(f"sandbox: {sandbox.describe(network)}", file=sys.stderr)
-    return Agent(model=model, tools=tools, max_turns=args.max_turns,
-                 approval=policy(args.approve, sandbox, [t.name for t in builtin],
+    return Agent(model=model, tools=tools, max_turns=opts.max_turns,
+                 approval=policy(opts.approve or "ask", sandbox, [t.name for t in builtin],
                                  _trusted(tools[len(builtin):])),
                  approve=approver(term, shown),
                  stream=stream, eager_tools=stream, on_event=term.on_event,
-                 system=system, temperature=getattr(args, "temperature", None),
-                 time_limit=settings.max_seconds(args),
-                 reasoning=getattr(args, "reasoning", None),
-                 context=_context(args, model, workdir, test_command), **mcp)
+                 system=system, temperature=opts.temperature, time_limit=opts.max_seconds,
+                 reasoning=opts.reasoning,
+                 context=_context(opts, model, workdir, test_command), **mcp)
 
 
 def _trusted(tools: list[Any]) -> list[str]:
@@ -123,35 +123,38 @@ def _trusted(tools: list[Any]) -> list[str]:
     return [t.name for t in tools if t.read_only]
 
 
-def streaming(args: argparse.Namespace, term: Terminal) -> bool:
+def streaming(opts: AgentOptions, term: Terminal) -> bool:
     """Whether replies stream: ``--stream``/``--no-stream`` when given, else when the model's
     text goes to a terminal (and not as ``--json``)."""
-    if getattr(args, "stream", None) is not None:
-        return bool(args.stream)
-    return not getattr(args, "json", False) and term.out.isatty()
+    if opts.stream is not None:
+        return opts.stream
+    return not opts.json and term.out.isatty()
 
 
-def _context(args: argparse.Namespace, model: Any, workdir: Path,
+def _context(opts: AgentOptions, model: Any, workdir: Path,
              test_command: str | None = None) -> dict[str, Any]:
     """What a resume or a replay in another process needs to rebuild this run's agent."""
     from toolwire.protocol import model_name
 
     endpoint = getattr(model, "endpoint", None)
-    return {"workdir": str(workdir), "tools": args.tools, "approve": args.approve,
-            "sandbox": args.sandbox, "allow_network": bool(args.allow_network),
+    return {"workdir": str(workdir), "tools": opts.tools, "approve": opts.approve,
+            "sandbox": opts.sandbox, "allow_network": opts.allow_network,
             "model": model_name(model), "base_url": getattr(endpoint, "base_url", None),
             "test_command": test_command}
 
 
-def from_log(args: argparse.Namespace, path: str, logged: Any, command: str) -> Path:
+def from_log(args: argparse.Namespace, path: str, logged: Any, command: str,
+             decisions: bool = False) -> tuple[Path, AgentOptions]:
     """The settings a resumed run takes from its log (`trust.from_record`: the security
     settings only from this user's own unchanged log), the flags and the config file; then,
     for a log that is not this user's own, what the run would do and the person's go-ahead
-    (`trust.confirm`). Returns the folder, checked."""
+    (`trust.confirm`). With ``decisions`` (``--allow``, ``--deny``) given, later calls that
+    need approval wait as well unless an approval policy is given. Returns the folder, checked,
+    and the options."""
     record = trust.standing(path, "run log")
     assert record is not None  # a default kind was given
     trust.from_record(args, logged.header, record.own)
-    if (getattr(args, "allow", None) or getattr(args, "deny", None)) and args.approve is None:
+    if decisions and args.approve is None:
         args.approve = "defer"  # the decisions answer waiting calls; later ones wait as well
     args.tools = args.tools or "coding"
     if args.tools not in ("coding", "none"):
@@ -159,19 +162,19 @@ def from_log(args: argparse.Namespace, path: str, logged: Any, command: str) -> 
                         "give --tools coding or --tools none")
     workdir = checks.workdir(args.workdir or ".")
     settings.apply(args)
-    check_agent_options(args)
+    opts = check_agent_options(args)
     if not record.own:
         context = logged.header.get("context")
         test = context.get("test_command") if isinstance(context, dict) else None
         tools = ("the model's commands run there (run_command, run_tests" +
                  (f": {test}" if isinstance(test, str) and test else "") + ")"
-                 if args.tools == "coding" else "none that run commands")
-        mcp = [*getattr(args, "mcp", []), *getattr(args, "mcp_deferred", [])]
-        plan = [("model", trust.endpoint_line(args.model)), ("folder", str(workdir)),
+                 if opts.tools == "coding" else "none that run commands")
+        mcp = opts.mcp_servers_given
+        plan = [("model", trust.endpoint_line(opts.model)), ("folder", str(workdir)),
                 ("tools", tools + (f"; MCP servers: {', '.join(mcp)}" if mcp else "")),
                 *trust.security_plan(args)]
         trust.confirm(args, path, record, command, plan)
-    return workdir
+    return workdir, opts
 
 
 def _decisions(args: argparse.Namespace, logged: Any) -> dict[str, Any]:
@@ -194,20 +197,19 @@ def _decisions(args: argparse.Namespace, logged: Any) -> dict[str, Any]:
     return decided
 
 
-def _close_mcp(args: argparse.Namespace) -> None:
-    servers = getattr(args, "mcp_servers", None)
-    if servers is not None:
-        servers.close()
+def _close_mcp(opts: AgentOptions) -> None:
+    if opts.mcp_servers is not None:
+        opts.mcp_servers.close()
 
 
-def _terminal(args: argparse.Namespace, **kwargs: Any) -> Terminal:
-    color = "never" if getattr(args, "no_color", False) else getattr(args, "color", None)
+def _terminal(opts: AgentOptions, **kwargs: Any) -> Terminal:
+    color = "never" if opts.no_color else opts.color
     color = settings.resolve({"color": color})["color"].value or "auto"
-    return Terminal(out=sys.stderr if getattr(args, "json", False) else sys.stdout,
-                    verbose=getattr(args, "verbose", False), color=color, **kwargs)
+    return Terminal(out=sys.stderr if opts.json else sys.stdout, verbose=opts.verbose,
+                    color=color, **kwargs)
 
 
-def _go(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal, outputs: Outputs,
+def _go(opts: AgentOptions, model: Any, workdir: Path, term: Terminal, outputs: Outputs,
         start: Any, test_command: str | None = None) -> Any:
     """Build the agent, then run ``start(agent)``; a run that fails to start leaves nothing."""
 
@@ -224,7 +226,7 @@ def _go(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal, out
 
     started = False
     try:
-        agent = _agent(args, model, workdir, term, test_command)
+        agent = _agent(opts, model, workdir, term, test_command)
         started = True
         with interrupts().caught():
             return asyncio.run(go(agent))
@@ -234,7 +236,7 @@ def _go(args: argparse.Namespace, model: Any, workdir: Path, term: Terminal, out
             outputs.remove()
         raise
     finally:
-        _close_mcp(args)
+        _close_mcp(opts)
 
 
 def _task(args: argparse.Namespace) -> str:
@@ -270,13 +272,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     args.task = _task(args)
     attached = [checks.attachment(path) for path in args.attach]
     settings.apply(args)
-    check_agent_options(args)
-    checks.attachments_fit(attached, args.attach, checks.wire_of(args.model))
-    args.protect = trust.record_place(args, workdir, [("--log", args.log),
+    opts = check_agent_options(args)
+    checks.attachments_fit(attached, args.attach, checks.wire_of(opts.model_id))
+    opts.protect = trust.record_place(args, workdir, [("--log", args.log),
                                                       ("--record", args.record)])
     outputs = Outputs()
     log = str(outputs.file(checks.output_path(args.log, "--log", fresh=True))) if args.log else None
-    protected(args, outputs)
+    protected(opts.protect, outputs)
     transport, limits = None, settings.limits(args)
     if args.record:
         from toolwire.http.cassette import RecordTransport
@@ -284,13 +286,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         record = outputs.file(checks.output_path(args.record, "--record", fresh=True))
         transport = RecordTransport(record, HttpTransport(limits=limits))
-    model = chains.chained(args, client.model(args.model, transport=transport, limits=limits),
+    model = chains.chained(args, client.model(opts.model_id, transport=transport, limits=limits),
                            transport=transport)
-    term = _terminal(args)
+    term = _terminal(opts)
     log = args.stop_log = log or default_log(workdir, outputs)
     task = [args.task, *attached] if attached else args.task
-    result = _go(args, model, workdir, term, outputs, lambda a: a.arun(task, log=log))
-    return finish(result, term, args.json, log)
+    result = _go(opts, model, workdir, term, outputs, lambda a: a.arun(task, log=log))
+    return finish(result, term, opts.json, log)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
@@ -301,14 +303,15 @@ def cmd_resume(args: argparse.Namespace) -> int:
     if args.workdir is not None:
         checks.workdir(args.workdir)
     logged = read_log(args.log)
-    workdir = from_log(args, args.log, logged, "resume")
+    workdir, opts = from_log(args, args.log, logged, "resume",
+                             decisions=bool(args.allow or args.deny))
     decisions = _decisions(args, logged)
-    model = chains.chained(args, client.model(args.model, limits=settings.limits(args)))
-    term = _terminal(args)
+    model = chains.chained(args, client.model(opts.model_id, limits=settings.limits(args)))
+    term = _terminal(opts)
     args.stop_log = args.log
-    result = _go(args, model, workdir, term, Outputs(),
+    result = _go(opts, model, workdir, term, Outputs(),
                  lambda a: a.aresume(args.log, decisions=decisions))
-    return finish(result, term, args.json, args.log)
+    return finish(result, term, opts.json, args.log)
 
 
 def cmd_mcp_serve(args: argparse.Namespace) -> int:
@@ -324,104 +327,6 @@ def cmd_mcp_serve(args: argparse.Namespace) -> int:
     if args.transport == "http":
         checks.free_port(args.port)
     return int(serve_from_args(args))
-
-
-def sandbox_options(p: argparse.ArgumentParser) -> None:
-    """The options that say where run_command and run_tests run."""
-    from toolwire.tools.sandbox import SANDBOX_MODES
-
-    p.add_argument("--sandbox", choices=SANDBOX_MODES,
-                   help="where run_command and run_tests run (Linux): auto (default: a "
-                        "bubblewrap sandbox where it works, else Landlock where the kernel has "
-                        "it, else unconfined, said at start), required (bubblewrap or refuse "
-                        "to start), landlock (Landlock or refuse to start) or off; default: "
-                        "TOOLWIRE_SANDBOX, the config file, or auto")
-    p.add_argument("--allow-network", action="store_true",
-                   help="let sandboxed commands reach the network (default: no network)")
-    p.add_argument("--pass-env", action="append", default=[], metavar="NAME",
-                   help="give commands this variable of your environment (repeatable; "
-                        "otherwise only PATH, LANG and a few others, never keys or tokens)")
-
-
-def stream_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--stream", action=argparse.BooleanOptionalAction,
-                   help="show the model's text as it arrives (default: on when the output "
-                        "is a terminal; --no-stream waits for each whole reply)")
-
-
-def color_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--color", choices=("auto", "always", "never"),
-                   help="colour: auto (on a terminal; the default), always or never; default: "
-                        "TOOLWIRE_COLOR or the config file (NO_COLOR set: never)")
-    p.add_argument("--no-color", action="store_true", help="no colour (--color never)")
-
-
-def agent_options(p: argparse.ArgumentParser) -> None:
-    """The options of every command that runs the agent on the terminal."""
-    p.add_argument("--workdir", metavar="DIR",
-                   help="the folder the tools work in (default: the current folder; "
-                        "resume: the run's own)")
-    p.add_argument("--tools", choices=("coding", "none"),
-                   help="built-in tools: coding (files, commands, tests, ask_user; the "
-                        "default) or none; resume: the run's own")
-    p.add_argument("--approve", choices=("ask", "auto", "never", "defer"),
-                   help="run_command, write_file, edit_file and MCP tools: ask first "
-                        "(default), allow "
-                        "(auto), refuse (never), or stop the run to wait for decisions "
-                        "given to resume (defer); default: TOOLWIRE_APPROVE, the config "
-                        "file, or ask")
-    p.add_argument("--max-turns", type=checks.count, default=50, metavar="N",
-                   help="stop after N model calls, at least 1 (default 50)")
-    p.add_argument("--reasoning", choices=("low", "medium", "high", "off"),
-                   help="how much the model reasons before it answers, as each provider takes "
-                        "it (thinking budget, reasoning effort, think); not with --temperature "
-                        "(default: the provider's). GPT-5 models that refuse a reasoning "
-                        "effort with tools on Chat Completions stop before sending: give the "
-                        "model as openai-responses:MODEL instead")
-    chains.fallback_options(p)
-    sandbox_options(p)
-    stream_option(p)
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("-v", "--verbose", action="store_true",
-                   help="print every note of the run, not a one-line summary")
-    color_options(p)
-    p.add_argument("--mcp", action="append", metavar="SERVER", default=[],
-                   help="also use the tools of an MCP server: a command line such as "
-                        "'python -m some_server', or a URL such as "
-                        "http://127.0.0.1:PORT/mcp (repeatable; needs toolwire[mcp])")
-    p.add_argument("--mcp-deferred", action="append", metavar="SERVER", default=[],
-                   help="an MCP server as --mcp gives one, with all its tools deferred: "
-                        "the model finds them with search_tools (repeatable)")
-    p.add_argument("--mcp-header", action="append", metavar="'NAME: VALUE'", default=[],
-                   help="a header sent to every MCP server given by URL, such as "
-                        "'Authorization: Bearer TOKEN' (repeatable; per server: the config "
-                        "file's [mcp.servers.\"URL\"] section, see docs/mcp.md)")
-    p.add_argument("--mcp-resources", action="store_true",
-                   help="add a read_resource tool for the resources the MCP servers offer")
-    p.add_argument("--mcp-instructions", action="store_true",
-                   help="add what the MCP servers say about using them to the system prompt")
-    limit_options(p)
-    add_otel_option(p)
-
-
-def limit_options(p: argparse.ArgumentParser) -> None:
-    """The run's time limit and the bounds on what model servers send (`settings.limits`)."""
-    p.add_argument("--max-seconds", type=settings.flag_type("max_seconds"), metavar="S",
-                   help="end the run after S seconds, a model call or tool still running "
-                        "included (stop time_limit; default: TOOLWIRE_MAX_SECONDS, the config "
-                        "file, or none)")
-    p.add_argument("--idle-seconds", type=settings.flag_type("idle_seconds"), metavar="S",
-                   help="end a streamed reply that sends no event for S seconds, keep-alives "
-                        "not counted (default 300)")
-    for name, what, default in (("max-body", "the most a model server may send for one reply",
-                                 "64MiB"),
-                                ("max-decoded", "the most one reply may inflate to", "256MiB"),
-                                ("max-line", "the longest line of a streamed reply", "16MiB"),
-                                ("max-error-body", "the most a model server may send with an "
-                                 "error status", "1MiB")):
-        p.add_argument(f"--{name}", type=settings.flag_type(name.replace("-", "_")),
-                       metavar="SIZE", help=f"{what}: bytes, or a number with KiB, MiB or GiB "
-                       f"(stop too_large beyond it; default {default})")
 
 
 def add_commands(sub: Any, epilog: str) -> None:

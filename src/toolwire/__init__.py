@@ -52,6 +52,7 @@ from toolwire.version import __version__
 if _typing.TYPE_CHECKING:  # what the lazy names below are, for type checkers and editors
     from toolwire.agent.dispatch import Approval
     from toolwire.agent.loop import Agent, AgentRun, RunResult, RunStop, Step
+    from toolwire.agent.settings import Limits, Output, RequestSettings, ToolPolicy
     from toolwire.conversion import Conversion, convert, detect_wire
     from toolwire.emulator import Emulator
     from toolwire.failover import ChainLink, FallbackChain, fallback
@@ -75,6 +76,10 @@ _LAZY: dict[str, str] = {
     "Emulator": "emulator",
     "FallbackChain": "failover.chain",
     "HttpModel": "http.client",
+    "Limits": "agent.settings",
+    "Output": "agent.settings",
+    "RequestSettings": "agent.settings",
+    "ToolPolicy": "agent.settings",
     "Model": "protocol",
     "Problem": "rules",
     "RetryPolicy": "http.client",
@@ -133,11 +138,13 @@ __all__ = [
     "HttpModel",
     "Image",
     "InvalidRequestError",
+    "Limits",
     "MediaPart",
     "Message",
     "Model",
     "NotFoundError",
     "OpaquePart",
+    "Output",
     "OverloadedError",
     "Part",
     "PermissionDeniedError",
@@ -147,6 +154,7 @@ __all__ = [
     "ReasoningPart",
     "Reply",
     "Request",
+    "RequestSettings",
     "ResponseTooLarge",
     "RetryPolicy",
     "RunResult",
@@ -162,6 +170,7 @@ __all__ = [
     "ToolChoice",
     "ToolDefinitionError",
     "ToolError",
+    "ToolPolicy",
     "ToolResultPart",
     "ToolSpec",
     "Toolset",

@@ -38,7 +38,7 @@ import functools
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, Unpack, overload
 
 from toolwire.agent.compaction import (
     Compaction,
@@ -47,7 +47,7 @@ from toolwire.agent.compaction import (
     cache_setting,
     compaction_setting,
 )
-from toolwire.agent.dispatch import Approval, Approver, Dispatcher, Policy, cut_off, unusable
+from toolwire.agent.dispatch import Approval, Dispatcher, cut_off, unusable
 from toolwire.agent.early import TurnWatch
 from toolwire.agent.output import answer_calls, nudge_for_output
 from toolwire.agent.resume import resume_state, start_state
@@ -63,7 +63,15 @@ from toolwire.agent.run import (
     Task,
     task_messages,
 )
-from toolwire.agent.toollist import ToolList, ToolSource, defer_tools
+from toolwire.agent.settings import (
+    Limits,
+    Output,
+    RequestSettings,
+    Shorthand,
+    ToolPolicy,
+    settle,
+)
+from toolwire.agent.toollist import ToolList, defer_tools
 from toolwire.errors import ContextLengthError, ProviderError, ResponseTooLarge, WireFormatError
 from toolwire.events import ApprovalAwaited, StreamEnd, ToolFinished, ToolStarted, listen
 from toolwire.protocol import (
@@ -94,29 +102,24 @@ _WITHIN_LIMITS = Continue("no limit is reached")
 class Agent:
     """A model, its tools and the rules of the loop; reusable for many runs, also at once.
 
-    Limits, checked before each model call: ``max_turns`` model calls, ``token_budget`` total
-    tokens, ``cost_budget`` (summed `Usage.cost`), ``time_limit`` seconds. Tools: ``approval``
-    is a `Policy` for all tools or a mapping of tool name to policy (``"*"`` for the rest) and
-    ``approve`` decides ``ask`` calls (a ``defer`` call stops the run, `RunStop.AWAITING_APPROVAL`,
-    until `resume` gives its decision); ``tool_timeout`` seconds for tools that set none;
-    ``max_concurrency`` calls at once; results longer than ``max_output_chars`` are cut.
-    Structured output: ``can_force_tool=False`` for a model that rejects a forced tool choice
-    (Anthropic with extended thinking); ``output_retries`` bounds the retries of a bad answer.
-    ``stream=True`` uses the model's ``stream`` when it has one; with it, ``eager_tools=True``
-    starts each call of a ``read_only`` tool as soon as its block closes in the stream, while
-    the rest of the reply is still coming (see `toolwire.agent.early`). ``on_event`` is given every
-    `toolwire.events` event of each run as it happens: the stream events, each message, request,
-    retry, reply, tool start and end, and the stop. ``instrument=True`` traces the agent's runs
-    with OpenTelemetry, ``False`` never, and None (the default) when `toolwire.instrument` was
-    called (see `toolwire.telemetry.settings`). ``max_tokens``, ``temperature``, ``reasoning``
-    and ``provider_options`` go on every request; ``log`` is a run log path, one run per file (see
-    `toolwire.agent.runlog`); ``arun(log=...)`` sets one per run. ``cache`` asks for prompt
-    caching on every request (`toolwire.Cache`; True: the provider's default TTL and a cache key
-    made from the agent's model, system prompt and tools; False: no cache fields at all).
-    ``deferred`` tools (named, or all past ``defer_after``) are found with ``search_tools`` and
-    join from the next turn on; ``tool_sources`` are polled for tools to add before each call.
-    ``context`` (what a resume in another process needs to rebuild the agent: its folder, tool
-    set, sandbox...) goes in the log's header.
+    ``model`` is a `toolwire.Model` or a model id; ``tools`` are `Tool`s or functions;
+    ``system`` is the system prompt. The rest comes in four groups, each a frozen settings
+    object of `toolwire.agent.settings`: ``limits`` (`Limits`: turns, tokens, cost, time),
+    ``request`` (`RequestSettings`: what every model call asks for, streaming, caching),
+    ``tool_policy`` (`ToolPolicy`: approval, timeouts, concurrency, eager and deferred tools)
+    and ``output`` (`Output`: structured output). Each field of a group may also be given as a
+    keyword of its own, a shorthand (`toolwire.agent.settings.SHORTHAND`: ``max_turns=5`` is
+    ``limits=Limits(max_turns=5)``), but not together with its group's object.
+
+    ``on_event`` is given every `toolwire.events` event of each run as it happens: the stream
+    events, each message, request, retry, reply, tool start and end, and the stop.
+    ``instrument=True`` traces the agent's runs with OpenTelemetry, ``False`` never, and None
+    (the default) when `toolwire.instrument` was called (see `toolwire.telemetry.settings`).
+    ``log`` is a run log path, one run per file (see `toolwire.agent.runlog`); ``arun(log=...)``
+    sets one per run. ``context`` (what a resume in another process needs to rebuild the agent:
+    its folder, tool set, sandbox...) goes in the log's header. ``compaction`` and
+    ``context_window`` say how the history is kept within the model's context (see
+    `toolwire.agent.compaction`).
     """
 
     def __init__(
@@ -125,65 +128,42 @@ class Agent:
         model: Model | str,
         tools: Iterable[Tool | Callable[..., Any]] = (),
         system: str | None = None,
-        max_turns: int = 50,
-        token_budget: int | None = None,
-        cost_budget: float | None = None,
-        time_limit: float | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None, reasoning: str | None = None,
-        provider_options: Mapping[str, Any] | None = None,
-        parallel_calls: bool | None = None,
-        approval: Policy | Mapping[str, Policy] = "allow",
-        approve: Approver | None = None,
-        tool_timeout: float | None = 300.0,
-        max_concurrency: int = 8,
-        max_output_chars: int = 50_000,
-        can_force_tool: bool = True,
-        output_tool: str = "final_answer",
-        output_retries: int = 2,
-        stream: bool = False,
-        eager_tools: bool = False,
+        limits: Limits | None = None,
+        request: RequestSettings | None = None,
+        tool_policy: ToolPolicy | None = None,
+        output: Output | None = None,
         on_event: Callable[[object], None] | None = None,
         log: str | os.PathLike[str] | None = None,
         instrument: bool | Telemetry | None = None,
-        cache: bool | Cache = True,
         context: Mapping[str, Any] | None = None,
         context_window: int | None = None,
         compaction: Compaction | str | Compactor | None = "clear",
-        deferred: Iterable[str] = (),
-        defer_after: int | None = None,
-        tool_sources: Iterable[ToolSource] = (),
+        **shorthand: Unpack[Shorthand],
     ) -> None:
+        self.limits, self.request, self.tool_policy, self.output = settle(
+            {"limits": limits, "request": request, "tool_policy": tool_policy,
+             "output": output}, shorthand)
+        policy = self.tool_policy
         self.model = model = as_model(model)
         self.context = dict(context or {})
         toolset = Toolset(tools)
         self.tools, self.specs, self.tool_search = defer_tools(
-            tuple(toolset.values()), deferred, defer_after, native=native_search(model))
-        self.tool_sources = tuple(tool_sources)
+            tuple(toolset.values()), policy.deferred, policy.defer_after,
+            native=native_search(model))
+        self.tool_sources = tuple(policy.sources)
         if self.tool_search is not None:
             toolset = Toolset([*toolset.values(), self.tool_search.tool])
         self.system = system
-        self.max_turns = max_turns
-        self.token_budget = token_budget
-        self.cost_budget = cost_budget
-        self.time_limit = time_limit
-        self.max_tokens = max_tokens
-        self.temperature, self.reasoning = temperature, reasoning
-        self.provider_options = provider_options
-        self.parallel_calls = parallel_calls
-        self.can_force_tool = can_force_tool
-        self.output_tool = output_tool
-        self.output_retries = output_retries
-        self.stream = stream
-        self.eager_tools = eager_tools
         self.on_event = on_event
         self.log = log
         self.instrument = make() if instrument is True and current() is None else instrument
         self.dispatcher = Dispatcher(
-            toolset, policy=approval, approve=approve, max_concurrency=max_concurrency,
-            timeout=tool_timeout, max_output_chars=max_output_chars,
+            toolset, policy=policy.approval, approve=policy.approve,
+            max_concurrency=policy.max_concurrency, timeout=policy.timeout,
+            max_output_chars=policy.max_output_chars,
         )
-        self.cache: Cache | None = cache_setting(cache, provider_model(model), system, self.specs)
+        self.cache: Cache | None = cache_setting(self.request.cache, provider_model(model),
+                                                 system, self.specs)
         self.keeper = Keeper(model, compaction_setting(compaction), context_window)
 
     def run_tools(self) -> ToolList | None:
@@ -195,9 +175,9 @@ class Agent:
     def settings(self) -> dict[str, Any]:
         """The limits a run log's header keeps."""
         return {
-            "max_turns": self.max_turns, "token_budget": self.token_budget,
-            "cost_budget": self.cost_budget, "time_limit": self.time_limit,
-            "can_force_tool": self.can_force_tool,
+            "max_turns": self.limits.max_turns, "token_budget": self.limits.token_budget,
+            "cost_budget": self.limits.cost_budget, "time_limit": self.limits.time_limit,
+            "can_force_tool": self.output.can_force_tool,
         }
 
     # ------------------------------------------------------------------ entry points
@@ -223,6 +203,7 @@ class Agent:
         iteration ends (see `AgentRun`).
         """
         log = log if log is not None else self.log
+        output = output if output is not None else self.output.type
         state = start_state(self, task_messages(task), output, log)
         return AgentRun(state, self._loop(state))
 
@@ -272,6 +253,7 @@ class Agent:
             self.dispatcher.decisions[call_id] = (
                 decided if isinstance(decided, Approval) else Approval(decided))
         more = task_messages(message) if message is not None else ()
+        output = output if output is not None else self.output.type
         state = await resume_state(self, log, output, self._run_calls, more)
         if state.result is not None:
             return state.result
@@ -300,8 +282,8 @@ class Agent:
     # ------------------------------------------------------------------ the loop
 
     async def _loop(self, s: RunState) -> AsyncIterator[Step]:
-        if self.time_limit is not None:
-            s.deadline = s.started + self.time_limit
+        if self.limits.time_limit is not None:
+            s.deadline = s.started + self.limits.time_limit
         try:
             while True:
                 match self._limit_reached(s):
@@ -312,7 +294,8 @@ class Agent:
                 request = s.next_request()
                 started = time.perf_counter()
                 watch = TurnWatch(s.turns + 1, s.emit, self.dispatcher, deadline=s.deadline,
-                                  eager=self.eager_tools and self.stream, notes=s.notes)
+                                  eager=self.tool_policy.eager and self.request.stream,
+                                  notes=s.notes)
                 try:
                     reply = await self._ask(s, request, watch)
                 except (ProviderError, WireFormatError) as exc:
@@ -363,13 +346,14 @@ class Agent:
         if s.stop_reason is not None:
             s.notes.append(s.stop_reason)
             return RunStop.STOPPED
-        if s.turns >= self.max_turns:
+        limits = self.limits
+        if s.turns >= limits.max_turns:
             return RunStop.TURN_LIMIT
-        if self.token_budget is not None and s.usage.total_tokens >= self.token_budget:
+        if limits.token_budget is not None and s.usage.total_tokens >= limits.token_budget:
             return RunStop.TOKEN_BUDGET
-        if self.cost_budget is not None and (s.usage.cost or 0.0) >= self.cost_budget:
+        if limits.cost_budget is not None and (s.usage.cost or 0.0) >= limits.cost_budget:
             return RunStop.COST_BUDGET
-        if self.time_limit is not None and time.monotonic() - s.started >= self.time_limit:
+        if limits.time_limit is not None and time.monotonic() - s.started >= limits.time_limit:
             return RunStop.TIME_LIMIT
         return _WITHIN_LIMITS
 
@@ -390,7 +374,7 @@ class Agent:
     async def _call_model(self, request: Request, watch: TurnWatch) -> Reply:
         emit = watch.emit
         with listen(emit):
-            stream = getattr(self.model, "stream", None) if self.stream else None
+            stream = getattr(self.model, "stream", None) if self.request.stream else None
             if stream is None:
                 return await self.model.complete(request)
             reply: Reply | None = None
@@ -426,7 +410,7 @@ class Agent:
             return (), RunStop.AWAITING_APPROVAL
         if calls:
             run_calls = functools.partial(self._run_calls, watch=watch)
-            found, after = await answer_calls(s, calls, run_calls, self.output_retries)
+            found, after = await answer_calls(s, calls, run_calls, self.output.retries)
             results = tuple(found)
             s.add(Message(role="tool", parts=results))
             return results, after
@@ -434,7 +418,7 @@ class Agent:
             return (), Continue("the provider paused the turn; the model goes on from it")
         stop = _REPLY_STOPS.get(reply.stop, RunStop.ANSWERED)
         if stop is RunStop.ANSWERED and s.output is not None:
-            return (), nudge_for_output(s, self.output_retries)
+            return (), nudge_for_output(s, self.output.retries)
         return (), stop
 
     async def _run_calls(self, s: RunState, calls: Sequence[ToolCallPart],

@@ -53,7 +53,7 @@ def make_output(output: OutputType, name: str, taken: Collection[str]) -> Output
     if name in taken:
         raise ToolDefinitionError(
             f"a tool is already named {name!r}, the structured-output tool's name; pass "
-            "Agent(output_tool=...) to use another name"
+            "Agent(output=toolwire.Output(tool=...)), or output_tool=..., to use another name"
         )
     if isinstance(output, type) and issubclass(output, BaseModel):
         doc = (output.__doc__ or "").strip()

@@ -22,6 +22,7 @@ from toolwire.agent.output import OutputTool, RunCalls, answer_calls, make_outpu
 from toolwire.agent.pacing import ProgressPacer
 from toolwire.agent.run import Continue, Next, OutputType, RunState, RunStop
 from toolwire.agent.runlog import RunLog, read_log
+from toolwire.agent.settings import Output, RequestSettings
 from toolwire.agent.toollist import ToolList
 from toolwire.events import Listener, RunResumed
 from toolwire.protocol import model_name, provider_model
@@ -54,29 +55,15 @@ class RunSetup(Protocol):
     @property
     def dispatcher(self) -> Dispatcher: ...
     @property
-    def parallel_calls(self) -> bool | None: ...
+    def request(self) -> RequestSettings: ...
     @property
-    def can_force_tool(self) -> bool: ...
-    @property
-    def output_tool(self) -> str: ...
-    @property
-    def output_retries(self) -> int: ...
-    @property
-    def max_tokens(self) -> int | None: ...
-    @property
-    def temperature(self) -> float | None: ...
-    @property
-    def reasoning(self) -> str | None: ...
-    @property
-    def provider_options(self) -> Mapping[str, Any] | None: ...
+    def output(self) -> Output: ...
     @property
     def settings(self) -> dict[str, Any]: ...
     @property
     def context(self) -> dict[str, Any]: ...
     @property
     def on_event(self) -> Callable[[object], None] | None: ...
-    @property
-    def stream(self) -> bool: ...
     @property
     def instrument(self) -> bool | Telemetry | None: ...
     @property
@@ -88,17 +75,17 @@ class RunSetup(Protocol):
 def _output(setup: RunSetup, output: OutputType | None) -> OutputTool | None:
     if output is None:
         return None
-    return make_output(output, setup.output_tool, setup.dispatcher.tools)
+    return make_output(output, setup.output.tool, setup.dispatcher.tools)
 
 
 def _base_request(setup: RunSetup, out: OutputTool | None, notes: list[str]) -> Request:
-    system = setup.system
-    parallel = setup.parallel_calls
+    system, asked = setup.system, setup.request
+    parallel = asked.parallel_calls
     choice = None if parallel is None else ToolChoice(parallel=parallel)
     specs = setup.specs
     if out is not None:
         specs = (*specs, out.tool.spec)
-        if setup.can_force_tool:
+        if setup.output.can_force_tool:
             if setup.specs:
                 choice = ToolChoice(mode="required", parallel=parallel)
             else:
@@ -112,9 +99,9 @@ def _base_request(setup: RunSetup, out: OutputTool | None, notes: list[str]) -> 
             )
     return Request(
         model=provider_model(setup.model), system=system, tools=specs, tool_choice=choice,
-        max_tokens=setup.max_tokens, temperature=setup.temperature,
-        provider_options=setup.provider_options, cache=setup.cache,
-        context_management=setup.keeper.managed, reasoning=setup.reasoning,
+        max_tokens=asked.max_tokens, temperature=asked.temperature,
+        provider_options=asked.provider_options, cache=setup.cache,
+        context_management=setup.keeper.managed, reasoning=asked.reasoning,
     )
 
 
@@ -126,7 +113,8 @@ def _telemetry(setup: RunSetup, base: Request, resumed: bool) -> RunTelemetry | 
     from toolwire.telemetry.spans import RunTelemetry
 
     return RunTelemetry(settings, model=setup.model, request=base, tools=setup.dispatcher.tools,
-                        stream=setup.stream and hasattr(setup.model, "stream"), resumed=resumed)
+                        stream=setup.request.stream and hasattr(setup.model, "stream"),
+                        resumed=resumed)
 
 
 def _listeners(setup: RunSetup, log: RunLog | None, traced: RunTelemetry | None
@@ -261,7 +249,7 @@ async def resume_state(
     calls = [pending[i] for i in rerun]
     setup.dispatcher.bind(calls)  # each decision answers the exact call it was given for, once
     if rerun:
-        ran, after = await answer_calls(state, calls, run_calls, setup.output_retries)
+        ran, after = await answer_calls(state, calls, run_calls, setup.output.retries)
         for i, result in zip(rerun, ran, strict=True):
             results[i] = result
     state.add(Message(role="tool", parts=tuple(r for r in results if r is not None)))

@@ -72,7 +72,7 @@ def test_shorthand_and_groups_give_the_same_agent(flat: dict[str, Any]) -> None:
 def test_a_grouped_agent_runs_as_its_settings_say() -> None:
     model = ScriptedModel([reply(call("_look")), reply(call("_look"))])
     agent = toolwire.Agent(
-        model=model, tools=[_look], system="Be brief.", limits=Limits(max_turns=2),
+        model, [_look], system="Be brief.", limits=Limits(max_turns=2),
         request=RequestSettings(max_tokens=99, temperature=0.5),
         tool_policy=ToolPolicy(approval="deny"))
     result = agent.run("go")

@@ -99,17 +99,19 @@ _REPLY_STOPS: dict[str, RunStop] = {
 
 _WITHIN_LIMITS = Continue("no limit is reached")
 
+
 class Agent:
     """A model, its tools and the rules of the loop; reusable for many runs, also at once.
 
-    ``model`` is a `toolwire.Model` or a model id; ``tools`` are `Tool`s or functions;
-    ``system`` is the system prompt. The rest comes in four groups, each a frozen settings
-    object of `toolwire.agent.settings`: ``limits`` (`Limits`: turns, tokens, cost, time),
-    ``request`` (`RequestSettings`: what every model call asks for, streaming, caching),
-    ``tool_policy`` (`ToolPolicy`: approval, timeouts, concurrency, eager and deferred tools)
-    and ``output`` (`Output`: structured output). Each field of a group may also be given as a
-    keyword of its own, a shorthand (`toolwire.agent.settings.SHORTHAND`: ``max_turns=5`` is
-    ``limits=Limits(max_turns=5)``), but not together with its group's object.
+    ``model`` is a `toolwire.Model` or a model id; ``tools`` are `Tool`s or functions (both
+    may also be given by position); ``system`` is the system prompt. The rest comes in four
+    groups, each a frozen settings object of `toolwire.agent.settings`: ``limits`` (`Limits`:
+    turns, tokens, cost, time), ``request`` (`RequestSettings`: what every model call asks
+    for, streaming, caching), ``tool_policy`` (`ToolPolicy`: approval, timeouts, concurrency,
+    eager and deferred tools) and ``output`` (`Output`: structured output). Each field of a
+    group may also be given as a keyword of its own, a shorthand
+    (`toolwire.agent.settings.SHORTHAND`: ``max_turns=5`` is ``limits=Limits(max_turns=5)``),
+    but not together with its group's object.
 
     ``on_event`` is given every `toolwire.events` event of each run as it happens: the stream
     events, each message, request, retry, reply, tool start and end, and the stop.
@@ -124,9 +126,9 @@ class Agent:
 
     def __init__(
         self,
-        *,
         model: Model | str,
         tools: Iterable[Tool | Callable[..., Any]] = (),
+        *,
         system: str | None = None,
         limits: Limits | None = None,
         request: RequestSettings | None = None,

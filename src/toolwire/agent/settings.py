@@ -11,7 +11,7 @@ Must not import the loop, codecs, the transport or the client.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -78,15 +78,15 @@ class ToolPolicy:
     eager: bool = False
     """With ``stream``, start each call of a ``read_only`` tool as soon as its block closes in
     the stream (see `toolwire.agent.early`)."""
-    deferred: Sequence[str] = ()
+    deferred: Collection[str] = ()
     """Tools the model does not see at first: it finds them with ``search_tools``, and they
     join from the next turn on."""
     defer_after: int | None = None
     """Defer every tool past the first this many."""
-    sources: Sequence[ToolSource] = ()
+    sources: Collection[ToolSource] = ()
     """Functions polled for tools to add before each model call (an MCP server's list)."""
 
-    def __post_init__(self) -> None:
+    def __post_init__(self) -> None:  # kept as tuples, whatever collection was given
         object.__setattr__(self, "deferred", tuple(self.deferred))
         object.__setattr__(self, "sources", tuple(self.sources))
 

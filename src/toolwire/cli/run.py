@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,7 @@ def _mcp_access(opts: AgentOptions) -> dict[str, Any]:
 def _agent(opts: AgentOptions, model: Any, workdir: Path, term: Terminal,
            test_command: str | None = None, journal: Any = None) -> Any:
     from toolwire.agent.loop import Agent
+    from toolwire.agent.settings import Limits, RequestSettings, ToolPolicy
     from toolwire.tools.coding import coding_tools, describe_call
     from toolwire.tools.sandbox import Sandbox
 
@@ -86,7 +88,8 @@ def _agent(opts: AgentOptions, model: Any, workdir: Path, term: Terminal,
 
     system = opts.system or SYSTEM
     builtin: list[Any] = list(tools)
-    mcp: dict[str, Any] = {}
+    deferred: Collection[str] = ()
+    sources: list[Any] = []
     if opts.mcp_servers_given:
         from toolwire.mcp import open_servers
 
@@ -98,21 +101,23 @@ def _agent(opts: AgentOptions, model: Any, workdir: Path, term: Terminal,
         for note in servers.notes:
             print(neutral(f"mcp: {note}"), file=sys.stderr)  # a server's words
         tools = [*builtin, *servers.tools]
-        mcp = {"deferred": servers.deferred, "tool_sources": [servers.tool_source]}
+        deferred, sources = servers.deferred, [servers.tool_source]
         if opts.mcp_instructions:
             system = servers.system_prompt(system) or system
     usual = sandbox.kind == "bubblewrap" and (opts.sandbox or "auto") == "auto" and not network
     if opts.tools == "coding" and (not usual or opts.verbose):
         # said once everything the run needs has started; the usual confinement only with -v
         print(f"sandbox: {sandbox.describe(network)}", file=sys.stderr)
-    return Agent(model=model, tools=tools, max_turns=opts.max_turns,
-                 approval=policy(opts.approve or "ask", sandbox, [t.name for t in builtin],
-                                 _trusted(tools[len(builtin):])),
-                 approve=approver(term, shown),
-                 stream=stream, eager_tools=stream, on_event=term.on_event,
-                 system=system, temperature=opts.temperature, time_limit=opts.max_seconds,
-                 reasoning=opts.reasoning,
-                 context=_context(opts, model, workdir, test_command), **mcp)
+    return Agent(
+        model=model, tools=tools, system=system, on_event=term.on_event,
+        context=_context(opts, model, workdir, test_command),
+        limits=Limits(max_turns=opts.max_turns, time_limit=opts.max_seconds),
+        request=RequestSettings(temperature=opts.temperature, reasoning=opts.reasoning,
+                                stream=stream),
+        tool_policy=ToolPolicy(
+            approval=policy(opts.approve or "ask", sandbox, [t.name for t in builtin],
+                            _trusted(tools[len(builtin):])),
+            approve=approver(term, shown), eager=stream, deferred=deferred, sources=sources))
 
 
 def _trusted(tools: list[Any]) -> list[str]:

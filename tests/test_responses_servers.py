@@ -15,9 +15,9 @@ from typing import Any
 
 import httpx2
 import pytest
+
 from media_files import png
 from sdk_types import assert_sdk_valid
-
 from toolwire import Agent, Message, RunStop, TextPart, ToolCallPart, check_transcript
 from toolwire.emulator import Emulator
 from toolwire.errors import InvalidRequestError
@@ -193,12 +193,16 @@ def _with_picture() -> Request:
                               Message(role="tool", parts=(result,))))
 
 
+def _output(body: dict[str, Any]) -> Any:
+    return next(i for i in body["input"] if i.get("type") == "function_call_output")["output"]
+
+
 async def test_llama_cpp_is_sent_a_tool_output_as_one_string() -> None:
     sent = await _sent("llamacpp-responses:qwen3", _with_picture())
-    output = [i for i in sent["input"] if i.get("type") == "function_call_output"][0]["output"]
+    output = _output(sent)
     assert output == "a chart\n[input_image left out]"
     as_is = await _sent("ollama-responses:qwen3", _with_picture())  # Ollama reads the parts
-    output = [i for i in as_is["input"] if i.get("type") == "function_call_output"][0]["output"]
+    output = _output(as_is)
     assert [p["type"] for p in output] == ["input_text", "input_image"]
 
 

@@ -287,3 +287,29 @@ def test_renamed_ids_stay_within_mantle_s_length_and_unique() -> None:
             {"type": "function_call_output", "call_id": "x" * 65, "output": "ok"}]}
         refused = httpx2.post(f"{emu.base_url}/openai/v1/responses", json=too_long, timeout=10)
     assert refused.status_code == 400 and "maximum length 64" in refused.text
+
+
+# --------------------------------------------------------------------------- docs and counting
+
+
+def test_docs_show_the_quirks_table_as_the_code_has_it() -> None:
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "servers.md").read_text("utf-8")
+    shown = page.split("<!-- quirks: drawn by toolwire.http.quirks.table_markdown -->\n")[1]
+    assert shown.split("<!-- end of quirks -->")[0] == quirks.table_markdown()
+    for server in [*SERVERS, "bedrock-mantle"]:  # the provider table names each one
+        assert f"| `{server}:" in page
+
+
+@pytest.mark.parametrize("server", SERVERS)
+async def test_a_server_without_the_counting_endpoint_is_counted_here(server: str) -> None:
+    async with Emulator([]) as emu:
+        model = make_model(f"{server}:qwen3@{emu.base_url}", env=ENV)
+        counted = await model.count_tokens(_request())
+        await model.aclose()
+        assert counted > 0 and emu.received == []  # the local estimate: nothing was sent
+        first_party = make_model(f"openai-responses:qwen3@{emu.base_url}", env={})
+        await first_party.count_tokens(_request())
+        await first_party.aclose()
+        assert [r.path for r in emu.received] == ["/v1/responses/input_tokens"]

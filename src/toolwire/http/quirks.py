@@ -57,7 +57,7 @@ QUIRKS: dict[str, Quirk] = {q.code: q for q in (
                    "https://github.com/vllm-project/vllm/issues/43244"),
           words="previous_response_id is not supported: this server keeps no responses; "
                 "send the whole conversation in input"),
-    Quirk(code="function_tools_only", servers="Ollama, LM Studio, llama.cpp",
+    Quirk(code="function_tools_only", servers="Ollama, LM Studio; llama.cpp (reported)",
           refused="tools of any type but `function` (web search, custom and freeform tools, "
                   "tool search)",
           instead="leaves those tools out (and a `tool_choice` naming one)",
@@ -84,6 +84,13 @@ QUIRKS: dict[str, Quirk] = {q.code: q for q in (
           sources=("https://github.com/ggml-org/llama.cpp/issues/23465",
                    "https://github.com/ggml-org/llama.cpp/issues/23542"),
           words="Output of tool call should be 'Input text'"),
+    Quirk(code="no_token_count", servers="Ollama, LM Studio, vLLM, llama.cpp, OpenRouter",
+          refused="`POST /v1/responses/input_tokens`: none of them lists the Responses API's "
+                  "token counting among what it serves",
+          instead="counts a prompt with the local estimate instead of asking the server",
+          sources=("https://docs.ollama.com/api/openai-compatibility",
+                   "https://lmstudio.ai/blog/lmstudio-v0.3.29",
+                   "https://openrouter.ai/docs/api/reference/responses/overview")),
     Quirk(code="reused_call_ids", servers="Bedrock Mantle", documented=False,
           refused="nothing, but it numbers the calls of each response from `call_0` again, so "
                   "ids repeat across a conversation; it refuses a `call_id` over 64 characters",
@@ -225,5 +232,17 @@ def reused_ids(reply: Reply) -> Reply:
     return replace(reply, message=replace(reply.message, parts=tuple(parts)))
 
 
+def table_markdown() -> str:
+    """The quirks as ``docs/servers.md`` shows them (a test keeps the two the same)."""
+    rows = ["| setting | servers | what the server refuses or does | what toolwire does instead "
+            "| written in |", "| --- | --- | --- | --- | --- |"]
+    for q in QUIRKS.values():
+        said = "the server's docs or code" if q.documented else "users' reports"
+        links = ", ".join(f"[{n + 1}]({url})" for n, url in enumerate(q.sources))
+        rows.append(f"| `{q.code}` | {q.servers} | {q.refused} | {q.instead} | {said}: "
+                    f"{links} |")
+    return "\n".join(rows) + "\n"
+
+
 __all__ = ["MAX_CALL_ID", "QUIRKS", "Quirk", "active", "fit", "refusal", "reused_ids",
-           "unique_ids"]
+           "table_markdown", "unique_ids"]

@@ -46,8 +46,8 @@ HOSTS = {  # provider: (model, wire, service, path)
                        "/openai/v1/chat/completions"),
     "bedrock-responses": ("openai.gpt-oss-120b", "openai-responses", "bedrock",
                           "/openai/v1/responses"),
-    "bedrock-mantle": ("openai.gpt-5.5", "openai-responses", "bedrock-mantle",
-                       "/openai/v1/responses"),
+    "bedrock-mantle": ("openai.gpt-oss-120b", "openai-responses", "bedrock-mantle",
+                       "/v1/responses"),
     "anthropic-aws": ("claude-sonnet-5", "anthropic-messages", "aws-external-anthropic",
                       "/v1/messages"),
 }
@@ -75,6 +75,13 @@ def test_each_host_resolves_its_url_and_signs_for_its_service() -> None:
     claude = parse_model_id("anthropic-aws:claude-sonnet-5", AWS).headers()
     assert claude["anthropic-workspace-id"] == "wrkspc_01"
     assert claude["anthropic-version"] == "2023-06-01"
+
+
+def test_a_mantle_model_served_under_openai_v1_is_reached_through_its_base_url() -> None:
+    base = "https://bedrock-mantle.us-east-1.api.aws/openai/v1"
+    endpoint = parse_model_id(f"bedrock-mantle:openai.gpt-5.5@{base}", AWS)
+    assert endpoint.url() == f"{base}/responses"
+    assert endpoint.signer.service == "bedrock-mantle"  # type: ignore[union-attr]
 
 
 def test_api_keys_are_sent_as_bearer_tokens_instead_of_signing() -> None:

@@ -249,9 +249,10 @@ bedrock_openai_setup = _bedrock_openai("bedrock-runtime.{region}.amazonaws.com",
 bedrock_responses_setup = _bedrock_openai("bedrock-runtime.{region}.amazonaws.com",
                                           "/openai/v1/responses", BEDROCK_SERVICE)
 """``bedrock-responses:<model>``: the Responses API at Bedrock's runtime (``/openai/v1``)."""
-bedrock_mantle_setup = _bedrock_openai("bedrock-mantle.{region}.api.aws",
-                                       "/openai/v1/responses", MANTLE_SERVICE)
-"""``bedrock-mantle:<model>``: the Responses API at Bedrock's Mantle endpoint."""
+bedrock_mantle_setup = _bedrock_openai("bedrock-mantle.{region}.api.aws", "/v1/responses",
+                                       MANTLE_SERVICE)
+"""``bedrock-mantle:<model>``: the Responses API at Bedrock's Mantle endpoint (``/v1``; a
+model it serves under ``/openai/v1`` is reached with that base URL given)."""
 
 
 def anthropic_aws_setup(model: str, env: Mapping[str, str], given: str | None) -> CloudSetup:

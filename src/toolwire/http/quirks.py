@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolwire.codecs.model_rules import SETTING
+from toolwire.schema.names import unique_within
 from toolwire.transcript import Reply, Request, ToolCallPart, replace
 
 
@@ -193,16 +194,6 @@ def refusal(body: Mapping[str, Any], quirks: frozenset[str]) -> str | None:
     return None
 
 
-def _unique(wanted: str, taken: set[str]) -> str:
-    n = 2
-    while True:
-        tail = f"_{n}"
-        name = wanted[: MAX_CALL_ID - len(tail)] + tail
-        if name not in taken:
-            return name
-        n += 1
-
-
 def unique_ids(reply: Reply, request: Request) -> Reply:
     """``reply`` with each call whose id the conversation (or the reply before it) already
     holds renamed, so that every result pairs with its own call; unchanged when none repeats."""
@@ -213,7 +204,8 @@ def unique_ids(reply: Reply, request: Request) -> Reply:
     for part in reply.message.parts:
         if isinstance(part, ToolCallPart):
             if part.id in taken:
-                part, changed = replace(part, id=_unique(part.id, taken)), True
+                part = replace(part, id=unique_within(part.id, taken, MAX_CALL_ID))
+                changed = True
             taken.add(part.id)
         parts.append(part)
     if not changed:

@@ -140,29 +140,31 @@ _AZURE_NO_BATCH = "Azure OpenAI batches need a global-batch deployment of their 
 _LOCAL_NO_BATCH = "a local server has no batch API"
 
 _RESPONSES = wires.OPENAI_RESPONSES.name
+_LLAMA_CPP = ("stateless", "function_tools_only", "text_tool_output", "no_token_count",
+              "typed_items")
 _RESPONSES_SERVERS = (  # servers that serve /v1/responses too, each with its gaps
     Provider(name="ollama-responses", wire=_RESPONSES, base_url="http://127.0.0.1:11434",
              host_var="OLLAMA_HOST", otel_name="ollama", prices="", no_batch=_LOCAL_NO_BATCH,
              quirks=("stateless", "function_tools_only", "plain_items", "no_tool_choice",
-                     "no_token_count")),
+                     "no_token_count", "typed_items")),
     Provider(name="lmstudio-responses", wire=_RESPONSES, base_url="http://127.0.0.1:1234",
              otel_name="lm_studio", prices="", no_batch=_LOCAL_NO_BATCH,
-             quirks=("function_tools_only", "no_token_count")),
+             quirks=("function_tools_only", "no_token_count", "typed_items")),
     Provider(name="vllm-responses", wire=_RESPONSES, base_url="http://127.0.0.1:8000",
              otel_name="vllm", prices="", no_batch=_LOCAL_NO_BATCH,
-             quirks=("stateless", "no_token_count")),
+             quirks=("stateless", "no_token_count", "typed_items")),
     Provider(name="llamacpp-responses", wire=_RESPONSES, base_url="http://127.0.0.1:8080",
              otel_name="llama.cpp", prices="", no_batch=_LOCAL_NO_BATCH,
-             quirks=("stateless", "function_tools_only", "text_tool_output", "no_token_count")),
+             quirks=_LLAMA_CPP),
     Provider(name="openrouter-responses", wire=_RESPONSES, base_url="https://openrouter.ai/api",
              key_vars=("OPENROUTER_API_KEY",), form="openrouter-responses:<vendor/model>",
              otel_name="openrouter", prices="openrouter",
-             quirks=("stateless", "no_token_count"),
+             quirks=("stateless", "no_token_count", "typed_items"),
              no_batch="OpenRouter has no batch API"),
     Provider(name="local-responses", wire=_RESPONSES, base_url="",
              form="local-responses:smollm2", otel_name="llama.cpp", prices="",
              local_server=True, no_batch=_LOCAL_NO_BATCH,
-             quirks=("stateless", "function_tools_only", "text_tool_output", "no_token_count")),
+             quirks=_LLAMA_CPP),
 )
 
 _BUILT_IN = (

@@ -73,6 +73,13 @@ QUIRKS: dict[str, Quirk] = {q.code: q for q in (
           instead="leaves those items out",
           sources=("https://github.com/ollama/ollama/blob/main/openai/responses.go",),
           words="unknown input item type: {found!r}"),
+    Quirk(code="typed_items", servers="Ollama, LM Studio, vLLM, llama.cpp, OpenRouter",
+          refused="nothing known yet, but they follow the Open Responses specification, where "
+                  "every input item names its `type`; OpenAI's own API takes a message "
+                  "without one",
+          instead="writes `type: \"message\"` on every message item",
+          sources=("https://github.com/openresponses/openresponses",
+                   "https://openrouter.ai/docs/api/reference/responses/overview")),
     Quirk(code="no_tool_choice", servers="Ollama",
           refused="`tool_choice`: read as if it were not there, so a forced call is not forced "
                   "and `none` does not stop calls",
@@ -151,12 +158,14 @@ def fit(body: dict[str, Any], quirks: frozenset[str]) -> dict[str, Any]:
             out.pop("tool_choice")
         out["tools"] = kept
     items = out.get("input")
-    if isinstance(items, list) and quirks & {"plain_items", "text_tool_output"}:
+    if isinstance(items, list) and quirks & {"plain_items", "text_tool_output", "typed_items"}:
         items = [dict(i) if isinstance(i, dict) else i for i in items]
         if "plain_items" in quirks:
             items = [i for i in items if not isinstance(i, dict)
                      or i.get("type", "message") in _ITEMS]
         for item in items:
+            if isinstance(item, dict) and "typed_items" in quirks and "type" not in item:
+                item["type"] = "message"
             if (isinstance(item, dict) and "text_tool_output" in quirks
                     and item.get("type") == "function_call_output"
                     and isinstance(item.get("output"), list)):

@@ -18,7 +18,15 @@ import pytest
 
 from media_files import png
 from sdk_types import assert_sdk_valid
-from toolwire import Agent, Message, RunStop, TextPart, ToolCallPart, check_transcript
+from toolwire import (
+    Agent,
+    Message,
+    ReasoningPart,
+    RunStop,
+    TextPart,
+    ToolCallPart,
+    check_transcript,
+)
 from toolwire.emulator import Emulator
 from toolwire.errors import InvalidRequestError
 from toolwire.http import quirks
@@ -313,3 +321,21 @@ async def test_a_server_without_the_counting_endpoint_is_counted_here(server: st
         await first_party.count_tokens(_request())
         await first_party.aclose()
         assert [r.path for r in emu.received] == ["/v1/responses/input_tokens"]
+
+
+@pytest.mark.parametrize("dropped", [False, True])
+async def test_reasoning_items_are_left_out_only_when_the_setting_says(dropped: bool) -> None:
+    sealed = {"type": "reasoning", "id": "rs_1", "encrypted_content": "opaque",
+              "summary": [{"type": "summary_text", "text": "Paris first."}]}
+    thinking = Reply(message=Message(role="assistant", parts=(
+        ReasoningPart(text="Paris first.", provider_data={WIRE: sealed}),
+        *CALL.message.parts)), stop="tool_calls")
+    async with Emulator([thinking, ANSWER], plays="vllm-responses") as emu:
+        model = make_model(f"vllm-responses:qwen3@{emu.base_url}",
+                           options={"_rules": {"no_reasoning_items": True}} if dropped else None)
+        result = await Agent(model=model, tools=[TOOL]).arun("Weather?")
+        await model.aclose()
+    assert result.stop is RunStop.ANSWERED
+    kinds = [i.get("type") for i in emu.received[1].body["input"]]
+    assert ("reasoning" in kinds) is not dropped
+    _valid(emu)

@@ -92,6 +92,13 @@ QUIRKS: dict[str, Quirk] = {q.code: q for q in (
           sources=("https://github.com/ggml-org/llama.cpp/issues/23465",
                    "https://github.com/ggml-org/llama.cpp/issues/23542"),
           words="Output of tool call should be 'Input text'"),
+    Quirk(code="no_reasoning_items", servers="older vLLM (reported); no record has it",
+          documented=False,
+          refused="reasoning items in `input`: vLLM did not read them until a 2025 change, "
+                  "and with some reasoning parsers it sends none back",
+          instead="leaves reasoning items out of `input` (the setting turns it on)",
+          sources=("https://github.com/vllm-project/vllm/pull/28248",
+                   "https://github.com/vllm-project/vllm/issues/43395")),
     Quirk(code="no_token_count", servers="Ollama, LM Studio, vLLM, llama.cpp, OpenRouter",
           refused="`POST /v1/responses/input_tokens`: none of them lists the Responses API's "
                   "token counting among what it serves",
@@ -158,8 +165,11 @@ def fit(body: dict[str, Any], quirks: frozenset[str]) -> dict[str, Any]:
             out.pop("tool_choice")
         out["tools"] = kept
     items = out.get("input")
-    if isinstance(items, list) and quirks & {"plain_items", "text_tool_output", "typed_items"}:
+    if isinstance(items, list) and quirks & {"plain_items", "text_tool_output", "typed_items",
+                                             "no_reasoning_items"}:
         items = [dict(i) if isinstance(i, dict) else i for i in items]
+        if "no_reasoning_items" in quirks:
+            items = [i for i in items if not isinstance(i, dict) or i.get("type") != "reasoning"]
         if "plain_items" in quirks:
             items = [i for i in items if not isinstance(i, dict)
                      or i.get("type", "message") in _ITEMS]

@@ -1,4 +1,5 @@
-"""A real model on this machine: llama.cpp's server with SmolLM2-135M, through two codecs.
+"""A real model on this machine: llama.cpp's server with SmolLM2-135M, through three codecs
+(Chat Completions, Anthropic Messages and the Responses API at its `/v1/responses`).
 
 Asserts on structure, not wording: a call to the right tool with arguments that validate, the
 result sent back and accepted by the server, and a reply after it.
@@ -42,8 +43,10 @@ def weather_tool(seen: list[dict[str, Any]]) -> Tool:
 
 @pytest.mark.parametrize(
     ("provider", "stream"),
-    [("openai-compatible", False), ("openai-compatible", True), ("anthropic", False)],
-    ids=["openai-chat", "openai-chat-streamed", "anthropic-messages"],
+    [("openai-compatible", False), ("openai-compatible", True), ("anthropic", False),
+     ("local-responses", False), ("local-responses", True)],
+    ids=["openai-chat", "openai-chat-streamed", "anthropic-messages", "openai-responses",
+         "openai-responses-streamed"],
 )
 def test_agent_runs_a_tool_on_a_real_model(server: LocalServer, provider: str,
                                            stream: bool) -> None:

@@ -59,6 +59,7 @@ from toolwire.emulator.cached import CachedStore, Refused
 from toolwire.emulator.checks import error_body, first_refusal
 from toolwire.emulator.cloud import AWS_PATHS, check_signature, exception_event, reframe
 from toolwire.emulator.managed import manage
+from toolwire.emulator.played import Played
 from toolwire.emulator.resumed import Streams
 from toolwire.emulator.script import (
     ByMedia,
@@ -131,8 +132,11 @@ class Emulator:
     official SDKs can call it) or, inside a running event loop, with ``async with``.
     ``chunk_delay`` holds every chunk of a streamed reply that many seconds; ``pacing`` (a
     `Pacing`) holds them the way a model writes instead: the time to its first token, then so
-    many tokens a second. ``bill=True`` counts each prompt, models each provider's prompt cache
-    and refuses a prompt longer than the model's window (`toolwire.emulator.billing`;
+    many tokens a second. ``plays`` names a provider whose server it plays: it refuses what
+    that server refuses of its wire, sends ids as it does and checks that every request is
+    signed for its AWS service (`toolwire.emulator.played`). ``bill=True`` counts each
+    prompt, models each provider's prompt cache and refuses a prompt longer than the model's
+    window (`toolwire.emulator.billing`;
     ``windows`` adds model windows, ``clock`` times cache entries): a scripted reply that says
     nothing of its input tokens gets the counts, cache reads and writes included. Without it
     replies carry the usage their script gives. Explicit caches (Gemini's cached contents) are
@@ -148,6 +152,7 @@ class Emulator:
         chunk_delay: float = 0.0,
         pacing: Pacing | None = None,
         aws_credentials: AwsCredentials | None = None,
+        plays: str | None = None,
         bill: bool = False,
         windows: Mapping[str, int] | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -165,6 +170,8 @@ class Emulator:
         self.chunk_delay = chunk_delay
         self.pacing = pacing
         self.aws_credentials = aws_credentials
+        self.played = Played.of(plays)
+        """The provider it plays (`toolwire.emulator.played`): its refusals, ids and signing."""
         self.billing = Billing(windows, clock) if bill else None
         self.cached = CachedStore(clock)
         """The explicit caches made on this emulator (Gemini's cached contents)."""
@@ -322,12 +329,13 @@ class Emulator:
                 body = memory.continued(body, self.kept)
             except LookupError as exc:
                 return _json(404, error_body(errors, 404, str(exc)))
-        if self.aws_credentials is not None and http.path.startswith(AWS_PATHS):
-            refused = check_signature(http, self.aws_credentials)
+        if self.aws_credentials is not None and (http.path.startswith(AWS_PATHS)
+                                                 or self.played.aws_service):
+            refused = check_signature(http, self.aws_credentials, self.played.aws_service)
             if refused is not None:
                 return _json(403, error_body(errors, 403, refused))
-        problem = first_refusal(wire, body, headers=http.headers,
-                                **route.url_says()) if self.check else None
+        problem = (self.played.refusal(body) or first_refusal(
+            wire, body, headers=http.headers, **route.url_says())) if self.check else None
         if problem is None:
             try:
                 request = codec.decode_request(body, **route.url_says())
@@ -358,7 +366,7 @@ class Emulator:
             return _raw(item, spec)
         if item.delay:
             await asyncio.sleep(item.delay)
-        reply = managed.reply(billed(item.reply, counted))
+        reply = self.played.reply(managed.reply(billed(item.reply, counted)))
         if memory is not None:
             memory.keep(self.kept, body, codec.encode_response(reply, request=request))
         return self._reply(reply, spec, codec, request, stream, framing)

@@ -28,13 +28,17 @@ _AUTH = re.compile(r"AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/([^/]+)
                    r"SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$")
 
 
-def check_signature(http: HttpRequest, credentials: AwsCredentials) -> str | None:
-    """Why the request's signature is refused, or None when it is the one we compute."""
+def check_signature(http: HttpRequest, credentials: AwsCredentials,
+                    expected: str = "") -> str | None:
+    """Why the request's signature is refused, or None when it is the one we compute (for
+    the ``expected`` service when one is named: a signature for another is refused)."""
     auth = http.headers.get("authorization", "")
     found = _AUTH.match(auth)
     if found is None:
         return "Missing Authentication Token: the request carries no AWS Signature Version 4"
     key, _, region, service, names, signature = found.groups()
+    if expected and service != expected:
+        return f"Credential should be scoped to correct service: '{expected}'."
     if key != credentials.access_key:
         return "The security token included in the request is invalid."
     try:

@@ -54,6 +54,7 @@ from toolwire.errors import (
 )
 from toolwire.events import RetryEvent as RetryEvent
 from toolwire.events import StreamEnd, StreamEvent, WireNotes, emit
+from toolwire.http import quirks
 from toolwire.http.cached_contents import explicit_caches
 from toolwire.http.counting import count_request, read_count
 from toolwire.http.endpoints import (
@@ -116,6 +117,8 @@ class HttpModel:
         provider = PROVIDERS.get(endpoint.provider)
         if provider is not None and provider.context_size:
             self._num_ctx = provider.context_of(self.options, self.context_window)
+        self._quirks = quirks.active(provider.quirks if provider is not None else (),
+                                     self.options)  # what the server refuses of its wire
         self._provider_marks = provider is not None and provider.cache_markers
         self._first_party = provider is not None and provider.first_party
 
@@ -190,7 +193,7 @@ class HttpModel:
             ) from exc
         if encoded.notes:
             emit(WireNotes(wire=self.wire, notes=tuple(str(n) for n in encoded.notes)))
-        body = self.endpoint.prepare_body(encoded.body)
+        body = quirks.fit(self.endpoint.prepare_body(encoded.body), self._quirks)
         wire_request = WireRequest(
             url=self.endpoint.url(stream=stream),
             body=body,
@@ -257,6 +260,8 @@ class HttpModel:
         else the price table's (`toolwire.context.prices`); unknown models keep None. A prompt
         that a truncating server cut (Ollama: the request is estimated over ``num_ctx`` and
         its ``prompt_eval_count`` is not) is a `ContextLengthError`, as other servers say."""
+        if "reused_call_ids" in self._quirks:  # ids that repeat the conversation's renamed
+            reply = quirks.unique_ids(reply, request)
         ctx = self._num_ctx
         if (ctx is not None and 0 < reply.usage.input_tokens <= ctx
                 and (about := estimate_tokens(request, self.codec.MEDIA_TOKENS)) > ctx):

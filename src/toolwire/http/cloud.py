@@ -1,17 +1,20 @@
-"""The cloud hosts of the wires: Amazon Bedrock, Google Vertex AI and Azure OpenAI.
+"""The cloud hosts of the wires: Amazon Bedrock, Claude Platform on AWS, Google Vertex AI and
+Azure OpenAI.
 
 Owns `CloudSetup` (what a model id on a cloud resolves to: base URL, paths, static headers, a
 per-attempt `Signer`, a stream adapter, a body transform, the host's token-counting endpoint as
 a `HostCount`: Bedrock's CountTokens for Converse and InvokeModel, Vertex AI's countTokens for
 Gemini and count-tokens for Claude; Azure has none), the setup of each cloud provider
-(`bedrock_setup`, `bedrock_anthropic_setup`, `vertex_setup`, `vertex_anthropic_setup`,
-`azure_setup`), `GoogleToken` (an OAuth2 token from google-auth, ``toolwire[vertex]``,
-refreshed before it expires) and `InvokeChunks` (Bedrock's event stream of ``chunk`` events,
-each holding one Anthropic server-sent event, turned back into that SSE text). Region, project
-and resource come from the environment (``AWS_REGION``, ``GOOGLE_CLOUD_PROJECT`` and
-``GOOGLE_CLOUD_LOCATION``, ``AZURE_OPENAI_ENDPOINT``) or the model id; a missing one is a
-`ConfigError` naming it, raised before any request. Must not import the transport, the client
-or a wire's codec module; google-auth is imported only when a Vertex token is asked for.
+(`bedrock_setup`, `bedrock_anthropic_setup`, Bedrock's OpenAI-compatible runtime and Mantle
+endpoints in `bedrock_openai_setup`, `bedrock_responses_setup`, `bedrock_mantle_setup`,
+`anthropic_aws_setup`, `vertex_setup`, `vertex_anthropic_setup`, `azure_setup`), `GoogleToken`
+(an OAuth2 token from google-auth, ``toolwire[vertex]``, refreshed before it expires) and
+`InvokeChunks` (Bedrock's event stream of ``chunk`` events, each holding one Anthropic server-
+sent event, turned back into that SSE text). Region, project and resource come from the
+environment (``AWS_REGION``, ``GOOGLE_CLOUD_PROJECT`` and ``GOOGLE_CLOUD_LOCATION``,
+``AZURE_OPENAI_ENDPOINT``) or the model id; a missing one is a `ConfigError` naming it, raised
+before any request. Must not import the transport, the client or a wire's codec module; google-
+auth is imported only when a Vertex token is asked for.
 """
 
 from __future__ import annotations
@@ -129,20 +132,27 @@ def aws_region(model: str, env: Mapping[str, str], given: str | None) -> str:
                       "AWS_REGION=us-east-1), or use a model ARN that names one")
 
 
-def _aws_auth(env: Mapping[str, str], region: str, given: str | None
-              ) -> tuple[dict[str, str], Signer | None]:
-    token = env.get("AWS_BEARER_TOKEN_BEDROCK")
+BEDROCK_SERVICE = "bedrock"
+MANTLE_SERVICE = "bedrock-mantle"
+CLAUDE_AWS_SERVICE = "aws-external-anthropic"
+"""The SigV4 service names: Bedrock's runtime, its Mantle endpoint, Claude Platform on AWS."""
+
+
+def _aws_auth(env: Mapping[str, str], region: str, given: str | None,
+              service: str = BEDROCK_SERVICE, key_var: str = "AWS_BEARER_TOKEN_BEDROCK",
+              host: str = "Amazon Bedrock") -> tuple[dict[str, str], Signer | None]:
+    token = env.get(key_var)
     if token:
         return {"authorization": f"Bearer {token}"}, None
     source = credential_chain(env)
     if source is not None:
-        return {}, SigV4Signer(source, region=region, service="bedrock")
+        return {}, SigV4Signer(source, region=region, service=service)
     if given is not None:
         return {}, None
-    raise ConfigError("Amazon Bedrock needs credentials: set AWS_ACCESS_KEY_ID and "
+    raise ConfigError(f"{host} needs credentials: set AWS_ACCESS_KEY_ID and "
                       "AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones), name "
-                      "a profile of ~/.aws/credentials with AWS_PROFILE, set a Bedrock API key "
-                      "in AWS_BEARER_TOKEN_BEDROCK, or set TOOLWIRE_AWS_CREDENTIALS=botocore "
+                      f"a profile of ~/.aws/credentials with AWS_PROFILE, set an API key "
+                      f"in {key_var}, or set TOOLWIRE_AWS_CREDENTIALS=botocore "
                       "to use botocore's chain (pip install 'toolwire[aws]')")
 
 
@@ -221,6 +231,46 @@ def bedrock_anthropic_setup(model: str, env: Mapping[str, str], given: str | Non
                       headers={"accept": "application/json", **headers}, signer=signer,
                       stream_adapter=InvokeChunks, transform=to_bedrock_invoke,
                       count=HostCount(BEDROCK_COUNT, "inputTokens", invoke_count))
+
+
+def _bedrock_openai(host: str, path: str, service: str) -> Setup:
+    def setup(model: str, env: Mapping[str, str], given: str | None) -> CloudSetup:
+        region = aws_region(model, env, given)
+        headers, signer = _aws_auth(env, region, given, service)
+        return CloudSetup(base_url=given or f"https://{host.format(region=region)}", path=path,
+                          headers=headers, signer=signer)
+
+    return setup
+
+
+bedrock_openai_setup = _bedrock_openai("bedrock-runtime.{region}.amazonaws.com",
+                                       "/openai/v1/chat/completions", BEDROCK_SERVICE)
+"""``bedrock-openai:<model>``: Chat Completions at Bedrock's runtime (``/openai/v1``)."""
+bedrock_responses_setup = _bedrock_openai("bedrock-runtime.{region}.amazonaws.com",
+                                          "/openai/v1/responses", BEDROCK_SERVICE)
+"""``bedrock-responses:<model>``: the Responses API at Bedrock's runtime (``/openai/v1``)."""
+bedrock_mantle_setup = _bedrock_openai("bedrock-mantle.{region}.api.aws", "/v1/responses",
+                                       MANTLE_SERVICE)
+"""``bedrock-mantle:<model>``: the Responses API at Bedrock's Mantle endpoint (``/v1``; a
+model it serves under ``/openai/v1`` is reached with that base URL given)."""
+
+
+def anthropic_aws_setup(model: str, env: Mapping[str, str], given: str | None) -> CloudSetup:
+    """``anthropic-aws:<model>``: Claude Platform on AWS, the Messages API at
+    ``aws-external-anthropic.{region}.api.aws`` with the workspace in a header."""
+    given = given or env.get("ANTHROPIC_AWS_BASE_URL") or None
+    region = aws_region(model, env, given)
+    workspace = env.get("ANTHROPIC_AWS_WORKSPACE_ID")
+    if not workspace:
+        raise ConfigError("Claude Platform on AWS needs a workspace: set "
+                          "ANTHROPIC_AWS_WORKSPACE_ID to the id of a workspace of the "
+                          "AWS-linked organization")
+    headers, signer = _aws_auth(env, region, given, CLAUDE_AWS_SERVICE, "ANTHROPIC_AWS_API_KEY",
+                                "Claude Platform on AWS")
+    return CloudSetup(base_url=given or f"https://aws-external-anthropic.{region}.api.aws",
+                      path="/v1/messages", signer=signer,
+                      headers={"anthropic-version": "2023-06-01",
+                               "anthropic-workspace-id": workspace, **headers})
 
 
 # --------------------------------------------------------------------------- Google Vertex AI
@@ -361,6 +411,9 @@ azure_responses_setup = _azure("/openai/v1/responses")
 
 __all__ = [
     "BEDROCK_ANTHROPIC_VERSION",
+    "BEDROCK_SERVICE",
+    "CLAUDE_AWS_SERVICE",
+    "MANTLE_SERVICE",
     "VERTEX_ANTHROPIC_VERSION",
     "CloudSetup",
     "GoogleToken",
@@ -369,10 +422,14 @@ __all__ = [
     "Setup",
     "Signer",
     "StreamAdapter",
+    "anthropic_aws_setup",
     "aws_region",
     "azure_responses_setup",
     "azure_setup",
     "bedrock_anthropic_setup",
+    "bedrock_mantle_setup",
+    "bedrock_openai_setup",
+    "bedrock_responses_setup",
     "bedrock_setup",
     "claude_count",
     "converse_count",

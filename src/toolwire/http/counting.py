@@ -7,7 +7,8 @@ CountTokens, Vertex AI's countTokens and Claude count-tokens), and a cloud host 
 (Azure) is counted by the local estimate. The request goes to the same server, with the same
 headers (and signed like them), as the model's own requests.
 `toolwire.http.client.HttpModel.count_tokens` uses them, and falls back to a local estimate for
-a wire without one. Must not import the client.
+a wire without one, and for a server that serves the wire without its counting endpoint (the
+quirk ``no_token_count``, `toolwire.http.quirks`). Must not import the client.
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ def count_request(endpoint: Endpoint, sent: WireRequest) -> tuple[WireRequest, C
             body) if endpoint.signer is not None else None), Counting(
             path=host.path, keys=frozenset(), field=host.field)
     counting = get_wire(endpoint.wire).count
-    if counting is None or endpoint.signer is not None or (spec is not None
-                                                            and spec.setup is not None):
+    if counting is None or endpoint.signer is not None or (spec is not None and (
+            spec.setup is not None or "no_token_count" in spec.quirks)):
         return None
     where = dataclasses.replace(endpoint, _path=counting.path, _stream_path=None)
     return WireRequest(url=where.url(), body=counting.body(sent.body, endpoint.model),

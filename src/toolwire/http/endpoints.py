@@ -5,26 +5,39 @@ optional ``@base_url`` suffix that sends that wire to another server. The provid
 provider registry's (`toolwire.http.providers`, where `register_provider` adds one); the
 built-in ones:
 
-=======================  ===================  ==========================================
-provider                 wire                 key (environment variable)
-=======================  ===================  ==========================================
-``anthropic``            anthropic-messages   ANTHROPIC_API_KEY
-``openai``               openai-chat          OPENAI_API_KEY
-``openai-responses``     openai-responses     OPENAI_API_KEY
-``openrouter``           openai-chat          OPENROUTER_API_KEY
-``ollama``               ollama-chat          none (OLLAMA_HOST sets the server)
-``gemini``               gemini-generate      GEMINI_API_KEY or GOOGLE_API_KEY
-``gemini-interactions``  gemini-interactions  GEMINI_API_KEY or GOOGLE_API_KEY
-``openai-compatible``    openai-chat          OPENAI_API_KEY if set; ``@base_url`` required
-``local``                openai-chat          none (starts a llama.cpp server here)
-``bedrock``              bedrock-converse     AWS credentials (SigV4) or AWS_BEARER_TOKEN_BEDROCK
-``bedrock-anthropic``    anthropic-messages   the same, through InvokeModel
-``vertex``               gemini-generate      Google ADC token; GOOGLE_CLOUD_PROJECT/LOCATION
-``vertex-anthropic``     anthropic-messages   the same, through rawPredict
-``vertex-interactions``  gemini-interactions  the same, the Interactions API (v1beta1)
-``azure``                openai-chat          AZURE_OPENAI_API_KEY or AZURE_OPENAI_AD_TOKEN
-``azure-responses``      openai-responses     the same; AZURE_OPENAI_ENDPOINT names the resource
-=======================  ===================  ==========================================
+=========================  ===================  ==========================================
+provider                   wire                 key (environment variable)
+=========================  ===================  ==========================================
+``anthropic``              anthropic-messages   ANTHROPIC_API_KEY
+``openai``                 openai-chat          OPENAI_API_KEY
+``openai-responses``       openai-responses     OPENAI_API_KEY
+``openrouter``             openai-chat          OPENROUTER_API_KEY
+``ollama``                 ollama-chat          none (OLLAMA_HOST sets the server)
+``gemini``                 gemini-generate      GEMINI_API_KEY or GOOGLE_API_KEY
+``gemini-interactions``    gemini-interactions  GEMINI_API_KEY or GOOGLE_API_KEY
+``openai-compatible``      openai-chat          OPENAI_API_KEY if set; ``@base_url`` required
+``local``                  openai-chat          none (starts a llama.cpp server here)
+``bedrock``                bedrock-converse     AWS credentials (SigV4) or AWS_BEARER_TOKEN_BEDROCK
+``bedrock-anthropic``      anthropic-messages   the same, through InvokeModel
+``vertex``                 gemini-generate      Google ADC token; GOOGLE_CLOUD_PROJECT/LOCATION
+``vertex-anthropic``       anthropic-messages   the same, through rawPredict
+``vertex-interactions``    gemini-interactions  the same, the Interactions API (v1beta1)
+``azure``                  openai-chat          AZURE_OPENAI_API_KEY or AZURE_OPENAI_AD_TOKEN
+``azure-responses``        openai-responses     the same; AZURE_OPENAI_ENDPOINT names the resource
+``ollama-responses``       openai-responses     none; Ollama's /v1/responses (OLLAMA_HOST)
+``lmstudio-responses``     openai-responses     none; LM Studio's /v1/responses
+``vllm-responses``         openai-responses     none; vLLM's /v1/responses
+``llamacpp-responses``     openai-responses     none; llama.cpp's /v1/responses
+``openrouter-responses``   openai-responses     OPENROUTER_API_KEY
+``local-responses``        openai-responses     none (a llama.cpp server here, /v1/responses)
+``bedrock-openai``         openai-chat          as ``bedrock``; the runtime's /openai/v1
+``bedrock-responses``      openai-responses     as ``bedrock``; the runtime's /openai/v1
+``bedrock-mantle``         openai-responses     as ``bedrock``; Bedrock's Mantle endpoint
+``anthropic-aws``          anthropic-messages   ANTHROPIC_AWS_API_KEY or SigV4; a workspace id
+=========================  ===================  ==========================================
+
+What a Responses-compatible server refuses of its wire, and what is sent instead, is its
+record's ``quirks`` (`toolwire.http.quirks`).
 
 The cloud providers resolve their host, paths and authentication in `toolwire.http.cloud`;
 SigV4 signs each attempt anew there.

@@ -74,7 +74,10 @@ class Provider:
     ``reasoning_provider`` names the provider a model id moves to when the model may reason
     with tools only there (``responses_for_reasoning``); ``model_prefixes`` are how its
     models' names begin, to guess the provider of an id written without one; ``no_batch``
-    says why it has no batch API toolwire drives (empty when it may have one).
+    says why it has no batch API toolwire drives (empty when it may have one); ``quirks``
+    names what the server refuses of its wire and toolwire works around
+    (`toolwire.http.quirks`); ``aws_service`` is the SigV4 service name a host signed the AWS
+    way expects (what the emulator checks when it plays the provider).
     """
 
     name: str
@@ -98,6 +101,8 @@ class Provider:
     reasoning_provider: str | None = None
     model_prefixes: tuple[str, ...] = ()
     no_batch: str = ""
+    quirks: tuple[str, ...] = ()
+    aws_service: str = ""
     transform: BodyTransform | None = field(default=None, compare=False)
     setup: Setup | None = field(default=None, compare=False)
 
@@ -133,6 +138,34 @@ _VERTEX_NO_BATCH = ("Vertex AI batch prediction reads its requests from Cloud St
                     "BigQuery, which toolwire does not set up")
 _AZURE_NO_BATCH = "Azure OpenAI batches need a global-batch deployment of their own"
 _LOCAL_NO_BATCH = "a local server has no batch API"
+
+_RESPONSES = wires.OPENAI_RESPONSES.name
+_LLAMA_CPP = ("stateless", "function_tools_only", "text_tool_output", "no_token_count",
+              "typed_items")
+_RESPONSES_SERVERS = (  # servers that serve /v1/responses too, each with its gaps
+    Provider(name="ollama-responses", wire=_RESPONSES, base_url="http://127.0.0.1:11434",
+             host_var="OLLAMA_HOST", otel_name="ollama", prices="", no_batch=_LOCAL_NO_BATCH,
+             quirks=("stateless", "function_tools_only", "plain_items", "no_tool_choice",
+                     "no_token_count", "typed_items")),
+    Provider(name="lmstudio-responses", wire=_RESPONSES, base_url="http://127.0.0.1:1234",
+             otel_name="lm_studio", prices="", no_batch=_LOCAL_NO_BATCH,
+             quirks=("function_tools_only", "no_token_count", "typed_items")),
+    Provider(name="vllm-responses", wire=_RESPONSES, base_url="http://127.0.0.1:8000",
+             otel_name="vllm", prices="", no_batch=_LOCAL_NO_BATCH,
+             quirks=("stateless", "no_token_count", "typed_items")),
+    Provider(name="llamacpp-responses", wire=_RESPONSES, base_url="http://127.0.0.1:8080",
+             otel_name="llama.cpp", prices="", no_batch=_LOCAL_NO_BATCH,
+             quirks=_LLAMA_CPP),
+    Provider(name="openrouter-responses", wire=_RESPONSES, base_url="https://openrouter.ai/api",
+             key_vars=("OPENROUTER_API_KEY",), form="openrouter-responses:<vendor/model>",
+             otel_name="openrouter", prices="openrouter",
+             quirks=("stateless", "no_token_count", "typed_items"),
+             no_batch="OpenRouter has no batch API"),
+    Provider(name="local-responses", wire=_RESPONSES, base_url="",
+             form="local-responses:smollm2", otel_name="llama.cpp", prices="",
+             local_server=True, no_batch=_LOCAL_NO_BATCH,
+             quirks=_LLAMA_CPP),
+)
 
 _BUILT_IN = (
     Provider(name="anthropic", wire=wires.ANTHROPIC_MESSAGES.name,
@@ -186,6 +219,26 @@ _BUILT_IN = (
              base_url="https://{resource}.openai.azure.com", form="azure-responses:<deployment>",
              otel_name="azure.ai.openai", setup=cloud.azure_responses_setup,
              no_batch=_AZURE_NO_BATCH),
+    *_RESPONSES_SERVERS,
+    Provider(name="bedrock-openai", wire=wires.OPENAI_CHAT.name,
+             base_url="https://bedrock-runtime.{region}.amazonaws.com",
+             form="bedrock-openai:<model>", otel_name="aws.bedrock",
+             setup=cloud.bedrock_openai_setup, aws_service=cloud.BEDROCK_SERVICE,
+             no_batch=_BEDROCK_NO_BATCH),
+    Provider(name="bedrock-responses", wire=wires.OPENAI_RESPONSES.name,
+             base_url="https://bedrock-runtime.{region}.amazonaws.com",
+             form="bedrock-responses:<model>", otel_name="aws.bedrock",
+             setup=cloud.bedrock_responses_setup, aws_service=cloud.BEDROCK_SERVICE,
+             no_batch=_BEDROCK_NO_BATCH),
+    Provider(name="bedrock-mantle", wire=wires.OPENAI_RESPONSES.name,
+             base_url="https://bedrock-mantle.{region}.api.aws", form="bedrock-mantle:<model>",
+             otel_name="aws.bedrock", setup=cloud.bedrock_mantle_setup,
+             aws_service=cloud.MANTLE_SERVICE, quirks=("reused_call_ids",),
+             no_batch=_BEDROCK_NO_BATCH),
+    Provider(name="anthropic-aws", wire=wires.ANTHROPIC_MESSAGES.name,
+             base_url="https://aws-external-anthropic.{region}.api.aws",
+             form="anthropic-aws:<model>", otel_name="anthropic", prices="anthropic",
+             setup=cloud.anthropic_aws_setup, aws_service=cloud.CLAUDE_AWS_SERVICE),
     Provider(name="openai-compatible", wire=wires.OPENAI_CHAT.name, base_url="",
              key_vars=("OPENAI_API_KEY",), needs_base_url=True, any_server=True,
              form="openai-compatible:<model>@<base_url>"),

@@ -12,6 +12,8 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from toolwire.schema.names import unique_within
+
 __all__ = ["MAX_NAME", "plan_names", "server_label", "spec_name", "unique_name"]
 
 MAX_NAME = 64
@@ -27,16 +29,7 @@ def server_label(name: str | None, fallback: str) -> str:
 
 
 def unique_name(candidate: str, taken: set[str]) -> str:
-    candidate = candidate[:MAX_NAME]
-    if candidate not in taken:
-        return candidate
-    n = 2
-    while True:
-        suffix = f"_{n}"
-        attempt = candidate[: MAX_NAME - len(suffix)] + suffix
-        if attempt not in taken:
-            return attempt
-        n += 1
+    return unique_within(candidate, taken, MAX_NAME)
 
 
 def plan_names(

@@ -2,7 +2,8 @@
 
 Owns: `closest` (the name a misspelt one most likely meant: same letters up to case and
 ``_-.``, a few typos away, or one inside the other), JSON paths (``"opts.tags[0]"``) and the
-small phrases every message shares. Must not import anything from toolwire except
+small phrases every message shares, and `unique_within` (a name made unique among those
+taken, within a length). Must not import anything from toolwire except
 `schema.text`.
 """
 
@@ -144,3 +145,14 @@ def json_path(path: Sequence[str | int]) -> str:
 
 def count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def unique_within(candidate: str, taken: Container[str], limit: int) -> str:
+    """``candidate`` cut to ``limit`` characters, or when that is taken the first of
+    ``candidate_2``, ``candidate_3``... (cut to fit the limit) that is not."""
+    candidate = candidate[:limit]
+    n = 2
+    while candidate in taken:
+        suffix = f"_{n}"
+        candidate, n = candidate[: limit - len(suffix)] + suffix, n + 1
+    return candidate

@@ -12,16 +12,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire import _json
 from toolwire.codecs.assembly import text_pieces
 from toolwire.codecs.framing import SSEFramer
-from toolwire.codecs.gemini_generate.parts import WIRE, decode_call, request_names
+from toolwire.codecs.gemini_generate.parts import WIRE, decode_call
 from toolwire.codecs.gemini_generate.reply import (
     READ_KEYS,
     decode_error,
     decode_response,
     encode_response,
 )
+from toolwire.codecs.google_shared import event_json, request_names
 from toolwire.errors import ProviderError, StreamError
 from toolwire.events import (
     ReasoningDelta,
@@ -159,14 +159,9 @@ class StreamDecoder:
         return body
 
     def _event(self, data: str, events: list[StreamEvent]) -> None:
-        text = data.strip()
-        if not text or text == "[DONE]":
+        chunk = event_json(data, WIRE, "a stream chunk")
+        if chunk is None:
             return
-        try:
-            chunk = _json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise StreamError(f"a stream chunk is not JSON: {exc.msg}", wire=WIRE,
-                              body=text) from None
         for item in chunk if isinstance(chunk, list) else [chunk]:
             self._chunk(item, events)
 

@@ -27,9 +27,9 @@ from toolwire.codecs.gemini_interactions.parts import (
     MEDIA_BLOCKS,
     WIRE,
     decode_call,
-    request_names,
 )
 from toolwire.codecs.gemini_interactions.reply import decode_response, encode_response
+from toolwire.codecs.google_shared import event_json, request_names
 from toolwire.errors import ProviderError, StreamError
 from toolwire.events import (
     ReasoningDelta,
@@ -181,13 +181,7 @@ class StreamDecoder:
     # ------------------------------------------------------------------ events
 
     def _event(self, sse: SSEEvent, out: list[StreamEvent]) -> None:
-        data = sse.data.strip()
-        if not data or data == "[DONE]":
-            return
-        try:
-            payload = _json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise StreamError(f"a stream event is not JSON: {exc.msg}", wire=WIRE) from None
+        payload = event_json(sse.data, WIRE)
         if not isinstance(payload, dict):
             return
         event_id = payload.get("event_id")

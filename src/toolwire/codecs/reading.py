@@ -41,6 +41,21 @@ class StreamDecoder(Protocol):
     def finish(self) -> Reply: ...
 
 
+class ResumableDecoder(StreamDecoder, Protocol):
+    """The stream decoder of a wire whose server serves a broken stream again from an event
+    (the wire's record says ``resumable``): it says where the stream is to be taken up, and
+    skips any event it has read already."""
+
+    @property
+    def resume_point(self) -> tuple[str, str] | None:
+        """The reply's id and the last event read, once there are both."""
+        ...
+
+    def drop_partial(self) -> None:
+        """Forget the bytes of an event cut off by a break (it comes again whole)."""
+        ...
+
+
 def _json_kind(value: Any) -> str:
     if value is None:
         return "null"
@@ -485,10 +500,28 @@ class _GuardedDecoder:
         return StreamError(str(unreadable(self._what, exc)), wire=wire)
 
 
-def guard_stream(make: Callable[..., StreamDecoder], wire: str) -> Callable[..., StreamDecoder]:
+class GuardedResumable(_GuardedDecoder):
+    """The guarded decoder of a wire whose record says ``resumable``: it says where its stream
+    is taken up again, as the wire's own decoder (a `ResumableDecoder`) does."""
+
+    __slots__ = ()
+
+    wrapped: ResumableDecoder
+
+    @property
+    def resume_point(self) -> tuple[str, str] | None:
+        return self.wrapped.resume_point
+
+    def drop_partial(self) -> None:
+        self.wrapped.drop_partial()
+
+
+def guard_stream(make: Callable[..., StreamDecoder], wire: str, *,
+                 resumable: bool = False) -> Callable[..., StreamDecoder]:
     what = f"{wire} stream"
+    guarded = GuardedResumable if resumable else _GuardedDecoder
 
     def stream_decoder(*, request: Request | None = None) -> StreamDecoder:
-        return _GuardedDecoder(make(request=request), what)
+        return guarded(make(request=request), what)
 
     return stream_decoder

@@ -123,6 +123,7 @@ RECORD = Wire(
     reasoning=reasoning,
     media_tokens="tiles-768",  # the models of generateContent: an image by 768-pixel tiles
     memory=ServerMemory(continued=continued, keep=keep),
+    resumable=True,  # GET .../interactions/{id}?stream=true&last_event_id=...
 )
 """The wire's registry record."""
 

@@ -27,15 +27,14 @@ from toolwire.codecs.errormap import aws_error_type as aws_error_type
 from toolwire.codecs.errormap import provider_error as provider_error
 from toolwire.codecs.errormap import retry_after_from as retry_after_from
 from toolwire.codecs.errormap import status_in_words as status_in_words
-from toolwire.codecs.reading import (
+from toolwire.codecs.guards import (
     GuardedResumable,
-    ResumableDecoder,
-    StreamDecoder,
     guard_error,
     guard_request,
     guard_response,
     guard_stream,
 )
+from toolwire.codecs.reading import ResumableDecoder, StreamDecoder
 from toolwire.codecs.reading import error_body as error_body
 from toolwire.codecs.reading import list_at as list_at
 from toolwire.codecs.reading import objects_at as objects_at

@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolwire import _json
 from toolwire.codecs import google_shared as shared
 from toolwire.codecs.base import NameMap, Note, call_id_for, dumps
 from toolwire.codecs.base import wrong_shape as wrong
@@ -46,6 +45,7 @@ from toolwire.transcript import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    read_arguments,
 )
 
 WIRE = NAME
@@ -226,7 +226,7 @@ class StepEncoder:
         arguments = call.arguments
         if not isinstance(arguments, dict):
             try:
-                parsed = _json.loads(call.raw_arguments) if call.raw_arguments else None
+                parsed = read_arguments(call.raw_arguments) if call.raw_arguments else None
             except JSONTextError:
                 parsed = None
             arguments = parsed if isinstance(parsed, dict) else {}

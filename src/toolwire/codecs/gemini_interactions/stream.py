@@ -19,7 +19,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire import _json
 from toolwire.codecs.assembly import text_pieces
 from toolwire.codecs.base import dumps, provider_error, status_in_words, wrong_shape
 from toolwire.codecs.framing import SSEEvent, SSEFramer
@@ -39,7 +38,7 @@ from toolwire.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from toolwire.transcript import Reply, Request
+from toolwire.transcript import Reply, Request, read_arguments
 
 # --------------------------------------------------------------------------- encode
 
@@ -291,7 +290,7 @@ class StreamDecoder:
         if pieces:
             text = "".join(pieces)
             try:
-                step["arguments"] = _json.loads(text)
+                step["arguments"] = read_arguments(text)
             except json.JSONDecodeError:
                 step["arguments"] = text
         call = decode_call(step, self._names, str(self._meta.get("id") or ""), number)
@@ -309,7 +308,7 @@ class StreamDecoder:
         for index, pieces in self._args.items():
             text = "".join(pieces)
             try:
-                self._steps[index]["arguments"] = _json.loads(text)
+                self._steps[index]["arguments"] = read_arguments(text)
             except json.JSONDecodeError:
                 self._steps[index]["arguments"] = text
         self._text.clear()

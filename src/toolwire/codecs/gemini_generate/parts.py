@@ -388,7 +388,6 @@ class PartEncoder:
             fr.update({k: v for k, v in inner.items() if k not in fr})
         return {"functionResponse": fr, **extras} if extras else {"functionResponse": fr}
 
-
     def media(self, part: MediaPart, subject: str, *, inner: bool = False) -> dict[str, Any]:
         """`media_part`, with a note when the part's name cannot go (Gemini sends none)."""
         if part.name:

@@ -39,8 +39,10 @@ from toolwire.codecs.reading import error_body as error_body
 from toolwire.codecs.reading import list_at as list_at
 from toolwire.codecs.reading import objects_at as objects_at
 from toolwire.codecs.reading import plain as plain
+from toolwire.codecs.reading import role_problem as role_problem  # the wires' import path
 from toolwire.codecs.reading import text_at as text_at
 from toolwire.codecs.reading import token_count as token_count
+from toolwire.codecs.reading import tools_lack_schemas as tools_lack_schemas
 from toolwire.codecs.reading import wrong_shape as wrong_shape
 from toolwire.codecs.reasoning import REASONING_LEVELS, PutReasoning, put_reasoning
 from toolwire.errors import ProviderError
@@ -434,37 +436,3 @@ def own_options(options: Mapping[str, Any] | None, wire: str, notes: list[Note])
                               detail=f"{key!r} is set for {other} only; not sent to {wire}")
                          for key in entry)
     return mine
-
-
-# ------------------------------------------------------------------------- what providers refuse
-
-
-def tools_lack_schemas(tools: Any, key: str) -> str | None:
-    """A provider's refusal of a tool list whose tools lack a name or the ``key`` schema field
-    (a built-in tool, of another type, may have neither)."""
-    if tools is None:
-        return None
-    if not isinstance(tools, list):
-        return "tools: expected an array"
-    for n, tool in enumerate(tools):
-        kind = tool.get("type") if isinstance(tool, dict) else None
-        fn = tool.get("function", tool.get("custom", tool)) if isinstance(tool, dict) else None
-        own = isinstance(tool, dict) and kind in (None, "custom", "function")
-        if not isinstance(fn, dict) or (own and not fn.get("name")):
-            return f"tools.{n}: a tool needs a name"
-        grammar = kind == "custom" and key != "input_schema"  # OpenAI's: a grammar, no schema
-        if key and key not in fn and own and not grammar:
-            return f"tools.{n}.{key}: Field required"
-    return None
-
-
-def role_problem(messages: Any, allowed: tuple[str, ...], field: str = "messages") -> str | None:
-    """A provider's refusal of an empty message list or of a role it does not take."""
-    if not isinstance(messages, list) or not messages:
-        return f"{field}: at least one message is required"
-    for n, m in enumerate(messages):
-        role = m.get("role") if isinstance(m, dict) else None
-        if role is not None and role not in allowed:
-            return (f"{field}.{n}.role: Input should be " + " or ".join(repr(r) for r in allowed)
-                    + f", got {role!r}")
-    return None

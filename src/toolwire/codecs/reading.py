@@ -2,7 +2,9 @@
 
 Owns the shape errors (`wrong_shape`, `first_problem`, `not_json`), the typed readers the wires
 use on bodies (`list_at`, `text_at`, `token_count`, `plain` for values kept whole, `error_body`
-for error replies), `path_text`, and the `StreamDecoder` and `ResumableDecoder` protocols. The
+for error replies), `path_text`, a provider's refusals of a raw body every wire words alike
+(`role_problem`, `tools_lack_schemas`), and the `StreamDecoder` and `ResumableDecoder`
+protocols. The
 guards `Codec` puts around every decoder are `toolwire.codecs.guards`'. Imports the JSON
 reader, errors, events and the transcript; must not import `toolwire.codecs.base` or any wire.
 """
@@ -241,3 +243,37 @@ def error_body(body: Any) -> tuple[Any, str]:
         except JSONTextError:
             return body, body
     return plain(body, "the error body"), ""
+
+
+# ------------------------------------------------------------------------- what providers refuse
+
+
+def tools_lack_schemas(tools: Any, key: str) -> str | None:
+    """A provider's refusal of a tool list whose tools lack a name or the ``key`` schema field
+    (a built-in tool, of another type, may have neither)."""
+    if tools is None:
+        return None
+    if not isinstance(tools, list):
+        return "tools: expected an array"
+    for n, tool in enumerate(tools):
+        kind = tool.get("type") if isinstance(tool, dict) else None
+        fn = tool.get("function", tool.get("custom", tool)) if isinstance(tool, dict) else None
+        own = isinstance(tool, dict) and kind in (None, "custom", "function")
+        if not isinstance(fn, dict) or (own and not fn.get("name")):
+            return f"tools.{n}: a tool needs a name"
+        grammar = kind == "custom" and key != "input_schema"  # OpenAI's: a grammar, no schema
+        if key and key not in fn and own and not grammar:
+            return f"tools.{n}.{key}: Field required"
+    return None
+
+
+def role_problem(messages: Any, allowed: tuple[str, ...], field: str = "messages") -> str | None:
+    """A provider's refusal of an empty message list or of a role it does not take."""
+    if not isinstance(messages, list) or not messages:
+        return f"{field}: at least one message is required"
+    for n, m in enumerate(messages):
+        role = m.get("role") if isinstance(m, dict) else None
+        if role is not None and role not in allowed:
+            return (f"{field}.{n}.role: Input should be " + " or ".join(repr(r) for r in allowed)
+                    + f", got {role!r}")
+    return None

@@ -215,10 +215,10 @@ class StepEncoder:
                 steps.append(dict(part.payload) if isinstance(part.payload, Mapping)
                              else {"type": part.kind})
             else:
+                kind, wire = ((part.kind, part.wire) if isinstance(part, OpaquePart)
+                              else (type(part).__name__, "another wire"))
                 self.notes.append(Note(kind="opaque_dropped", subject=subject, detail=(
-                    f"a {getattr(part, 'kind', type(part).__name__)} block of "
-                    f"{getattr(part, 'wire', 'another wire')} has no place on {WIRE}; "
-                    "left out")))
+                    f"a {kind} block of {wire} has no place on {WIRE}; left out")))
         flush()
         return steps
 

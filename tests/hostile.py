@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from toolwire.codecs import WIRES, get_codec
-from toolwire.codecs.reading import first_problem, kept_values
+from toolwire.codecs.guards import kept_values
+from toolwire.codecs.reading import first_problem
 from toolwire.errors import ToolwireError
 from toolwire.transcript import (
     Message,

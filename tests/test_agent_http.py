@@ -20,6 +20,7 @@ from toolwire import (
     check_transcript,
 )
 from toolwire.codecs import WIRES, get_codec
+from toolwire.codecs.registry import get_wire
 from toolwire.emulator import Emulator, Fault
 from toolwire.events import RetryEvent, ToolFinished, ToolStarted, WireNotes
 from toolwire.http.client import HttpModel, RetryPolicy
@@ -123,8 +124,7 @@ async def test_faults_are_recovered_with_the_transcript_intact(wire: str, stream
                                                               tmp_path: Path) -> None:
     broken = Fault(kind="drop_mid_stream", reply=ANSWER) if stream else Fault(kind="overloaded")
     # a stream its wire takes up where it broke (`toolwire.http.resumes`) is not sent again
-    resumed = stream and hasattr(getattr(get_codec(wire).stream_decoder(), "wrapped", None),
-                                 "resume_point")
+    resumed = stream and get_wire(wire).resumable
     script = [Fault(kind="rate_limit", retry_after=0.01), CALLS, Fault(kind="server_error"),
               broken, *([] if resumed else [ANSWER])]
     log = tmp_path / "run.jsonl"

@@ -103,11 +103,10 @@ async def test_overload_and_server_errors_are_retried(wire: str, kind: str) -> N
 @pytest.mark.parametrize("wire", WIRES)
 async def test_a_stream_dropped_mid_reply_is_retried_whole(wire: str) -> None:
     """Retried whole, or, where the wire's server serves a stream again from an event (its
-    decoder has a ``resume_point``), taken up where it broke with no retry."""
-    from toolwire.codecs import get_codec
+    record says ``resumable``), taken up where it broke with no retry."""
+    from toolwire.codecs.registry import get_wire
 
-    resumes = hasattr(getattr(get_codec(wire).stream_decoder(), "wrapped", None),
-                      "resume_point")
+    resumes = get_wire(wire).resumable
     async with Emulator([Fault(kind="drop_mid_stream", reply=TWO_CALLS), TWO_CALLS]) as emu:
         m = fast_model(wire, emu)
         heard: list[object] = []

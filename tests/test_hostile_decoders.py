@@ -35,7 +35,7 @@ from hostile import (
 from toolwire import _json
 from toolwire.codecs import get_codec, reading
 from toolwire.codecs.framing import NDJSONFramer, SSEFramer
-from toolwire.codecs.reading import kept_values
+from toolwire.codecs.guards import kept_values
 from toolwire.errors import (
     JSONTextError,
     ProviderError,

@@ -161,3 +161,34 @@ def test_through_the_proxy_a_broken_interactions_upstream_goes_on_without_a_gap(
         [reply.content], request=Request(model="m")))[-1]
     assert isinstance(whole, StreamEnd) and whole.reply.text == LONG.text
     assert reply.content.rstrip().endswith(b"data: [DONE]")
+
+
+def test_resuming_is_an_ability_a_record_declares() -> None:
+    """The records say which wires' streams are taken up again, and the codec hands out a
+    decoder that says where only for those; every other wire's decoder is given none."""
+    from toolwire.codecs import WIRES
+    from toolwire.codecs.registry import get_wire
+
+    declared = {wire for wire in WIRES if get_wire(wire).resumable}
+    assert declared == {WIRE}
+    for wire in WIRES:
+        codec = get_codec(wire)
+        decoder = codec.stream_decoder()
+        resumable = codec.resumable(decoder)
+        assert (resumable is not None) == (wire in declared)
+        if resumable is not None:
+            assert resumable.resume_point is None  # nothing read yet
+            resumable.drop_partial()
+
+
+def test_per_model_fixes_are_declared_by_the_record() -> None:
+    """A codec module's per-model fixes (``FIT``) are applied when its record says so, and
+    every record that says so names a module that has them."""
+    import importlib
+
+    from toolwire.codecs import WIRES
+    from toolwire.codecs.registry import get_wire
+
+    for wire in WIRES:
+        record = get_wire(wire)
+        assert hasattr(importlib.import_module(record.module), "FIT") == record.per_model, wire

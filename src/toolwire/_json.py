@@ -1,7 +1,7 @@
 """Reading and writing JSON fast, with one policy for text from outside.
 
-Owns `loads`, `parse`, `dumps`, `one_line`, `walk_limit` and the limits `MAX_DEPTH` and
-`SHALLOW`. Imports only
+Owns `loads`, `parse`, `read_arguments` (a call's arguments: text that broke is read once),
+`dumps`, `one_line`, `walk_limit` and the limits `MAX_DEPTH` and `SHALLOW`. Imports only
 `toolwire.errors` (for `JSONTextError`); everything that reads JSON from a server, a model or a
 file reads it here, so the policy below holds everywhere at once:
 
@@ -29,6 +29,7 @@ a lone surrogate that reached a value some other way is written as its ``\\u`` e
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from typing import Any
@@ -150,7 +151,7 @@ def loads(
     With ``check_depth=False`` a text longer than `SHALLOW` is not held to `MAX_DEPTH` here (the
     parser's own guard still refuses nesting near the interpreter's recursion limit): for a
     caller that holds every value it keeps to the limit itself, as the decoders' guards do
-    (`toolwire.codecs.reading.hold_reply`).
+    (`toolwire.codecs.guards.hold_reply`).
     """
     try:
         value = parse(text)
@@ -177,6 +178,45 @@ def _slow_loads(text: str | bytes | bytearray | memoryview, what: str) -> Any:
     except ValueError as exc:  # a constant refused, an integer past the digit limit
         raise JSONTextError(f"{_in(what)}{exc}") from None
     return walk_limit(value, clean=True, what=what)
+
+
+# --------------------------------------------------------------------------- a call's arguments
+
+_BROKEN: dict[str, tuple[str, str, int]] = {}
+"""The last argument texts `read_arguments` found broken, with the error (message, text,
+position): a text read once is not read again by the steps after (a stream decoder, the wire's
+parts, ``ToolCallPart.from_raw``, the argument check)."""
+_BROKEN_KEPT = 32
+
+
+def read_arguments(text: str) -> Any:
+    """``text``, the arguments a model sent as text, read as JSON under toolwire's policy.
+
+    Text that does not parse raises `JSONTextError` (a `json.JSONDecodeError`)
+    saying where; it is remembered (the last few), so that the steps a reply goes through after
+    the one that read it get the same error without reading the text again.
+    """
+    known = _BROKEN.get(text)
+    if known is not None:
+        raise JSONTextError(*known)
+    try:
+        return loads(text)
+    except json.JSONDecodeError as exc:
+        if len(_BROKEN) >= _BROKEN_KEPT:
+            # the oldest goes (another thread may have changed the dict meanwhile)
+            with contextlib.suppress(StopIteration, KeyError, RuntimeError):
+                del _BROKEN[next(iter(_BROKEN))]
+        _BROKEN[text] = (exc.msg, exc.doc, exc.pos)
+        raise JSONTextError(exc.msg, exc.doc, exc.pos) from None
+
+
+def broken_arguments(text: str) -> json.JSONDecodeError | None:
+    """Where ``text`` broke, when `read_arguments` found it broken lately and it was the
+    text's own syntax (not a limit or a number), without reading it again; else None."""
+    known = _BROKEN.get(text)
+    if known is None or known[1] != text:
+        return None
+    return json.JSONDecodeError(*known)
 
 
 _encode = Encoder().encode

@@ -1,6 +1,8 @@
 """The `Model` protocol: the one thing the agent loop needs from a model.
 
-Owns `Model`, `StreamingModel`, `model_name`, `provider_model`, what a model's provider does
+Owns `Model` and the abilities a model may add to it (`StreamingModel`, `CountingModel`,
+`WarmModel`, `ReleasingModel`, `ClosingModel`: each a protocol, checked with ``isinstance``),
+`model_name`, `provider_model`, what a model's provider does
 itself (`native_search`, `native_compaction`, `native_fallbacks`), `holds_nothing` (what a
 model must not give back as a reply) and `as_model` (a model, or a model id read by the reader
 the package root gives `read_model_ids`, so that the loop never imports the HTTP client). A
@@ -22,7 +24,8 @@ Must not import the loop, dispatch, transport or any codec module; it only names
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from typing import Protocol, runtime_checkable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol, runtime_checkable
 
 from toolwire.errors import ConfigError
 from toolwire.events import StreamEvent
@@ -58,6 +61,37 @@ class StreamingModel(Model, Protocol):
     def stream(self, request: Request) -> AsyncIterator[StreamEvent]: ...
 
 
+@runtime_checkable
+class CountingModel(Model, Protocol):
+    """A model that counts a request's prompt tokens as its provider does (an HTTP model at a
+    provider with a counting endpoint); the loop asks it when an estimate nears a limit."""
+
+    async def count_tokens(self, request: Request) -> int: ...
+
+
+@runtime_checkable
+class WarmModel(Model, Protocol):
+    """A model that can keep what it holds from going cold while a reply's tools run (an HTTP
+    model keeps its connection open, so the next turn does not open a new one)."""
+
+    def keep_warm(self) -> AbstractAsyncContextManager[Any]: ...
+
+
+@runtime_checkable
+class ReleasingModel(Model, Protocol):
+    """A model that holds something for a run (a local server it started) and lets it go when
+    the run ends."""
+
+    async def release(self) -> None: ...
+
+
+@runtime_checkable
+class ClosingModel(Model, Protocol):
+    """A model that holds connections until it is closed."""
+
+    async def aclose(self) -> None: ...
+
+
 _MODEL_IDS: list[Callable[[str], Model]] = []
 
 
@@ -75,7 +109,7 @@ def as_model(value: object, where: str = "Agent(model=...)") -> Model:
     if isinstance(value, str):
         raise ConfigError(f"{where}: the model id {value!r} is read by toolwire's HTTP client: "
                           "use toolwire.Agent, or give toolwire.model(...)")
-    if value is None or not callable(getattr(value, "complete", None)):
+    if not isinstance(value, Model):
         raise ConfigError(f"{where}: got {value!r}, which is not a model; give a model id such "
                           "as 'anthropic:claude-sonnet-4-5', or a Model such as "
                           "toolwire.model(...) or toolwire.testing.ScriptedModel")

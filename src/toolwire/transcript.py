@@ -21,6 +21,8 @@ from typing import Any, Literal, TypeAlias, TypeVar
 import msgspec
 
 from toolwire import _json
+from toolwire._json import broken_arguments as broken_arguments  # the paths codecs import
+from toolwire._json import read_arguments as read_arguments
 from toolwire.errors import TranscriptError
 
 JSON: TypeAlias = Any
@@ -129,12 +131,13 @@ class ToolCallPart(msgspec.Struct, frozen=True, kw_only=True, gc=False):
         provider_data: ProviderData | None = None,
         caller: str | None = None,
     ) -> ToolCallPart:
-        """Build a call from the argument text a model sent, parsing it once."""
+        """Build a call from the argument text a model sent, parsing it once (text a step
+        before found broken is not read again: `read_arguments`)."""
         parsed: JSON = None
         error: str | None = None
         if raw_arguments and not raw_arguments.isspace():
             try:
-                parsed = _json.loads(raw_arguments)
+                parsed = _json.read_arguments(raw_arguments)
             except json.JSONDecodeError as exc:
                 error = f"{exc.msg} at line {exc.lineno} column {exc.colno} (char {exc.pos})"
         else:

@@ -37,7 +37,7 @@ from toolwire.agent.run import RunState
 from toolwire.context.estimate import estimate_messages, estimate_tokens
 from toolwire.context.windows import context_window
 from toolwire.events import Compacted
-from toolwire.protocol import native_compaction, provider_model
+from toolwire.protocol import CountingModel, native_compaction, provider_model
 from toolwire.transcript import (
     Cache,
     ContextManagement,
@@ -197,10 +197,11 @@ class Keeper:
 
     async def _measure(self, s: RunState, limit: float) -> int:
         size = self.estimate(s)
-        count = getattr(self.model, "count_tokens", None)
-        if size >= 0.9 * limit and callable(count):  # near the threshold: ask the counter
+        model = self.model
+        if size >= 0.9 * limit and isinstance(model, CountingModel):  # near it: ask the counter
             try:
-                counted = await count(replace(s.request_base, messages=tuple(s.messages)))
+                counted = await model.count_tokens(
+                    replace(s.request_base, messages=tuple(s.messages)))
             except Exception:  # a counter that fails leaves the estimate
                 return size
             if isinstance(counted, int) and counted > 0:

@@ -1,7 +1,8 @@
 """From tool calls to tool results: look up, validate, approve, run, and turn failures into values.
 
-Owns `Dispatcher`, the approval types (`Policy`, `Approval`, `ApprovalRequest`, `Approver`),
-and `render_result`. Each call's tool is looked up once and its arguments are read once (the
+Owns `Dispatcher` and the approval types (`Policy`, `Approval`, `ApprovalRequest`,
+`Approver`); what is said of calls apart from running them (`render_result`, `cut_off`, ...) is
+`toolwire.agent.calls`'. Each call's tool is looked up once and its arguments are read once (the
 value its codec parsed is checked, not the text again; see `Toolset.check_call`). Every call
 gets exactly one `ToolResultPart`, in call order, whatever happens: a call that does not fit
 its tool, a denial, an exception, a timeout or a value that cannot be sent as JSON all come
@@ -18,24 +19,28 @@ Must not import the loop, codecs or transport: it works on canonical values and 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import inspect
-import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-import pydantic_core
-
+from toolwire.agent.calls import (  # some re-exported (`__all__`): the paths callers import
+    call_digest,
+    cap_text,
+    cut_off,
+    error_result,
+    render_result,
+    repeated_ids,
+    unusable,
+)
 from toolwire.errors import ToolCallError, ToolError
 from toolwire.events import thread_context
 from toolwire.media import media_content
-from toolwire.protocol import holds_nothing
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.secrets import Redactor
-from toolwire.transcript import Reply, TextPart, ToolCallPart, ToolResultPart, replace
+from toolwire.transcript import TextPart, ToolCallPart, ToolResultPart, replace
 
 Policy = Literal["allow", "ask", "deny", "defer"]
 """What happens before a tool runs: run it, ask the approver first, refuse it, or stop the run
@@ -84,84 +89,12 @@ CallHook: TypeAlias = Callable[[ToolCallPart], None]
 ResultHook: TypeAlias = Callable[[ToolCallPart, ToolResultPart, float], None]
 
 
-def render_result(value: Any) -> str:
-    """A tool's return value as result text: a string as it is, anything else as JSON.
-
-    Pydantic models, dataclasses and dates are written as Pydantic writes them; NaN and
-    infinities become ``null``. Raises ``TypeError`` when the value cannot be written as JSON.
-    """
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError):
-        pass
-    try:  # pydantic models, dataclasses, dates, ...
-        return pydantic_core.to_json(value, inf_nan_mode="null").decode("utf-8")
-    except pydantic_core.PydanticSerializationError as exc:
-        raise TypeError(str(exc)) from None
-
-
-def cap_text(text: str, limit: int) -> str:
-    """``text`` cut to about ``limit`` characters (head and tail kept), saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    cut = len(text) - limit
-    head = limit * 3 // 4
-    tail = limit - head
-    note = f"\n[... {cut} of {len(text)} characters cut here ...]\n"
-    return text[:head] + note + (text[-tail:] if tail else "")
-
-
-def call_digest(call: ToolCallPart) -> str:
-    """A digest of exactly what a call asks for: its id, its tool and its arguments (as
-    canonical JSON: keys sorted, no spaces; the raw text when it did not parse)."""
-    args: Any = call.arguments if call.parse_error is None else call.raw_arguments
-    text = json.dumps([call.id, call.name, args], sort_keys=True, ensure_ascii=False,
-                      separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def repeated_ids(calls: Sequence[ToolCallPart]) -> list[str]:
-    """The call ids that more than one of ``calls`` carries, each once, in order."""
-    seen: set[str] = set()
-    repeated: list[str] = []
-    for call in calls:
-        if call.id in seen and call.id not in repeated:
-            repeated.append(call.id)
-        seen.add(call.id)
-    return repeated
-
-
-def unusable(reply: Reply) -> str | None:
-    """Why a reply is refused before anything of it runs: it holds nothing, or two of its calls
-    share an id (one result could not answer each, nor one decision)."""
-    if holds_nothing(reply):
-        return (f"the model's reply holds no text and no tool call (stop {reply.stop!r}); it "
-                "is not an answer and was not added")
-    if repeated := repeated_ids(reply.tool_calls):
-        return (f"the model's reply gives more than one tool call the id "
-                f"{', '.join(map(repr, repeated))}; none of its calls was run and it was not "
-                "added")
-    return None
-
-
-def cut_off(call: ToolCallPart) -> ToolResultPart:
-    """The result of a call whose reply was cut off while the call was being written."""
-    return _error(call, "Not run: the reply was cut off by the output token limit while this "
-                  "call was being written, so its arguments may be incomplete.")
-
-
 def _declined(name: str, answer: Approval) -> str:
     text = (f"This call to {name!r} was denied by {answer.by}." if answer.by
             else f"The user declined this call to {name!r}.")
     if answer.reason:
         text += f" Their reason: {answer.reason}"
     return text
-
-
-def _error(call: ToolCallPart, text: str) -> ToolResultPart:
-    return ToolResultPart(call_id=call.id, content=text, is_error=True, name=call.name)
 
 
 class Dispatcher:
@@ -284,10 +217,10 @@ class Dispatcher:
         try:
             tool, args = self.tools.check_call(call)
         except ToolCallError as exc:
-            return _error(call, str(exc))
+            return error_result(call, str(exc))
         refusal = await self._check_approval(call, tool, args, deadline)
         if refusal is not None:
-            return _error(call, refusal)
+            return error_result(call, refusal)
         return tool, args
 
     def may_start_early(self, call: ToolCallPart) -> bool:
@@ -429,28 +362,28 @@ class Dispatcher:
                     if inspect.isawaitable(value):
                         value = await value
         except (ToolError, ToolCallError) as exc:
-            return _error(call, str(exc))
+            return error_result(call, str(exc))
         except TimeoutError as exc:
             if timer.expired():
                 if run_ends:
-                    return _error(
+                    return error_result(
                         call, f"Tool {tool.name!r} was still running when the run's time limit "
                         "ran out; it was abandoned and gave no result."
                     )
-                return _error(
+                return error_result(
                     call, f"Tool {tool.name!r} did not finish within {limit:g} seconds; "
                     "it was abandoned and gave no result."
                 )
-            return _error(call, f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}")
+            return error_result(call, f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}")
         except (Exception, SystemExit) as exc:  # a tool that calls sys.exit() ends no run
-            return _error(call, f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}")
+            return error_result(call, f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}")
         try:
             media = media_content(value, render_result)
             if media is not None:
                 return ToolResultPart(call_id=call.id, content=media, name=call.name)
             text = render_result(value)
         except Exception as exc:  # not JSON, nested too deep, a __str__ that raises...
-            return _error(
+            return error_result(
                 call, f"Tool {tool.name!r} returned a {type(value).__name__} value that cannot "
                 f"be sent as JSON ({exc})."
             )

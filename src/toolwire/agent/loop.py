@@ -76,6 +76,9 @@ from toolwire.errors import ContextLengthError, ProviderError, ResponseTooLarge,
 from toolwire.events import ApprovalAwaited, StreamEnd, ToolFinished, ToolStarted, listen
 from toolwire.protocol import (
     Model,
+    ReleasingModel,
+    StreamingModel,
+    WarmModel,
     as_model,
     model_name,
     native_search,
@@ -277,9 +280,8 @@ class Agent:
         try:
             return await run
         finally:
-            release = getattr(self.model, "release", None)
-            if callable(release):
-                await release()
+            if isinstance(self.model, ReleasingModel):
+                await self.model.release()
 
     # ------------------------------------------------------------------ the loop
 
@@ -376,9 +378,9 @@ class Agent:
     async def _call_model(self, request: Request, watch: TurnWatch) -> Reply:
         emit = watch.emit
         with listen(emit):
-            stream = getattr(self.model, "stream", None) if self.request.stream else None
-            if stream is None:
+            if not (self.request.stream and isinstance(self.model, StreamingModel)):
                 return await self.model.complete(request)
+            stream: Any = self.model.stream  # its events are closed with ``aclose``
             reply: Reply | None = None
             async with contextlib.aclosing(stream(request)) as events:
                 async for event in events:
@@ -453,9 +455,8 @@ class Agent:
 def _warm(model: Model, reply: Reply) -> contextlib.AbstractAsyncContextManager[Any]:
     """While a reply's tools run, the model's ``keep_warm`` (when it has one: an HTTP model
     keeps its connection from expiring, so the next turn does not open a new one)."""
-    warm = getattr(model, "keep_warm", None)
-    if reply.tool_calls and callable(warm):
-        return warm()  # type: ignore[no-any-return]
+    if reply.tool_calls and isinstance(model, WarmModel):
+        return model.keep_warm()
     return contextlib.nullcontext()
 
 

@@ -2,10 +2,12 @@
 
 Owns `Joins` (text fields of objects being built, their fragments joined once when read) and
 `WholeObject` (whether JSON text arriving in pieces is, so far, exactly one object), and the
-other way, `text_pieces`: a text cut into the deltas a streamed reply written by a codec sends.
+other way, `text_pieces`: a text cut into the deltas a streamed reply written by a codec sends;
+and a value built from pieces each put at a JSON path (`path_steps`, `put_at`, `value_at`: a
+call's arguments as Vertex AI streams them).
 A stream decoder meets a hostile stream here as much as a framer does: a text or an argument
 string sent in 100,000 one-character deltas must not cost 100,000 copies of what came before,
-nor a parse of the whole text per delta. Pure; imports only `toolwire._json`.
+nor a parse of the whole text per delta. Pure; imports only `toolwire._json` and errors.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 from typing import Any
 
 from toolwire import _json
+from toolwire.errors import StreamError
 
 
 class Joins:
@@ -132,4 +135,85 @@ def text_pieces(text: str, n: int = 3, *, keep_empty: bool = False) -> list[str]
     return [text[i:i + size] for i in range(0, len(text), size)]
 
 
-__all__ = ["Joins", "WholeObject", "text_pieces"]
+# --------------------------------------------------------------------------- values at JSON paths
+
+MAX_LIST_INDEX = 10_000
+"""The largest list index a path may name (indexes come from the wire)."""
+
+
+def path_steps(path: str, wire: str) -> list[str | int]:
+    """``$.a.b[0]['c d']`` as ``["a", "b", 0, "c d"]``; a path of another form is an error."""
+    if not path.startswith("$"):
+        raise StreamError(f"a partial argument's jsonPath {path[:100]!r} does not start at $",
+                          wire=wire)
+    steps: list[str | int] = []
+    i, n = 1, len(path)
+    while i < n:
+        if path[i] == ".":
+            j = i + 1
+            while j < n and path[j] not in ".[":
+                j += 1
+            steps.append(path[i + 1:j])
+            i = j
+        elif path.startswith("['", i) or path.startswith('["', i):
+            end = path.find(path[i + 1] + "]", i + 2)
+            if end < 0:
+                break
+            steps.append(path[i + 2:end])
+            i = end + 2
+        elif path[i] == "[":
+            end = path.find("]", i)
+            if end < 0 or not path[i + 1:end].isdigit():
+                break
+            steps.append(int(path[i + 1:end]))
+            i = end + 1
+        else:
+            break
+    else:
+        if steps:
+            return steps
+    raise StreamError(f"a partial argument's jsonPath {path[:100]!r} cannot be read", wire=wire)
+
+
+def value_at(root: Any, steps: list[str | int]) -> Any:
+    """The value at ``steps`` under ``root``; None where there is none."""
+    for step in steps:
+        if isinstance(step, int) and isinstance(root, list) and step < len(root):
+            root = root[step]
+        elif isinstance(step, str) and isinstance(root, dict):
+            root = root.get(step)
+        else:
+            return None
+    return root
+
+
+def put_at(root: dict[str, Any], steps: list[str | int], value: Any, path: str, wire: str
+           ) -> None:
+    """Put ``value`` at ``steps`` (``path``, as the wire wrote it) under ``root``, making the
+    objects and lists on the way; a `StreamError` for a path that cannot be followed."""
+    here: Any = root
+    for step, after in zip(steps, [*steps[1:], None], strict=True):
+        if isinstance(step, int) and step > MAX_LIST_INDEX:
+            raise StreamError(f"a partial argument's jsonPath {path[:100]!r} names list index "
+                              f"{step}, over the limit of {MAX_LIST_INDEX}", wire=wire)
+        empty: Any = value if after is None else [] if isinstance(after, int) else {}
+        if isinstance(step, int):
+            if not isinstance(here, list):
+                raise StreamError(f"jsonPath {path[:100]!r} indexes something not a list",
+                                  wire=wire)
+            while len(here) <= step:
+                here.append(None)
+            if after is None or not isinstance(here[step], list | dict):
+                here[step] = empty
+            here = here[step]
+        else:
+            if not isinstance(here, dict):
+                raise StreamError(f"jsonPath {path[:100]!r} names a field of something not an "
+                                  "object", wire=wire)
+            if after is None or not isinstance(here.get(step), list | dict):
+                here[step] = empty
+            here = here[step]
+
+
+__all__ = ["MAX_LIST_INDEX", "Joins", "WholeObject", "path_steps", "put_at", "text_pieces",
+           "value_at"]

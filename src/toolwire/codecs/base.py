@@ -18,7 +18,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import msgspec
 
@@ -27,24 +27,27 @@ from toolwire.codecs.errormap import aws_error_type as aws_error_type
 from toolwire.codecs.errormap import provider_error as provider_error
 from toolwire.codecs.errormap import retry_after_from as retry_after_from
 from toolwire.codecs.errormap import status_in_words as status_in_words
-from toolwire.codecs.reading import (
-    StreamDecoder,
+from toolwire.codecs.guards import (
+    GuardedResumable,
     guard_error,
     guard_request,
     guard_response,
     guard_stream,
 )
+from toolwire.codecs.reading import ResumableDecoder, StreamDecoder
 from toolwire.codecs.reading import error_body as error_body
 from toolwire.codecs.reading import list_at as list_at
 from toolwire.codecs.reading import objects_at as objects_at
 from toolwire.codecs.reading import plain as plain
+from toolwire.codecs.reading import role_problem as role_problem  # the wires' import path
 from toolwire.codecs.reading import text_at as text_at
 from toolwire.codecs.reading import token_count as token_count
+from toolwire.codecs.reading import tools_lack_schemas as tools_lack_schemas
 from toolwire.codecs.reading import wrong_shape as wrong_shape
 from toolwire.codecs.reasoning import REASONING_LEVELS, PutReasoning, put_reasoning
 from toolwire.errors import ProviderError
 from toolwire.events import StreamEnd, StreamEvent
-from toolwire.transcript import JSON, Reply, Request, ToolSpec
+from toolwire.transcript import JSON, OpaquePart, Reply, Request, ToolSpec
 
 # --------------------------------------------------------------------------- notes
 
@@ -295,6 +298,20 @@ class WireModule(Protocol):
     def check_body(self, body: dict[str, Any]) -> str | None: ...
 
 
+class ManagingModule(WireModule, Protocol):
+    """The ``codec`` module of a wire whose record says ``context_management``: the part its
+    provider puts in a reply for the messages it compacted (for the emulator to play)."""
+
+    def compaction_part(self, summary: str) -> OpaquePart: ...
+
+
+class FittedModule(WireModule, Protocol):
+    """The ``codec`` module of a wire whose record says ``per_model``: its per-model fixes of
+    an encoded body (`toolwire.codecs.per_model.fitted`), put around its ``encode``."""
+
+    FIT: Callable[[Callable[[Request], Encoded]], Callable[[Request], Encoded]]
+
+
 def _without_headers(check: Callable[[dict[str, Any]], str | None]) -> Callable[..., str | None]:
     @functools.wraps(check)
     def checked(body: dict[str, Any], headers: Mapping[str, str] | None = None) -> str | None:
@@ -324,6 +341,7 @@ class Codec:
         "STOP_REASONS",
         "StreamDecoder",
         "WIRE",
+        "_compaction",
         "_stream_decoder",
         "check_body",
         "decode_error",
@@ -339,20 +357,22 @@ class Codec:
     def __init__(self, module: WireModule, *, reasoning: PutReasoning | None = None,
                  media_tokens: str | None = None, examples: bool = False,
                  callers: bool = False, managed: bool = False, added_tools: bool = False,
-                 check_headers: bool = False) -> None:
+                 check_headers: bool = False, resumable: bool = False,
+                 per_model: bool = False) -> None:
         self.module = module
         self.WIRE = wire = module.WIRE
         self.STOP_REASONS = module.STOP_REASONS
         self.MEDIA_TOKENS: str | None = media_tokens
         self.StreamDecoder = module.StreamDecoder
-        self._stream_decoder = guard_stream(module.StreamDecoder, wire)
+        self._stream_decoder = guard_stream(module.StreamDecoder, wire, resumable=resumable)
+        self._compaction = cast(ManagingModule, module).compaction_part if managed else None
         encode = _reasoning(module.encode if examples and callers and managed else
                             _fitting_tools(module.encode, wire, examples=examples,
                                            callers=callers, managed=managed), wire, reasoning)
         if not added_tools:
             encode = _hoisting_tools(encode, wire)
-        fit = getattr(module, "FIT", None)  # the per-model fixes (`toolwire.codecs.per_model`)
-        self.encode = fit(encode) if callable(fit) else encode
+        # the per-model fixes (`toolwire.codecs.per_model`) of a wire whose record has them
+        self.encode = cast(FittedModule, module).FIT(encode) if per_model else encode
         self.decode_request = guard_request(module.decode_request, wire)
         self.decode_response = guard_response(module.decode_response, wire)
         self.encode_response = module.encode_response
@@ -375,6 +395,17 @@ class Codec:
         """An incremental decoder: ``feed(bytes) -> events``, then ``finish() -> Reply``; it
         raises only toolwire errors (the wire's own class is ``StreamDecoder``)."""
         return self._stream_decoder(request=request)
+
+    def compaction_part(self, summary: str) -> OpaquePart | None:
+        """The part the provider puts in a reply for the messages it compacted (``summary``
+        standing for them), when the wire's record says it manages the context; else None."""
+        return self._compaction(summary) if self._compaction is not None else None
+
+    @staticmethod
+    def resumable(decoder: StreamDecoder) -> ResumableDecoder | None:
+        """``decoder`` (one `stream_decoder` made) as the decoder of a stream its server serves
+        again from an event, when its wire's record says ``resumable``; else None."""
+        return decoder if isinstance(decoder, GuardedResumable) else None
 
     def decode_stream(
         self, chunks: Iterable[bytes], *, request: Request | None = None
@@ -405,37 +436,3 @@ def own_options(options: Mapping[str, Any] | None, wire: str, notes: list[Note])
                               detail=f"{key!r} is set for {other} only; not sent to {wire}")
                          for key in entry)
     return mine
-
-
-# ------------------------------------------------------------------------- what providers refuse
-
-
-def tools_lack_schemas(tools: Any, key: str) -> str | None:
-    """A provider's refusal of a tool list whose tools lack a name or the ``key`` schema field
-    (a built-in tool, of another type, may have neither)."""
-    if tools is None:
-        return None
-    if not isinstance(tools, list):
-        return "tools: expected an array"
-    for n, tool in enumerate(tools):
-        kind = tool.get("type") if isinstance(tool, dict) else None
-        fn = tool.get("function", tool.get("custom", tool)) if isinstance(tool, dict) else None
-        own = isinstance(tool, dict) and kind in (None, "custom", "function")
-        if not isinstance(fn, dict) or (own and not fn.get("name")):
-            return f"tools.{n}: a tool needs a name"
-        grammar = kind == "custom" and key != "input_schema"  # OpenAI's: a grammar, no schema
-        if key and key not in fn and own and not grammar:
-            return f"tools.{n}.{key}: Field required"
-    return None
-
-
-def role_problem(messages: Any, allowed: tuple[str, ...], field: str = "messages") -> str | None:
-    """A provider's refusal of an empty message list or of a role it does not take."""
-    if not isinstance(messages, list) or not messages:
-        return f"{field}: at least one message is required"
-    for n, m in enumerate(messages):
-        role = m.get("role") if isinstance(m, dict) else None
-        if role is not None and role not in allowed:
-            return (f"{field}.{n}.role: Input should be " + " or ".join(repr(r) for r in allowed)
-                    + f", got {role!r}")
-    return None

@@ -150,6 +150,13 @@ class Wire:
     so its ``check_body`` takes them."""
     memory: ServerMemory | None = None
     """How the server keeps conversations a request may continue by id, when it keeps any."""
+    resumable: bool = False
+    """The server serves a broken stream again from its last event, and the wire's
+    ``StreamDecoder`` is a `toolwire.codecs.reading.ResumableDecoder` that says where
+    (`toolwire.http.resumes` takes the stream up there)."""
+    per_model: bool = False
+    """The wire's ``codec`` module has per-model fixes for an encoded body, as ``FIT``
+    (`toolwire.codecs.per_model`), which `toolwire.codecs.base.Codec` applies."""
 
     @property
     def native(self) -> frozenset[str]:

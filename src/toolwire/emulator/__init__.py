@@ -1,6 +1,7 @@
 """The provider emulator: a real HTTP server on 127.0.0.1 that speaks every wire.
 
-Owns `Emulator`, `Fault`, `Pacing` (streams held the way a model writes) and the script format.
+Owns `Emulator`, `Fault` and the script format; `Pacing` (streams held the way a model writes)
+is `toolwire.emulator.pacing`'s, re-exported here.
 Each request is routed by its path to a wire, at the path the wire registry
 (`toolwire.codecs.registry`) records for it (``/v1/messages``,
 ``/v1/chat/completions``, ``/v1/responses``, ``/api/chat``,
@@ -60,6 +61,8 @@ from toolwire.emulator.checks import error_body, first_refusal
 from toolwire.emulator.cloud import AWS_PATHS, check_signature, exception_event, reframe
 from toolwire.emulator.managed import manage
 from toolwire.emulator.played import Played
+from toolwire.emulator.pacing import CHARS_PER_TOKEN as CHARS_PER_TOKEN  # re-exported
+from toolwire.emulator.pacing import Pacing, carried
 from toolwire.emulator.resumed import Streams
 from toolwire.emulator.script import (
     ByMedia,
@@ -70,7 +73,6 @@ from toolwire.emulator.script import (
     load_script,
     parse_item,
 )
-from toolwire.events import ReasoningDelta, TextDelta, ToolCallDelta
 from toolwire.http.endpoints import wire_for_path
 from toolwire.http.sigv4 import AwsCredentials
 from toolwire.transcript import Message, Reply, Request
@@ -81,36 +83,6 @@ __all__ = ["ByMedia", "Emulator", "Fault", "Pacing", "Raw", "load_script", "pars
 Responder = Callable[[Request, str], "Reply | Fault"]
 Script = Sequence[ScriptItem | Reply | dict[str, Any]] | Responder | str | Path
 """Replies and faults in order, a function answering every request, or a script file."""
-
-
-CHARS_PER_TOKEN = 4
-"""What the emulator counts as one token when it paces a stream: four characters of text,
-reasoning or call arguments, as the client's stream decoder reads them from a chunk."""
-
-
-@dataclass(frozen=True, slots=True)
-class Pacing:
-    """How fast a paced stream comes: its first chunk is held ``first_token`` seconds, and
-    every chunk after it as long as its tokens take at ``tokens_per_second`` (tokens counted
-    as `CHARS_PER_TOKEN` characters of what the chunk carries: text, reasoning and argument
-    JSON; a chunk that carries none of them, a stop or usage, comes at once)."""
-
-    first_token: float = 0.0
-    tokens_per_second: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.first_token < 0 or (self.tokens_per_second is not None
-                                    and not self.tokens_per_second > 0):
-            raise ValueError(f"pacing needs first_token >= 0 and tokens_per_second > 0, got "
-                             f"{self.first_token!r} and {self.tokens_per_second!r}")
-
-    def hold(self, index: int, chars: int) -> float:
-        """Seconds to hold chunk number ``index`` (from 0) that carries ``chars`` characters."""
-        if index == 0:
-            return self.first_token
-        if self.tokens_per_second is None or not chars:
-            return 0.0
-        return chars / CHARS_PER_TOKEN / self.tokens_per_second
 
 
 @dataclass(slots=True)
@@ -399,7 +371,7 @@ class Emulator:
             if self.chunk_delay:
                 await asyncio.sleep(self.chunk_delay)
             if pacing is not None and feed is not None:
-                hold = pacing.hold(index, _carried(feed, chunk))
+                hold = pacing.hold(index, carried(feed, chunk))
                 if hold:
                     await asyncio.sleep(hold)
             yield chunk
@@ -441,20 +413,6 @@ _BROKEN_UNIT = {"ndjson": b'{"broken": \n', "sse": b'data: {"broken": \n\n',
                 "eventstream": encode_message({":event-type": "contentBlockDelta",
                                                ":message-type": "event"}, b'{"broken": ')}
 """A unit that breaks off mid-JSON, in each framing (for the ``malformed_chunk`` fault)."""
-
-
-def _carried(feed: Callable[[bytes], Any], chunk: bytes) -> int:
-    """How many characters of text, reasoning and call arguments ``chunk`` carries, read by
-    the wire's own stream decoder (0 for a chunk it cannot read: a broken one is not paced)."""
-    try:
-        events = feed(chunk)
-    except Exception:
-        return 0
-    return sum(len(e.fragment) if type(e) is ToolCallDelta else len(e.text)
-               for e in events if type(e) in _CARRIERS)
-
-
-_CARRIERS = (TextDelta, ReasoningDelta, ToolCallDelta)
 
 
 def _raw(item: Raw, wire: Wire) -> HttpResponse:

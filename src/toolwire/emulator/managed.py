@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolwire.agent.compaction import clear_results
+from toolwire.codecs import Codec
 from toolwire.transcript import Message, OpaquePart, Part, Reply, Request, replace
 
 DEFAULT_TRIGGER = 150_000
@@ -47,7 +48,7 @@ def _compacted_at(messages: list[Message]) -> int | None:
         type(p) is OpaquePart and p.kind == "compaction" for p in messages[i].parts)), None)
 
 
-def manage(request: Request, codec: Any, tokens: Callable[[Mapping[str, Any]], int]) -> Managed:
+def manage(request: Request, codec: Codec, tokens: Callable[[Mapping[str, Any]], int]) -> Managed:
     """What the provider does with ``request`` (see the module); ``tokens`` counts a body's
     prompt as billing does."""
     cm = request.context_management
@@ -65,9 +66,9 @@ def manage(request: Request, codec: Any, tokens: Callable[[Mapping[str, Any]], i
         messages, cleared = clear_results(messages, cm.keep if cm.keep is not None else 3)
         body = codec.encode(replace(plain, messages=tuple(messages))).body
         size = tokens(body)
-    make = getattr(getattr(codec, "module", None), "compaction_part", None)
-    if cm.compact and size >= trigger and callable(make):
-        part = make(f"[the provider's summary of the {len(messages)} messages before this]")
+    if cm.compact and size >= trigger:
+        part = codec.compaction_part(
+            f"[the provider's summary of the {len(messages)} messages before this]")
         return Managed(body, part, cleared)
     return Managed(body, None, cleared)
 

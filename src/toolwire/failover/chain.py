@@ -37,7 +37,17 @@ from toolwire.errors import ProviderError, WireFormatError
 from toolwire.events import ModelChosen, RetryEvent, StreamEnd, StreamEvent, emit
 from toolwire.failover.shaping import ChainLink, losses, shaped, wire_of
 from toolwire.failover.table import failure, named
-from toolwire.protocol import Model, model_name, native_fallbacks, native_search
+from toolwire.protocol import (
+    ClosingModel,
+    CountingModel,
+    Model,
+    ReleasingModel,
+    StreamingModel,
+    WarmModel,
+    model_name,
+    native_fallbacks,
+    native_search,
+)
 from toolwire.protocol import provider_model as provider_model_of
 from toolwire.transcript import Message, Reply, Request, replace
 
@@ -225,8 +235,9 @@ class FallbackChain:
             model: Any = self.links[index].model
             given = False
             try:
-                if callable(getattr(model, "stream", None)):
-                    async with contextlib.aclosing(model.stream(fitted)) as events:
+                if isinstance(model, StreamingModel):
+                    stream: Any = model.stream(fitted)  # its events are closed with ``aclose``
+                    async with contextlib.aclosing(stream) as events:
                         async for event in events:
                             if type(event) is StreamEnd:
                                 self._chosen(fitted, event.reply, index, before, failed, notes)
@@ -251,27 +262,24 @@ class FallbackChain:
     async def count_tokens(self, request: Request) -> int:
         """The prompt tokens of ``request`` as the model that answered last counts them (a
         local estimate when it cannot)."""
-        count = getattr(self.current, "count_tokens", None)
-        if callable(count):
-            found: int = await count(request)
-            return found
+        current = self.current
+        if isinstance(current, CountingModel):
+            return await current.count_tokens(request)
         return estimate_tokens(request, self.media_tokens)
 
-    def keep_warm(self) -> contextlib.AbstractAsyncContextManager[None]:
-        warm = getattr(self.current, "keep_warm", None)
-        return warm() if callable(warm) else contextlib.nullcontext()  # type: ignore[no-any-return]
+    def keep_warm(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        current = self.current
+        return current.keep_warm() if isinstance(current, WarmModel) else contextlib.nullcontext()
 
     async def release(self) -> None:
         for link in self.links:
-            release = getattr(link.model, "release", None)
-            if callable(release):
-                await release()
+            if isinstance(link.model, ReleasingModel):
+                await link.model.release()
 
     async def aclose(self) -> None:
         for link in self.links:
-            close = getattr(link.model, "aclose", None)
-            if callable(close):
-                await close()
+            if isinstance(link.model, ClosingModel):
+                await link.model.aclose()
 
     def close(self) -> None:
         import asyncio

@@ -360,7 +360,7 @@ class HttpModel:
         feed = decoder.feed
         adapt = self.endpoint.stream_adapter
         adapter = adapt() if adapt is not None else None
-        chunks = resuming(response, decoder, sent, self._send)
+        chunks = resuming(response, self.codec.resumable(decoder), sent, self._send)
         framing = "eventstream" if adapter is not None else get_wire(self.wire).framing
         watch = LineWatch(self.limits, lines=framing != "eventstream", sse=framing == "sse")
         try:  # closed however the stream ends (a deadline, the caller stopping)

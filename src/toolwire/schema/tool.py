@@ -270,13 +270,13 @@ class Tool:
         return self._checker.check(arguments)
 
     def validate_part(self, call: ToolCallPart) -> dict[str, Any]:
-        """The validated arguments of ``call``, a call to this tool, read once.
-
-        A call a codec made from argument text (`ToolCallPart.from_raw`) holds the parsed value
-        already: that value is checked, and the text is parsed again only to say where it broke.
-        """
+        """The validated arguments of ``call``, a call to this tool, read once: a call made from
+        text (`ToolCallPart.from_raw`) holds the parsed value, checked as it is, and text that
+        did not parse is not read again."""
         raw = call.raw_arguments
         if raw is None or call.arguments is None:
+            if raw is not None and call.parse_error is not None:
+                self._checker.check_broken(raw)  # the failure found before, reused: raises
             return self._checker.check(call.wire_arguments)
         return self._checker.check_parsed(call.arguments, raw)
 

@@ -34,6 +34,7 @@ from toolwire.schema.names import closest, got, quote_all
 from toolwire.schema.report import MAX_EXAMINED, schema_error
 from toolwire.schema.text import example, quote, show
 from toolwire.schema.walk import MAX_SCHEMA_DEPTH, JSONSchema, may_recurse, nested_deeper
+from toolwire.transcript import broken_arguments
 
 MAX_ARGUMENT_DEPTH = 100
 """Arguments may nest objects and arrays this many levels deep at most; a deeper call gets an
@@ -134,6 +135,21 @@ def _may_not_be_finite(text: str) -> bool:
         or len(text) > 200  # 1e308 needs 309 digits counting a two-digit exponent
         or _LONG_EXPONENT.search(text) is not None
         or ("E" in text and _LONG_EXPONENT_UPPER.search(text) is not None)
+    )
+
+
+_LONG_DIGITS = re.compile(r"\d{300}")
+
+
+def _unsure(head: str) -> bool:
+    """Whether the text before a break could hold a number `_parse_slowly` refuses on the way
+    (there the standard parser's break is not the one it reports)."""
+    return (
+        "NaN" in head
+        or "Infinity" in head
+        or _LONG_DIGITS.search(head) is not None
+        or _LONG_EXPONENT.search(head) is not None
+        or ("E" in head and _LONG_EXPONENT_UPPER.search(head) is not None)
     )
 
 
@@ -264,6 +280,15 @@ class Checker:
 
     # -- failures (not the hot path) ------------------------------------------------------------
 
+    def check_broken(self, text: str) -> None:
+        """Raise the error `_parse_slowly` would for ``text``, arguments a step before found
+        broken (`toolwire.transcript.read_arguments`), from that failure, without reading the
+        text again; return when there is none to reuse (the check then reads it)."""
+        known = broken_arguments(text)
+        if known is None or not text.strip() or _unsure(text[: known.pos + 1]):
+            return
+        raise self._invalid_json(_where(text, known))
+
     def _parse_slowly(self, text: str) -> Any:
         if not text.strip():
             return {}
@@ -273,13 +298,14 @@ class Checker:
             detail = _where(text, exc)
         except (ValueError, RecursionError) as exc:
             detail = str(exc)
+        raise self._invalid_json(detail) from None  # not chained to the fast parser's error
+
+    def _invalid_json(self, detail: str) -> ToolCallError:
         message = (
             f"Arguments for tool {quote(self.tool)} are not valid JSON: {detail}. "
             f"Send a JSON object like {self.example}."
         )
-        raise ToolCallError(
-            message, kind="invalid_json", tool=self.tool, problems=(detail,)
-        ) from None  # not chained to the fast parser's error
+        return ToolCallError(message, kind="invalid_json", tool=self.tool, problems=(detail,))
 
     def _refused(self, value: Any, text: str | None) -> dict[str, Any]:
         """What the fast check refused: raise the error for the model (or check a conversion)."""

@@ -198,6 +198,7 @@ _PORTABLE = "letters, digits, '_' and '-'"
 
 RECORD = Wire(
     name=NAME,
+    per_model=True,  # the codec's FIT
     module="toolwire.codecs.anthropic_messages.codec",
     path="/v1/messages",
     overloaded_status=529,

@@ -33,6 +33,7 @@ from toolwire.transcript import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    read_arguments,
 )
 
 WIRE = "anthropic-messages"
@@ -229,8 +230,8 @@ def call_from_block(
             value = {}
         else:
             try:
-                value = json.loads(value)
-            except json.JSONDecodeError:
+                value = read_arguments(value)
+            except json.JSONDecodeError:  # not read again by from_raw
                 return ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=value,
                                              provider_data=pd, caller=caller)
     elif value is None:

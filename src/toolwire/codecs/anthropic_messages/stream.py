@@ -31,7 +31,7 @@ from toolwire.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from toolwire.transcript import Reply, Request, ToolCallPart
+from toolwire.transcript import Reply, Request, ToolCallPart, read_arguments
 
 _INPUT_BLOCKS = ("tool_use", "server_tool_use")
 # What a message_delta's usage holds; the rest (service tier, cache breakdown) only comes
@@ -232,8 +232,8 @@ class StreamDecoder:
             text = "".join(pieces)
             if text.strip():
                 try:
-                    block["input"] = _json.loads(text)
-                except json.JSONDecodeError:
+                    block["input"] = read_arguments(text)
+                except json.JSONDecodeError:  # read once: the steps after reuse the failure
                     block["input"] = text  # cut off: decoded as broken arguments
             elif not isinstance(block.get("input"), Mapping):
                 block["input"] = {}

@@ -351,9 +351,8 @@ def reasoning_block(part: ReasoningPart) -> dict[str, Any] | None:
 
 def cache_point_of(part: Part) -> Any:
     """The cache point that followed this part's block when it was decoded, or None."""
-    if type(part) is OpaquePart or getattr(part, "provider_data", None) is None:
+    if isinstance(part, OpaquePart) or part.provider_data is None:
         return None  # the usual part: nothing kept
-    assert not isinstance(part, OpaquePart)
     data = own(part.provider_data)
     return data.get(CACHE_POINT) if isinstance(data, Mapping) else None
 

@@ -10,11 +10,11 @@ only what codecs share.
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from toolwire.codecs.detect import Kind, squeezed
+from toolwire.codecs.google_shared import NAME_PATTERN
 from toolwire.codecs.media import MB, dict_or_empty, list_or_empty
 from toolwire.codecs.model_rules import RULES, refusal
 from toolwire.codecs.prompt_rules import CacheRules, Counting, ExplicitCache
@@ -22,7 +22,6 @@ from toolwire.codecs.reasoning import BUDGETS, Triple
 from toolwire.codecs.record import Wire, WireRules
 
 NAME = "gemini-generate"
-NAME_PATTERN = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$")
 
 
 def recognise_body(body: Mapping[str, Any]) -> Kind | None:

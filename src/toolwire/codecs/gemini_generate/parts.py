@@ -1,7 +1,7 @@
 """Gemini ``Part`` objects <-> canonical parts, shared by requests, replies and streams.
 
-Owns: the wire name, the tool-name rule and `NameMap` for Gemini (`name_map`, and
-`request_names` for a reply's request), the ids made up for calls that came without one, the
+Owns: the wire name (the tool-name rule and its `NameMap` are the Gemini wires' shared ones,
+`toolwire.codecs.google_shared`), the ids made up for calls that came without one, the
 two directions of part conversion (`decode_parts`, `PartEncoder`), and the shape checks that
 make a wrong-shaped body a `WireFormatError` naming the field. Used only by the modules of the
 gemini-generate wire. Must not import the other modules of this wire, transport, client or any
@@ -30,15 +30,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolwire.codecs import google_shared as shared
 from toolwire.codecs.base import NameMap, Note, call_id_for, dumps
 from toolwire.codecs.base import wrong_shape as wrong
-from toolwire.codecs.gemini_generate import NAME_PATTERN as NAME_RULE
-from toolwire.codecs.media import MB, Limits, b64, check_media, kind_of, marker, unb64
+from toolwire.codecs.google_shared import as_list, wire_name
+from toolwire.codecs.google_shared import name_map as name_map  # the old import path
+from toolwire.codecs.google_shared import request_names as request_names
+from toolwire.codecs.media import MB, Limits, b64, check_media, marker
 from toolwire.errors import ConfigError
 from toolwire.transcript import (
     JSON,
@@ -47,11 +49,9 @@ from toolwire.transcript import (
     Part,
     ProviderData,
     ReasoningPart,
-    Request,
     TextPart,
     ToolCallPart,
     ToolResultPart,
-    ToolSpec,
 )
 
 WIRE = "gemini-generate"
@@ -65,55 +65,18 @@ RESULT_PART_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "applica
 sent after the function responses instead."""
 FILE_URI = ("https://generativelanguage.googleapis.com/", "gs://")
 """How the URI of a file Gemini holds starts (read back as a file id, not a URL)."""
-_BAD_CHAR = re.compile(r"[^a-zA-Z0-9_.:-]")
-
-
-def name_map(tools: Sequence[ToolSpec]) -> NameMap:
-    """The mapping between the user's tool names and names Gemini accepts (empty, and quick,
-    when every name already fits)."""
-    names = [t.name for t in tools]
-    if all(map(NAME_RULE.match, names)):
-        return NameMap()
-    return NameMap.build(names, pattern=NAME_RULE, max_len=128, bad_char=_BAD_CHAR)
-
-
-def request_names(request: Request | None) -> NameMap:
-    """The name map of a request's tools (empty with no request): what a reply's names mean."""
-    return name_map(request.tools) if request is not None else NameMap()
-
-
-def wire_name(names: NameMap, name: str, tool_names: Sequence[str]) -> str:
-    """A name for the wire, including names in the history that are no longer in the tools."""
-    if name in names.to_wire or NAME_RULE.match(name):
-        return names.wire(name)
-    extended = NameMap.build(
-        [*tool_names, name], pattern=NAME_RULE, max_len=128, bad_char=_BAD_CHAR
-    )
-    return extended.wire(name)
 
 
 def own(data: ProviderData | None) -> dict[str, Any] | None:
     """This wire's entry of a provider_data mapping, if it is an object."""
-    if not data:
-        return None
-    entry = data.get(WIRE)
-    return dict(entry) if isinstance(entry, Mapping) else None
+    return shared.own(data, WIRE)
 
 
 def _pd(extras: Mapping[str, JSON]) -> ProviderData | None:
-    return {WIRE: dict(extras)} if extras else None
+    return shared.entry(extras, WIRE)
 
 
 # --------------------------------------------------------------------------- shape checks
-
-
-def as_list(value: Any, where: str, expected: str) -> list[Any]:
-    """A list field; absent or null reads as empty."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise wrong(where, expected, value)
-    return value
 
 
 def as_object(value: Any, where: str) -> Mapping[str, Any] | None:
@@ -300,22 +263,10 @@ def decode_media(raw: Any, where: str) -> MediaPart:
     value = raw.get(key)
     if not isinstance(value, Mapping):
         raise wrong(f"{where}.{key}", "an object", value)
-    mime = value.get("mimeType")
-    if not isinstance(mime, str) or not mime:
-        raise wrong(f"{where}.{key}.mimeType", "a media type string", mime)
-    extras = {k: v for k, v in raw.items() if k != key}
-    pd = _pd(extras)
-    if key == "inlineData":
-        return MediaPart(kind=kind_of(mime), media_type=mime,
-                         data=unb64(value.get("data"), f"{where}.inlineData.data", proto=True),
-                         provider_data=pd)
-    uri = value.get("fileUri")
-    if not isinstance(uri, str) or not uri:
-        raise wrong(f"{where}.fileData.fileUri", "a URI string", uri)
-    if uri.startswith(FILE_URI):
-        return MediaPart(kind=kind_of(mime), media_type=mime, file_ids={WIRE: uri},
-                         provider_data=pd)
-    return MediaPart(kind=kind_of(mime), media_type=mime, url=uri, provider_data=pd)
+    return shared.read_media(
+        value.get("mimeType"), data=value.get("data"), uri=value.get("fileUri"),
+        has_data=key == "inlineData", where=f"{where}.{key}", wire=WIRE, file_uris=FILE_URI,
+        keys=("mimeType", "data", "fileUri"), extras={k: v for k, v in raw.items() if k != key})
 
 
 @dataclass
@@ -436,7 +387,6 @@ class PartEncoder:
         if inner is not None and isinstance(inner, Mapping):
             fr.update({k: v for k, v in inner.items() if k not in fr})
         return {"functionResponse": fr, **extras} if extras else {"functionResponse": fr}
-
 
     def media(self, part: MediaPart, subject: str, *, inner: bool = False) -> dict[str, Any]:
         """`media_part`, with a note when the part's name cannot go (Gemini sends none)."""

@@ -13,21 +13,13 @@ included), ``candidate`` (``finishMessage``, ``safetyRatings``, ``index``, ...),
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.codecs.base import error_body, provider_error, retry_after_from
+from toolwire.codecs import google_shared as shared
 from toolwire.codecs.base import wrong_shape as wrong
-from toolwire.codecs.gemini_generate.parts import (
-    WIRE,
-    PartEncoder,
-    as_list,
-    as_object,
-    decode_parts,
-    own,
-    request_names,
-)
+from toolwire.codecs.gemini_generate.parts import WIRE, PartEncoder, as_object, decode_parts, own
+from toolwire.codecs.google_shared import as_list, encode_error, request_names
 from toolwire.errors import ProviderError, WireFormatError
 from toolwire.transcript import JSON, Message, Reply, Request, StopReason, Usage
 
@@ -242,56 +234,13 @@ def encode_response(reply: Reply, *, request: Request | None = None) -> dict[str
 
 # --------------------------------------------------------------------------- errors
 
-_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
-
-
-def _retry_delay(details: JSON) -> float | None:
-    if not isinstance(details, list):
-        return None
-    for item in details:
-        if not isinstance(item, Mapping) or not str(item.get("@type", "")).endswith("RetryInfo"):
-            continue
-        delay = item.get("retryDelay")
-        if isinstance(delay, str) and (m := _DELAY.match(delay)):
-            return float(m.group(1))
-        if isinstance(delay, Mapping):
-            return float(delay.get("seconds") or 0) + float(delay.get("nanos") or 0) / 1e9
-    return None
-
 
 def decode_error(status: int, body: Any, headers: Mapping[str, str] | None = None) -> ProviderError:
-    """The typed error for a Gemini error body ``{"error": {code, message, status, details}}``.
-
-    ``error_type`` is the gRPC status name (``RESOURCE_EXHAUSTED``, ``UNAVAILABLE``, ...); the
-    wait comes from a ``Retry-After`` header or else the body's ``RetryInfo.retryDelay``.
+    """The typed error for a Gemini error body ``{"error": {code, message, status, details}}``
+    (`toolwire.codecs.google_shared.decode_error`, which the Interactions wire reads with too).
     """
-    parsed, text = error_body(body)
-    if isinstance(parsed, list) and parsed and isinstance(parsed[0], Mapping):
-        parsed = parsed[0]
-    error = parsed.get("error") if isinstance(parsed, Mapping) else None
-    message, error_type, details = text.strip(), None, None
-    if isinstance(error, Mapping):
-        message = str(error.get("message") or message)
-        error_type = str(error["status"]) if error.get("status") else None
-        details = error.get("details")
-        code = error.get("code")
-        if not status and isinstance(code, int):
-            status = code
-    elif isinstance(error, str):
-        message = error
-    retry = retry_after_from(headers)
-    if retry is None:
-        retry = _retry_delay(details)
-    return provider_error(status, message or f"HTTP {status}", wire=WIRE, error_type=error_type,
-                          body=parsed, retry_after=retry)
+    return shared.decode_error(status, body, headers, wire=WIRE)
 
 
-_ERROR_STATUSES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
-                   404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL",
-                   503: "UNAVAILABLE"}
-
-
-def encode_error(status: int, message: str) -> dict[str, Any]:
-    """An error body as this wire's server sends it for ``status``."""
-    return {"error": {"code": status, "message": message,
-                      "status": _ERROR_STATUSES.get(status, "INTERNAL")}}
+__all__ = ["BLOCK_REASONS", "FINISH_REASONS", "READ_KEYS", "STOP_REASONS", "decode_error",
+           "decode_response", "decode_stop", "decode_usage", "encode_error", "encode_response"]

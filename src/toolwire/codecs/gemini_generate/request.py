@@ -20,14 +20,12 @@ from toolwire.codecs.gemini_generate.parts import (
     LIMITS,
     WIRE,
     PartEncoder,
-    as_list,
     as_object,
     check_parts,
     decode_parts,
-    name_map,
-    wire_name,
 )
 from toolwire.codecs.gemini_generate.schema import SCHEMA_FIELDS, decode_tools, encode_declaration
+from toolwire.codecs.google_shared import as_list, name_map, wire_name
 from toolwire.codecs.media import check_limits, restore_moved
 from toolwire.codecs.model_checks import gemini_model_problem
 from toolwire.errors import ConfigError

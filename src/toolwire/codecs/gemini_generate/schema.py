@@ -22,7 +22,8 @@ from typing import Any
 
 from toolwire.codecs.base import NameMap, Note
 from toolwire.codecs.base import wrong_shape as wrong
-from toolwire.codecs.gemini_generate.parts import as_list, as_object
+from toolwire.codecs.gemini_generate.parts import as_object
+from toolwire.codecs.google_shared import as_list
 from toolwire.transcript import JSON, ToolSpec
 
 SCHEMA_FIELDS = ("parametersJsonSchema", "parameters")

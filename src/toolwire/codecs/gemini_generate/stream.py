@@ -12,16 +12,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire import _json
-from toolwire.codecs.assembly import text_pieces
+from toolwire.codecs.assembly import path_steps, put_at, text_pieces, value_at
 from toolwire.codecs.framing import SSEFramer
-from toolwire.codecs.gemini_generate.parts import WIRE, decode_call, request_names
+from toolwire.codecs.gemini_generate.parts import WIRE, decode_call
 from toolwire.codecs.gemini_generate.reply import (
     READ_KEYS,
     decode_error,
     decode_response,
     encode_response,
 )
+from toolwire.codecs.google_shared import event_json, request_names
 from toolwire.errors import ProviderError, StreamError
 from toolwire.events import (
     ReasoningDelta,
@@ -159,14 +159,9 @@ class StreamDecoder:
         return body
 
     def _event(self, data: str, events: list[StreamEvent]) -> None:
-        text = data.strip()
-        if not text or text == "[DONE]":
+        chunk = event_json(data, WIRE, "a stream chunk")
+        if chunk is None:
             return
-        try:
-            chunk = _json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise StreamError(f"a stream chunk is not JSON: {exc.msg}", wire=WIRE,
-                              body=text) from None
         for item in chunk if isinstance(chunk, list) else [chunk]:
             self._chunk(item, events)
 
@@ -301,9 +296,6 @@ class StreamDecoder:
 
 # --------------------------------------------------------------------------- streamed arguments
 
-MAX_LIST_INDEX = 10_000
-"""The largest list index a ``partialArgs`` path may name (indexes come from the wire)."""
-
 
 class _PartialCall:
     """One function call assembled from fragments, as Vertex AI streams it.
@@ -347,7 +339,7 @@ class _PartialCall:
             raise StreamError(f"a partial argument without a jsonPath: {str(piece)[:200]}",
                               wire=WIRE)
         path = piece["jsonPath"]
-        steps = _path_steps(path)
+        steps = path_steps(path, WIRE)
         continued, self._continuing = self._continuing == path, (
             path if piece.get("willContinue") else None)
         if "stringValue" in piece:
@@ -362,19 +354,19 @@ class _PartialCall:
             value = piece["boolValue"] is True
         else:
             value = None  # nullValue, or a value-less piece that opens the path
-            if _get(self.args, steps) is not None and "nullValue" not in piece:
+            if value_at(self.args, steps) is not None and "nullValue" not in piece:
                 return
         if not isinstance(value, str):
             self._strings.pop(path, None)
-        _put(self.args, steps, value, path)
+        put_at(self.args, steps, value, path, WIRE)
 
     def _joined(self) -> dict[str, Any]:
         """The arguments with every continued string joined (once, not piece by piece)."""
         for path, (steps, pieces) in self._strings.items():
             if len(pieces) > 1:
-                _put(self.args, steps, "".join(pieces), path)
+                put_at(self.args, steps, "".join(pieces), path, WIRE)
                 del pieces[1:]
-                pieces[0] = _get(self.args, steps)
+                pieces[0] = value_at(self.args, steps)
         return self.args
 
     def whole(self) -> dict[str, Any]:
@@ -387,73 +379,3 @@ class _PartialCall:
         text = json.dumps(self._joined(), ensure_ascii=False)
         return {"functionCall": {**self.call_fields, "name": self.name, "args": text[:-1]},
                 **self.extras}
-
-
-def _path_steps(path: str) -> list[str | int]:
-    """``$.a.b[0]['c d']`` as ``["a", "b", 0, "c d"]``; a path of another form is an error."""
-    if not path.startswith("$"):
-        raise StreamError(f"a partial argument's jsonPath {path[:100]!r} does not start at $",
-                          wire=WIRE)
-    steps: list[str | int] = []
-    i, n = 1, len(path)
-    while i < n:
-        if path[i] == ".":
-            j = i + 1
-            while j < n and path[j] not in ".[":
-                j += 1
-            steps.append(path[i + 1:j])
-            i = j
-        elif path.startswith("['", i) or path.startswith('["', i):
-            end = path.find(path[i + 1] + "]", i + 2)
-            if end < 0:
-                break
-            steps.append(path[i + 2:end])
-            i = end + 2
-        elif path[i] == "[":
-            end = path.find("]", i)
-            if end < 0 or not path[i + 1:end].isdigit():
-                break
-            steps.append(int(path[i + 1:end]))
-            i = end + 1
-        else:
-            break
-    else:
-        if steps:
-            return steps
-    raise StreamError(f"a partial argument's jsonPath {path[:100]!r} cannot be read", wire=WIRE)
-
-
-def _get(root: Any, steps: list[str | int]) -> Any:
-    for step in steps:
-        if isinstance(step, int) and isinstance(root, list) and step < len(root):
-            root = root[step]
-        elif isinstance(step, str) and isinstance(root, dict):
-            root = root.get(step)
-        else:
-            return None
-    return root
-
-
-def _put(root: dict[str, Any], steps: list[str | int], value: Any, path: str) -> None:
-    here: Any = root
-    for step, after in zip(steps, [*steps[1:], None], strict=True):
-        if isinstance(step, int) and step > MAX_LIST_INDEX:
-            raise StreamError(f"a partial argument's jsonPath {path[:100]!r} names list index "
-                              f"{step}, over the limit of {MAX_LIST_INDEX}", wire=WIRE)
-        empty: Any = value if after is None else [] if isinstance(after, int) else {}
-        if isinstance(step, int):
-            if not isinstance(here, list):
-                raise StreamError(f"jsonPath {path[:100]!r} indexes something not a list",
-                                  wire=WIRE)
-            while len(here) <= step:
-                here.append(None)
-            if after is None or not isinstance(here[step], list | dict):
-                here[step] = empty
-            here = here[step]
-        else:
-            if not isinstance(here, dict):
-                raise StreamError(f"jsonPath {path[:100]!r} names a field of something not an "
-                                  "object", wire=WIRE)
-            if after is None or not isinstance(here.get(step), list | dict):
-                here[step] = empty
-            here = here[step]

@@ -9,18 +9,17 @@ through the record's ``memory``). The folder's other modules are the ones every 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from toolwire.codecs.base import wrong_shape as wrong
 from toolwire.codecs.detect import Kind, squeezed
+from toolwire.codecs.google_shared import NAME_PATTERN, as_list
 from toolwire.codecs.prompt_rules import CacheRules
 from toolwire.codecs.reasoning import Triple
 from toolwire.codecs.record import Kept, ServerMemory, Wire, WireRules
 
 NAME = "gemini-interactions"
-NAME_PATTERN = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$")
 
 _INTERACTION_KEYS = ("system_instruction", "generation_config", "previous_interaction_id",
                      "store", "response_format")
@@ -50,15 +49,6 @@ def reasoning(body: dict[str, Any], level: str, notes: list[Triple]) -> None:
 
 
 # --------------------------------------------------------------------------- steps
-
-
-def as_list(value: Any, where: str, expected: str) -> list[Any]:
-    """A list field; absent or null reads as empty."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise wrong(where, expected, value)
-    return value
 
 
 def as_step(value: Any, where: str) -> Mapping[str, Any]:
@@ -133,6 +123,7 @@ RECORD = Wire(
     reasoning=reasoning,
     media_tokens="tiles-768",  # the models of generateContent: an image by 768-pixel tiles
     memory=ServerMemory(continued=continued, keep=keep),
+    resumable=True,  # GET .../interactions/{id}?stream=true&last_event_id=...
 )
 """The wire's registry record."""
 

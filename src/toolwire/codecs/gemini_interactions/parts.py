@@ -22,15 +22,17 @@ What rides in ``provider_data["gemini-interactions"]``:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolwire import _json
+from toolwire.codecs import google_shared as shared
 from toolwire.codecs.base import NameMap, Note, call_id_for, dumps
 from toolwire.codecs.base import wrong_shape as wrong
-from toolwire.codecs.gemini_interactions import NAME, NAME_PATTERN, as_list, as_step
-from toolwire.codecs.media import b64, kind_of, unb64
+from toolwire.codecs.gemini_interactions import NAME, as_list, as_step
+from toolwire.codecs.google_shared import name_map as name_map  # the old import path
+from toolwire.codecs.google_shared import request_names as request_names
+from toolwire.codecs.google_shared import wire_name
+from toolwire.codecs.media import b64
 from toolwire.errors import JSONTextError
 from toolwire.transcript import (
     JSON,
@@ -40,16 +42,13 @@ from toolwire.transcript import (
     Part,
     ProviderData,
     ReasoningPart,
-    Request,
     TextPart,
     ToolCallPart,
     ToolResultPart,
-    ToolSpec,
+    read_arguments,
 )
 
 WIRE = NAME
-NAME_RULE = NAME_PATTERN
-_BAD_CHAR = re.compile(r"[^a-zA-Z0-9_.:-]")
 MEDIA_BLOCKS = frozenset({"image", "document", "audio", "video"})
 """The content blocks that hold media (by ``data`` or ``uri``)."""
 TURN_STEPS = frozenset({"user_input", "function_result"})
@@ -61,29 +60,13 @@ Step = dict[str, Any]
 Content = TextPart | MediaPart | OpaquePart
 
 
-def name_map(tools: Sequence[ToolSpec]) -> NameMap:
-    """The mapping between the user's tool names and names this API accepts."""
-    names = [t.name for t in tools]
-    if all(map(NAME_RULE.match, names)):
-        return NameMap()
-    return NameMap.build(names, pattern=NAME_RULE, max_len=128, bad_char=_BAD_CHAR)
-
-
-def request_names(request: Request | None) -> NameMap:
-    """The name map of a request's tools (empty with no request): what a reply's names mean."""
-    return name_map(request.tools) if request is not None else NameMap()
-
-
 def own(data: ProviderData | None) -> dict[str, Any] | None:
     """This wire's entry of a provider_data mapping, if it is an object."""
-    if not data:
-        return None
-    entry = data.get(WIRE)
-    return dict(entry) if isinstance(entry, Mapping) else None
+    return shared.own(data, WIRE)
 
 
 def pd(extras: Mapping[str, JSON]) -> ProviderData | None:
-    return {WIRE: dict(extras)} if extras else None
+    return shared.entry(extras, WIRE)
 
 
 # --------------------------------------------------------------------------- content
@@ -131,23 +114,17 @@ def encode_content(parts: Sequence[Part], notes: list[Note], subject: str) -> li
     return out
 
 
+FILE_URI = ("https://generativelanguage.googleapis.com/", "files/")
+"""How the URI of a file this API holds starts (read back as a file id, not a URL)."""
+
+
 def decode_media(block: Mapping[str, Any], where: str) -> MediaPart:
     """A media block as a media part (a URI is a URL, or a file id for a file this API holds)."""
-    mime = block.get("mime_type")
-    if not isinstance(mime, str) or not mime:
-        raise wrong(f"{where}.mime_type", "a media type", mime)
-    extras = {k: v for k, v in block.items() if k not in ("type", "mime_type", "data", "uri")}
-    kind = kind_of(mime)
-    if "data" in block:
-        data = unb64(block["data"], f"{where}.data", proto=True)
-        return MediaPart(kind=kind, media_type=mime, data=data, provider_data=pd(extras))
-    uri = block.get("uri")
-    if not isinstance(uri, str) or not uri:
-        raise wrong(f"{where}.uri", "a URI (or data)", uri)
-    if uri.startswith(("https://generativelanguage.googleapis.com/", "files/")):
-        return MediaPart(kind=kind, media_type=mime, file_ids={WIRE: uri},
-                         provider_data=pd(extras))
-    return MediaPart(kind=kind, media_type=mime, url=uri, provider_data=pd(extras))
+    return shared.read_media(
+        block.get("mime_type"), data=block.get("data"), uri=block.get("uri"),
+        has_data="data" in block, where=where, wire=WIRE, file_uris=FILE_URI,
+        keys=("mime_type", "data", "uri"),
+        extras={k: v for k, v in block.items() if k not in ("type", "mime_type", "data", "uri")})
 
 
 def decode_content(value: Any, where: str, *, media: bool = True) -> list[Content]:
@@ -187,10 +164,7 @@ class StepEncoder:
 
     def wire_name(self, name: str) -> str:
         """A name for the wire, including names in the history no longer among the tools."""
-        if name in self.names.to_wire or NAME_RULE.match(name):
-            return self.names.wire(name)
-        return NameMap.build([*self.tool_names, name], pattern=NAME_RULE, max_len=128,
-                             bad_char=_BAD_CHAR).wire(name)
+        return wire_name(self.names, name, self.tool_names)
 
     def message(self, message: Message, index: int) -> list[Step]:
         subject = f"messages[{index}]"
@@ -241,10 +215,10 @@ class StepEncoder:
                 steps.append(dict(part.payload) if isinstance(part.payload, Mapping)
                              else {"type": part.kind})
             else:
+                kind, wire = ((part.kind, part.wire) if isinstance(part, OpaquePart)
+                              else (type(part).__name__, "another wire"))
                 self.notes.append(Note(kind="opaque_dropped", subject=subject, detail=(
-                    f"a {getattr(part, 'kind', type(part).__name__)} block of "
-                    f"{getattr(part, 'wire', 'another wire')} has no place on {WIRE}; "
-                    "left out")))
+                    f"a {kind} block of {wire} has no place on {WIRE}; left out")))
         flush()
         return steps
 
@@ -252,7 +226,7 @@ class StepEncoder:
         arguments = call.arguments
         if not isinstance(arguments, dict):
             try:
-                parsed = _json.loads(call.raw_arguments) if call.raw_arguments else None
+                parsed = read_arguments(call.raw_arguments) if call.raw_arguments else None
             except JSONTextError:
                 parsed = None
             arguments = parsed if isinstance(parsed, dict) else {}

@@ -18,17 +18,11 @@ store it, for the next request to continue from.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.codecs.base import (
-    dumps,
-    error_body,
-    provider_error,
-    retry_after_from,
-    token_count,
-)
+from toolwire.codecs import google_shared as shared
+from toolwire.codecs.base import dumps, token_count
 from toolwire.codecs.base import wrong_shape as wrong
 from toolwire.codecs.gemini_interactions import as_list
 from toolwire.codecs.gemini_interactions.parts import (
@@ -38,10 +32,10 @@ from toolwire.codecs.gemini_interactions.parts import (
     StepEncoder,
     decode_output,
     own,
-    request_names,
 )
+from toolwire.codecs.google_shared import encode_error, request_names
 from toolwire.errors import ProviderError, WireFormatError
-from toolwire.transcript import JSON, Message, Reply, Request, StopReason, Usage
+from toolwire.transcript import Message, Reply, Request, StopReason, Usage
 
 STOP_REASONS: dict[str, StopReason] = {
     "completed": "end_turn",
@@ -173,53 +167,13 @@ def encode_response(reply: Reply, *, request: Request | None = None) -> dict[str
 
 # --------------------------------------------------------------------------- errors
 
-_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
-
-
-def _retry_delay(details: JSON) -> float | None:
-    if not isinstance(details, list):
-        return None
-    for item in details:
-        if not isinstance(item, Mapping) or not str(item.get("@type", "")).endswith("RetryInfo"):
-            continue
-        delay = item.get("retryDelay")
-        if isinstance(delay, str) and (m := _DELAY.match(delay)):
-            return float(m.group(1))
-    return None
-
 
 def decode_error(status: int, body: Any, headers: Mapping[str, str] | None = None) -> ProviderError:
     """The typed error for Google's error body ``{"error": {code, message, status, details}}``
-    (``error_type`` is the gRPC status name: ``RESOURCE_EXHAUSTED``, ``UNAVAILABLE``, ...)."""
-    parsed, text = error_body(body)
-    if isinstance(parsed, list) and parsed and isinstance(parsed[0], Mapping):
-        parsed = parsed[0]
-    error = parsed.get("error") if isinstance(parsed, Mapping) else None
-    message, error_type, details = text.strip(), None, None
-    if isinstance(error, Mapping):
-        message = str(error.get("message") or message)
-        kind = error.get("status") or (error.get("code") if isinstance(error.get("code"), str)
-                                       else None)
-        error_type = str(kind) if kind else None
-        details = error.get("details")
-        code = error.get("code")
-        if not status and isinstance(code, int) and not isinstance(code, bool):
-            status = code
-    elif isinstance(error, str):
-        message = error
-    retry = retry_after_from(headers)
-    if retry is None:
-        retry = _retry_delay(details)
-    return provider_error(status, message or f"HTTP {status}", wire=WIRE, error_type=error_type,
-                          body=parsed, retry_after=retry)
+    (`toolwire.codecs.google_shared.decode_error`, shared with gemini-generate)."""
+    return shared.decode_error(status, body, headers, wire=WIRE)
 
 
-_ERROR_STATUSES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
-                   404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL",
-                   503: "UNAVAILABLE"}
-
-
-def encode_error(status: int, message: str) -> dict[str, Any]:
-    """An error body as this wire's server sends it for ``status``."""
-    return {"error": {"code": status, "message": message,
-                      "status": _ERROR_STATUSES.get(status, "INTERNAL")}}
+__all__ = ["READ_KEYS", "STOP_REASONS", "decode_error", "decode_response", "decode_stop",
+           "decode_usage", "encode_error", "encode_response", "interaction_id", "output_steps",
+           "stored", "usage_body"]

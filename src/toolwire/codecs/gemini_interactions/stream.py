@@ -19,7 +19,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire import _json
 from toolwire.codecs.assembly import text_pieces
 from toolwire.codecs.base import dumps, provider_error, status_in_words, wrong_shape
 from toolwire.codecs.framing import SSEEvent, SSEFramer
@@ -27,9 +26,9 @@ from toolwire.codecs.gemini_interactions.parts import (
     MEDIA_BLOCKS,
     WIRE,
     decode_call,
-    request_names,
 )
 from toolwire.codecs.gemini_interactions.reply import decode_response, encode_response
+from toolwire.codecs.google_shared import event_json, request_names
 from toolwire.errors import ProviderError, StreamError
 from toolwire.events import (
     ReasoningDelta,
@@ -39,7 +38,7 @@ from toolwire.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from toolwire.transcript import Reply, Request
+from toolwire.transcript import Reply, Request, read_arguments
 
 # --------------------------------------------------------------------------- encode
 
@@ -181,13 +180,7 @@ class StreamDecoder:
     # ------------------------------------------------------------------ events
 
     def _event(self, sse: SSEEvent, out: list[StreamEvent]) -> None:
-        data = sse.data.strip()
-        if not data or data == "[DONE]":
-            return
-        try:
-            payload = _json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise StreamError(f"a stream event is not JSON: {exc.msg}", wire=WIRE) from None
+        payload = event_json(sse.data, WIRE)
         if not isinstance(payload, dict):
             return
         event_id = payload.get("event_id")
@@ -297,7 +290,7 @@ class StreamDecoder:
         if pieces:
             text = "".join(pieces)
             try:
-                step["arguments"] = _json.loads(text)
+                step["arguments"] = read_arguments(text)
             except json.JSONDecodeError:
                 step["arguments"] = text
         call = decode_call(step, self._names, str(self._meta.get("id") or ""), number)
@@ -315,7 +308,7 @@ class StreamDecoder:
         for index, pieces in self._args.items():
             text = "".join(pieces)
             try:
-                self._steps[index]["arguments"] = _json.loads(text)
+                self._steps[index]["arguments"] = read_arguments(text)
             except json.JSONDecodeError:
                 self._steps[index]["arguments"] = text
         self._text.clear()

@@ -92,6 +92,7 @@ def cache_fields(body: dict[str, Any], cache: Cache) -> list[Note]:
 
 RECORD = Wire(
     name=NAME,
+    per_model=True,  # the codec's FIT
     module="toolwire.codecs.openai_chat.codec",
     path="/v1/chat/completions",
     detect=recognise_body,

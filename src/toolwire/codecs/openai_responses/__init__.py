@@ -118,6 +118,7 @@ def read_entries(options: dict[str, Any]) -> ContextManagement | None:
 
 RECORD = Wire(
     name=NAME,
+    per_model=True,  # the codec's FIT
     module="toolwire.codecs.openai_responses.codec",
     path="/v1/responses",
     detect=recognise_body,

@@ -60,9 +60,9 @@ from toolwire.emulator.cached import CachedStore, Refused
 from toolwire.emulator.checks import error_body, first_refusal
 from toolwire.emulator.cloud import AWS_PATHS, check_signature, exception_event, reframe
 from toolwire.emulator.managed import manage
-from toolwire.emulator.played import Played
 from toolwire.emulator.pacing import CHARS_PER_TOKEN as CHARS_PER_TOKEN  # re-exported
 from toolwire.emulator.pacing import Pacing, carried
+from toolwire.emulator.played import Played
 from toolwire.emulator.resumed import Streams
 from toolwire.emulator.script import (
     ByMedia,

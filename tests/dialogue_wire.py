@@ -65,7 +65,7 @@ def decode_error(
 
 
 def encode_error(status: int, message: str) -> dict[str, Any]:
-    return _chat.encode_error(status, message)
+    return {**_chat.encode_error(status, message), "object": "dialogue.error"}
 
 
 def check_body(body: dict[str, Any]) -> str | None:
@@ -90,3 +90,6 @@ RECORD = Wire(
     detect_rank=5,
 )
 """The one registry line: ``register_wire(RECORD)``."""
+
+LIVE_WRITER = "dialogue_live:DialogueWriter"
+"""Where its proxy writer is (tests/dialogue_live.py), for a record that names one."""

@@ -28,7 +28,7 @@ from starlette.routing import Route as HttpRoute
 
 from toolwire import _json
 from toolwire.codecs import get_codec
-from toolwire.codecs.registry import Route, count_at, wire_at
+from toolwire.codecs.registry import Route, count_at, get_wire, wire_at, wire_names
 from toolwire.errors import ToolwireError
 from toolwire.http.transport import HttpTransport, Transport
 from toolwire.proxy.answers import Answer, error_response, models_response
@@ -97,12 +97,14 @@ def signature_wrong(http: HttpRequest, headers: Mapping[str, str], body: bytes,
 
 
 def _guess_wire(headers: Mapping[str, str]) -> str:
-    """The wire to word an answer in when the path names none."""
-    if "anthropic-version" in headers or "x-api-key" in headers:
-        return "anthropic-messages"
-    if "x-goog-api-key" in headers:
-        return "gemini-generate"
-    return "openai-chat"
+    """The wire to word an answer in when the path names none: the first whose clients' own
+    header the request carries (its record's ``client_headers``), else the one whose record
+    says it answers such requests, else the first."""
+    wires = [get_wire(name) for name in wire_names()]
+    for wire in wires:
+        if any(h in headers for h in wire.client_headers):
+            return wire.name
+    return next((w.name for w in wires if w.answers_unknown), wires[0].name)
 
 
 def _say(text: str) -> None:

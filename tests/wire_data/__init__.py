@@ -9,6 +9,7 @@ What a module holds (each test reads the names it needs):
 - ``HISTORY_KEY``: the body field that holds the conversation;
 - ``CACHES_PROMPTS``: the emulator reports cached input tokens for the wire's provider;
 - ``IMAGE_TOKENS``: what a 1000 x 1000 picture counts as on the wire (its billing rule);
+- ``REPLY_CALL_IDS``: the emulator's replies on the wire keep the call ids a reply was given;
 - ``REASONING``: the wire's own reasoning block (as its codec keeps it in ``provider_data``),
   with `THOUGHT` as its text.
 

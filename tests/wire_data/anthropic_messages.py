@@ -7,3 +7,4 @@ HISTORY_KEY = "messages"
 CACHES_PROMPTS = True
 IMAGE_TOKENS = 1334  # by its area
 REASONING = {"type": "thinking", "thinking": THOUGHT, "signature": "c2lnbmVk"}
+REPLY_CALL_IDS = True

@@ -7,3 +7,4 @@ HISTORY_KEY = "messages"
 CACHES_PROMPTS = False
 IMAGE_TOKENS = 1334  # by its area, as Anthropic
 REASONING = {"reasoningText": {"text": THOUGHT, "signature": "c2ln"}}
+REPLY_CALL_IDS = True

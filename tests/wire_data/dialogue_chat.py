@@ -9,3 +9,4 @@ HISTORY_KEY = "dialogue"
 CACHES_PROMPTS = False
 IMAGE_TOKENS = 1334  # its record names no rule: the estimate's own (Anthropic's)
 REASONING = {"reasoning": THOUGHT}
+REPLY_CALL_IDS = True

@@ -7,3 +7,4 @@ HISTORY_KEY = "contents"
 CACHES_PROMPTS = True
 IMAGE_TOKENS = 258 * 4  # by 768-pixel tiles
 REASONING = {"text": THOUGHT, "thought": True, "thoughtSignature": "c2ln"}
+REPLY_CALL_IDS = False  # its replies may carry no call ids at all

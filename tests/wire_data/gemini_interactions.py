@@ -8,3 +8,4 @@ CACHES_PROMPTS = True
 IMAGE_TOKENS = 258 * 4  # by 768-pixel tiles, as generateContent's models
 REASONING = {"type": "thought", "signature": "c2ln",
              "summary": [{"type": "text", "text": THOUGHT}]}
+REPLY_CALL_IDS = True

@@ -7,3 +7,4 @@ HISTORY_KEY = "messages"
 CACHES_PROMPTS = True
 IMAGE_TOKENS = 765  # by 512-pixel tiles
 REASONING = {"reasoning": THOUGHT}
+REPLY_CALL_IDS = True

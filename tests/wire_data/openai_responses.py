@@ -8,3 +8,4 @@ CACHES_PROMPTS = True
 IMAGE_TOKENS = 765  # by 512-pixel tiles
 REASONING = {"type": "reasoning", "id": "rs_1", "encrypted_content": "ZW5j",
              "summary": [{"type": "summary_text", "text": THOUGHT}]}
+REPLY_CALL_IDS = True

@@ -15,7 +15,7 @@ from wire_data import data, looped, table
 TESTS = Path(__file__).resolve().parent
 LOOPING = ["test_context_emulator.py", "test_context_usage.py", "test_context_compaction.py",
            "test_fallback.py", "test_emulator.py", "test_cassette.py", "test_agent_http.py",
-           "test_explain.py"]
+           "test_explain.py", "test_media_http.py"]
 """The test files that loop over the registry with per-wire data from tests/wire_data."""
 
 
@@ -30,7 +30,7 @@ def _pytest(*args: str) -> subprocess.CompletedProcess[str]:
 def test_every_registered_wire_has_its_test_data() -> None:
     assert looped() == wire_names()
     for name in ("MODEL_ID", "HISTORY_KEY", "CACHES_PROMPTS", "IMAGE_TOKENS", "REASONING",
-                 "REPLY_CALL_IDS"):
+                 "REPLY_CALL_IDS", "MEDIA_MODEL", "MEDIA_MOVED", "result_image"):
         assert set(table(name)) == set(wire_names())
     assert data(dialogue_wire.WIRE).HISTORY_KEY == "dialogue"
 
@@ -45,11 +45,12 @@ def test_the_looping_tests_collect_a_wire_added_later() -> None:
 
 
 def test_looping_tests_run_for_a_wire_added_later() -> None:
-    """Whole runs, the emulator, cassettes, prompt caching and the media estimate's table,
-    each with the added wire's data from its module: they pass for it as they do for the
+    """Whole runs, the emulator, cassettes, prompt caching, a tool's image in the next request
+    and the media estimate's table, each with the added wire's data from its module: they pass for it as they do for the
     built-in wires."""
     files = ["test_emulator.py", "test_cassette.py", "test_agent_http.py",
-             "test_context_usage.py", "test_explain.py", "test_context_compaction.py"]
+             "test_context_usage.py", "test_explain.py", "test_context_compaction.py",
+             "test_media_http.py"]
     ran = _pytest("-q", "-p", "no:warnings", *(f"tests/{name}" for name in files), "-k",
                   f"({dialogue_wire.WIRE} and not compacts_and_retries) or media_count")
     assert ran.returncode == 0, ran.stdout + ran.stderr

@@ -10,6 +10,9 @@ What a module holds (each test reads the names it needs):
 - ``CACHES_PROMPTS``: the emulator reports cached input tokens for the wire's provider;
 - ``IMAGE_TOKENS``: what a 1000 x 1000 picture counts as on the wire (its billing rule);
 - ``REPLY_CALL_IDS``: the emulator's replies on the wire keep the call ids a reply was given;
+- ``MEDIA_MODEL``, ``MEDIA_MOVED``, ``result_image(body)``: the model a tool's image is sent
+  to, whether the image leaves the result for it (with a ``media_moved`` note), and where the
+  next request's body carries it;
 - ``REASONING``: the wire's own reasoning block (as its codec keeps it in ``provider_data``),
   with `THOUGHT` as its text.
 

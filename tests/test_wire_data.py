@@ -46,8 +46,8 @@ def test_the_looping_tests_collect_a_wire_added_later() -> None:
 
 def test_looping_tests_run_for_a_wire_added_later() -> None:
     """Whole runs, the emulator, cassettes, prompt caching, a tool's image in the next request
-    and the media estimate's table, each with the added wire's data from its module: they pass for it as they do for the
-    built-in wires."""
+    and the media estimate's table, each with the added wire's data from its module: they pass
+    for it as they do for the built-in wires."""
     files = ["test_emulator.py", "test_cassette.py", "test_agent_http.py",
              "test_context_usage.py", "test_explain.py", "test_context_compaction.py",
              "test_media_http.py"]

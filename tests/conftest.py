@@ -1,5 +1,6 @@
 """Shared test setup: makes tests/ importable (for strategies.py) and keeps tests on loopback;
-gives the session its own toolwire state directory; the ``outside`` fixture (a folder outside
+gives the session its own toolwire state directory; registers the wires TOOLWIRE_TEST_WIRES
+names; the ``outside`` fixture (a folder outside
 any workspace) for the command sandbox tests.
 
 Every IPv4/IPv6 socket connect in the test process is checked: only loopback addresses
@@ -8,6 +9,7 @@ Every IPv4/IPv6 socket connect in the test process is checked: only loopback add
 
 from __future__ import annotations
 
+import importlib
 import ipaddress
 import os
 import shutil
@@ -30,6 +32,18 @@ if "TOOLWIRE_STATE_DIR" not in os.environ:
     _state = tempfile.mkdtemp(prefix="toolwire-state-")
     os.environ["XDG_STATE_HOME"] = _state
     os.environ["TOOLWIRE_STATE_DIR"] = os.path.join(_state, "toolwire")
+
+# Wires added for this session (TOOLWIRE_TEST_WIRES=module,...: each module's RECORD, and its
+# PROVIDER if it has one), before the tests are collected, so that the tests looping over the
+# registry run for them too (tests/wire_data, tests/test_wire_data.py).
+for _module in filter(None, os.environ.get("TOOLWIRE_TEST_WIRES", "").split(",")):
+    from toolwire.codecs.registry import register_wire
+    from toolwire.http.providers import register_provider
+
+    _added = importlib.import_module(_module.strip())
+    register_wire(_added.RECORD)
+    if getattr(_added, "PROVIDER", None) is not None:
+        register_provider(_added.PROVIDER)
 
 _connect = socket.socket.connect
 _connect_ex = socket.socket.connect_ex

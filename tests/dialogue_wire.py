@@ -16,6 +16,7 @@ from toolwire.codecs.base import Encoded
 from toolwire.codecs.detect import Kind
 from toolwire.codecs.registry import Wire, WireRules
 from toolwire.errors import ProviderError
+from toolwire.http.providers import Provider
 from toolwire.transcript import Reply, Request
 
 WIRE = "dialogue-chat"
@@ -65,7 +66,7 @@ def decode_error(
 
 
 def encode_error(status: int, message: str) -> dict[str, Any]:
-    return _chat.encode_error(status, message)
+    return {**_chat.encode_error(status, message), "object": "dialogue.error"}
 
 
 def check_body(body: dict[str, Any]) -> str | None:
@@ -90,3 +91,11 @@ RECORD = Wire(
     detect_rank=5,
 )
 """The one registry line: ``register_wire(RECORD)``."""
+
+PROVIDER = Provider(name="dialogue", wire=WIRE, base_url="https://dialogue.test",
+                    key_vars=("DIALOGUE_KEY",), any_server=True)
+"""A provider for it, for a session that registers the wire for every test
+(``TOOLWIRE_TEST_WIRES``, tests/conftest.py)."""
+
+LIVE_WRITER = "dialogue_live:DialogueWriter"
+"""Where its proxy writer is (tests/dialogue_live.py), for a record that names one."""

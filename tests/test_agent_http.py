@@ -19,7 +19,7 @@ from toolwire import (
     Usage,
     check_transcript,
 )
-from toolwire.codecs import WIRES, get_codec
+from toolwire.codecs import get_codec
 from toolwire.codecs.registry import get_wire
 from toolwire.emulator import Emulator, Fault
 from toolwire.events import RetryEvent, ToolFinished, ToolStarted, WireNotes
@@ -27,8 +27,9 @@ from toolwire.http.client import HttpModel, RetryPolicy
 from toolwire.http.client import model as make_model
 from toolwire.http.providers import provider_for
 from toolwire.schema.tool import Tool
+from wire_data import looped
 
-PROVIDER = {wire: provider_for(wire) for wire in WIRES}
+PROVIDER = {wire: provider_for(wire) for wire in looped()}
 
 CALLS = Reply(
     message=Message(role="assistant", parts=(
@@ -97,7 +98,7 @@ EXPECTED = [
 ]
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 async def test_a_full_run_in_every_wire(wire: str, stream: bool) -> None:
     result, emu, _ = await run(wire, [CALLS, ANSWER], stream=stream)
@@ -109,7 +110,7 @@ async def test_a_full_run_in_every_wire(wire: str, stream: bool) -> None:
     # (which checks pairing the way the provider does) accepted it
     second = emu.received[1]
     codec = get_codec(wire)
-    if wire == "gemini-generate":
+    if get_wire(wire).model_in_path:  # the model was in the URL
         sent = codec.decode_request(second.body, model="m")  # type: ignore[call-arg]
     else:
         sent = codec.decode_request(second.body)
@@ -118,7 +119,7 @@ async def test_a_full_run_in_every_wire(wire: str, stream: bool) -> None:
         c.id for c in sent.messages[1].tool_calls]
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 async def test_faults_are_recovered_with_the_transcript_intact(wire: str, stream: bool,
                                                               tmp_path: Path) -> None:

@@ -18,7 +18,6 @@ from toolwire.agent.compaction import (
     unpaired,
 )
 from toolwire.agent.runlog import read_log
-from toolwire.codecs import WIRES
 from toolwire.emulator import Emulator
 from toolwire.events import Compacted, ReplyReceived
 from toolwire.http.client import RetryPolicy
@@ -27,6 +26,7 @@ from toolwire.http.providers import provider_for
 from toolwire.rules import check_transcript
 from toolwire.schema.tool import Tool
 from toolwire.testing import ScriptedModel, call, reply
+from wire_data import looped, table
 
 
 def read_file(path: str) -> str:
@@ -116,7 +116,7 @@ async def test_resume_goes_on_from_the_compacted_history(tmp_path: Path) -> None
 # --------------------------------------------------------------------------- the provider says
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 async def test_context_too_long_compacts_and_retries_the_turn(wire: str) -> None:
     # no window is known for model "m": only the provider's error (Ollama: a prompt cut at
     # its default num_ctx of 4096) says the context is full
@@ -214,17 +214,15 @@ def test_compaction_never_separates_a_call_from_its_result(messages: list[Messag
 def test_media_count_as_each_wire_bills_them_not_by_their_bytes() -> None:
     from media_files import pdf, png, screenshot
     from toolwire import Document, Image
-    from toolwire.codecs import WIRES, get_codec
+    from toolwire.codecs import get_codec
     from toolwire.context.estimate import IMAGE_UNKNOWN, estimate_messages, media_tokens
 
     def rule(wire: str) -> str | None:
         return get_codec(wire).MEDIA_TOKENS
 
     square = Image.from_bytes(png(1000, 1000))
-    assert {wire: media_tokens(square, rule(wire)) for wire in WIRES} == {
-        "anthropic-messages": 1334, "bedrock-converse": 1334, "openai-chat": 765,
-        "openai-responses": 765, "gemini-generate": 258 * 4, "ollama-chat": 576,
-        "gemini-interactions": 258 * 4}
+    assert {wire: media_tokens(square, rule(wire)) for wire in looped()} == table(
+        "IMAGE_TOKENS")
     assert media_tokens(square) == 1334  # no rule: Anthropic's
     assert media_tokens(Image.from_bytes(png(4000, 3000))) == 1534  # fitted to 1.15 megapixels
     assert media_tokens(Image.from_bytes(png(300, 200)), rule("gemini-generate")) == 258

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from toolwire import Agent, Cache, ContextLengthError, Message, Reply, Request, ToolCallPart
-from toolwire.codecs import WIRES, get_codec
+from toolwire.codecs import get_codec
 from toolwire.codecs.registry import get_wire
 from toolwire.emulator import Emulator
 from toolwire.emulator.billing import Billing, TooManyBreakpoints
@@ -15,14 +15,10 @@ from toolwire.events import ReplyReceived
 from toolwire.http.client import RetryPolicy
 from toolwire.http.client import model as make_model
 from toolwire.schema.tool import Tool
+from wire_data import looped, table
 
-MODELS = {"anthropic-messages": "anthropic:claude-sonnet-4-5", "openai-chat": "openai:gpt-4o",
-          "openai-responses": "openai-responses:gpt-5",
-          "gemini-generate": "gemini:gemini-2.5-flash", "ollama-chat": "ollama:llama3.2",
-          "bedrock-converse": "bedrock:anthropic.claude-sonnet-4-5-20250929-v1:0",
-          "gemini-interactions": "gemini-interactions:gemini-2.5-flash"}
-CACHES = {"anthropic-messages", "openai-chat", "openai-responses", "gemini-generate",
-          "gemini-interactions"}
+MODELS = table("MODEL_ID")
+CACHES = {wire for wire, caches in table("CACHES_PROMPTS").items() if caches}
 
 SYSTEM = "You are a careful assistant. " + " ".join(
     f"Rule {n}: read every file before changing it, and say what you changed." for n in range(80))
@@ -53,7 +49,7 @@ async def usage_per_turn(wire: str, *, cache: bool = True, turns: int = 4) -> li
     return seen
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 async def test_cache_reads_from_the_second_turn_on_where_the_wire_caches(wire: str) -> None:
     usage = await usage_per_turn(wire)
     assert len(usage) == 5
@@ -145,7 +141,7 @@ def test_short_prefixes_are_not_cached() -> None:
 # --------------------------------------------------------------------------- the window
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 async def test_a_prompt_over_the_window_gets_the_providers_own_error(wire: str) -> None:
     request = Request(model="small", messages=(Message.user("word " * 2_000),), max_tokens=50)
     async with Emulator([Reply(message=Message.assistant("fits"))], bill=True,

@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 
 from toolwire import Agent, Cache, Message, Reply, RunStop, ToolCallPart, Usage
-from toolwire.codecs import WIRES, get_codec
+from toolwire.codecs import get_codec
 from toolwire.context.prices import cost_of
 from toolwire.emulator import Emulator
 from toolwire.http.client import RetryPolicy
 from toolwire.http.client import model as make_model
 from toolwire.schema.tool import Tool
 from toolwire.transcript import replace
+from wire_data import looped, table
 
 
 def http_model(model_id: str, emu: Emulator) -> Any:
@@ -125,10 +126,7 @@ async def test_cost_budget_stops_a_run_on_a_provider_that_reports_no_cost() -> N
 
 # --------------------------------------------------------------------------- caching asked for
 
-LIST_KEY = {"anthropic-messages": "messages", "openai-chat": "messages",
-            "openai-responses": "input", "ollama-chat": "messages",
-            "gemini-generate": "contents", "bedrock-converse": "messages",
-            "gemini-interactions": "input"}
+LIST_KEY = table("HISTORY_KEY")
 
 
 def _unmarked(value: Any) -> Any:
@@ -172,7 +170,7 @@ def _other() -> Tool:
                 fn=lambda n=0: n)
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 async def test_the_request_prefix_is_byte_identical_turn_to_turn(wire: str) -> None:
     bodies, result = await _bodies(wire, True)
     assert result.stop is RunStop.ANSWERED and len(bodies) == 5
@@ -231,7 +229,7 @@ async def test_openrouter_breakpoint_models_get_markers_on_text_parts() -> None:
     assert 2 <= len(_markers(body)) <= 4
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 async def test_cache_false_sends_no_cache_fields(wire: str) -> None:
     bodies, result = await _bodies(wire, False)
     for body in bodies:

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from toolwire import Agent, Message, Reply, TextPart, ToolCallPart, Usage
-from toolwire.codecs import WIRES
 from toolwire.emulator import Emulator
 from toolwire.explain.build import explain_body, explain_file, render_text
 from toolwire.http.cassette import RecordTransport
@@ -16,8 +15,9 @@ from toolwire.http.client import model as make_model
 from toolwire.http.providers import provider_for
 from toolwire.schema.tool import Tool
 from toolwire.transcript import ReasoningPart
+from wire_data import looped
 
-PROVIDER = {wire: provider_for(wire) for wire in WIRES}
+PROVIDER = {wire: provider_for(wire) for wire in looped()}
 
 THINKING = ReasoningPart(text="Look it up.", provider_data={"anthropic-messages": {
     "type": "thinking", "thinking": "Look it up.", "signature": "EqQBsig=="}})
@@ -59,7 +59,7 @@ def labels(expl: Any) -> list[str]:
     return [e.label for e in expl.entries]
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 async def test_explain_runs_in_every_wire(wire: str, stream: bool, tmp_path: Path) -> None:
     log, cassette = await record(wire, tmp_path, stream)

@@ -22,28 +22,18 @@ from toolwire import (
     check_transcript,
     fallback,
 )
-from toolwire.codecs import WIRES, get_codec
+from toolwire.codecs import get_codec
 from toolwire.emulator import Emulator, Fault
 from toolwire.events import ModelChosen, RetryEvent
 from toolwire.http.client import HttpModel, RetryPolicy
 from toolwire.http.client import model as make_model
 from toolwire.http.providers import provider_for
 from toolwire.schema.tool import Tool
+from wire_data import THOUGHT, looped, table
 
-PROVIDER = {wire: provider_for(wire) for wire in WIRES}
-THOUGHT = "The user wants the weather; ask the tool."
+PROVIDER = {wire: provider_for(wire) for wire in looped()}
 
-NATIVE_REASONING: dict[str, Any] = {
-    "anthropic-messages": {"type": "thinking", "thinking": THOUGHT, "signature": "c2lnbmVk"},
-    "openai-chat": {"reasoning": THOUGHT},
-    "openai-responses": {"type": "reasoning", "id": "rs_1", "encrypted_content": "ZW5j",
-                         "summary": [{"type": "summary_text", "text": THOUGHT}]},
-    "ollama-chat": THOUGHT,
-    "gemini-generate": {"text": THOUGHT, "thought": True, "thoughtSignature": "c2ln"},
-    "bedrock-converse": {"reasoningText": {"text": THOUGHT, "signature": "c2ln"}},
-    "gemini-interactions": {"type": "thought", "signature": "c2ln",
-                            "summary": [{"type": "text", "text": THOUGHT}]},
-}
+NATIVE_REASONING: dict[str, Any] = table("REASONING")
 
 
 def weather(city: str) -> str:
@@ -94,13 +84,13 @@ async def failed_over(first: str, second: str, *, stream: bool) -> tuple[Any, Em
     return result, emu, events
 
 
-PAIRS = [(a, b) for a in WIRES for b in WIRES]
+PAIRS = [(a, b) for a in looped() for b in looped()]
 
 
 @pytest.mark.parametrize(("first", "second"), PAIRS)
 def test_a_run_fails_over_at_turn_three_and_finishes_on_the_other_wire(
         first: str, second: str) -> None:
-    stream = (WIRES.index(first) + WIRES.index(second)) % 2 == 1
+    stream = (looped().index(first) + looped().index(second)) % 2 == 1
     result, emu, events = asyncio.run(failed_over(first, second, stream=stream))
     assert result.stop == RunStop.ANSWERED, result.error
     assert result.answer == "Paris, Rome, Oslo and Lima: 18°C."

@@ -12,13 +12,14 @@ from hypothesis import given, settings
 from strategies import json_values
 from toolwire import Agent, Image, Message, Reply, ToolCallPart
 from toolwire.codecs import get_codec
-from toolwire.codecs.registry import get_wire, wire_names
+from toolwire.codecs.registry import get_wire
 from toolwire.emulator import Emulator
 from toolwire.events import WireNotes
 from toolwire.http.client import RetryPolicy
 from toolwire.http.client import model as make_model
 from toolwire.http.providers import provider_for
 from toolwire.schema.tool import Tool
+from wire_data import data, looped
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(48))
 B64 = base64.b64encode(PNG).decode()
@@ -39,36 +40,13 @@ def http_model(wire: str, model: str, emu: Emulator) -> Any:
 
 def where_the_image_went(wire: str, body: dict[str, Any]) -> Any:
     """The place in the second request's body where each wire carries the tool's image."""
-    if wire == "anthropic-messages":
-        return body["messages"][2]["content"][0]["content"][1]["source"]["data"]
-    if wire == "openai-chat":  # tool messages take text: moved to a user message after them
-        tool, moved = body["messages"][2], body["messages"][3]
-        assert tool["role"] == "tool" and moved["role"] == "user"
-        assert moved["content"][0]["text"].startswith("[media returned by tool call ")
-        return moved["content"][1]["image_url"]["url"].removeprefix("data:image/png;base64,")
-    if wire == "openai-responses":
-        return body["input"][2]["output"][1]["image_url"].removeprefix("data:image/png;base64,")
-    if wire == "ollama-chat":
-        return body["messages"][2]["images"][0]
-    if wire == "gemini-generate":
-        parts = body["contents"][2]["parts"]
-        inner = parts[0]["functionResponse"].get("parts")
-        if inner:  # a model that takes media inside the function response
-            return inner[0]["inlineData"]["data"]
-        assert parts[1]["text"].startswith("[media returned by tool call ")
-        return parts[2]["inlineData"]["data"]
-    if wire == "bedrock-converse":
-        return body["messages"][2]["content"][0]["toolResult"]["content"][1]["image"][
-            "source"]["bytes"]
-    if wire == "gemini-interactions":  # the third step of the input: the result
-        return body["input"][2]["result"][1]["data"]
-    raise AssertionError(f"no place written down for {wire}")
+    return data(wire).result_image(body)
 
 
-MOVED = {"openai-chat", "gemini-generate/gemini-2.5-flash"}
+MOVED = {f"{w}/{data(w).MEDIA_MODEL}" for w in looped() if data(w).MEDIA_MOVED}
 """Where the image leaves its result, with a media_moved note."""
 
-CASES = [(w, "gemini-2.5-flash" if w == "gemini-generate" else "m") for w in wire_names()]
+CASES = [(w, data(w).MEDIA_MODEL) for w in looped()]
 CASES.append(("gemini-generate", "gemini-3-pro-preview"))
 
 
@@ -209,7 +187,7 @@ def test_media_where_a_provider_takes_them_pass_the_emulator() -> None:
 # --------------------------------------------------------------------------- replies by media
 
 
-@pytest.mark.parametrize("wire", wire_names())
+@pytest.mark.parametrize("wire", looped())
 async def test_a_scripted_reply_keyed_on_the_media_a_request_carries(wire: str) -> None:
     from toolwire.emulator import ByMedia, parse_item
 

@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 from strategies import json_values
 from toolwire.codecs.registry import WIRES, get_wire
 from toolwire.proxy.carry import open_seal, seal
-from toolwire.proxy.ids import ENCODED, HASHED, MAX_LENGTH, from_client, to_client
+from toolwire.proxy.ids import ENCODED, HASHED, from_client, longest, to_client
 
 
 def accepted(call_id: str, wire: str) -> bool:
     pattern = get_wire(wire).rules.id_pattern
-    return (0 < len(call_id) <= MAX_LENGTH.get(wire, 256)
+    return (0 < len(call_id) <= longest(wire)
             and (pattern is None or pattern.fullmatch(call_id) is not None))
 
 

@@ -151,7 +151,8 @@ def test_reasoning_streams_as_it_comes_and_its_seal_follows_at_the_end(
 def test_an_interactions_client_gets_the_events_its_sdk_reads_each_with_an_id_of_its_own() -> None:
     """Reasoning, text and two calls, from an Anthropic upstream, as Interactions events: each
     one the google-genai SDK's ``InteractionSSEEvent``, their ids in order and none twice, the
-    calls' steps each whole (``step.start`` to ``step.stop``) before the next."""
+    calls' steps each whole (``step.start`` to ``step.stop``) before the next, and at the end a
+    thought step whose signature brings Anthropic's signed thinking back."""
     pytest.importorskip("google.genai")
     import json
 
@@ -169,11 +170,17 @@ def test_an_interactions_client_gets_the_events_its_sdk_reads_each_with_an_id_of
     assert events[0]["interaction"]["id"] == events[-1]["interaction"]["id"]
     assert events[-1]["interaction"]["status"] == "requires_action"
     starts = [e["step"]["type"] for e in events if e["event_type"] == "step.start"]
-    assert starts == ["thought", "model_output", "function_call", "function_call"]
+    assert starts == ["thought", "model_output", "function_call", "function_call", "thought"]
     assert kinds.count("step.stop") == len(starts)
     whole = list(get_codec("gemini-interactions").decode_stream(
         [seen], request=Request(model="m")))[-1].reply
     assert whole.text == "Checking the weather in both cities now."
     assert [c.arguments for c in whole.tool_calls] == [{"city": "Rome"}, {"city": "Oslo"}]
-    assert [p.text for p in whole.message.parts if isinstance(p, ReasoningPart)] == [
-        "Rome first, then Oslo."]
+    reasoning = [p for p in whole.message.parts if isinstance(p, ReasoningPart)]
+    assert [p.text for p in reasoning] == ["Rome first, then Oslo.", ""]  # shown once only
+    from toolwire.codecs.reasoning import from_bytes_field
+    from toolwire.proxy.carry import open_seal
+
+    signature = reasoning[-1].provider_data["gemini-interactions"]["signature"]  # type: ignore[index]
+    assert open_seal(from_bytes_field(signature) or "") == (
+        "anthropic-messages", THINKING.message.parts[0].provider_data["anthropic-messages"])  # type: ignore[index]

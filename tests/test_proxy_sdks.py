@@ -20,7 +20,7 @@ from sdk_types import assert_wire_valid
 from toolwire.codecs import get_codec
 from toolwire.codecs.registry import get_wire
 from toolwire.emulator import Emulator
-from toolwire.proxy.ids import MAX_LENGTH
+from toolwire.proxy.ids import longest
 from toolwire.rules import check_transcript
 from toolwire.transcript import (
     MediaPart,
@@ -349,7 +349,7 @@ PAIRS = [(c, u) for c in CLIENTS for u in UPSTREAMS if c != u]
 
 def fits(call_id: str, wire: str) -> bool:
     pattern = get_wire(wire).rules.id_pattern
-    return (0 < len(call_id) <= MAX_LENGTH.get(wire, 256)
+    return (0 < len(call_id) <= longest(wire)
             and (pattern is None or pattern.fullmatch(call_id) is not None))
 
 

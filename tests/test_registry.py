@@ -245,11 +245,11 @@ def _wire_literals(path: Path, root: Path = SRC) -> list[str]:
             if isinstance(node, ast.Constant) and node.value in WIRES]
 
 
-NAMED_BY_WIRE = {"proxy/app.py", "proxy/carry.py", "proxy/ids.py", "proxy/writers.py"}
-"""Modules outside codecs that still name wires: the proxy's per-wire pieces (its live stream
-writers, the reasoning block each client wire carries, each wire's longest call id, the wire an
-answer is worded in when the path names none), which belong in the wire folders. The set may
-only shrink: a module listed that no longer names a wire fails the test below too."""
+NAMED_BY_WIRE: set[str] = set()
+"""Modules outside codecs that still name wires: none. What the proxy needs of a wire (its live
+stream writer, where its clients keep carried reasoning, its longest call id, its clients' key
+headers) is a field of the wire's record. The set may only shrink: a module listed that no
+longer names a wire fails the test below too."""
 
 
 def test_no_module_outside_codecs_names_a_wire_in_a_string_literal() -> None:
@@ -407,3 +407,32 @@ def test_no_module_asks_for_a_wire_s_provider_as_it_is_imported(tmp_path: Path) 
     planted = tmp_path / "x.py"
     planted.write_text("WIRES = {w: provider_for(w) for w in ()}\n", encoding="utf-8")
     assert _provider_asked_at_import(planted, tmp_path) == ["x.py:1"]
+
+
+def test_the_proxy_serves_a_registered_wire_by_its_record_alone(dialogue: Wire) -> None:
+    """A wire added later, with its record's proxy fields (its live writer, its longest call
+    id, its clients' key header), is served by the proxy with no edit in the proxy."""
+    pytest.importorskip("uvicorn")
+    from dialogue_live import MARK
+    from proxy_harness import running_proxy
+
+    call = Reply(message=Message(role="assistant", parts=(
+        ToolCallPart(id="toolu_01Rk3vXb9LmT2aWc4YdE8q", name="lookup", arguments={"q": "x"}),)),
+        stop="tool_calls")
+    body = get_codec(dialogue.name).encode_request(
+        Request(model="m", messages=(Message.user("Hi"),), stream=True))
+    with Emulator([call, call]) as emu, running_proxy(f"anthropic:m@{emu.base_url}") as url:
+        whole = httpx2.post(url + dialogue_wire.PATH, json=body, timeout=60)
+        wire = register_wire(dataclasses.replace(  # while the proxy runs: it reads the new one
+            dialogue, rules=dataclasses.replace(dialogue.rules, id_max_length=12),
+            client_headers=("x-dialogue-key",), live_writer=dialogue_wire.LIVE_WRITER),
+            replace=True)
+        streamed = httpx2.post(url + dialogue_wire.PATH, json=body, timeout=60)
+        lost = httpx2.post(url + "/nowhere", json={}, headers={"x-dialogue-key": "k"})
+    assert whole.status_code == 200 and not whole.content.startswith(MARK)  # no writer: whole
+    assert streamed.status_code == 200 and streamed.content.startswith(MARK)
+    (event,) = [e for e in get_codec(wire.name).decode_stream(
+        [streamed.content], request=Request(model="m")) if hasattr(e, "reply")]
+    (got,) = event.reply.tool_calls
+    assert got.arguments == {"q": "x"} and 0 < len(got.id) <= 12
+    assert lost.status_code == 404 and lost.json()["object"] == "dialogue.error"

@@ -6,15 +6,21 @@ defines and its registry record holds, `toolwire.codecs.record.Wire.reasoning`),
 (which `toolwire.codecs.base.Codec` calls after every wire's ``encode``) and the two ways wires
 share: `thinking` (Anthropic's ``thinking`` with a token budget, ``max_tokens`` raised above
 the budget when it is not, or ``thinking`` disabled; Claude on Bedrock Converse takes it too)
-and `effort` (the OpenAI wires' effort, ``off`` being ``none``). Reasoning models refuse a
-sampling temperature, so while reasoning is on a temperature is left out, with a
-``field_dropped`` note (`toolwire.codecs.base`); ``off`` keeps it. A wire without a reasoning
+and `effort` (the OpenAI wires' effort, ``off`` being ``none``). Also `Carrier`: where a wire's
+clients keep a provider's opaque reasoning (a signature, encrypted content) and send it back
+untouched, which the proxy carries another wire's reasoning in (`toolwire.proxy.carry`), with
+`as_bytes_field` and `from_bytes_field` for a field that holds bytes in base64. Reasoning
+models refuse a sampling temperature, so while reasoning is on a temperature is left out, with
+a ``field_dropped`` note (`toolwire.codecs.base`); ``off`` keeps it. A wire without a reasoning
 setting leaves it out, with a note. Pure functions over JSON; imports nothing of the codecs.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 Triple = tuple[str, str, str]
@@ -60,5 +66,36 @@ def put_reasoning(body: dict[str, Any], put: PutReasoning, level: str) -> list[T
     return notes
 
 
-__all__ = ["BUDGETS", "REASONING_LEVELS", "PutReasoning", "Triple", "effort", "put_reasoning",
-           "thinking"]
+@dataclass(frozen=True, slots=True)
+class Carrier:
+    """Where a wire's clients keep a provider's opaque reasoning and send it back untouched.
+
+    ``wrap(text, sealed)`` is the wire's own reasoning block (as its codec keeps it in a
+    part's ``provider_data``) holding ``text`` readable and the opaque string ``sealed`` in
+    its signature field; ``unwrap(block)`` is the opaque string such a block holds, None when
+    it holds none."""
+
+    wrap: Callable[[str, str], dict[str, Any]]
+    unwrap: Callable[[Any], str | None]
+
+
+def as_bytes_field(text: str) -> str:
+    """``text`` in a field the API declares as bytes: standard base64 of its UTF-8."""
+    return base64.b64encode(text.encode()).decode()
+
+
+def from_bytes_field(value: Any) -> str | None:
+    """The text `as_bytes_field` wrote, read back from base64 in either alphabet, padded or
+    not (SDKs re-encode bytes fields as they like); None for anything else."""
+    if not isinstance(value, str):
+        return None
+    urlsafe = "-" in value or "_" in value
+    try:
+        return base64.b64decode(value + "=" * (-len(value) % 4),
+                                altchars=b"-_" if urlsafe else None).decode()
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return None
+
+
+__all__ = ["BUDGETS", "REASONING_LEVELS", "Carrier", "PutReasoning", "Triple", "as_bytes_field",
+           "effort", "from_bytes_field", "put_reasoning", "thinking"]

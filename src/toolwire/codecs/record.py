@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from toolwire.codecs.detect import Kind
 from toolwire.codecs.prompt_rules import CacheRules, Counting, ExplicitCache
-from toolwire.codecs.reasoning import PutReasoning
+from toolwire.codecs.reasoning import Carrier, PutReasoning
 
 Framing = Literal["sse", "ndjson", "eventstream"]
 BodyKind = Literal["request", "response", "stream"]
@@ -53,6 +53,8 @@ class WireRules:
     results_first: bool = False
     call_after_user: bool = False
     one_result_per_call: bool = False
+    id_max_length: int | None = None
+    """The longest call id the API accepts, where it limits them (beyond ``id_pattern``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +159,25 @@ class Wire:
     per_model: bool = False
     """The wire's ``codec`` module has per-model fixes for an encoded body, as ``FIT``
     (`toolwire.codecs.per_model`), which `toolwire.codecs.base.Codec` applies."""
+    carrier: Carrier | None = None
+    """Where the wire's clients keep a provider's opaque reasoning and send it back untouched
+    (`toolwire.codecs.reasoning.Carrier`); None when its reasoning has no such field. The proxy
+    carries another wire's signed reasoning there."""
+    unsigned_calls: Mapping[str, Any] | None = None
+    """The codec options (``Request.provider_options`` under the wire's name) that put the
+    provider's documented placeholder on calls that come back without the signature it kept on
+    them, for a provider that refuses such calls; None when it takes them."""
+    client_headers: tuple[str, ...] = ()
+    """Request headers only this wire's clients send (their key's header), by which the proxy
+    words an answer in this wire at a path no wire serves; the first wire whose header a
+    request carries wins."""
+    answers_unknown: bool = False
+    """This wire words answers at a path no wire serves when no wire's ``client_headers``
+    are there (the most common client's shape)."""
+    live_writer: str | None = None
+    """Where the proxy's live writer for this wire's streams is, as ``module:Class`` (a
+    `toolwire.proxy.live.Writer`, imported on first use); None streams a reply to this wire's
+    clients whole once the upstream's stream has ended."""
 
     @property
     def native(self) -> frozenset[str]:

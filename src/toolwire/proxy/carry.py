@@ -7,14 +7,18 @@ another wire, the proxy seals the upstream's own reasoning block (its wire and t
 came, as ``twr1.`` and URL-safe base64 JSON) into the client wire's own opaque field for
 reasoning:
 
-================  ================================================
-client wire       where the sealed block rides
-================  ================================================
-Anthropic         a ``thinking`` block's ``signature``
-Responses         a ``reasoning`` item's ``encrypted_content``
-Bedrock Converse  ``reasoningContent.reasoningText.signature``
-Gemini            a thought part's ``thoughtSignature`` (base64 of the sealed text)
-================  ================================================
+====================  ================================================
+client wire           where the sealed block rides
+====================  ================================================
+Anthropic             a ``thinking`` block's ``signature``
+Responses             a ``reasoning`` item's ``encrypted_content``
+Bedrock Converse      ``reasoningContent.reasoningText.signature``
+Gemini                a thought part's ``thoughtSignature`` (base64 of the sealed text)
+Gemini Interactions   a ``thought`` step's ``signature`` (base64 of the sealed text)
+====================  ================================================
+
+Each wire's record says where (`toolwire.codecs.record.Wire.carrier`), so a wire registered
+later carries reasoning once its record names a carrier.
 
 Clients send these fields back untouched (it is what their SDKs do for the provider's own), so
 on the next turn the proxy opens the seal and the upstream gets its block back as it sent it.
@@ -24,7 +28,8 @@ calls on the next turn.
 Nothing is stored. Chat Completions and Ollama have no such field: there the reasoning reaches
 the client as readable text only, and the loss is reported. An upstream that refuses its own
 turns' calls without their signature (Gemini's thinking models) gets, on calls that come back
-without one, the placeholder it documents for history it did not write (`with_placeholders`).
+without one, the placeholder it documents for history it did not write (`with_placeholders`,
+by the upstream record's ``unsigned_calls``).
 
 Must not import: a codec module, the transport or anything that does I/O.
 """
@@ -33,11 +38,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
-from collections.abc import Mapping
 from typing import Any
 
+from toolwire.codecs.reasoning import Carrier
+from toolwire.codecs.registry import get_wire
 from toolwire.proxy.ids import each_message, each_part, from_client
 from toolwire.transcript import (
     JSON,
@@ -81,43 +86,21 @@ def open_seal(sealed: str) -> tuple[str, JSON] | None:
 
 def _envelope(client: str, text: str, sealed: str) -> dict[str, Any] | None:
     """The client wire's own reasoning block holding ``sealed``; None when it has none."""
-    if client == "anthropic-messages":
-        return {"type": "thinking", "thinking": text, "signature": sealed}
-    if client == "openai-responses":
-        digest = hashlib.sha256(sealed.encode()).hexdigest()[:32]
-        summary = [{"type": "summary_text", "text": text}] if text else []
-        return {"type": "reasoning", "id": f"rs_{digest}", "summary": summary,
-                "encrypted_content": sealed}
-    if client == "bedrock-converse":
-        return {"reasoningText": {"text": text, "signature": sealed}}
-    if client == "gemini-generate":
-        return {"thought": True, "text": text,
-                "thoughtSignature": base64.b64encode(sealed.encode()).decode()}
-    return None
+    carrier = _carrier(client)
+    return carrier.wrap(text, sealed) if carrier is not None else None
 
 
 def _sealed_in(client: str, data: Any) -> str | None:
     """The sealed text in the client wire's reasoning block ``data``, if it holds one."""
-    if not isinstance(data, Mapping):
+    carrier = _carrier(client)
+    return carrier.unwrap(data) if carrier is not None and data is not None else None
+
+
+def _carrier(wire: str) -> Carrier | None:
+    try:
+        return get_wire(wire).carrier
+    except ValueError:  # a wire no longer registered carries nothing
         return None
-    found: Any = None
-    if client == "anthropic-messages":
-        found = data.get("signature")
-    elif client == "openai-responses":
-        found = data.get("encrypted_content")
-    elif client == "bedrock-converse":
-        readable = data.get("reasoningText")
-        found = readable.get("signature") if isinstance(readable, Mapping) else None
-    elif client == "gemini-generate":
-        signature = data.get("thoughtSignature")
-        if isinstance(signature, str):
-            try:
-                found = base64.b64decode(signature + "=" * (-len(signature) % 4),
-                                         altchars=b"-_" if "-" in signature or "_" in signature
-                                         else None).decode()
-            except (binascii.Error, ValueError, UnicodeDecodeError):
-                found = None
-    return found if isinstance(found, str) else None
 
 
 def reply_for_client(reply: Reply, client: str, upstream: str) -> tuple[Reply, list[str]]:
@@ -199,18 +182,14 @@ def _calls_back(message: Message, client: str) -> Message:
     return replace(message, parts=tuple(parts))
 
 
-PLACEHOLDERS: Mapping[str, Mapping[str, str]] = {
-    "gemini-generate": {"_fill_signature": "skip_thought_signature_validator"},
-}
-"""The codec setting, by upstream wire, that puts the provider's documented placeholder
-signature on a model turn's calls that carry none (`toolwire.codecs.gemini_generate.codec`)."""
-
-
 def with_placeholders(request: Request, upstream: str) -> Request:
     """``request`` set to send ``upstream``'s placeholder signature on calls that came back
     without their own (a client whose wire has no field to keep it in, or that dropped it);
     calls whose signature came back keep theirs."""
-    setting = PLACEHOLDERS.get(upstream)
+    try:
+        setting = get_wire(upstream).unsigned_calls
+    except ValueError:
+        return request
     if setting is None:
         return request
     options = dict(request.provider_options or {})
@@ -218,5 +197,5 @@ def with_placeholders(request: Request, upstream: str) -> Request:
     return replace(request, provider_options=options)
 
 
-__all__ = ["MARK", "PLACEHOLDERS", "open_seal", "reply_for_client", "request_for_upstream",
+__all__ = ["MARK", "open_seal", "reply_for_client", "request_for_upstream",
            "seal", "with_placeholders"]

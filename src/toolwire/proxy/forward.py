@@ -16,7 +16,7 @@ through), `Heard` (what its model says while it works) and `Streamed`. Two ways 
   in the ``x-toolwire-losses`` header. A streamed reply is written as the upstream's events
   arrive (`toolwire.proxy.writers`).
 
-Must not import: the server (starlette, uvicorn).
+Must not import: the server (uvicorn).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from toolwire.http.counting import count_request
 from toolwire.http.endpoints import Endpoint, parse_model_id
 from toolwire.http.providers import PROVIDERS
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, body_bytes
-from toolwire.proxy import carry, live, writers
+from toolwire.proxy import carry, live
 from toolwire.proxy.answers import JSON_TYPE, Answer, provider_error_response
 from toolwire.proxy.ids import reply_for_client, request_for_upstream
 from toolwire.proxy.settings import ProxySettings
@@ -217,7 +217,7 @@ class Upstream:
                 else:
                     events = aiter(model.stream(upstream_request))
                     first = await anext(events)
-                    writer = writers.writer_for(client, request)
+                    writer = live.writer_for(client, request)
                     if writer is not None and not isinstance(first, StreamEnd):
                         return self._live(route, request, events, first, writer, heard)
                     while not isinstance(first, StreamEnd):

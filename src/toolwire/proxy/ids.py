@@ -23,6 +23,7 @@ import hashlib
 import re
 from collections.abc import Callable
 
+from toolwire.codecs.record import WireRules
 from toolwire.codecs.registry import get_wire
 from toolwire.transcript import (
     Message,
@@ -39,30 +40,35 @@ ENCODED = "twx_"
 HASHED = "twh_"
 """The prefix of an upstream id too long to carry whole: a digest of it."""
 
-MAX_LENGTH = {"openai-chat": 40, "bedrock-converse": 64}
-"""The longest call id each wire accepts, where it limits them (OpenAI's Chat Completions
-refuses a ``tool_call_id`` over 40 characters; Bedrock's pattern stops at 64)."""
+_UNLIMITED = 256
+"""The longest id kept whole for a wire whose record sets no limit (``id_max_length``)."""
 
 _SAFE = re.compile(r"[A-Za-z0-9_-]+")
 
 
-def _fits(call_id: str, wire: str) -> bool:
-    if not call_id or len(call_id) > MAX_LENGTH.get(wire, 256):
+def longest(wire: str) -> int:
+    """The longest call id the client's ``wire`` gets whole (its record's ``id_max_length``;
+    OpenAI's Chat Completions refuses a ``tool_call_id`` over 40 characters)."""
+    return get_wire(wire).rules.id_max_length or _UNLIMITED
+
+
+def _fits(call_id: str, rules: WireRules) -> bool:
+    if not call_id or len(call_id) > (rules.id_max_length or _UNLIMITED):
         return False
-    pattern = get_wire(wire).rules.id_pattern
-    return pattern is None or pattern.fullmatch(call_id) is not None
+    return rules.id_pattern is None or rules.id_pattern.fullmatch(call_id) is not None
 
 
 def to_client(call_id: str, wire: str) -> str:
     """The id the client (speaking ``wire``) gets for the upstream's ``call_id``."""
-    if _fits(call_id, wire) and not call_id.startswith((ENCODED, HASHED)):
+    rules = get_wire(wire).rules
+    if _fits(call_id, rules) and not call_id.startswith((ENCODED, HASHED)):
         return call_id
     packed = ENCODED + base64.urlsafe_b64encode(call_id.encode()).decode().rstrip("=")
-    if _fits(packed, wire):
+    if _fits(packed, rules):
         return packed
     digest = hashlib.sha256(call_id.encode()).digest()
     hashed = HASHED + base64.urlsafe_b64encode(digest).decode().rstrip("=")
-    return hashed[: MAX_LENGTH.get(wire, len(hashed))]
+    return hashed[: rules.id_max_length or len(hashed)]
 
 
 def from_client(call_id: str) -> str:
@@ -120,5 +126,5 @@ def request_for_upstream(request: Request) -> Request:
     return each_message(request, _ids(None))
 
 
-__all__ = ["ENCODED", "HASHED", "MAX_LENGTH", "each_message", "each_part", "from_client",
+__all__ = ["ENCODED", "HASHED", "each_message", "each_part", "from_client", "longest",
            "reply_for_client", "request_for_upstream", "to_client"]

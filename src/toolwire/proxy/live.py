@@ -1,6 +1,7 @@
 """Streamed replies written in the client's wire as the upstream's events arrive.
 
-Owns `Writer`, what every wire's writer shares (`toolwire.proxy.writers` holds one per wire). A
+Owns `Writer`, what every wire's writer shares, and `writer_for`, the writer a client's wire
+record names (``live_writer``: `toolwire.proxy.writers` holds the built-in wires'). A
 writer takes the upstream's stream events one by one (`toolwire.events`: text, reasoning, a
 call started, a fragment of its arguments) and returns the bytes the client's wire streams
 for each, at once; `finish` takes the whole reply (its stop, its usage) and returns the
@@ -12,19 +13,21 @@ Reasoning streams as readable text in the client wire's reasoning block, as it c
 provider signs or encrypts its reasoning only once the whole reply is read, so the sealed block
 that brings it back (`toolwire.proxy.carry`), and the seal of what the upstream keeps on its
 calls (Gemini's thought signatures), are written as whole reasoning blocks at the end of the
-stream, their text left out when it was streamed already. A reply to a client whose wire has no
-writer here (one registered later) is written whole once the upstream's stream has ended.
+stream, their text left out when it was streamed already. A reply to a client whose wire's
+record names no writer is written whole once the upstream's stream has ended.
 
 Must not import: the server.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import uuid
 from typing import Any
 
 from toolwire.codecs import get_codec
+from toolwire.codecs.registry import get_wire
 from toolwire.events import (
     ReasoningDelta,
     StreamEvent,
@@ -46,12 +49,12 @@ class Writer:
     """What every writer shares: the client's wire and request, the reply's id, and the calls
     seen so far (upstream index -> position among the client's calls)."""
 
-    WIRE = ""
     TAIL = 0
     """How many of the whole reply's last stream events end a live stream."""
     ID_PREFIX = ""
 
-    def __init__(self, request: Request) -> None:
+    def __init__(self, wire: str, request: Request) -> None:
+        self.wire = wire
         self.request = request
         self.reply_id = self.ID_PREFIX + uuid.uuid4().hex[:24]
         self.calls: dict[int, int] = {}
@@ -71,12 +74,12 @@ class Writer:
             return self.reasoning(event.text)
         if isinstance(event, ToolCallStarted):
             self.calls[event.index] = len(self.calls)
-            return self.call(self.calls[event.index], to_client(event.id, self.WIRE),
+            return self.call(self.calls[event.index], to_client(event.id, self.wire),
                              event.name)
         if isinstance(event, ToolCallDelta) and event.index in self.calls and event.fragment:
             return self.arguments(self.calls[event.index], event.fragment)
         if isinstance(event, ToolCallFinished) and event.index in self.calls:
-            call = replace(event.call, id=to_client(event.call.id, self.WIRE))
+            call = replace(event.call, id=to_client(event.call.id, self.wire))
             return self.finished(self.calls[event.index], call)
         return []
 
@@ -100,14 +103,14 @@ class Writer:
     def finish(self, reply: Reply) -> list[bytes]:
         """The stream's end: what is still open closed, the sealed blocks, then the whole
         reply's tail."""
-        whole = get_codec(self.WIRE).encode_stream(reply, request=self.request)
+        whole = get_codec(self.wire).encode_stream(reply, request=self.request)
         return [*self.close(), *self.sealed_blocks(reply), *whole[len(whole) - self.TAIL:]]
 
     def sealed(self, reply: Reply) -> list[dict[str, Any]]:
         """The reply's reasoning blocks in the client's wire (`toolwire.proxy.carry`), written
         after the rest: reasoning that came once the stream had begun, and the seal of what
         the upstream keeps on its calls, so that they come back on the next turn."""
-        found = (p.provider_data.get(self.WIRE) for p in reply.message.parts
+        found = (p.provider_data.get(self.wire) for p in reply.message.parts
                  if isinstance(p, ReasoningPart) and p.provider_data is not None)
         return [block for block in found if isinstance(block, dict)]
 
@@ -129,4 +132,27 @@ class Writer:
         return []
 
 
-__all__ = ["Writer", "dumps"]
+_LOADED: dict[str, type[Writer]] = {}
+"""The writer classes imported so far, by their ``module:Class``."""
+
+
+def writer_for(wire: str, request: Request) -> Writer | None:
+    """The live writer for a client speaking ``wire`` (the class its record's ``live_writer``
+    names); None when replies to it are written whole."""
+    try:
+        where = get_wire(wire).live_writer
+    except ValueError:
+        return None
+    if where is None:
+        return None
+    made = _LOADED.get(where)
+    if made is None:
+        module, _, name = where.partition(":")
+        found = getattr(importlib.import_module(module), name)
+        if not (isinstance(found, type) and issubclass(found, Writer)):
+            raise TypeError(f"{wire}'s live_writer {where!r} is not a toolwire.proxy.live.Writer")
+        made = _LOADED[where] = found
+    return made(wire, request)
+
+
+__all__ = ["Writer", "dumps", "writer_for"]

@@ -1,5 +1,6 @@
 """The live writer for the Gemini Interactions wire (`toolwire.proxy.live.Writer`):
-`InteractionsWriter`, which `toolwire.proxy.writers.writer_for` picks for a client of that wire.
+`InteractionsWriter`, which the wire's record names (``live_writer``) for
+`toolwire.proxy.live.writer_for`.
 
 The events are the ones the wire's codec streams (`toolwire.codecs.gemini_interactions.stream`):
 ``interaction.created``, then a step per text run, per piece of reasoning and per call
@@ -18,7 +19,6 @@ import json
 from typing import Any
 
 from toolwire.codecs import get_codec
-from toolwire.codecs.gemini_interactions import NAME
 from toolwire.proxy.answers import Answer
 from toolwire.proxy.live import Writer
 from toolwire.proxy.live import dumps as _dumps
@@ -29,11 +29,10 @@ class InteractionsWriter(Writer):
     """Gemini Interactions: a step per text run, per reasoning run and per call between
     ``interaction.created`` and the whole reply's ``interaction.completed``."""
 
-    WIRE = NAME
     ID_PREFIX = "v1_"
 
-    def __init__(self, request: Request) -> None:
-        super().__init__(request)
+    def __init__(self, wire: str, request: Request) -> None:
+        super().__init__(wire, request)
         self.seq = itertools.count(1)
         self.index = -1
         self.open: str | None = None
@@ -95,7 +94,7 @@ class InteractionsWriter(Writer):
     def finish(self, reply: Reply) -> list[bytes]:
         """What is open stopped, the sealed reasoning, then ``interaction.completed`` with the
         whole reply's status and usage (its steps are the ones streamed)."""
-        final = get_codec(self.WIRE).encode_response(reply, request=self.request)
+        final = get_codec(self.wire).encode_response(reply, request=self.request)
         done = {k: v for k, v in final.items() if k != "steps"}
         return [*self.close(), *self.sealed_blocks(reply),
                 self._event("interaction.completed", interaction=done)]

@@ -1,7 +1,8 @@
-"""The live writers, one per wire (`toolwire.proxy.live.Writer`): `AnthropicWriter`,
-`ChatWriter`, `ResponsesWriter`, `OllamaWriter`, `GeminiWriter`, `BedrockWriter`, the
-Interactions wire's (`toolwire.proxy.steps`), and `writer_for`, which picks the one for a
-client's wire.
+"""The live writers of the built-in wires (`toolwire.proxy.live.Writer`): `AnthropicWriter`,
+`ChatWriter`, `ResponsesWriter`, `OllamaWriter`, `GeminiWriter`, `BedrockWriter`; the
+Interactions wire's is `toolwire.proxy.steps`'. Each wire's record names its writer
+(``live_writer``), which `toolwire.proxy.live.writer_for` imports on first use; the writer
+learns the wire it writes from there.
 
 Must not import: the server.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable
 from typing import Any
 
 from toolwire.codecs import get_codec
@@ -18,7 +18,6 @@ from toolwire.codecs.eventstream import encode_message
 from toolwire.proxy.answers import Answer
 from toolwire.proxy.live import Writer
 from toolwire.proxy.live import dumps as _dumps
-from toolwire.proxy.steps import InteractionsWriter
 from toolwire.transcript import Message, Reply, Request, ToolCallPart
 
 
@@ -26,12 +25,11 @@ class AnthropicWriter(Writer):
     """Anthropic Messages: a block per text run and per call, between ``message_start`` and
     the whole reply's ``message_delta`` and ``message_stop``."""
 
-    WIRE = "anthropic-messages"
     TAIL = 2
     ID_PREFIX = "msg_"
 
-    def __init__(self, request: Request) -> None:
-        super().__init__(request)
+    def __init__(self, wire: str, request: Request) -> None:
+        super().__init__(wire, request)
         self.index = -1
         self.open: str | None = None
 
@@ -95,7 +93,6 @@ class ChatWriter(Writer):
     """Chat Completions: a chunk per piece of text and per call and fragment, then the whole
     reply's finishing chunk, its usage chunk and ``[DONE]``."""
 
-    WIRE = "openai-chat"
     TAIL = 3
     ID_PREFIX = "chatcmpl-"
 
@@ -129,12 +126,11 @@ class ResponsesWriter(Writer):
     with their deltas, each item done when the next begins, then the whole reply's
     ``response.completed`` holding the items as they were streamed."""
 
-    WIRE = "openai-responses"
     TAIL = 1
     ID_PREFIX = "resp_"
 
-    def __init__(self, request: Request) -> None:
-        super().__init__(request)
+    def __init__(self, wire: str, request: Request) -> None:
+        super().__init__(wire, request)
         self.seq = itertools.count()
         self.items: list[dict[str, Any]] = []
         self.open: dict[str, Any] | None = None
@@ -144,7 +140,7 @@ class ResponsesWriter(Writer):
         return f"event: {kind}\ndata: {_dumps(payload)}\n\n".encode()
 
     def _response(self, reply: Reply) -> dict[str, Any]:
-        return get_codec(self.WIRE).encode_response(reply, request=self.request)
+        return get_codec(self.wire).encode_response(reply, request=self.request)
 
     def head(self) -> list[bytes]:
         shell = dict(self._response(Reply(message=Message(role="assistant"), id=self.reply_id,
@@ -268,7 +264,6 @@ class OllamaWriter(Writer):
     """Ollama: a JSON line per piece of text, each call whole on a line of its own once its
     arguments are complete, then the whole reply's last line (``done``, its counts)."""
 
-    WIRE = "ollama-chat"
     TAIL = 1
     ID_PREFIX = "ollama-"
 
@@ -294,7 +289,7 @@ class OllamaWriter(Writer):
 
     def finished(self, position: int, call: ToolCallPart) -> list[bytes]:
         reply = Reply(message=Message(role="assistant", parts=(call,)), stop="tool_calls")
-        body = get_codec(self.WIRE).encode_response(reply, request=self.request)
+        body = get_codec(self.wire).encode_response(reply, request=self.request)
         return [self._line({"content": "", "tool_calls": body["message"]["tool_calls"]})]
 
 
@@ -303,7 +298,6 @@ class GeminiWriter(Writer):
     arguments are complete, then a last chunk with the whole reply's finish reason and usage
     (and the sealed reasoning, as thought parts)."""
 
-    WIRE = "gemini-generate"
 
     def _chunk(self, parts: list[Any], **more: Any) -> bytes:
         chunk = {"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0,
@@ -311,7 +305,7 @@ class GeminiWriter(Writer):
         return f"data: {_dumps(chunk)}\n\n".encode()
 
     def _body(self, reply: Reply) -> dict[str, Any]:
-        return get_codec(self.WIRE).encode_response(reply, request=self.request)
+        return get_codec(self.wire).encode_response(reply, request=self.request)
 
     def head(self) -> list[bytes]:
         return []
@@ -345,11 +339,10 @@ class BedrockWriter(Writer):
     """Bedrock's ConverseStream: AWS event-stream messages, a block per text run and per call
     between ``messageStart`` and the whole reply's ``messageStop`` and ``metadata``."""
 
-    WIRE = "bedrock-converse"
     TAIL = 2
 
-    def __init__(self, request: Request) -> None:
-        super().__init__(request)
+    def __init__(self, wire: str, request: Request) -> None:
+        super().__init__(wire, request)
         self.index = -1
         self.open: str | None = None
 
@@ -407,23 +400,5 @@ class BedrockWriter(Writer):
         return [self._event("contentBlockStop", {"contentBlockIndex": self.index})]
 
 
-WRITERS: dict[str, Callable[[Request], Writer]] = {
-    AnthropicWriter.WIRE: AnthropicWriter,
-    ChatWriter.WIRE: ChatWriter,
-    ResponsesWriter.WIRE: ResponsesWriter,
-    OllamaWriter.WIRE: OllamaWriter,
-    GeminiWriter.WIRE: GeminiWriter,
-    BedrockWriter.WIRE: BedrockWriter,
-    InteractionsWriter.WIRE: InteractionsWriter,
-}
-
-
-def writer_for(wire: str, request: Request) -> Writer | None:
-    """The live writer for a client speaking ``wire``; None when replies to it are written
-    whole."""
-    make = WRITERS.get(wire)
-    return make(request) if make is not None else None
-
-
-__all__ = ["WRITERS", "AnthropicWriter", "BedrockWriter", "ChatWriter", "GeminiWriter",
-           "InteractionsWriter", "OllamaWriter", "ResponsesWriter", "Writer", "writer_for"]
+__all__ = ["AnthropicWriter", "BedrockWriter", "ChatWriter", "GeminiWriter", "OllamaWriter",
+           "ResponsesWriter"]

@@ -17,7 +17,7 @@ from toolwire.codecs.detect import Kind, block_types, squeezed
 from toolwire.codecs.managed import COMPACTION_BETA, CONTEXT_EDITING_BETA, SERVER_FALLBACK_BETA
 from toolwire.codecs.media import MB, dict_or_empty, image_head, list_or_empty
 from toolwire.codecs.prompt_rules import CacheRules, Counting
-from toolwire.codecs.reasoning import Triple, thinking
+from toolwire.codecs.reasoning import Carrier, Triple, thinking
 from toolwire.codecs.record import HostedPath, Wire, WireRules
 from toolwire.media import image_size
 from toolwire.transcript import ContextManagement
@@ -196,6 +196,17 @@ def _edits(raw: Any) -> tuple[ContextManagement | None, bool]:
 
 _PORTABLE = "letters, digits, '_' and '-'"
 
+def carried(text: str, sealed: str) -> dict[str, Any]:
+    """A ``thinking`` block holding ``sealed`` as its signature."""
+    return {"type": "thinking", "thinking": text, "signature": sealed}
+
+
+def carried_in(block: Any) -> str | None:
+    """The signature of a ``thinking`` block `carried` made."""
+    found = block.get("signature") if isinstance(block, Mapping) else None
+    return found if isinstance(found, str) else None
+
+
 RECORD = Wire(
     name=NAME,
     per_model=True,  # the codec's FIT
@@ -227,6 +238,9 @@ RECORD = Wire(
     context_management=True,  # clearing and compaction, each with its beta header
     native_tool_search=True,
     server_fallbacks=True,  # with its beta header; ``fallback`` blocks go back in place
+    carrier=Carrier(wrap=carried, unwrap=carried_in),
+    client_headers=("anthropic-version", "x-api-key"),
+    live_writer="toolwire.proxy.writers:AnthropicWriter",
 )
 """The wire's registry record."""
 
@@ -237,6 +251,8 @@ __all__ = [
     "NAME_PATTERN",
     "RECORD",
     "beta_headers",
+    "carried",
+    "carried_in",
     "context_edits",
     "media_problem",
     "read_edits",

@@ -17,7 +17,7 @@ from typing import Any
 from toolwire.codecs.detect import Kind
 from toolwire.codecs.media import dict_or_empty, image_head, list_or_empty
 from toolwire.codecs.prompt_rules import Counting
-from toolwire.codecs.reasoning import Triple, thinking
+from toolwire.codecs.reasoning import Carrier, Triple, thinking
 from toolwire.codecs.record import Wire, WireRules
 from toolwire.media import image_size
 
@@ -118,6 +118,18 @@ def media_problem(body: dict[str, Any]) -> str | None:
     return None
 
 
+def carried(text: str, sealed: str) -> dict[str, Any]:
+    """A ``reasoningContent`` block holding ``sealed`` as its ``reasoningText``'s signature."""
+    return {"reasoningText": {"text": text, "signature": sealed}}
+
+
+def carried_in(block: Any) -> str | None:
+    """The signature of a ``reasoningContent`` block `carried` made."""
+    readable = block.get("reasoningText") if isinstance(block, Mapping) else None
+    found = readable.get("signature") if isinstance(readable, Mapping) else None
+    return found if isinstance(found, str) else None
+
+
 RECORD = Wire(
     name=NAME,
     module="toolwire.codecs.bedrock_converse.codec",
@@ -126,6 +138,7 @@ RECORD = Wire(
     framing="eventstream",
     rules=WireRules(
         id_pattern=ID_PATTERN,
+        id_max_length=64,
         id_wording="an id may hold only letters, digits, '_', '.', ':' and '-', 1 to 64 "
                    "characters",
         name_pattern=NAME_PATTERN,
@@ -140,6 +153,8 @@ RECORD = Wire(
                    read=count_input),
     reasoning=reasoning,
     media_tokens="area",  # Bedrock bills an image by its area, as Anthropic does
+    carrier=Carrier(wrap=carried, unwrap=carried_in),
+    live_writer="toolwire.proxy.writers:BedrockWriter",
 )
 """The wire's registry record."""
 
@@ -148,6 +163,8 @@ __all__ = [
     "NAME",
     "NAME_PATTERN",
     "RECORD",
+    "carried",
+    "carried_in",
     "count_input",
     "media_problem",
     "reasoning",

@@ -18,7 +18,7 @@ from toolwire.codecs.google_shared import NAME_PATTERN
 from toolwire.codecs.media import MB, dict_or_empty, list_or_empty
 from toolwire.codecs.model_rules import RULES, refusal
 from toolwire.codecs.prompt_rules import CacheRules, Counting, ExplicitCache
-from toolwire.codecs.reasoning import BUDGETS, Triple
+from toolwire.codecs.reasoning import BUDGETS, Carrier, Triple, as_bytes_field, from_bytes_field
 from toolwire.codecs.record import Wire, WireRules
 
 NAME = "gemini-generate"
@@ -78,6 +78,16 @@ def media_problem(body: dict[str, Any]) -> str | None:
     return None
 
 
+def carried(text: str, sealed: str) -> dict[str, Any]:
+    """A thought part holding ``sealed`` as its ``thoughtSignature`` (bytes, so in base64)."""
+    return {"thought": True, "text": text, "thoughtSignature": as_bytes_field(sealed)}
+
+
+def carried_in(block: Any) -> str | None:
+    """What the ``thoughtSignature`` of a thought part `carried` made holds."""
+    return from_bytes_field(block.get("thoughtSignature")) if isinstance(block, Mapping) else None
+
+
 RECORD = Wire(
     name=NAME,
     module="toolwire.codecs.gemini_generate.codec",
@@ -106,6 +116,12 @@ RECORD = Wire(
                                  items="contents"),
     reasoning=reasoning,
     media_tokens="tiles-768",  # Gemini bills an image by 768-pixel tiles, a PDF page as one
+    carrier=Carrier(wrap=carried, unwrap=carried_in),
+    # Gemini's thinking models refuse calls of their own turns that come back without the
+    # thought signature they kept on them; this is the placeholder Google documents for them
+    unsigned_calls={"_fill_signature": "skip_thought_signature_validator"},
+    client_headers=("x-goog-api-key",),
+    live_writer="toolwire.proxy.writers:GeminiWriter",
 )
 """The wire's registry record."""
 
@@ -114,6 +130,8 @@ __all__ = [
     "NAME_PATTERN",
     "RECORD",
     "RESULT_PARTS_MODELS",
+    "carried",
+    "carried_in",
     "media_problem",
     "reasoning",
     "recognise_body",

@@ -16,7 +16,7 @@ from toolwire.codecs.base import wrong_shape as wrong
 from toolwire.codecs.detect import Kind, squeezed
 from toolwire.codecs.google_shared import NAME_PATTERN, as_list
 from toolwire.codecs.prompt_rules import CacheRules
-from toolwire.codecs.reasoning import Triple
+from toolwire.codecs.reasoning import Carrier, Triple, as_bytes_field, from_bytes_field
 from toolwire.codecs.record import Kept, ServerMemory, Wire, WireRules
 
 NAME = "gemini-interactions"
@@ -105,6 +105,20 @@ def keep(kept: Kept, body: Mapping[str, Any], reply: Mapping[str, Any]) -> None:
     kept[rid] = [*input_steps(body.get("input")), *(steps if isinstance(steps, list) else [])]
 
 
+def carried(text: str, sealed: str) -> dict[str, Any]:
+    """A ``thought`` step holding ``sealed`` as its ``signature`` (base64, as the signatures
+    the API gives are), ``text`` as its summary."""
+    summary = [{"type": "text", "text": text}] if text else []
+    return {"type": "thought", "signature": as_bytes_field(sealed), "summary": summary}
+
+
+def carried_in(block: Any) -> str | None:
+    """What the ``signature`` of a ``thought`` step `carried` made holds."""
+    if not isinstance(block, Mapping) or block.get("type") != "thought":
+        return None
+    return from_bytes_field(block.get("signature"))
+
+
 RECORD = Wire(
     name=NAME,
     module="toolwire.codecs.gemini_interactions.codec",
@@ -124,6 +138,8 @@ RECORD = Wire(
     media_tokens="tiles-768",  # the models of generateContent: an image by 768-pixel tiles
     memory=ServerMemory(continued=continued, keep=keep),
     resumable=True,  # GET .../interactions/{id}?stream=true&last_event_id=...
+    carrier=Carrier(wrap=carried, unwrap=carried_in),
+    live_writer="toolwire.proxy.steps:InteractionsWriter",
 )
 """The wire's registry record."""
 
@@ -133,6 +149,8 @@ __all__ = [
     "RECORD",
     "as_list",
     "as_step",
+    "carried",
+    "carried_in",
     "continued",
     "input_steps",
     "keep",

@@ -75,6 +75,7 @@ RECORD = Wire(
     truncate_at=("options", "num_ctx"),
     reasoning=reasoning,
     media_tokens="grid",  # a local vision model reads an image as one fixed grid
+    live_writer="toolwire.proxy.writers:OllamaWriter",
 )
 """The wire's registry record."""
 

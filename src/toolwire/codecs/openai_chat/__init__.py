@@ -23,7 +23,7 @@ from toolwire.codecs.media import (
 )
 from toolwire.codecs.prompt_rules import CacheRules
 from toolwire.codecs.reasoning import Triple, effort
-from toolwire.codecs.record import Wire
+from toolwire.codecs.record import Wire, WireRules
 from toolwire.transcript import Cache
 
 NAME = "openai-chat"
@@ -105,6 +105,9 @@ RECORD = Wire(
                   "messages.",
     reasoning=reasoning,
     media_tokens="tiles-512",  # OpenAI bills an image by 512-pixel tiles
+    rules=WireRules(id_max_length=40),  # a longer tool_call_id is refused
+    answers_unknown=True,
+    live_writer="toolwire.proxy.writers:ChatWriter",
 )
 """The wire's registry record."""
 

@@ -9,6 +9,7 @@ only what codecs share.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -23,7 +24,7 @@ from toolwire.codecs.media import (
     list_or_empty,
 )
 from toolwire.codecs.prompt_rules import CacheRules, Counting
-from toolwire.codecs.reasoning import Triple, effort
+from toolwire.codecs.reasoning import Carrier, Triple, effort
 from toolwire.codecs.record import Wire
 from toolwire.transcript import Cache, ContextManagement
 
@@ -116,6 +117,21 @@ def read_entries(options: dict[str, Any]) -> ContextManagement | None:
     return ContextManagement(trigger=threshold if type(threshold) is int else None)
 
 
+def carried(text: str, sealed: str) -> dict[str, Any]:
+    """A ``reasoning`` item holding ``sealed`` as its ``encrypted_content`` (its id drawn
+    from it, so the same every time), ``text`` as its summary."""
+    digest = hashlib.sha256(sealed.encode()).hexdigest()[:32]
+    summary = [{"type": "summary_text", "text": text}] if text else []
+    return {"type": "reasoning", "id": f"rs_{digest}", "summary": summary,
+            "encrypted_content": sealed}
+
+
+def carried_in(block: Any) -> str | None:
+    """The ``encrypted_content`` of a ``reasoning`` item `carried` made."""
+    found = block.get("encrypted_content") if isinstance(block, Mapping) else None
+    return found if isinstance(found, str) else None
+
+
 RECORD = Wire(
     name=NAME,
     per_model=True,  # the codec's FIT
@@ -137,6 +153,8 @@ RECORD = Wire(
     native_tool_search=True,  # ``tool_search_call`` and ``tool_search_output`` go back too
     added_tools=True,  # a system message's tools as an ``additional_tools`` item, in place
     check_headers=True,  # Codex's own request shape is named by a header
+    carrier=Carrier(wrap=carried, unwrap=carried_in),
+    live_writer="toolwire.proxy.writers:ResponsesWriter",
 )
 """The wire's registry record."""
 
@@ -146,6 +164,8 @@ __all__ = [
     "NAME_PATTERN",
     "RECORD",
     "cache_fields",
+    "carried",
+    "carried_in",
     "context_entries",
     "media_problem",
     "read_entries",

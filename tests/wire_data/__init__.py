@@ -1,0 +1,51 @@
+"""Each wire's test data in one place: a module per wire, ``tests/wire_data/<wire>.py`` (the
+wire's name with ``_`` for ``-``), so that a test looping over the wire registry reads what it
+needs of a wire here instead of keeping a table of its own. A wire added later adds its module
+here, and the looping tests pick it up with no edit (`looped` is every registered wire).
+
+What a module holds (each test reads the names it needs):
+
+- ``MODEL_ID``: a model id of the wire's usual provider, as a user writes it;
+- ``HISTORY_KEY``: the body field that holds the conversation;
+- ``CACHES_PROMPTS``: the emulator reports cached input tokens for the wire's provider;
+- ``IMAGE_TOKENS``: what a 1000 x 1000 picture counts as on the wire (its billing rule);
+- ``REPLY_CALL_IDS``: the emulator's replies on the wire keep the call ids a reply was given;
+- ``MEDIA_MODEL``, ``MEDIA_MOVED``, ``result_image(body)``: the model a tool's image is sent
+  to, whether the image leaves the result for it (with a ``media_moved`` note), and where the
+  next request's body carries it;
+- ``REASONING``: the wire's own reasoning block (as its codec keeps it in ``provider_data``),
+  with `THOUGHT` as its text.
+
+Run the suite with ``TOOLWIRE_TEST_WIRES=module[,module]`` and each module's ``RECORD`` is
+registered before the tests are collected (tests/conftest.py), which is how
+tests/test_wire_data.py shows that the looping tests take a new wire up.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any
+
+from toolwire.codecs.registry import wire_names
+
+THOUGHT = "The user wants the weather; ask the tool."
+"""The text of every wire's `REASONING` block."""
+
+
+def looped() -> tuple[str, ...]:
+    """The wires a looping test runs for: every registered wire, built in or added."""
+    return wire_names()
+
+
+def data(wire: str) -> ModuleType:
+    """The test data module of ``wire``."""
+    return importlib.import_module(f"wire_data.{wire.replace('-', '_')}")
+
+
+def table(name: str) -> dict[str, Any]:
+    """``name`` of every registered wire's data, by wire."""
+    return {wire: getattr(data(wire), name) for wire in looped()}
+
+
+__all__ = ["THOUGHT", "data", "looped", "table"]

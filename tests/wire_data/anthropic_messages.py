@@ -1,0 +1,19 @@
+"""Test data of the anthropic-messages wire (see tests/wire_data/__init__.py)."""
+
+from typing import Any
+
+from wire_data import THOUGHT
+
+MODEL_ID = "anthropic:claude-sonnet-4-5"
+HISTORY_KEY = "messages"
+CACHES_PROMPTS = True
+IMAGE_TOKENS = 1334  # by its area
+REASONING = {"type": "thinking", "thinking": THOUGHT, "signature": "c2lnbmVk"}
+REPLY_CALL_IDS = True
+MEDIA_MODEL = 'm'
+MEDIA_MOVED = False  # a tool's image leaves its result, with a media_moved note
+
+
+def result_image(body: dict[str, Any]) -> Any:
+    """Where the second request's body carries the image a tool returned."""
+    return body["messages"][2]["content"][0]["content"][1]["source"]["data"]

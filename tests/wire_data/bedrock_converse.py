@@ -1,0 +1,20 @@
+"""Test data of the bedrock-converse wire (see tests/wire_data/__init__.py)."""
+
+from typing import Any
+
+from wire_data import THOUGHT
+
+MODEL_ID = "bedrock:anthropic.claude-sonnet-4-5-20250929-v1:0"
+HISTORY_KEY = "messages"
+CACHES_PROMPTS = False
+IMAGE_TOKENS = 1334  # by its area, as Anthropic
+REASONING = {"reasoningText": {"text": THOUGHT, "signature": "c2ln"}}
+REPLY_CALL_IDS = True
+MEDIA_MODEL = 'm'
+MEDIA_MOVED = False  # a tool's image leaves its result, with a media_moved note
+
+
+def result_image(body: dict[str, Any]) -> Any:
+    """Where the second request's body carries the image a tool returned."""
+    return body["messages"][2]["content"][0]["toolResult"]["content"][1]["image"]["source"][
+        "bytes"]

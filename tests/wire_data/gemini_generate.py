@@ -1,0 +1,24 @@
+"""Test data of the gemini-generate wire (see tests/wire_data/__init__.py)."""
+
+from typing import Any
+
+from wire_data import THOUGHT
+
+MODEL_ID = "gemini:gemini-2.5-flash"
+HISTORY_KEY = "contents"
+CACHES_PROMPTS = True
+IMAGE_TOKENS = 258 * 4  # by 768-pixel tiles
+REASONING = {"text": THOUGHT, "thought": True, "thoughtSignature": "c2ln"}
+REPLY_CALL_IDS = False  # its replies may carry no call ids at all
+MEDIA_MODEL = 'gemini-2.5-flash'
+MEDIA_MOVED = True  # a tool's image leaves its result, with a media_moved note
+
+
+def result_image(body: dict[str, Any]) -> Any:
+    """Where the second request's body carries the image a tool returned."""
+    parts = body["contents"][2]["parts"]
+    inner = parts[0]["functionResponse"].get("parts")
+    if inner:  # a model that takes media inside the function response
+        return inner[0]["inlineData"]["data"]
+    assert parts[1]["text"].startswith("[media returned by tool call ")
+    return parts[2]["inlineData"]["data"]

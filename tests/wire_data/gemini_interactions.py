@@ -1,0 +1,20 @@
+"""Test data of the gemini-interactions wire (see tests/wire_data/__init__.py)."""
+
+from typing import Any
+
+from wire_data import THOUGHT
+
+MODEL_ID = "gemini-interactions:gemini-2.5-flash"
+HISTORY_KEY = "input"
+CACHES_PROMPTS = True
+IMAGE_TOKENS = 258 * 4  # by 768-pixel tiles, as generateContent's models
+REASONING = {"type": "thought", "signature": "c2ln",
+             "summary": [{"type": "text", "text": THOUGHT}]}
+REPLY_CALL_IDS = True
+MEDIA_MODEL = 'm'
+MEDIA_MOVED = False  # a tool's image leaves its result, with a media_moved note
+
+
+def result_image(body: dict[str, Any]) -> Any:
+    """Where the second request's body carries the image a tool returned."""
+    return body["input"][2]["result"][1]["data"]  # the third step of the input: the result

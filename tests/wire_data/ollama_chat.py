@@ -1,0 +1,19 @@
+"""Test data of the ollama-chat wire (see tests/wire_data/__init__.py)."""
+
+from typing import Any
+
+from wire_data import THOUGHT
+
+MODEL_ID = "ollama:llama3.2"
+HISTORY_KEY = "messages"
+CACHES_PROMPTS = False
+IMAGE_TOKENS = 576
+REASONING = THOUGHT
+REPLY_CALL_IDS = True
+MEDIA_MODEL = 'm'
+MEDIA_MOVED = False  # a tool's image leaves its result, with a media_moved note
+
+
+def result_image(body: dict[str, Any]) -> Any:
+    """Where the second request's body carries the image a tool returned."""
+    return body["messages"][2]["images"][0]

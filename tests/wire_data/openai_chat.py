@@ -1,0 +1,22 @@
+"""Test data of the openai-chat wire (see tests/wire_data/__init__.py)."""
+
+from typing import Any
+
+from wire_data import THOUGHT
+
+MODEL_ID = "openai:gpt-4o"
+HISTORY_KEY = "messages"
+CACHES_PROMPTS = True
+IMAGE_TOKENS = 765  # by 512-pixel tiles
+REASONING = {"reasoning": THOUGHT}
+REPLY_CALL_IDS = True
+MEDIA_MODEL = 'm'
+MEDIA_MOVED = True  # a tool's image leaves its result, with a media_moved note
+
+
+def result_image(body: dict[str, Any]) -> Any:
+    """Where the second request's body carries the image a tool returned."""
+    tool, moved = body["messages"][2], body["messages"][3]  # tool messages take text
+    assert tool["role"] == "tool" and moved["role"] == "user"
+    assert moved["content"][0]["text"].startswith("[media returned by tool call ")
+    return moved["content"][1]["image_url"]["url"].removeprefix("data:image/png;base64,")

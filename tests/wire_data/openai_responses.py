@@ -1,0 +1,20 @@
+"""Test data of the openai-responses wire (see tests/wire_data/__init__.py)."""
+
+from typing import Any
+
+from wire_data import THOUGHT
+
+MODEL_ID = "openai-responses:gpt-5"
+HISTORY_KEY = "input"
+CACHES_PROMPTS = True
+IMAGE_TOKENS = 765  # by 512-pixel tiles
+REASONING = {"type": "reasoning", "id": "rs_1", "encrypted_content": "ZW5j",
+             "summary": [{"type": "summary_text", "text": THOUGHT}]}
+REPLY_CALL_IDS = True
+MEDIA_MODEL = 'm'
+MEDIA_MOVED = False  # a tool's image leaves its result, with a media_moved note
+
+
+def result_image(body: dict[str, Any]) -> Any:
+    """Where the second request's body carries the image a tool returned."""
+    return body["input"][2]["output"][1]["image_url"].removeprefix("data:image/png;base64,")

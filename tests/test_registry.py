@@ -416,20 +416,18 @@ def test_the_proxy_serves_a_registered_wire_by_its_record_alone(dialogue: Wire) 
     from dialogue_live import MARK
     from proxy_harness import running_proxy
 
+    wire = register_wire(dataclasses.replace(
+        dialogue, rules=dataclasses.replace(dialogue.rules, id_max_length=12),
+        client_headers=("x-dialogue-key",), live_writer=dialogue_wire.LIVE_WRITER),
+        replace=True)
     call = Reply(message=Message(role="assistant", parts=(
         ToolCallPart(id="toolu_01Rk3vXb9LmT2aWc4YdE8q", name="lookup", arguments={"q": "x"}),)),
         stop="tool_calls")
-    body = get_codec(dialogue.name).encode_request(
+    body = get_codec(wire.name).encode_request(
         Request(model="m", messages=(Message.user("Hi"),), stream=True))
-    with Emulator([call, call]) as emu, running_proxy(f"anthropic:m@{emu.base_url}") as url:
-        whole = httpx2.post(url + dialogue_wire.PATH, json=body, timeout=60)
-        wire = register_wire(dataclasses.replace(  # while the proxy runs: it reads the new one
-            dialogue, rules=dataclasses.replace(dialogue.rules, id_max_length=12),
-            client_headers=("x-dialogue-key",), live_writer=dialogue_wire.LIVE_WRITER),
-            replace=True)
+    with Emulator([call]) as emu, running_proxy(f"anthropic:m@{emu.base_url}") as url:
         streamed = httpx2.post(url + dialogue_wire.PATH, json=body, timeout=60)
         lost = httpx2.post(url + "/nowhere", json={}, headers={"x-dialogue-key": "k"})
-    assert whole.status_code == 200 and not whole.content.startswith(MARK)  # no writer: whole
     assert streamed.status_code == 200 and streamed.content.startswith(MARK)
     (event,) = [e for e in get_codec(wire.name).decode_stream(
         [streamed.content], request=Request(model="m")) if hasattr(e, "reply")]

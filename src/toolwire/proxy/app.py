@@ -1,7 +1,6 @@
 """The proxy's ASGI application: every wire at its real path, each request sent on upstream.
 
-Owns `make_app` (the ASGI application for `ProxySettings`, `Proxy` itself, its plumbing in
-`toolwire.proxy.asgi`), `from_environment` (the same,
+Owns `make_app` (a starlette application for `ProxySettings`), `from_environment` (the same,
 for a worker process started by `toolwire.proxy.serve`), and the checks made on every request
 before it goes on: the client's key (`authorized`) or its AWS signature (`signature_wrong`),
 the body's size and shape, and the
@@ -15,20 +14,24 @@ Must not import: the command line.
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import hmac
 import sys
 import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from starlette.applications import Starlette
+from starlette.requests import Request as HttpRequest
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route as HttpRoute
+
 from toolwire import _json
 from toolwire.codecs import get_codec
-from toolwire.codecs.registry import Route, Wire, count_at, get_wire, wire_at, wire_names
+from toolwire.codecs.registry import Route, count_at, get_wire, wire_at, wire_names
 from toolwire.errors import ToolwireError
 from toolwire.http.transport import HttpTransport, Transport
 from toolwire.proxy.answers import Answer, error_response, models_response
-from toolwire.proxy.asgi import Incoming, Receive, Scope, Send, lifespan, respond
 from toolwire.proxy.forward import (
     FALLBACK_HEADER,
     LOSSES_HEADER,
@@ -44,8 +47,6 @@ from toolwire.rules import Problem, check_transcript
 from toolwire.transcript import Request
 
 RULE_HEADER = "x-toolwire-rule"
-_KEPT_PATHS = 1024
-"""The most paths whose routes are kept (each model named in a path is one)."""
 
 
 def presented(headers: Mapping[str, str], query: Mapping[str, str]) -> list[str]:
@@ -82,14 +83,16 @@ def authorized(headers: Mapping[str, str], query: Mapping[str, str], key: str | 
             "Authorization: Bearer, x-goog-api-key or ?key=)")
 
 
-def signature_wrong(http: Incoming, headers: Mapping[str, str], body: bytes,
+def signature_wrong(http: HttpRequest, headers: Mapping[str, str], body: bytes,
                     keys: tuple[tuple[str, str], ...]) -> str | None:
     """None when the request's SigV4 signature was made with one of ``keys`` over this very
     request (its path and query as they came on the wire); else what is wrong."""
     from toolwire.http.sigv4 import verify
 
+    raw_path = http.scope.get("raw_path") or http.url.path.encode()
     query = http.scope.get("query_string") or b""
-    url = "http://proxy" + http.path + ("?" + query.decode("latin-1") if query else "")
+    url = "http://proxy" + raw_path.decode("latin-1") + (
+        "?" + query.decode("latin-1") if query else "")
     return verify(http.method, url, headers, body, dict(keys))
 
 
@@ -121,7 +124,6 @@ class Proxy:
         self.recorder = (Recorder(settings.record, self.transport, settings.record_max)
                          if settings.record else None)
         self.figures = Figures()
-        self._routes: dict[str, tuple[tuple[Wire, ...], Route | None, Route | None]] = {}
 
     def upstream(self, route: Route, body: dict[str, Any]) -> Upstream:
         """The upstream for a request at ``route``: by the model name it asks for."""
@@ -135,97 +137,69 @@ class Proxy:
         literal = [p for p, _ in self.settings.routes if not any(c in p for c in "*?[")]
         return [self.upstreams[self.settings.model].endpoint.model, *literal]
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The ASGI application: HTTP requests, and the server's start and stop."""
-        if scope["type"] == "http":
-            await respond(send, receive, await self.handle(Incoming(scope, receive)))
-        elif scope["type"] == "lifespan":
-            await lifespan(receive, send, self.transport.aclose)
-
-    def routes(self, path: str) -> tuple[Route | None, Route | None]:
-        """The counting route and the route at ``path`` (`count_at`, `wire_at`), kept per
-        path while the registry holds the same wires."""
-        wires = tuple(get_wire(name) for name in wire_names())
-        kept = self._routes.get(path)
-        if kept is not None and len(kept[0]) == len(wires) and all(
-                a is b for a, b in zip(kept[0], wires, strict=True)):
-            return kept[1], kept[2]
-        counting = count_at(path)
-        route = counting or wire_at(path)
-        if len(self._routes) >= _KEPT_PATHS:
-            self._routes.clear()
-        self._routes[path] = (wires, counting, route)
-        return counting, route
-
-    async def handle(self, http: Incoming) -> Answer | Streamed:
+    async def handle(self, http: HttpRequest) -> Response:
         # the path as it came, so that a model id percent-encoded in it (a Bedrock ARN, with
         # its slash) stays one segment until the route reads it
-        path = http.path
-        headers = http.headers
-        counting, route = self.routes(path) if http.method == "POST" else (None, None)
+        path = (http.scope.get("raw_path") or http.url.path.encode()).decode("latin-1")
+        headers = {k.lower(): v for k, v in http.headers.items()}
+        counting = count_at(path) if http.method == "POST" else None
+        route = counting or (wire_at(path) if http.method == "POST" else None)
         wire = route.error_wire if route is not None else _guess_wire(headers)
         check_signature = self.settings.guarded and signed(headers) and bool(
             self.settings.aws_keys)
         if self.settings.guarded and not check_signature:
-            wrong = authorized(headers, http.query, self.settings.key)
+            wrong = authorized(headers, dict(http.query_params), self.settings.key)
             if wrong is not None:
-                return error_response(wire, 401, wrong)
+                return _response(error_response(wire, 401, wrong))
         if check_signature and http.method in ("GET", "HEAD"):
             wrong = signature_wrong(http, headers, b"", self.settings.aws_keys)
             if wrong is not None:
-                return error_response(wire, 403, wrong)
+                return _response(error_response(wire, 403, wrong))
         if http.method in ("GET", "HEAD"):
             if path in ("/", "/health"):
-                return 200, {"content-type": "application/json"}, b'{"status":"ok"}'
+                return _response((200, {"content-type": "application/json"},
+                                  b'{"status":"ok"}'))
             listed = models_response(path, headers, self.listed())
             if listed is not None:
-                return listed
-            shown = page_answer(path, http.query, self.settings.record, self.figures)
+                return _response(listed)
+            shown = page_answer(path, dict(http.query_params), self.settings.record,
+                                self.figures)
             if shown is not None:
-                return shown
+                return _response(shown)
         if route is None:
-            return error_response(wire, 404, f"no wire is served at {http.method} {path}")
-        raw = await http.body(self.settings.max_body)
+            return _response(error_response(wire, 404, f"no wire is served at {http.method} "
+                                                        f"{path}"))
+        raw = await _read(http, self.settings.max_body)
         if raw is None:
-            return error_response(wire, 413, (
+            return _response(error_response(wire, 413, (
                 f"the body is over {self.settings.max_body} bytes, the most this proxy "
-                "takes"))
+                "takes")))
         if check_signature:
             wrong = signature_wrong(http, headers, raw, self.settings.aws_keys)
             if wrong is not None:
-                return error_response(wire, 403, wrong)
+                return _response(error_response(wire, 403, wrong))
         try:
             body = _json.loads(raw or b"{}")
         except ToolwireError as exc:
-            return error_response(wire, 400, f"the body is not valid JSON: {exc}")
+            return _response(error_response(wire, 400, f"the body is not valid JSON: {exc}"))
         if not isinstance(body, dict):
-            return error_response(wire, 400, "the body must be a JSON object")
+            return _response(error_response(wire, 400, "the body must be a JSON object"))
         upstream = self.upstream(route, body)
         if self.settings.pass_client_keys:
-            upstream = upstream.with_key(next(iter(presented(headers, http.query)), None))
+            upstream = upstream.with_key(next(iter(presented(headers,
+                                                             dict(http.query_params))), None))
         if counting is not None:
-            return await upstream.count(counting, body, self.transport)
+            return _response(await upstream.count(counting, body, self.transport))
         return await self._forward(upstream, route, raw, body, headers)
 
     async def _forward(self, upstream: Upstream, route: Route, raw: bytes,
-                       body: dict[str, Any], headers: Mapping[str, str]) -> Answer | Streamed:
+                       body: dict[str, Any], headers: Mapping[str, str]) -> Response:
         spec, wire = route.wire, route.error_wire
         began = time.perf_counter()
-        stream = route.stream if route.in_url else spec.wants_stream(body)
-        early: asyncio.Future[Answer | Streamed] | None = None
-        if (upstream.passes_through(route) and not self.settings.strict
-                and self.recorder is None and not self.settings.fallbacks):
-            # Nothing the checks find can stop these bytes: they go on at once, and the body
-            # is read and checked while the upstream works on its answer.
-            early = asyncio.ensure_future(upstream.same_wire(route, raw, body, stream, headers,
-                                                             self.transport))
-            await asyncio.sleep(0)  # the request is written before the checks begin
         try:
             request = get_codec(spec.name).decode_request(body, **route.url_says())
         except ToolwireError as exc:
-            if early is not None:
-                early.add_done_callback(_discarded)
-            return error_response(wire, 400, f"malformed request: {exc}")
+            return _response(error_response(wire, 400, f"malformed request: {exc}"))
         problems = [p for p in check_transcript(request.messages, spec.name)
                     if p.severity == "error"]
         entry: dict[str, Any] = {"path": route.wire.path, "client": spec.name,
@@ -239,13 +213,10 @@ class Proxy:
         if problems and self.settings.strict:
             entry["status"] = 400
             self._log(entry)
-            return refusal(wire, problems[0])
-        if early is not None:
-            result = await early
-            entry["priced_as"] = [upstream.endpoint.provider, upstream.endpoint.model]
-        else:
-            result = await self._send(upstream, route, raw, body, request, stream, headers,
-                                      transport, entry)
+            return _response(refusal(wire, problems[0]))
+        stream = route.stream if route.in_url else spec.wants_stream(body)
+        result = await self._send(upstream, route, raw, body, request, stream, headers,
+                                  transport, entry)
         entry["status"] = result.status if isinstance(result, Streamed) else result[0]
         said = result.headers if isinstance(result, Streamed) else result[1]
         if LOSSES_HEADER in said:
@@ -256,7 +227,7 @@ class Proxy:
         else:
             entry["ms"] = _ms(began)
             self._log(entry)
-        return result
+        return _response(result)
 
     async def _logged_after(self, streamed: Streamed, chunks: AsyncIterator[bytes],
                             entry: dict[str, Any], began: float) -> AsyncIterator[bytes]:
@@ -322,24 +293,6 @@ class Proxy:
             self.recorder.log(entry)
 
 
-def _discarded(done: asyncio.Future[Answer | Streamed]) -> None:
-    """The upstream's answer to a request the proxy refused after sending it on: its stream
-    closed unread."""
-    if done.cancelled() or done.exception() is not None:
-        return
-    result = done.result()
-    if isinstance(result, Streamed):
-        close = getattr(result.chunks, "aclose", None)
-        if close is not None:
-            task = asyncio.ensure_future(close())
-            _CLOSING.add(task)
-            task.add_done_callback(_CLOSING.discard)
-
-
-_CLOSING: set[asyncio.Future[None]] = set()
-"""Upstream streams being closed in the background (kept until closed)."""
-
-
 def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 1)
 
@@ -352,12 +305,44 @@ def refusal(wire: str, problem: Problem) -> Answer:
     return status, {**headers, RULE_HEADER: header_text(problem.rule)}, body
 
 
-def make_app(settings: ProxySettings) -> Proxy:
+async def _read(http: HttpRequest, limit: int) -> bytes | None:
+    """The request body, or None past ``limit`` bytes (read no further)."""
+    parts: list[bytes] = []
+    size = 0
+    async for part in http.stream():
+        size += len(part)
+        if size > limit:
+            return None
+        parts.append(part)
+    return b"".join(parts)
+
+
+def _response(result: Answer | Streamed) -> Response:
+    if isinstance(result, Streamed):
+        return StreamingResponse(result.chunks, status_code=result.status,
+                                 headers=result.headers)
+    status, headers, body = result
+    return Response(content=body, status_code=status, headers=headers)
+
+
+def make_app(settings: ProxySettings) -> Starlette:
     """The proxy for ``settings`` as an ASGI application."""
-    return Proxy(settings)
+    proxy = Proxy(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await proxy.transport.aclose()
+
+    route = HttpRoute("/{path:path}", proxy.handle, methods=["GET", "POST", "HEAD"])
+    app = Starlette(routes=[route], lifespan=lifespan)
+    app.state.proxy = proxy
+    return app
 
 
-def from_environment() -> Proxy:
+def from_environment() -> Starlette:
     """The application for a worker process: its settings from the starting process."""
     return make_app(ProxySettings.from_environment())
 

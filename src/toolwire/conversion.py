@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from toolwire.codecs import Note, get_codec
+from toolwire.codecs.caching import carry_breakpoints
 from toolwire.codecs.registry import BodyKind, detect_body, detect_stream_text
 from toolwire.errors import WireFormatError
 from toolwire.transcript import Request
@@ -61,6 +62,7 @@ def convert(body: Mapping[str, Any], source: str, target: str, *, model: str | N
         raise WireFormatError(
             f"this body is not a request in the {source} format ({type(exc).__name__}: {exc})"
         ) from exc
+    request = carry_breakpoints(request, source, target)
     encoded = encoder.encode(request)
     losses = encoded.notes
     options = request.provider_options.get(source) if request.provider_options else None

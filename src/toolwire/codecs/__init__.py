@@ -28,7 +28,8 @@ def get_codec(wire: str) -> Codec:
             reasoning=record.reasoning, media_tokens=record.media_tokens,
             examples=record.input_examples,
             callers=record.allowed_callers, managed=record.context_management,
-            added_tools=record.added_tools, check_headers=record.check_headers)
+            added_tools=record.added_tools, check_headers=record.check_headers,
+            freeform=record.freeform_calls)
     return codec
 
 

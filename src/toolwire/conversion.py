@@ -230,7 +230,8 @@ def detect_wire(body: Any) -> tuple[str, BodyKind]:
 
 def _sample() -> Request:
     """A conversation holding what a conversation across wires can lose: a call and its
-    result, a parallel setting, a system message adding a tool mid-conversation."""
+    result, a freeform call (a custom tool's text input) and its result, a parallel setting, a
+    system message adding a tool mid-conversation."""
     from toolwire.transcript import (
         Message,
         TextPart,
@@ -248,6 +249,11 @@ def _sample() -> Request:
         Message(role="assistant", parts=(
             ToolCallPart(id="call_1", name="get_weather", arguments={"city": "Paris"}),)),
         Message(role="tool", parts=(ToolResultPart(call_id="call_1", content="sunny",
+                                                   name="get_weather"),)),
+        Message(role="assistant", parts=(ToolCallPart(
+            id="call_2", name="get_weather", arguments="Paris", raw_arguments="Paris",
+            freeform=True),)),
+        Message(role="tool", parts=(ToolResultPart(call_id="call_2", content="sunny",
                                                    name="get_weather"),)),
         Message(role="system", parts=(TextPart(text="Now also check the time."),),
                 tools=(ToolSpec(name="get_time", description="The time."),)),

@@ -14,6 +14,13 @@ Part 2: a run of ``--long-turns`` turns (default 500) with a 32,000-token window
 compacts as it goes; the largest prompt any request held, the number of compactions and how
 the run ended are reported. Target: it ends answered and no prompt exceeds the window.
 
+Part 3: a run that reveals ten tools one at a time (a tool source giving one more tool before
+each model call, as an MCP server whose list changed), against the emulator speaking Anthropic
+Messages with caching on: the tokens read from the cache and written to it, before (each tool
+appended to ``tools``, which changes the prompt from the tools on) and after (each tool added
+where it came, a ``tool_addition`` naming a deferred ``tools`` entry, which leaves the prefix
+as it was).
+
 Run: ``python bench/context.py [--turns 50] [--long-turns 500] [--window 32000]``.
 """
 
@@ -25,7 +32,7 @@ import tempfile
 import time
 from typing import Any
 
-from toolwire import Agent, Message, Reply, ToolCallPart, Usage
+from toolwire import Agent, Message, Reply, Request, Tool, ToolCallPart, Usage
 from toolwire.emulator import Emulator
 from toolwire.events import Compacted, ReplyReceived
 from toolwire.http.client import model as make_model
@@ -99,6 +106,77 @@ async def one_run(turns: int, *, cache: bool, window: int | None = None) -> dict
             "compactions": len(compactions), "seconds": seconds}
 
 
+class Appending:
+    """The way tools were added before: a model that offers a request's added tools at the end
+    of its tool list (the system messages adding them left out)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def complete(self, request: Request) -> Reply:
+        added = [t for m in request.messages for t in m.tools]
+        messages = tuple(m for m in request.messages if not (m.tools and not m.parts))
+        return await self.inner.complete(Request(**{
+            **{f: getattr(request, f) for f in request.__struct_fields__},
+            "tools": (*request.tools, *added), "messages": messages}))
+
+
+def revealing(count: int) -> Any:
+    """The model's side: each turn calls the tool revealed last, then answers."""
+    turn = [0]
+
+    def answer(request: Any, wire: str) -> Reply:
+        k = turn[0]
+        turn[0] += 1
+        if k >= count:
+            return Reply(message=Message.assistant("Every tool was tried."),
+                         usage=Usage(output_tokens=20))
+        call = ToolCallPart(id=f"t{k}", name=f"lookup_{k}", arguments={"key": "a"})
+        return Reply(message=Message(role="assistant", parts=(call,)), stop="tool_calls",
+                     usage=Usage(output_tokens=30))
+
+    return answer
+
+
+def lookup(n: int) -> Tool:
+    def run(key: str) -> str:
+        return f"record {n} for {key}: " + "values " * 40
+
+    return Tool(fn=run, name=f"lookup_{n}", input_schema={
+        "type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]},
+        description=(f"Look a key up in table {n} of the inventory and give back its record, "
+                     "with every column the table keeps for it."))
+
+
+async def reveal_run(count: int, *, appending: bool) -> dict[str, int]:
+    usages: list[Usage] = []
+    base = [lookup(100 + n) for n in range(8)]  # tools offered from the start
+    shown: list[Tool] = []
+
+    def source() -> list[Tool]:
+        if len(shown) < count:
+            shown.append(lookup(len(shown)))
+        return list(shown)
+
+    def on_event(event: object) -> None:
+        if isinstance(event, ReplyReceived):
+            usages.append(event.reply.usage)
+
+    async with Emulator(revealing(count), bill=True) as emu:
+        model = make_model(f"anthropic:{MODEL}@{emu.base_url}", env={})
+        used = Appending(model) if appending else model
+        await Agent(model=used, tools=base, system=SYSTEM * 20, cache=True,
+                    tool_sources=[source], max_turns=count + 3,
+                    on_event=on_event).arun("Try each tool as it comes.")
+        await model.aclose()
+    return {"read": sum(u.cache_read_tokens for u in usages),
+            "written": sum(u.cache_write_tokens for u in usages),
+            "input": sum(u.input_tokens for u in usages), "turns": len(usages)}
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=50)
@@ -124,6 +202,13 @@ async def main() -> None:
           f"{long['turns']} turns, {long['compactions']} compactions, peak context "
           f"{long['peak']:,} tokens ({long['peak'] / args.window:.0%} of the window), "
           f"{long['seconds']:.1f} s: {'never over the window' if fits else 'NOT within it'}")
+
+    before = await reveal_run(10, appending=True)
+    after = await reveal_run(10, appending=False)
+    print("a run revealing ten tools one at a time, Claude Sonnet 4.5 rules, caching on:")
+    for name, r in (("appended to tools (before)", before), ("added in place (after)   ", after)):
+        print(f"  {name}: {r['read']:>7,} read from the cache, {r['written']:>7,} written, "
+              f"{r['input']:>7,} sent in {r['turns']} requests")
 
 
 if __name__ == "__main__":

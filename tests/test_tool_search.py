@@ -192,9 +192,15 @@ def test_a_tool_source_adds_tools_at_the_end_and_a_resume_keeps_what_search_foun
     import asyncio
     asyncio.run(drive())
     assert run.result is not None and run.result.stop is RunStop.ANSWERED
-    seen = [[s.name for s in r.tools] for r in model.requests]
+    seen = [[s.name for s in (*r.tools, *(t for m in r.messages for t in m.tools))]
+            for r in model.requests]
     assert len(seen[0]) == 4
     assert seen[1][:4] == seen[0] and "export_contact" in seen[1] and seen[1][-1] == "late_tool"
+    # the request's own tools stay; the tools added ride in system messages where they came
+    assert all(r.tools == model.requests[0].tools for r in model.requests)
+    added = [(n, [t.name for t in m.tools]) for n, m in enumerate(model.requests[1].messages)
+             if m.tools]
+    assert added[-1] == (len(model.requests[1].messages) - 1, ["late_tool"])
     assert [p.content for m in run.result.messages for p in m.parts
             if getattr(p, "call_id", None) == "c2"] == ["late"]
     again = Agent(model=ScriptedModel([]), tools=tools, defer_after=3)

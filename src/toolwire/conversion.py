@@ -19,9 +19,10 @@ from typing import Any
 import msgspec
 
 from toolwire.codecs import Note, get_codec
+from toolwire.codecs.caching import carry_breakpoints
 from toolwire.codecs.registry import BodyKind, detect_body, detect_stream_text
 from toolwire.errors import WireFormatError
-from toolwire.transcript import Request
+from toolwire.transcript import OpaquePart, Request
 
 
 class Conversion(msgspec.Struct, frozen=True, kw_only=True):
@@ -61,6 +62,7 @@ def convert(body: Mapping[str, Any], source: str, target: str, *, model: str | N
         raise WireFormatError(
             f"this body is not a request in the {source} format ({type(exc).__name__}: {exc})"
         ) from exc
+    request = carry_breakpoints(request, source, target)
     encoded = encoder.encode(request)
     losses = encoded.notes
     options = request.provider_options.get(source) if request.provider_options else None
@@ -74,12 +76,45 @@ def convert(body: Mapping[str, Any], source: str, target: str, *, model: str | N
     if source != target:
         noted = {n.subject for n in losses if n.kind == "field_dropped"}
         losses += tuple(n for n in _part_losses(request, source, target) if n.subject not in noted)
+    if source in _CLOSED:  # what the source's own encoder left out (and did not say)
+        again = decoder.encode(request)
+        said = " ".join(f"{n.subject} {n.detail}" for n in (*losses, *again.notes))
+        losses += tuple(Note(kind="field_dropped", subject=path, detail=(
+            f"not a field of a {source} request toolwire reads; not sent to {target}"))
+            for path in _unread(body, again.body, "")
+            if path not in _URL_KEYS and path.rsplit(".", 1)[-1] not in said)
     sent, dropped = _headers(headers or {}, encoded.headers or {}, same=source == target)
     losses += tuple(Note(kind="header_dropped", subject=f"header {name}",
                          detail=f"{value!r}: a {source} request's header; not sent to {target}")
                     for name, value in dropped.items())
     return Conversion(body=encoded.body, source=source, target=target, request=request,
                       losses=losses, headers=sent)
+
+
+_CLOSED = frozenset({"ollama-chat", "gemini-generate", "bedrock-converse", "gemini-interactions"})
+"""Wires whose clients (ollama's, google-genai, botocore) send only the fields their types know:
+their decoders read those, and a field beyond them, from another client, is named where the
+same wire's re-encode lacks it."""
+_URL_KEYS = frozenset({"model", "modelId"})
+"""Keys a body may hold that the wire carries in its URL."""
+
+
+def _unread(given: Any, sent: Any, path: str) -> list[str]:
+    """Where ``given`` (a body as it came) holds a key that ``sent`` (the body read and written
+    again to the same wire) lacks, in its own or its lowerCamel spelling: fields the decoder
+    did not read."""
+    if isinstance(given, Mapping) and isinstance(sent, Mapping):
+        out: list[str] = []
+        for key, value in given.items():
+            where = f"{path}.{key}" if path else str(key)
+            head, *rest = str(key).split("_")  # Google's JSON: snake_case read as lowerCamel
+            same = key if key in sent else head + "".join(p.title() for p in rest)
+            out += [where] if same not in sent else _unread(value, sent[same], where)
+        return out
+    if isinstance(given, list) and isinstance(sent, list) and len(given) == len(sent):
+        return [p for n, (a, b) in enumerate(zip(given, sent, strict=True))
+                for p in _unread(a, b, f"{path}[{n}]")]
+    return []
 
 
 def _headers(given: Mapping[str, str], needed: Mapping[str, str], *,
@@ -117,8 +152,12 @@ def _part_losses(request: Request, source: str, target: str) -> list[Note]:
         places: list[tuple[str, Any]] = [(f"messages[{i}]", message)]
         places += [(f"messages[{i}].parts[{j}]", p) for j, p in enumerate(message.parts)
                    if type(p).__name__ not in ("ReasoningPart", "OpaquePart")]
+        if source in _CLOSED:  # a block kept whole for a field of its own: that field named
+            places += [(f"messages[{i}].parts[{j}]", p) for j, p in enumerate(message.parts)
+                       if isinstance(p, OpaquePart) and p.wire == source]
         for subject, value in places:
-            data = (value.provider_data or {}).get(source)
+            data = value.payload if isinstance(value, OpaquePart) else (
+                value.provider_data or {}).get(source)
             if not isinstance(data, Mapping):
                 continue
             fields = sorted(f"{k} ({', '.join(data[k])})" if isinstance(data[k], list) and all(
@@ -191,7 +230,8 @@ def detect_wire(body: Any) -> tuple[str, BodyKind]:
 
 def _sample() -> Request:
     """A conversation holding what a conversation across wires can lose: a call and its
-    result, a parallel setting, a system message adding a tool mid-conversation."""
+    result, a freeform call (a custom tool's text input) and its result, a parallel setting, a
+    system message adding a tool mid-conversation."""
     from toolwire.transcript import (
         Message,
         TextPart,
@@ -209,6 +249,11 @@ def _sample() -> Request:
         Message(role="assistant", parts=(
             ToolCallPart(id="call_1", name="get_weather", arguments={"city": "Paris"}),)),
         Message(role="tool", parts=(ToolResultPart(call_id="call_1", content="sunny",
+                                                   name="get_weather"),)),
+        Message(role="assistant", parts=(ToolCallPart(
+            id="call_2", name="get_weather", arguments="Paris", raw_arguments="Paris",
+            freeform=True),)),
+        Message(role="tool", parts=(ToolResultPart(call_id="call_2", content="sunny",
                                                    name="get_weather"),)),
         Message(role="system", parts=(TextPart(text="Now also check the time."),),
                 tools=(ToolSpec(name="get_time", description="The time."),)),

@@ -120,6 +120,10 @@ class ToolCallPart(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     caller: str | None = None
     """Who made the call: None for the model itself, else the server-side tool whose code made
     it (Anthropic's programmatic tool calling: ``"code_execution_20260120"``...)."""
+    freeform: bool = False
+    """The input is free text (a custom tool's call, as the Responses API's ``custom_tool_call``
+    of Codex's ``apply_patch``), in ``raw_arguments`` and ``arguments`` alike; a wire without
+    such calls gets a function call whose argument ``input`` holds the text, with a note."""
 
     @classmethod
     def from_raw(

@@ -64,6 +64,8 @@ def _part(p: Part) -> dict[str, Any]:
             out["parse_error"] = p.parse_error
         if p.caller is not None:
             out["caller"] = p.caller
+        if p.freeform:
+            out["freeform"] = True
         return _pd(out, p.provider_data)
     if isinstance(p, ToolResultPart):
         content = p.content if isinstance(p.content, str) else [_part(c) for c in p.content]
@@ -253,6 +255,7 @@ def _load_part(d: dict[str, Any]) -> Part:
             parse_error=d.get("parse_error"),
             provider_data=pd,
             caller=d["caller"] if isinstance(d.get("caller"), str) else None,
+            freeform=d.get("freeform") is True,
         )
     if kind == "tool_result":
         return ToolResultPart(

@@ -230,17 +230,19 @@ class RunState:
         self.messages.append(message)
         if self.tool_list is not None and message.role == "tool" and len(self.messages) > 1:
             self.notes.extend(self.tool_list.answered(
-                self.request_base.tools, self.messages[-2], message, self.turns))
+                self.request_base.tools, self.messages[-2], message, self.turns,
+                len(self.messages)))
 
     def next_request(self) -> Request:
         """The request for the next model call: the fixed parts and the history as it stands."""
         base = self.request_base
         tools = base.tools
-        if self.tool_list is not None:
-            self.notes.extend(self.tool_list.poll(tools, self.turns + 1))
-            tools = self.tool_list.tools(tools)
+        messages = tuple(self.messages)
+        if self.tool_list is not None:  # tools added mid-run: where they were added
+            self.notes.extend(self.tool_list.poll(tools, self.turns + 1, len(messages)))
+            messages = self.tool_list.messages(messages)
         request = Request(
-            model=base.model, messages=tuple(self.messages), system=base.system,
+            model=base.model, messages=messages, system=base.system,
             tools=tools, tool_choice=base.tool_choice, max_tokens=base.max_tokens,
             temperature=base.temperature, provider_options=base.provider_options,
             cache=base.cache, context_management=base.context_management,

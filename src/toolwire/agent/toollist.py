@@ -5,11 +5,15 @@ deferred tools) and `split_deferred` (which of an agent's tools are loaded from 
 
 A run starts with the loaded tools. Two things can add tools while it goes: a ``search_tools``
 call (the tools it found) and a tool source (a callable polled before each model call, such as
-an MCP server whose tool list changed). Added tools always go after every tool the run already
-shows, so the request's bytes before them stay the same from turn to turn and a provider's
-prompt cache up to that point still holds; each growth is a note, since what follows the tool
-list is cached anew once. What a search found is worked out again from the call's query (the
-search is deterministic), so a resumed run grows the same way from its history.
+an MCP server whose tool list changed). Added tools go in a system message at the place in the
+conversation where they were added (`ToolList.messages`): the canonical tools-added message,
+which a wire that adds tools mid-conversation sends there (Anthropic's ``tool_addition``, the
+Responses API's ``additional_tools``), so the tool list and the conversation before it, and the
+provider's prompt cache over them, stay as they were. Every other wire offers them after every
+tool the run already shows, so the request's bytes before them stay the same and the cache holds
+up to them; each growth is a note, since what follows there is cached anew once. What a search
+found is worked out again from the call's query (the search is deterministic), so a resumed run
+grows the same way from its history.
 
 Must not import the loop, the run's values or the run log (it sits at the bottom of `agent`).
 """
@@ -119,6 +123,8 @@ class ToolList:
         self.sources = tuple(sources)
         self.on_new_tools = on_new_tools
         self.added: list[ToolSpec] = []
+        self.places: list[tuple[int, tuple[ToolSpec, ...]]] = []
+        """Where each growth happened: the number of messages before it, and its tools."""
         self.searches: list[tuple[str, tuple[str, ...]]] = []
         """Each search made: its query and the names it found, in order."""
         self._shown: set[str] = set()
@@ -129,8 +135,26 @@ class ToolList:
             return tuple(base)
         return (*base, *self.added)
 
-    def grow(self, base: Sequence[ToolSpec], specs: Iterable[ToolSpec]) -> list[ToolSpec]:
-        """Append the ``specs`` the run does not show yet; return them."""
+    def messages(self, history: Sequence[Message]) -> tuple[Message, ...]:
+        """The conversation to send: ``history`` with a system message adding the tools of
+        each growth at the place it happened."""
+        if not self.places:
+            return tuple(history)
+        out: list[Message] = []
+        places = iter(self.places)
+        place = next(places, None)
+        for n in range(len(history) + 1):
+            while place is not None and place[0] == n:
+                out.append(Message(role="system", tools=place[1]))
+                place = next(places, None)
+            if n < len(history):
+                out.append(history[n])
+        return tuple(out)
+
+    def grow(self, base: Sequence[ToolSpec], specs: Iterable[ToolSpec],
+             at: int | None = None) -> list[ToolSpec]:
+        """Append the ``specs`` the run does not show yet, added after the first ``at``
+        messages (None: not placed); return them."""
         shown = self._shown | {s.name for s in base}
         new = []
         for spec in specs:
@@ -139,14 +163,17 @@ class ToolList:
                 new.append(spec)
         self.added.extend(new)
         self._shown |= {s.name for s in new}
+        if new and at is not None:
+            self.places.append((at, tuple(new)))
         return new
 
-    def poll(self, base: Sequence[ToolSpec], turn: int) -> list[str]:
-        """Ask each source for its tools; the new ones join the list. Notes saying so."""
+    def poll(self, base: Sequence[ToolSpec], turn: int, at: int | None = None) -> list[str]:
+        """Ask each source for its tools; the new ones join the list (added after the first
+        ``at`` messages). Notes saying so."""
         notes = []
         for source in self.sources:
             tools = list(source())
-            new = self.grow(base, (t.spec for t in tools))
+            new = self.grow(base, (t.spec for t in tools), at)
             if new:
                 names = {s.name for s in new}
                 if self.on_new_tools is not None:
@@ -155,9 +182,9 @@ class ToolList:
         return notes
 
     def answered(self, base: Sequence[ToolSpec], reply: Message | None, results: Message,
-                 turn: int) -> list[str]:
-        """After the results of ``reply``'s calls: what each search call found joins the list.
-        Notes saying what was searched and found."""
+                 turn: int, at: int | None = None) -> list[str]:
+        """After the results of ``reply``'s calls (the first ``at`` messages end with them):
+        what each search call found joins the list. Notes saying what was searched and found."""
         if self.search is None or reply is None or results.role != "tool":
             return []
         ok = {p.call_id for p in results.parts
@@ -170,7 +197,7 @@ class ToolList:
             query = _query(part.arguments)
             found = self.search.found(query)
             self.searches.append((query, tuple(s.name for s in found)))
-            new = self.grow(base, found)
+            new = self.grow(base, found, at)
             if new:
                 notes.append(_growth_note(turn, f"search_tools({query!r}) found",
                                           [s.name for s in new]))
@@ -178,8 +205,8 @@ class ToolList:
 
     def replay(self, base: Sequence[ToolSpec], messages: Sequence[Message]) -> None:
         """Grow as the run in ``messages`` grew (a resumed run goes on with its tools)."""
-        for before, message in itertools.pairwise(messages):
-            self.answered(base, before, message, 0)
+        for n, (before, message) in enumerate(itertools.pairwise(messages)):
+            self.answered(base, before, message, 0, n + 2)
 
 
 def _query(arguments: Mapping[str, Any]) -> str:
@@ -188,9 +215,9 @@ def _query(arguments: Mapping[str, Any]) -> str:
 
 
 def _growth_note(turn: int, what: str, names: Sequence[str]) -> str:
-    return (f"turn {turn}: {what} {', '.join(names)}; they join the tool list after the tools "
-            "already shown, so the prompt cache holds up to them and what follows is written "
-            "to the cache again once")
+    return (f"turn {turn}: {what} {', '.join(names)}; they are added at this point of the "
+            "conversation where the wire can (elsewhere after the tools already shown), so the "
+            "prompt cache holds up to them")
 
 
 __all__ = ["SEARCH_TOOL", "ToolList", "ToolSearch", "ToolSource", "defer_tools", "split_deferred"]

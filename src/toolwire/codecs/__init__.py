@@ -29,7 +29,8 @@ def get_codec(wire: str) -> Codec:
             examples=record.input_examples,
             callers=record.allowed_callers, managed=record.context_management,
             added_tools=record.added_tools, check_headers=record.check_headers,
-            resumable=record.resumable, per_model=record.per_model)
+            resumable=record.resumable, per_model=record.per_model,
+            freeform=record.freeform_calls)
     return codec
 
 

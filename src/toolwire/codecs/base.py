@@ -47,7 +47,7 @@ from toolwire.codecs.reading import wrong_shape as wrong_shape
 from toolwire.codecs.reasoning import REASONING_LEVELS, PutReasoning, put_reasoning
 from toolwire.errors import ProviderError
 from toolwire.events import StreamEnd, StreamEvent
-from toolwire.transcript import JSON, OpaquePart, Reply, Request, ToolSpec
+from toolwire.transcript import JSON, OpaquePart, Reply, Request, ToolCallPart, ToolSpec
 
 # --------------------------------------------------------------------------- notes
 
@@ -152,6 +152,39 @@ def _hoisting_tools(encode: Callable[[Request], Encoded],
                        headers=encoded.headers)
 
     return hoisted
+
+
+def _plain_calls(encode: Callable[[Request], Encoded],
+                 wire: str) -> Callable[[Request], Encoded]:
+    """``encode`` for a wire without freeform calls: each freeform call (a custom tool's text
+    input) goes as a function call whose one argument ``input`` holds the text, with a
+    ``custom_tool_call`` note."""
+
+    @functools.wraps(encode)
+    def plain(request: Request) -> Encoded:
+        if not any(type(p) is ToolCallPart and p.freeform
+                   for m in request.messages if m.role == "assistant" for p in m.parts):
+            return encode(request)
+        notes: list[Note] = []
+        messages = []
+        for n, message in enumerate(request.messages):
+            parts = []
+            for j, part in enumerate(message.parts):
+                if isinstance(part, ToolCallPart) and part.freeform:
+                    text = part.raw_arguments if part.raw_arguments is not None \
+                        else str(part.arguments or "")
+                    part = ToolCallPart(id=part.id, name=part.name, arguments={"input": text},
+                                        caller=part.caller)
+                    notes.append(Note(kind="custom_tool_call", subject=f"messages[{n}].parts[{j}]",
+                                      detail=f"{wire} has no freeform tool calls; the call's "
+                                             "text input sent as the argument 'input'"))
+                parts.append(part)
+            messages.append(msgspec.structs.replace(message, parts=tuple(parts)))
+        encoded = encode(msgspec.structs.replace(request, messages=tuple(messages)))
+        return Encoded(body=encoded.body, notes=(*notes, *encoded.notes),
+                       headers=encoded.headers)
+
+    return plain
 
 
 def _reasoning(encode: Callable[[Request], Encoded], wire: str,
@@ -358,7 +391,7 @@ class Codec:
                  media_tokens: str | None = None, examples: bool = False,
                  callers: bool = False, managed: bool = False, added_tools: bool = False,
                  check_headers: bool = False, resumable: bool = False,
-                 per_model: bool = False) -> None:
+                 per_model: bool = False, freeform: bool = False) -> None:
         self.module = module
         self.WIRE = wire = module.WIRE
         self.STOP_REASONS = module.STOP_REASONS
@@ -371,6 +404,8 @@ class Codec:
                                            callers=callers, managed=managed), wire, reasoning)
         if not added_tools:
             encode = _hoisting_tools(encode, wire)
+        if not freeform:
+            encode = _plain_calls(encode, wire)
         # the per-model fixes (`toolwire.codecs.per_model`) of a wire whose record has them
         self.encode = cast(FittedModule, module).FIT(encode) if per_model else encode
         self.decode_request = guard_request(module.decode_request, wire)

@@ -147,6 +147,10 @@ class Wire:
     """Tools can be added in the middle of a conversation (the Responses API's
     ``additional_tools`` item): a system message's tools go there, in their place; on any
     other wire they are offered from the start, with a note."""
+    freeform_calls: bool = False
+    """Calls may carry free text in place of JSON arguments (the Responses API's custom tool
+    calls); elsewhere `toolwire.codecs.base.Codec` sends such a call's text as the argument
+    ``input`` of a function call, with a note."""
     check_headers: bool = False
     """The wire's body rules depend on the request's headers (a request shape a header names),
     so its ``check_body`` takes them."""

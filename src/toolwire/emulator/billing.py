@@ -16,6 +16,12 @@ follows the wire's rules:
   remembered, under the request's cache key when the wire has one; a later prompt reads the
   longest remembered prefix, rounded down to ``step`` tokens; writes cost nothing.
 
+Tools added mid-conversation are billed as the providers describe them: a deferred tool
+(``defer_loading``) is not in the prompt where the tools are, and an Anthropic ``tool_addition``
+renders the definition of the tool it names at its own place in the conversation, so the
+prefix before it is read from the cache; a Responses ``additional_tools`` item is an input item
+like any other, at its place. A tool appended to the tool list changes the prefix from there.
+
 Entries live ``ttl`` seconds (a marker's ``"1h"`` for an hour) and each read renews them. A
 prompt longer than the model's window (`toolwire.context.windows`, or the emulator's own
 table) is refused with the wire's own "context too long" wording; a server that truncates
@@ -75,17 +81,41 @@ def _tokens(value: Any) -> int:
     return max(1, -(-len(text) // 4))
 
 
+def _deferred(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("defer_loading") is True
+
+
+def _added(block: Any, tools: Mapping[str, Any]) -> Any:
+    """A ``tool_addition`` block as the prompt holds it: the definition of the tool it adds,
+    rendered at its place (a block naming a tool of ``tools``); any other block as it is."""
+    if not (isinstance(block, dict) and block.get("type") == "tool_addition"):
+        return block
+    tool = block.get("tool")
+    if isinstance(tool, dict) and tool.get("type") == "tool_reference":
+        found = tools.get(str(tool.get("name")))
+        return {"added": found, **({"cache_control": block["cache_control"]}
+                                   if "cache_control" in block else {})}
+    return block
+
+
 def _items(body: Mapping[str, Any], rules: CacheRules) -> list[Any]:
+    """The prompt's blocks in order. A deferred tool (``defer_loading``) is not in the prompt
+    where the tools are; a mid-conversation addition renders its definition where it stands."""
     items: list[Any] = []
+    listed = body.get("tools")
+    tools = {str(t.get("name")): t for t in listed if isinstance(t, dict)} if isinstance(
+        listed, list) else {}
     for section in rules.sections:
         value = body.get(section)
         if value is None:
             continue
         for item in value if isinstance(value, list) else [value]:
+            if _deferred(item):
+                continue
             content = item.get("content") if isinstance(item, dict) else None
             if isinstance(content, list) and content:
                 items.append({"role": item.get("role")})
-                items.extend(content)
+                items.extend(_added(b, tools) for b in content)
             else:
                 items.append(item)
     return items

@@ -234,6 +234,7 @@ RECORD = Wire(
     reasoning=reasoning,
     media_tokens="area",  # Anthropic bills an image by its area
     input_examples=True,
+    added_tools=True,  # a system message's tools as tool_addition blocks, in place
     allowed_callers=True,  # calls made by the code execution tool's code carry a ``caller``
     context_management=True,  # clearing and compaction, each with its beta header
     native_tool_search=True,

@@ -43,10 +43,18 @@ from toolwire.codecs.anthropic_messages.parts import (
     text_from_block,
 )
 from toolwire.codecs.anthropic_messages.schema import (
+    IN_USER,
+    addition_blocks,
     decode_choice,
     decode_tools,
+    deferred_additions,
     encode_choice,
     encode_tools,
+    first_addition,
+    in_user_turn,
+    leading_additions,
+    system_message,
+    with_addition_betas,
 )
 from toolwire.codecs.base import Encoded, Note, own_options, role_problem, tools_lack_schemas
 from toolwire.codecs.caching import place_breakpoints
@@ -62,11 +70,11 @@ from toolwire.transcript import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    ToolSpec,
 )
 
 DEFAULT_MAX_TOKENS = 4096
 """Sent when `Request.max_tokens` is None: the API requires the field."""
-
 _TOP_KEYS = frozenset({"model", "messages", "system", "tools", "tool_choice", "max_tokens",
                        "stream"})
 
@@ -164,7 +172,8 @@ def _own(m: Message, item: dict[str, Any]) -> dict[str, Any]:
     extras = m.provider_data.get(WIRE) if m.provider_data is not None else None
     if not isinstance(extras, Mapping):
         return item  # a reply's container goes in the body (managed), not on the message
-    return {**item, **{k: copy.deepcopy(v) for k, v in extras.items() if k != "container"}}
+    return {**item, **{k: copy.deepcopy(v) for k, v in extras.items()
+                        if k != "container" and not k.startswith("_")}}
 
 
 def _content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
@@ -176,8 +185,8 @@ def _content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
     return blocks
 
 
-def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
-                     notes: list[Note]) -> list[dict[str, Any]]:
+def _encode_messages(messages: Sequence[Message], *, nm: ToolNames, notes: list[Note],
+                     declared: Mapping[str, ToolSpec]) -> list[dict[str, Any]]:
     ids = IdRewriter(notes)
     done, fit = ids.done, nm.fit  # ids and names already seen, looked up before any call
     out: list[dict[str, Any]] = []
@@ -261,7 +270,11 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames,
                 if not isinstance(part, TextPart):
                     notes.append(Note(kind="part_dropped", subject=part_subject(i, n),
                                       detail="a system message carries text only"))
-            out.append(_own(m, {"role": "system", "content": _content(blocks)}))
+            content = addition_blocks(m, blocks, nm, declared) if m.tools else _content(blocks)
+            if m.tools and in_user_turn(m) and out and out[-1]["role"] == "user":  # as read
+                out[-1] = {**out[-1], "content": [*_blocks(out[-1]["content"], ""), *content]}
+            else:
+                out.append(_own(m, {"role": "system", "content": content}))
         else:
             blocks = _user_blocks(m.parts, index=i, ids=ids, notes=notes)
             out.append(_own(m, {"role": "user", "content": _content(blocks)}))
@@ -279,6 +292,9 @@ def _system_text(blocks: Sequence[Any]) -> str:
 def encode(request: Request) -> Encoded:
     check_limits(request.messages, WIRE, LIMITS)
     notes: list[Note] = []
+    request = leading_additions(request, notes)
+    added = deferred_additions(request.messages, request.tools)
+    declared = {t.name: t for t in (*request.tools, *added)}
     nm = name_map(request)
     opts = own_options(request.provider_options, WIRE, notes) if request.provider_options else {}
     max_tokens = request.max_tokens
@@ -295,7 +311,7 @@ def encode(request: Request) -> Encoded:
         body["system"] = copy.deepcopy(stored_system)
     else:
         body["system"] = request.system
-    body["messages"] = _encode_messages(request.messages, nm=nm, notes=notes)
+    body["messages"] = _encode_messages(request.messages, nm=nm, notes=notes, declared=declared)
     if (container := managed.container_id(request.messages, WIRE)) is not None:
         body["container"] = container  # unless the options name one: they are merged below
     if request.context_management is not None:
@@ -303,6 +319,9 @@ def encode(request: Request) -> Encoded:
     stored_tools = opts.pop("tools", None)
     if request.tools or stored_tools:
         body["tools"] = encode_tools(request.tools, stored_tools, nm=nm, notes=notes)
+    if added:  # tools added mid-conversation: declared, deferred, after the others
+        body["tools"] = [*body.get("tools", ()), *({**t, "defer_loading": True} for t in
+                                                  encode_tools(added, None, nm=nm, notes=notes))]
     if request.tool_choice is not None:
         body["tool_choice"] = encode_choice(request.tool_choice, nm=nm, notes=notes)
         if request.tool_choice.name:
@@ -316,15 +335,12 @@ def encode(request: Request) -> Encoded:
         body["stream"] = True
     body.update(opts)
     if request.cache is not None:
-        notes.extend(place_breakpoints(body, request.cache, markable=_takes_marker))
+        notes.extend(place_breakpoints(body, request.cache, markable=lambda b: b.get(
+            "type") not in ("thinking", "redacted_thinking")))  # thinking takes no marker
     if nm.built:  # some name needed mapping: its notes go first, as the names come first
         notes[:0] = nm.notes()
-    return Encoded(body=body, notes=tuple(notes), headers=folder.beta_headers(body))
-
-
-def _takes_marker(block: dict[str, Any]) -> bool:
-    """Whether a block may carry ``cache_control`` (thinking blocks may not)."""
-    return block.get("type") not in ("thinking", "redacted_thinking")
+    return Encoded(body=body, notes=tuple(notes),
+                   headers=with_addition_betas(folder.beta_headers(body), body))
 
 
 # --------------------------------------------------------------------------- decode
@@ -353,7 +369,7 @@ def _user_parts(blocks: Sequence[Mapping[str, Any]], where: str) -> list[Part]:
     return parts
 
 
-def _decode_messages(raw: Any) -> list[Message]:
+def _decode_messages(raw: Any, declared: Mapping[str, ToolSpec]) -> list[Message]:
     if not isinstance(raw, list):
         raise WireFormatError(f"{WIRE}: 'messages' must be a list")
     nm = ToolNames(None)
@@ -378,16 +394,20 @@ def _decode_messages(raw: Any) -> list[Message]:
         elif role == "user":
             results = [result_from_block(b, names) for b in blocks
                        if b.get("type") == "tool_result"]
-            rest = _user_parts([b for b in blocks if b.get("type") != "tool_result"],
-                              f"{WIRE}: {where}.content")
+            others = [b for b in blocks if b.get("type") != "tool_result"]
+            cut = first_addition(others, declared)  # tools added in the user's turn
+            rest = _user_parts(others[:cut], f"{WIRE}: {where}.content")
             if results:
                 out.append(Message(role="tool", parts=tuple(results), provider_data=own))
-            if rest or not results:
+            if rest or not (results or cut < len(others)):
                 out.append(Message(role="user", parts=tuple(rest),
                                    provider_data=None if results else own))
+            if cut < len(others):
+                out.append(system_message(others[cut:], _user_parts(others[cut:], where),
+                                          declared, {IN_USER: True}))
         elif role == "system":
-            system = _user_parts(blocks, f"{WIRE}: {where}.content")
-            out.append(Message(role="system", parts=tuple(system), provider_data=own))
+            out.append(system_message(blocks, _user_parts(blocks, f"{WIRE}: {where}.content"),
+                                      declared, extras))
         else:
             raise WireFormatError(f"{WIRE}: {where} has unknown role {role!r}")
     return out
@@ -430,11 +450,13 @@ def decode_request(
         opts["tool_choice"] = copy.deepcopy(body["tool_choice"])
     max_tokens = body.get("max_tokens")
     cm = folder.read_edits(opts)
+    messages = _decode_messages(body.get("messages", []), {t.name: t for t in tools})
+    added = {t.name for m in messages for t in m.tools}  # offered where messages add them
     return Request(
         model=name,
-        messages=tuple(_decode_messages(body.get("messages", []))),
+        messages=tuple(messages),
         system=system_text,
-        tools=tuple(tools),
+        tools=tuple(t for t in tools if not (t.deferred and t.name in added)),
         tool_choice=choice,
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
         stream=streams is True if streams is not None or stream is None else stream,

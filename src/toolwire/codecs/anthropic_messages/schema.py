@@ -7,7 +7,13 @@ needs ``"additionalProperties": false`` on every object and may not use numeric 
 constraints (those are moved into the description, where the model can still read them) nor
 ``oneOf`` (sent as ``anyOf``). Never changes the caller's schema; reports every change as a
 note. Imports only `toolwire.transcript`, `toolwire.errors`, `toolwire.codecs.base` and this
-wire's ``parts``.
+wire's ``parts``. Tools added mid-conversation: a ``role: "system"`` message's ``tool_addition``
+blocks each make a tool available from there on, naming a ``tools`` entry (``tool_reference``,
+under the ``mid-conversation-tool-changes-2026-07-01`` beta) or carrying its definition
+(``tool_definition``, ``inline-tools-2026-09-15``). Read, they are the canonical tools-added
+message (a system message whose ``tools`` are the tools added); written, each added tool is a
+reference to a ``tools`` entry sent with ``defer_loading``, which keeps it out of the prompt
+until the addition, so the tool list and the cached prompt before it stay as they were.
 """
 
 from __future__ import annotations
@@ -15,12 +21,14 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
+
+import msgspec
 
 from toolwire.codecs.anthropic_messages.parts import WIRE, ToolNames
 from toolwire.codecs.base import Note
 from toolwire.errors import WireFormatError
-from toolwire.transcript import ToolChoice, ToolSpec
+from toolwire.transcript import Message, Part, Request, TextPart, ToolChoice, ToolSpec
 
 # Keywords the strict-mode grammar compiler does not take; kept for the model as text.
 _MOVED = (
@@ -267,3 +275,160 @@ def decode_choice(raw: Any) -> ToolChoice | None:
         return None
     return ToolChoice(mode=mode, name=str(raw.get("name") or "") if mode == "tool" else None,
                       parallel=parallel)
+
+
+# ------------------------------------------------- tools added mid-conversation (tool_addition)
+
+CHANGES_BETA: Final = "mid-conversation-tool-changes-2026-07-01"
+"""The beta under which a system message's ``tool_addition`` names a tool of ``tools``."""
+INLINE_BETA: Final = "inline-tools-2026-09-15"
+"""The beta under which a ``tool_addition`` carries a tool's definition."""
+STORED: Final = "_content"
+"""Kept on a system message read with tool additions: its content as it came."""
+IN_USER: Final = "_in_user"
+"""Kept on a system message read from the tool additions of a user's turn, to go back there."""
+
+
+def in_user_turn(message: Message) -> bool:
+    data = message.provider_data.get(WIRE) if message.provider_data is not None else None
+    return isinstance(data, Mapping) and data.get(IN_USER) is True
+
+
+def added_spec(block: Mapping[str, Any], declared: Mapping[str, ToolSpec]) -> ToolSpec | None:
+    """The tool a ``tool_addition`` block adds, when it is one toolwire can offer: a tool of
+    the request's own (``declared``) or a custom tool's definition; None for the others (an
+    MCP toolset, a server tool), which stay opaque."""
+    tool = block.get("tool")
+    if not isinstance(tool, Mapping):
+        return None
+    if tool.get("type") == "tool_reference":
+        spec = declared.get(str(tool.get("name")))  # offered from here: no longer deferred
+        return None if spec is None else msgspec.structs.replace(spec, deferred=False)
+    definition = tool.get("definition")
+    if tool.get("type") == "tool_definition" and isinstance(definition, Mapping):
+        specs, _ = decode_tools([definition])
+        return specs[0] if specs else None
+    return None
+
+
+def read_system(blocks: Sequence[Mapping[str, Any]], parts: list[Part],
+                declared: Mapping[str, ToolSpec]) -> tuple[list[Part], list[ToolSpec]]:
+    """A system message's parts (read by the caller, ``parts``) with its tool additions taken
+    out as the tools they add."""
+    tools: list[ToolSpec] = []
+    kept: list[Part] = []
+    for block, part in zip(blocks, parts, strict=True):
+        spec = added_spec(block, declared) if block.get("type") == "tool_addition" else None
+        if spec is None:
+            kept.append(part)
+        else:
+            tools.append(spec)
+    return kept, tools
+
+
+def stored_content(message: Message) -> Any:
+    data = message.provider_data.get(WIRE) if message.provider_data is not None else None
+    return data.get(STORED) if isinstance(data, Mapping) else None
+
+
+def addition_blocks(message: Message, text_blocks: list[dict[str, Any]],
+                    nm: ToolNames, declared: Mapping[str, ToolSpec]) -> list[dict[str, Any]]:
+    """A system message's content: as it came when its text and tools are still those it was
+    read with, else its text then one ``tool_addition`` per tool, naming the ``tools`` entry."""
+    stored = stored_content(message)
+    if isinstance(stored, list):
+        texts = [b.get("text") for b in stored if isinstance(b, Mapping)
+                 and b.get("type") == "text"]
+        added = [added_spec(b, declared) for b in stored if isinstance(b, Mapping)
+                 and b.get("type") == "tool_addition"]
+        if texts == [p.text for p in message.parts if isinstance(p, TextPart)] and \
+                [a for a in added if a is not None] == list(message.tools):
+            return copy.deepcopy(stored)
+    return [*text_blocks, *({"type": "tool_addition",
+                             "tool": {"type": "tool_reference", "name": nm.wire(t.name)}}
+                            for t in message.tools)]
+
+
+def deferred_additions(messages: Sequence[Message],
+                       tools: Sequence[ToolSpec]) -> tuple[ToolSpec, ...]:
+    """The tools messages add that the request's ``tools`` lack: each goes at the end of the
+    list with ``defer_loading``, which leaves it out of the prompt until its addition."""
+    known = {t.name for t in tools}
+    out: list[ToolSpec] = []
+    for message in messages:
+        stored = stored_content(message)  # tools it defines in place need no entry
+        known |= {str(b["tool"]["definition"].get("name")) for b in stored
+                  if isinstance(b, Mapping) and b.get("type") == "tool_addition"
+                  and isinstance(b.get("tool"), Mapping) and isinstance(
+                      b["tool"].get("definition"), Mapping)} if isinstance(stored, list) else set()
+        for spec in message.tools:
+            if spec.name not in known:
+                known.add(spec.name)
+                out.append(msgspec.structs.replace(spec, deferred=False))
+    return tuple(out)
+
+
+def addition_betas(body: Mapping[str, Any]) -> list[str]:
+    """The betas the tool additions of ``body``'s messages need."""
+    found: list[str] = []
+    for message in body.get("messages") or ():
+        content = message.get("content") if isinstance(message, Mapping) else None
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, Mapping) and block.get("type") == "tool_addition":
+                tool = block.get("tool")
+                beta = INLINE_BETA if isinstance(tool, Mapping) and tool.get(
+                    "type") == "tool_definition" else CHANGES_BETA
+                if beta not in found:
+                    found.append(beta)
+    return found
+
+
+def leading_additions(request: Request, notes: list[Note]) -> Request:
+    """``request`` with the tools of the system messages before the conversation (which join
+    the system prompt) offered from the start, with a note."""
+    lead = next((n for n, m in enumerate(request.messages) if m.role != "system"),
+                len(request.messages))
+    if not any(m.tools for m in request.messages[:lead]):
+        return request
+    tools = list(request.tools)
+    messages = list(request.messages)
+    for n in range(lead):
+        if messages[n].tools:
+            tools += deferred_additions(messages[n:n + 1], tools)
+            notes.append(Note(kind="tools_moved", subject=f"messages[{n}]", detail=(
+                "tools added before the conversation are offered from the start")))
+            data = messages[n].provider_data or {}
+            mine = {k: v for k, v in (data.get(WIRE) or {}).items() if k != STORED}
+            messages[n] = msgspec.structs.replace(messages[n], tools=(), provider_data={
+                **data, WIRE: mine} if mine else {k: v for k, v in data.items() if k != WIRE}
+                or None)
+    return msgspec.structs.replace(request, tools=tuple(tools), messages=tuple(
+        m for n, m in enumerate(messages) if n >= lead or m.parts))  # nothing left: none
+
+
+def with_addition_betas(headers: dict[str, str] | None,
+                        body: Mapping[str, Any]) -> dict[str, str] | None:
+    """``headers`` with the betas the tool additions of ``body`` need joined to its list."""
+    betas = addition_betas(body)
+    if not betas:
+        return headers
+    given = headers.get("anthropic-beta") if headers else None
+    return {**(headers or {}),
+            "anthropic-beta": ",".join([*(given.split(",") if given else ()), *betas])}
+
+
+def first_addition(blocks: Sequence[Mapping[str, Any]], declared: Mapping[str, ToolSpec]) -> int:
+    """Where the tool additions of a user's turn start (a model that takes no system message
+    has them there), or the number of blocks when it has none."""
+    return next((n for n, b in enumerate(blocks) if b.get("type") == "tool_addition"
+                 and added_spec(b, declared) is not None), len(blocks))
+
+
+def system_message(blocks: Sequence[Mapping[str, Any]], parts: list[Part],
+                   declared: Mapping[str, ToolSpec], extras: dict[str, Any]) -> Message:
+    """A system message read from its ``blocks`` (``parts``: each block read), its tool
+    additions as the tools it adds and its content kept as it came while it adds any."""
+    parts, added = read_system(blocks, parts, declared)
+    own = {**extras, STORED: copy.deepcopy(list(blocks))} if added else extras
+    return Message(role="system", parts=tuple(parts), provider_data={WIRE: own} if own else None,
+                   tools=tuple(added))

@@ -151,6 +151,7 @@ RECORD = Wire(
     media_tokens="tiles-512",
     context_management=True,  # its compaction entry; ``compaction`` items go back as they came
     native_tool_search=True,  # ``tool_search_call`` and ``tool_search_output`` go back too
+    freeform_calls=True,  # custom tools' calls (custom_tool_call items) with their text input
     added_tools=True,  # a system message's tools as an ``additional_tools`` item, in place
     check_headers=True,  # Codex's own request shape is named by a header
     carrier=Carrier(wrap=carried, unwrap=carried_in),

@@ -17,6 +17,8 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+import msgspec
+
 from toolwire.codecs.base import NameMap, call_id_for, dumps, list_at, wrong_shape
 from toolwire.codecs.openai_responses import NAME_PATTERN
 from toolwire.transcript import (
@@ -36,6 +38,8 @@ WIRE: Final = "openai-responses"
 
 CALL_KEYS: Final = frozenset({"type", "call_id", "name", "arguments"})
 """The keys of a ``function_call`` item that the canonical call itself carries."""
+CUSTOM_KEYS: Final = frozenset({"type", "call_id", "name", "input"})
+"""The keys of a ``custom_tool_call`` item (a freeform call) that the canonical call carries."""
 
 ERROR_PREFIX: Final = "Error: "
 EMPTY_OUTPUT: Final = "(no output)"
@@ -167,17 +171,24 @@ def _render_text(part: TextPart, index: int | None) -> Item:
 def render_call(call: ToolCallPart, names: NameMap, index: int | None) -> Item:
     data = own(call.provider_data)
     item: Item
+    keys = CUSTOM_KEYS if call.freeform else CALL_KEYS
     if isinstance(data, dict):
-        item = {k: v for k, v in data.items() if k not in CALL_KEYS}
+        item = {"type": None, **{k: v for k, v in data.items() if k not in keys}}
     elif index is not None:
-        item = {"id": made_id("fc", index, call.id),
+        item = {"type": None, "id": made_id("ctc" if call.freeform else "fc", index, call.id),
                 "status": "incomplete" if call.parse_error else "completed"}
     else:
-        item = {}
-    item["type"] = "function_call"
+        item = {"type": None}
     item["call_id"] = call.id
     item["name"] = names.wire(call.name)
-    item["arguments"] = call.arguments_text
+    if call.freeform:  # a custom tool's call: its text input as it came
+        item["type"] = "custom_tool_call"
+        raw, args = call.raw_arguments, call.arguments
+        item["input"] = raw if raw is not None else args if isinstance(args, str) \
+            else call.arguments_text
+    else:
+        item["type"] = "function_call"
+        item["arguments"] = call.arguments_text
     return item
 
 
@@ -208,6 +219,8 @@ def part_from_item(
         return TextPart(text=plain.text, provider_data={WIRE: item})
     if kind == "function_call":
         return call_from_item(item, names, index, seed=seed, call_index=call_index)
+    if kind == "custom_tool_call":
+        return custom_call_from_item(item, names, index, seed=seed, call_index=call_index)
     if kind == "reasoning":
         bare = ReasoningPart(text=reasoning_text(item, f"output[{index}]"))
         if index is not None and _may_be_rendered(item, "rs", index) \
@@ -251,6 +264,24 @@ def call_from_item(
         id=call.id, name=call.name, arguments=call.arguments, raw_arguments=call.raw_arguments,
         parse_error=call.parse_error, provider_data={WIRE: extras},
     )
+
+
+def custom_call_from_item(
+    item: Item, names: NameMap, index: int | None, *, seed: str, call_index: int
+) -> ToolCallPart:
+    """A ``custom_tool_call`` item as a freeform call: its text input, its other fields (item
+    id, status, namespace, caller) kept to go back as they came."""
+    call_id = item.get("call_id")
+    if not isinstance(call_id, str) or not call_id:
+        call_id = call_id_for(seed, call_index)
+    text = item.get("input")
+    text = text if isinstance(text, str) else ""
+    call = ToolCallPart(id=call_id, name=names.user(str(item.get("name") or "")), arguments=text,
+                        raw_arguments=text, freeform=True)
+    if _may_be_rendered(item, "ctc", index) and render_call(call, names, index) == item:
+        return call
+    extras = {k: v for k, v in item.items() if k not in CUSTOM_KEYS}
+    return msgspec.structs.replace(call, provider_data={WIRE: extras})
 
 
 def result_from_item(item: Item, name: str | None) -> ToolResultPart:
@@ -310,7 +341,11 @@ def check_item(item: Any, where: str) -> str:
         args = item.get("arguments")
         if args is not None and not isinstance(args, (str, dict)):
             raise wrong_shape(f"{where}.arguments", "a string or an object", args)
-    elif kind == "function_call_output":
+    elif kind == "custom_tool_call":
+        typed(item, "call_id", str, "a string", f"{where}.")
+        typed(item, "name", str, "a string", f"{where}.")
+        typed(item, "input", str, "a string", f"{where}.")
+    elif kind in ("function_call_output", "custom_tool_call_output"):
         call_id = item.get("call_id")
         if not isinstance(call_id, str):
             raise wrong_shape(f"{where}.call_id", "a string", call_id)

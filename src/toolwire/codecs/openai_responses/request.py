@@ -136,6 +136,7 @@ def encode(request: Request) -> Encoded:
 
 def _encode_input(messages: Sequence[Message], names: NameMap, notes: list[Note]) -> list[Item]:
     items: list[Item] = []
+    freeform: set[str] = set()  # the calls whose results are custom_tool_call_output items
     for m_index, message in enumerate(messages):
         role = message.role
         if role == "user" or role == "system":
@@ -148,6 +149,9 @@ def _encode_input(messages: Sequence[Message], names: NameMap, notes: list[Note]
             if role == "tool":
                 if isinstance(part, ToolResultPart):
                     result = render_result(part)
+                    if part.call_id in freeform:
+                        result = {"type": "custom_tool_call_output",
+                                  **{k: v for k, v in result.items() if k != "type"}}
                     if not isinstance(part.content, str):
                         result["output"] = responses_output(
                             part, subject=f"messages[{m_index}].parts[{p_index}]", notes=notes)
@@ -155,6 +159,8 @@ def _encode_input(messages: Sequence[Message], names: NameMap, notes: list[Note]
                 else:
                     _dropped(part, m_index, p_index, "tool", notes)
                 continue
+            if isinstance(part, ToolCallPart) and part.freeform:
+                freeform.add(part.id)
             item = None if isinstance(part, ToolResultPart) else render_part(part, names, None)
             if item is not None:
                 items.append(item)
@@ -288,7 +294,8 @@ def _decode_input(items: list[Any]) -> list[Message]:
             continue
         is_text = kind == "message" and item.get("role") in ("user", "system", "developer")
         role: Literal["assistant", "tool"] | None = (
-            None if is_text else "tool" if kind == "function_call_output" else "assistant"
+            None if is_text else "tool" if kind in ("function_call_output",
+                                                    "custom_tool_call_output") else "assistant"
         )
         if role != group_role and group_role is not None:
             messages.append(Message(role=group_role, parts=tuple(group)))

@@ -10,8 +10,9 @@ Run: ``python bench/loop.py`` (``--runs N`` for more repeats, ``--sync-tool`` fo
 function tool instead of an async one). Peers that are not installed are reported as such.
 ``--instrument`` measures toolwire alone: without tracing, traced with OpenTelemetry's no-op
 providers (the work toolwire itself adds), and traced with the SDK's tracer and meter providers
-(a batching span processor whose exporter drops what it is given, histograms kept in memory):
-the target is a turn traced with the SDK under 100 µs.
+(a batching span processor whose exporter drops what it is given, histograms kept in memory),
+and the same with content capture on: the target is a turn traced with the SDK under 100 µs,
+and with content capture a turn 200 within 1.2x of turn 10 (each message written once).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 TURNS = 200
 WINDOWS = {10: range(6, 16), 200: range(191, 201)}
 TRACED_TARGET_US = 100.0
+CONTENT_GROWTH = 1.2
 INSTRUMENT: Any = None
 """What toolwire's agent gets as ``instrument`` (a `toolwire.telemetry.settings.Telemetry`)."""
 
@@ -250,16 +252,19 @@ def tracing() -> Any:
 
 def traced_main(runs: int, sync_tool: bool) -> None:
     """toolwire without tracing, traced with the API's no-op providers (what toolwire itself
-    adds), and traced with the SDK (what a traced application pays)."""
+    adds), traced with the SDK (what a traced application pays), and with the SDK and content
+    capture (messages, arguments and results on the spans, secrets taken out)."""
     global INSTRUMENT
     from opentelemetry.metrics import NoOpMeterProvider
     from opentelemetry.trace import NoOpTracerProvider
 
     from toolwire.telemetry.settings import Telemetry
 
+    sdk = tracing()
     cases = {"toolwire": None,
              "traced, no-op": Telemetry(NoOpTracerProvider(), NoOpMeterProvider()),
-             "traced, SDK": tracing()}
+             "traced, SDK": sdk,
+             "SDK + content": Telemetry(sdk.tracer_provider, sdk.meter_provider, True)}
     got: dict[str, dict[int, float]] = {}
     for label, telemetry in cases.items():
         INSTRUMENT = telemetry
@@ -273,6 +278,10 @@ def traced_main(runs: int, sync_tool: bool) -> None:
     ok = max(got["traced, SDK"].values()) < TRACED_TARGET_US
     print(f"target (a turn traced with the SDK under {TRACED_TARGET_US:.0f} µs):",
           "met" if ok else "NOT met")
+    content = got["SDK + content"]
+    flat = content[200] <= CONTENT_GROWTH * content[10]
+    print(f"target (with content capture, turn 200 within {CONTENT_GROWTH}x of turn 10):",
+          f"{'met' if flat else 'NOT met'} ({content[200] / content[10]:.2f}x)")
 
 
 def main() -> None:

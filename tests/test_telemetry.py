@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -28,6 +30,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 import toolwire
 from otlp_collector import Collector
+from strategies import tool_rounds
 from toolwire import Agent, AuthenticationError, Message, Reply, ToolCallPart, Usage
 from toolwire.batch import run_batch
 from toolwire.emulator import Emulator, Fault
@@ -35,6 +38,7 @@ from toolwire.http.client import RetryPolicy
 from toolwire.http.client import model as make_model
 from toolwire.telemetry.settings import Telemetry
 from toolwire.testing import ScriptedModel, call, reply
+from toolwire.transcript import replace
 
 CONTENT_KEYS = {"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
                 "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"}
@@ -532,3 +536,86 @@ def test_a_history_is_written_for_spans_once_and_reads_as_one_json_list() -> Non
         json.dumps(expected)))
     assert "hunter2-is-the-key" not in whole and "[redacted: MY_API_KEY]" in whole
     assert json.loads(first) == json.loads(whole)[:2]
+
+
+async def test_every_chat_span_holds_its_history_as_if_written_afresh(
+        otel: Otel, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spans of a long run, whose history is compacted part way, each carry the very text
+    that writing the request's messages from nothing gives, secrets out."""
+    from toolwire.secrets import Redactor
+    from toolwire.telemetry import content
+
+    monkeypatch.setenv("BILLING_SERVICE_TOKEN", SECRET)
+
+    def fetch(page: int) -> str:
+        return f"page {page}: " + "lorem ipsum ü\u2028 " * 40 + f"token {SECRET}"
+
+    turns = 12
+    model = ScriptedModel([reply(call("fetch", {"page": i}, id=f"c{i}"))
+                           for i in range(turns)] + [reply("read them all")])
+    agent = Agent(model=model, tools=[fetch], compaction="clear", context_window=1200,
+                  instrument=otel.settings(capture=True))
+    result = await agent.arun(f"Read every page, key {SHAPED}")
+    assert result.ok
+    assert any("was compacted" in note for note in result.notes)  # edited part way
+    chats = sorted((s for s in otel.finished() if s.name == "chat scripted"),
+                   key=lambda s: s.start_time or 0)
+    assert len(chats) == len(model.requests) == turns + 1
+    fresh = Redactor.shared()
+    for span, request in zip(chats, model.requests, strict=True):
+        shown = (span.attributes or {})["gen_ai.input.messages"]
+        assert shown == content.input_messages(request.messages, fresh)
+        assert SECRET not in str(shown) and SHAPED not in str(shown)
+
+
+def test_a_message_replaced_by_an_equal_one_is_written_again() -> None:
+    """A history whose message was replaced by one equal to it but written otherwise (its
+    arguments in another order) shows the new one: what was kept is reused only for the very
+    same message objects."""
+    from toolwire.secrets import Redactor
+    from toolwire.telemetry import content
+
+    redact = Redactor({})
+    first = ToolCallPart(id="c1", name="t", arguments={"a": 1, "b": 2})
+    again = ToolCallPart(id="c1", name="t", arguments={"b": 2, "a": 1})
+    assert first == again
+    task = Message.user("go")
+    inputs = content.InputMessages(redact)
+    inputs((task, Message(role="assistant", parts=(first,))))
+    shown = inputs((task, Message(role="assistant", parts=(again,)), Message.user("more")))
+    assert json.loads(shown)[1]["parts"][0]["arguments"] == {"b": 2, "a": 1}
+    assert list(json.loads(shown)[1]["parts"][0]["arguments"]) == ["b", "a"]
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[tuple[Message, ...]]:
+    """The histories of a run's requests: each the one before with rounds added, or cut
+    short, or with a message replaced by a copy of another."""
+    task = draw(st.sampled_from(["go", "use hunter2-is-the-key", "sk-ant-api03-" + "Q" * 40]))
+    history: list[Message] = [Message.user(task)]
+    seen = [tuple(history)]
+    for _ in range(draw(st.integers(1, 8))):
+        step = draw(st.sampled_from(["add", "add", "cut", "copy", "same"]))
+        if step == "add":
+            history.extend(draw(tool_rounds(text_args=draw(st.booleans()))))
+        elif step == "cut":
+            del history[draw(st.integers(0, len(history))):]
+        elif step == "copy" and history:
+            where = draw(st.integers(0, len(history) - 1))
+            history[where] = replace(draw(st.sampled_from(history)))
+        seen.append(tuple(history))
+    return seen
+
+
+@settings(max_examples=150, deadline=None)
+@given(histories())
+def test_a_runs_histories_read_as_written_afresh(seen: list[tuple[Message, ...]]) -> None:
+    """However a run's history changes between requests, each request's
+    ``gen_ai.input.messages`` is what writing its messages from nothing gives."""
+    from toolwire.secrets import Redactor
+    from toolwire.telemetry import content
+
+    redact = Redactor({"MY_API_KEY": "hunter2-is-the-key"})
+    inputs = content.InputMessages(redact)
+    for messages in seen:
+        assert inputs(messages) == content.input_messages(messages, redact)

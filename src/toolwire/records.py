@@ -165,7 +165,7 @@ def _read_key(fd: int, folder: Path) -> bytes:
 
 
 def _mac(key: bytes, previous: bytes, body: bytes) -> bytes:
-    return hmac.new(key, previous + b"\n" + body, hashlib.sha256).hexdigest().encode()
+    return hmac.digest(key, previous + b"\n" + body, "sha256").hex().encode()
 
 
 class Signer:

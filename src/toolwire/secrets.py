@@ -50,6 +50,13 @@ _SHAPES: tuple[tuple[str, str], ...] = (
 between a name and its value)."""
 _SHAPE_MIN = 20
 """No shape matches fewer characters."""
+_SHAPE_PROBE = "|".join(shape if "(?<=" not in shape else  # the name such a shape follows
+                        "(?i:" + shape.split("(?<=", 1)[1].split(")", 1)[0] + ")"
+                        for _, shape in _SHAPES)
+"""What every match of a shape holds as it is in JSON text: the shapes made of characters JSON
+writes as they are, and the names the others follow."""
+_JSON_PLAIN = re.compile(r'[ !#-\[\]-~]*\Z')
+"""Printable ASCII but for the quote and the backslash: what JSON writes as it is in a string."""
 
 
 def is_secret_name(name: str) -> bool:
@@ -84,7 +91,7 @@ class Redactor:
     `Redactor.shared` gives the one made from the process environment, made again only when
     the environment changes."""
 
-    __slots__ = ("_names", "_pattern", "_shortest", "_values", "secrets")
+    __slots__ = ("_names", "_pattern", "_probe", "_shortest", "_values", "secrets")
 
     def __init__(self, env: Mapping[str, str] | None = None,
                  secrets: Mapping[str, str] | Iterable[str] = ()) -> None:
@@ -102,6 +109,10 @@ class Redactor:
                 self._names.append(("", False))  # the kept group's own number
         self._pattern = re.compile("|".join(alternatives))
         self._shortest = min([_SHAPE_MIN, *map(len, self._values)])
+        self._probe: re.Pattern[bytes] | None = None
+        if all(_JSON_PLAIN.match(v) for v in self._values):
+            self._probe = re.compile("|".join([*map(re.escape, self._values), _SHAPE_PROBE]
+                                              ).encode("ascii"))
 
     @classmethod
     def shared(cls) -> Redactor:
@@ -125,6 +136,13 @@ class Redactor:
         if len(text) < self._shortest:
             return text
         return self._pattern.sub(self._replace, text)
+
+    def misses(self, line: bytes) -> bool:
+        """Whether this redactor surely replaces nothing in any string of the JSON text
+        ``line`` (one search of the whole text). True means `redact_json` would give the same
+        value back; False, that it may not (a string or a key holds a secret or looks like
+        one, or a known value holds a character JSON escapes)."""
+        return self._probe is not None and self._probe.search(line) is None
 
 
 _SHARED: list[tuple[dict[Any, Any], Redactor, int] | None] = [None]

@@ -173,12 +173,15 @@ class RunLog:
                 sys.setrecursionlimit(limit)
 
     def write(self, event: str, **fields: Any) -> None:
-        """Append one event line and flush it."""
+        """Append one event line and flush it; when one search of the line finds media or a
+        secret (docs/security.md), they go to the folder or are taken out first."""
         if self._file is None:
             raise ValueError(f"run log {self.path} is closed")
-        fold_fields(fields, self.media)
-        fields = redact_json(fields, Redactor.shared())  # no secret is kept: see docs/security.md
-        line = _line({"event": event, "t": round(time.time(), 3), **fields})
+        redact, t = Redactor.shared(), round(time.time(), 3)
+        line = _line({"event": event, "t": t, **fields})
+        if b'"media"' in line or not redact.misses(line):
+            fold_fields(fields, self.media)
+            line = _line({"event": event, "t": t, **redact_json(fields, redact)})
         self._file.write(self._signer.sign(line) + b"\n")
         self._file.flush()
         if self._fsync:
@@ -236,9 +239,6 @@ class RunLog:
         self._turn = e.turn
         self.request(e.turn, len(e.request.messages), e.request.tool_choice)
 
-    def _on_retry(self, e: RetryEvent) -> None:
-        self.retry(self._turn, e)
-
     def _on_reply(self, e: ReplyReceived) -> None:
         self.reply(e.turn, e.index, e.reply, e.seconds)
 
@@ -286,7 +286,7 @@ class RunLog:
 _WRITERS: dict[type[Any], Callable[[RunLog, Any], None]] = {
     MessageAdded: RunLog._on_message,
     RequestSent: RunLog._on_request,
-    RetryEvent: RunLog._on_retry,
+    RetryEvent: lambda log, e: log.retry(log._turn, e),
     ReplyReceived: RunLog._on_reply,
     ToolStarted: RunLog._on_start,
     FirstToken: lambda log, e: log.write("first_token", turn=e.turn, seconds=round(e.seconds, 6)),

@@ -367,13 +367,15 @@ class Emulator:
         pacing = self.pacing
         feed = (codec.stream_decoder(request=request).feed
                 if pacing is not None and codec is not None else None)
+        clock = asyncio.get_running_loop().time
+        due = clock()  # waits add up from the stream's start: a late wake-up is not carried on
         for index, chunk in enumerate(chunks):
-            if self.chunk_delay:
-                await asyncio.sleep(self.chunk_delay)
+            wait = self.chunk_delay
             if pacing is not None and feed is not None:
-                hold = pacing.hold(index, carried(feed, chunk))
-                if hold:
-                    await asyncio.sleep(hold)
+                wait += pacing.hold(index, carried(feed, chunk))
+            if wait:
+                due += wait
+                await asyncio.sleep(max(0.0, due - clock()))
             yield chunk
 
     async def _fault(self, fault: Fault, wire: Wire, codec: Any, request: Request,

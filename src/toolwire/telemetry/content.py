@@ -1,6 +1,7 @@
 """Message content as the GenAI conventions write it on spans, with secrets taken out.
 
-Owns `input_messages` (each message written once, `message_text`), `output_messages`,
+Owns `InputMessages` (a run's histories, each message written once and the text of the
+history so far kept for the next request), `input_messages`, `message_text`, `output_messages`,
 `system_instructions`, `arguments_text` (each a JSON string for a span attribute: messages are
 ``{"role", "parts": [...]}`` with ``text``, ``reasoning``, ``tool_call`` and
 ``tool_call_response`` parts). Secrets are taken out by `toolwire.secrets.Redactor`, the same
@@ -13,6 +14,7 @@ writer and the redactor.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from typing import Any
 
@@ -85,6 +87,40 @@ def input_messages(messages: Iterable[Message], redact: Redactor,
     return "[" + ",".join(message_text(m, redact, kept) for m in messages) + "]"
 
 
+class InputMessages:
+    """The ``gen_ai.input.messages`` of one run's requests, each the text `input_messages`
+    gives, written at the cost of what is new in it.
+
+    A run's next request holds the history of the one before and what came since. When the
+    history so far is the very same message objects as last time (checked object by object,
+    never by equality: an equal message may be written otherwise), only the new messages are
+    written and added to the text kept, which leaves to the history's length only that check
+    and the copy of the text, both in C; otherwise (a history compacted, resumed or cut) the
+    text is joined again from the messages' texts (`message_text`)."""
+
+    __slots__ = ("_kept", "_messages", "_redact", "_text")
+
+    def __init__(self, redact: Redactor) -> None:
+        self._redact = redact
+        self._kept: Kept = {}
+        self._messages: tuple[Message, ...] = ()
+        self._text = "[]"
+
+    def __call__(self, messages: Iterable[Message]) -> str:
+        messages = messages if isinstance(messages, tuple) else tuple(messages)
+        before, size = self._messages, len(self._messages)
+        if size and len(messages) >= size and all(map(operator.is_, messages, before)):
+            if len(messages) > size:  # the text so far, its closing bracket left out
+                self._text = "".join((self._text[:-1], ",", self._texts(messages[size:]), "]"))
+        else:
+            self._text = "[" + self._texts(messages) + "]"
+        self._messages = messages
+        return self._text
+
+    def _texts(self, messages: tuple[Message, ...]) -> str:
+        return ",".join([message_text(m, self._redact, self._kept) for m in messages])
+
+
 def output_messages(reply: Reply, finish_reason: str, redact: Redactor) -> str:
     """The ``gen_ai.output.messages`` of a reply."""
     message = {"role": "assistant", "parts": _parts(reply.message),
@@ -104,5 +140,5 @@ def arguments_text(call: ToolCallPart, redact: Redactor) -> str:
     return redact(_dumps(call.arguments if call.arguments is not None else {}))
 
 
-__all__ = ["Kept", "Redactor", "arguments_text", "input_messages", "message_text",
-           "output_messages", "system_instructions"]
+__all__ = ["InputMessages", "Kept", "Redactor", "arguments_text", "input_messages",
+           "message_text", "output_messages", "system_instructions"]

@@ -155,7 +155,7 @@ class RunTelemetry:
         self._tools = tools
         self._stream = stream
         self._redact = content.Redactor.shared() if settings.capture_content else None
-        self._texts: content.Kept = {}
+        self._inputs = content.InputMessages(self._redact) if self._redact is not None else None
         self._model = _model_attributes(model)
         self._measured: dict[str | None, tuple[dict[str, Any], ...]] = {}
         self._request_model = request.model
@@ -195,9 +195,8 @@ class RunTelemetry:
             _option_attributes(request.provider_options, attributes)
         if self._stream:
             attributes["gen_ai.request.stream"] = True
-        if self._redact is not None:
-            attributes["gen_ai.input.messages"] = content.input_messages(
-                request.messages, self._redact, self._texts)
+        if self._redact is not None and self._inputs is not None:
+            attributes["gen_ai.input.messages"] = self._inputs(request.messages)
             if request.system:
                 attributes["gen_ai.system_instructions"] = content.system_instructions(
                     request.system, self._redact)

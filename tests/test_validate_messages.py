@@ -247,6 +247,20 @@ def test_a_union_told_apart_by_an_enum() -> None:
     )
 
 
+def test_a_union_names_the_field_its_first_branch_checks_first() -> None:
+    # the second branch reaches its constants through allOf, in the other order: the field
+    # named is still the one the first branch refuses first, with the value it holds
+    circle = {"type": "object", "properties": {"kind": {"const": "circle"},
+                                               "fill": {"const": "solid"}}}
+    square = {"type": "object", "allOf": [{"properties": {"fill": {"const": "hatched"}}},
+                                          {"properties": {"kind": {"const": "square"}}}]}
+    schema = {"properties": {"shape": {"anyOf": [circle, square]}}}
+    assert lines(schema, {"shape": {"kind": "oval", "fill": "none"}}) == (
+        'Invalid arguments for tool "t":\n'
+        '- "shape.kind": got "oval", want one of "circle", "square"'
+    )
+
+
 @pytest.mark.parametrize(
     "closed",
     [

@@ -1,0 +1,205 @@
+"""`Workspace` on its own, in this process: symlinks absolute and relative, inside and outside
+the workspace, chains of them up to the limit, the checks on names and paths, and the errors
+that name what was wrong."""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+from pathlib import Path
+
+import pytest
+
+from toolwire.errors import ToolError
+from toolwire.tools.paths import MAX_LINKS, MAX_NAME, MAX_PATH, PathError, Workspace
+
+
+def read(ws: Workspace, path: str) -> tuple[bytes, str]:
+    """What ``path`` holds, and where it led inside the workspace."""
+    with ws.open(path) as opened:
+        return os.read(opened.fd, 1000), opened.rel
+
+
+def outside(path: str, how: str) -> str:
+    return re.escape(f"{path!r} is {how} outside the workspace")
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """ws/ with data.txt, a/, b/f.txt and etc/hostname; outside/ and ws2/ beside it."""
+    ws = tmp_path / "ws"
+    for folder in ("a", "b", "etc"):
+        (ws / folder).mkdir(parents=True)
+    (ws / "data.txt").write_bytes(b"data")
+    (ws / "b" / "f.txt").write_bytes(b"in b")
+    (ws / "etc" / "hostname").write_bytes(b"the workspace's own hostname file")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.txt").write_bytes(b"secret")
+    (tmp_path / "ws2").mkdir()  # a sibling whose path starts with the workspace's
+    (tmp_path / "ws2" / "f.txt").write_bytes(b"sibling")
+    return ws
+
+
+def test_relative_symlinks_inside_are_followed(tree: Path) -> None:
+    (tree / "alias").symlink_to("data.txt")
+    (tree / "a" / "up").symlink_to("../b")
+    (tree / "a" / "file").symlink_to("../data.txt")
+    (tree / "a" / "here").symlink_to(".")
+    ws = Workspace(tree)
+    assert read(ws, "alias") == (b"data", "data.txt")
+    assert read(ws, "a/up/f.txt") == (b"in b", "b/f.txt")
+    assert read(ws, "a/file") == (b"data", "data.txt")
+    assert read(ws, "a/here/here/up/f.txt") == (b"in b", "b/f.txt")
+    assert read(ws, "a/../b/./f.txt") == (b"in b", "b/f.txt")
+
+
+def test_relative_symlinks_leading_outside_are_refused(tree: Path) -> None:
+    (tree / "out").symlink_to("../outside")
+    (tree / "leak").symlink_to("../outside/secret.txt")
+    (tree / "a" / "deep").symlink_to("../../outside")
+    ws = Workspace(tree)
+    for path in ("out/secret.txt", "a/deep/secret.txt", "../outside/secret.txt", "a/../.."):
+        with pytest.raises(ToolError, match=outside(path, "a path")):
+            ws.open(path)
+    with pytest.raises(ToolError, match="is a path outside the workspace"):
+        ws.open("leak")  # the last name: its target is walked again from the root
+
+
+def test_absolute_symlinks_inside_are_followed_from_the_root(tree: Path) -> None:
+    (tree / "abs").symlink_to(tree / "data.txt")
+    (tree / "a" / "link").symlink_to(tree / "etc")
+    (tree / "a" / "root").symlink_to(str(tree) + "/")
+    (tree / "a" / "b").mkdir()  # what a walk from a/ instead of the root would find
+    (tree / "a" / "b" / "f.txt").write_bytes(b"wrong folder")
+    (tree / "a" / "tob").symlink_to(tree / "b")
+    ws = Workspace(tree)
+    assert read(ws, "abs") == (b"data", "data.txt")
+    # leads to <ws>/etc, never to the machine's /etc
+    assert read(ws, "a/link/hostname") == (b"the workspace's own hostname file", "etc/hostname")
+    assert read(ws, "a/root/data.txt") == (b"data", "data.txt")
+    assert read(ws, "a/tob/f.txt") == (b"in b", "b/f.txt")
+    with ws.open("a/root") as opened:
+        assert opened.rel == "." and ws.is_dir(opened)
+
+
+def test_absolute_symlinks_outside_are_refused(tree: Path) -> None:
+    (tree / "etcdir").symlink_to("/etc")
+    (tree / "host").symlink_to("/etc/hostname")
+    (tree / "a" / "sibling").symlink_to(str(tree) + "2")
+    (tree / "a" / "sibling_file").symlink_to(str(tree) + "2/f.txt")
+    ws = Workspace(tree)
+    for path in ("etcdir/hostname", "a/sibling/f.txt", "host", "a/sibling_file"):
+        with pytest.raises(ToolError, match=outside(path, "a symlink that leads")):
+            ws.open(path)
+
+
+def test_absolute_paths_inside_are_taken_and_others_refused(tree: Path) -> None:
+    ws = Workspace(tree)
+    assert read(ws, f"{tree}/data.txt") == (b"data", "data.txt")
+    assert read(ws, f"{tree}/b//f.txt") == (b"in b", "b/f.txt")
+    assert ws.parts(str(tree)) == [] and ws.parts(f"{tree}/") == []
+    assert ws.parts("./a//b/") == ["a", "b"]
+    for path in (f"{tree}2/f.txt", "/etc/hostname", str(tree.parent)):
+        with pytest.raises(ToolError, match=outside(path, "a path")):
+            ws.open(path)
+
+
+def test_chains_of_symlinks_are_followed_up_to_the_limit(tree: Path) -> None:
+    def chain(prefix: str, links: int, end: str) -> str:
+        for i in range(links):
+            target = end if i == links - 1 else f"{prefix}{i + 1}"
+            (tree / f"{prefix}{i}").symlink_to(target)
+        return f"{prefix}0"
+
+    ws = Workspace(tree)
+    assert read(ws, chain("f", MAX_LINKS, "data.txt")) == (b"data", "data.txt")
+    assert read(ws, chain("d", MAX_LINKS, "b") + "/f.txt") == (b"in b", "b/f.txt")
+    too_many = f"more than {MAX_LINKS} symlinks on the way: a loop of symlinks"
+    with pytest.raises(PathError, match=re.escape(f"'g0': {too_many}")):
+        ws.open(chain("g", MAX_LINKS + 1, "data.txt"))
+    with pytest.raises(PathError, match=re.escape(f"'e0/f.txt': {too_many}")):
+        ws.open(chain("e", MAX_LINKS + 1, "b") + "/f.txt")
+
+
+def test_names_and_paths_are_checked_before_any_walk(tree: Path) -> None:
+    ws = Workspace(tree)
+    for empty in ("", "   ", None):
+        with pytest.raises(ToolError, match="path is empty: give a path relative"):
+            ws.parts(empty)  # type: ignore[arg-type]
+    with pytest.raises(PathError, match="holds a NUL character"):
+        ws.open("a\0b")
+    (tree / ("n" * MAX_NAME)).write_bytes(b"longest name")
+    assert read(ws, "n" * MAX_NAME) == (b"longest name", "n" * MAX_NAME)
+    with pytest.raises(PathError, match=f"a name in it is longer than {MAX_NAME} bytes"):
+        ws.open("n" * (MAX_NAME + 1))
+    with pytest.raises(PathError, match=f"a name in it is longer than {MAX_NAME} bytes"):
+        ws.open("é" * 128)  # 256 bytes in UTF-8
+    longest = ("d" * 254 + "/") * 16 + "e" * 16
+    assert len(longest) == MAX_PATH and len(ws.parts(longest)) == 17
+    with pytest.raises(ToolError, match=f"the path is longer than {MAX_PATH} bytes"):
+        ws.parts(longest + "x")
+    with pytest.raises(ToolError, match=f"the path is longer than {MAX_PATH} bytes"):
+        ws.parts("é" * (MAX_PATH // 2) + "x")
+    for hidden in (".toolwire", ".toolwire/runs/x", "a/../.toolwire"):
+        with pytest.raises(PathError, match=re.escape(".toolwire/ holds toolwire's own")):
+            ws.open(hidden)
+    with pytest.raises(ToolError, match="is not a folder"):
+        Workspace(tree / "data.txt")
+
+
+def test_errors_name_the_path_the_place_and_the_system_s_reason(tree: Path) -> None:
+    ws = Workspace(tree)
+    os.mkfifo(tree / "pipe")
+    cases = [
+        ("nothing/x", os.O_RDONLY, errno.ENOENT,
+         "'nothing/x': 'nothing' does not exist; use list_files to see what does"),
+        ("a/none.txt", os.O_RDONLY, errno.ENOENT,
+         "'a/none.txt': 'a/none.txt' does not exist; use list_files to see what does"),
+        ("data.txt/x", os.O_RDONLY, errno.ENOTDIR, "'data.txt/x': 'data.txt' is not a folder"),
+        ("b", os.O_WRONLY, errno.EISDIR, "'b': 'b' is a folder"),
+        ("b/f.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL, errno.EEXIST,
+         "'b/f.txt': 'b/f.txt' already exists"),
+        ("pipe", os.O_WRONLY | os.O_NONBLOCK, errno.ENXIO,
+         "'pipe': 'pipe' is not a regular file (a device, pipe or socket)"),
+    ]
+    for path, flags, code, message in cases:
+        with pytest.raises(PathError) as caught:
+            ws.open(path, flags)
+        assert (str(caught.value), caught.value.errno) == (message, code)
+
+
+def test_folders_are_made_only_when_asked(tree: Path) -> None:
+    ws = Workspace(tree)
+    flags = os.O_WRONLY | os.O_CREAT
+    with pytest.raises(PathError, match="'new' does not exist"):
+        ws.open("new/deeper/f.txt", flags)
+    with ws.open("new/deeper/f.txt", flags, create_dirs=True, mode=0o600) as opened:
+        os.write(opened.fd, b"made")
+        assert opened.rel == "new/deeper/f.txt" and not ws.is_dir(opened)
+    assert (tree / "new" / "deeper" / "f.txt").read_bytes() == b"made"
+    assert stat.S_IMODE((tree / "new" / "deeper" / "f.txt").stat().st_mode) & 0o077 == 0
+    with pytest.raises(PathError, match=re.escape("'data.txt' is not a folder")):
+        ws.open("data.txt/sub/f.txt", flags, create_dirs=True)
+
+
+def test_replace_puts_new_content_in_one_step_and_leaves_nothing_beside(tree: Path) -> None:
+    ws = Workspace(tree)
+    ws.replace("b/f.txt", b"new content", 0o640)
+    assert (tree / "b" / "f.txt").read_bytes() == b"new content"
+    assert stat.S_IMODE((tree / "b" / "f.txt").stat().st_mode) == 0o640
+    assert sorted(p.name for p in (tree / "b").iterdir()) == ["f.txt"]
+    with pytest.raises(PathError, match=re.escape("'gone/f.txt': 'gone' does not exist")):
+        ws.replace("gone/f.txt", b"x", 0o644)
+    with pytest.raises(PathError, match=re.escape("'b/f.txt/x': 'b/f.txt' is not a folder")):
+        ws.replace("b/f.txt/x", b"x", 0o644)
+
+
+def test_an_opened_file_closes_its_descriptor(tree: Path) -> None:
+    ws = Workspace(tree)
+    with ws.open("data.txt") as opened:
+        fd = opened.fd
+        assert opened.info.st_size == 4
+    with pytest.raises(OSError):
+        os.fstat(fd)

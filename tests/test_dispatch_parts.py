@@ -1,0 +1,162 @@
+"""The dispatcher's smaller parts on their own: the call digest, refused replies, calls cut off,
+rendering values, tools added later, calls started early, and the thread pool after close."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime
+import hashlib
+import math
+from typing import Any
+
+import pytest
+
+from toolwire.agent.dispatch import (
+    Approval,
+    Dispatcher,
+    call_digest,
+    cut_off,
+    render_result,
+    unusable,
+)
+from toolwire.schema.tool import Tool
+from toolwire.transcript import Message, Reply, TextPart, ToolCallPart, ToolResultPart
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def test_the_digest_is_of_canonical_json_of_id_tool_and_arguments() -> None:
+    call = ToolCallPart(id="c1", name="add", arguments={"b": 2, "a": 1})
+    assert call_digest(call) == sha('["c1","add",{"a":1,"b":2}]')
+    same = ToolCallPart(id="c1", name="add", arguments={"a": 1, "b": 2})
+    assert call_digest(same) == call_digest(call)
+    accented = ToolCallPart(id="c1", name="say", arguments={"s": "é"})
+    assert call_digest(accented) == sha('["c1","say",{"s":"é"}]')
+    odd = ToolCallPart(id="c1", name="say", arguments={"s": "\ud800"})  # a lone surrogate
+    assert call_digest(odd) == hashlib.sha256(
+        '["c1","say",{"s":"\ud800"}]'.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def test_the_digest_of_a_call_whose_arguments_did_not_parse_is_of_their_text() -> None:
+    broken = ToolCallPart(id="c1", name="add", arguments={}, raw_arguments='{"a": 1',
+                          parse_error="the text stops early")
+    assert call_digest(broken) == sha('["c1","add","{\\"a\\": 1"]')
+    other = ToolCallPart(id="c1", name="add", arguments={}, raw_arguments='{"a": 2',
+                         parse_error="the text stops early")
+    assert call_digest(other) != call_digest(broken)
+
+
+def reply(*parts: Any, stop: Any = "end_turn") -> Reply:
+    return Reply(message=Message(role="assistant", parts=tuple(parts)), stop=stop)
+
+
+def test_replies_holding_nothing_or_sharing_call_ids_are_refused_with_the_reason() -> None:
+    assert unusable(reply(TextPart(text="  "))) == (
+        "the model's reply holds no text and no tool call (stop 'end_turn'); it is not an "
+        "answer and was not added")
+    a, b = (ToolCallPart(id=i, name="t", arguments={}) for i in ("x", "y"))
+    assert unusable(reply(a, a, b, b, a, stop="tool_use")) == (
+        "the model's reply gives more than one tool call the id 'x', 'y'; none of its calls "
+        "was run and it was not added")
+    assert unusable(reply(a, b, stop="tool_use")) is None
+    assert unusable(reply(TextPart(text="hi"))) is None
+
+
+def test_a_call_cut_off_gets_an_error_result_saying_so() -> None:
+    call = ToolCallPart(id="c9", name="write_file", arguments={})
+    assert cut_off(call) == ToolResultPart(
+        call_id="c9", name="write_file", is_error=True,
+        content="Not run: the reply was cut off by the output token limit while this call "
+                "was being written, so its arguments may be incomplete.")
+
+
+def test_approval_allow_names_who_decided() -> None:
+    assert Approval.allow() == Approval(True, None, None)
+    assert Approval.allow("ops") == Approval(True, None, "ops")
+    assert Approval.deny("no", "ops") == Approval(False, "no", "ops")
+
+
+@dataclasses.dataclass
+class Point:
+    x: float
+    when: datetime.date
+
+
+def test_values_are_rendered_as_json_text() -> None:
+    assert render_result("as it is") == "as it is"
+    assert render_result({"s": "é", "n": [1, 2.5]}) == '{"s": "é", "n": [1, 2.5]}'
+    assert render_result([math.nan, math.inf]) == "[null,null]"
+    assert render_result(Point(1.0, datetime.date(2024, 5, 6))) == (
+        '{"x":1.0,"when":"2024-05-06"}')
+    with pytest.raises(TypeError):
+        render_result(object())
+
+
+async def test_tools_added_later_answer_calls_and_replace_those_of_their_name() -> None:
+    def one() -> str:
+        return "one"
+
+    dispatcher = Dispatcher([Tool.from_function(one)])
+    dispatcher.add([Tool.from_function(lambda: "two", name="two"),
+                    Tool.from_function(lambda: "new one", name="one")])
+    results = await dispatcher.run([ToolCallPart(id="a", name="one", arguments={}),
+                                    ToolCallPart(id="b", name="two", arguments={})])
+    dispatcher.close()
+    assert [r.content for r in results] == ["new one", "two"]
+    assert sorted(dispatcher.tools) == ["one", "two"]
+
+
+async def test_read_only_tools_that_may_run_start_early_and_tell_the_hooks() -> None:
+    def look() -> str:
+        return "seen"
+
+    def touch() -> str:
+        return "changed"
+
+    tools = [Tool.from_function(look, read_only=True), Tool.from_function(touch),
+             Tool.from_function(look, name="hidden", read_only=True),
+             Tool.from_function(look, name="asked", read_only=True)]
+    dispatcher = Dispatcher(tools, policy={"hidden": "deny", "asked": "ask"})
+    early = [dispatcher.may_start_early(ToolCallPart(id="c", name=n, arguments={}))
+             for n in ("look", "touch", "hidden", "asked", "unknown")]
+    assert early == [True, False, False, True, False]
+    heard: list[tuple[str, str, bool]] = []
+    call = ToolCallPart(id="c1", name="look", arguments={})
+    admitted = await dispatcher.admit(call)
+    result = await dispatcher.start(
+        call, admitted, on_start=lambda c: heard.append(("start", c.id, True)),
+        on_end=lambda c, r, s: heard.append(("end", str(r.content), s >= 0)))
+    assert result.content == "seen"
+    refused = ToolResultPart(call_id="c2", name="look", content="no", is_error=True)
+    assert await dispatcher.start(
+        call, refused, on_end=lambda c, r, s: heard.append(("refused", str(r.content),
+                                                            s == 0.0))) is refused
+    assert heard == [("start", "c1", True), ("end", "seen", True), ("refused", "no", True)]
+    dispatcher.close()
+
+
+async def test_a_closed_dispatcher_runs_sync_tools_again_in_a_new_pool() -> None:
+    def hello() -> str:
+        return "hello"
+
+    dispatcher = Dispatcher([Tool.from_function(hello)])
+    for _ in range(2):
+        [result] = await dispatcher.run([ToolCallPart(id="c", name="hello", arguments={})])
+        assert (result.content, result.is_error) == ("hello", False)
+        dispatcher.close()
+    dispatcher.close()  # closing twice is fine
+
+
+def test_a_dispatcher_used_on_two_loops_runs_on_each() -> None:
+    async def slow(n: int) -> int:
+        await asyncio.sleep(0)
+        return n
+
+    dispatcher = Dispatcher([Tool.from_function(slow)], max_concurrency=1)
+    for n in (1, 2):
+        results = asyncio.run(dispatcher.run(
+            [ToolCallPart(id=f"c{i}", name="slow", arguments={"n": n}) for i in range(2)]))
+        assert [r.content for r in results] == [str(n), str(n)]

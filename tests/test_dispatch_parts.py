@@ -8,6 +8,7 @@ import dataclasses
 import datetime
 import hashlib
 import math
+import time
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from toolwire.agent.dispatch import (
     render_result,
     unusable,
 )
+from toolwire.events import ToolNote, emit, listen
 from toolwire.schema.tool import Tool
 from toolwire.transcript import Message, Reply, TextPart, ToolCallPart, ToolResultPart
 
@@ -160,3 +162,67 @@ def test_a_dispatcher_used_on_two_loops_runs_on_each() -> None:
         results = asyncio.run(dispatcher.run(
             [ToolCallPart(id=f"c{i}", name="slow", arguments={"n": n}) for i in range(2)]))
         assert [r.content for r in results] == [str(n), str(n)]
+
+
+# -- the run's time limit while tools run -----------------------------------------------------
+
+STILL_RUNNING = ("Tool 'wait' was still running when the run's time limit ran out; it was "
+                 "abandoned and gave no result.")
+
+
+def waiting_tool(released: asyncio.Event) -> Tool:
+    async def wait(n: int) -> str:
+        try:  # bounded, so that a run that ignored its time limit still ends (and fails)
+            await asyncio.wait_for(released.wait(), 5)
+        except TimeoutError:
+            return "ran to the end"
+        return "released"
+
+    return Tool.from_function(wait)
+
+
+@pytest.mark.parametrize("calls", [1, 2], ids=["one call", "calls side by side"])
+async def test_tools_still_running_at_the_run_s_time_limit_are_abandoned(calls: int) -> None:
+    released = asyncio.Event()
+    for timeout in (None, 60.0):  # no timeout of its own, or one longer than the time left
+        dispatcher = Dispatcher([waiting_tool(released)], timeout=timeout)
+        results = await dispatcher.run(
+            [ToolCallPart(id=f"c{i}", name="wait", arguments={"n": i}) for i in range(calls)],
+            deadline=time.monotonic() + 0.2)
+        assert [(r.content, r.is_error, r.name) for r in results] == [
+            (STILL_RUNNING, True, "wait")] * calls
+
+
+async def test_a_tool_timeout_shorter_than_the_time_left_is_the_tool_s_own() -> None:
+    released = asyncio.Event()
+    dispatcher = Dispatcher([waiting_tool(released)], timeout=0.1)
+    [result] = await dispatcher.run([ToolCallPart(id="c", name="wait", arguments={"n": 1})],
+                                    deadline=time.monotonic() + 60)
+    assert (result.content, result.is_error) == (
+        "Tool 'wait' did not finish within 0.1 seconds; it was abandoned and gave no result.",
+        True)
+
+
+async def test_a_sync_tool_s_events_reach_the_run_s_listener() -> None:
+    def noisy() -> str:
+        emit(ToolNote(source="noisy", note="ran without a sandbox"))
+        return "done"
+
+    heard: list[object] = []
+    dispatcher = Dispatcher([Tool.from_function(noisy)])
+    with listen(heard.append):
+        [result] = await dispatcher.run([ToolCallPart(id="c", name="noisy", arguments={})])
+    dispatcher.close()
+    assert (result.content, result.is_error) == ("done", False)
+    assert ToolNote(source="noisy", note="ran without a sandbox") in heard
+
+
+async def test_a_tool_that_waits_at_all_after_the_time_limit_is_abandoned() -> None:
+    async def wait(n: int) -> str:
+        await asyncio.sleep(0)  # the first time it lets the loop turn, the limit has come
+        return "finished"
+
+    dispatcher = Dispatcher([Tool.from_function(wait)])
+    [result] = await dispatcher.run([ToolCallPart(id="c", name="wait", arguments={"n": 1})],
+                                    deadline=time.monotonic() - 1.0)
+    assert (result.content, result.is_error) == (STILL_RUNNING, True)

@@ -231,15 +231,23 @@ async def test_a_tool_result_s_text_is_redacted_beside_its_media() -> None:
         """Only text."""
         return f"key: {KEY}"
 
-    dispatcher = Dispatcher([Tool.from_function(f) for f in (shot, clean, text)],
+    def fails() -> str:
+        """An error that shows the key."""
+        raise ValueError(f"bad key {KEY}")
+
+    dispatcher = Dispatcher([Tool.from_function(f) for f in (shot, clean, text, fails)],
                             redact=Redactor({"ANTHROPIC_API_KEY": KEY}))
-    first, second, third = await dispatcher.run(
+    first, second, third, fourth = await dispatcher.run(
         [ToolCallPart(id=f"c{n}", name=name, arguments={})
-         for n, name in enumerate(("shot", "clean", "text"))])
+         for n, name in enumerate(("shot", "clean", "text", "fails"))])
     dispatcher.close()
     assert first.content == (TextPart(text="key: [redacted: ANTHROPIC_API_KEY]"),
                              Image.from_bytes(png))
     assert (first.call_id, first.name, first.is_error) == ("c0", "shot", False)
     assert second.content == (TextPart(text="nothing here"), Image.from_bytes(png))
+    assert (second.call_id, second.name, second.is_error) == ("c1", "clean", False)
     assert third == ToolResultPart(call_id="c2", name="text", is_error=False,
                                    content="key: [redacted: ANTHROPIC_API_KEY]")
+    assert fourth == ToolResultPart(
+        call_id="c3", name="fails", is_error=True,
+        content="Tool 'fails' failed: ValueError: bad key [redacted: ANTHROPIC_API_KEY]")

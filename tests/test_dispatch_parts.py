@@ -226,3 +226,16 @@ async def test_a_tool_that_waits_at_all_after_the_time_limit_is_abandoned() -> N
     [result] = await dispatcher.run([ToolCallPart(id="c", name="wait", arguments={"n": 1})],
                                     deadline=time.monotonic() - 1.0)
     assert (result.content, result.is_error) == (STILL_RUNNING, True)
+
+
+async def test_calls_after_one_started_early_are_still_run() -> None:
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    dispatcher = Dispatcher([Tool.from_function(add)])
+    first, second, third = (ToolCallPart(id=f"c{i}", name="add", arguments={"a": i, "b": 1})
+                            for i in range(3))
+    early = dispatcher.start(first, await dispatcher.admit(first))
+    results = await dispatcher.run([first, second, third], early={0: early})
+    dispatcher.close()
+    assert [(r.call_id, r.content) for r in results] == [("c0", "1"), ("c1", "2"), ("c2", "3")]

@@ -24,6 +24,7 @@ from toolwire.agent.dispatch import Dispatcher
 from toolwire.emulator import Emulator
 from toolwire.schema.tool import Tool
 from toolwire.secrets import (
+    HOLD,
     MIN_SECRET_LENGTH,
     Redactor,
     StreamRedactor,
@@ -251,3 +252,42 @@ async def test_a_tool_result_s_text_is_redacted_beside_its_media() -> None:
     assert fourth == ToolResultPart(
         call_id="c3", name="fails", is_error=True,
         content="Tool 'fails' failed: ValueError: bad key [redacted: ANTHROPIC_API_KEY]")
+
+
+# ---------------------------------------------------------------- redacting a stream
+
+SPACED = "key one key"  # spaces stop a run of key characters; it ends as it starts
+MARKED = "p@ss w0rd!"
+
+
+@given(st.lists(st.sampled_from([SPACED, MARKED, " ", "x", "key ", "p@s", "!", "-"]),
+                max_size=10),
+       st.lists(st.integers(min_value=0, max_value=12), max_size=12))
+def test_secrets_that_are_no_run_of_key_characters_are_redacted_however_cut(
+        parts: list[str], cuts: list[int]) -> None:
+    redact = Redactor({}, {"SPACED": SPACED, "MARKED": MARKED})
+    text = "".join(parts)
+    pieces, at = [], 0
+    for cut in cuts:
+        pieces.append(text[at:at + cut])
+        at += cut
+    pieces.append(text[at:])
+    stream = StreamRedactor(redact)
+    shown = [stream.feed(p) for p in pieces]
+    assert "".join(shown) + stream.flush() == redact(text)
+    assert all(SPACED not in s and MARKED not in s for s in shown)
+
+
+def test_a_stream_holds_back_only_what_may_be_the_start_of_a_secret() -> None:
+    stream = StreamRedactor(Redactor({}, {"SPACED": SPACED}))
+    assert stream.feed("plain words, ") == "plain words, "
+    assert stream.feed("then key o") == "then "  # "key o" may start the secret
+    assert stream.feed("ne key and more!") == "[redacted: SPACED] and more!"
+    assert stream.feed("x key one key") == "x [redacted: SPACED]"
+    assert stream.feed(" tail key") == " tail "
+    assert stream.flush() == "key"
+    assert stream.flush() == ""
+    assert stream.feed("after. ") == "after. "  # nothing of before is held any more
+    long_word = "a" * (HOLD + 100)
+    assert stream.feed(long_word) == "a" * 100  # at most HOLD characters wait
+    assert stream.flush() == "a" * HOLD

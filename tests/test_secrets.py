@@ -150,7 +150,8 @@ def test_the_shared_redactor_is_made_again_only_when_the_environment_changes(
 
 
 def test_a_secret_that_holds_another_is_replaced_whole() -> None:
-    inner, outer = "inner-secret", "outer-inner-secret-wrapped"
+    # the longer is the smaller in alphabetical order: only length puts it first
+    inner, outer = "the-inner-secret", "an-outer-the-inner-secret"
     for given_first in ({"INNER_KEY": inner, "OUTER_TOKEN": outer},
                         {"OUTER_TOKEN": outer, "INNER_KEY": inner}):
         r = Redactor({}, given_first)
@@ -159,6 +160,9 @@ def test_a_secret_that_holds_another_is_replaced_whole() -> None:
         stream = StreamRedactor(r)
         shown = stream.feed(f"a {outer[:9]}") + stream.feed(outer[9:] + " b") + stream.flush()
         assert shown == "a [redacted: OUTER_TOKEN] b"
+        stream = StreamRedactor(r)
+        assert stream.feed(f"a {outer} b {inner} c.") + stream.flush() == (
+            "a [redacted: OUTER_TOKEN] b [redacted: INNER_KEY] c.")
 
 
 def test_redact_takes_the_secrets_it_is_given(monkeypatch: pytest.MonkeyPatch) -> None:

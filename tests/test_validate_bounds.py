@@ -196,3 +196,30 @@ def test_only_schemas_that_recurse_have_their_calls_measured_first() -> None:
     open_tool = Tool(name="any", input_schema={"type": "object"})
     deep = nested(5_000)
     assert validate_call([open_tool], "any", deep) is deep
+
+
+LISTS = {"type": "object", "properties": {"items": {"$ref": "#/$defs/list"}},
+         "$defs": {"list": {"type": "array", "items": {"$ref": "#/$defs/list"}}}}
+"""A recursive schema of arrays: any depth of ``[[...]]`` fits it."""
+
+
+@pytest.mark.parametrize("as_text", [False, True], ids=["object", "text"])
+def test_arrays_count_toward_the_depth_limit(as_text: bool) -> None:
+    tools = Toolset([Tool(name="lists", input_schema=LISTS)])
+
+    def arguments(depth: int) -> Any:  # the object is one level, the arrays the rest
+        if as_text:
+            return '{"items": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+        value: list[Any] = []
+        for _ in range(depth - 2):
+            value = [value]
+        return {"items": value}
+
+    assert validate_call(tools, "lists", arguments(MAX_ARGUMENT_DEPTH)) is not None
+    with pytest.raises(ToolCallError) as caught:
+        validate_call(tools, "lists", arguments(MAX_ARGUMENT_DEPTH + 1))
+    detail = (f"they nest objects and arrays deeper than {MAX_ARGUMENT_DEPTH} levels, the most "
+              "toolwire checks")
+    assert (caught.value.kind, caught.value.tool, caught.value.problems) == (
+        "too_deep", "lists", (detail,))
+    assert str(caught.value).startswith(f'Arguments for tool "lists" are refused: {detail}.')

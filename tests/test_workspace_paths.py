@@ -28,8 +28,9 @@ def outside(path: str, how: str) -> str:
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    """ws/ with data.txt, a/, b/f.txt and etc/hostname; outside/ and ws2/ beside it."""
-    ws = tmp_path / "ws"
+    """wsX/ with data.txt, a/, b/f.txt and etc/hostname; outside/ and wsX2/ beside it (the X:
+    a name that ends in a letter that is also a path's last character when stripped wrongly)."""
+    ws = tmp_path / "wsX"
     for folder in ("a", "b", "etc"):
         (ws / folder).mkdir(parents=True)
     (ws / "data.txt").write_bytes(b"data")
@@ -37,8 +38,8 @@ def tree(tmp_path: Path) -> Path:
     (ws / "etc" / "hostname").write_bytes(b"the workspace's own hostname file")
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "secret.txt").write_bytes(b"secret")
-    (tmp_path / "ws2").mkdir()  # a sibling whose path starts with the workspace's
-    (tmp_path / "ws2" / "f.txt").write_bytes(b"sibling")
+    (tmp_path / "wsX2").mkdir()  # a sibling whose path starts with the workspace's
+    (tmp_path / "wsX2" / "f.txt").write_bytes(b"sibling")
     return ws
 
 
@@ -71,6 +72,7 @@ def test_absolute_symlinks_inside_are_followed_from_the_root(tree: Path) -> None
     (tree / "abs").symlink_to(tree / "data.txt")
     (tree / "a" / "link").symlink_to(tree / "etc")
     (tree / "a" / "root").symlink_to(str(tree) + "/")
+    (tree / "a" / "exact").symlink_to(str(tree))
     (tree / "a" / "b").mkdir()  # what a walk from a/ instead of the root would find
     (tree / "a" / "b" / "f.txt").write_bytes(b"wrong folder")
     (tree / "a" / "tob").symlink_to(tree / "b")
@@ -80,8 +82,10 @@ def test_absolute_symlinks_inside_are_followed_from_the_root(tree: Path) -> None
     assert read(ws, "a/link/hostname") == (b"the workspace's own hostname file", "etc/hostname")
     assert read(ws, "a/root/data.txt") == (b"data", "data.txt")
     assert read(ws, "a/tob/f.txt") == (b"in b", "b/f.txt")
-    with ws.open("a/root") as opened:
-        assert opened.rel == "." and ws.is_dir(opened)
+    for root in ("a/root", "a/exact"):
+        with ws.open(root) as opened:
+            assert opened.rel == "." and ws.is_dir(opened)
+    assert read(ws, "a/exact/b/f.txt") == (b"in b", "b/f.txt")
 
 
 def test_absolute_symlinks_outside_are_refused(tree: Path) -> None:
@@ -89,8 +93,11 @@ def test_absolute_symlinks_outside_are_refused(tree: Path) -> None:
     (tree / "host").symlink_to("/etc/hostname")
     (tree / "a" / "sibling").symlink_to(str(tree) + "2")
     (tree / "a" / "sibling_file").symlink_to(str(tree) + "2/f.txt")
+    (tree / "a" / "spaced").symlink_to(str(tree) + " ")  # no more than a name beside it
+    (tree / "a" / "lettered").symlink_to(str(tree) + "X")
     ws = Workspace(tree)
-    for path in ("etcdir/hostname", "a/sibling/f.txt", "host", "a/sibling_file"):
+    for path in ("etcdir/hostname", "a/sibling/f.txt", "host", "a/sibling_file", "a/spaced",
+                 "a/spaced/f.txt", "a/lettered", "a/lettered/f.txt"):
         with pytest.raises(ToolError, match=outside(path, "a symlink that leads")):
             ws.open(path)
 
@@ -203,3 +210,9 @@ def test_an_opened_file_closes_its_descriptor(tree: Path) -> None:
         assert opened.info.st_size == 4
     with pytest.raises(OSError):
         os.fstat(fd)
+
+
+def test_a_workspace_of_the_whole_file_system_takes_every_absolute_symlink() -> None:
+    ws = Workspace("/")
+    with ws.open("proc/self/cwd") as opened:  # a symlink to this process's folder
+        assert "/" + opened.rel == os.getcwd() and ws.is_dir(opened)

@@ -42,6 +42,11 @@ def test_the_digest_is_of_canonical_json_of_id_tool_and_arguments() -> None:
         '["c1","say",{"s":"\ud800"}]'.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def test_the_digest_takes_arguments_json_cannot_hold_as_their_text() -> None:
+    given = ToolCallPart(id="c1", name="plan", arguments={"on": datetime.date(2024, 1, 2)})
+    assert call_digest(given) == sha('["c1","plan",{"on":"2024-01-02"}]')
+
+
 def test_the_digest_of_a_call_whose_arguments_did_not_parse_is_of_their_text() -> None:
     broken = ToolCallPart(id="c1", name="add", arguments={}, raw_arguments='{"a": 1',
                           parse_error="the text stops early")
@@ -134,10 +139,22 @@ async def test_read_only_tools_that_may_run_start_early_and_tell_the_hooks() -> 
     assert result.content == "seen"
     refused = ToolResultPart(call_id="c2", name="look", content="no", is_error=True)
     assert await dispatcher.start(
-        call, refused, on_end=lambda c, r, s: heard.append(("refused", str(r.content),
+        call, refused, on_end=lambda c, r, s: heard.append((c.id, str(r.content),
                                                             s == 0.0))) is refused
-    assert heard == [("start", "c1", True), ("end", "seen", True), ("refused", "no", True)]
+    assert heard == [("start", "c1", True), ("end", "seen", True), ("c1", "no", True)]
     dispatcher.close()
+
+
+async def test_a_call_started_early_keeps_to_the_run_s_time_limit() -> None:
+    async def wait() -> str:
+        await asyncio.sleep(0)  # the first time it lets the loop turn, the limit has come
+        return "finished"
+
+    dispatcher = Dispatcher([Tool.from_function(wait, read_only=True)])
+    call = ToolCallPart(id="c", name="wait", arguments={})
+    result = await dispatcher.start(call, await dispatcher.admit(call),
+                                    deadline=time.monotonic() - 1.0)
+    assert (result.is_error, "time limit ran out" in str(result.content)) == (True, True)
 
 
 async def test_a_closed_dispatcher_runs_sync_tools_again_in_a_new_pool() -> None:

@@ -216,3 +216,47 @@ def test_a_workspace_of_the_whole_file_system_takes_every_absolute_symlink() -> 
     ws = Workspace("/")
     with ws.open("proc/self/cwd") as opened:  # a symlink to this process's folder
         assert "/" + opened.rel == os.getcwd() and ws.is_dir(opened)
+
+
+def test_the_outside_message_says_what_to_give_instead(tree: Path) -> None:
+    with pytest.raises(ToolError) as caught:
+        Workspace(tree).open("../outside/secret.txt")
+    assert str(caught.value) == (
+        "'../outside/secret.txt' is a path outside the workspace; only paths inside it are "
+        "allowed (use a path relative to the workspace, like 'src/a.py')")
+
+
+def test_odd_but_harmless_symlink_targets_lead_where_they_say(tree: Path) -> None:
+    (tree / "a" / "dotted").symlink_to(f"{tree}/./etc")
+    (tree / "a" / "doubled").symlink_to("..//b")
+    ws = Workspace(tree)
+    assert read(ws, "a/dotted/hostname")[1] == "etc/hostname"
+    assert read(ws, "a/doubled/f.txt") == (b"in b", "b/f.txt")
+
+
+def test_following_symlinks_leaves_no_descriptor_open(tree: Path) -> None:
+    (tree / "a" / "link").symlink_to(tree / "etc")
+    (tree / "a" / "up").symlink_to("../b")
+    ws = Workspace(tree)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(5):
+        read(ws, "a/link/hostname")
+        read(ws, "a/up/f.txt")
+        with pytest.raises(PathError):
+            ws.open("a/link/none")
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_a_replace_that_fails_says_why_and_leaves_nothing_beside(tree: Path) -> None:
+    ws = Workspace(tree)
+    with pytest.raises(PathError) as caught:
+        ws.replace("a", b"x", 0o644)  # a folder: the rename cannot put a file in its place
+    assert (str(caught.value), caught.value.errno) == ("'a': 'a' is a folder", errno.EISDIR)
+    assert sorted(p.name for p in tree.iterdir()) == ["a", "b", "data.txt", "etc"]
+
+
+def test_a_workspace_of_the_whole_file_system_walks_absolute_symlinks_too() -> None:
+    ws = Workspace("/")
+    entry = sorted(os.listdir("."))[0]
+    with ws.open(f"proc/self/cwd/{entry}") as opened:  # the symlink is walked through
+        assert "/" + opened.rel == os.path.join(os.getcwd(), entry)

@@ -8,6 +8,7 @@ import errno
 import os
 import re
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -260,3 +261,33 @@ def test_a_workspace_of_the_whole_file_system_walks_absolute_symlinks_too() -> N
     entry = sorted(os.listdir("."))[0]
     with ws.open(f"proc/self/cwd/{entry}") as opened:  # the symlink is walked through
         assert "/" + opened.rel == os.path.join(os.getcwd(), entry)
+
+
+def test_a_path_that_ends_going_back_up_opens_the_folder_it_reaches(tree: Path) -> None:
+    (tree / "a" / "b").mkdir()
+    ws = Workspace(tree)
+    for path, rel in (("a/b/..", "a"), ("a/..", "."), ("a/b/../..", ".")):
+        with ws.open(path) as opened:
+            assert opened.rel == rel and ws.is_dir(opened)
+
+
+def test_files_made_take_the_mode_given_less_the_umask(tree: Path) -> None:
+    ws = Workspace(tree)
+    old = os.umask(0o022)
+    try:
+        ws.open("made.txt", os.O_WRONLY | os.O_CREAT).close()
+        ws.open("mine.txt", os.O_WRONLY | os.O_CREAT, mode=0o600).close()
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tree / "made.txt").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tree / "mine.txt").stat().st_mode) == 0o600
+
+
+def test_an_error_without_a_wording_of_its_own_gives_the_system_s(tmp_path: Path) -> None:
+    running = Path(os.path.realpath(sys.executable))  # a program running now cannot be written
+    ws = Workspace(running.parent)
+    with pytest.raises(PathError) as caught:
+        ws.open(running.name, os.O_WRONLY)
+    name = running.name
+    assert (str(caught.value), caught.value.errno) == (
+        f"{name!r}: {os.strerror(errno.ETXTBSY)} at {name!r}", errno.ETXTBSY)

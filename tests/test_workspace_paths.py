@@ -5,6 +5,7 @@ that name what was wrong."""
 from __future__ import annotations
 
 import errno
+import gc
 import os
 import re
 import stat
@@ -291,3 +292,19 @@ def test_an_error_without_a_wording_of_its_own_gives_the_system_s(tmp_path: Path
     name = running.name
     assert (str(caught.value), caught.value.errno) == (
         f"{name!r}: {os.strerror(errno.ETXTBSY)} at {name!r}", errno.ETXTBSY)
+
+
+def test_a_workspace_closes_its_folder_when_it_goes(tree: Path) -> None:
+    unraisable: list[object] = []
+    kept, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    try:
+        before = len(os.listdir("/proc/self/fd"))
+        for _ in range(5):
+            Workspace(tree)
+            with pytest.raises(ToolError):
+                Workspace(tree / "data.txt")  # never opened: nothing to close
+        gc.collect()
+        assert len(os.listdir("/proc/self/fd")) == before
+    finally:
+        sys.unraisablehook = kept
+    assert unraisable == []

@@ -5,6 +5,7 @@ that name what was wrong."""
 from __future__ import annotations
 
 import errno
+import fcntl
 import gc
 import os
 import re
@@ -240,6 +241,7 @@ def test_following_symlinks_leaves_no_descriptor_open(tree: Path) -> None:
     (tree / "a" / "link").symlink_to(tree / "etc")
     (tree / "a" / "up").symlink_to("../b")
     ws = Workspace(tree)
+    gc.collect()  # what earlier tests left goes first
     before = len(os.listdir("/proc/self/fd"))
     for _ in range(5):
         read(ws, "a/link/hostname")
@@ -298,6 +300,7 @@ def test_a_workspace_closes_its_folder_when_it_goes(tree: Path) -> None:
     unraisable: list[object] = []
     kept, sys.unraisablehook = sys.unraisablehook, unraisable.append
     try:
+        gc.collect()  # what earlier tests left goes first
         before = len(os.listdir("/proc/self/fd"))
         for _ in range(5):
             Workspace(tree)
@@ -308,3 +311,23 @@ def test_a_workspace_closes_its_folder_when_it_goes(tree: Path) -> None:
     finally:
         sys.unraisablehook = kept
     assert unraisable == []
+
+
+def test_the_workspace_folder_is_not_passed_on_to_commands(tree: Path) -> None:
+    ws = Workspace(tree)
+    assert fcntl.fcntl(ws.fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC
+
+
+def test_path_messages_say_what_to_give(tree: Path) -> None:
+    ws = Workspace(tree)
+    with pytest.raises(ToolError) as caught:
+        ws.parts(" ")
+    assert str(caught.value) == (
+        "path is empty: give a path relative to the workspace, like 'src/a.py'")
+    long = "a/" * MAX_PATH
+    with pytest.raises(ToolError) as caught:
+        ws.parts(long)
+    assert str(caught.value) == (
+        f"the path is longer than {MAX_PATH} bytes ({long[:60]!r}...); give a shorter one")
+    with pytest.raises(ToolError, match=outside(f"{tree} ", "a path")):
+        ws.parts(f"{tree} ")  # a name beside the workspace, not the workspace

@@ -185,9 +185,15 @@ def test_folders_are_made_only_when_asked(tree: Path) -> None:
     flags = os.O_WRONLY | os.O_CREAT
     with pytest.raises(PathError, match="'new' does not exist"):
         ws.open("new/deeper/f.txt", flags)
-    with ws.open("new/deeper/f.txt", flags, create_dirs=True, mode=0o600) as opened:
-        os.write(opened.fd, b"made")
-        assert opened.rel == "new/deeper/f.txt" and not ws.is_dir(opened)
+    old = os.umask(0o022)
+    try:
+        with ws.open("new/deeper/f.txt", flags, create_dirs=True, mode=0o600) as opened:
+            os.write(opened.fd, b"made")
+            assert opened.rel == "new/deeper/f.txt" and not ws.is_dir(opened)
+    finally:
+        os.umask(old)
+    for folder in ("new", "new/deeper"):
+        assert stat.S_IMODE((tree / folder).stat().st_mode) == 0o755
     assert (tree / "new" / "deeper" / "f.txt").read_bytes() == b"made"
     assert stat.S_IMODE((tree / "new" / "deeper" / "f.txt").stat().st_mode) & 0o077 == 0
     with pytest.raises(PathError, match=re.escape("'data.txt' is not a folder")):
@@ -331,3 +337,11 @@ def test_path_messages_say_what_to_give(tree: Path) -> None:
         f"the path is longer than {MAX_PATH} bytes ({long[:60]!r}...); give a shorter one")
     with pytest.raises(ToolError, match=outside(f"{tree} ", "a path")):
         ws.parts(f"{tree} ")  # a name beside the workspace, not the workspace
+
+
+def test_a_folder_the_system_will_not_make_is_named() -> None:
+    ws = Workspace("/proc/self")  # no folder can be made here
+    with pytest.raises(PathError) as caught:
+        ws.open("newdir/f.txt", os.O_WRONLY | os.O_CREAT, create_dirs=True)
+    assert str(caught.value) == (
+        "'newdir/f.txt': 'newdir' does not exist; use list_files to see what does")

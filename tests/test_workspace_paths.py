@@ -153,8 +153,11 @@ def test_names_and_paths_are_checked_before_any_walk(tree: Path) -> None:
     with pytest.raises(ToolError, match=f"the path is longer than {MAX_PATH} bytes"):
         ws.parts("é" * (MAX_PATH // 2) + "x")
     for hidden in (".toolwire", ".toolwire/runs/x", "a/../.toolwire"):
-        with pytest.raises(PathError, match=re.escape(".toolwire/ holds toolwire's own")):
+        with pytest.raises(PathError) as caught:
             ws.open(hidden)
+        assert str(caught.value) == (
+            f"{hidden!r}: .toolwire/ holds toolwire's own run logs; no tool may read or "
+            "change it")
     with pytest.raises(ToolError, match="is not a folder"):
         Workspace(tree / "data.txt")
 
@@ -345,3 +348,8 @@ def test_a_folder_the_system_will_not_make_is_named() -> None:
         ws.open("newdir/f.txt", os.O_WRONLY | os.O_CREAT, create_dirs=True)
     assert str(caught.value) == (
         "'newdir/f.txt': 'newdir' does not exist; use list_files to see what does")
+    with pytest.raises(PathError) as caught:
+        ws.open("task/newdir/f.txt", os.O_WRONLY | os.O_CREAT, create_dirs=True)
+    assert (str(caught.value), caught.value.errno) == (
+        "'task/newdir/f.txt': 'task/newdir' does not exist; use list_files to see what does",
+        errno.ENOENT)

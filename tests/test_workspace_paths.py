@@ -197,6 +197,9 @@ def test_folders_are_made_only_when_asked(tree: Path) -> None:
         os.umask(old)
     for folder in ("new", "new/deeper"):
         assert stat.S_IMODE((tree / folder).stat().st_mode) == 0o755
+    # exactly the folders on the way, each where the path puts it
+    assert sorted(p.name for p in tree.iterdir()) == ["a", "b", "data.txt", "etc", "new"]
+    assert [p.name for p in (tree / "new").iterdir()] == ["deeper"]
     assert (tree / "new" / "deeper" / "f.txt").read_bytes() == b"made"
     assert stat.S_IMODE((tree / "new" / "deeper" / "f.txt").stat().st_mode) & 0o077 == 0
     with pytest.raises(PathError, match=re.escape("'data.txt' is not a folder")):
@@ -213,6 +216,10 @@ def test_replace_puts_new_content_in_one_step_and_leaves_nothing_beside(tree: Pa
         ws.replace("gone/f.txt", b"x", 0o644)
     with pytest.raises(PathError, match=re.escape("'b/f.txt/x': 'b/f.txt' is not a folder")):
         ws.replace("b/f.txt/x", b"x", 0o644)
+    (tree / "b" / "sub").mkdir()
+    with pytest.raises(PathError) as caught:
+        ws.replace("b/sub", b"x", 0o644)
+    assert str(caught.value) == "'b/sub': 'b/sub' is a folder"
 
 
 def test_an_opened_file_closes_its_descriptor(tree: Path) -> None:

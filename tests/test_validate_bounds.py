@@ -169,6 +169,16 @@ def test_a_call_with_a_million_wrong_items_reads_one_error(size: int) -> None:
     ]
 
 
+def test_text_just_long_enough_to_hold_too_many_values_reads_one_error() -> None:
+    arguments = '{"xs": ["x",' + ",".join(["0"] * (LIST_ALL_UP_TO + 100)) + "]}"
+    assert 2 * LIST_ALL_UP_TO < len(arguments) < 3 * LIST_ALL_UP_TO
+    with pytest.raises(ToolCallError) as caught:
+        validate_call([Tool(name="sum", input_schema=SUM)], "sum", arguments)
+    assert str(caught.value).splitlines()[-1] == (
+        f"- … and maybe more problems: the arguments hold more than {LIST_ALL_UP_TO} values, "
+        "so the check stopped at the first")
+
+
 def test_a_smaller_call_lists_a_bounded_number_of_problems() -> None:
     counting, error = counted(LIST_ALL_UP_TO - 10)
     assert counting.read == MAX_EXAMINED + 1

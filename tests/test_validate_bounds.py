@@ -233,3 +233,29 @@ def test_arrays_count_toward_the_depth_limit(as_text: bool) -> None:
     assert (caught.value.kind, caught.value.tool, caught.value.problems) == (
         "too_deep", "lists", (detail,))
     assert str(caught.value).startswith(f'Arguments for tool "lists" are refused: {detail}.')
+
+
+# -- values a codec parsed already: checked as they are ----------------------------------------
+
+
+def test_a_parsed_value_is_checked_with_the_same_depth_limit() -> None:
+    check = Tool(name="tree", input_schema=TREE)._checker.check_parsed
+    ok, deep = nested(MAX_ARGUMENT_DEPTH), nested(MAX_ARGUMENT_DEPTH + 1)
+    for given in (text(MAX_ARGUMENT_DEPTH), None):
+        assert check(ok, given) == ok
+    assert check({"leaf": 1}, '{"leaf": 1}') == {"leaf": 1}
+    for given in (text(MAX_ARGUMENT_DEPTH + 1), None):
+        with pytest.raises(ToolCallError) as caught:
+            check(deep, given)
+        assert caught.value.kind == "too_deep"
+    with pytest.raises(ToolCallError) as caught:
+        check({"leaf": "x"}, None)
+    assert '"leaf": got "x", want an integer' in str(caught.value)
+
+
+def test_a_parsed_value_that_is_no_object_is_refused_even_by_a_schema_without_a_type() -> None:
+    check = Tool(name="t", input_schema={"properties": {"a": {"type": "integer"}}}
+                 )._checker.check_parsed
+    with pytest.raises(ToolCallError) as caught:
+        check([1, 2], "[1, 2]")
+    assert caught.value.kind == "not_an_object"

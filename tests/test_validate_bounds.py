@@ -259,3 +259,12 @@ def test_a_parsed_value_that_is_no_object_is_refused_even_by_a_schema_without_a_
     with pytest.raises(ToolCallError) as caught:
         check([1, 2], "[1, 2]")
     assert caught.value.kind == "not_an_object"
+
+
+def test_a_parsed_value_read_from_a_number_json_cannot_carry_is_refused_as_json() -> None:
+    check = Tool(name="t", input_schema={"properties": {"a": {"type": "number"}}}
+                 )._checker.check_parsed
+    with pytest.raises(ToolCallError) as caught:
+        check({"a": float("inf")}, '{"a": 1e400}')
+    assert caught.value.kind == "invalid_json"
+    assert "the number 1e400 is too large for JSON" in str(caught.value)

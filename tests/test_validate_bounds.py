@@ -22,7 +22,7 @@ from toolwire import ToolCallError, ToolDefinitionError
 from toolwire.agent.dispatch import Dispatcher
 from toolwire.schema.report import MAX_EXAMINED, MAX_PROBLEMS
 from toolwire.schema.tool import Tool, Toolset, validate_call
-from toolwire.schema.validate import LIST_ALL_UP_TO, MAX_ARGUMENT_DEPTH
+from toolwire.schema.validate import LIST_ALL_UP_TO, MAX_ARGUMENT_DEPTH, Checker
 from toolwire.schema.walk import MAX_SCHEMA_DEPTH, may_recurse, nested_deeper
 from toolwire.transcript import ToolCallPart
 
@@ -268,3 +268,14 @@ def test_a_parsed_value_read_from_a_number_json_cannot_carry_is_refused_as_json(
         check({"a": float("inf")}, '{"a": 1e400}')
     assert caught.value.kind == "invalid_json"
     assert "the number 1e400 is too large for JSON" in str(caught.value)
+
+
+def test_a_checker_made_on_its_own_refuses_a_schema_nested_beyond_the_limit() -> None:
+    schema: Any = {"type": "integer"}
+    for _ in range(MAX_SCHEMA_DEPTH):
+        schema = {"type": "object", "properties": {"c": schema}}
+    with pytest.raises(ToolDefinitionError) as caught:
+        Checker("deep", schema)
+    assert str(caught.value) == (
+        f"tool 'deep': input_schema nests deeper than {MAX_SCHEMA_DEPTH} levels, the most "
+        "toolwire reads; put recursive or repeated parts in $defs and reach them with $ref")

@@ -19,8 +19,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from toolwire import Image, TextPart
+from toolwire.agent.dispatch import Dispatcher
 from toolwire.emulator import Emulator
-from toolwire.secrets import Redactor, is_secret_name, known_secrets, redact
+from toolwire.schema.tool import Tool
+from toolwire.secrets import (
+    HOLD,
+    MIN_SECRET_LENGTH,
+    Redactor,
+    StreamRedactor,
+    is_secret_name,
+    known_secrets,
+    redact,
+    redact_json,
+    remember,
+)
+from toolwire.transcript import ToolCallPart, ToolResultPart
 
 KEY = "test-key-7f3a9c2e5b1d4f60a8"  # no known shape: only its variable says it is a key
 
@@ -130,3 +144,154 @@ def test_the_shared_redactor_is_made_again_only_when_the_environment_changes(
     assert second is not first and second("a-brand-new-secret-value") == (
         "[redacted: TOOLWIRE_TEST_API_KEY]")
     assert Redactor.shared() is second
+
+
+# ---------------------------------------------------------------- rules, in this process
+
+
+def test_a_secret_that_holds_another_is_replaced_whole() -> None:
+    # the longer is the smaller in alphabetical order: only length puts it first
+    inner, outer = "the-inner-secret", "an-outer-the-inner-secret"
+    for given_first in ({"INNER_KEY": inner, "OUTER_TOKEN": outer},
+                        {"OUTER_TOKEN": outer, "INNER_KEY": inner}):
+        r = Redactor({}, given_first)
+        assert r(f"a {outer} b {inner} c") == (
+            "a [redacted: OUTER_TOKEN] b [redacted: INNER_KEY] c")
+        stream = StreamRedactor(r)
+        shown = stream.feed(f"a {outer[:9]}") + stream.feed(outer[9:] + " b") + stream.flush()
+        assert shown == "a [redacted: OUTER_TOKEN] b"
+        stream = StreamRedactor(r)
+        assert stream.feed(f"a {outer} b {inner} c.") + stream.flush() == (
+            "a [redacted: OUTER_TOKEN] b [redacted: INNER_KEY] c.")
+
+
+def test_redact_takes_the_secrets_it_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TOOLWIRE_TEST_TOKEN", raising=False)
+    assert redact("pw=hunter2hunter2") == "pw=hunter2hunter2"
+    assert redact("pw=hunter2hunter2", ["hunter2hunter2"]) == "pw=[redacted: secret]"
+    assert redact("pw=hunter2hunter2", {"DB_PASSWORD": "hunter2hunter2"}) == (
+        "pw=[redacted: DB_PASSWORD]")
+    monkeypatch.setenv("TOOLWIRE_TEST_TOKEN", "from-the-environment")
+    assert redact("t=from-the-environment") == "t=[redacted: TOOLWIRE_TEST_TOKEN]"
+    assert redact("t=from-the-environment a=hunter2hunter2", ["hunter2hunter2"]) == (
+        "t=[redacted: TOOLWIRE_TEST_TOKEN] a=[redacted: secret]")
+
+
+def test_values_of_eight_characters_are_secret_and_shorter_ones_are_not() -> None:
+    assert MIN_SECRET_LENGTH == 8
+    env = {"SEVEN_TOKEN": "1234567", "EIGHT_TOKEN": "abcdefgh"}
+    assert known_secrets(env, ["7654321", "hgfedcba"]) == {
+        "hgfedcba": "secret", "abcdefgh": "EIGHT_TOKEN"}
+    r = Redactor(env, ["7654321", "hgfedcba"])
+    # text exactly as long as the shortest secret is read
+    assert r("abcdefgh") == "[redacted: EIGHT_TOKEN]"
+    assert r("hgfedcba") == "[redacted: secret]"
+    assert r("1234567 7654321") == "1234567 7654321"
+    remember("short12", "SHORT")
+    remember("rememb3r", "REMEMBERED")
+    remember(None, "NONE")
+    remember("", "EMPTY")
+    assert known_secrets({}) == {"rememb3r": "REMEMBERED"}
+    assert Redactor.shared()("a rememb3r short12") == "a [redacted: REMEMBERED] short12"
+
+
+def test_a_remembered_value_keeps_its_first_name() -> None:
+    remember("first-name-value", "FIRST")
+    remember("first-name-value", "SECOND")
+    assert Redactor({})("first-name-value") == "[redacted: FIRST]"
+    # a value given to the redactor, or in the environment, does not rename a remembered one
+    assert Redactor({"OTHER_TOKEN": "first-name-value"}, {"MINE": "first-name-value"})(
+        "first-name-value") == "[redacted: FIRST]"
+
+
+def test_json_values_are_redacted_but_signed_parts_and_media_are_not() -> None:
+    r = Redactor({}, {"A_TOKEN": "hunter2hunter2"})
+    value = {"text": "hunter2hunter2", "list": ["x hunter2hunter2", 3, None],
+             "tuple": ("hunter2hunter2",),
+             "signed": {"text": "hunter2hunter2", "provider_data": {"sig": "s"}},
+             "unsigned": {"text": "hunter2hunter2", "provider_data": None},
+             "media": {"media_type": "text/plain", "data": "hunter2hunter2"},
+             "hunter2hunter2": True}
+    assert redact_json(value, r) == {
+        "text": "[redacted: A_TOKEN]", "list": ["x [redacted: A_TOKEN]", 3, None],
+        "tuple": ["[redacted: A_TOKEN]"],
+        "signed": {"text": "hunter2hunter2", "provider_data": {"sig": "s"}},
+        "unsigned": {"text": "[redacted: A_TOKEN]", "provider_data": None},
+        "media": {"media_type": "text/plain", "data": "hunter2hunter2"},
+        "hunter2hunter2": True}
+
+
+async def test_a_tool_result_s_text_is_redacted_beside_its_media() -> None:
+    png = b"\x89PNG\r\n\x1a\n" + bytes(32)
+
+    def shot() -> list[object]:
+        """Text with a key, and an image."""
+        return [f"key: {KEY}", Image.from_bytes(png)]
+
+    def clean() -> list[object]:
+        """Text without a key, and an image."""
+        return ["nothing here", Image.from_bytes(png)]
+
+    def text() -> str:
+        """Only text."""
+        return f"key: {KEY}"
+
+    def fails() -> str:
+        """An error that shows the key."""
+        raise ValueError(f"bad key {KEY}")
+
+    dispatcher = Dispatcher([Tool.from_function(f) for f in (shot, clean, text, fails)],
+                            redact=Redactor({"ANTHROPIC_API_KEY": KEY}))
+    first, second, third, fourth = await dispatcher.run(
+        [ToolCallPart(id=f"c{n}", name=name, arguments={})
+         for n, name in enumerate(("shot", "clean", "text", "fails"))])
+    dispatcher.close()
+    assert first.content == (TextPart(text="key: [redacted: ANTHROPIC_API_KEY]"),
+                             Image.from_bytes(png))
+    assert (first.call_id, first.name, first.is_error) == ("c0", "shot", False)
+    assert second.content == (TextPart(text="nothing here"), Image.from_bytes(png))
+    assert (second.call_id, second.name, second.is_error) == ("c1", "clean", False)
+    assert third == ToolResultPart(call_id="c2", name="text", is_error=False,
+                                   content="key: [redacted: ANTHROPIC_API_KEY]")
+    assert fourth == ToolResultPart(
+        call_id="c3", name="fails", is_error=True,
+        content="Tool 'fails' failed: ValueError: bad key [redacted: ANTHROPIC_API_KEY]")
+
+
+# ---------------------------------------------------------------- redacting a stream
+
+SPACED = "key one key"  # spaces stop a run of key characters; it ends as it starts
+MARKED = "p@ss w0rd!"
+
+
+@given(st.lists(st.sampled_from([SPACED, MARKED, " ", "x", "key ", "p@s", "!", "-"]),
+                max_size=10),
+       st.lists(st.integers(min_value=0, max_value=12), max_size=12))
+def test_secrets_that_are_no_run_of_key_characters_are_redacted_however_cut(
+        parts: list[str], cuts: list[int]) -> None:
+    redact = Redactor({}, {"SPACED": SPACED, "MARKED": MARKED})
+    text = "".join(parts)
+    pieces, at = [], 0
+    for cut in cuts:
+        pieces.append(text[at:at + cut])
+        at += cut
+    pieces.append(text[at:])
+    stream = StreamRedactor(redact)
+    shown = [stream.feed(p) for p in pieces]
+    assert "".join(shown) + stream.flush() == redact(text)
+    assert all(SPACED not in s and MARKED not in s for s in shown)
+
+
+def test_a_stream_holds_back_only_what_may_be_the_start_of_a_secret() -> None:
+    stream = StreamRedactor(Redactor({}, {"SPACED": SPACED}))
+    assert stream.feed("plain words, ") == "plain words, "
+    assert stream.feed("then key o") == "then "  # "key o" may start the secret
+    assert stream.feed("ne key and more!") == "[redacted: SPACED] and more!"
+    assert stream.feed("x key one key") == "x [redacted: SPACED]"
+    assert stream.feed(" tail key") == " tail "
+    assert stream.flush() == "key"
+    assert stream.flush() == ""
+    assert stream.feed("after. ") == "after. "  # nothing of before is held any more
+    long_word = "a" * (HOLD + 100)
+    assert stream.feed(long_word) == "a" * 100  # at most HOLD characters wait
+    assert stream.flush() == "a" * HOLD

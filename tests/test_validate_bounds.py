@@ -22,7 +22,7 @@ from toolwire import ToolCallError, ToolDefinitionError
 from toolwire.agent.dispatch import Dispatcher
 from toolwire.schema.report import MAX_EXAMINED, MAX_PROBLEMS
 from toolwire.schema.tool import Tool, Toolset, validate_call
-from toolwire.schema.validate import LIST_ALL_UP_TO, MAX_ARGUMENT_DEPTH
+from toolwire.schema.validate import LIST_ALL_UP_TO, MAX_ARGUMENT_DEPTH, Checker
 from toolwire.schema.walk import MAX_SCHEMA_DEPTH, may_recurse, nested_deeper
 from toolwire.transcript import ToolCallPart
 
@@ -169,6 +169,16 @@ def test_a_call_with_a_million_wrong_items_reads_one_error(size: int) -> None:
     ]
 
 
+def test_text_just_long_enough_to_hold_too_many_values_reads_one_error() -> None:
+    arguments = '{"xs": ["x",' + ",".join(["0"] * (LIST_ALL_UP_TO + 100)) + "]}"
+    assert 2 * LIST_ALL_UP_TO < len(arguments) < 3 * LIST_ALL_UP_TO
+    with pytest.raises(ToolCallError) as caught:
+        validate_call([Tool(name="sum", input_schema=SUM)], "sum", arguments)
+    assert str(caught.value).splitlines()[-1] == (
+        f"- … and maybe more problems: the arguments hold more than {LIST_ALL_UP_TO} values, "
+        "so the check stopped at the first")
+
+
 def test_a_smaller_call_lists_a_bounded_number_of_problems() -> None:
     counting, error = counted(LIST_ALL_UP_TO - 10)
     assert counting.read == MAX_EXAMINED + 1
@@ -196,3 +206,76 @@ def test_only_schemas_that_recurse_have_their_calls_measured_first() -> None:
     open_tool = Tool(name="any", input_schema={"type": "object"})
     deep = nested(5_000)
     assert validate_call([open_tool], "any", deep) is deep
+
+
+LISTS = {"type": "object", "properties": {"items": {"$ref": "#/$defs/list"}},
+         "$defs": {"list": {"type": "array", "items": {"$ref": "#/$defs/list"}}}}
+"""A recursive schema of arrays: any depth of ``[[...]]`` fits it."""
+
+
+@pytest.mark.parametrize("as_text", [False, True], ids=["object", "text"])
+def test_arrays_count_toward_the_depth_limit(as_text: bool) -> None:
+    tools = Toolset([Tool(name="lists", input_schema=LISTS)])
+
+    def arguments(depth: int) -> Any:  # the object is one level, the arrays the rest
+        if as_text:
+            return '{"items": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+        value: list[Any] = []
+        for _ in range(depth - 2):
+            value = [value]
+        return {"items": value}
+
+    assert validate_call(tools, "lists", arguments(MAX_ARGUMENT_DEPTH)) is not None
+    with pytest.raises(ToolCallError) as caught:
+        validate_call(tools, "lists", arguments(MAX_ARGUMENT_DEPTH + 1))
+    detail = (f"they nest objects and arrays deeper than {MAX_ARGUMENT_DEPTH} levels, the most "
+              "toolwire checks")
+    assert (caught.value.kind, caught.value.tool, caught.value.problems) == (
+        "too_deep", "lists", (detail,))
+    assert str(caught.value).startswith(f'Arguments for tool "lists" are refused: {detail}.')
+
+
+# -- values a codec parsed already: checked as they are ----------------------------------------
+
+
+def test_a_parsed_value_is_checked_with_the_same_depth_limit() -> None:
+    check = Tool(name="tree", input_schema=TREE)._checker.check_parsed
+    ok, deep = nested(MAX_ARGUMENT_DEPTH), nested(MAX_ARGUMENT_DEPTH + 1)
+    for given in (text(MAX_ARGUMENT_DEPTH), None):
+        assert check(ok, given) == ok
+    assert check({"leaf": 1}, '{"leaf": 1}') == {"leaf": 1}
+    for given in (text(MAX_ARGUMENT_DEPTH + 1), None):
+        with pytest.raises(ToolCallError) as caught:
+            check(deep, given)
+        assert caught.value.kind == "too_deep"
+    with pytest.raises(ToolCallError) as caught:
+        check({"leaf": "x"}, None)
+    assert '"leaf": got "x", want an integer' in str(caught.value)
+
+
+def test_a_parsed_value_that_is_no_object_is_refused_even_by_a_schema_without_a_type() -> None:
+    check = Tool(name="t", input_schema={"properties": {"a": {"type": "integer"}}}
+                 )._checker.check_parsed
+    with pytest.raises(ToolCallError) as caught:
+        check([1, 2], "[1, 2]")
+    assert caught.value.kind == "not_an_object"
+
+
+def test_a_parsed_value_read_from_a_number_json_cannot_carry_is_refused_as_json() -> None:
+    check = Tool(name="t", input_schema={"properties": {"a": {"type": "number"}}}
+                 )._checker.check_parsed
+    with pytest.raises(ToolCallError) as caught:
+        check({"a": float("inf")}, '{"a": 1e400}')
+    assert caught.value.kind == "invalid_json"
+    assert "the number 1e400 is too large for JSON" in str(caught.value)
+
+
+def test_a_checker_made_on_its_own_refuses_a_schema_nested_beyond_the_limit() -> None:
+    schema: Any = {"type": "integer"}
+    for _ in range(MAX_SCHEMA_DEPTH):
+        schema = {"type": "object", "properties": {"c": schema}}
+    with pytest.raises(ToolDefinitionError) as caught:
+        Checker("deep", schema)
+    assert str(caught.value) == (
+        f"tool 'deep': input_schema nests deeper than {MAX_SCHEMA_DEPTH} levels, the most "
+        "toolwire reads; put recursive or repeated parts in $defs and reach them with $ref")

@@ -10,7 +10,7 @@ import pytest
 
 from toolwire.errors import ToolCallError, ToolDefinitionError
 from toolwire.schema.tool import Tool, validate_call
-from toolwire.schema.validate import _may_not_be_finite, _not_finite
+from toolwire.schema.validate import _holds_more_than, _may_not_be_finite, _not_finite
 
 
 def plain() -> Tool:
@@ -247,6 +247,20 @@ def test_a_union_told_apart_by_an_enum() -> None:
     )
 
 
+def test_a_union_names_the_field_its_first_branch_checks_first() -> None:
+    # the second branch reaches its constants through allOf, in the other order: the field
+    # named is still the one the first branch refuses first, with the value it holds
+    circle = {"type": "object", "properties": {"kind": {"const": "circle"},
+                                               "fill": {"const": "solid"}}}
+    square = {"type": "object", "allOf": [{"properties": {"fill": {"const": "hatched"}}},
+                                          {"properties": {"kind": {"const": "square"}}}]}
+    schema = {"properties": {"shape": {"anyOf": [circle, square]}}}
+    assert lines(schema, {"shape": {"kind": "oval", "fill": "none"}}) == (
+        'Invalid arguments for tool "t":\n'
+        '- "shape.kind": got "oval", want one of "circle", "square"'
+    )
+
+
 @pytest.mark.parametrize(
     "closed",
     [
@@ -285,3 +299,13 @@ def test_a_keyword_without_its_own_wording_keeps_the_validators() -> None:
         'Invalid arguments for tool "t":\n'
         "- \"xs\": Unevaluated items are not allowed ('2' was unexpected)"
     )
+
+
+def test_values_are_counted_level_by_level_up_to_the_bound() -> None:
+    # every object and array counts, as does every scalar in them
+    assert not _holds_more_than([0] * 1999, 2000)  # 2000 values with the list
+    assert _holds_more_than([0] * 2000, 2000)
+    assert _holds_more_than([[0] * 1000, [0] * 1000], 2000)  # 2003, none of its lists over
+    assert not _holds_more_than([[0] * 998, [0] * 998], 2000)  # 1999
+    assert _holds_more_than({"a": [0] * 1999}, 2000)  # 2001
+    assert _holds_more_than(7, 0) and not _holds_more_than(7, 1)  # a scalar is one value

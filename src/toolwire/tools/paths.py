@@ -98,11 +98,14 @@ class Workspace:
         return ToolError(f"{path!r} is {how} outside the workspace; only paths inside it are "
                          "allowed (use a path relative to the workspace, like 'src/a.py')")
 
-    def walk(self, path: str, *, create_dirs: bool = False) -> tuple[int, str, list[str]]:
+    def walk(self, path: str, *, create_dirs: bool = False,
+             asked: str | None = None) -> tuple[int, str, list[str]]:
         """Open the folder that holds ``path``'s last name: (its descriptor, the last name, the
         names from the root to it). The caller closes the descriptor. ``path`` naming the
-        workspace itself gives the name ``.``."""
+        workspace itself gives the name ``.``. A refusal names ``asked``, the path as the
+        caller was given it, when ``path`` is where a symlink of it led."""
         todo = self.parts(path)
+        path = asked or path
         done: list[str] = []
         fds = [os.dup(self.fd)]
         links = 0
@@ -192,7 +195,7 @@ class Workspace:
         links = 0
         current = path
         while True:
-            dir_fd, name, done = self.walk(current, create_dirs=create_dirs)
+            dir_fd, name, done = self.walk(current, create_dirs=create_dirs, asked=path)
             try:
                 if name == ".":
                     fd = os.dup(dir_fd)

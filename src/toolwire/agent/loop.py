@@ -457,7 +457,7 @@ def _warm(model: Model, reply: Reply) -> contextlib.AbstractAsyncContextManager[
     """While a reply's tools run, the model's ``keep_warm`` (when it has one: an HTTP model
     keeps its connection from expiring, so the next turn does not open a new one)."""
     warm = getattr(model, "keep_warm", None)
-    if reply.tool_calls and callable(warm):
+    if callable(warm) and reply.tool_calls:
         return warm()  # type: ignore[no-any-return]
     return contextlib.nullcontext()
 

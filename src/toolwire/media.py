@@ -187,10 +187,16 @@ def _one(value: Any) -> MediaPart | None:
     return None
 
 
+_NEVER_MEDIA = frozenset({str, int, float, bool, dict, type(None)})
+"""Types of tool values that hold no media (a list or a tuple may)."""
+
+
 def media_content(value: Any, render: Callable[[Any], str]) -> tuple[ResultPart, ...] | None:
     """A tool's return value as result parts when it holds media (a media value, or a list
     mixing text and media); None for any other value. ``render`` writes the other items of a
     list as text."""
+    if type(value) in _NEVER_MEDIA:
+        return None  # the usual value: text, a number, an object
     one = _one(value)
     if one is not None:
         return (one,)

@@ -129,7 +129,10 @@ def _hoisting_tools(encode: Callable[[Request], Encoded],
 
     @functools.wraps(encode)
     def hoisted(request: Request) -> Encoded:
-        if not any(m.tools or (m.role == "system" and not m.parts) for m in request.messages):
+        for m in request.messages:  # a plain loop: every request pays this look
+            if m.tools or (m.role == "system" and not m.parts):
+                break
+        else:
             return encode(request)
         tools = list(request.tools)
         messages = []

@@ -200,6 +200,30 @@ def _path(where: tuple[Any, ...]) -> str:
     return f"{where[0]}[{where[1]}]" + "".join(f".content[{i}]" for i in where[2:])
 
 
+def _count(items: Any, key: str) -> int:
+    """How many of the places `_blocks` reads hold ``key`` (the same walk, without paths:
+    a body within the limit, the usual one, pays only this)."""
+    found = 0
+    if type(items) is not list:
+        return 0
+    for item in items:
+        if type(item) is not dict:
+            continue
+        if key in item:
+            found += 1
+        content = item.get("content")
+        if type(content) is list:
+            for block in content:
+                if type(block) is not dict:
+                    continue
+                if key in block:
+                    found += 1
+                inner = block.get("content")
+                if type(inner) is list:
+                    found += sum(1 for part in inner if type(part) is dict and key in part)
+    return found
+
+
 def _marked(body: dict[str, Any], sections: list[str], key: str
             ) -> list[tuple[tuple[Any, ...], Any]]:
     """Every place of ``sections`` holding ``key``, with its path."""
@@ -215,6 +239,8 @@ def cap_markers(body: dict[str, Any], limit: int = MAX_BREAKPOINTS,
     prefix; each one dropped is left out of a copy of its block, with a note."""
     order = ("tools", "system", "messages", "input")
     sections = [k for k in order if k in body]
+    if sum(_count(body[k], key) for k in sections) <= limit:
+        return []
     found = _marked(body, sections, key)
     if len(found) <= limit:
         return []

@@ -19,7 +19,7 @@ CHAT = "openai-chat"
 
 
 def _obj(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _items(value: Any) -> list[Any]:
@@ -28,7 +28,8 @@ def _items(value: Any) -> list[Any]:
 
 def function_tools(body: Mapping[str, Any]) -> bool:
     """Whether a Chat Completions body offers function tools."""
-    return any(isinstance(t, Mapping) and t.get("type", "function") == "function"
+    return any((type(t) is dict or isinstance(t, Mapping))
+               and t.get("type", "function") == "function"
                for t in _items(body.get("tools")))
 
 

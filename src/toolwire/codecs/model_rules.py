@@ -14,6 +14,7 @@ a test keeps the two the same. Records only: imports nothing of toolwire.
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -168,14 +169,18 @@ def _matches(row: ModelRule, wire: str, name: str) -> bool:
             and any(fnmatch.fnmatchcase(name, pattern) for pattern in row.models))
 
 
+@functools.lru_cache(maxsize=1024)
 def find(code: str, wire: str, model: str | None) -> ModelRule | None:
-    """The row of rule ``code`` covering ``model`` on ``wire``, or None."""
+    """The row of rule ``code`` covering ``model`` on ``wire``, or None (remembered per
+    model: the table is fixed, and a request asks the same few rules for the same model)."""
     name = bare_model(model)
     return next((row for row in RULES if row.code == code and _matches(row, wire, name)), None)
 
 
 def setting(code: str, options: Mapping[str, Any] | None) -> bool | None:
     """What the ``_rules`` setting in a wire's provider ``options`` says of rule ``code``."""
+    if options is None:
+        return None  # the usual request: no setting
     given = options.get(SETTING) if isinstance(options, Mapping) else None
     value = given.get(code) if isinstance(given, Mapping) else None
     return value if isinstance(value, bool) else None

@@ -37,8 +37,10 @@ CHAT = "openai-chat"
 
 
 def _options(request: Request, wire: str) -> Mapping[str, Any] | None:
-    entry = (request.provider_options or {}).get(wire)
-    return entry if isinstance(entry, Mapping) else None
+    if request.provider_options is None:
+        return None
+    entry = request.provider_options.get(wire)
+    return entry if entry is not None and isinstance(entry, Mapping) else None
 
 
 def fitted(encode: Callable[[Request], Encoded], wire: str,
@@ -63,11 +65,14 @@ def fitted(encode: Callable[[Request], Encoded], wire: str,
 
 def effort_with_tools(body: dict[str, Any], request: Request, notes: list[Note]) -> None:
     """GPT-5 models refusing function tools with a reasoning effort on Chat Completions."""
-    model, options = body.get("model"), _options(request, CHAT)
-    if not function_tools(body) or not isinstance(model, str):
+    model = body.get("model")
+    if not isinstance(model, str):
         return
+    options = _options(request, CHAT)  # the rules first: they are remembered per model
     by_default = applies("effort_with_tools_by_default", CHAT, model, options)
     if not by_default and not applies("effort_with_tools", CHAT, model, options):
+        return
+    if not function_tools(body):
         return
     effort = body.get("reasoning_effort")
     if effort is None:
@@ -106,7 +111,7 @@ def reasoning_passback(body: dict[str, Any], request: Request, notes: list[Note]
                 notes.append(Note(kind="reasoning_dropped", subject=f"message {i}", detail=(
                     f"{model} refuses reasoning_content in its input; left out")))
         return
-    if thinking_off(body) or not applies("reasoning_passback", CHAT, model, options):
+    if not applies("reasoning_passback", CHAT, model, options) or thinking_off(body):
         return
     assistants = [i for i, m in enumerate(messages)
                   if isinstance(m, Mapping) and m.get("role") == "assistant"]
@@ -136,6 +141,11 @@ def _blocks(content: Any) -> list[Any]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
 
 
+def _is_system(message: Any) -> bool:
+    return (type(message) is dict or isinstance(message, Mapping)) and (
+        message.get("role") == "system")
+
+
 def system_messages(body: dict[str, Any], request: Request, notes: list[Note]) -> None:
     """System messages where the model takes them: those before the conversation join the
     system prompt; the others stay where the model takes them (``system_messages``) and are
@@ -143,12 +153,17 @@ def system_messages(body: dict[str, Any], request: Request, notes: list[Note]) -
     messages = body.get("messages")
     if not isinstance(messages, list):
         return
+    for message in messages:
+        if _is_system(message):
+            break
+    else:
+        return  # the usual body: nothing to move
     model = body.get("model") if isinstance(body.get("model"), str) else None
     takes = applies("system_messages", "anthropic-messages", model,
                     _options(request, "anthropic-messages"))
     out: list[Any] = []
     for i, message in enumerate(messages):
-        if not isinstance(message, Mapping) or message.get("role") != "system":
+        if not _is_system(message):
             out.append(message)
             continue
         content = message.get("content") or []

@@ -104,7 +104,7 @@ def decode_usage(raw: Any) -> Usage:
         thinking = token_count(details.get("thinking_tokens"))
     by_ttl = get("cache_creation")  # the writes split by lifetime
     long = (token_count(by_ttl.get("ephemeral_1h_input_tokens"))
-            if isinstance(by_ttl, Mapping) else 0)
+            if by_ttl is not None and isinstance(by_ttl, Mapping) else 0)
     return Usage(
         input_tokens=given + write + read,
         output_tokens=output,

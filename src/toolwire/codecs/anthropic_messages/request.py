@@ -170,7 +170,7 @@ def _assistant_blocks(parts: Sequence[Part], *, index: int, nm: ToolNames, ids: 
 def _own(m: Message, item: dict[str, Any]) -> dict[str, Any]:
     """A message as sent, with its own fields as they came (``output_config``, ...)."""
     extras = m.provider_data.get(WIRE) if m.provider_data is not None else None
-    if not isinstance(extras, Mapping):
+    if extras is None or not isinstance(extras, Mapping):
         return item  # a reply's container goes in the body (managed), not on the message
     return {**item, **{k: copy.deepcopy(v) for k, v in extras.items()
                         if k != "container" and not k.startswith("_")}}

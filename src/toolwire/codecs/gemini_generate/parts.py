@@ -378,7 +378,7 @@ class PartEncoder:
         if not generated:
             fr["id"] = result.call_id
         fr["response"] = {"error" if result.is_error else "output": result.text}
-        kept = inner.get("response") if isinstance(inner, Mapping) else None
+        kept = None if inner is None or not isinstance(inner, Mapping) else inner.get("response")
         if kept is not None and not result.is_error and dumps(kept) == result.text:
             fr["response"] = kept
         if self._inside(result):

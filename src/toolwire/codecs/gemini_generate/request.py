@@ -76,7 +76,7 @@ def encode(request: Request) -> Encoded:
                           fill_signature=str(fill) if fill else None, result_parts=result_parts)
     body["contents"] = _contents(request.messages, encoder)
     if request.tools:
-        extras = declared if isinstance(declared, Mapping) else {}
+        extras = declared if declared is not None and isinstance(declared, Mapping) else {}
         body["tools"] = [{"functionDeclarations": [
             encode_declaration(t, names, schema_field, extras, notes) for t in request.tools
         ]}]

@@ -168,7 +168,8 @@ def encode(request: Request) -> Encoded:
     body["stream"] = request.stream
     own = own_options(request.provider_options, WIRE, notes)
     base = own.pop("options", None)
-    options: dict[str, Any] = dict(base) if isinstance(base, Mapping) else {}
+    options: dict[str, Any] = dict(base) if base is not None and isinstance(base, Mapping) \
+        else {}
     if request.temperature is not None:
         options["temperature"] = request.temperature
     if request.max_tokens is not None:

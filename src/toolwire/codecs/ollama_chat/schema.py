@@ -100,7 +100,7 @@ class _SchemaRewrite:
         node = self._inline(self.source, "/", ())
         out: dict[str, Any] = {}
         for key, value in node.items():
-            if key == "properties" and isinstance(value, Mapping):
+            if key == "properties" and (type(value) is dict or isinstance(value, Mapping)):
                 out[key] = {k: self._prop(v, f"/properties/{k}", ()) for k, v in value.items()}
             elif key in _TOP_KEEP:
                 out[key] = value

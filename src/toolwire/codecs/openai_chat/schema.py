@@ -84,7 +84,7 @@ def encode_tools(specs: Any, names: Names, notes: list[Note],
     """The specs as tools, each with the fields of its own it came with (`TOOL_FIELDS`)."""
     tools = [encode_tool(t, names, notes) for t in specs]
     kept = options.pop(TOOL_FIELDS, None)
-    for tool in tools if isinstance(kept, Mapping) else ():
+    for tool in tools if kept is not None and isinstance(kept, Mapping) else ():
         for key, value in (kept.get(tool["function"]["name"]) or {}).items():
             inner, _, field = key.partition(".")
             (tool["function"] if field else tool)[field or inner] = plain(value)

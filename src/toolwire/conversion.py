@@ -20,7 +20,7 @@ import msgspec
 
 from toolwire.codecs import Note, get_codec
 from toolwire.codecs.caching import carry_breakpoints
-from toolwire.codecs.registry import BodyKind, detect_body, detect_stream_text
+from toolwire.codecs.registry import BodyKind, detect_body, detect_stream_text, get_wire
 from toolwire.errors import WireFormatError
 from toolwire.transcript import OpaquePart, Request
 
@@ -76,7 +76,7 @@ def convert(body: Mapping[str, Any], source: str, target: str, *, model: str | N
     if source != target:
         noted = {n.subject for n in losses if n.kind == "field_dropped"}
         losses += tuple(n for n in _part_losses(request, source, target) if n.subject not in noted)
-    if source in _CLOSED:  # what the source's own encoder left out (and did not say)
+    if get_wire(source).closed_body:  # what its own encoder left out (and did not say)
         again = decoder.encode(request)
         said = " ".join(f"{n.subject} {n.detail}" for n in (*losses, *again.notes))
         losses += tuple(Note(kind="field_dropped", subject=path, detail=(
@@ -91,10 +91,6 @@ def convert(body: Mapping[str, Any], source: str, target: str, *, model: str | N
                       losses=losses, headers=sent)
 
 
-_CLOSED = frozenset({"ollama-chat", "gemini-generate", "bedrock-converse", "gemini-interactions"})
-"""Wires whose clients (ollama's, google-genai, botocore) send only the fields their types know:
-their decoders read those, and a field beyond them, from another client, is named where the
-same wire's re-encode lacks it."""
 _URL_KEYS = frozenset({"model", "modelId"})
 """Keys a body may hold that the wire carries in its URL."""
 
@@ -148,11 +144,12 @@ def _part_losses(request: Request, source: str, target: str) -> list[Note]:
     """A note for each field of ``source``'s own kept on a message or a part (a cache
     marker, a thought signature, an item id, a per-turn setting) that ``target`` is not sent."""
     notes: list[Note] = []
+    closed = get_wire(source).closed_body
     for i, message in enumerate(request.messages):
         places: list[tuple[str, Any]] = [(f"messages[{i}]", message)]
         places += [(f"messages[{i}].parts[{j}]", p) for j, p in enumerate(message.parts)
                    if type(p).__name__ not in ("ReasoningPart", "OpaquePart")]
-        if source in _CLOSED:  # a block kept whole for a field of its own: that field named
+        if closed:  # a block kept whole for a field of its own: that field named
             places += [(f"messages[{i}].parts[{j}]", p) for j, p in enumerate(message.parts)
                        if isinstance(p, OpaquePart) and p.wire == source]
         for subject, value in places:

@@ -151,6 +151,10 @@ class Wire:
     """Calls may carry free text in place of JSON arguments (the Responses API's custom tool
     calls); elsewhere `toolwire.codecs.base.Codec` sends such a call's text as the argument
     ``input`` of a function call, with a note."""
+    closed_body: bool = False
+    """The wire's clients (its SDK's types) send only the fields toolwire's decoder reads, so a
+    field beyond them, from another client, is named as a loss where the same wire's re-encode
+    lacks it (`toolwire.conversion`)."""
     check_headers: bool = False
     """The wire's body rules depend on the request's headers (a request shape a header names),
     so its ``check_body`` takes them."""

@@ -131,6 +131,7 @@ def carried_in(block: Any) -> str | None:
 
 
 RECORD = Wire(
+    closed_body=True,  # its SDK sends only the fields its types know
     name=NAME,
     module="toolwire.codecs.bedrock_converse.codec",
     path="/model/{model}/converse",

@@ -120,6 +120,7 @@ def carried_in(block: Any) -> str | None:
 
 
 RECORD = Wire(
+    closed_body=True,  # its SDK sends only the fields its types know
     name=NAME,
     module="toolwire.codecs.gemini_interactions.codec",
     path="/v1beta/interactions",

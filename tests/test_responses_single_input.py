@@ -18,7 +18,7 @@ from toolwire.codecs import get_codec
 from toolwire.emulator import Emulator
 from toolwire.http import quirks
 from toolwire.http.client import model as make_model
-from toolwire.transcript import Request
+from toolwire.transcript import Request, ToolCallPart, ToolResultPart
 
 SERVER = "lmstudio-responses"
 WIRE = "openai-responses"
@@ -92,8 +92,10 @@ def test_the_emulator_keeps_a_response_unless_store_is_false(store: bool) -> Non
         assert answered.json()["output"][0]["content"][0]["text"] == ANSWER.text
     else:
         assert answered.status_code == 400
-        assert answered.json()["error"]["message"] == (
-            f"Previous response with id '{rid}' not found.")
+        assert answered.json()["error"] == {
+            "message": f"Previous response with id '{rid}' not found.",
+            "type": "invalid_request_error", "param": "previous_response_id",
+            "code": "previous_response_not_found"}
 
 
 def test_the_played_server_refuses_more_than_one_item_before_reading_the_kept_ones() -> None:
@@ -127,3 +129,16 @@ def test_the_codec_setting_sends_the_whole_history_when_no_reply_kept_an_id() ->
     plain = codec.encode(Request(model="m", messages=(messages[0], kept, messages[2]))).body
     assert "previous_response_id" not in plain and len(plain["input"]) == 3
     assert all("response" not in item for item in plain["input"])
+
+
+def test_a_continued_result_of_a_freeform_call_stays_a_custom_output() -> None:
+    call = ToolCallPart(id="call_sh", name="shell", arguments={"input": "ls"}, freeform=True)
+    result = ToolResultPart(call_id="call_sh", name="shell", content="a.txt")
+    messages = (Message.user("List."),
+                Message(role="assistant", parts=(call,),
+                        provider_data={WIRE: {"response": "resp_sh"}}),
+                Message(role="tool", parts=(result,)))
+    body = get_codec(WIRE).encode(Request(model="m", messages=messages,
+                                          provider_options={WIRE: {"_continue": True}})).body
+    assert body["previous_response_id"] == "resp_sh"
+    assert [i["type"] for i in body["input"]] == ["custom_tool_call_output"]

@@ -87,11 +87,14 @@ class ServerMemory:
     it names put before its input (`LookupError` naming the id when none is kept under it);
     ``keep`` stores a request and its encoded reply under the reply's id, unless the request
     asked the server not to.
-    ``missing_status`` is the status the server answers an id it keeps nothing under with."""
+    ``missing_status`` is the status the server answers an id it keeps nothing under with, and
+    ``missing_error`` the fields its error object adds then (OpenAI's ``code`` and ``param``).
+    """
 
     continued: Callable[[Mapping[str, Any], Mapping[str, list[Any]]], dict[str, Any]]
     keep: Callable[[Kept, Mapping[str, Any], Mapping[str, Any]], None]
     missing_status: int = 404
+    missing_error: Mapping[str, str] = field(default_factory=dict)
 
 
 def continued_from(body: Mapping[str, Any], kept: Mapping[str, list[Any]], key: str,

@@ -309,7 +309,10 @@ class Emulator:
                 body = memory.continued(body, self.kept)
             except LookupError as exc:
                 status = memory.missing_status
-                return _json(status, error_body(errors, status, str(exc)))
+                answer = error_body(errors, status, str(exc))
+                if isinstance(answer.get("error"), dict):
+                    answer["error"].update(memory.missing_error)
+                return _json(status, answer)
         if problem is None and self.check:
             problem = first_refusal(wire, body, headers=http.headers, **route.url_says())
         if problem is None:

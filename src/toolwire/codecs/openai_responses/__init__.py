@@ -178,7 +178,8 @@ RECORD = Wire(
     added_tools=True,  # a system message's tools as an ``additional_tools`` item, in place
     check_headers=True,  # Codex's own request shape is named by a header
     carrier=Carrier(wrap=carried, unwrap=carried_in),
-    memory=ServerMemory(continued=continued, keep=keep, missing_status=400),
+    memory=ServerMemory(continued=continued, keep=keep, missing_status=400, missing_error={
+        "code": "previous_response_not_found", "param": "previous_response_id"}),
     live_writer="toolwire.proxy.writers:ResponsesWriter",
 )
 """The wire's registry record."""

@@ -118,7 +118,9 @@ def encode(request: Request) -> Encoded:
         if stored is not None and "previous_response_id" not in extra:
             body["previous_response_id"] = stored[1]
             messages = messages[stored[0] + 1:]
-    body["input"] = _encode_input(messages, names, notes)
+    earlier = request.messages[:len(request.messages) - len(messages)]  # kept by the server
+    body["input"] = _encode_input(messages, names, notes, freeform={
+        c.id for m in earlier for c in m.tool_calls if c.freeform})
     tools = encode_tools(request.tools, names, notes, extra)
     more_tools = extra.pop("tools", None)
     if isinstance(more_tools, list):
@@ -156,10 +158,11 @@ def encode(request: Request) -> Encoded:
     return Encoded(body=body, notes=tuple(notes))
 
 
-
-def _encode_input(messages: Sequence[Message], names: NameMap, notes: list[Note]) -> list[Item]:
+def _encode_input(messages: Sequence[Message], names: NameMap, notes: list[Note], *,
+                  freeform: set[str]) -> list[Item]:
+    """The ``input`` items of ``messages``; ``freeform`` holds the freeform calls of earlier
+    messages (their results are ``custom_tool_call_output`` items), and gains this list's."""
     items: list[Item] = []
-    freeform: set[str] = set()  # the calls whose results are custom_tool_call_output items
     for m_index, message in enumerate(messages):
         role = message.role
         if role == "user" or role == "system":

@@ -82,13 +82,48 @@ Kept = dict[str, list[Any]]
 @dataclass(frozen=True, slots=True)
 class ServerMemory:
     """How a server that keeps conversations reads and stores them (Gemini Interactions'
-    stored interactions), for the emulator to do the same. ``continued`` reads a request body
-    as that server does, with the kept conversation it names put before its input
-    (`LookupError` naming the id when none is kept under it); ``keep`` stores a request and its
-    encoded reply under the reply's id, unless the request asked the server not to."""
+    stored interactions, the Responses API's stored responses), for the emulator to do the
+    same. ``continued`` reads a request body as that server does, with the kept conversation
+    it names put before its input (`LookupError` naming the id when none is kept under it);
+    ``keep`` stores a request and its encoded reply under the reply's id, unless the request
+    asked the server not to.
+    ``missing_status`` is the status the server answers an id it keeps nothing under with, and
+    ``missing_error`` the fields its error object adds then (OpenAI's ``code`` and ``param``).
+    """
 
     continued: Callable[[Mapping[str, Any], Mapping[str, list[Any]]], dict[str, Any]]
     keep: Callable[[Kept, Mapping[str, Any], Mapping[str, Any]], None]
+    missing_status: int = 404
+    missing_error: Mapping[str, str] = field(default_factory=dict)
+
+
+def continued_from(body: Mapping[str, Any], kept: Mapping[str, list[Any]], key: str,
+                   items: Callable[[Any], list[Any]], missing: str) -> dict[str, Any]:
+    """``body`` with the kept conversation its ``key`` names (an id) put before its input, read
+    by ``items``, and ``key`` taken out; `LookupError` with ``missing`` (``{id}`` filled in)
+    when nothing is kept under that id. A `ServerMemory`'s ``continued`` is this with its
+    wire's field, items and words."""
+    previous = body.get(key)
+    out = dict(body)
+    if previous is None:
+        return out
+    found = kept.get(previous) if isinstance(previous, str) else None
+    if found is None:
+        raise LookupError(missing.format(id=previous))
+    del out[key]
+    out["input"] = [*found, *items(body.get("input"))]
+    return out
+
+
+def keep_reply(kept: Kept, body: Mapping[str, Any], reply: Mapping[str, Any],
+               items: Callable[[Any], list[Any]], output: str) -> None:
+    """Store a request's input (read by ``items``) and its reply's ``output`` field under the
+    reply's id, unless the request's ``store`` is false: a `ServerMemory`'s ``keep``."""
+    rid = reply.get("id")
+    if body.get("store") is False or not isinstance(rid, str):
+        return
+    given = reply.get(output)
+    kept[rid] = [*items(body.get("input")), *(given if isinstance(given, list) else [])]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -223,4 +258,6 @@ __all__ = [
     "ServerMemory",
     "Wire",
     "WireRules",
+    "continued_from",
+    "keep_reply",
 ]

@@ -106,7 +106,8 @@ class Emulator:
     `Pacing`) holds them the way a model writes instead: the time to its first token, then so
     many tokens a second. ``plays`` names a provider whose server it plays: it refuses what
     that server refuses of its wire, sends ids as it does and checks that every request is
-    signed for its AWS service (`toolwire.emulator.played`). ``bill=True`` counts each
+    signed for its AWS service (`toolwire.emulator.played`); ``rules`` turns its quirks on or
+    off, as a model's ``_rules`` setting does (`toolwire.http.quirks`). ``bill=True`` counts each
     prompt, models each provider's prompt cache and refuses a prompt longer than the model's
     window (`toolwire.emulator.billing`;
     ``windows`` adds model windows, ``clock`` times cache entries): a scripted reply that says
@@ -125,6 +126,7 @@ class Emulator:
         pacing: Pacing | None = None,
         aws_credentials: AwsCredentials | None = None,
         plays: str | None = None,
+        rules: Mapping[str, bool] | None = None,
         bill: bool = False,
         windows: Mapping[str, int] | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -142,7 +144,7 @@ class Emulator:
         self.chunk_delay = chunk_delay
         self.pacing = pacing
         self.aws_credentials = aws_credentials
-        self.played = Played.of(plays)
+        self.played = Played.of(plays, rules)
         """The provider it plays (`toolwire.emulator.played`): its refusals, ids and signing."""
         self.billing = Billing(windows, clock) if bill else None
         self.cached = CachedStore(clock)
@@ -295,19 +297,24 @@ class Emulator:
                 body, held = self.cached.expand(spec, body, route.model)
             except Refused as exc:
                 return _json(exc.status, error_body(errors, exc.status, str(exc)))
-        memory = spec.memory  # how the server keeps conversations, when it keeps any
-        if memory is not None:
-            try:
-                body = memory.continued(body, self.kept)
-            except LookupError as exc:
-                return _json(404, error_body(errors, 404, str(exc)))
         if self.aws_credentials is not None and (http.path.startswith(AWS_PATHS)
                                                  or self.played.aws_service):
             refused = check_signature(http, self.aws_credentials, self.played.aws_service)
             if refused is not None:
                 return _json(403, error_body(errors, 403, refused))
-        problem = (self.played.refusal(body) or first_refusal(
-            wire, body, headers=http.headers, **route.url_says())) if self.check else None
+        problem = self.played.refusal(body) if self.check else None  # the body as it came
+        memory = spec.memory  # how the server keeps conversations, when it keeps any
+        if memory is not None and problem is None:
+            try:
+                body = memory.continued(body, self.kept)
+            except LookupError as exc:
+                status = memory.missing_status
+                answer = error_body(errors, status, str(exc))
+                if isinstance(answer.get("error"), dict):
+                    answer["error"].update(memory.missing_error)
+                return _json(status, answer)
+        if problem is None and self.check:
+            problem = first_refusal(wire, body, headers=http.headers, **route.url_says())
         if problem is None:
             try:
                 request = codec.decode_request(body, **route.url_says())

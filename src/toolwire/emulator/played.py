@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from toolwire.codecs.model_rules import SETTING
 from toolwire.http import quirks
 from toolwire.http.providers import PROVIDERS, get_provider
 from toolwire.transcript import Reply
@@ -26,14 +27,16 @@ class Played:
     aws_service: str = ""
 
     @classmethod
-    def of(cls, name: str | None) -> Played:
+    def of(cls, name: str | None, rules: Mapping[str, bool] | None = None) -> Played:
+        """The provider named ``name``, its quirks turned on or off by ``rules`` (code: on)."""
         if name is None:
             return cls()
         provider = get_provider(name)
         if provider is None:
             raise ValueError(f"the emulator cannot play {name!r}: no provider has that name; "
                              f"choose one of: {', '.join(PROVIDERS)}")
-        return cls(frozenset(provider.quirks), provider.aws_service)
+        found = quirks.active(provider.quirks, {SETTING: dict(rules or {})})
+        return cls(found, provider.aws_service)
 
     def refusal(self, body: Mapping[str, Any]) -> str | None:
         """What the played server refuses of ``body``, in its words, or None."""

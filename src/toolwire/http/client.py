@@ -176,9 +176,10 @@ class HttpModel:
         if (cache is not None and not cache.markers and self._provider_marks
                 and takes_breakpoints(self.endpoint.model)):
             changes["cache"] = replace(cache, markers=True)  # its upstream caches at markers
-        if self.options:
+        asked = quirks.codec_settings(self._quirks)  # what the server's quirks ask the codec
+        if self.options or asked:
             opts = dict(request.provider_options or {})
-            wire_opts = {**self.options, **dict(opts.get(self.wire, {}))}
+            wire_opts = {**self.options, **asked, **dict(opts.get(self.wire, {}))}
             opts[self.wire] = wire_opts
             changes["provider_options"] = opts
         request = replace(request, **changes)

@@ -6,8 +6,10 @@ toolwire does instead, where it is written and whether the server's documentatio
 `QUIRKS` (the table, shown in ``docs/servers.md``), `active` (a provider record's quirks with
 the user's settings applied), `fit` (a request body made fit for them, before it is sent),
 `refusal` (the first quirk a raw body breaks, worded as the server words it: what the emulator
-answers when it plays the server) and `unique_ids` / `reused_ids` (call ids a server restarts
-with each response made unique in the transcript, and the ids such a server sends).
+answers when it plays the server), `codec_settings` (the codec settings a quirk asks for:
+``single_input`` continues stored responses, which the codec does since it holds the
+history) and `unique_ids` / `reused_ids` (call ids a server restarts with each response made
+unique in the transcript, and the ids such a server sends).
 
 Every quirk is also a setting, as the per-model rules are: ``options={"_rules": {code:
 bool}}`` given to `toolwire.model` turns it on or off for that model, whatever the provider
@@ -117,6 +119,16 @@ QUIRKS: dict[str, Quirk] = {q.code: q for q in (
                    "https://github.com/zed-industries/zed/pull/60998"),
           words="Invalid 'call_id': string too long. Expected a string with maximum length "
                 f"{MAX_CALL_ID}."),
+    Quirk(code="single_input", servers="LM Studio 0.3.29 (reported); no record has it",
+          documented=False,
+          refused="an `input` of more than one item (400 Bad Request): a conversation goes on "
+                  "only by `previous_response_id`, from the responses the server keeps",
+          instead="sends `store: true` and, once the history holds a reply, the "
+                  "`previous_response_id` of the last one with only the items after it as "
+                  "`input` (the setting turns it on)",
+          sources=("https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1064",
+                   "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1188"),
+          words="Invalid type for 'input'."),
 )}
 """Every quirk by code, in the order the docs show them."""
 
@@ -131,6 +143,17 @@ def active(codes: Iterable[str], options: Mapping[str, Any] | None = None) -> fr
         if quirk is not None and isinstance(value, bool):
             (found.add if value else found.discard)(code)
     return frozenset(found)
+
+
+CONTINUE = "_continue"
+"""The openai-responses codec's setting that continues the last stored response of the
+history (``previous_response_id``, only the newer items as ``input``, ``store: true``); the
+reply's id is then kept on its message for the next request."""
+
+
+def codec_settings(quirks: frozenset[str]) -> dict[str, Any]:
+    """The codec settings ``quirks`` ask for (`CONTINUE` for ``single_input``)."""
+    return {CONTINUE: True} if "single_input" in quirks else {}
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:
@@ -157,6 +180,8 @@ def fit(body: dict[str, Any], quirks: frozenset[str]) -> dict[str, Any]:
         out.pop("previous_response_id", None)
         out.pop("conversation", None)
         out["store"] = False
+    if "single_input" in quirks:
+        out["store"] = True
     if "function_tools_only" in quirks and "tools" in out:
         kept = [t for t in _dicts(out["tools"]) if t.get("type") == "function"]
         names = {t.get("name") for t in kept}
@@ -194,6 +219,9 @@ def refusal(body: Mapping[str, Any], quirks: frozenset[str]) -> str | None:
     said = QUIRKS
     if "stateless" in quirks and (body.get("previous_response_id") or body.get("conversation")):
         return said["stateless"].words
+    items = body.get("input")
+    if "single_input" in quirks and isinstance(items, list) and len(items) > 1:
+        return said["single_input"].words
     if "function_tools_only" in quirks and any(
             t.get("type") != "function" for t in _dicts(body.get("tools"))):
         return said["function_tools_only"].words
@@ -255,5 +283,5 @@ def table_markdown() -> str:
     return "\n".join(rows) + "\n"
 
 
-__all__ = ["MAX_CALL_ID", "QUIRKS", "Quirk", "active", "fit", "refusal", "reused_ids",
-           "table_markdown", "unique_ids"]
+__all__ = ["CONTINUE", "MAX_CALL_ID", "QUIRKS", "Quirk", "active", "codec_settings", "fit",
+           "refusal", "reused_ids", "table_markdown", "unique_ids"]

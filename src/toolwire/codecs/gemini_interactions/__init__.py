@@ -17,7 +17,14 @@ from toolwire.codecs.detect import Kind, squeezed
 from toolwire.codecs.google_shared import NAME_PATTERN, as_list
 from toolwire.codecs.prompt_rules import CacheRules
 from toolwire.codecs.reasoning import Carrier, Triple, as_bytes_field, from_bytes_field
-from toolwire.codecs.record import Kept, ServerMemory, Wire, WireRules
+from toolwire.codecs.record import (
+    Kept,
+    ServerMemory,
+    Wire,
+    WireRules,
+    continued_from,
+    keep_reply,
+)
 
 NAME = "gemini-interactions"
 
@@ -83,26 +90,14 @@ def continued(body: Mapping[str, Any], kept: Mapping[str, list[Any]]) -> dict[st
     """``body`` as a server that keeps conversations reads it: the steps of the stored
     interaction it names in ``previous_interaction_id`` (its input and output) before its own
     input. `LookupError` naming the id when nothing is stored under it."""
-    previous = body.get("previous_interaction_id")
-    out = dict(body)
-    if previous is None:
-        return out
-    steps = kept.get(previous) if isinstance(previous, str) else None
-    if steps is None:
-        raise LookupError(f"no stored interaction has the id {previous!r}")
-    del out["previous_interaction_id"]
-    out["input"] = [*steps, *input_steps(body.get("input"))]
-    return out
+    return continued_from(body, kept, "previous_interaction_id", input_steps,
+                          "no stored interaction has the id {id!r}")
 
 
 def keep(kept: Kept, body: Mapping[str, Any], reply: Mapping[str, Any]) -> None:
     """Store an interaction as the server does unless ``store`` is false: its input (``body``
     as `continued` made it) and its reply's steps, under the reply's id."""
-    rid = reply.get("id")
-    if body.get("store") is False or not isinstance(rid, str):
-        return
-    steps = reply.get("steps")
-    kept[rid] = [*input_steps(body.get("input")), *(steps if isinstance(steps, list) else [])]
+    keep_reply(kept, body, reply, input_steps, "steps")
 
 
 def carried(text: str, sealed: str) -> dict[str, Any]:

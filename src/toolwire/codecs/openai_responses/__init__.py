@@ -2,7 +2,9 @@
 
 The wire's registry record, ``RECORD``, and what it names or the folder alone uses: its
 recognisers, how it asks for reasoning, its tool-name pattern, what the Responses API refuses
-of the images in a raw body, its cache fields and its compaction entry. The folder's other
+of the images in a raw body, its cache fields, its compaction entry and how its server keeps
+responses (`continued`, `keep`: the emulator keeps them the same way, through the record's
+``memory``). The folder's other
 modules are the ones every wire has (`toolwire.codecs.record` lists them); this one imports
 only what codecs share.
 """
@@ -25,7 +27,7 @@ from toolwire.codecs.media import (
 )
 from toolwire.codecs.prompt_rules import CacheRules, Counting
 from toolwire.codecs.reasoning import Carrier, Triple, effort
-from toolwire.codecs.record import Wire
+from toolwire.codecs.record import Kept, ServerMemory, Wire, continued_from, keep_reply
 from toolwire.transcript import Cache, ContextManagement
 
 NAME = "openai-responses"
@@ -132,6 +134,27 @@ def carried_in(block: Any) -> str | None:
     return found if isinstance(found, str) else None
 
 
+def input_items(value: Any) -> list[Any]:
+    """``input`` in either of its forms as items: text is one user message."""
+    if isinstance(value, str):
+        return [{"type": "message", "role": "user", "content": value}]
+    return list(value) if isinstance(value, list) else []
+
+
+def continued(body: Mapping[str, Any], kept: Mapping[str, list[Any]]) -> dict[str, Any]:
+    """``body`` as a server that keeps responses reads it: the items of the stored response
+    it names in ``previous_response_id`` (its input and output) before its own input.
+    `LookupError` worded as the API words it when nothing is stored under that id."""
+    return continued_from(body, kept, "previous_response_id", input_items,
+                          "Previous response with id '{id}' not found.")
+
+
+def keep(kept: Kept, body: Mapping[str, Any], reply: Mapping[str, Any]) -> None:
+    """Store a response as the server does unless ``store`` is false (it is true by
+    default): its input (``body`` as `continued` made it) and its output, under its id."""
+    keep_reply(kept, body, reply, input_items, "output")
+
+
 RECORD = Wire(
     name=NAME,
     per_model=True,  # the codec's FIT
@@ -155,6 +178,8 @@ RECORD = Wire(
     added_tools=True,  # a system message's tools as an ``additional_tools`` item, in place
     check_headers=True,  # Codex's own request shape is named by a header
     carrier=Carrier(wrap=carried, unwrap=carried_in),
+    memory=ServerMemory(continued=continued, keep=keep, missing_status=400, missing_error={
+        "code": "previous_response_not_found", "param": "previous_response_id"}),
     live_writer="toolwire.proxy.writers:ResponsesWriter",
 )
 """The wire's registry record."""
@@ -168,6 +193,9 @@ __all__ = [
     "carried",
     "carried_in",
     "context_entries",
+    "continued",
+    "input_items",
+    "keep",
     "media_problem",
     "read_entries",
     "reasoning",

@@ -68,6 +68,21 @@ def own(data: Mapping[str, JSON] | None) -> Any:
     return data.get(WIRE)
 
 
+CONTINUE: Final = "_continue"
+"""The codec setting (``provider_options["openai-responses"]``) that continues the last
+stored response of the history: ``previous_response_id`` with only the newer items as
+``input``, and ``store: true``; a reply decoded for such a request keeps its id."""
+RESPONSE: Final = "response"
+"""The key of a reply message's provider data that holds its response's id (kept when the
+request asked for `CONTINUE`)."""
+
+
+def continues(options: Mapping[str, Any] | None) -> bool:
+    """Whether a request's provider options ask the codec for `CONTINUE`."""
+    entry = own(options)
+    return isinstance(entry, Mapping) and entry.get(CONTINUE) is True
+
+
 def content_seed(value: JSON) -> str:
     """A stable seed for made-up call ids when a reply has no id."""
     return hashlib.sha256(dumps(value).encode()).hexdigest()[:16]

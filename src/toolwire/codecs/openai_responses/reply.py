@@ -24,9 +24,11 @@ from toolwire.codecs.base import (
     token_count,
 )
 from toolwire.codecs.openai_responses.parts import (
+    RESPONSE,
     WIRE,
     Item,
     content_seed,
+    continues,
     has_refusal,
     made_id,
     name_map,
@@ -161,8 +163,11 @@ def decode_response(
     stop, truncated = decode_stop(parts, raw_stop, refused)
     error = body.get("error")
     model = body.get("model")
+    keep = {RESPONSE: reply_id} if reply_id and request is not None and continues(
+        request.provider_options) else None  # the next request continues it
     return Reply(
-        message=Message(role="assistant", parts=tuple(parts)),
+        message=Message(role="assistant", parts=tuple(parts),
+                        provider_data={WIRE: keep} if keep else None),
         stop=stop,
         raw_stop=raw_stop,
         usage=decode_usage(body.get("usage")),

@@ -5,7 +5,10 @@ items, tools and ``tool_choice``, with a `Note` for every change made to fit), `
 (any such body back to a `Request`; a body of the wrong shape raises `WireFormatError` naming
 the field) and `check_body` (the first rule a raw body breaks, worded as the API words it).
 Assistant-side items in a row read as one assistant message, ``function_call_output`` items in
-a row as one tool message. Pure; imports only the transcript, `toolwire.codecs.base` and the
+a row as one tool message. With the codec setting ``"_continue": true`` (`CONTINUE`, for a
+server that takes one input item only) a request continues the last response the history
+kept the id of: ``previous_response_id`` and only the messages after that reply as
+``input``, with ``store: true``. Pure; imports only the transcript, `toolwire.codecs.base` and the
 Responses `parts` and `schema`; must not import the wire's reply or stream modules.
 """
 
@@ -39,6 +42,8 @@ from toolwire.codecs.openai_responses import (
     read_entries,
 )
 from toolwire.codecs.openai_responses.parts import (
+    CONTINUE,
+    RESPONSE,
     WIRE,
     Item,
     check_item,
@@ -85,6 +90,17 @@ _KNOWN_KEYS: Final = frozenset({
 # --------------------------------------------------------------------------- encode
 
 
+def stored_from(messages: Sequence[Message]) -> tuple[int, str] | None:
+    """The last assistant message that kept the id of the response it came from, and that
+    id."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        entry = own(message.provider_data) if message.role == "assistant" else None
+        if isinstance(entry, dict) and isinstance(entry.get(RESPONSE), str) and entry[RESPONSE]:
+            return index, entry[RESPONSE]
+    return None
+
+
 def encode(request: Request) -> Encoded:
     """The request body the API documents, and a note for every change made to fit it."""
     check_limits(request.messages, WIRE, LIMITS)
@@ -94,8 +110,17 @@ def encode(request: Request) -> Encoded:
     body: dict[str, Any] = {"model": request.model}
     if request.system is not None:
         body["instructions"] = request.system
-    body["input"] = _encode_input(request.messages, names, notes)
     extra = own_options(request.provider_options, WIRE, notes)
+    messages = request.messages
+    if extra.pop(CONTINUE, False) is True:  # the server keeps the history: only newer items
+        extra.setdefault("store", True)
+        stored = stored_from(messages)
+        if stored is not None and "previous_response_id" not in extra:
+            body["previous_response_id"] = stored[1]
+            messages = messages[stored[0] + 1:]
+    earlier = request.messages[:len(request.messages) - len(messages)]  # kept by the server
+    body["input"] = _encode_input(messages, names, notes, freeform={
+        c.id for m in earlier for c in m.tool_calls if c.freeform})
     tools = encode_tools(request.tools, names, notes, extra)
     more_tools = extra.pop("tools", None)
     if isinstance(more_tools, list):
@@ -133,10 +158,11 @@ def encode(request: Request) -> Encoded:
     return Encoded(body=body, notes=tuple(notes))
 
 
-
-def _encode_input(messages: Sequence[Message], names: NameMap, notes: list[Note]) -> list[Item]:
+def _encode_input(messages: Sequence[Message], names: NameMap, notes: list[Note], *,
+                  freeform: set[str]) -> list[Item]:
+    """The ``input`` items of ``messages``; ``freeform`` holds the freeform calls of earlier
+    messages (their results are ``custom_tool_call_output`` items), and gains this list's."""
     items: list[Item] = []
-    freeform: set[str] = set()  # the calls whose results are custom_tool_call_output items
     for m_index, message in enumerate(messages):
         role = message.role
         if role == "user" or role == "system":

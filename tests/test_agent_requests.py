@@ -369,3 +369,30 @@ def test_a_real_clients_request_converts_to_every_wire_validly(path: Path) -> No
         spec = get_wire(target)
         route = spec.path.replace("{model}", "m")
         assert emulated(route, result.body).status_code == 200, (target, result.losses)
+
+
+# --- the model a URL named, given to the rules beside the body
+
+_LATE_SYSTEM = {"max_tokens": 100, "messages": [
+    {"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"},
+    {"role": "user", "content": "again"}, {"role": "system", "content": "be brief"}]}
+"""A system message after the first turn: taken by the models that take one there
+(Claude Opus 4.8 on), refused by the others."""
+
+
+def test_the_rules_judge_a_body_by_the_model_its_url_named() -> None:
+    from toolwire.rules import check_request
+
+    assert check_request(_LATE_SYSTEM, "anthropic-messages", model="claude-opus-4-8") == []
+    (problem,) = check_request(_LATE_SYSTEM, "anthropic-messages", model="claude-sonnet-4-5")
+    assert problem.rule == "refused" and "messages.3.role" in problem.message
+
+
+def test_a_model_the_body_names_wins_over_the_one_given_beside_it() -> None:
+    from toolwire.rules import check_request
+
+    older = {**_LATE_SYSTEM, "model": "claude-sonnet-4-5"}
+    (problem,) = check_request(older, "anthropic-messages", model="claude-opus-4-8")
+    assert problem.rule == "refused" and "messages.3.role" in problem.message
+    newer = {**_LATE_SYSTEM, "model": "claude-opus-4-8"}
+    assert check_request(newer, "anthropic-messages", model="claude-sonnet-4-5") == []

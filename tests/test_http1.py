@@ -4,7 +4,8 @@ Each test runs a small asyncio server that reads requests and writes exact bytes
 length, by chunks (split at awkward places, with extensions and trailers) or until the close,
 interim responses, bodies that must not be read, malformed answers, stalls and closes. The
 client side is an `httpx2.AsyncClient` with the transport mounted for ``http://``, as
-`toolwire.http.transport.HttpTransport` mounts it.
+`toolwire.http.transport.HttpTransport` mounts it. Every test runs on asyncio's own event loop
+and again on uvloop's, whose transports are not asyncio's classes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx2
 import pytest
+import uvloop
 
 from toolwire.errors import StreamError
 from toolwire.http.connection import parse_head
@@ -23,6 +25,24 @@ from toolwire.http.transport import HttpTransport, WireRequest
 
 Reader = asyncio.StreamReader
 Writer = asyncio.StreamWriter
+
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Overriding the \"event_loop_policy\" fixture:DeprecationWarning")
+
+
+@pytest.fixture(params=["asyncio", "uvloop"])
+def event_loop_policy(request: pytest.FixtureRequest) -> asyncio.AbstractEventLoopPolicy:
+    """The event loops the transport must work on: asyncio's and uvloop's."""
+    if request.param == "uvloop":
+        return uvloop.EventLoopPolicy()
+    return asyncio.DefaultEventLoopPolicy()
+
+
+async def test_each_test_runs_on_the_loop_its_parameter_names(
+        event_loop_policy: asyncio.AbstractEventLoopPolicy) -> None:
+    on_uvloop = isinstance(asyncio.get_running_loop(), uvloop.Loop)
+    assert on_uvloop == isinstance(event_loop_policy, uvloop.EventLoopPolicy)
 
 
 class Raw:

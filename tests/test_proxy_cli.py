@@ -89,6 +89,7 @@ def test_every_connection_the_proxy_accepts_sends_without_waiting() -> None:
 
     import uvicorn
     from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     from toolwire.proxy import ProxySettings, bind, serve
 
@@ -110,7 +111,8 @@ def test_every_connection_the_proxy_accepts_sends_without_waiting() -> None:
                     assert time.monotonic() < deadline
                     time.sleep(0.05)
             port = sock.getsockname()[1]
-            accepted = [p for p in gc.get_objects() if isinstance(p, H11Protocol)
+            accepted = [p for p in gc.get_objects()
+                        if isinstance(p, (H11Protocol, HttpToolsProtocol))
                         and p.transport is not None and not p.transport.is_closing()
                         and p.transport.get_extra_info("sockname")[1] == port]
             assert accepted

@@ -106,6 +106,19 @@ def test_paths_route_to_wires_with_the_model_and_stream_a_url_carries() -> None:
     assert wire_at("/v2/unknown") is None
 
 
+def test_a_path_looked_up_before_a_wire_came_finds_it_after_and_not_once_it_left() -> None:
+    """What a path serves is remembered per path; registering or removing a wire forgets it."""
+    path = dialogue_wire.PATH
+    assert wire_at(path) is None and wire_at(path) is None
+    wire = register_wire(dialogue_wire.RECORD)
+    try:
+        route = wire_at(path)
+        assert route is not None and route.wire is wire
+    finally:
+        unregister_wire(wire.name)
+    assert wire_at(path) is None
+
+
 def test_every_provider_speaks_a_registered_wire_and_each_wire_has_a_provider() -> None:
     assert all(get_wire(p.wire) for p in PROVIDERS.values())
     for wire in WIRES:

@@ -25,6 +25,7 @@ Importing this module stays cheap.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -119,12 +120,14 @@ def register_wire(wire: Wire, *, replace: bool = False) -> Wire:
     if wire.name in _REGISTRY and not replace:
         raise ValueError(f"a wire named {wire.name!r} is already registered")
     _REGISTRY[wire.name] = wire
+    _forget_routes()
     return wire
 
 
 def unregister_wire(name: str) -> None:
     """Remove a wire registered with `register_wire` (a missing name is not an error)."""
     _REGISTRY.pop(name, None)
+    _forget_routes()
 
 
 def wire_names() -> tuple[str, ...]:
@@ -140,9 +143,12 @@ def get_wire(name: str) -> Wire:
     return wire
 
 
+_VERSION = re.compile(r"^/v\d+[a-z0-9]*/")
+
+
 def _versionless(path: str) -> str:
     """``path`` without its leading API version segment (``/v1/x`` -> ``/x``)."""
-    return re.sub(r"^/v\d+[a-z0-9]*/", "/", path, count=1)
+    return _VERSION.sub("/", path, count=1)
 
 
 def _templated(wire: Wire, path: str, templates: tuple[tuple[str | None, bool], ...],
@@ -181,7 +187,11 @@ def _match(wire: Wire, path: str) -> Route | None:
 def count_at(path: str) -> Route | None:
     """The wire whose token-counting endpoint is ``path``, with the model when the path
     carries it (a host's own counting path first: its model is in the body)."""
-    path = path.split("?", 1)[0]
+    return _count_at(path.split("?", 1)[0])
+
+
+@functools.lru_cache(maxsize=512)
+def _count_at(path: str) -> Route | None:
     for wire in _REGISTRY.values():
         if any(h.count and path.endswith(h.count) for h in wire.hosted):
             return Route(wire)
@@ -204,12 +214,23 @@ def explicit_cache_at(path: str) -> Wire | None:
 def wire_at(path: str) -> Route | None:
     """The wire whose API serves ``path`` (with or without its version prefix, after any base
     path a server adds), with the model and streaming when the path carries them."""
-    path = path.split("?", 1)[0]
+    return _wire_at(path.split("?", 1)[0])
+
+
+@functools.lru_cache(maxsize=512)
+def _wire_at(path: str) -> Route | None:
     for wire in _REGISTRY.values():
         route = _match(wire, path)
         if route is not None:
             return route
     return None
+
+
+def _forget_routes() -> None:
+    """The registry changed: what each path was found to serve must be looked up again. (Paths
+    come from clients, so the two tables are bounded; a route is immutable.)"""
+    _count_at.cache_clear()
+    _wire_at.cache_clear()
 
 
 def _by_rank() -> list[Wire]:

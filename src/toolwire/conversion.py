@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 
 from toolwire.codecs import Note, get_codec
-from toolwire.codecs.caching import carry_breakpoints
+from toolwire.codecs.cache_carry import carry_breakpoints
 from toolwire.codecs.registry import BodyKind, detect_body, detect_stream_text, get_wire
 from toolwire.errors import WireFormatError
 from toolwire.transcript import OpaquePart, Request

@@ -38,7 +38,7 @@ def _said(reply: Any) -> list[str]:
 
 
 def replay_model_side(args: argparse.Namespace, rec: Any) -> int:
-    """Send each turn of the proxy's recording ``rec`` (a `toolwire.cli.replay.Recording`)
+    """Send each turn of the proxy's recording ``rec`` (a `toolwire.cli.recording.Recording`)
     again through the emulator, and compare each reply with the recorded one."""
     if args.workdir or args.in_place or args.sandbox:
         raise UserError(f"{args.log} is a conversation the proxy recorded: its tools were the "

@@ -1,9 +1,11 @@
 """What every codec shares: stream events, stream framing, notes, and tool-name mapping.
 
-Owns: `Note` and `Encoded`, `NameMap`, `Codec` (one wire's functions, with the ones every wire
-derives the same way written once), `drive_stream` (the generic ``decode_stream`` over a
+Owns: `NameMap`, `Codec` (one wire's functions, with the ones every wire derives the same way
+written once, its ``encode`` fitted to what the wire can carry by `toolwire.codecs.fitting`),
+`drive_stream` (the generic ``decode_stream`` over a
 codec's incremental decoder), and small helpers the wires share; typed provider errors are
-`toolwire.codecs.errormap`'s, re-exported here for the wires. Stream
+`toolwire.codecs.errormap`'s, and `Note` and `Encoded` `toolwire.codecs.encoded`'s, both
+re-exported here for the wires. Stream
 events are `toolwire.events`'; byte framing is `toolwire.codecs.framing`'s; reading bodies from
 outside (the typed readers that name a path, and the guards that make every decoder total) is
 `toolwire.codecs.reading`'s, whose readers are re-exported here for the wires. Pure: no HTTP,
@@ -20,13 +22,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
-import msgspec
-
+from toolwire.codecs.encoded import Encoded as Encoded
+from toolwire.codecs.encoded import Note as Note
 from toolwire.codecs.errormap import AWS_RETRIED as AWS_RETRIED
 from toolwire.codecs.errormap import aws_error_type as aws_error_type
 from toolwire.codecs.errormap import provider_error as provider_error
 from toolwire.codecs.errormap import retry_after_from as retry_after_from
 from toolwire.codecs.errormap import status_in_words as status_in_words
+from toolwire.codecs.fitting import fitting_tools, hoisting_tools, plain_calls, with_reasoning
 from toolwire.codecs.guards import (
     GuardedResumable,
     guard_error,
@@ -44,183 +47,12 @@ from toolwire.codecs.reading import text_at as text_at
 from toolwire.codecs.reading import token_count as token_count
 from toolwire.codecs.reading import tools_lack_schemas as tools_lack_schemas
 from toolwire.codecs.reading import wrong_shape as wrong_shape
-from toolwire.codecs.reasoning import REASONING_LEVELS, PutReasoning, put_reasoning
+from toolwire.codecs.reasoning import PutReasoning
 from toolwire.errors import ProviderError
 from toolwire.events import StreamEnd, StreamEvent
-from toolwire.transcript import JSON, OpaquePart, Reply, Request, ToolCallPart, ToolSpec
+from toolwire.transcript import JSON, OpaquePart, Reply, Request
 
-# --------------------------------------------------------------------------- notes
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Note:
-    """Something a codec or a conversion changed or could not carry over.
-
-    ``kind``: ``tool_name_mapped``, ``schema_rewritten``, ``reasoning_dropped``, ``id_rewritten``,
-    ``opaque_dropped``, ``field_dropped``, ``choice_changed``, ... ``subject`` names what it is
-    about (a tool, a call id, a message index); ``detail`` says what was done.
-    """
-
-    kind: str
-    subject: str
-    detail: str
-
-    def __str__(self) -> str:
-        return f"{self.kind}: {self.subject}: {self.detail}"
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Encoded:
-    """A request body in one wire, with every change made to fit it, and the headers the body
-    needs sent with it (an ``anthropic-beta`` for a beta field)."""
-
-    body: dict[str, Any]
-    notes: tuple[Note, ...] = ()
-    headers: Mapping[str, str] | None = None
-
-
-def _fitting_tools(
-    encode: Callable[[Request], Encoded], wire: str, *, examples: bool, callers: bool,
-    managed: bool,
-) -> Callable[[Request], Encoded]:
-    """``encode`` for a wire without tool examples (``examples`` False: a tool's examples go
-    at the end of its description instead), without allowed callers (``callers`` False: they
-    are left out) or without context management of the provider's own (``managed`` False: it
-    is left out), each change with a note."""
-
-    @functools.wraps(encode)
-    def fitted(request: Request) -> Encoded:
-        drop = request.context_management is not None and not managed
-        if not drop and not any((s.examples and not examples)
-                                or (s.allowed_callers and not callers) for s in request.tools):
-            return encode(request)
-        tools: list[ToolSpec] = []
-        notes: list[Note] = []
-        if drop:
-            notes.append(Note(kind="field_dropped", subject="context_management", detail=(
-                f"{wire} has no context management of the provider's own; left out")))
-        for spec in request.tools:
-            if spec.examples and not examples:
-                shown = "\n".join(json.dumps(e, ensure_ascii=False) for e in spec.examples)
-                text = f"{spec.description}\n\nExamples of arguments:\n{shown}".lstrip()
-                spec = msgspec.structs.replace(spec, description=text, examples=())
-                notes.append(Note(kind="examples_folded", subject=spec.name, detail=(
-                    f"{wire} has no field for tool examples; they were added to the "
-                    "description")))
-            if spec.allowed_callers and not callers:
-                spec = msgspec.structs.replace(spec, allowed_callers=())
-                notes.append(Note(kind="field_dropped", subject=spec.name, detail=(
-                    f"{wire} has no code of the provider's own calling tools; allowed_callers "
-                    "was left out")))
-            tools.append(spec)
-        encoded = encode(msgspec.structs.replace(request, tools=tuple(tools),
-                                                 context_management=None))
-        return Encoded(body=encoded.body, notes=(*notes, *encoded.notes),
-                       headers=encoded.headers)
-
-    return fitted
-
-
-def _hoisting_tools(encode: Callable[[Request], Encoded],
-                    wire: str) -> Callable[[Request], Encoded]:
-    """``encode`` for a wire that cannot add tools mid-conversation: the tools a system
-    message adds are offered from the start (a system message with nothing else left out),
-    with a note for each such message."""
-
-    @functools.wraps(encode)
-    def hoisted(request: Request) -> Encoded:
-        for m in request.messages:  # a plain loop: every request pays this look
-            if m.tools or (m.role == "system" and not m.parts):
-                break
-        else:
-            return encode(request)
-        tools = list(request.tools)
-        messages = []
-        notes: list[Note] = []
-        for n, message in enumerate(request.messages):
-            if not message.tools:
-                if message.parts or message.role != "system":  # an empty system message: none
-                    messages.append(message)
-                continue
-            known = {t.name for t in tools}
-            tools += [t for t in message.tools if t.name not in known]
-            notes.append(Note(kind="tools_moved", subject=f"messages[{n}]", detail=(
-                f"{wire} cannot add tools mid-conversation; "
-                f"{', '.join(t.name for t in message.tools)} offered from the start")))
-            if message.parts:
-                messages.append(msgspec.structs.replace(message, tools=()))
-        encoded = encode(msgspec.structs.replace(request, tools=tuple(tools),
-                                                 messages=tuple(messages)))
-        return Encoded(body=encoded.body, notes=(*notes, *encoded.notes),
-                       headers=encoded.headers)
-
-    return hoisted
-
-
-def _plain_calls(encode: Callable[[Request], Encoded],
-                 wire: str) -> Callable[[Request], Encoded]:
-    """``encode`` for a wire without freeform calls: each freeform call (a custom tool's text
-    input) goes as a function call whose one argument ``input`` holds the text, with a
-    ``custom_tool_call`` note."""
-
-    @functools.wraps(encode)
-    def plain(request: Request) -> Encoded:
-        if not any(type(p) is ToolCallPart and p.freeform
-                   for m in request.messages if m.role == "assistant" for p in m.parts):
-            return encode(request)
-        notes: list[Note] = []
-        messages = []
-        for n, message in enumerate(request.messages):
-            parts = []
-            for j, part in enumerate(message.parts):
-                if isinstance(part, ToolCallPart) and part.freeform:
-                    text = part.raw_arguments if part.raw_arguments is not None \
-                        else str(part.arguments or "")
-                    part = ToolCallPart(id=part.id, name=part.name, arguments={"input": text},
-                                        caller=part.caller)
-                    notes.append(Note(kind="custom_tool_call", subject=f"messages[{n}].parts[{j}]",
-                                      detail=f"{wire} has no freeform tool calls; the call's "
-                                             "text input sent as the argument 'input'"))
-                parts.append(part)
-            messages.append(msgspec.structs.replace(message, parts=tuple(parts)))
-        encoded = encode(msgspec.structs.replace(request, messages=tuple(messages)))
-        return Encoded(body=encoded.body, notes=(*notes, *encoded.notes),
-                       headers=encoded.headers)
-
-    return plain
-
-
-def _reasoning(encode: Callable[[Request], Encoded], wire: str,
-               put: PutReasoning | None) -> Callable[[Request], Encoded]:
-    """``encode`` adding what `Request.reasoning` asks for, the way ``put`` (the wire's, None
-    when it has no reasoning setting) writes it (`toolwire.codecs.reasoning`); while reasoning
-    is on, a temperature is left out (reasoning models refuse one), with a note."""
-
-    @functools.wraps(encode)
-    def encoded(request: Request) -> Encoded:
-        level = request.reasoning
-        if level is None:
-            return encode(request)
-        ok = level in REASONING_LEVELS and put is not None
-        drop = ok and level != "off" and request.temperature is not None
-        out = encode(msgspec.structs.replace(
-            request, reasoning=None, temperature=None if drop else request.temperature))
-        body = dict(out.body)
-        if not ok:
-            why = (f"{level!r} is not one of {', '.join(REASONING_LEVELS)}"
-                   if level not in REASONING_LEVELS else f"{wire} has no reasoning setting")
-            notes = [Note(kind="field_dropped", subject="reasoning", detail=f"{why}; left out")]
-        else:
-            assert put is not None  # ``ok`` says so
-            made = put_reasoning(body, put, level)
-            notes = [Note(kind=k, subject=s, detail=d) for k, s, d in made]
-        if drop:
-            notes.append(Note(kind="field_dropped", subject="temperature", detail=(
-                f"reasoning models refuse a sampling temperature; with reasoning {level!r} the "
-                f"temperature {request.temperature} was left out")))
-        return Encoded(body=body, notes=(*notes, *out.notes), headers=out.headers)
-
-    return encoded
+# --------------------------------------------------------------------------- streams
 
 
 def drive_stream(decoder: StreamDecoder, chunks: Iterable[bytes]) -> Iterator[StreamEvent]:
@@ -402,13 +234,13 @@ class Codec:
         self.StreamDecoder = module.StreamDecoder
         self._stream_decoder = guard_stream(module.StreamDecoder, wire, resumable=resumable)
         self._compaction = cast(ManagingModule, module).compaction_part if managed else None
-        encode = _reasoning(module.encode if examples and callers and managed else
-                            _fitting_tools(module.encode, wire, examples=examples,
-                                           callers=callers, managed=managed), wire, reasoning)
+        encode = with_reasoning(module.encode if examples and callers and managed else
+                                fitting_tools(module.encode, wire, examples=examples,
+                                              callers=callers, managed=managed), wire, reasoning)
         if not added_tools:
-            encode = _hoisting_tools(encode, wire)
+            encode = hoisting_tools(encode, wire)
         if not freeform:
-            encode = _plain_calls(encode, wire)
+            encode = plain_calls(encode, wire)
         # the per-model fixes (`toolwire.codecs.per_model`) of a wire whose record has them
         self.encode = cast(FittedModule, module).FIT(encode) if per_model else encode
         self.decode_request = guard_request(module.decode_request, wire)

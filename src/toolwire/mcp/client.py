@@ -2,7 +2,8 @@
 
 Owns `McpConnection` (one server, over stdio or streamable HTTP), `connect`,
 `tools_from_server` / `atools_from_server` and `McpConnectionError`. Several servers at once,
-with clashing names prefixed, are `toolwire.mcp.group`'s. Uses the official ``mcp`` SDK; must
+with clashing names prefixed, are `toolwire.mcp.group`'s; how a server is reached (its
+transport, its kept stderr) is `toolwire.mcp._reach`'s. Uses the official ``mcp`` SDK; must
 not import the loop, codecs or the transport.
 
 A call carries the current OpenTelemetry trace context in its ``_meta``, as the MCP
@@ -27,17 +28,11 @@ import atexit
 import concurrent.futures
 import contextlib
 import os
-import shlex
-import tempfile
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
-from urllib.parse import urlsplit
 
-from mcp import StdioServerParameters
-from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, ServerCapabilities
 from mcp_types import Tool as McpTool
@@ -45,10 +40,11 @@ from mcp_types import Tool as McpTool
 from toolwire.errors import ConfigError, ToolDefinitionError, ToolError
 from toolwire.events import Event, ToolAsked, ToolProgress
 from toolwire.mcp._naming import spec_name
+from toolwire.mcp._reach import StderrLog, span_attributes, target_of, transport
 from toolwire.mcp._reporting import teller, trace_context
 from toolwire.mcp._results import result_value
 from toolwire.mcp._session import Hooks, Lost, SessionThread, describe
-from toolwire.mcp.auth import OAuth, Refused, over_http, secret_headers
+from toolwire.mcp.auth import OAuth, Refused, secret_headers
 from toolwire.mcp.elicit import Asker
 from toolwire.schema.tool import Tool
 from toolwire.secrets import Redactor
@@ -108,20 +104,10 @@ class McpConnection:
     ) -> None:
         self.headers, self.token, self.oauth = dict(headers or {}), token, oauth
         secret_headers(self.headers, token)
-        if isinstance(spec, str) and spec.strip().startswith(("http://", "https://")):
-            self._target: str | list[str] = spec.strip()
-            self.spec = spec.strip()
-        else:
-            argv = shlex.split(spec) if isinstance(spec, str) else [str(a) for a in spec]
-            if not argv:
-                raise McpConnectionError(
-                    "an MCP server was given as an empty command; give a command line such as "
-                    "'python -m my_server' or a URL such as http://127.0.0.1:8000/mcp")
-            self._target = argv
-            self.spec = shlex.join(argv)
-            if headers or token or oauth:
-                raise McpConnectionError(f"headers, tokens and OAuth are for MCP servers over "
-                                         f"HTTP; {self.spec} is a command (use env)")
+        try:
+            self._target, self.spec = target_of(spec, credentials=bool(headers or token or oauth))
+        except ValueError as exc:
+            raise McpConnectionError(str(exc)) from None
         self.name = name or spec_name(self._target)
         self.env = dict(env) if env else None
         self.cwd = cwd
@@ -132,7 +118,7 @@ class McpConnection:
         """What was left out, and why (a tool whose schema toolwire cannot use, say)."""
         self._named = name is not None
         self._errlog = errlog
-        self._stderr_path: str | None = None
+        self._stderr = StderrLog()
         self._calls: list[tuple[str, Callable[[Event], None]]] = []
         """The calls running now: the tool name the model sees and how to tell its run."""
         self._names: dict[str, str] = {}
@@ -145,19 +131,8 @@ class McpConnection:
 
     @property
     def telemetry(self) -> dict[str, str | int]:
-        """What an ``execute_tool`` span of one of these tools adds (`toolwire.telemetry`):
-        the MCP conventions' method and transport, and the server's address over HTTP."""
-        found: dict[str, str | int] = {"gen_ai.tool.type": "extension",
-                                       "mcp.method.name": "tools/call"}
-        if isinstance(self._target, str):
-            url = urlsplit(self._target)
-            found["network.transport"] = "tcp"
-            if url.hostname:
-                found["server.address"] = url.hostname
-                found["server.port"] = url.port or (443 if url.scheme == "https" else 80)
-        else:
-            found["network.transport"] = "pipe"
-        return found
+        """What an ``execute_tool`` span of one of these tools adds (`toolwire.telemetry`)."""
+        return span_attributes(self._target)
 
     def __repr__(self) -> str:
         state = ("open" if self.alive else "lost" if self._session.lost and self._started
@@ -197,25 +172,16 @@ class McpConnection:
 
     def _server(self, files: contextlib.ExitStack) -> Any:
         """What `mcp.Client` connects to: the URL, or a stdio transport for the command."""
-        if isinstance(self._target, str):
-            return over_http(self._target, headers=self.headers, token=self.token,
-                             oauth=self.oauth, refused=self._refused)
-        errlog = self._errlog
-        if errlog is None:
-            assert self._stderr_path is not None
-            errlog = files.enter_context(open(self._stderr_path, "a", encoding="utf-8"))  # noqa: SIM115
-        params = StdioServerParameters(command=self._target[0], args=self._target[1:],
-                                       env=self.env,
-                                       cwd=None if self.cwd is None else Path(self.cwd))
-        return stdio_client(params, errlog=errlog)
+        return transport(self._target, files, errlog=self._errlog, stderr=self._stderr,
+                         env=self.env, cwd=self.cwd, headers=self.headers, token=self.token,
+                         oauth=self.oauth, refused=self._refused)
 
     def _start(self) -> None:
         if self._started:
             raise RuntimeError(f"the MCP connection to {self.spec} was already opened")
         self._started = True
         if isinstance(self._target, list) and self._errlog is None:
-            handle, self._stderr_path = tempfile.mkstemp(prefix="toolwire-mcp-", suffix=".log")
-            os.close(handle)
+            self._stderr.make()
         self._session.start()
         _OPEN.add(self)
 
@@ -226,7 +192,7 @@ class McpConnection:
         except BaseException as exc:
             why = self._refused.said(self.spec, self._credentials, describe(exc))
             message = (f"could not connect to the MCP server {self.spec}: {why}"
-                       f"{self._stderr_tail()}")
+                       f"{self._stderr.tail()}")
             self.close()
             raise McpConnectionError(Redactor.shared()(message)) from None
         if self._session.server_name and not self._named:
@@ -259,10 +225,7 @@ class McpConnection:
         """Stop the session (and a stdio server's process) and wait for it to end."""
         self._session.stop()
         _OPEN.discard(self)
-        if self._stderr_path is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(self._stderr_path)
-            self._stderr_path = None
+        self._stderr.remove()
 
     async def aclose(self) -> None:
         """`close` for async code."""
@@ -283,22 +246,11 @@ class McpConnection:
 
     # ------------------------------------------------------------------ calls
 
-    def _stderr_tail(self, lines: int = 6, chars: int = 600) -> str:
-        if self._stderr_path is None:
-            return ""
-        try:
-            text = Path(self._stderr_path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        kept = [line for line in text.splitlines() if line.strip()][-lines:]
-        tail = "\n".join(kept)[-chars:]
-        return f"\nIts last words on stderr:\n{tail}" if tail else ""
-
     def _lost_message(self, tool: str, lost: Lost) -> str:
         when = "while the call was running" if lost.during else "before the call"
         return (f"The call to {tool!r} failed: the MCP server {self.name!r} ({self.spec}) is "
                 f"not reachable any more: {lost.reason} {when}. Its tools cannot be used in "
-                f"the rest of this run.{self._stderr_tail()}")
+                f"the rest of this run.{self._stderr.tail()}")
 
     def _asked(self, question: str, action: str, reason: str) -> None:
         """What came of an elicitation request, told to the run of the latest call."""

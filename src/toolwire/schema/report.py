@@ -4,7 +4,7 @@ Owns: turning a validator's errors into ``"path": got ..., want ...`` lines, cho
 of a union the model was aiming at, unknown fields with the nearest allowed one, and the whole
 `ToolCallError` text. What a schema location wants does not depend on the call, so it is
 worked out once per location and cached. Must not import
-`schema.tool`, `schema.validate`, codecs or the loop.
+`schema.tool`, `schema.contract`, `schema.validate`, codecs or the loop.
 """
 
 from __future__ import annotations

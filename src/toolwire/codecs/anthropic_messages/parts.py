@@ -17,10 +17,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolwire.codecs import renames
 from toolwire.codecs.anthropic_messages import ID_PATTERN as ID_PATTERN
 from toolwire.codecs.anthropic_messages import NAME_PATTERN
 from toolwire.codecs.base import NameMap, Note, call_id_for, dumps
 from toolwire.codecs.media import MB, Limits, b64, check_media, placeholder, unb64
+from toolwire.codecs.renames import request_names
 from toolwire.errors import ConfigError, WireFormatError
 from toolwire.transcript import (
     JSON,
@@ -59,69 +61,17 @@ LIMITS = Limits(images=100, inline_bytes=32 * MB, side=8000, crowd=20, crowded=2
 
 def full_name_map(request: Request | None) -> NameMap:
     """The tool-name mapping for a request: its tools first, then names only seen in history."""
-    if request is None:
-        return NameMap()
-    names = [t.name for t in request.tools]
-    seen = set(names)
-    extra = [p.name for m in request.messages for p in m.parts if isinstance(p, ToolCallPart)]
-    if request.tool_choice is not None and request.tool_choice.name:
-        extra.append(request.tool_choice.name)
-    for name in extra:
-        if name not in seen:
-            names.append(name)
-            seen.add(name)
-    return NameMap.build(names, pattern=NAME_PATTERN, max_len=NAME_MAX)
+    return request_names(request, pattern=NAME_PATTERN, max_len=NAME_MAX)
 
 
-class ToolNames:
-    """`full_name_map` of a request, built only once a name that needs mapping turns up.
+class ToolNames(renames.ToolNames):
+    """`full_name_map` of a request, built only once a name that needs mapping turns up (see
+    `toolwire.codecs.renames.ToolNames`)."""
 
-    A name that fits the wire's rule is never mapped, and no user's name is ever chosen as the
-    wire name of another (wire names are picked among names no tool has, and all fit), so
-    while every name seen fits, or is one of the tools, there is nothing to build: no scan of
-    the history. ``fit`` holds names already seen to fit, which are sent as they are even once
-    the mapping is built: a hot loop may send a name found there, and ask `wire` for any other.
-    """
-
-    __slots__ = ("_map", "_request", "_tools", "fit")
+    __slots__ = ()
 
     def __init__(self, request: Request | None) -> None:
-        self._request = request
-        self._map: NameMap | None = None if request is not None else NameMap()
-        self._tools: set[str] | None = None
-        self.fit: set[str] = set()
-
-    @property
-    def built(self) -> bool:
-        """Whether a name needed the whole mapping (only then can there be notes)."""
-        return self._map is not None and self._request is not None
-
-    def full(self) -> NameMap:
-        if self._map is None:
-            self._map = full_name_map(self._request)
-        return self._map
-
-    def wire(self, name: str) -> str:
-        if self._map is None:
-            if name in self.fit:
-                return name
-            if NAME_PATTERN.match(name):
-                self.fit.add(name)
-                return name
-        return self.full().wire(name)
-
-    def user(self, name: str) -> str:
-        if self._map is None:
-            tools = self._tools
-            if tools is None:
-                assert self._request is not None
-                tools = self._tools = {t.name for t in self._request.tools}
-            if name in tools:  # a user's name is never the wire name of another
-                return name
-        return self.full().user(name)
-
-    def notes(self) -> list[Note]:
-        return self.full().notes() if self.built else []
+        super().__init__(request, pattern=NAME_PATTERN, max_len=NAME_MAX)
 
 
 def name_map(request: Request | None) -> ToolNames:
@@ -138,29 +88,14 @@ def wire_id(call_id: str) -> str:
     return f"{clean}_{digest}" if clean else f"toolu_{digest}"
 
 
-class IdRewriter:
-    """Rewrites ids the API would reject, the same way for calls and results, noting each once.
+class IdRewriter(renames.IdRewriter):
+    """Rewrites ids the API would reject (`wire_id`), noting each once (see
+    `toolwire.codecs.renames.IdRewriter`)."""
 
-    ``done`` maps every id seen so far to its wire id: a hot loop may look an id up there and
-    call the rewriter only for one it has not seen.
-    """
-
-    __slots__ = ("_notes", "done")
+    __slots__ = ()
 
     def __init__(self, notes: list[Note] | None) -> None:
-        self._notes = notes
-        self.done: dict[str, str] = {}
-
-    def __call__(self, call_id: str) -> str:
-        new = self.done.get(call_id)
-        if new is None:
-            new = self.done[call_id] = wire_id(call_id)
-            if new != call_id and self._notes is not None:
-                self._notes.append(Note(
-                    kind="id_rewritten", subject=call_id,
-                    detail=f"sent as {new!r}: ids must match {ID_PATTERN.pattern}",
-                ))
-        return new
+        super().__init__(notes, rewrite=wire_id, pattern=ID_PATTERN)
 
 
 def reply_seed(body: Mapping[str, Any]) -> str:

@@ -80,11 +80,10 @@ def count_input(body: Mapping[str, Any]) -> Any:
         return None
 
 
-def _violation(path: str, constraint: str) -> str:
+def violation(path: str, constraint: str) -> str:
+    """A rule broken at ``path``, worded as Bedrock's ValidationException is."""
     return (f"1 validation error detected: Value at '{path}' failed to satisfy constraint: "
             f"{constraint}")
-
-
 
 
 def media_problem(body: dict[str, Any]) -> str | None:
@@ -94,14 +93,14 @@ def media_problem(body: dict[str, Any]) -> str | None:
         kinds = [next(iter(b), "") if isinstance(b, dict) else "" for b in blocks]
         at = f"messages.{i + 1}.member.content"
         if kinds.count("image") > 20:
-            return _violation(at, "Member must contain at most 20 image blocks")
+            return violation(at, "Member must contain at most 20 image blocks")
         if kinds.count("document") > 5:
-            return _violation(at, "Member must contain at most 5 document blocks")
+            return violation(at, "Member must contain at most 5 document blocks")
         if "document" in kinds and "text" not in kinds:
             return ("The model returned the following errors: a message with a document must "
                     f"also contain a text block (messages.{i})")
         if dict_or_empty(message).get("role") == "assistant" and {"image", "document"} & set(kinds):
-            return _violation(at, "Member must not hold image or document blocks in an "
+            return violation(at, "Member must not hold image or document blocks in an "
                                   "assistant message")
         for j, block in enumerate(blocks):
             image = dict_or_empty(dict_or_empty(block).get("image"))
@@ -109,7 +108,7 @@ def media_problem(body: dict[str, Any]) -> str | None:
             if not isinstance(data, str):
                 continue
             if len(data) * 3 // 4 > 3750 * 1024:
-                return _violation(f"{at}.{j + 1}.member.image.source.bytes",
+                return violation(f"{at}.{j + 1}.member.image.source.bytes",
                                   "Member must have length less than or equal to 3840000")
             sides = image_size(image_head(data))
             if sides is not None and max(sides) > 8000:

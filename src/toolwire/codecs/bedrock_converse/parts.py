@@ -17,7 +17,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolwire.codecs.base import NameMap, Note, call_id_for, dumps, wrong_shape
+from toolwire.codecs import renames
+from toolwire.codecs.base import Note, call_id_for, dumps, wrong_shape
 from toolwire.codecs.bedrock_converse import ID_PATTERN as ID_PATTERN
 from toolwire.codecs.bedrock_converse import NAME_PATTERN
 from toolwire.codecs.media import Limits, b64, check_media, placeholder, unb64
@@ -78,52 +79,15 @@ def text_of(value: Any, *path: Any) -> str:
 # --------------------------------------------------------------------------- names and ids
 
 
-def _all_names(request: Request) -> NameMap:
-    names = [t.name for t in request.tools]
-    seen = set(names)
-    for m in request.messages:
-        for p in m.parts:
-            if isinstance(p, ToolCallPart) and p.name not in seen:
-                names.append(p.name)
-                seen.add(p.name)
-    choice = request.tool_choice
-    if choice is not None and choice.name and choice.name not in seen:
-        names.append(choice.name)
-    return NameMap.build(names, pattern=NAME_PATTERN, max_len=64)
-
-
-class Names:
+class Names(renames.ToolNames):
     """A request's tool names as the wire takes them. The whole mapping (`NameMap`, over the
     tools and the history) is made only when a name needs it: a name that fits the wire's rule
     is never mapped, and a mapped name is never one the user gave."""
 
-    __slots__ = ("_map", "_request", "_tools")
+    __slots__ = ()
 
     def __init__(self, request: Request | None) -> None:
-        self._request = request
-        self._map: NameMap | None = None if request is not None else NameMap()
-        self._tools: frozenset[str] | None = None
-
-    def _full(self) -> NameMap:
-        if self._map is None:
-            assert self._request is not None
-            self._map = _all_names(self._request)
-        return self._map
-
-    def wire(self, name: str) -> str:
-        return name if NAME_PATTERN.match(name) else self._full().wire(name)
-
-    def user(self, name: str) -> str:
-        if self._map is None:
-            if self._tools is None:
-                assert self._request is not None
-                self._tools = frozenset(t.name for t in self._request.tools)
-            if name in self._tools:
-                return name
-        return self._full().user(name)
-
-    def notes(self) -> list[Note]:
-        return self._map.notes() if self._map is not None else []
+        super().__init__(request, pattern=NAME_PATTERN, max_len=64)
 
 
 def name_map(request: Request | None) -> Names:
@@ -140,24 +104,14 @@ def wire_id(call_id: str) -> str:
     return f"{clean}_{digest}" if clean else f"tooluse_{digest}"
 
 
-class IdRewriter:
-    """Rewrites ids the API would refuse, the same way for calls and results, noting each once."""
+class IdRewriter(renames.IdRewriter):
+    """Rewrites ids the API would refuse (`wire_id`), the same way for calls and results,
+    noting each once."""
 
-    __slots__ = ("_done", "_notes")
+    __slots__ = ()
 
     def __init__(self, notes: list[Note] | None) -> None:
-        self._notes = notes
-        self._done: dict[str, str] = {}
-
-    def __call__(self, call_id: str) -> str:
-        new = self._done.get(call_id)
-        if new is None:
-            new = self._done[call_id] = wire_id(call_id)
-            if new != call_id and self._notes is not None:
-                self._notes.append(Note(kind="id_rewritten", subject=call_id,
-                                        detail=f"sent as {new!r}: ids must match "
-                                               f"{ID_PATTERN.pattern}"))
-        return new
+        super().__init__(notes, rewrite=wire_id, pattern=ID_PATTERN)
 
 
 def content_seed(content: Any) -> str:

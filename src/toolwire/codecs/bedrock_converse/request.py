@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire.codecs.base import Encoded, Note, own_options
-from toolwire.codecs.bedrock_converse import media_problem
+from toolwire.codecs.bedrock_converse import media_problem, violation
 from toolwire.codecs.bedrock_converse.parts import (
     CACHE_POINT,
     ID_PATTERN,
@@ -46,7 +46,7 @@ from toolwire.codecs.bedrock_converse.parts import (
     where,
     with_cache_point,
 )
-from toolwire.codecs.bedrock_converse.schema import decode_tools, encode_tools
+from toolwire.codecs.bedrock_converse.schema import decode_choice, decode_tools, encode_tool_config
 from toolwire.codecs.caching import MAX_BREAKPOINTS
 from toolwire.codecs.media import check_limits
 from toolwire.errors import WireFormatError
@@ -60,7 +60,6 @@ from toolwire.transcript import (
     Request,
     TextPart,
     ToolCallPart,
-    ToolChoice,
     ToolResultPart,
 )
 
@@ -193,22 +192,6 @@ def _with_text(blocks: list[dict[str, Any]], index: int,
     return [*blocks, {"text": "Attached: " + ", ".join(str(n) for n in names)}]
 
 
-def _encode_choice(choice: ToolChoice, *, nm: Names, notes: list[Note]) -> dict[str, Any] | None:
-    if choice.parallel is not None:
-        notes.append(Note(kind="choice_changed", subject="tool_choice",
-                          detail="Converse has no parallel setting; dropped"))
-    if choice.mode == "tool" and choice.name:
-        return {"tool": {"name": nm.wire(choice.name)}}
-    if choice.mode in ("required", "tool"):
-        return {"any": {}}
-    if choice.mode == "none":
-        notes.append(Note(kind="choice_changed", subject="tool_choice",
-                          detail="Converse has no 'none' choice; the tools are offered with "
-                                 "no choice set"))
-        return None
-    return {"auto": {}}
-
-
 def _system(text: str | None, stored: Any) -> list[Any] | None:
     if isinstance(stored, list) and _system_text(stored) == (text or ""):
         return copy.deepcopy(stored)  # its cache points and guard blocks in their places
@@ -241,18 +224,9 @@ def encode(request: Request) -> Encoded:
         config["temperature"] = request.temperature
     if config:
         body["inferenceConfig"] = config
-    stored_tools = opts.pop("toolConfig", None)
-    if request.tools or stored_tools:
-        tool_config: dict[str, Any] = {"tools": encode_tools(request.tools, stored_tools, nm=nm,
-                                                             notes=notes)}
-        choice = request.tool_choice
-        wire_choice = _encode_choice(choice, nm=nm, notes=notes) if choice else None
-        if wire_choice is not None:
-            tool_config["toolChoice"] = wire_choice
+    tool_config = encode_tool_config(request, opts.pop("toolConfig", None), nm=nm, notes=notes)
+    if tool_config is not None:
         body["toolConfig"] = tool_config
-    elif request.tool_choice is not None and request.tool_choice.mode != "none":
-        notes.append(Note(kind="choice_changed", subject="tool_choice",
-                          detail="no tools are offered, so no tool choice is sent"))
     body.update(opts)  # streaming is the URL's (/converse-stream), never the body's
     if request.cache is not None:
         notes.append(_cache_points(body, request.cache))
@@ -368,19 +342,6 @@ def _attached(block: Any, parts: list[Part]) -> bool:
     return True
 
 
-def _decode_choice(raw: Any) -> ToolChoice | None:
-    if not isinstance(raw, Mapping):
-        return None
-    if "auto" in raw:
-        return ToolChoice(mode="auto")
-    if "any" in raw:
-        return ToolChoice(mode="required")
-    tool = raw.get("tool")
-    if isinstance(tool, Mapping) and isinstance(tool.get("name"), str):
-        return ToolChoice(mode="tool", name=tool["name"])
-    return None
-
-
 def _or_empty(value: Any) -> Any:
     return {} if value is None else value
 
@@ -411,7 +372,7 @@ def decode_request(
         opts["inferenceConfig"] = copy.deepcopy(config)
     tool_config = obj(_or_empty(body.get("toolConfig")), "toolConfig")
     tools, keep = decode_tools(tool_config.get("tools"))
-    choice = _decode_choice(tool_config.get("toolChoice"))
+    choice = decode_choice(tool_config.get("toolChoice"))
     extra_config = {k: v for k, v in tool_config.items() if k not in ("tools", "toolChoice")}
     if keep or extra_config or (choice is None and "toolChoice" in tool_config):
         opts["toolConfig"] = copy.deepcopy(dict(tool_config))
@@ -432,11 +393,6 @@ def decode_request(
 # ------------------------------------------------------------------------ what the provider refuses
 
 
-def _violation(path: str, constraint: str) -> str:
-    return (f"1 validation error detected: Value at '{path}' failed to satisfy constraint: "
-            f"{constraint}")
-
-
 def check_body(body: dict[str, Any]) -> str | None:
     """The first rule the raw ``body`` breaks, worded as Bedrock's ValidationException is."""
     messages = body.get("messages")
@@ -446,17 +402,17 @@ def check_body(body: dict[str, Any]) -> str | None:
     for i, m in enumerate(messages):
         role = m.get("role") if isinstance(m, dict) else None
         if role not in _ROLES:
-            return _violation(f"messages.{i + 1}.member.role",
+            return violation(f"messages.{i + 1}.member.role",
                               "Member must satisfy enum value set: [user, assistant]")
         content = m.get("content")
         if not isinstance(content, list) or not content:
-            return _violation(f"messages.{i + 1}.member.content",
+            return violation(f"messages.{i + 1}.member.content",
                               "Member must have length greater than or equal to 1")
         for j, block in enumerate(content):
             for kind in ("toolUse", "toolResult"):
                 value = block.get(kind) if isinstance(block, dict) else None
                 if isinstance(value, dict) and not ID_PATTERN.match(str(value.get("toolUseId"))):
-                    return _violation(
+                    return violation(
                         f"messages.{i + 1}.member.content.{j + 1}.member.{kind}.toolUseId",
                         f"Member must satisfy regular expression pattern: {ID_PATTERN.pattern}")
     if messages[0].get("role") != "user":
@@ -471,6 +427,6 @@ def check_body(body: dict[str, Any]) -> str | None:
         for n, tool in enumerate(tool_config.get("tools") or ()):
             spec = tool.get("toolSpec") if isinstance(tool, dict) else None
             if isinstance(spec, dict) and ("name" not in spec or "inputSchema" not in spec):
-                return _violation(f"toolConfig.tools.{n + 1}.member.toolSpec",
+                return violation(f"toolConfig.tools.{n + 1}.member.toolSpec",
                                   "Member must have a name and an inputSchema")
     return media_problem(body)

@@ -1,4 +1,5 @@
-"""Bedrock Converse: tool definitions, and their input schemas as the API takes them.
+"""Bedrock Converse: tool definitions, their input schemas as the API takes them, and the tool
+choice (both in ``toolConfig``).
 
 Owns how a tool is written and read: ``{"toolSpec": {"name", "description", "inputSchema":
 {"json": schema}, "strict"?}}``, with ``cachePoint`` and ``systemTool`` entries of a decoded
@@ -15,7 +16,7 @@ from typing import Any
 
 from toolwire.codecs.base import Note
 from toolwire.codecs.bedrock_converse.parts import Names, obj, seq, text_of
-from toolwire.transcript import ToolSpec
+from toolwire.transcript import Request, ToolChoice, ToolSpec
 
 _SPEC_KEYS = frozenset({"name", "description", "inputSchema", "strict"})
 
@@ -84,3 +85,52 @@ def decode_tools(raw: Any) -> tuple[list[ToolSpec], bool]:
             strict=spec.get("strict") is True,
         ))
     return specs, keep
+
+
+# --------------------------------------------------------------------------- the tool choice
+
+
+def encode_tool_config(request: Request, stored: Any, *, nm: Names,
+                       notes: list[Note]) -> dict[str, Any] | None:
+    """``toolConfig``: the tools (with what ``stored``, the decoded body's own, kept around
+    them) and the tool choice; None when no tool is offered (a choice then is noted)."""
+    if not (request.tools or stored):
+        if request.tool_choice is not None and request.tool_choice.mode != "none":
+            notes.append(Note(kind="choice_changed", subject="tool_choice",
+                              detail="no tools are offered, so no tool choice is sent"))
+        return None
+    config: dict[str, Any] = {"tools": encode_tools(request.tools, stored, nm=nm, notes=notes)}
+    choice = request.tool_choice
+    wire_choice = encode_choice(choice, nm=nm, notes=notes) if choice else None
+    if wire_choice is not None:
+        config["toolChoice"] = wire_choice
+    return config
+
+
+def encode_choice(choice: ToolChoice, *, nm: Names, notes: list[Note]) -> dict[str, Any] | None:
+    if choice.parallel is not None:
+        notes.append(Note(kind="choice_changed", subject="tool_choice",
+                          detail="Converse has no parallel setting; dropped"))
+    if choice.mode == "tool" and choice.name:
+        return {"tool": {"name": nm.wire(choice.name)}}
+    if choice.mode in ("required", "tool"):
+        return {"any": {}}
+    if choice.mode == "none":
+        notes.append(Note(kind="choice_changed", subject="tool_choice",
+                          detail="Converse has no 'none' choice; the tools are offered with "
+                                 "no choice set"))
+        return None
+    return {"auto": {}}
+
+
+def decode_choice(raw: Any) -> ToolChoice | None:
+    if not isinstance(raw, Mapping):
+        return None
+    if "auto" in raw:
+        return ToolChoice(mode="auto")
+    if "any" in raw:
+        return ToolChoice(mode="required")
+    tool = raw.get("tool")
+    if isinstance(tool, Mapping) and isinstance(tool.get("name"), str):
+        return ToolChoice(mode="tool", name=tool["name"])
+    return None

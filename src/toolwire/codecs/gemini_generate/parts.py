@@ -2,8 +2,9 @@
 
 Owns: the wire name (the tool-name rule and its `NameMap` are the Gemini wires' shared ones,
 `toolwire.codecs.google_shared`), the ids made up for calls that came without one, the
-two directions of part conversion (`decode_parts`, `PartEncoder`), and the shape checks that
-make a wrong-shaped body a `WireFormatError` naming the field. Used only by the modules of the
+two directions of part conversion (`decode_parts`, `PartEncoder`), and `as_object`, the shape
+check the request, reply and schema modules share (a request's parts are checked field by
+field in ``request``). Used only by the modules of the
 gemini-generate wire. Must not import the other modules of this wire, transport, client or any
 vendor SDK.
 
@@ -83,34 +84,6 @@ def as_object(value: Any, where: str) -> Mapping[str, Any] | None:
     if value is None or isinstance(value, Mapping):
         return value
     raise wrong(where, "an object", value)
-
-
-def check_parts(parts: Any, where: str) -> list[Any]:
-    """A content's parts, each checked for the fields the codec reads."""
-    checked = as_list(parts, f"{where}.parts", "a list of parts")
-    for j, part in enumerate(checked):
-        at = f"{where}.parts[{j}]"
-        if not isinstance(part, (dict, Mapping)):
-            raise wrong(at, "an object (a part)", part)
-        text = part.get("text")
-        if text is not None and not isinstance(text, str):
-            raise wrong(f"{at}.text", "a string", text)
-        if "functionCall" in part:
-            call = part["functionCall"]
-            if not isinstance(call, (dict, Mapping)):
-                raise wrong(f"{at}.functionCall", "an object", call)
-            if not isinstance(call.get("name"), str):
-                raise wrong(f"{at}.functionCall.name", "a string", call.get("name"))
-            args = call.get("args")
-            if args is not None and not isinstance(args, Mapping | str):
-                raise wrong(f"{at}.functionCall.args", "an object", args)
-        if "functionResponse" in part:
-            response = part["functionResponse"]
-            if not isinstance(response, (dict, Mapping)):
-                raise wrong(f"{at}.functionResponse", "an object", response)
-            if not isinstance(response.get("name"), str | None):
-                raise wrong(f"{at}.functionResponse.name", "a string", response.get("name"))
-    return checked
 
 
 # --------------------------------------------------------------------------- parts

@@ -21,7 +21,6 @@ from toolwire.codecs.gemini_generate.parts import (
     WIRE,
     PartEncoder,
     as_object,
-    check_parts,
     decode_parts,
 )
 from toolwire.codecs.gemini_generate.schema import SCHEMA_FIELDS, decode_tools, encode_declaration
@@ -156,6 +155,35 @@ def _merge(body: dict[str, Any], options: Mapping[str, Any]) -> None:
 
 
 # --------------------------------------------------------------------------- decode
+
+
+def check_parts(parts: Any, where: str) -> list[Any]:
+    """A content's parts, each checked for the fields the codec reads (a wrong-shaped one is
+    a `WireFormatError` naming the field)."""
+    checked = as_list(parts, f"{where}.parts", "a list of parts")
+    for j, part in enumerate(checked):
+        at = f"{where}.parts[{j}]"
+        if not isinstance(part, (dict, Mapping)):
+            raise wrong(at, "an object (a part)", part)
+        text = part.get("text")
+        if text is not None and not isinstance(text, str):
+            raise wrong(f"{at}.text", "a string", text)
+        if "functionCall" in part:
+            call = part["functionCall"]
+            if not isinstance(call, (dict, Mapping)):
+                raise wrong(f"{at}.functionCall", "an object", call)
+            if not isinstance(call.get("name"), str):
+                raise wrong(f"{at}.functionCall.name", "a string", call.get("name"))
+            args = call.get("args")
+            if args is not None and not isinstance(args, Mapping | str):
+                raise wrong(f"{at}.functionCall.args", "an object", args)
+        if "functionResponse" in part:
+            response = part["functionResponse"]
+            if not isinstance(response, (dict, Mapping)):
+                raise wrong(f"{at}.functionResponse", "an object", response)
+            if not isinstance(response.get("name"), str | None):
+                raise wrong(f"{at}.functionResponse.name", "a string", response.get("name"))
+    return checked
 
 
 _AS_SENT = frozenset({"args", "response", "parameters", "parametersJsonSchema",

@@ -7,24 +7,74 @@ the OpenAI chat codec's functions, reached only through ``get_codec``.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+
 from toolwire.codecs import get_codec
-from toolwire.codecs.base import Encoded
+from toolwire.codecs.base import Encoded, Note
 from toolwire.codecs.detect import Kind
 from toolwire.codecs.registry import Wire, WireRules
 from toolwire.errors import ProviderError
+from toolwire.events import StreamEvent
 from toolwire.http.providers import Provider
-from toolwire.transcript import Reply, Request
+from toolwire.transcript import OpaquePart, Reply, Request
 
 WIRE = "dialogue-chat"
 PATH = "/dialogue/v1/turns"
 _chat = get_codec("openai-chat")
 
 STOP_REASONS = _chat.STOP_REASONS
-StreamDecoder = _chat.StreamDecoder
+_SWAP = {_chat.WIRE: WIRE, WIRE: _chat.WIRE}
+
+
+def _swapped(value: Any) -> Any:
+    """``value`` (a request, a reply, a stream event or what they hold) with the two wires'
+    names swapped where they say whose a part is (``provider_data``, ``file_ids``, an opaque
+    part's wire): what the chat codec reads and writes as its own is this wire's, and the chat
+    wire's own is another wire's to this one."""
+    if isinstance(value, tuple):
+        return tuple(_swapped(item) for item in value)
+    if isinstance(value, msgspec.Struct):
+        changes = {}
+        for field in msgspec.structs.fields(value):
+            old = getattr(value, field.name)
+            if field.name in ("provider_data", "file_ids") and isinstance(old, Mapping):
+                new = {_SWAP.get(key, key): item for key, item in old.items()}
+            elif isinstance(value, OpaquePart) and field.name == "wire":
+                new = _SWAP.get(old, old)
+            elif isinstance(old, msgspec.Struct | tuple):
+                new = _swapped(old)
+            else:
+                continue
+            changes[field.name] = new
+        return msgspec.structs.replace(value, **changes) if changes else value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{
+            f.name: _swapped(getattr(value, f.name)) for f in dataclasses.fields(value)
+            if isinstance(getattr(value, f.name), msgspec.Struct | tuple)})
+    return value
+
+
+def _words(text: str) -> str:
+    """``text`` of the chat codec with the two wires' names swapped."""
+    return WIRE.join(part.replace(WIRE, _chat.WIRE) for part in text.split(_chat.WIRE))
+
+
+class StreamDecoder:
+    """The chat codec's stream decoder, its parts marked as this wire's."""
+
+    def __init__(self, *, request: Request | None = None) -> None:
+        self._decoder = _chat.StreamDecoder(request=_swapped(request))
+
+    def feed(self, data: bytes) -> list[StreamEvent]:
+        return [_swapped(event) for event in self._decoder.feed(data)]
+
+    def finish(self) -> Reply:
+        return _swapped(self._decoder.finish())
 
 
 def _as_chat(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -35,28 +85,31 @@ def _as_chat(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def encode(request: Request) -> Encoded:
-    encoded = _chat.encode(request)
+    encoded = _chat.encode(_swapped(request))
     body = dict(encoded.body)
     body["dialogue"] = body.pop("messages")
-    return Encoded(body=body, notes=encoded.notes)
+    notes = tuple(Note(kind=n.kind, subject=n.subject, detail=_words(n.detail))
+                  for n in encoded.notes)
+    return Encoded(body=body, notes=notes, headers=encoded.headers)
 
 
 def decode_request(
     body: Mapping[str, Any], *, model: str | None = None, stream: bool | None = None
 ) -> Request:
-    return _chat.decode_request(_as_chat(body), model=model, stream=stream)
+    return _swapped(_chat.decode_request(_as_chat(body), model=model, stream=stream))
 
 
 def decode_response(body: Mapping[str, Any], *, request: Request | None = None) -> Reply:
-    return _chat.decode_response(body, request=request)
+    return _swapped(_chat.decode_response(body, request=_swapped(request)))
 
 
 def encode_response(reply: Reply, *, request: Request | None = None) -> dict[str, Any]:
-    return {**_chat.encode_response(reply, request=request), "object": "dialogue.turn"}
+    return {**_chat.encode_response(_swapped(reply), request=_swapped(request)),
+            "object": "dialogue.turn"}
 
 
 def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes]:
-    return _chat.encode_stream(reply, request=request)
+    return _chat.encode_stream(_swapped(reply), request=_swapped(request))
 
 
 def decode_error(

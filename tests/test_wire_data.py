@@ -45,13 +45,12 @@ def test_the_looping_tests_collect_a_wire_added_later() -> None:
 
 
 def test_looping_tests_run_for_a_wire_added_later() -> None:
-    """Whole runs, the emulator, cassettes, prompt caching, a tool's image in the next request
-    and the media estimate's table, each with the added wire's data from its module: they pass
-    for it as they do for the built-in wires."""
-    files = ["test_emulator.py", "test_cassette.py", "test_agent_http.py",
-             "test_context_usage.py", "test_explain.py", "test_context_compaction.py",
-             "test_media_http.py"]
-    ran = _pytest("-q", "-p", "no:warnings", *(f"tests/{name}" for name in files), "-k",
-                  f"({dialogue_wire.WIRE} and not compacts_and_retries) or media_count")
+    """Whole runs, failing over to and from it, the emulator, cassettes, prompt caching and the
+    context window, compaction when the provider says the context is full, a tool's image in
+    the next request and the media estimate's table, each with the added wire's data from its
+    module: they pass for it as they do for the built-in wires. Only the added wire's cases
+    run (and the tables that hold every wire)."""
+    ran = _pytest("-q", "-p", "no:warnings", *(f"tests/{name}" for name in LOOPING), "-k",
+                  f"{dialogue_wire.WIRE} or media_count")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert " passed" in ran.stdout and "failed" not in ran.stdout

@@ -6,7 +6,7 @@ from typing import Any
 
 from wire_data import THOUGHT
 
-MODEL_ID = "dialogue:m"
+MODEL_ID = "dialogue:gpt-4o"  # its provider names no price table: priced by the name alone
 HISTORY_KEY = "dialogue"
 CACHES_PROMPTS = False
 IMAGE_TOKENS = 1334  # its record names no rule: the estimate's own (Anthropic's)
@@ -20,3 +20,14 @@ def result_image(body: dict[str, Any]) -> Any:
     """Where the second request's body carries the image a tool returned."""
     moved = body["dialogue"][3]  # as Chat Completions: moved to a user message after the tool's
     return moved["content"][1]["image_url"]["url"].removeprefix("data:image/png;base64,")
+
+
+def assert_sdk_valid(body: dict[str, Any], *, model: str) -> None:
+    """The request is a Chat Completions body with its history under ``dialogue``: valid as
+    OpenAI's SDK types that body once ``dialogue`` is ``messages``, and no ``messages`` of its
+    own."""
+    from sdk_types import assert_wire_valid
+
+    assert "messages" not in body and isinstance(body.get("dialogue"), list)
+    chat = {("messages" if key == "dialogue" else key): value for key, value in body.items()}
+    assert_wire_valid("openai-chat", chat, model=model)

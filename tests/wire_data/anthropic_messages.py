@@ -12,6 +12,12 @@ REASONING = {"type": "thinking", "thinking": THOUGHT, "signature": "c2lnbmVk"}
 REPLY_CALL_IDS = True
 MEDIA_MODEL = 'm'
 MEDIA_MOVED = False  # a tool's image leaves its result, with a media_moved note
+USAGE_TEXT = b'"input_tokens": 10'
+KEEPS_UNKNOWN_FIELDS = False
+ERROR_AS_REPLY: list[Any] = [
+    {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
+    {"message": "Too many requests, slow down"}, {"Message": "Rate exceeded: slow down"}]
+ERROR_NAMES_KIND = True
 
 
 def result_image(body: dict[str, Any]) -> Any:

@@ -12,6 +12,11 @@ REASONING = {"reasoningText": {"text": THOUGHT, "signature": "c2ln"}}
 REPLY_CALL_IDS = True
 MEDIA_MODEL = 'm'
 MEDIA_MOVED = False  # a tool's image leaves its result, with a media_moved note
+USAGE_TEXT = b'"inputTokens": 10'
+KEEPS_UNKNOWN_FIELDS = False
+ERROR_AS_REPLY: list[Any] = [
+    {"message": "Too many requests, slow down"}, {"Message": "Rate exceeded: slow down"}]
+ERROR_NAMES_KIND = True
 
 
 def result_image(body: dict[str, Any]) -> Any:

@@ -14,6 +14,11 @@ REASONING = {"reasoning": THOUGHT}
 REPLY_CALL_IDS = True
 MEDIA_MODEL = 'm'
 MEDIA_MOVED = True  # a tool's image leaves its result, with a media_moved note
+USAGE_TEXT = b'"prompt_tokens": 10'
+KEEPS_UNKNOWN_FIELDS = True
+ERROR_AS_REPLY: list[Any] = [
+    {"error": {"message": "slow down", "type": "rate_limit_error", "code": 429}}]
+ERROR_NAMES_KIND = True
 
 
 def result_image(body: dict[str, Any]) -> Any:

@@ -12,6 +12,11 @@ REASONING = {"text": THOUGHT, "thought": True, "thoughtSignature": "c2ln"}
 REPLY_CALL_IDS = False  # its replies may carry no call ids at all
 MEDIA_MODEL = 'gemini-2.5-flash'
 MEDIA_MOVED = True  # a tool's image leaves its result, with a media_moved note
+USAGE_TEXT = b'"promptTokenCount": 10'
+KEEPS_UNKNOWN_FIELDS = False
+ERROR_AS_REPLY: list[Any] = [
+    {"error": {"code": 429, "message": "slow down", "status": "RESOURCE_EXHAUSTED"}}]
+ERROR_NAMES_KIND = True
 
 
 def result_image(body: dict[str, Any]) -> Any:

@@ -13,6 +13,11 @@ REASONING = {"type": "thought", "signature": "c2ln",
 REPLY_CALL_IDS = True
 MEDIA_MODEL = 'm'
 MEDIA_MOVED = False  # a tool's image leaves its result, with a media_moved note
+USAGE_TEXT = b'"total_input_tokens": 10'
+KEEPS_UNKNOWN_FIELDS = False
+ERROR_AS_REPLY: list[Any] = [
+    {"error": {"code": 429, "message": "slow down", "status": "RESOURCE_EXHAUSTED"}}]
+ERROR_NAMES_KIND = True
 
 
 def result_image(body: dict[str, Any]) -> Any:

@@ -12,6 +12,10 @@ REASONING = THOUGHT
 REPLY_CALL_IDS = True
 MEDIA_MODEL = 'm'
 MEDIA_MOVED = False  # a tool's image leaves its result, with a media_moved note
+USAGE_TEXT = b'"prompt_eval_count": 10'
+KEEPS_UNKNOWN_FIELDS = False
+ERROR_AS_REPLY: list[Any] = [{"error": "slow down"}]
+ERROR_NAMES_KIND = False  # its error body names no kind
 
 
 def result_image(body: dict[str, Any]) -> Any:

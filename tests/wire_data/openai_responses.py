@@ -13,6 +13,10 @@ REASONING = {"type": "reasoning", "id": "rs_1", "encrypted_content": "ZW5j",
 REPLY_CALL_IDS = True
 MEDIA_MODEL = 'm'
 MEDIA_MOVED = False  # a tool's image leaves its result, with a media_moved note
+USAGE_TEXT = b'"input_tokens": 10'
+KEEPS_UNKNOWN_FIELDS = False
+ERROR_AS_REPLY: list[Any] = [{"error": {"message": "slow down", "code": "rate_limit_exceeded"}}]
+ERROR_NAMES_KIND = True
 
 
 def result_image(body: dict[str, Any]) -> Any:

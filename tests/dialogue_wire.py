@@ -29,12 +29,14 @@ _chat = get_codec("openai-chat")
 
 STOP_REASONS = _chat.STOP_REASONS
 _SWAP = {_chat.WIRE: WIRE, WIRE: _chat.WIRE}
+_KEYED = ("provider_data", "provider_options", "file_ids")
+"""The fields of the transcript's values that are mappings by wire name."""
 
 
 def _swapped(value: Any) -> Any:
     """``value`` (a request, a reply, a stream event or what they hold) with the two wires'
-    names swapped where they say whose a part is (``provider_data``, ``file_ids``, an opaque
-    part's wire): what the chat codec reads and writes as its own is this wire's, and the chat
+    names swapped where they say whose something is (`_KEYED`, an opaque part's
+    wire): what the chat codec reads and writes as its own is this wire's, and the chat
     wire's own is another wire's to this one."""
     if isinstance(value, tuple):
         return tuple(_swapped(item) for item in value)
@@ -42,7 +44,7 @@ def _swapped(value: Any) -> Any:
         changes = {}
         for field in msgspec.structs.fields(value):
             old = getattr(value, field.name)
-            if field.name in ("provider_data", "file_ids") and isinstance(old, Mapping):
+            if field.name in _KEYED and isinstance(old, Mapping):
                 new = {_SWAP.get(key, key): item for key, item in old.items()}
             elif isinstance(value, OpaquePart) and field.name == "wire":
                 new = _SWAP.get(old, old)

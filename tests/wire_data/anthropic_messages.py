@@ -23,3 +23,19 @@ ERROR_NAMES_KIND = True
 def result_image(body: dict[str, Any]) -> Any:
     """Where the second request's body carries the image a tool returned."""
     return body["messages"][2]["content"][0]["content"][1]["source"]["data"]
+
+SDK_BODY: dict[str, Any] = {
+    "model": "claude-sonnet-4-5", "max_tokens": 256, "system": "Be brief.",
+    "tools": [{"name": "get_weather", "description": "Weather for a city.",
+               "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}],
+    "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "Checking."},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+             "input": {"city": "Paris"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"}]}],
+}
+"""A request as the wire's SDK shapes it (its request types): system text, a tool, a call
+and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""

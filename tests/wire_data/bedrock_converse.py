@@ -23,3 +23,19 @@ def result_image(body: dict[str, Any]) -> Any:
     """Where the second request's body carries the image a tool returned."""
     return body["messages"][2]["content"][0]["toolResult"]["content"][1]["image"]["source"][
         "bytes"]
+
+SDK_BODY: dict[str, Any] = {
+    "modelId": "m", "system": [{"text": "Be brief."}],
+    "toolConfig": {"tools": [{"toolSpec": {
+        "name": "get_weather", "description": "Weather.",
+        "inputSchema": {"json": {"type": "object",
+                                 "properties": {"city": {"type": "string"}}}}}}]},
+    "messages": [
+        {"role": "user", "content": [{"text": "Weather in Paris?"}]},
+        {"role": "assistant", "content": [{"toolUse": {
+            "toolUseId": "tooluse_1", "name": "get_weather", "input": {"city": "Paris"}}}]},
+        {"role": "user", "content": [{"toolResult": {
+            "toolUseId": "tooluse_1", "content": [{"text": "sunny"}], "status": "success"}}]}],
+}
+"""A request as the wire's SDK shapes it (its request types): system text, a tool, a call
+and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""

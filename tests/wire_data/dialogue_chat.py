@@ -36,3 +36,19 @@ def assert_sdk_valid(body: dict[str, Any], *, model: str) -> None:
     assert "messages" not in body and isinstance(body.get("dialogue"), list)
     chat = {("messages" if key == "dialogue" else key): value for key, value in body.items()}
     assert_wire_valid("openai-chat", chat, model=model)
+
+SDK_BODY: dict[str, Any] = {
+    "model": "gpt-4.1",
+    "tools": [{"type": "function", "function": {
+        "name": "get_weather", "description": "Weather.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}],
+    "dialogue": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}],
+}
+"""A request as the wire's SDK shapes it (its request types): system text, a tool, a call
+and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""

@@ -27,3 +27,18 @@ def result_image(body: dict[str, Any]) -> Any:
         return inner[0]["inlineData"]["data"]
     assert parts[1]["text"].startswith("[media returned by tool call ")
     return parts[2]["inlineData"]["data"]
+
+SDK_BODY: dict[str, Any] = {
+    "model": "gemini-2.5-flash", "systemInstruction": {"parts": [{"text": "Be brief."}]},
+    "tools": [{"functionDeclarations": [{
+        "name": "get_weather", "description": "Weather.",
+        "parametersJsonSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}]}],
+    "contents": [
+        {"role": "user", "parts": [{"text": "Weather in Paris?"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "get_weather",
+                                                      "args": {"city": "Paris"}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "get_weather",
+                                                         "response": {"output": "sunny"}}}]}],
+}
+"""A request as the wire's SDK shapes it (its request types): system text, a tool, a call
+and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""

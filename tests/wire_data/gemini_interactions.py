@@ -23,3 +23,17 @@ ERROR_NAMES_KIND = True
 def result_image(body: dict[str, Any]) -> Any:
     """Where the second request's body carries the image a tool returned."""
     return body["input"][2]["result"][1]["data"]  # the third step of the input: the result
+
+SDK_BODY: dict[str, Any] = {
+    "model": "gemini-3-flash", "system_instruction": "Be brief.",
+    "tools": [{"type": "function", "name": "get_weather", "description": "Weather.",
+               "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}],
+    "input": [
+        {"type": "user_input", "content": [{"type": "text", "text": "Weather in Paris?"}]},
+        {"type": "function_call", "id": "call_1", "name": "get_weather",
+         "arguments": {"city": "Paris"}},
+        {"type": "function_result", "call_id": "call_1", "name": "get_weather",
+         "result": "sunny"}],
+}
+"""A request as the wire's SDK shapes it (its request types): system text, a tool, a call
+and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""

@@ -21,3 +21,18 @@ ERROR_NAMES_KIND = False  # its error body names no kind
 def result_image(body: dict[str, Any]) -> Any:
     """Where the second request's body carries the image a tool returned."""
     return body["messages"][2]["images"][0]
+
+SDK_BODY: dict[str, Any] = {
+    "model": "llama3.2", "stream": False,
+    "tools": [{"type": "function", "function": {
+        "name": "get_weather", "description": "Weather.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}],
+    "messages": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+        {"role": "tool", "tool_name": "get_weather", "content": "sunny"}],
+}
+"""A request as the wire's SDK shapes it (its request types): system text, a tool, a call
+and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""

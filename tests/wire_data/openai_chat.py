@@ -25,3 +25,19 @@ def result_image(body: dict[str, Any]) -> Any:
     assert tool["role"] == "tool" and moved["role"] == "user"
     assert moved["content"][0]["text"].startswith("[media returned by tool call ")
     return moved["content"][1]["image_url"]["url"].removeprefix("data:image/png;base64,")
+
+SDK_BODY: dict[str, Any] = {
+    "model": "gpt-4.1",
+    "tools": [{"type": "function", "function": {
+        "name": "get_weather", "description": "Weather.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}],
+    "messages": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}],
+}
+"""A request as the wire's SDK shapes it (its request types): system text, a tool, a call
+and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""

@@ -22,3 +22,17 @@ ERROR_NAMES_KIND = True
 def result_image(body: dict[str, Any]) -> Any:
     """Where the second request's body carries the image a tool returned."""
     return body["input"][2]["output"][1]["image_url"].removeprefix("data:image/png;base64,")
+
+SDK_BODY: dict[str, Any] = {
+    "model": "gpt-5.5", "instructions": "Be brief.",
+    "tools": [{"type": "function", "name": "get_weather", "description": "Weather.",
+               "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}],
+    "input": [
+        {"type": "message", "role": "user",
+         "content": [{"type": "input_text", "text": "Weather in Paris?"}]},
+        {"type": "function_call", "call_id": "call_1", "name": "get_weather",
+         "arguments": "{\"city\":\"Paris\"}"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "sunny"}],
+}
+"""A request as the wire's SDK shapes it (its request types): system text, a tool, a call
+and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""

@@ -32,6 +32,9 @@ from toolwire.codecs.registry import wire_names
 THOUGHT = "The user wants the weather; ask the tool."
 """The text of every wire's `REASONING` block."""
 
+SECRET = "s3cr3t-provider-payload-7f1c"
+"""What every wire's `SECRET_REASONING` holds in its provider-only fields."""
+
 
 def looped() -> tuple[str, ...]:
     """The wires a looping test runs for: every registered wire, built in or added."""
@@ -48,4 +51,4 @@ def table(name: str) -> dict[str, Any]:
     return {wire: getattr(data(wire), name) for wire in looped()}
 
 
-__all__ = ["THOUGHT", "data", "looped", "table"]
+__all__ = ["SECRET", "THOUGHT", "data", "looped", "table"]

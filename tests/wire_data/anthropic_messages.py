@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from wire_data import THOUGHT
+from wire_data import SECRET, THOUGHT
 
 MODEL_ID = "anthropic:claude-sonnet-4-5"
 HISTORY_KEY = "messages"
@@ -39,3 +39,18 @@ SDK_BODY: dict[str, Any] = {
 }
 """A request as the wire's SDK shapes it (its request types): system text, a tool, a call
 and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""
+
+TEXT_ARGUMENTS = False
+"""Calls carry their arguments as text: they decode with ``raw_arguments`` kept."""
+SECRET_REASONING: Any = {"type": "thinking", "thinking": "Look it up first.", "signature": SECRET}
+"""The wire's reasoning as it sends it, with `SECRET` in the provider-only fields."""
+
+
+def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
+    """Where tool names appear in a request body: tools, choice, calls, results."""
+    blocks = [b for m in body["messages"] if isinstance(m["content"], list)
+              for b in m["content"]]
+    return {"tools": [t["name"] for t in body["tools"]],
+            "choice": [body["tool_choice"]["name"]],
+            "calls": [b["name"] for b in blocks if b["type"] == "tool_use"],
+            "results": []}

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from wire_data import THOUGHT
+from wire_data import SECRET, THOUGHT
 
 MODEL_ID = "bedrock:anthropic.claude-sonnet-4-5-20250929-v1:0"
 HISTORY_KEY = "messages"
@@ -39,3 +39,17 @@ SDK_BODY: dict[str, Any] = {
 }
 """A request as the wire's SDK shapes it (its request types): system text, a tool, a call
 and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""
+
+TEXT_ARGUMENTS = False
+"""Calls carry their arguments as text: they decode with ``raw_arguments`` kept."""
+SECRET_REASONING: Any = {"reasoningText": {"text": "Look it up first.", "signature": SECRET}}
+"""The wire's reasoning as it sends it, with `SECRET` in the provider-only fields."""
+
+
+def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
+    """Where tool names appear in a request body: tools, choice, calls, results."""
+    blocks = [b for m in body["messages"] for b in m["content"]]
+    return {"tools": [t["toolSpec"]["name"] for t in body["toolConfig"]["tools"]],
+            "choice": [body["toolConfig"]["toolChoice"]["tool"]["name"]],
+            "calls": [b["toolUse"]["name"] for b in blocks if "toolUse" in b],
+            "results": []}

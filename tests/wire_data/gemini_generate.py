@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from wire_data import THOUGHT
+from wire_data import SECRET, THOUGHT
 
 MODEL_ID = "gemini:gemini-2.5-flash"
 HISTORY_KEY = "contents"
@@ -42,3 +42,18 @@ SDK_BODY: dict[str, Any] = {
 }
 """A request as the wire's SDK shapes it (its request types): system text, a tool, a call
 and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""
+
+TEXT_ARGUMENTS = False
+"""Calls carry their arguments as text: they decode with ``raw_arguments`` kept."""
+SECRET_REASONING: Any = {"text": "Look it up first.", "thought": True, "thoughtSignature": SECRET}
+"""The wire's reasoning as it sends it, with `SECRET` in the provider-only fields."""
+
+
+def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
+    """Where tool names appear in a request body: tools, choice, calls, results."""
+    parts = [p for c in body["contents"] for p in c["parts"]]
+    return {"tools": [d["name"] for d in body["tools"][0]["functionDeclarations"]],
+            "choice": body["toolConfig"]["functionCallingConfig"]["allowedFunctionNames"],
+            "calls": [p["functionCall"]["name"] for p in parts if "functionCall" in p],
+            "results": [p["functionResponse"]["name"] for p in parts
+                        if "functionResponse" in p]}

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from wire_data import THOUGHT
+from wire_data import SECRET, THOUGHT
 
 MODEL_ID = "gemini-interactions:gemini-2.5-flash"
 HISTORY_KEY = "input"
@@ -37,3 +37,17 @@ SDK_BODY: dict[str, Any] = {
 }
 """A request as the wire's SDK shapes it (its request types): system text, a tool, a call
 and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""
+
+TEXT_ARGUMENTS = False
+"""Calls carry their arguments as text: they decode with ``raw_arguments`` kept."""
+SECRET_REASONING: Any = {"type": "thought", "signature": SECRET,
+                    "summary": [{"type": "text", "text": "Look it up first."}]}
+"""The wire's reasoning as it sends it, with `SECRET` in the provider-only fields."""
+
+
+def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
+    """Where tool names appear in a request body: tools, choice, calls, results."""
+    return {"tools": [t["name"] for t in body["tools"]],
+            "choice": body["generation_config"]["tool_choice"]["allowed_tools"]["tools"],
+            "calls": [s["name"] for s in body["input"] if s["type"] == "function_call"],
+            "results": [s["name"] for s in body["input"] if s["type"] == "function_result"]}

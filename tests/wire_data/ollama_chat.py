@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from wire_data import THOUGHT
+from wire_data import SECRET, THOUGHT
 
 MODEL_ID = "ollama:llama3.2"
 HISTORY_KEY = "messages"
@@ -36,3 +36,17 @@ SDK_BODY: dict[str, Any] = {
 }
 """A request as the wire's SDK shapes it (its request types): system text, a tool, a call
 and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""
+
+TEXT_ARGUMENTS = False
+"""Calls carry their arguments as text: they decode with ``raw_arguments`` kept."""
+SECRET_REASONING: Any = "Look it up first. " + SECRET
+"""The wire's reasoning as it sends it, with `SECRET` in the provider-only fields."""
+
+
+def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
+    """Where tool names appear in a request body: tools, choice, calls, results."""
+    return {"tools": [t["function"]["name"] for t in body["tools"]],
+            "choice": [],  # no tool choice on this wire
+            "calls": [c["function"]["name"] for m in body["messages"]
+                      for c in m.get("tool_calls") or ()],
+            "results": [m["tool_name"] for m in body["messages"] if m["role"] == "tool"]}

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from wire_data import THOUGHT
+from wire_data import SECRET, THOUGHT
 
 MODEL_ID = "openai:gpt-4o"
 HISTORY_KEY = "messages"
@@ -41,3 +41,18 @@ SDK_BODY: dict[str, Any] = {
 }
 """A request as the wire's SDK shapes it (its request types): system text, a tool, a call
 and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""
+
+TEXT_ARGUMENTS = True
+"""Calls carry their arguments as text: they decode with ``raw_arguments`` kept."""
+SECRET_REASONING: Any = {"reasoning_details": [
+    {"type": "reasoning.encrypted", "data": SECRET, "id": "rd_1", "format": "unknown"}]}
+"""The wire's reasoning as it sends it, with `SECRET` in the provider-only fields."""
+
+
+def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
+    """Where tool names appear in a request body: tools, choice, calls, results."""
+    return {"tools": [t["function"]["name"] for t in body["tools"]],
+            "choice": [body["tool_choice"]["function"]["name"]],
+            "calls": [c["function"]["name"] for m in body["messages"]
+                      for c in m.get("tool_calls") or ()],
+            "results": []}

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from wire_data import THOUGHT
+from wire_data import SECRET, THOUGHT
 
 MODEL_ID = "openai-responses:gpt-5"
 HISTORY_KEY = "input"
@@ -36,3 +36,17 @@ SDK_BODY: dict[str, Any] = {
 }
 """A request as the wire's SDK shapes it (its request types): system text, a tool, a call
 and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""
+
+TEXT_ARGUMENTS = True
+"""Calls carry their arguments as text: they decode with ``raw_arguments`` kept."""
+SECRET_REASONING: Any = {"type": "reasoning", "id": "rs_" + SECRET, "summary": [],
+                    "encrypted_content": SECRET}
+"""The wire's reasoning as it sends it, with `SECRET` in the provider-only fields."""
+
+
+def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
+    """Where tool names appear in a request body: tools, choice, calls, results."""
+    return {"tools": [t["name"] for t in body["tools"]],
+            "choice": [body["tool_choice"]["name"]],
+            "calls": [i["name"] for i in body["input"] if i.get("type") == "function_call"],
+            "results": []}

@@ -145,6 +145,20 @@ async def test_the_request_line_headers_and_body_arrive_as_sent() -> None:
     assert server.connections == 1
 
 
+def test_a_request_goes_through_on_uvloops_event_loop() -> None:
+    """uvloop's transports (uvicorn's loop when it is installed, as under the proxy) are
+    stream transports that are no subclass of asyncio's: a connection takes them all the
+    same."""
+    uvloop = pytest.importorskip("uvloop")
+
+    async def go() -> tuple[int, bytes]:
+        async with Raw(answering(ok())) as server, client() as c:
+            resp = await c.get(server.url + "/health")
+            return resp.status_code, resp.content
+
+    assert uvloop.run(go()) == (200, b"hello")
+
+
 def test_the_request_head_adds_host_and_length_where_missing() -> None:
     request = httpx2.Request("POST", "http://example.com/p?x=1", content=b"abc")
     del request.headers["host"]

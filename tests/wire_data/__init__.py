@@ -15,6 +15,20 @@ What a module holds (each test reads the names it needs):
   next request's body carries it;
 - ``REASONING``: the wire's own reasoning block (as its codec keeps it in ``provider_data``),
   with `THOUGHT` as its text.
+- ``SECRET_REASONING``: the wire's reasoning as it sends it, with `SECRET` in its
+  provider-only fields; ``TEXT_ARGUMENTS``: its calls carry their arguments as text (they
+  decode with ``raw_arguments`` kept); ``tool_names(body)``: where a request body names tools
+  (the tool list, the tool choice, the calls, the results);
+- ``USAGE_TEXT``: how a reply's JSON text gives 10 input tokens; ``KEEPS_UNKNOWN_FIELDS``:
+  the codec keeps a reply's fields it does not know whole; ``ERROR_AS_REPLY``: error bodies
+  saying "slow down" that came with a 200, and ``ERROR_NAMES_KIND`` whether they name a rate
+  limit;
+- ``SDK_BODY``: a request as the wire's SDK shapes it (system text, a tool, a call and its
+  result), which tests/test_three_way_rule.py adds fields of a client's own to;
+- ``STREAM_QUERY``: what a client adds to the wire's stream path; ``PROXY_BODY``: a request
+  with spacing and key order no encoder of toolwire's would choose (None where the proxy is
+  not checked byte for byte), and ``PROXY_ENV`` what the proxy needs in its environment to
+  reach the wire's provider;
 
 Run the suite with ``TOOLWIRE_TEST_WIRES=module[,module]`` and each module's ``RECORD`` is
 registered before the tests are collected (tests/conftest.py), which is how

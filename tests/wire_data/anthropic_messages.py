@@ -12,6 +12,7 @@ REASONING = {"type": "thinking", "thinking": THOUGHT, "signature": "c2lnbmVk"}
 REPLY_CALL_IDS = True
 MEDIA_MODEL = 'm'
 MEDIA_MOVED = False  # a tool's image leaves its result, with a media_moved note
+STREAM_QUERY = ""
 USAGE_TEXT = b'"input_tokens": 10'
 KEEPS_UNKNOWN_FIELDS = False
 ERROR_AS_REPLY: list[Any] = [
@@ -23,6 +24,7 @@ ERROR_NAMES_KIND = True
 def result_image(body: dict[str, Any]) -> Any:
     """Where the second request's body carries the image a tool returned."""
     return body["messages"][2]["content"][0]["content"][1]["source"]["data"]
+
 
 SDK_BODY: dict[str, Any] = {
     "model": "claude-sonnet-4-5", "max_tokens": 256, "system": "Be brief.",
@@ -37,13 +39,8 @@ SDK_BODY: dict[str, Any] = {
         {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"}]}],
 }
-"""A request as the wire's SDK shapes it (its request types): system text, a tool, a call
-and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""
-
 TEXT_ARGUMENTS = False
-"""Calls carry their arguments as text: they decode with ``raw_arguments`` kept."""
 SECRET_REASONING: Any = {"type": "thinking", "thinking": "Look it up first.", "signature": SECRET}
-"""The wire's reasoning as it sends it, with `SECRET` in the provider-only fields."""
 
 
 def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
@@ -54,3 +51,10 @@ def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
             "choice": [body["tool_choice"]["name"]],
             "calls": [b["name"] for b in blocks if b["type"] == "tool_use"],
             "results": []}
+
+
+_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
+PROXY_BODY: dict[str, Any] | None = {
+    "max_tokens": 50, "model": "m", "messages": [{"content": "hi", "role": "user"}],
+    "tools": [{"input_schema": _SCHEMA, "name": "get_weather"}]}
+PROXY_ENV: dict[str, str] = {}

@@ -12,6 +12,7 @@ REASONING = {"reasoningText": {"text": THOUGHT, "signature": "c2ln"}}
 REPLY_CALL_IDS = True
 MEDIA_MODEL = 'm'
 MEDIA_MOVED = False  # a tool's image leaves its result, with a media_moved note
+STREAM_QUERY = ""
 USAGE_TEXT = b'"inputTokens": 10'
 KEEPS_UNKNOWN_FIELDS = False
 ERROR_AS_REPLY: list[Any] = [
@@ -23,6 +24,7 @@ def result_image(body: dict[str, Any]) -> Any:
     """Where the second request's body carries the image a tool returned."""
     return body["messages"][2]["content"][0]["toolResult"]["content"][1]["image"]["source"][
         "bytes"]
+
 
 SDK_BODY: dict[str, Any] = {
     "modelId": "m", "system": [{"text": "Be brief."}],
@@ -37,13 +39,8 @@ SDK_BODY: dict[str, Any] = {
         {"role": "user", "content": [{"toolResult": {
             "toolUseId": "tooluse_1", "content": [{"text": "sunny"}], "status": "success"}}]}],
 }
-"""A request as the wire's SDK shapes it (its request types): system text, a tool, a call
-and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""
-
 TEXT_ARGUMENTS = False
-"""Calls carry their arguments as text: they decode with ``raw_arguments`` kept."""
 SECRET_REASONING: Any = {"reasoningText": {"text": "Look it up first.", "signature": SECRET}}
-"""The wire's reasoning as it sends it, with `SECRET` in the provider-only fields."""
 
 
 def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
@@ -53,3 +50,12 @@ def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
             "choice": [body["toolConfig"]["toolChoice"]["tool"]["name"]],
             "calls": [b["toolUse"]["name"] for b in blocks if "toolUse" in b],
             "results": []}
+
+
+_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
+PROXY_BODY: dict[str, Any] | None = {
+    "messages": [{"content": [{"text": "hi"}], "role": "user"}],
+    "toolConfig": {"tools": [{"toolSpec": {"inputSchema": {"json": _SCHEMA},
+                                           "name": "get_weather"}}]}}
+PROXY_ENV: dict[str, str] = {"AWS_BEARER_TOKEN_BEDROCK": "upstream-token",
+                             "AWS_REGION": "us-east-1"}

@@ -14,6 +14,7 @@ REASONING = {"reasoning": THOUGHT}
 REPLY_CALL_IDS = True
 MEDIA_MODEL = 'm'
 MEDIA_MOVED = True  # a tool's image leaves its result, with a media_moved note
+STREAM_QUERY = ""
 USAGE_TEXT = b'"prompt_tokens": 10'
 KEEPS_UNKNOWN_FIELDS = True
 ERROR_AS_REPLY: list[Any] = [
@@ -37,6 +38,7 @@ def assert_sdk_valid(body: dict[str, Any], *, model: str) -> None:
     chat = {("messages" if key == "dialogue" else key): value for key, value in body.items()}
     assert_wire_valid("openai-chat", chat, model=model)
 
+
 SDK_BODY: dict[str, Any] = {
     "model": "gpt-4.1",
     "tools": [{"type": "function", "function": {
@@ -50,20 +52,20 @@ SDK_BODY: dict[str, Any] = {
              "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]},
         {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}],
 }
-"""A request as the wire's SDK shapes it (its request types): system text, a tool, a call
-and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""
-
 TEXT_ARGUMENTS = True
-"""Calls carry their arguments as text: they decode with ``raw_arguments`` kept."""
 SECRET_REASONING: Any = {"reasoning_details": [
     {"type": "reasoning.encrypted", "data": SECRET, "id": "rd_1", "format": "unknown"}]}
-"""The wire's reasoning as it sends it, with `SECRET` in the provider-only fields."""
 
 
 def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
-    """Where tool names appear in a request body: tools, choice, calls, results."""
-    return {"tools": [t["function"]["name"] for t in body["tools"]],
-            "choice": [body["tool_choice"]["function"]["name"]],
-            "calls": [c["function"]["name"] for m in body["dialogue"]
-                      for c in m.get("tool_calls") or ()],
-            "results": []}
+    """Where tool names appear in a request body: as Chat Completions' (its history aside)."""
+    from wire_data import openai_chat
+
+    return openai_chat.tool_names({**body, "messages": body["dialogue"]})
+
+
+_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
+PROXY_BODY: dict[str, Any] | None = {
+    "dialogue": [{"content": "hi", "role": "user"}], "model": "m",
+    "tools": [{"function": {"parameters": _SCHEMA, "name": "get_weather"}, "type": "function"}]}
+PROXY_ENV: dict[str, str] = {}

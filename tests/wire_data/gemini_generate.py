@@ -12,6 +12,7 @@ REASONING = {"text": THOUGHT, "thought": True, "thoughtSignature": "c2ln"}
 REPLY_CALL_IDS = False  # its replies may carry no call ids at all
 MEDIA_MODEL = 'gemini-2.5-flash'
 MEDIA_MOVED = True  # a tool's image leaves its result, with a media_moved note
+STREAM_QUERY = "?alt=sse"  # its SDK asks for server-sent events
 USAGE_TEXT = b'"promptTokenCount": 10'
 KEEPS_UNKNOWN_FIELDS = False
 ERROR_AS_REPLY: list[Any] = [
@@ -28,6 +29,7 @@ def result_image(body: dict[str, Any]) -> Any:
     assert parts[1]["text"].startswith("[media returned by tool call ")
     return parts[2]["inlineData"]["data"]
 
+
 SDK_BODY: dict[str, Any] = {
     "model": "gemini-2.5-flash", "systemInstruction": {"parts": [{"text": "Be brief."}]},
     "tools": [{"functionDeclarations": [{
@@ -40,13 +42,8 @@ SDK_BODY: dict[str, Any] = {
         {"role": "user", "parts": [{"functionResponse": {"name": "get_weather",
                                                          "response": {"output": "sunny"}}}]}],
 }
-"""A request as the wire's SDK shapes it (its request types): system text, a tool, a call
-and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""
-
 TEXT_ARGUMENTS = False
-"""Calls carry their arguments as text: they decode with ``raw_arguments`` kept."""
 SECRET_REASONING: Any = {"text": "Look it up first.", "thought": True, "thoughtSignature": SECRET}
-"""The wire's reasoning as it sends it, with `SECRET` in the provider-only fields."""
 
 
 def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
@@ -57,3 +54,10 @@ def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
             "calls": [p["functionCall"]["name"] for p in parts if "functionCall" in p],
             "results": [p["functionResponse"]["name"] for p in parts
                         if "functionResponse" in p]}
+
+
+_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
+PROXY_BODY: dict[str, Any] | None = {
+    "contents": [{"parts": [{"text": "hi"}], "role": "user"}],
+    "tools": [{"functionDeclarations": [{"parameters": _SCHEMA, "name": "get_weather"}]}]}
+PROXY_ENV: dict[str, str] = {}

@@ -13,6 +13,7 @@ REASONING = {"type": "thought", "signature": "c2ln",
 REPLY_CALL_IDS = True
 MEDIA_MODEL = 'm'
 MEDIA_MOVED = False  # a tool's image leaves its result, with a media_moved note
+STREAM_QUERY = ""
 USAGE_TEXT = b'"total_input_tokens": 10'
 KEEPS_UNKNOWN_FIELDS = False
 ERROR_AS_REPLY: list[Any] = [
@@ -23,6 +24,7 @@ ERROR_NAMES_KIND = True
 def result_image(body: dict[str, Any]) -> Any:
     """Where the second request's body carries the image a tool returned."""
     return body["input"][2]["result"][1]["data"]  # the third step of the input: the result
+
 
 SDK_BODY: dict[str, Any] = {
     "model": "gemini-3-flash", "system_instruction": "Be brief.",
@@ -35,14 +37,9 @@ SDK_BODY: dict[str, Any] = {
         {"type": "function_result", "call_id": "call_1", "name": "get_weather",
          "result": "sunny"}],
 }
-"""A request as the wire's SDK shapes it (its request types): system text, a tool, a call
-and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""
-
 TEXT_ARGUMENTS = False
-"""Calls carry their arguments as text: they decode with ``raw_arguments`` kept."""
 SECRET_REASONING: Any = {"type": "thought", "signature": SECRET,
                     "summary": [{"type": "text", "text": "Look it up first."}]}
-"""The wire's reasoning as it sends it, with `SECRET` in the provider-only fields."""
 
 
 def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
@@ -51,3 +48,10 @@ def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
             "choice": body["generation_config"]["tool_choice"]["allowed_tools"]["tools"],
             "calls": [s["name"] for s in body["input"] if s["type"] == "function_call"],
             "results": [s["name"] for s in body["input"] if s["type"] == "function_result"]}
+
+
+_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
+PROXY_BODY: dict[str, Any] | None = {
+    "input": "hi", "model": "m",
+    "tools": [{"parameters": _SCHEMA, "name": "get_weather", "type": "function"}]}
+PROXY_ENV: dict[str, str] = {}

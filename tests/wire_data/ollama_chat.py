@@ -12,6 +12,7 @@ REASONING = THOUGHT
 REPLY_CALL_IDS = True
 MEDIA_MODEL = 'm'
 MEDIA_MOVED = False  # a tool's image leaves its result, with a media_moved note
+STREAM_QUERY = ""
 USAGE_TEXT = b'"prompt_eval_count": 10'
 KEEPS_UNKNOWN_FIELDS = False
 ERROR_AS_REPLY: list[Any] = [{"error": "slow down"}]
@@ -21,6 +22,7 @@ ERROR_NAMES_KIND = False  # its error body names no kind
 def result_image(body: dict[str, Any]) -> Any:
     """Where the second request's body carries the image a tool returned."""
     return body["messages"][2]["images"][0]
+
 
 SDK_BODY: dict[str, Any] = {
     "model": "llama3.2", "stream": False,
@@ -34,13 +36,8 @@ SDK_BODY: dict[str, Any] = {
             {"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
         {"role": "tool", "tool_name": "get_weather", "content": "sunny"}],
 }
-"""A request as the wire's SDK shapes it (its request types): system text, a tool, a call
-and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""
-
 TEXT_ARGUMENTS = False
-"""Calls carry their arguments as text: they decode with ``raw_arguments`` kept."""
 SECRET_REASONING: Any = "Look it up first. " + SECRET
-"""The wire's reasoning as it sends it, with `SECRET` in the provider-only fields."""
 
 
 def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
@@ -50,3 +47,10 @@ def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
             "calls": [c["function"]["name"] for m in body["messages"]
                       for c in m.get("tool_calls") or ()],
             "results": [m["tool_name"] for m in body["messages"] if m["role"] == "tool"]}
+
+
+_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
+PROXY_BODY: dict[str, Any] | None = {
+    "stream": False, "messages": [{"content": "hi", "role": "user"}], "model": "m",
+    "tools": [{"function": {"parameters": _SCHEMA, "name": "get_weather"}, "type": "function"}]}
+PROXY_ENV: dict[str, str] = {}

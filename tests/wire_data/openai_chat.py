@@ -12,6 +12,7 @@ REASONING = {"reasoning": THOUGHT}
 REPLY_CALL_IDS = True
 MEDIA_MODEL = 'm'
 MEDIA_MOVED = True  # a tool's image leaves its result, with a media_moved note
+STREAM_QUERY = ""
 USAGE_TEXT = b'"prompt_tokens": 10'
 KEEPS_UNKNOWN_FIELDS = True
 ERROR_AS_REPLY: list[Any] = [
@@ -26,6 +27,7 @@ def result_image(body: dict[str, Any]) -> Any:
     assert moved["content"][0]["text"].startswith("[media returned by tool call ")
     return moved["content"][1]["image_url"]["url"].removeprefix("data:image/png;base64,")
 
+
 SDK_BODY: dict[str, Any] = {
     "model": "gpt-4.1",
     "tools": [{"type": "function", "function": {
@@ -39,14 +41,9 @@ SDK_BODY: dict[str, Any] = {
              "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]},
         {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}],
 }
-"""A request as the wire's SDK shapes it (its request types): system text, a tool, a call
-and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""
-
 TEXT_ARGUMENTS = True
-"""Calls carry their arguments as text: they decode with ``raw_arguments`` kept."""
 SECRET_REASONING: Any = {"reasoning_details": [
     {"type": "reasoning.encrypted", "data": SECRET, "id": "rd_1", "format": "unknown"}]}
-"""The wire's reasoning as it sends it, with `SECRET` in the provider-only fields."""
 
 
 def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
@@ -56,3 +53,10 @@ def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
             "calls": [c["function"]["name"] for m in body["messages"]
                       for c in m.get("tool_calls") or ()],
             "results": []}
+
+
+_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
+PROXY_BODY: dict[str, Any] | None = {
+    "messages": [{"content": "hi", "role": "user"}], "model": "m",
+    "tools": [{"function": {"parameters": _SCHEMA, "name": "get_weather"}, "type": "function"}]}
+PROXY_ENV: dict[str, str] = {}

@@ -13,6 +13,7 @@ REASONING = {"type": "reasoning", "id": "rs_1", "encrypted_content": "ZW5j",
 REPLY_CALL_IDS = True
 MEDIA_MODEL = 'm'
 MEDIA_MOVED = False  # a tool's image leaves its result, with a media_moved note
+STREAM_QUERY = ""
 USAGE_TEXT = b'"input_tokens": 10'
 KEEPS_UNKNOWN_FIELDS = False
 ERROR_AS_REPLY: list[Any] = [{"error": {"message": "slow down", "code": "rate_limit_exceeded"}}]
@@ -22,6 +23,7 @@ ERROR_NAMES_KIND = True
 def result_image(body: dict[str, Any]) -> Any:
     """Where the second request's body carries the image a tool returned."""
     return body["input"][2]["output"][1]["image_url"].removeprefix("data:image/png;base64,")
+
 
 SDK_BODY: dict[str, Any] = {
     "model": "gpt-5.5", "instructions": "Be brief.",
@@ -34,14 +36,9 @@ SDK_BODY: dict[str, Any] = {
          "arguments": "{\"city\":\"Paris\"}"},
         {"type": "function_call_output", "call_id": "call_1", "output": "sunny"}],
 }
-"""A request as the wire's SDK shapes it (its request types): system text, a tool, a call
-and its result (tests/test_three_way_rule.py adds fields of a client's own to it)."""
-
 TEXT_ARGUMENTS = True
-"""Calls carry their arguments as text: they decode with ``raw_arguments`` kept."""
 SECRET_REASONING: Any = {"type": "reasoning", "id": "rs_" + SECRET, "summary": [],
                     "encrypted_content": SECRET}
-"""The wire's reasoning as it sends it, with `SECRET` in the provider-only fields."""
 
 
 def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
@@ -50,3 +47,10 @@ def tool_names(body: dict[str, Any]) -> dict[str, list[str]]:
             "choice": [body["tool_choice"]["name"]],
             "calls": [i["name"] for i in body["input"] if i.get("type") == "function_call"],
             "results": []}
+
+
+_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
+PROXY_BODY: dict[str, Any] | None = {
+    "input": "hi", "model": "m",
+    "tools": [{"parameters": _SCHEMA, "name": "get_weather", "type": "function"}]}
+PROXY_ENV: dict[str, str] = {}

@@ -1,8 +1,9 @@
 """A small wire of the tests' own, to show that adding a wire is one module plus one registry line.
 
 ``dialogue-chat`` is the OpenAI chat format with ``dialogue`` in place of ``messages`` and
-replies marked ``"object": "dialogue.turn"``; it is served at ``/dialogue/v1/turns``. Built on
-the OpenAI chat codec's functions, reached only through ``get_codec``.
+replies marked ``"object": "dialogue.turn"`` (stream chunks ``"dialogue.turn.chunk"``); it is
+served at ``/dialogue/v1/turns``. Built on the OpenAI chat codec's functions, reached only
+through ``get_codec``.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def encode(request: Request) -> Encoded:
     encoded = _chat.encode(_swapped(request))
     body = dict(encoded.body)
     body["dialogue"] = body.pop("messages")
-    notes = tuple(Note(kind=n.kind, subject=n.subject, detail=_words(n.detail))
+    notes = tuple(Note(kind=n.kind, subject=_words(n.subject), detail=_words(n.detail))
                   for n in encoded.notes)
     return Encoded(body=body, notes=notes, headers=encoded.headers)
 
@@ -111,7 +112,8 @@ def encode_response(reply: Reply, *, request: Request | None = None) -> dict[str
 
 
 def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes]:
-    return _chat.encode_stream(_swapped(reply), request=_swapped(request))
+    return [chunk.replace(b'"chat.completion.chunk"', b'"dialogue.turn.chunk"')
+            for chunk in _chat.encode_stream(_swapped(reply), request=_swapped(request))]
 
 
 def decode_error(
@@ -136,6 +138,10 @@ def recognise(body: Mapping[str, Any]) -> Kind | None:
     return None
 
 
+def recognise_stream(head: str, text: str) -> bool:
+    return "dialogue.turn.chunk" in head
+
+
 RECORD = Wire(
     name=WIRE,
     module=__name__,
@@ -143,6 +149,7 @@ RECORD = Wire(
     rules=WireRules(results_by="position", name_pattern=re.compile(r"[a-z_]{1,32}"),
                     name_wording="lowercase letters and '_', at most 32 characters"),
     detect=recognise,
+    detect_stream=recognise_stream,
     detect_rank=5,
 )
 """The one registry line: ``register_wire(RECORD)``."""

@@ -16,13 +16,17 @@ What a module holds (each test reads the names it needs):
 - ``REASONING``: the wire's own reasoning block (as its codec keeps it in ``provider_data``),
   with `THOUGHT` as its text.
 - ``SECRET_REASONING``: the wire's reasoning as it sends it, with `SECRET` in its
-  provider-only fields; ``TEXT_ARGUMENTS``: its calls carry their arguments as text (they
+  provider-only fields, and ``LOOKUPS_REASONING`` its reasoning "Two lookups at once." as
+  it sends it; ``TEXT_ARGUMENTS``: its calls carry their arguments as text (they
   decode with ``raw_arguments`` kept); ``tool_names(body)``: where a request body names tools
   (the tool list, the tool choice, the calls, the results);
 - ``USAGE_TEXT``: how a reply's JSON text gives 10 input tokens; ``KEEPS_UNKNOWN_FIELDS``:
   the codec keeps a reply's fields it does not know whole; ``ERROR_AS_REPLY``: error bodies
   saying "slow down" that came with a 200, and ``ERROR_NAMES_KIND`` whether they name a rate
   limit;
+- ``SETTINGS``: a request with settings of the wire's own, and their names (kept to the same
+  wire, named as lost to another); ``ALWAYS_SENT``: body keys the wire always sends with a
+  value of its own;
 - ``SDK_BODY``: a request as the wire's SDK shapes it (system text, a tool, a call and its
   result), which tests/test_three_way_rule.py adds fields of a client's own to;
 - ``STREAM_QUERY``: what a client adds to the wire's stream path; ``PROXY_BODY``: a request

@@ -39,6 +39,12 @@ SDK_BODY: dict[str, Any] = {
         {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"}]}],
 }
+LOOKUPS_REASONING: Any = {"type": "thinking", "thinking": "Two lookups at once.",
+                              "signature": "EqQBCkYIARgCIkB"}
+SETTINGS: tuple[dict[str, Any], set[str]] = (
+    {"model": "m", "max_tokens": 10, "top_k": 5,
+     "messages": [{"role": "user", "content": "hi"}]}, {"top_k"})
+ALWAYS_SENT: set[str] = set()
 TEXT_ARGUMENTS = False
 SECRET_REASONING: Any = {"type": "thinking", "thinking": "Look it up first.", "signature": SECRET}
 

@@ -39,6 +39,12 @@ SDK_BODY: dict[str, Any] = {
         {"role": "user", "content": [{"toolResult": {
             "toolUseId": "tooluse_1", "content": [{"text": "sunny"}], "status": "success"}}]}],
 }
+LOOKUPS_REASONING: Any = {"reasoningText": {"text": "Two lookups at once.",
+                                                "signature": "EqQBCkYIARgCIkB"}}
+SETTINGS: tuple[dict[str, Any], set[str]] = (
+    {"messages": [{"role": "user", "content": [{"text": "hi"}]}],
+     "additionalModelRequestFields": {"top_k": 5}}, {"additionalModelRequestFields"})
+ALWAYS_SENT: set[str] = set()
 TEXT_ARGUMENTS = False
 SECRET_REASONING: Any = {"reasoningText": {"text": "Look it up first.", "signature": SECRET}}
 

@@ -42,6 +42,12 @@ SDK_BODY: dict[str, Any] = {
         {"role": "user", "parts": [{"functionResponse": {"name": "get_weather",
                                                          "response": {"output": "sunny"}}}]}],
 }
+LOOKUPS_REASONING: Any = {"text": "Two lookups at once.", "thought": True,
+                              "thoughtSignature": "CiQB0e2Kb"}
+SETTINGS: tuple[dict[str, Any], set[str]] = (
+    {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "safetySettings": []},
+    {"safetySettings"})
+ALWAYS_SENT: set[str] = set()
 TEXT_ARGUMENTS = False
 SECRET_REASONING: Any = {"text": "Look it up first.", "thought": True, "thoughtSignature": SECRET}
 

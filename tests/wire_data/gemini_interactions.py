@@ -37,6 +37,13 @@ SDK_BODY: dict[str, Any] = {
         {"type": "function_result", "call_id": "call_1", "name": "get_weather",
          "result": "sunny"}],
 }
+LOOKUPS_REASONING: Any = {"type": "thought", "signature": "CiQB0e2Kb",
+                              "summary": [{"type": "text", "text": "Two lookups at once."}]}
+SETTINGS: tuple[dict[str, Any], set[str]] = (
+    {"model": "m", "input": "hi", "store": False,
+     "response_format": {"type": "text", "mime_type": "application/json",
+                         "schema": {"type": "object"}}}, {"response_format"})
+ALWAYS_SENT: set[str] = {"store"}  # sent with a value of its own
 TEXT_ARGUMENTS = False
 SECRET_REASONING: Any = {"type": "thought", "signature": SECRET,
                     "summary": [{"type": "text", "text": "Look it up first."}]}

@@ -36,6 +36,11 @@ SDK_BODY: dict[str, Any] = {
             {"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
         {"role": "tool", "tool_name": "get_weather", "content": "sunny"}],
 }
+LOOKUPS_REASONING: Any = "Two lookups at once."
+SETTINGS: tuple[dict[str, Any], set[str]] = (
+    {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": False,
+     "options": {"num_ctx": 8192}, "keep_alive": "5m"}, {"options", "keep_alive"})
+ALWAYS_SENT: set[str] = set()
 TEXT_ARGUMENTS = False
 SECRET_REASONING: Any = "Look it up first. " + SECRET
 

@@ -41,6 +41,11 @@ SDK_BODY: dict[str, Any] = {
              "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]},
         {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}],
 }
+LOOKUPS_REASONING: Any = {"reasoning_content": "Two lookups at once."}
+SETTINGS: tuple[dict[str, Any], set[str]] = (
+    {"model": "m", "messages": [{"role": "user", "content": "hi"}], "seed": 7, "top_p": 0.5},
+    {"seed", "top_p"})
+ALWAYS_SENT: set[str] = set()
 TEXT_ARGUMENTS = True
 SECRET_REASONING: Any = {"reasoning_details": [
     {"type": "reasoning.encrypted", "data": SECRET, "id": "rd_1", "format": "unknown"}]}

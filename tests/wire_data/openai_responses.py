@@ -36,6 +36,12 @@ SDK_BODY: dict[str, Any] = {
          "arguments": "{\"city\":\"Paris\"}"},
         {"type": "function_call_output", "call_id": "call_1", "output": "sunny"}],
 }
+LOOKUPS_REASONING: Any = {
+    "type": "reasoning", "id": "rs_01", "encrypted_content": "gAAAAB",
+    "summary": [{"type": "summary_text", "text": "Two lookups at once."}]}
+SETTINGS: tuple[dict[str, Any], set[str]] = (
+    {"model": "m", "input": "hi", "store": False}, {"store"})
+ALWAYS_SENT: set[str] = set()
 TEXT_ARGUMENTS = True
 SECRET_REASONING: Any = {"type": "reasoning", "id": "rs_" + SECRET, "summary": [],
                     "encrypted_content": SECRET}

@@ -13,6 +13,9 @@ What a module holds (each test reads the names it needs):
 - ``MEDIA_MODEL``, ``MEDIA_MOVED``, ``result_image(body)``: the model a tool's image is sent
   to, whether the image leaves the result for it (with a ``media_moved`` note), and where the
   next request's body carries it;
+- ``MEDIA_CARRIED``: the kinds of media the wire carries in a user message; ``MEDIA_NAMES``:
+  whether it sends a document's name; ``MEDIA_NOTES``: the kinds of the notes encoding a user's
+  image and PDF and a tool's image gives (for ``MEDIA_MODEL``);
 - ``REASONING``: the wire's own reasoning block (as its codec keeps it in ``provider_data``),
   with `THOUGHT` as its text.
 - ``SECRET_REASONING``: the wire's reasoning as it sends it, with `SECRET` in its

@@ -45,6 +45,9 @@ SETTINGS: tuple[dict[str, Any], set[str]] = (
     {"model": "m", "max_tokens": 10, "top_k": 5,
      "messages": [{"role": "user", "content": "hi"}]}, {"top_k"})
 ALWAYS_SENT: set[str] = set()
+MEDIA_CARRIED = {"image", "document"}
+MEDIA_NAMES = True
+MEDIA_NOTES: list[str] = []
 TEXT_ARGUMENTS = False
 SECRET_REASONING: Any = {"type": "thinking", "thinking": "Look it up first.", "signature": SECRET}
 

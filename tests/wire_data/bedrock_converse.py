@@ -45,6 +45,9 @@ SETTINGS: tuple[dict[str, Any], set[str]] = (
     {"messages": [{"role": "user", "content": [{"text": "hi"}]}],
      "additionalModelRequestFields": {"top_k": 5}}, {"additionalModelRequestFields"})
 ALWAYS_SENT: set[str] = set()
+MEDIA_CARRIED = {"image", "document"}
+MEDIA_NAMES = True
+MEDIA_NOTES: list[str] = []
 TEXT_ARGUMENTS = False
 SECRET_REASONING: Any = {"reasoningText": {"text": "Look it up first.", "signature": SECRET}}
 

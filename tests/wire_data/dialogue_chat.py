@@ -57,6 +57,9 @@ SETTINGS: tuple[dict[str, Any], set[str]] = (
     {"model": "m", "dialogue": [{"role": "user", "content": "hi"}], "seed": 7, "top_p": 0.5},
     {"seed", "top_p"})
 ALWAYS_SENT: set[str] = set()
+MEDIA_CARRIED = {"image", "document", "audio"}
+MEDIA_NAMES = True
+MEDIA_NOTES: list[str] = ["media_moved"]  # as Chat Completions
 TEXT_ARGUMENTS = True
 SECRET_REASONING: Any = {"reasoning_details": [
     {"type": "reasoning.encrypted", "data": SECRET, "id": "rd_1", "format": "unknown"}]}

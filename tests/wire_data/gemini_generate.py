@@ -48,6 +48,9 @@ SETTINGS: tuple[dict[str, Any], set[str]] = (
     {"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "safetySettings": []},
     {"safetySettings"})
 ALWAYS_SENT: set[str] = set()
+MEDIA_CARRIED = {"image", "document", "audio"}
+MEDIA_NAMES = False
+MEDIA_NOTES: list[str] = ["field_dropped", "media_moved"]  # no names; no result parts on 2.5
 TEXT_ARGUMENTS = False
 SECRET_REASONING: Any = {"text": "Look it up first.", "thought": True, "thoughtSignature": SECRET}
 

@@ -44,6 +44,9 @@ SETTINGS: tuple[dict[str, Any], set[str]] = (
      "response_format": {"type": "text", "mime_type": "application/json",
                          "schema": {"type": "object"}}}, {"response_format"})
 ALWAYS_SENT: set[str] = {"store"}  # sent with a value of its own
+MEDIA_CARRIED = {"image", "document", "audio"}
+MEDIA_NAMES = False
+MEDIA_NOTES: list[str] = ["field_dropped"]  # no names
 TEXT_ARGUMENTS = False
 SECRET_REASONING: Any = {"type": "thought", "signature": SECRET,
                     "summary": [{"type": "text", "text": "Look it up first."}]}

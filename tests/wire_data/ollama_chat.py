@@ -41,6 +41,9 @@ SETTINGS: tuple[dict[str, Any], set[str]] = (
     {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": False,
      "options": {"num_ctx": 8192}, "keep_alive": "5m"}, {"options", "keep_alive"})
 ALWAYS_SENT: set[str] = set()
+MEDIA_CARRIED = {"image"}
+MEDIA_NAMES = True
+MEDIA_NOTES: list[str] = ["media_dropped"]  # no documents: a placeholder text
 TEXT_ARGUMENTS = False
 SECRET_REASONING: Any = "Look it up first. " + SECRET
 

@@ -42,6 +42,9 @@ LOOKUPS_REASONING: Any = {
 SETTINGS: tuple[dict[str, Any], set[str]] = (
     {"model": "m", "input": "hi", "store": False}, {"store"})
 ALWAYS_SENT: set[str] = set()
+MEDIA_CARRIED = {"image", "document"}
+MEDIA_NAMES = True
+MEDIA_NOTES: list[str] = []
 TEXT_ARGUMENTS = True
 SECRET_REASONING: Any = {"type": "reasoning", "id": "rs_" + SECRET, "summary": [],
                     "encrypted_content": SECRET}

@@ -16,13 +16,21 @@ from typing import Any
 import msgspec
 
 from toolwire.codecs import get_codec
-from toolwire.codecs.base import Encoded, Note
+from toolwire.codecs.base import Encoded, NameMap, Note
 from toolwire.codecs.detect import Kind
 from toolwire.codecs.registry import Wire, WireRules
 from toolwire.errors import ProviderError
-from toolwire.events import StreamEvent
+from toolwire.events import StreamEvent, ToolCallStarted
 from toolwire.http.providers import Provider
-from toolwire.transcript import OpaquePart, Reply, Request
+from toolwire.transcript import (
+    OpaquePart,
+    Reply,
+    Request,
+    ToolCallPart,
+    ToolChoice,
+    ToolResultPart,
+    ToolSpec,
+)
 
 WIRE = "dialogue-chat"
 PATH = "/dialogue/v1/turns"
@@ -34,13 +42,14 @@ _KEYED = ("provider_data", "provider_options", "file_ids")
 """The fields of the transcript's values that are mappings by wire name."""
 
 
-def _swapped(value: Any) -> Any:
+def _swapped(value: Any, names: Mapping[str, str] | None = None) -> Any:
     """``value`` (a request, a reply, a stream event or what they hold) with the two wires'
-    names swapped where they say whose something is (`_KEYED`, an opaque part's
-    wire): what the chat codec reads and writes as its own is this wire's, and the chat
-    wire's own is another wire's to this one."""
+    names swapped where they say whose something is (`_KEYED`, an opaque part's wire): what
+    the chat codec reads and writes as its own is this wire's, and the chat wire's own is
+    another wire's to this one. ``names`` renames tools (a tool, a call, a result, the tool
+    choice, a stream's call)."""
     if isinstance(value, tuple):
-        return tuple(_swapped(item) for item in value)
+        return tuple(_swapped(item, names) for item in value)
     if isinstance(value, msgspec.Struct):
         changes = {}
         for field in msgspec.structs.fields(value):
@@ -49,17 +58,47 @@ def _swapped(value: Any) -> Any:
                 new = {_SWAP.get(key, key): item for key, item in old.items()}
             elif isinstance(value, OpaquePart) and field.name == "wire":
                 new = _SWAP.get(old, old)
+            elif field.name == "name" and isinstance(old, str) and isinstance(value, _NAMED):
+                new = (names or {}).get(old, old)
             elif isinstance(old, msgspec.Struct | tuple):
-                new = _swapped(old)
+                new = _swapped(old, names)
             else:
                 continue
             changes[field.name] = new
         return msgspec.structs.replace(value, **changes) if changes else value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.replace(value, **{
-            f.name: _swapped(getattr(value, f.name)) for f in dataclasses.fields(value)
-            if isinstance(getattr(value, f.name), msgspec.Struct | tuple)})
+        changes = {f.name: _swapped(getattr(value, f.name), names)
+                   for f in dataclasses.fields(value)
+                   if isinstance(getattr(value, f.name), msgspec.Struct | tuple)}
+        if isinstance(value, ToolCallStarted):
+            changes["name"] = (names or {}).get(value.name, value.name)
+        return dataclasses.replace(value, **changes)
     return value
+
+
+_NAMED = (ToolSpec, ToolCallPart, ToolResultPart, ToolChoice)
+"""The transcript's values whose ``name`` is a tool's."""
+_NAME_RULE = re.compile(r"[a-z_]{1,32}")
+
+
+def _name_map(request: Request | None) -> NameMap:
+    """The names this wire's rule takes for ``request``'s tools: lower case, every other
+    character ``_``, at most 32 characters, made unique with letters."""
+    to_wire: dict[str, str] = {}
+    if request is None:
+        return NameMap(to_wire, {})
+    taken = {t.name for t in request.tools if _NAME_RULE.fullmatch(t.name)}
+    for tool in request.tools:
+        if tool.name in taken:
+            continue
+        base = re.sub(r"[^a-z_]", "_", tool.name.lower())[:32] or "tool"
+        candidate, n = base, 0
+        while candidate in taken:
+            n += 1
+            candidate = base[:27] + "_" + "".join(chr(97 + int(d)) for d in f"{n:04d}")
+        to_wire[tool.name] = candidate
+        taken.add(candidate)
+    return NameMap(to_wire, {v: k for k, v in to_wire.items()})
 
 
 def _words(text: str) -> str:
@@ -68,16 +107,19 @@ def _words(text: str) -> str:
 
 
 class StreamDecoder:
-    """The chat codec's stream decoder, its parts marked as this wire's."""
+    """The chat codec's stream decoder, its parts marked as this wire's and its calls under
+    the user's tool names."""
 
     def __init__(self, *, request: Request | None = None) -> None:
-        self._decoder = _chat.StreamDecoder(request=_swapped(request))
+        names = _name_map(request)
+        self._back = names.from_wire
+        self._decoder = _chat.StreamDecoder(request=_swapped(request, names.to_wire))
 
     def feed(self, data: bytes) -> list[StreamEvent]:
-        return [_swapped(event) for event in self._decoder.feed(data)]
+        return [_swapped(event, self._back) for event in self._decoder.feed(data)]
 
     def finish(self) -> Reply:
-        return _swapped(self._decoder.finish())
+        return _swapped(self._decoder.finish(), self._back)
 
 
 def _as_chat(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -88,11 +130,12 @@ def _as_chat(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def encode(request: Request) -> Encoded:
-    encoded = _chat.encode(_swapped(request))
+    names = _name_map(request)
+    encoded = _chat.encode(_swapped(request, names.to_wire))
     body = dict(encoded.body)
     body["dialogue"] = body.pop("messages")
-    notes = tuple(Note(kind=n.kind, subject=_words(n.subject), detail=_words(n.detail))
-                  for n in encoded.notes)
+    notes = (*names.notes(), *(Note(kind=n.kind, subject=_words(n.subject),
+                                    detail=_words(n.detail)) for n in encoded.notes))
     return Encoded(body=body, notes=notes, headers=encoded.headers)
 
 
@@ -103,7 +146,9 @@ def decode_request(
 
 
 def decode_response(body: Mapping[str, Any], *, request: Request | None = None) -> Reply:
-    return _swapped(_chat.decode_response(body, request=_swapped(request)))
+    names = _name_map(request)
+    return _swapped(_chat.decode_response(body, request=_swapped(request, names.to_wire)),
+                    names.from_wire)
 
 
 def encode_response(reply: Reply, *, request: Request | None = None) -> dict[str, Any]:
@@ -146,7 +191,7 @@ RECORD = Wire(
     name=WIRE,
     module=__name__,
     path=PATH,
-    rules=WireRules(results_by="position", name_pattern=re.compile(r"[a-z_]{1,32}"),
+    rules=WireRules(results_by="position", name_pattern=_NAME_RULE,
                     name_wording="lowercase letters and '_', at most 32 characters"),
     detect=recognise,
     detect_stream=recognise_stream,

@@ -30,6 +30,8 @@ What a module holds (each test reads the names it needs):
 - ``SETTINGS``: a request with settings of the wire's own, and their names (kept to the same
   wire, named as lost to another); ``ALWAYS_SENT``: body keys the wire always sends with a
   value of its own;
+- ``CACHE_MARKERS_TAKEN``: the wire takes Anthropic's prompt-cache markers (as its own);
+  ``SDK_ANY_OF``: its SDK's types take ``anyOf`` in a tool's property;
 - ``SDK_BODY``: a request as the wire's SDK shapes it (system text, a tool, a call and its
   result), which tests/test_three_way_rule.py adds fields of a client's own to;
 - ``STREAM_QUERY``: what a client adds to the wire's stream path; ``PROXY_BODY``: a request

@@ -48,6 +48,8 @@ ALWAYS_SENT: set[str] = set()
 MEDIA_CARRIED = {"image", "document"}
 MEDIA_NAMES = True
 MEDIA_NOTES: list[str] = []
+CACHE_MARKERS_TAKEN = True
+SDK_ANY_OF = True
 TEXT_ARGUMENTS = False
 SECRET_REASONING: Any = {"type": "thinking", "thinking": "Look it up first.", "signature": SECRET}
 

@@ -60,6 +60,8 @@ ALWAYS_SENT: set[str] = set()
 MEDIA_CARRIED = {"image", "document", "audio"}
 MEDIA_NAMES = True
 MEDIA_NOTES: list[str] = ["media_moved"]  # as Chat Completions
+CACHE_MARKERS_TAKEN = False
+SDK_ANY_OF = True
 TEXT_ARGUMENTS = True
 SECRET_REASONING: Any = {"reasoning_details": [
     {"type": "reasoning.encrypted", "data": SECRET, "id": "rd_1", "format": "unknown"}]}

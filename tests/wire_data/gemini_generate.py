@@ -51,6 +51,8 @@ ALWAYS_SENT: set[str] = set()
 MEDIA_CARRIED = {"image", "document", "audio"}
 MEDIA_NAMES = False
 MEDIA_NOTES: list[str] = ["field_dropped", "media_moved"]  # no names; no result parts on 2.5
+CACHE_MARKERS_TAKEN = False
+SDK_ANY_OF = True
 TEXT_ARGUMENTS = False
 SECRET_REASONING: Any = {"text": "Look it up first.", "thought": True, "thoughtSignature": SECRET}
 

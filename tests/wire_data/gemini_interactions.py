@@ -47,6 +47,8 @@ ALWAYS_SENT: set[str] = {"store"}  # sent with a value of its own
 MEDIA_CARRIED = {"image", "document", "audio"}
 MEDIA_NAMES = False
 MEDIA_NOTES: list[str] = ["field_dropped"]  # no names
+CACHE_MARKERS_TAKEN = False
+SDK_ANY_OF = True
 TEXT_ARGUMENTS = False
 SECRET_REASONING: Any = {"type": "thought", "signature": SECRET,
                     "summary": [{"type": "text", "text": "Look it up first."}]}

@@ -44,6 +44,8 @@ ALWAYS_SENT: set[str] = set()
 MEDIA_CARRIED = {"image"}
 MEDIA_NAMES = True
 MEDIA_NOTES: list[str] = ["media_dropped"]  # no documents: a placeholder text
+CACHE_MARKERS_TAKEN = False
+SDK_ANY_OF = False  # the ollama package's Property type has no anyOf (its server takes one)
 TEXT_ARGUMENTS = False
 SECRET_REASONING: Any = "Look it up first. " + SECRET
 

@@ -45,6 +45,8 @@ ALWAYS_SENT: set[str] = set()
 MEDIA_CARRIED = {"image", "document"}
 MEDIA_NAMES = True
 MEDIA_NOTES: list[str] = []
+CACHE_MARKERS_TAKEN = False
+SDK_ANY_OF = True
 TEXT_ARGUMENTS = True
 SECRET_REASONING: Any = {"type": "reasoning", "id": "rs_" + SECRET, "summary": [],
                     "encrypted_content": SECRET}

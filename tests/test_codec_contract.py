@@ -14,7 +14,7 @@ from typing import Any, get_args
 
 import pytest
 
-from toolwire.codecs import WIRES, Codec, WireModule, get_codec
+from toolwire.codecs import Codec, WireModule, get_codec
 from toolwire.codecs.base import Note
 from toolwire.codecs.registry import get_wire
 from toolwire.events import StreamEnd
@@ -32,9 +32,7 @@ from toolwire.transcript import (
     ToolResultPart,
     ToolSpec,
 )
-
-TEXT_ARGUMENT_WIRES = ("openai-chat", "openai-responses")
-"""Wires that carry arguments as text: their calls decode with ``raw_arguments`` kept."""
+from wire_data import SECRET, data, looped, table
 
 PROTOCOL_FUNCTIONS = sorted(  # what each wire's codec module defines itself
     name for name, value in vars(WireModule).items()
@@ -45,23 +43,8 @@ DERIVED_FUNCTIONS = sorted(  # what `Codec` writes once for every wire
     if not name.startswith("_") and inspect.isfunction(value)
 )
 
-SECRET = "s3cr3t-provider-payload-7f1c"
-
-# Each wire's reasoning as that wire sends it, with the secret in the provider-only fields.
-REASONING_PAYLOADS: dict[str, JSON] = {
-    "anthropic-messages": {"type": "thinking", "thinking": "Look it up first.",
-                           "signature": SECRET},
-    "openai-chat": {"reasoning_details": [{"type": "reasoning.encrypted", "data": SECRET,
-                                           "id": "rd_1", "format": "unknown"}]},
-    "openai-responses": {"type": "reasoning", "id": "rs_" + SECRET, "summary": [],
-                         "encrypted_content": SECRET},
-    "ollama-chat": "Look it up first. " + SECRET,
-    "gemini-generate": {"text": "Look it up first.", "thought": True,
-                        "thoughtSignature": SECRET},
-    "bedrock-converse": {"reasoningText": {"text": "Look it up first.", "signature": SECRET}},
-    "gemini-interactions": {"type": "thought", "signature": SECRET,
-                            "summary": [{"type": "text", "text": "Look it up first."}]},
-}
+REASONING_PAYLOADS: dict[str, JSON] = table("SECRET_REASONING")
+"""Each wire's reasoning as that wire sends it, with the secret in the provider-only fields."""
 
 
 def decode_body(wire: str, body: dict[str, Any], *, model: str = "m") -> Request:
@@ -80,7 +63,7 @@ def as_json(value: Any) -> Any:
 
 def make_call(wire: str, call_id: str, name: str, arguments: JSON) -> ToolCallPart:
     """A call the way ``wire`` decodes one (text arguments kept for text wires)."""
-    if wire in TEXT_ARGUMENT_WIRES:
+    if data(wire).TEXT_ARGUMENTS:
         raw = json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
         return ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=raw)
     return ToolCallPart(id=call_id, name=name, arguments=arguments)
@@ -128,7 +111,7 @@ def conversation(wire: str) -> Request:
 # --------------------------------------------------------------------------- the registry
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 def test_every_wire_has_a_module_with_the_whole_protocol(wire: str) -> None:
     codec = get_codec(wire)
     assert wire == codec.WIRE == codec.module.WIRE
@@ -148,7 +131,7 @@ def test_every_wire_has_a_module_with_the_whole_protocol(wire: str) -> None:
             assert got.parameters[param.name].kind == param.kind, f"{wire}.{name}({param.name})"
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 def test_stop_reasons_map_to_normalised_values(wire: str) -> None:
     stops = get_codec(wire).STOP_REASONS
     assert stops, f"{wire} maps no stop reasons"
@@ -166,7 +149,7 @@ def test_unknown_wire_names_the_wires() -> None:
 # --------------------------------------------------------------------------- round trip
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 def test_a_conversation_with_calls_and_an_error_result_round_trips(wire: str) -> None:
     request = conversation(wire)
     encoded = get_codec(wire).encode(request)
@@ -177,7 +160,7 @@ def test_a_conversation_with_calls_and_an_error_result_round_trips(wire: str) ->
     assert [(r.call_id, r.is_error) for r in results] == [("call_w1", False), ("call_a2", True)]
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 def test_a_reply_with_two_calls_round_trips_whole_and_streamed(wire: str) -> None:
     codec = get_codec(wire)
     request = conversation(wire)
@@ -240,7 +223,7 @@ def kinds(notes: tuple[Note, ...]) -> set[str]:
     return {n.kind for n in notes}
 
 
-PAIRS = [(x, y) for x in WIRES for y in WIRES if x != y]
+PAIRS = [(x, y) for x in looped() for y in looped() if x != y]
 
 
 @pytest.mark.parametrize(("source", "target"), PAIRS, ids=[f"{x}->{y}" for x, y in PAIRS])
@@ -264,7 +247,7 @@ def test_provider_data_never_leaks_into_another_wires_body(source: str, target: 
     assert SECRET not in body
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 def test_own_reasoning_goes_back_to_its_own_wire(wire: str) -> None:
     request = foreign_parts(wire)
     encoded = get_codec(wire).encode(request)
@@ -302,50 +285,10 @@ def dotted_request(wire: str) -> Request:
 
 def names_in_body(wire: str, body: dict[str, Any]) -> dict[str, list[str]]:
     """Where tool names appear in each wire's request body: tools, choice, calls, results."""
-    if wire == "anthropic-messages":
-        blocks = [b for m in body["messages"] if isinstance(m["content"], list)
-                  for b in m["content"]]
-        return {"tools": [t["name"] for t in body["tools"]],
-                "choice": [body["tool_choice"]["name"]],
-                "calls": [b["name"] for b in blocks if b["type"] == "tool_use"],
-                "results": []}
-    if wire == "openai-chat":
-        return {"tools": [t["function"]["name"] for t in body["tools"]],
-                "choice": [body["tool_choice"]["function"]["name"]],
-                "calls": [c["function"]["name"] for m in body["messages"]
-                          for c in m.get("tool_calls") or ()],
-                "results": []}
-    if wire == "openai-responses":
-        return {"tools": [t["name"] for t in body["tools"]],
-                "choice": [body["tool_choice"]["name"]],
-                "calls": [i["name"] for i in body["input"] if i.get("type") == "function_call"],
-                "results": []}
-    if wire == "ollama-chat":  # no tool choice on this wire
-        return {"tools": [t["function"]["name"] for t in body["tools"]],
-                "choice": [],
-                "calls": [c["function"]["name"] for m in body["messages"]
-                          for c in m.get("tool_calls") or ()],
-                "results": [m["tool_name"] for m in body["messages"] if m["role"] == "tool"]}
-    if wire == "bedrock-converse":
-        blocks = [b for m in body["messages"] for b in m["content"]]
-        return {"tools": [t["toolSpec"]["name"] for t in body["toolConfig"]["tools"]],
-                "choice": [body["toolConfig"]["toolChoice"]["tool"]["name"]],
-                "calls": [b["toolUse"]["name"] for b in blocks if "toolUse" in b],
-                "results": []}
-    if wire == "gemini-interactions":
-        return {"tools": [t["name"] for t in body["tools"]],
-                "choice": body["generation_config"]["tool_choice"]["allowed_tools"]["tools"],
-                "calls": [s["name"] for s in body["input"] if s["type"] == "function_call"],
-                "results": [s["name"] for s in body["input"] if s["type"] == "function_result"]}
-    parts = [p for c in body["contents"] for p in c["parts"]]
-    return {"tools": [d["name"] for d in body["tools"][0]["functionDeclarations"]],
-            "choice": body["toolConfig"]["functionCallingConfig"]["allowedFunctionNames"],
-            "calls": [p["functionCall"]["name"] for p in parts if "functionCall" in p],
-            "results": [p["functionResponse"]["name"] for p in parts
-                        if "functionResponse" in p]}
+    return data(wire).tool_names(body)  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 def test_a_dotted_tool_name_is_mapped_the_same_way_everywhere(wire: str) -> None:
     request = dotted_request(wire)
     encoded = get_codec(wire).encode(request)
@@ -362,7 +305,7 @@ def test_a_dotted_tool_name_is_mapped_the_same_way_everywhere(wire: str) -> None
     assert decode_body(wire, as_json(encoded.body)).messages[1].tool_calls[0].name == sent
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 def test_a_call_under_the_mapped_name_decodes_to_the_users_name(wire: str) -> None:
     codec = get_codec(wire)
     request = dotted_request(wire)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
 from toolwire import Agent, Cache, ContextLengthError, Message, Reply, Request, ToolCallPart
 from toolwire.codecs import get_codec
+from toolwire.codecs.prompt_rules import CacheRules
 from toolwire.codecs.registry import get_wire
 from toolwire.emulator import Emulator
-from toolwire.emulator.billing import Billing, TooManyBreakpoints
+from toolwire.emulator.billing import Billing, ContextTooLong, TooManyBreakpoints, prompt_tokens
 from toolwire.events import ReplyReceived
 from toolwire.http.client import RetryPolicy
 from toolwire.http.client import model as make_model
@@ -139,6 +141,19 @@ def test_short_prefixes_are_not_cached() -> None:
 
 
 # --------------------------------------------------------------------------- the window
+
+
+def test_a_wire_that_names_no_prompt_sections_is_billed_for_every_list_it_sends() -> None:
+    """The prompt of a record with no cache sections is the body's lists, whatever the field
+    holding the conversation is called: it is counted, and refused past the window."""
+    wire = dataclasses.replace(get_wire("openai-chat"), name="turns-wire", cache=CacheRules())
+    body = {"model": "small", "turns": [{"role": "user", "content": "word " * 2_000}],
+            "tools": [{"name": "f"}], "max_tokens": 50}
+    tokens = prompt_tokens(wire, body)
+    assert tokens > 2_000
+    assert prompt_tokens(wire, {**body, "tools": []}) < tokens  # the tools are its prompt too
+    with pytest.raises(ContextTooLong):
+        Billing({"small": 1_000}).count(wire, body, "small")
 
 
 @pytest.mark.parametrize("wire", looped())

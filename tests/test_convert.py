@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from toolwire.codecs import WIRES, get_codec
+from toolwire.codecs import get_codec
 from toolwire.codecs.registry import get_wire
 from toolwire.conversion import Conversion, convert, detect_wire
 from toolwire.errors import WireFormatError
@@ -31,6 +31,7 @@ from toolwire.transcript import (
     ToolResultPart,
     ToolSpec,
 )
+from wire_data import data, looped, table
 
 CORPUS = Path(__file__).parent / "fixtures" / "corpus"
 FMT_WIRE = {
@@ -46,20 +47,8 @@ ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 WEATHER_ID = "functions.get_weather:0"
 ADD_ID = "functions.add:1"
 
-REASONING: dict[str, JSON] = {
-    "anthropic-messages": {"type": "thinking", "thinking": "Two lookups at once.",
-                           "signature": "EqQBCkYIARgCIkB"},
-    "openai-chat": {"reasoning_content": "Two lookups at once."},
-    "openai-responses": {"type": "reasoning", "id": "rs_01", "encrypted_content": "gAAAAB",
-                         "summary": [{"type": "summary_text", "text": "Two lookups at once."}]},
-    "ollama-chat": "Two lookups at once.",
-    "gemini-generate": {"text": "Two lookups at once.", "thought": True,
-                        "thoughtSignature": "CiQB0e2Kb"},
-    "bedrock-converse": {"reasoningText": {"text": "Two lookups at once.",
-                                           "signature": "EqQBCkYIARgCIkB"}},
-    "gemini-interactions": {"type": "thought", "signature": "CiQB0e2Kb",
-                            "summary": [{"type": "text", "text": "Two lookups at once."}]},
-}
+REASONING: dict[str, JSON] = table("LOOKUPS_REASONING")
+"""Each wire's reasoning as it sends it (its test data)."""
 
 TOOLS = (
     ToolSpec(name="get_weather", description="Current weather for a city.",
@@ -72,7 +61,7 @@ TOOLS = (
 
 
 def call(wire: str, call_id: str, name: str, arguments: JSON) -> ToolCallPart:
-    if wire in ("openai-chat", "openai-responses"):
+    if data(wire).TEXT_ARGUMENTS:
         raw = json.dumps(arguments, separators=(",", ":"))
         return ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=raw)
     return ToolCallPart(id=call_id, name=name, arguments=arguments)
@@ -129,7 +118,7 @@ def pairs(request: Request) -> list[tuple[str, str, JSON, str, bool]]:
     return out
 
 
-MATRIX = [(s, t) for s in WIRES for t in WIRES]
+MATRIX = [(s, t) for s in looped() for t in looped()]
 
 
 @pytest.mark.parametrize(("source", "target"), MATRIX, ids=[f"{s}->{t}" for s, t in MATRIX])
@@ -172,17 +161,24 @@ def test_ids_are_rewritten_only_where_the_target_needs_it(source: str, target: s
     conv = convert(body_in(source), source, target)
     ids = [c[0] for c in pairs(read(target, conv.body))]
     rewritten = {n.subject: n.detail for n in conv.losses if n.kind == "id_rewritten"}
-    needs_rewrite = "anthropic-messages" in (source, target)
-    if not needs_rewrite:
+    strict = {wire: rule for wire in (source, target)
+              if (rule := id_rule(wire)) is not None and not rule.match(WEATHER_ID)}
+    if not strict:  # neither wire refuses these ids
         assert ids == [WEATHER_ID, ADD_ID]
         assert not rewritten
         return
-    assert all(ANTHROPIC_ID.match(i) for i in ids), ids
+    for rule in strict.values():
+        assert all(rule.match(i) for i in ids), ids
     assert len(set(ids)) == 2
-    if source != "anthropic-messages":  # an Anthropic source body already had them rewritten
+    if source not in strict:  # a source that refuses them had its body's ids rewritten already
         assert set(rewritten) == {WEATHER_ID, ADD_ID}
         for old, new in zip((WEATHER_ID, ADD_ID), ids, strict=True):
             assert repr(new) in rewritten[old]
+
+
+def id_rule(wire: str) -> re.Pattern[str] | None:
+    """The characters a call id of ``wire`` may hold, where its API restricts them."""
+    return get_wire(wire).rules.id_pattern
 
 
 def test_a_kimi_id_into_anthropic_is_rewritten_in_the_call_and_its_result() -> None:
@@ -230,7 +226,7 @@ OLLAMA_NO_IDS: dict[str, Any] = {
 }
 
 
-@pytest.mark.parametrize("target", WIRES)
+@pytest.mark.parametrize("target", looped())
 @pytest.mark.parametrize(("source", "body"), [("gemini-generate", GEMINI_NO_IDS),
                                               ("ollama-chat", OLLAMA_NO_IDS)],
                          ids=["gemini", "ollama"])
@@ -275,26 +271,8 @@ def test_convert_refuses_unknown_wires_and_bodies_of_another_wire() -> None:
         convert({"messages": "hello"}, "anthropic-messages", "openai-chat")
 
 
-SETTINGS: dict[str, tuple[dict[str, Any], set[str]]] = {
-    "openai-chat": ({"model": "m", "messages": [{"role": "user", "content": "hi"}],
-                     "seed": 7, "top_p": 0.5}, {"seed", "top_p"}),
-    "anthropic-messages": ({"model": "m", "max_tokens": 10, "top_k": 5,
-                            "messages": [{"role": "user", "content": "hi"}]}, {"top_k"}),
-    "openai-responses": ({"model": "m", "input": "hi", "store": False}, {"store"}),
-    "ollama-chat": ({"model": "m", "messages": [{"role": "user", "content": "hi"}],
-                     "stream": False, "options": {"num_ctx": 8192}, "keep_alive": "5m"},
-                    {"options", "keep_alive"}),
-    "gemini-generate": ({"contents": [{"role": "user", "parts": [{"text": "hi"}]}],
-                         "safetySettings": []}, {"safetySettings"}),
-    "bedrock-converse": ({"messages": [{"role": "user", "content": [{"text": "hi"}]}],
-                          "additionalModelRequestFields": {"top_k": 5}},
-                         {"additionalModelRequestFields"}),
-    "gemini-interactions": ({"model": "m", "input": "hi", "store": False,
-                             "response_format": {"type": "text", "mime_type": "application/json",
-                                                 "schema": {"type": "object"}}},
-                            {"response_format"}),
-}
-ALWAYS_SENT = {"gemini-interactions": {"store"}}
+SETTINGS: dict[str, tuple[dict[str, Any], set[str]]] = table("SETTINGS")
+"""Each wire's request with settings of its own, and their names (its test data)."""
 
 
 @pytest.mark.parametrize(("source", "target"), MATRIX, ids=[f"{s}->{t}" for s, t in MATRIX])
@@ -309,7 +287,7 @@ def test_settings_of_the_source_wire_are_kept_or_named_as_lost(source: str, targ
         assert dropped == settings
         # a key the target always sends with a value of its own (Interactions' store) is no
         # setting carried over
-        assert not settings & set(conv.body) - ALWAYS_SENT.get(target, set())
+        assert not settings & set(conv.body) - data(target).ALWAYS_SENT
 
 
 # --------------------------------------------------------------------------- detect_wire
@@ -336,7 +314,7 @@ def test_detect_wire_names_every_recorded_reply(path: Path) -> None:
         assert detect_wire(entry["body"].encode("utf-8")) == expected
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 def test_detect_wire_names_requests_replies_and_streams_we_write(wire: str) -> None:
     codec = get_codec(wire)
     assert detect_wire(body_in(wire)) == (wire, "request")

@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 
 from hostile import (
     DECODERS,
-    WIRES,
     hostile_input,
     mutate,
     mutate_stream,
@@ -36,6 +35,7 @@ from toolwire import _json
 from toolwire.codecs import get_codec, reading
 from toolwire.codecs.framing import NDJSONFramer, SSEFramer
 from toolwire.codecs.guards import kept_values
+from toolwire.codecs.registry import get_wire
 from toolwire.errors import (
     JSONTextError,
     ProviderError,
@@ -48,6 +48,7 @@ from toolwire.events import StreamEnd
 from toolwire.protocol import holds_nothing
 from toolwire.transcript import Message, Reply, Request, TextPart, ToolCallPart
 from toolwire.transcript_json import to_json
+from wire_data import data, looped
 
 BOUNDED = settings(max_examples=40, deadline=None, derandomize=True,
                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -63,7 +64,7 @@ def allowed(result: str) -> bool:
 
 
 @pytest.mark.parametrize("decoder", DECODERS)
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 @BOUNDED
 @given(rng=st.integers(0, 2**32).map(random.Random))
 def test_hostile_inputs_give_a_value_or_a_toolwire_error(
@@ -74,7 +75,7 @@ def test_hostile_inputs_give_a_value_or_a_toolwire_error(
     assert allowed(result), (result, shown(value))
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 @BOUNDED
 @given(value=st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
@@ -87,7 +88,7 @@ def test_any_json_value_gives_a_reply_request_or_toolwire_error(wire: str, value
         assert allowed(result), (decoder, result)
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 @BOUNDED
 @given(data=st.binary(max_size=300), rng=st.integers(0, 2**32).map(random.Random))
 def test_any_bytes_split_anywhere_give_events_or_a_toolwire_error(
@@ -97,7 +98,7 @@ def test_any_bytes_split_anywhere_give_events_or_a_toolwire_error(
     assert allowed(result), result
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 @BOUNDED
 @given(rng=st.integers(0, 2**32).map(random.Random))
 def test_a_real_stream_damaged_cut_and_split_gives_events_or_a_toolwire_error(
@@ -109,7 +110,7 @@ def test_a_real_stream_damaged_cut_and_split_gives_events_or_a_toolwire_error(
         assert allowed(result), result
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 def test_a_real_stream_split_anywhere_gives_the_whole_streams_reply(wire: str) -> None:
     rng = random.Random(7)
     codec = get_codec(wire)
@@ -121,7 +122,7 @@ def test_a_real_stream_split_anywhere_gives_the_whole_streams_reply(wire: str) -
 
 # --------------------------------------------------------------------------- regressions
 
-TWO_CALL_REPLY = {wire: seeds(wire).replies[0] for wire in WIRES}
+TWO_CALL_REPLY = {wire: seeds(wire).replies[0] for wire in looped()}
 
 
 def _arguments_with(wire: str, text: str) -> bytes:
@@ -132,7 +133,7 @@ def _arguments_with(wire: str, text: str) -> bytes:
     return raw.replace("Bern", text).encode()
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 def test_1_a_lone_surrogate_in_call_arguments_reads_as_a_replacement_character(wire: str) -> None:
     """A lone surrogate escape is valid JSON but no character: it is read as U+FFFD, and the
     next request and the saved transcript are valid UTF-8 JSON."""
@@ -153,13 +154,13 @@ def test_1_text_built_in_python_with_a_lone_surrogate_is_written_as_its_escape()
     call = ToolCallPart(id="c", name="f", arguments={"city": "\udcff"})
     request = Request(model="m", messages=(Message.user("a\ud800"),
                                            Message(role="assistant", parts=(call,))))
-    for wire in WIRES:
+    for wire in looped():
         sent = _json.dumps(get_codec(wire).encode_request(request))
         assert b"\\udcff" in sent and b"\\ud800" in sent, wire
         sent.decode("utf-8")  # strict
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 def test_2_json_nested_past_the_limit_is_refused_naming_the_limit(wire: str) -> None:
     """Nesting past MAX_DEPTH is a toolwire error naming the limit, in text, in a stream event
     and in a dict built in Python 10,000 levels deep."""
@@ -178,11 +179,12 @@ def test_2_json_nested_past_the_limit_is_refused_naming_the_limit(wire: str) -> 
         with pytest.raises(WireFormatError, match=wire):
             decode(mutate_deep(TWO_CALL_REPLY[wire] if decode is codec.decode_response
                                else seeds(wire).requests[0]))
-    if wire == "openai-chat":  # kept whole, and refused with its path
+    if data(wire).KEEPS_UNKNOWN_FIELDS:  # kept whole, and refused with its path
         kept = {**TWO_CALL_REPLY[wire], "x_extra": nested(10_000)}
         with pytest.raises(WireFormatError, match=f"x_extra.*deeper than {_json.MAX_DEPTH}"):
             codec.decode_response(kept)
-    frame = b"data: " + deep_text + b"\n\n" if wire != "ollama-chat" else deep_text + b"\n"
+    frame = deep_text + b"\n" if get_wire(wire).framing == "ndjson" else \
+        b"data: " + deep_text + b"\n\n"
     result = outcome(lambda: list(codec.decode_stream([frame])))
     assert result in ("StreamError", "WireFormatError", "JSONTextError"), result
 
@@ -211,7 +213,7 @@ def _places_in(value: Any) -> list[tuple[Any, Any]]:
     return out
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 def test_2_a_reply_keeps_nothing_nested_past_the_limit_from_its_text(wire: str) -> None:
     """A reply's text is held to the depth limit where its values are kept (a reply of 100 KB
     of text costs no bracket count): a value one level past the limit at every place of a
@@ -220,7 +222,7 @@ def test_2_a_reply_keeps_nothing_nested_past_the_limit_from_its_text(wire: str) 
     decoded reply holds anything deeper than the limit."""
     codec = get_codec(wire)
     body = json.loads(json.dumps(TWO_CALL_REPLY[wire]))
-    if wire == "openai-chat":  # its recorded reply has no field kept whole: a vendor's extra
+    if data(wire).KEEPS_UNKNOWN_FIELDS:  # its reply has no field kept whole: a vendor's extra
         body["x_vendor"] = {"note": 1}
     just_over = "[" * (_json.MAX_DEPTH + 1) + "]" * (_json.MAX_DEPTH + 1)
     within = "[" * (_json.MAX_DEPTH - 10) + "]" * (_json.MAX_DEPTH - 10)  # room for its block
@@ -261,31 +263,27 @@ def mutate_deep(body: dict[str, Any]) -> dict[str, Any]:
     return {key: nested(10_000, value) for key, value in body.items()}
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 @pytest.mark.parametrize("body", [None, [], 42, "", "null", b"[]", True])
 def test_3_a_body_that_is_not_an_object_is_a_wire_format_error(wire: str, body: Any) -> None:
     with pytest.raises(WireFormatError, match=f"{wire} reply"):
         get_codec(wire).decode_response(body)
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 @pytest.mark.parametrize("number", [b"1e400", b"-1e400", b"Infinity", b"NaN"])
 def test_4_numbers_no_float_holds_are_refused_where_json_is_read(wire: str, number: bytes) -> None:
     """1e400, Infinity and NaN in a usage count: a toolwire error naming the number, never
     OverflowError; the same value in a dict built in Python is named with its path."""
     raw = json.dumps(TWO_CALL_REPLY[wire]).encode()
-    key = {"anthropic-messages": b'"input_tokens": 10', "openai-chat": b'"prompt_tokens": 10',
-           "openai-responses": b'"input_tokens": 10', "ollama-chat": b'"prompt_eval_count": 10',
-           "gemini-generate": b'"promptTokenCount": 10',
-           "bedrock-converse": b'"inputTokens": 10',
-           "gemini-interactions": b'"total_input_tokens": 10'}[wire]
+    key = data(wire).USAGE_TEXT
     assert key in raw
     damaged = raw.replace(key, key[:-2] + number)
     with pytest.raises(JSONTextError, match=r"out of range|not a JSON number"):
         get_codec(wire).decode_response(damaged)
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 def test_4_a_count_that_is_not_finite_in_a_python_dict_is_named_by_its_path(wire: str) -> None:
     body = json.loads(json.dumps(TWO_CALL_REPLY[wire]))
     _set_counts(body, float("inf"))
@@ -306,14 +304,14 @@ def _set_counts(body: Any, value: Any) -> None:
             todo.extend(node)
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 def test_5_bytes_that_are_not_utf8_in_a_stream_read_as_replacement_characters(wire: str) -> None:
     """A stray byte, or a stream cut inside a character, gives U+FFFD, never UnicodeDecodeError."""
     codec = get_codec(wire)
     reply = Reply(message=Message(role="assistant", parts=(TextPart(text="ZZZZZZ"),)))
     raw = b"".join(codec.encode_stream(reply))
     broken = raw.replace(b"Z", b"Z\xff")
-    if get_codec(wire).WIRE == "bedrock-converse":  # checksummed binary frames: a changed byte
+    if get_wire(wire).framing == "eventstream":  # checksummed binary frames: a changed byte
         assert outcome(lambda: list(codec.decode_stream([broken]))) == "StreamError"
         return
     events = list(codec.decode_stream([broken[i:i + 3] for i in range(0, len(broken), 3)]))
@@ -340,7 +338,7 @@ def test_6_an_openai_chat_request_names_a_message_that_is_not_an_object() -> Non
         codec.decode_request([{"role": "user", "content": "hi"}])  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 def test_7_an_empty_reply_is_read_as_a_reply_that_holds_nothing(wire: str) -> None:
     """``{}`` is no answer: the decoder gives what it read, or a shape error, and
     `holds_nothing` tells the run level so."""
@@ -352,29 +350,12 @@ def test_7_an_empty_reply_is_read_as_a_reply_that_holds_nothing(wire: str) -> No
     assert holds_nothing(reply)
 
 
-ERROR_AS_REPLY = {
-    "anthropic-messages": [{"type": "error", "error": {"type": "rate_limit_error",
-                                                       "message": "slow down"}},
-                           {"message": "Too many requests, slow down"},
-                           {"Message": "Rate exceeded: slow down"}],
-    "openai-chat": [{"error": {"message": "slow down", "type": "rate_limit_error", "code": 429}}],
-    "openai-responses": [{"error": {"message": "slow down", "code": "rate_limit_exceeded"}}],
-    "ollama-chat": [{"error": "slow down"}],
-    "gemini-generate": [{"error": {"code": 429, "message": "slow down",
-                                   "status": "RESOURCE_EXHAUSTED"}}],
-    "bedrock-converse": [{"message": "Too many requests, slow down"},
-                         {"Message": "Rate exceeded: slow down"}],
-    "gemini-interactions": [{"error": {"code": 429, "message": "slow down",
-                                       "status": "RESOURCE_EXHAUSTED"}}],
-}
-
-
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 def test_7_an_error_body_that_came_as_a_reply_raises_its_typed_error(wire: str) -> None:
-    for body in ERROR_AS_REPLY[wire]:
+    for body in data(wire).ERROR_AS_REPLY:
         with pytest.raises(ProviderError, match="slow down") as info:
             get_codec(wire).decode_response(body)
-        if wire != "ollama-chat":  # its error body names no kind
+        if data(wire).ERROR_NAMES_KIND:
             assert isinstance(info.value, RateLimitError), (body, info.value)
 
 
@@ -433,7 +414,7 @@ def test_media_sized_bodies_are_read_whole() -> None:
     assert len(_json.loads(body.encode())["messages"]) == 1
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", looped())
 def test_mutated_recorded_replies_keep_to_the_contract(wire: str) -> None:
     """A fixed sample of structural mutations of every recorded reply (a quick campaign)."""
     rng = random.Random(wire)

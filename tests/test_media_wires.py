@@ -16,7 +16,7 @@ import strategies
 from strategies import PDF, PNG
 from toolwire import Document, Image
 from toolwire.codecs import get_codec
-from toolwire.codecs.registry import get_wire, wire_names
+from toolwire.codecs.registry import get_wire
 from toolwire.transcript import (
     Message,
     Request,
@@ -26,8 +26,9 @@ from toolwire.transcript import (
     ToolSpec,
     replace,
 )
+from wire_data import data, looped, table
 
-WIRES = wire_names()
+WIRES = looped()
 MODEL = "gemini-2.5-flash"  # any model name will do; on Gemini one without result parts
 
 
@@ -48,25 +49,14 @@ def decode(wire: str, body: dict[str, Any]) -> Request:
 
 PLACEHOLDER = "[document report.pdf (application/pdf) omitted: this model API cannot take it]"
 
-NOTES: dict[str, list[str]] = {
-    "anthropic-messages": [],
-    "openai-chat": ["media_moved"],  # tool messages take text: media in a user message
-    "openai-responses": [],
-    "ollama-chat": ["media_dropped"],  # no documents: a placeholder text
-    "gemini-generate": ["field_dropped", "media_moved"],  # no names; no result parts on 2.5
-    "bedrock-converse": [],
-    "gemini-interactions": ["field_dropped"],  # no names
-}
-
-
 def expected(wire: str, request: Request) -> tuple[Message, ...]:
     """What ``wire`` reads back, written out: the request, less what the wire cannot carry."""
     messages = list(request.messages)
     user = messages[0]
-    if wire == "ollama-chat":  # the PDF became a placeholder text after the user's text
+    if "document" not in data(wire).MEDIA_CARRIED:  # a placeholder text after the user's text
         messages[0] = replace(user, parts=(TextPart(text=f"compare these\n{PLACEHOLDER}"),
                                            user.parts[1]))
-    elif wire in ("gemini-generate", "gemini-interactions"):  # the document's name is not sent
+    elif not data(wire).MEDIA_NAMES:  # the document's name is not sent
         messages[0] = replace(user, parts=(*user.parts[:2], replace(user.parts[2], name=None)))
     return tuple(messages)
 
@@ -77,7 +67,8 @@ def test_media_in_the_user_message_and_a_tool_result_read_back_on_every_wire(
         wire: str, streamed: bool) -> None:
     request = media_history(wire, streamed=streamed)
     encoded = get_codec(wire).encode(request)
-    assert sorted({n.kind for n in encoded.notes} - {"max_tokens_defaulted"}) == NOTES[wire]
+    assert sorted({n.kind for n in encoded.notes} - {"max_tokens_defaulted"}) == \
+        data(wire).MEDIA_NOTES
     back = decode(wire, encoded.body)
     assert back.messages == expected(wire, request)
     result = back.messages[2].tool_results[0]
@@ -197,15 +188,8 @@ def conversion_request() -> Request:
     ))
 
 
-CARRIED = {  # the kinds of media each wire carries in a user message
-    "anthropic-messages": {"image", "document"},
-    "openai-chat": {"image", "document", "audio"},
-    "openai-responses": {"image", "document"},
-    "ollama-chat": {"image"},
-    "gemini-generate": {"image", "document", "audio"},
-    "bedrock-converse": {"image", "document"},
-    "gemini-interactions": {"image", "document", "audio"},
-}
+CARRIED = table("MEDIA_CARRIED")
+"""The kinds of media each wire carries in a user message (its test data)."""
 
 PDF_AT, AUDIO_AT = "messages[0].parts[2]", "messages[0].parts[3]"
 MOVED = ("media_moved", "call_1")  # Chat Completions, and Gemini models without result parts
@@ -213,9 +197,10 @@ AUDIO_DROPPED = ("media_dropped", AUDIO_AT)
 PDF_DROPPED = ("media_dropped", PDF_AT)
 PDF_NAME = ("field_dropped", PDF_AT)  # Gemini (either API) sends no names
 
-# (source, target) -> the losses `convert` lists, exactly and in order. What the source wire
-# could not carry is gone before conversion (Ollama's PDF and recording are a placeholder text
-# by then), so only what the target drops or moves of what is left is listed.
+# (source, target) -> the losses `convert` lists, exactly and in order, between the built-in
+# wires. What the source wire could not carry is gone before conversion (Ollama's PDF and
+# recording are a placeholder text by then), so only what the target drops or moves of what is
+# left is listed; `losses` says the same from each wire's facts, for every registered wire.
 LOSSES: dict[tuple[str, str], list[tuple[str, str]]] = {
     ("anthropic-messages", "anthropic-messages"): [],
     ("anthropic-messages", "openai-chat"): [MOVED],
@@ -269,15 +254,43 @@ LOSSES: dict[tuple[str, str], list[tuple[str, str]]] = {
 }
 
 
-@pytest.mark.parametrize(("source", "target"), list(LOSSES))
+def losses(source: str, target: str) -> list[tuple[str, str]]:
+    """The losses converting `conversion_request` from ``source`` to ``target`` lists, from the
+    two wires' media facts: a document's name, the document or the recording the target cannot
+    take (of what the source carried), and a tool's image it moves out of the result."""
+    have, take = data(source), data(target)
+    document = "document" in have.MEDIA_CARRIED
+    out = []
+    if document and have.MEDIA_NAMES and "document" in take.MEDIA_CARRIED \
+            and not take.MEDIA_NAMES:
+        out.append(PDF_NAME)
+    if document and "document" not in take.MEDIA_CARRIED:
+        out.append(PDF_DROPPED)
+    if "audio" in have.MEDIA_CARRIED and "audio" not in take.MEDIA_CARRIED:
+        out.append(AUDIO_DROPPED)
+    if take.MEDIA_MOVED:
+        out.append(MOVED)
+    return out
+
+
+def test_the_wires_media_facts_give_the_table_of_losses() -> None:
+    assert {pair: losses(*pair) for pair in LOSSES} == LOSSES
+
+
+PAIRS = [(source, target) for source in WIRES for target in WIRES]
+
+
+@pytest.mark.parametrize(("source", "target"), PAIRS)
 def test_convert_carries_media_across_wires_and_lists_what_moved_or_was_dropped(
         source: str, target: str) -> None:
     from toolwire.conversion import convert
 
-    assert set(WIRES) == set(CARRIED)  # a new wire needs its row here
+    assert set(WIRES) == set(CARRIED)  # every wire's test data says what it carries
     body = get_codec(source).encode(conversion_request()).body
     converted = convert(as_json(body), source, target)
-    assert [(n.kind, n.subject) for n in converted.losses] == LOSSES[(source, target)]
+    assert [(n.kind, n.subject) for n in converted.losses] == losses(source, target)
+    if (source, target) in LOSSES:
+        assert losses(source, target) == LOSSES[(source, target)]
     back = decode(target, converted.body)
     user = back.messages[0].media
     assert sorted(m.kind for m in user) == sorted(CARRIED[source] & CARRIED[target])

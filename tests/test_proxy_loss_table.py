@@ -15,20 +15,17 @@ import httpx2
 import pytest
 
 from proxy_harness import loss_labels, running_proxy
-from toolwire.codecs import WIRES, get_codec
+from toolwire.codecs import get_codec
 from toolwire.codecs.registry import get_wire
 from toolwire.conversion import _sample, convert, loss_table_markdown
 from toolwire.emulator import Emulator
+from toolwire.http.providers import provider_for
 from toolwire.transcript import Message, Reply, replace
+from wire_data import data, looped
 
 pytest.importorskip("uvicorn")
 
-PROVIDER = {"anthropic-messages": "anthropic", "openai-chat": "openai",
-            "openai-responses": "openai-responses", "ollama-chat": "ollama",
-            "gemini-generate": "gemini", "bedrock-converse": "bedrock",
-            "gemini-interactions": "gemini-interactions"}
-"""The provider serving each wire, to name the emulator as the proxy's upstream."""
-PAIRS = [(c, u) for c in WIRES for u in WIRES]
+PAIRS = [(c, u) for c in looped() for u in looped()]
 
 
 @pytest.fixture(scope="module")
@@ -42,23 +39,25 @@ def proxies(records: Path) -> Iterator[dict[str, str]]:
     ``records/<wire>``."""
     with Emulator(lambda request, wire: Reply(message=Message.assistant("ok"))) as emu, \
             ExitStack() as stack, pytest.MonkeyPatch.context() as env:
-        env.setenv("AWS_BEARER_TOKEN_BEDROCK", "upstream-token")
-        env.setenv("AWS_REGION", "us-east-1")
+        for wire in looped():
+            for name, value in data(wire).PROXY_ENV.items():
+                env.setenv(name, value)
         yield {wire: stack.enter_context(running_proxy(
-            f"{PROVIDER[wire]}:m@{emu.base_url}", record=str(records / wire)))
-               for wire in WIRES}
+            f"{provider_for(wire)}:m@{emu.base_url}", record=str(records / wire)))
+               for wire in looped()}
 
 
-def test_every_wire_has_a_provider_here() -> None:
-    assert set(PROVIDER) == set(WIRES)
+def test_every_wire_has_a_provider_to_name_the_emulator_by() -> None:
+    """The provider serving each wire, to name the emulator as the proxy's upstream."""
+    for wire in looped():
+        assert get_wire(wire).name == wire and provider_for(wire)
 
 
 def path_for(wire: str, stream: bool) -> str:
     """Where a client of ``wire`` sends the conversation, whole or streamed."""
     found = get_wire(wire)
     if stream and found.stream_path:
-        return found.stream_path.replace("{model}", "m") + (
-            "?alt=sse" if wire == "gemini-generate" else "")
+        return found.stream_path.replace("{model}", "m") + data(wire).STREAM_QUERY
     return found.path.replace("{model}", "m")
 
 
@@ -77,8 +76,8 @@ def test_the_proxy_reports_the_losses_the_table_lists(
     listed = "; ".join(str(n) for n in convert(body, client, upstream, model="m").losses)
     assert (loss_labels(reported) if reported else set()) == (
         loss_labels(listed) if listed else set())
-    row = next(line for line in loss_table_markdown().splitlines()
+    row = next(line for line in loss_table_markdown(looped()).splitlines()
                if line.startswith(f"| `{client}` |"))
-    cell = row.split(" | ")[1 + WIRES.index(upstream)].strip(" |")
+    cell = row.split(" | ")[1 + looped().index(upstream)].strip(" |")
     kinds = {label.split(":")[0] for label in loss_labels(reported)} if reported else set()
     assert kinds == ({k.strip() for k in cell.split(",")} - {"—", "nothing"})

@@ -9,8 +9,11 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
+import wire_data
 from proxy_harness import running_proxy
+from toolwire.codecs.registry import get_wire
 from toolwire.emulator import Emulator, Fault
+from toolwire.http.providers import provider_for
 from toolwire.transcript import Message, Reply, ToolCallPart
 
 pytest.importorskip("uvicorn")
@@ -19,36 +22,22 @@ CALLS = Reply(message=Message(role="assistant", parts=(
     ToolCallPart(id="call_a1", name="get_weather", arguments={"city": "Zürich"}),
     ToolCallPart(id="call_b2", name="get_weather", arguments={"city": "Rome"}))),
     stop="tool_calls")
-SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
 
-# Each wire: its model id prefix, its path (whole, streamed) and a body in it, written with
-# spacing and key order no encoder of toolwire's would choose, so that a body written anew
-# could not pass for the client's.
-WIRES = {
-    "anthropic-messages": ("anthropic", "/v1/messages", "/v1/messages", {
-        "max_tokens": 50, "model": "m", "messages": [{"content": "hi", "role": "user"}],
-        "tools": [{"input_schema": SCHEMA, "name": "get_weather"}]}),
-    "openai-chat": ("openai", "/v1/chat/completions", "/v1/chat/completions", {
-        "messages": [{"content": "hi", "role": "user"}], "model": "m",
-        "tools": [{"function": {"parameters": SCHEMA, "name": "get_weather"},
-                   "type": "function"}]}),
-    "openai-responses": ("openai-responses", "/v1/responses", "/v1/responses", {
-        "input": "hi", "model": "m",
-        "tools": [{"parameters": SCHEMA, "name": "get_weather", "type": "function"}]}),
-    "ollama-chat": ("ollama", "/api/chat", "/api/chat", {
-        "stream": False, "messages": [{"content": "hi", "role": "user"}], "model": "m",
-        "tools": [{"function": {"parameters": SCHEMA, "name": "get_weather"},
-                   "type": "function"}]}),
-    "gemini-generate": ("gemini", "/v1beta/models/m:generateContent",
-                        "/v1beta/models/m:streamGenerateContent?alt=sse", {
-                            "contents": [{"parts": [{"text": "hi"}], "role": "user"}],
-                            "tools": [{"functionDeclarations": [
-                                {"parameters": SCHEMA, "name": "get_weather"}]}]}),
-}
+WIRES = {wire: body for wire, body in wire_data.table("PROXY_BODY").items() if body is not None}
+"""Each wire's request as a client writes it (its test data), where the proxy passes the
+bytes on as they are."""
+
+
+def paths(wire: str) -> tuple[str, str]:
+    """Where a client of ``wire`` sends a request, whole and streamed."""
+    found = get_wire(wire)
+    stream = found.stream_path.replace("{model}", "m") + wire_data.data(wire).STREAM_QUERY \
+        if found.stream_path else found.path
+    return found.path.replace("{model}", "m"), stream
 
 
 def body_bytes(body: dict[str, object], stream: bool, wire: str) -> bytes:
-    if stream and wire != "gemini-generate":
+    if stream and not get_wire(wire).stream_path:  # asked for in the body
         body = {**body, "stream": True}
     return json.dumps(body, indent=1).encode()
 
@@ -61,9 +50,11 @@ def emulator() -> Iterator[Emulator]:
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 @pytest.mark.parametrize("wire", list(WIRES))
-def test_the_bytes_pass_unchanged_both_ways(wire: str, stream: bool,
-                                            emulator: Emulator) -> None:
-    provider, path, stream_path, body = WIRES[wire]
+def test_the_bytes_pass_unchanged_both_ways(wire: str, stream: bool, emulator: Emulator,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in wire_data.data(wire).PROXY_ENV.items():
+        monkeypatch.setenv(name, value)
+    provider, (path, stream_path), body = provider_for(wire), paths(wire), WIRES[wire]
     where = stream_path if stream else path
     data = body_bytes(body, stream, wire)
     direct = httpx2.post(emulator.base_url + where, content=data,
@@ -81,7 +72,8 @@ def test_the_bytes_pass_unchanged_both_ways(wire: str, stream: bool,
 
 def test_an_upstream_error_passes_unchanged_with_its_status_and_retry_after() -> None:
     fault = Fault("rate_limit", retry_after=7)
-    provider, path, _, body = WIRES["anthropic-messages"]
+    provider, (path, _), body = "anthropic", paths("anthropic-messages"), \
+        WIRES["anthropic-messages"]
     data = body_bytes(body, False, "anthropic-messages")
     with Emulator([fault, fault]) as emu:
         direct = httpx2.post(emu.base_url + path, content=data)
@@ -93,7 +85,7 @@ def test_an_upstream_error_passes_unchanged_with_its_status_and_retry_after() ->
 
 
 def test_a_body_naming_another_model_goes_on_with_the_upstream_model() -> None:
-    provider, path, _, body = WIRES["openai-chat"]
+    provider, (path, _), body = "openai", paths("openai-chat"), WIRES["openai-chat"]
     with Emulator([CALLS]) as emu, running_proxy(f"{provider}:m@{emu.base_url}") as url:
         reply = httpx2.post(url + path, json={**body, "model": "gpt-9"})
         assert reply.status_code == 200

@@ -13,7 +13,7 @@ Must not import: the transport, the agent, anything that does I/O; codec modules
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -258,18 +258,20 @@ def _sample() -> Request:
     ))
 
 
-def loss_table_markdown() -> str:
-    """What each conversion reports for the same conversation (`_sample`), wire by wire: the
-    kinds of its losses. docs/wires.md shows it; a test keeps the two the same."""
+def loss_table_markdown(wires: Sequence[str] | None = None) -> str:
+    """What each conversion between ``wires`` (the built-in ones unless given) reports for the
+    same conversation (`_sample`), wire by wire: the kinds of its losses. docs/wires.md shows
+    it for the built-in wires; a test keeps the two the same."""
     from toolwire.codecs import WIRES
 
+    wires = WIRES if wires is None else wires
     request = _sample()
-    rows = ["| from \\ to | " + " | ".join(f"`{w}`" for w in WIRES) + " |",
-            "| --- |" + " --- |" * len(WIRES)]
-    for source in WIRES:
+    rows = ["| from \\ to | " + " | ".join(f"`{w}`" for w in wires) + " |",
+            "| --- |" + " --- |" * len(wires)]
+    for source in wires:
         body = get_codec(source).encode_request(request)
         cells = []
-        for target in WIRES:
+        for target in wires:
             kinds = sorted({n.kind for n in convert(body, source, target, model="m").losses})
             cells.append("—" if source == target and not kinds else
                          ", ".join(kinds) or "nothing")

@@ -330,14 +330,15 @@ def test_a_responses_stream_gives_the_completed_response_when_servers_rotate_ids
 
 # --- every wire: a reply rendered whole and as a stream reads the same, boundaries included
 
+import pytest  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from strategies import object_call, texts  # noqa: E402
 from toolwire import Reply  # noqa: E402
-from toolwire.codecs import WIRES  # noqa: E402
 from toolwire.events import StreamEnd  # noqa: E402
 from toolwire.transcript import TextPart  # noqa: E402
+from wire_data import looped  # noqa: E402
 
 
 @st.composite
@@ -349,8 +350,9 @@ def replies_with_runs_of_text(draw: st.DrawFn) -> Reply:
                  stop="tool_calls" if calls else "end_turn", model="m", id="r-1")
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-@given(reply=replies_with_runs_of_text(), wire=st.sampled_from(sorted(WIRES)),
+@pytest.mark.parametrize("wire", looped())
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@given(reply=replies_with_runs_of_text(),
        cuts=st.lists(st.integers(min_value=0, max_value=1 << 16), max_size=8))
 def test_a_reply_rendered_whole_and_streamed_reads_the_same(
         reply: Reply, wire: str, cuts: list[int]) -> None:

@@ -4,9 +4,10 @@ Owns `Billing`, `Counted`, `billed` (a scripted reply with its prompt's counts),
 (what a token-counting endpoint answers), `prompt_tokens` and `count_blocks`. A request body is
 read as its provider reads the prompt: the fields named by the wire's
 `toolwire.codecs.registry.CacheRules.sections`, in order, each list item one block (a message's
-content blocks each one block). A block counts one token per four characters of its compact
-JSON, ``cache_control`` markers left out; a prefix is the chain hash of its blocks. Caching
-follows the wire's rules:
+content blocks each one block); a wire whose record names none is read as every list the body
+holds, in its order, whatever the fields are called. A block counts one token per four
+characters of its compact JSON, ``cache_control`` markers left out; a prefix is the chain hash
+of its blocks. Caching follows the wire's rules:
 
 - ``breakpoints`` (Anthropic): only prefixes ending at a marked block are written, at most
   ``max_breakpoints`` markers (more is a 400), each marker finds an earlier entry only within
@@ -163,7 +164,7 @@ class Billing:
         """Bill ``body``'s prompt: raise `ContextTooLong` or `TooManyBreakpoints` when the
         provider would refuse it, else count it and read and write the cache."""
         rules = wire.cache
-        blocks = count_blocks(body, rules if rules.sections else _ALL)
+        blocks = count_blocks(body, _prompt_rules(rules, body))
         total = sum(b.tokens for b in blocks)
         limit = self.window(model)
         if wire.truncate_at:
@@ -232,7 +233,7 @@ class Billing:
 
 def prompt_tokens(wire: Wire, body: Mapping[str, Any]) -> int:
     """The tokens of ``body``'s prompt, counted as a request's are (no cache touched)."""
-    return sum(b.tokens for b in count_blocks(body, wire.cache if wire.cache.sections else _ALL))
+    return sum(b.tokens for b in count_blocks(body, _prompt_rules(wire.cache, body)))
 
 
 def count_reply(wire: Wire, body: Any) -> dict[str, Any]:
@@ -258,8 +259,14 @@ def billed(reply: Reply, counted: Counted | None) -> Reply:
         output_tokens=output))
 
 
-_ALL = CacheRules(sections=("tools", "system", "messages"))
-"""The prompt of a wire that names no sections: its usual fields."""
+def _prompt_rules(rules: CacheRules, body: Mapping[str, Any]) -> CacheRules:
+    """``rules``, when they name the body's sections; else every list of ``body``, in its
+    order: the prompt of a wire whose record names no sections (its conversation, whatever the
+    field holding it is called, its system blocks and tools when they are lists)."""
+    if rules.sections:
+        return rules
+    return CacheRules(sections=tuple(key for key, value in body.items()
+                                     if isinstance(value, list)))
 
 
 def _prefix_tokens(blocks: list[Block]) -> list[int]:

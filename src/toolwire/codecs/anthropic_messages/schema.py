@@ -327,8 +327,10 @@ def read_system(blocks: Sequence[Mapping[str, Any]], parts: list[Part],
 
 
 def stored_content(message: Message) -> Any:
-    data = message.provider_data.get(WIRE) if message.provider_data is not None else None
-    return data.get(STORED) if isinstance(data, Mapping) else None
+    if message.provider_data is None:
+        return None
+    data = message.provider_data.get(WIRE)
+    return data.get(STORED) if type(data) is dict or isinstance(data, Mapping) else None
 
 
 def addition_blocks(message: Message, text_blocks: list[dict[str, Any]],
@@ -353,6 +355,8 @@ def deferred_additions(messages: Sequence[Message],
                        tools: Sequence[ToolSpec]) -> tuple[ToolSpec, ...]:
     """The tools messages add that the request's ``tools`` lack: each goes at the end of the
     list with ``defer_loading``, which leaves it out of the prompt until its addition."""
+    if not any(m.tools for m in messages):  # the usual request: no message adds a tool
+        return ()
     known = {t.name for t in tools}
     out: list[ToolSpec] = []
     for message in messages:
@@ -372,9 +376,13 @@ def addition_betas(body: Mapping[str, Any]) -> list[str]:
     """The betas the tool additions of ``body``'s messages need."""
     found: list[str] = []
     for message in body.get("messages") or ():
-        content = message.get("content") if isinstance(message, Mapping) else None
-        for block in content if isinstance(content, list) else ():
-            if isinstance(block, Mapping) and block.get("type") == "tool_addition":
+        content = message.get("content") if type(message) is dict or isinstance(
+            message, Mapping) else None
+        if type(content) is not list and not isinstance(content, list):
+            continue  # a plain string, the usual user turn
+        for block in content:
+            if (type(block) is dict or isinstance(block, Mapping)) and \
+                    block.get("type") == "tool_addition":
                 tool = block.get("tool")
                 beta = INLINE_BETA if isinstance(tool, Mapping) and tool.get(
                     "type") == "tool_definition" else CHANGES_BETA

@@ -175,9 +175,10 @@ _CARRIED = {"system": ("the system prompt", frozenset({"type", "text"})),
 that field is called, and the keys the canonical field carries over."""
 
 
-_HOW_READ = frozenset({"_schema_field", "_result_parts"})
+_HOW_READ = frozenset({"_schema_field", "_result_parts", "_text_format"})
 """Settings a codec keeps on how a body said what it carried (Gemini's tool schemas in
-``parameters``, its result media inside the responses): nothing of the conversation."""
+``parameters``, its result media inside the responses, a custom tool's free-text format said
+out loud): nothing of the conversation."""
 
 
 def _lost(key: str, value: Any, source: str, target: str) -> Note:

@@ -263,7 +263,7 @@ def _usual(message: Message, out: list[dict[str, Any]], enc: _Encoder) -> bool:
         calls: list[dict[str, Any]] = []
         for part in parts:
             if type(part) is ToolCallPart:
-                if not part.id or part.provider_data is not None:
+                if not part.id or part.provider_data is not None or part.freeform:
                     return False
                 raw = part.raw_arguments
                 calls.append({"id": part.id, "type": "function", "function": {
@@ -308,7 +308,8 @@ def encode(request: Request) -> Encoded:
     if tools:
         body["tools"] = tools
     if request.tool_choice is not None:
-        encode_choice(request.tool_choice, enc.names, enc.notes, body)
+        encode_choice(request.tool_choice, enc.names, enc.notes, body,
+                      frozenset(t.name for t in request.tools if t.freeform))
     field = "max_tokens" if options.pop(MAX_TOKENS_FIELD, None) == "max_tokens" else (
         "max_completion_tokens")
     if request.max_tokens is not None:

@@ -27,6 +27,7 @@ from toolwire.codecs.base import (
 )
 from toolwire.codecs.media import check_limits
 from toolwire.codecs.model_checks import explicit_cache_problem
+from toolwire.codecs.openai_custom import is_responses_custom
 from toolwire.codecs.openai_media import (
     LIMITS,
     RESPONSES_ITEMS,
@@ -135,7 +136,9 @@ def encode(request: Request) -> Encoded:
     choice = request.tool_choice
     if choice is not None:
         if tools or added:
-            body["tool_choice"] = encode_choice(choice, names)
+            body["tool_choice"] = encode_choice(choice, names, frozenset(
+                t.name for t in (*request.tools, *(t for m in request.messages for t in m.tools))
+                if t.freeform))
             if choice.parallel is not None:
                 body["parallel_tool_calls"] = choice.parallel
         else:
@@ -354,16 +357,20 @@ def _leaves(tools: Any) -> list[Any]:
     return out
 
 
+def _readable(tool: Any) -> bool:
+    """Whether a tool of an ``additional_tools`` item is read as a canonical one."""
+    return (isinstance(tool, dict) and tool.get("type") == "function") or is_responses_custom(tool)
+
+
 def _tools_message(item: Item, where: str) -> Message:
     """An ``additional_tools`` item as a system message adding its function tools; the list
     as it came goes back to this wire, and the tools no other wire can read are named."""
     leaves = _leaves(item.get("tools"))
-    specs = [decode_tool(t, f"{where}.tools") for t in leaves
-             if isinstance(t, dict) and t.get("type") == "function"]
+    specs = [decode_tool(t, f"{where}.tools") for t in leaves if _readable(t)]
     kept = {k: v for k, v in item.items() if k != "tools"}
     kept[ADDED] = item.get("tools")
     unread = [f"{t.get('type')} {t.get('name') or ''}".strip() for t in leaves
-              if isinstance(t, dict) and t.get("type") != "function"]
+              if isinstance(t, dict) and not _readable(t)]
     if unread:
         kept["unread_tools"] = unread
     return Message(role="system", tools=tuple(specs), provider_data={WIRE: kept})
@@ -374,8 +381,7 @@ def _added_item(message: Message, names: NameMap, notes: list[Note]) -> Item:
     data = data if isinstance(data, dict) else {}
     stored = data.get(ADDED)
     same = isinstance(stored, list) and [
-        decode_tool(t, "tools") for t in _leaves(stored)
-        if isinstance(t, dict) and t.get("type") == "function"] == list(message.tools)
+        decode_tool(t, "tools") for t in _leaves(stored) if _readable(t)] == list(message.tools)
     item = {k: v for k, v in data.items() if k not in (ADDED, "unread_tools")}
     item.setdefault("type", "additional_tools")
     item.setdefault("role", "developer")

@@ -20,7 +20,14 @@ from toolwire import _json
 from toolwire.codecs.assembly import text_pieces
 from toolwire.codecs.base import NameMap, call_id_for, dumps, provider_error, wrong_shape
 from toolwire.codecs.framing import SSEEvent, SSEFramer
-from toolwire.codecs.openai_responses.parts import WIRE, Item, call_from_item, name_map, output_text
+from toolwire.codecs.openai_responses.parts import (
+    WIRE,
+    Item,
+    call_from_item,
+    custom_call_from_item,
+    name_map,
+    output_text,
+)
 from toolwire.codecs.openai_responses.reply import decode_response, encode_response
 from toolwire.errors import ProviderError, StreamError
 from toolwire.events import (
@@ -32,6 +39,8 @@ from toolwire.events import (
     ToolCallStarted,
 )
 from toolwire.transcript import Reply, Request
+
+_CALLS = ("function_call", "custom_tool_call")  # the items that are a tool call
 
 TERMINAL_EVENTS = frozenset(
     {"response.completed", "response.incomplete", "response.failed", "response.done"}
@@ -301,7 +310,7 @@ class StreamDecoder:
         self._item(index, item)  # parsed from this event alone: nothing else holds it
         if isinstance(item.get("id"), str):
             self._by_id[item["id"]] = index
-        if item.get("type") == "function_call":
+        if item.get("type") in _CALLS:
             self._start_call(index, item, out)
 
     def _item_done(self, payload: Mapping[str, Any], out: list[StreamEvent]) -> None:
@@ -312,10 +321,11 @@ class StreamDecoder:
         if not isinstance(index, int):
             index = self._index({"item_id": item.get("id")})
         self._done[index] = item
-        if item.get("type") != "function_call":
+        if item.get("type") not in _CALLS:
             return
         number = self._start_call(index, item, out)
-        call = call_from_item(item, self._names, index, seed=self._seed(), call_index=number)
+        read = call_from_item if item["type"] == "function_call" else custom_call_from_item
+        call = read(item, self._names, index, seed=self._seed(), call_index=number)
         out.append(ToolCallFinished(index=number, call=call))
 
     def _text_delta(self, payload: Mapping[str, Any], kind: str, out: list[StreamEvent]) -> None:

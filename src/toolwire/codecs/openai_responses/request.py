@@ -66,6 +66,7 @@ from toolwire.codecs.openai_responses.schema import (
     encode_tool,
     encode_tools,
 )
+from toolwire.codecs.openai_shared import TOOL_PLACES, keep_others, put_others
 from toolwire.transcript import (
     MediaPart,
     Message,
@@ -80,6 +81,9 @@ from toolwire.transcript import (
 
 ADDED: Final = "_tools"
 """Kept on a system message read from an ``additional_tools`` item: its tool list as it came."""
+NO_TOOLS: Final = "_no_tools"
+"""Kept in the provider options when a body with an ``additional_tools`` item had no ``tools``
+(encode otherwise sends an empty list there), so that the same wire gets it back so."""
 BLOCKS: Final = "_blocks"
 """Kept on a message read from a list of content blocks holding one text."""
 
@@ -124,14 +128,15 @@ def encode(request: Request) -> Encoded:
         c.id for m in earlier for c in m.tool_calls if c.freeform})
     tools = encode_tools(request.tools, names, notes, extra)
     more_tools = extra.pop("tools", None)
+    places = extra.pop(TOOL_PLACES, None)
     if isinstance(more_tools, list):
-        tools.extend(more_tools)
+        put_others(tools, more_tools, places)
     elif more_tools is not None:
         notes.append(Note(kind="field_dropped", subject=f"provider_options[{WIRE!r}]",
                           detail="'tools' is not a list of tools; not sent"))
     add_search(tools, notes)
     added = any(m.tools for m in request.messages)  # tools that come mid-conversation
-    if tools or added:
+    if tools or (added and not extra.pop(NO_TOOLS, False)):
         body["tools"] = tools
     choice = request.tool_choice
     if choice is not None:
@@ -255,9 +260,12 @@ def decode_request(
     if not isinstance(body, (dict, Mapping)):
         raise wrong_shape("request body", "an object", body)
     options: dict[str, Any] = {k: v for k, v in body.items() if k not in _KNOWN_KEYS}
-    tools, other_tools = decode_tools(typed(body, "tools", list, "a list of tools"), options)
-    if other_tools:
-        options["tools"] = other_tools
+    raw_tools = typed(body, "tools", list, "a list of tools")
+    if raw_tools is None and isinstance(body.get("input"), list) and any(
+            isinstance(i, dict) and i.get("type") == "additional_tools" for i in body["input"]):
+        options[NO_TOOLS] = True
+    tools, other_tools = decode_tools(raw_tools, options)
+    keep_others(raw_tools, other_tools, options)
     choice = decode_choice(body.get("tool_choice"),
                            typed(body, "parallel_tool_calls", bool, "true or false"), options)
     raw_input = body.get("input")

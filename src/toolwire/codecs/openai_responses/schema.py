@@ -66,8 +66,8 @@ def encode_tool(tool: ToolSpec, names: NameMap, notes: list[Note] | None = None)
     out: dict[str, Any] = {"type": "function", "name": names.wire(tool.name)}
     if tool.description:
         out["description"] = tool.description
+    out["strict"] = strict  # before the schema, as the API's own clients write it
     out["parameters"] = schema
-    out["strict"] = strict
     if tool.deferred:
         out["defer_loading"] = True
     return out

@@ -87,3 +87,14 @@ def test_a_freeform_tool_shows_a_freeform_spec_and_refuses_a_grammar_of_another_
                                  grammar=Grammar(syntax="lark", definition=LARK))
     with pytest.raises(ToolDefinitionError, match="grammar must be a Grammar"):
         FreeformTool(name="x", grammar={"syntax": "lark"})  # type: ignore[arg-type]
+
+
+def test_the_script_shorthand_takes_a_custom_call_with_its_text_and_refuses_other_input() -> None:
+    from toolwire.emulator import parse_item
+    from toolwire.errors import TranscriptError
+
+    reply = parse_item({"tool_calls": [{"name": "apply_patch", "input": PATCH}]}).reply  # type: ignore[union-attr]
+    (call,) = reply.tool_calls
+    assert (call.freeform, call.raw_arguments, reply.stop) == (True, PATCH, "tool_calls")
+    with pytest.raises(TranscriptError, match="input"):
+        parse_item({"tool_calls": [{"name": "apply_patch", "input": 3}]})

@@ -97,8 +97,8 @@ def test_a_chat_body_with_custom_tools_goes_back_to_chat_as_it_came(
     assert_chat_valid(body)
     again = get_codec(C).encode(get_codec(C).decode_request(body))
     assert again.body == body and not again.notes
-    if not (stream and choice and choice["type"] == "allowed_tools"):
-        assert json.dumps(again.body) == json.dumps(body)  # key order kept too
+    in_its_order = {key: again.body[key] for key in body}  # the top level in the body's order
+    assert json.dumps(in_its_order) == json.dumps(body)  # every inner object's keys in order
 
 
 def test_a_custom_call_with_fields_of_its_own_keeps_them() -> None:

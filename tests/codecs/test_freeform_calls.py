@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from openai.types.responses import ResponseStreamEvent
+from pydantic import TypeAdapter
 
 from sdk_types import assert_sdk_valid, assert_wire_valid
 from toolwire.codecs import WIRES, get_codec
@@ -18,6 +21,7 @@ from toolwire.transcript import Message, Reply, Request, ToolCallPart, ToolResul
 from toolwire.transcript_json import from_json, to_json
 
 R = "openai-responses"
+STREAM_EVENT: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
 CODEX = Path(__file__).parent.parent / "fixtures" / "agents" / "codex-cli-0.171.0-two-tools.json"
 PATCH = "*** Begin Patch\n*** Add File: a.txt\n+one\n*** End Patch"
 
@@ -96,9 +100,13 @@ def test_a_freeform_call_streams_and_is_read_back_whole(wire: str) -> None:
     reply = Reply(message=Message(role="assistant", parts=(call,)), stop="tool_calls",
                   usage=Usage(input_tokens=1, output_tokens=1))
     assert "custom" in json.dumps(codec.encode_response(reply))
-    events = list(codec.decode_stream(list(codec.encode_stream(reply))))
+    chunks = list(codec.encode_stream(reply))
+    if wire == R:  # every event one the SDK's types know
+        for chunk in chunks:
+            data = json.loads(chunk.decode().split("data: ", 1)[1])
+            STREAM_EVENT.validate_python(data)
+    events = list(codec.decode_stream(chunks))
     assert isinstance(events[-1], StreamEnd) and events[-1].reply.message.parts == (call,)
     calls = [type(e) for e in events if isinstance(e, ToolCallStarted | ToolCallFinished)]
     assert calls == [ToolCallStarted, ToolCallFinished]
-    if wire != R:  # the Responses stream sends the call's input whole
-        assert "".join(e.fragment for e in events if isinstance(e, ToolCallDelta)) == PATCH
+    assert "".join(e.fragment for e in events if isinstance(e, ToolCallDelta)) == PATCH

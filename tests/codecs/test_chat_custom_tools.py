@@ -8,6 +8,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion
 from pydantic import TypeAdapter
 
@@ -219,3 +221,28 @@ def test_the_saved_transcript_keeps_a_freeform_tool_and_its_grammar() -> None:
     tool = ToolSpec(name="apply_patch", freeform=True,
                     grammar=Grammar(syntax="lark", definition=LARK))
     assert from_json(json.loads(json.dumps(to_json(tool)))) == tool
+
+
+NAMES = st.from_regex(r"[a-zA-Z0-9_-]{1,20}", fullmatch=True)
+FORMATS = st.one_of(st.none(), st.builds(lambda d, s: {"type": "grammar", "grammar": {
+    "definition": d, "syntax": s}}, st.text(min_size=1), st.sampled_from(["lark", "regex"])))
+
+
+@given(name=NAMES, description=st.text(), fmt=FORMATS, text=st.text(), call_id=NAMES)
+def test_any_custom_tool_and_call_go_chat_to_responses_and_back_unchanged(
+        name: str, description: str, fmt: Any, text: str, call_id: str) -> None:
+    custom: dict[str, Any] = {"name": name}
+    if description:
+        custom["description"] = description
+    if fmt is not None:
+        custom["format"] = fmt
+    body = {"model": "m", "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "custom", "custom": {"name": name, "input": text}}]},
+        {"role": "tool", "tool_call_id": call_id, "content": "ok"}],
+        "tools": [{"type": "custom", "custom": custom}]}
+    assert get_codec(C).encode_request(get_codec(C).decode_request(body)) == body
+    there = convert(body, C, R)
+    back = convert(there.body, R, C)
+    assert there.losses == back.losses == () and back.body == body

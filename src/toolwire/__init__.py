@@ -31,6 +31,7 @@ from toolwire.errors import (
 from toolwire.transcript import (
     Cache,
     ContextManagement,
+    Grammar,
     MediaPart,
     Message,
     OpaquePart,
@@ -60,6 +61,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names below are, for type checkers an
     from toolwire.media import Audio, Document, Image
     from toolwire.protocol import Model
     from toolwire.rules import Problem, check_transcript
+    from toolwire.schema.freeform import FreeformTool
     from toolwire.schema.tool import Tool, Toolset, tool, validate_call
     from toolwire.telemetry.settings import instrument, uninstrument
 
@@ -68,6 +70,7 @@ _LAZY: dict[str, str] = {
     "Agent": "agent.loop",
     "Audio": "media",
     "Document": "media",
+    "FreeformTool": "schema.freeform",
     "Image": "media",
     "AgentRun": "agent.loop",
     "Approval": "agent.dispatch",
@@ -135,6 +138,8 @@ __all__ = [
     "Document",
     "Emulator",
     "FallbackChain",
+    "FreeformTool",
+    "Grammar",
     "HttpModel",
     "Image",
     "InvalidRequestError",

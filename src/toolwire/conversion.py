@@ -71,8 +71,8 @@ def convert(body: Mapping[str, Any], source: str, target: str, *, model: str | N
         whole = f"provider_options[{source!r}]"
         losses = tuple(
             [n for n in losses if not (n.kind == "field_dropped" and n.subject == whole)]
-            + [_lost(str(key), value, source, target) for key, value in options.items()
-               if key not in _HOW_READ])
+            + [note for key, value in options.items() if key not in _HOW_READ
+               and (note := _lost(str(key), value, source, target)) is not None])
     if source != target:
         noted = {n.subject for n in losses if n.kind == "field_dropped"}
         losses += tuple(n for n in _part_losses(request, source, target) if n.subject not in noted)
@@ -175,13 +175,17 @@ _CARRIED = {"system": ("the system prompt", frozenset({"type", "text"})),
 that field is called, and the keys the canonical field carries over."""
 
 
-_HOW_READ = frozenset({"_schema_field", "_result_parts"})
+_HOW_READ = frozenset({"_schema_field", "_result_parts", "_text_format", "_tool_places",
+                       "_no_tools"})
 """Settings a codec keeps on how a body said what it carried (Gemini's tool schemas in
-``parameters``, its result media inside the responses): nothing of the conversation."""
+``parameters``, its result media inside the responses, a custom tool's free-text format said
+out loud, where the tools kept as they came stood, a tool list left out): nothing of the
+conversation."""
 
 
-def _lost(key: str, value: Any, source: str, target: str) -> Note:
-    """The loss of one setting of ``source``'s, naming what was really left behind."""
+def _lost(key: str, value: Any, source: str, target: str) -> Note | None:
+    """The loss of one setting of ``source``'s, naming what was really left behind (None for
+    a tool list kept whole whose every tool the canonical tools carry)."""
     if key in ("_declarations", "_tool_fields") and isinstance(value, Mapping):  # a tool's own
         fields = sorted(f"{tool}.{k}" for tool, extra in value.items()
                         if isinstance(extra, Mapping) for k in extra)
@@ -198,6 +202,9 @@ def _lost(key: str, value: Any, source: str, target: str) -> Note:
                         detail=f"{name} {'were' if key == 'tools' else 'was'} sent; "
                                f"{'their' if key == 'tools' else 'its'} {', '.join(extras)}"
                                f"{marker} is for {source} only and was not sent to {target}")
+        if key == "tools" and all(isinstance(t, Mapping) and t.get("type") in (None, "custom")
+                                  for t in value):
+            return None
     return Note(kind="field_dropped", subject=key,
                 detail=f"set for {source} only; not sent to {target}")
 

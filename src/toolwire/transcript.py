@@ -137,6 +137,14 @@ class Message(msgspec.Struct, frozen=True, kw_only=True, gc=False):
         return cls(role="assistant", parts=(TextPart(text=text),))
 
 
+class Grammar(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """What a freeform tool's text must match: a ``definition`` in a ``syntax`` (``"lark"`` or
+    ``"regex"``, the OpenAI APIs' custom tool grammars)."""
+
+    syntax: str
+    definition: str
+
+
 class ToolSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """What the model is shown of a tool: a name, a description and a JSON Schema.
 
@@ -162,6 +170,12 @@ class ToolSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Who may call the tool, on a wire where code the provider runs can call it (Anthropic's
     ``allowed_callers``: ``"direct"`` for the model, ``"code_execution_20260120"`` and the other
     code execution versions for its code). Empty: the wire's default (the model only)."""
+    freeform: bool = False
+    """The tool takes free text, not JSON arguments (a custom tool of the OpenAI APIs, as
+    Codex's ``apply_patch``): its calls are freeform `ToolCallPart`s, ``input_schema`` is not
+    sent, and ``grammar`` (when set) is what the text must match. A wire without such tools
+    gets a function tool whose one string argument ``input`` holds the text, with a note."""
+    grammar: Grammar | None = None
 
 
 class ToolChoice(msgspec.Struct, frozen=True, kw_only=True, gc=False):

@@ -20,6 +20,7 @@ from toolwire.transcript import (
     MEDIA_KINDS,
     Cache,
     ContextManagement,
+    Grammar,
     MediaPart,
     Message,
     OpaquePart,
@@ -167,6 +168,10 @@ def _spec(t: ToolSpec) -> dict[str, Any]:
         out["examples"] = [dict(e) for e in t.examples]
     if t.allowed_callers:
         out["allowed_callers"] = list(t.allowed_callers)
+    if t.freeform:
+        out["freeform"] = True
+    if t.grammar is not None:
+        out["grammar"] = {"syntax": t.grammar.syntax, "definition": t.grammar.definition}
     return out
 
 
@@ -333,6 +338,9 @@ def _load_spec(d: dict[str, Any]) -> ToolSpec:
         deferred=bool(d.get("deferred", False)),
         examples=tuple(d.get("examples", ())),
         allowed_callers=tuple(str(c) for c in d.get("allowed_callers", ())),
+        freeform=d.get("freeform") is True,
+        grammar=Grammar(syntax=str(grammar.get("syntax")), definition=str(
+            grammar.get("definition"))) if isinstance(grammar := d.get("grammar"), dict) else None,
     )
 
 

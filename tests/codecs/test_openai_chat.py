@@ -550,15 +550,15 @@ def test_request_options_unknown_keys_and_max_tokens_field() -> None:
                             "allowed_tools": {"mode": "auto", "tools": []}}}
     request = codec.decode_request(body)
     assert request.max_tokens == 99 and request.temperature == 0.5 and request.stream
-    assert request.tools == (ToolSpec(name="f"),) and request.tool_choice is None
+    assert request.tools == (ToolSpec(name="grammar", freeform=True), ToolSpec(name="f"))
+    assert request.tool_choice is None
     assert request.provider_options == {W: {
         "max_tokens_field": "max_tokens", "seed": 7, "reasoning_effort": "low",
-        "tools": [{"type": "custom", "custom": {"name": "grammar"}}],
         "tool_choice": body["tool_choice"]}}
     again = codec.encode_request(request)
     assert again["max_tokens"] == 99 and "max_completion_tokens" not in again
     assert "max_tokens_field" not in again
-    assert again["tools"][1] == {"type": "custom", "custom": {"name": "grammar"}}
+    assert again["tools"][0] == {"type": "custom", "custom": {"name": "grammar"}}  # in place
     assert again["tool_choice"] == body["tool_choice"]
     assert codec.decode_request(again) == request
     plain = codec.encode_request(Request(model="m", max_tokens=5))
@@ -1212,10 +1212,12 @@ def test_refusal_is_text_marked_as_refusal() -> None:
     assert codec.encode_response(reply)["choices"][0]["message"]["refusal"] == "I can't."
     assert codec.decode_response(codec.encode_response(reply)) == reply
 
-def test_custom_tool_calls_stay_opaque() -> None:
+def test_custom_tool_calls_read_as_freeform_calls() -> None:
     custom = {"id": "c", "type": "custom", "custom": {"name": "sql", "input": "SELECT 1"}}
     reply = codec.decode_response(_reply({"tool_calls": [custom]}))
-    assert reply.message.parts == (OpaquePart(wire=W, kind="custom_tool_call", payload=custom),)
+    assert reply.message.parts == (ToolCallPart(id="c", name="sql", arguments="SELECT 1",
+                                                raw_arguments="SELECT 1", freeform=True),)
+    assert codec.encode_response(reply)["choices"][0]["message"]["tool_calls"] == [custom]
     assert codec.decode_response(codec.encode_response(reply)) == reply
 
 def test_reasoning_content_and_reasoning_fields() -> None:

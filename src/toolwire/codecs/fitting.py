@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
+from typing import Final
 
 import msgspec
 
@@ -107,11 +108,17 @@ def plain_calls(encode: Callable[[Request], Encoded],
     @functools.wraps(encode)
     def plain(request: Request) -> Encoded:
         if not any(type(p) is ToolCallPart and p.freeform
-                   for m in request.messages if m.role == "assistant" for p in m.parts):
+                   for m in request.messages if m.role == "assistant" for p in m.parts) \
+                and not any(t.freeform for t in request.tools) \
+                and not any(t.freeform for m in request.messages for t in m.tools):
             return encode(request)
         notes: list[Note] = []
         messages = []
+        request = msgspec.structs.replace(request, tools=_plain_tools(request.tools, notes, wire))
         for n, message in enumerate(request.messages):
+            if message.tools:
+                message = msgspec.structs.replace(
+                    message, tools=_plain_tools(message.tools, notes, wire))
             parts = []
             for j, part in enumerate(message.parts):
                 if isinstance(part, ToolCallPart) and part.freeform:
@@ -129,6 +136,22 @@ def plain_calls(encode: Callable[[Request], Encoded],
                        headers=encoded.headers)
 
     return plain
+
+
+_INPUT_SCHEMA: Final = {"type": "object", "properties": {"input": {"type": "string"}},
+                        "required": ["input"]}
+
+
+def _plain_tools(tools: tuple[ToolSpec, ...], notes: list[Note], wire: str
+                 ) -> tuple[ToolSpec, ...]:
+    """``tools`` with each freeform tool as a function tool taking its text as ``input``."""
+    notes += [Note(kind="custom_tool", subject=t.name, detail=(
+        f"{wire} has no freeform tools; sent as a function tool whose argument 'input' holds "
+        "the text" + (f", its {t.grammar.syntax} grammar left out" if t.grammar else "")))
+        for t in tools if t.freeform]
+    return tuple(msgspec.structs.replace(t, freeform=False, grammar=None,
+                                         input_schema=_INPUT_SCHEMA) if t.freeform else t
+                 for t in tools)
 
 
 def with_reasoning(encode: Callable[[Request], Encoded], wire: str,

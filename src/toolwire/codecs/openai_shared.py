@@ -21,10 +21,44 @@ from typing import Any
 __all__ = [
     "STRICT_FORMATS",
     "STRICT_KEYWORDS",
+    "TOOL_PLACES",
     "StrictSchemaError",
     "encode_error",
+    "keep_others",
+    "put_others",
     "strict_schema",
 ]
+
+TOOL_PLACES = "_tool_places"
+"""Kept in the provider options: where in a body's ``tools`` the tools kept as they came (built-in
+ones, namespaces) stood, when not all last, so that the same wire gets each back in place."""
+
+
+def keep_others(raw: Any, others: list[Any], options: dict[str, Any]) -> None:
+    """Put ``others`` (the entries of the ``tools`` list ``raw`` kept as they came, in order) in
+    ``options``, with their places in ``raw`` when not all of them come last."""
+    if not others:
+        return
+    options["tools"] = others
+    places, n = [], 0
+    for index, tool in enumerate(raw if isinstance(raw, list) else ()):
+        if n < len(others) and (tool is others[n] or tool == others[n]):
+            places.append(index)
+            n += 1
+    if n == len(others) and places[0] != len(raw) - len(others):
+        options[TOOL_PLACES] = places
+
+
+def put_others(tools: list[Any], others: list[Any], places: Any) -> None:
+    """Add ``others`` to ``tools`` (as encoded), each at its kept place (`keep_others`) when
+    the places fit, else at the end."""
+    if isinstance(places, list) and len(places) == len(others) and all(
+            isinstance(p, int) and 0 <= p <= len(tools) + n for n, p in enumerate(places)):
+        for place, tool in zip(places, others, strict=True):
+            tools.insert(place, tool)
+    else:
+        tools.extend(others)
+
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error",
                 404: "invalid_request_error", 429: "rate_limit_exceeded", 500: "server_error",

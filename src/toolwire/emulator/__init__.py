@@ -18,7 +18,8 @@ names: what differs between wires is in the registry.
 
 A script is a list of items, used in order: a `Reply`, a `Fault`, or their JSON forms (a reply
 in toolwire's JSON form, or the shorthand ``{"text": ..., "tool_calls": [{"name": ...,
-"arguments": {...}}]}``; a fault as ``{"fault": "rate_limit", "retry_after": 0.1}``). Instead of
+"arguments": {...}}]}``, a custom tool's call holding ``"input": "text"`` in place of its
+arguments; a fault as ``{"fault": "rate_limit", "retry_after": 0.1}``). Instead of
 a list, a function ``(Request, wire) -> Reply | Fault`` can answer every request. A `ByMedia`
 item (``{"by_media": {"image": ..., "none": ...}}``) answers by the media the request's newest
 turn holds. Media are checked as each provider checks them (types, sizes, image sides, counts,

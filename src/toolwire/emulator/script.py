@@ -170,7 +170,10 @@ def _shorthand(item: dict[str, Any], where: str) -> Reply:
         caller = call.get("caller")  # the server-side code that made it, if not the model
         if caller is not None and not isinstance(caller, str):
             raise TranscriptError(f"{where}: tool call #{n}: 'caller' must be a string")
-        if "raw_arguments" in call:
+        if "input" in call:  # a custom tool's call: free text
+            parts.append(ToolCallPart(id=call_id, name=call["name"], arguments=call["input"],
+                                      raw_arguments=call["input"], freeform=True, caller=caller))
+        elif "raw_arguments" in call:
             parts.append(ToolCallPart.from_raw(id=call_id, name=call["name"],
                                                raw_arguments=call["raw_arguments"],
                                                caller=caller))
@@ -200,6 +203,7 @@ _FIELD_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
 _CALL_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "id": (_TEXT, "a string"), "name": (_TEXT, "a string"),
     "arguments": ((dict, str), "an object"), "raw_arguments": (_TEXT, "a string"),
+    "input": (_TEXT, "a string (a custom tool's text)"),
 }
 
 

@@ -331,7 +331,7 @@ def result_text(content: Any) -> tuple[str, bool]:
 def result_from_block(block: Mapping[str, Any], names: Mapping[str, str]) -> ToolResultPart:
     call_id = str(block.get("tool_use_id") or "")
     content, exact = result_content(block.get("content"), "tool_result")
-    keep = not exact or has_extras(block, RESULT_KEYS)
+    keep = not exact or has_extras(block, RESULT_KEYS) or block.get("is_error") is False
     return ToolResultPart(
         call_id=call_id,
         content=content,
@@ -411,10 +411,10 @@ def result_block(part: ToolResultPart, *, ids: IdRewriter, subject: str = "tool 
         block["content"] = original
     elif part.content:
         block["content"] = part.content
-    if part.is_error:
-        block["is_error"] = True
+    if part.is_error or stored.get("is_error") is False:  # an explicit false as it came
+        block["is_error"] = part.is_error
     block.update(extras_of(stored, RESULT_KEYS))
-    return block
+    return {k: block[k] for k in (*stored, *block) if k in block}  # in the order it came
 
 
 def compaction_part(summary: str) -> OpaquePart:

@@ -174,7 +174,7 @@ def encode_tools(tools: Sequence[ToolSpec], stored: Any, *, nm: ToolNames,
         encoded.append(tool)
     if called:
         _add_code_execution(called, stored, encoded, notes)
-    if deferred and not _has_search(stored):
+    if deferred and not isinstance(stored, list):  # a body's own list, searched its own way
         encoded.append(dict(SEARCH_TOOL))
         notes.append(Note(kind="tool_search", subject="tools", detail=(
             "deferred tools are sent with defer_loading and found by the server's "
@@ -231,8 +231,8 @@ def decode_tools(raw: Any) -> tuple[list[ToolSpec], bool]:
             allowed_callers=_callers(tool.get("allowed_callers")),
             deferred=tool.get("defer_loading") is True,
             examples=tuple(e for e in tool.get("input_examples") or () if isinstance(e, Mapping)),
-        ))
-    return specs, keep
+        ))  # deferred tools with no search tool (the client searches them): kept so
+    return specs, keep or (any(s.deferred for s in specs) and not _has_search(raw))
 
 
 # --------------------------------------------------------------------------- tool choice

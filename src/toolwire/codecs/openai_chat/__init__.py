@@ -107,6 +107,7 @@ RECORD = Wire(
     media_tokens="tiles-512",  # OpenAI bills an image by 512-pixel tiles
     rules=WireRules(id_max_length=40),  # a longer tool_call_id is refused
     answers_unknown=True,
+    freeform_calls=True,  # custom tools and their calls (``"type": "custom"``), text input
     live_writer="toolwire.proxy.writers:ChatWriter",
 )
 """The wire's registry record."""

@@ -11,6 +11,8 @@ decodes leniently what those servers really send. Rules worth knowing:
   other servers use) are kept exactly on a `ReasoningPart` and sent back only to this wire.
 - Tool names the API refuses are mapped (the same way on every turn) and mapped back.
 - Strict tools get the strict-mode schema rewrite, on a copy, with a note per change.
+- Custom tools (``"type": "custom"``, free text or a grammar) and their calls are freeform
+  tools and calls (`toolwire.codecs.openai_custom`), as on the Responses API.
 - ``tool_choice`` and ``parallel_tool_calls`` are left out when there are no tools.
 - The stop comes from the content: a reply with calls is a tool turn whatever its
   ``finish_reason`` says; broken arguments count as cut off only under a token-limit stop.

@@ -5,7 +5,8 @@ reading and writing one assistant message (reasoning fields, content, refusal, t
 reading one ``tool`` message as a result (with the ``Error: `` and ``(no output)`` conventions),
 the notes for parts this wire cannot carry, and small JSON helpers. Pure functions over JSON;
 imports only the transcript, `toolwire._json`, `toolwire.codecs.base`, `toolwire.codecs.assembly`
-and `toolwire.codecs.openai_media`; must not import the wire's request, reply or stream modules.
+`toolwire.codecs.openai_media` and `toolwire.codecs.openai_custom` (custom tool calls); must not
+import the wire's request, reply or stream modules.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, Protocol
 
 from toolwire._json import SHALLOW
 from toolwire._json import parse as parse_json
+from toolwire.codecs import openai_custom as custom
 from toolwire.codecs.assembly import Joins
 from toolwire.codecs.base import NameMap, Note, call_id_for, wrong_shape
 from toolwire.codecs.base import plain as plain
@@ -281,14 +283,14 @@ def decode_call(
     if usual is not None:
         return usual
     fn = call.get("function")
+    if call.get("type") == "custom" or (fn is None and isinstance(call.get("custom"), Mapping)):
+        part = custom.decode_call(call, real_id(call.get("id")) or call_id_for(seed, position),
+                                  names)  # a custom tool's call: its text input
+        return part or OpaquePart(wire=WIRE, kind="custom_tool_call", payload=plain(call, where))
     if type(fn) is not dict and not isinstance(fn, Mapping):
-        if isinstance(call.get("custom"), Mapping):
-            return OpaquePart(wire=WIRE, kind="custom_tool_call", payload=plain(call, where))
         if fn is not None:
             raise wrong_shape(f"{where}.function", "an object (the function called)", fn)
         fn = {}
-    if "type" in call and call["type"] == "custom":
-        return OpaquePart(wire=WIRE, kind="custom_tool_call", payload=plain(call))
     name = fn.get("name")
     if not isinstance(name, str):
         name = ""
@@ -354,6 +356,8 @@ def assistant_parts(
 
 
 def encode_call(call: ToolCallPart, wire_name: str) -> dict[str, Any]:
+    if call.freeform:
+        return custom.encode_call(call, wire_name, wire_data(call.provider_data))
     out: dict[str, Any] = {
         "id": call.id,
         "type": "function",

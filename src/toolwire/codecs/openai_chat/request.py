@@ -71,6 +71,7 @@ from toolwire.codecs.openai_media import (
     moved_media,
     restore_media,
 )
+from toolwire.codecs.openai_shared import TOOL_PLACES, keep_others, put_others
 from toolwire.transcript import (
     MediaPart,
     Message,
@@ -263,7 +264,7 @@ def _usual(message: Message, out: list[dict[str, Any]], enc: _Encoder) -> bool:
         calls: list[dict[str, Any]] = []
         for part in parts:
             if type(part) is ToolCallPart:
-                if not part.id or part.provider_data is not None:
+                if not part.id or part.provider_data is not None or part.freeform:
                     return False
                 raw = part.raw_arguments
                 calls.append({"id": part.id, "type": "function", "function": {
@@ -302,13 +303,14 @@ def encode(request: Request) -> Encoded:
     body: dict[str, Any] = {"model": request.model, "messages": messages}
     options = plain(own_options(request.provider_options, WIRE, enc.notes))
     tools = encode_tools(request.tools, enc.names, enc.notes, options)
-    extra_tools = options.pop("tools", None)
+    extra_tools, places = options.pop("tools", None), options.pop(TOOL_PLACES, None)
     if isinstance(extra_tools, list):
-        tools.extend(extra_tools)
+        put_others(tools, extra_tools, places)
     if tools:
         body["tools"] = tools
     if request.tool_choice is not None:
-        encode_choice(request.tool_choice, enc.names, enc.notes, body)
+        encode_choice(request.tool_choice, enc.names, enc.notes, body,
+                      frozenset(t.name for t in request.tools if t.freeform))
     field = "max_tokens" if options.pop(MAX_TOKENS_FIELD, None) == "max_tokens" else (
         "max_completion_tokens")
     if request.max_tokens is not None:
@@ -462,8 +464,7 @@ def decode_request(
     if model is not None and (name is None or name == ""):
         name = model
     tools, extra_tools = decode_tools(get("tools"), rest)
-    if extra_tools:
-        rest["tools"] = extra_tools
+    keep_others(get("tools"), extra_tools, rest)
     choice = decode_choice(body, rest)
     max_tokens = decode_max_tokens(body, rest)
     temperature = get("temperature")

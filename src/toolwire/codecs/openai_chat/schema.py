@@ -6,12 +6,12 @@ pair. A tool marked strict gets the strict-mode rewrite of `toolwire.codecs.open
 on a copy and reported as a ``schema_rewritten`` note; a schema strict mode cannot take is sent
 without ``strict``, with a note saying why. A schema needing no change goes out as the very
 object given, and a decoded schema is the body's own object: bodies are never changed. A tool
-with no ``parameters`` decodes with an empty object schema; a tool that is not a function tool
-is kept for the options, as it came.
+with no ``parameters`` decodes with an empty object schema; a custom tool is a freeform tool
+(`toolwire.codecs.openai_custom`); any other tool is kept for the options, as it came.
 
 Pure functions over JSON; imports only the transcript, `toolwire.codecs.base`,
-`toolwire.codecs.openai_shared` and the chat `parts`; must not import the wire's request, reply or
-stream modules.
+`toolwire.codecs.openai_shared`, `toolwire.codecs.openai_custom` and the chat `parts`; must
+not import the wire's request, reply or stream modules.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolwire.codecs import openai_custom as custom
 from toolwire.codecs.base import Note
 from toolwire.codecs.openai_chat.parts import Names, plain
 from toolwire.codecs.openai_shared import StrictSchemaError, strict_schema
@@ -33,7 +34,10 @@ _USUAL_FUNCTION_KEYS = frozenset({"name", "description", "parameters"})
 
 
 def encode_tool(spec: ToolSpec, names: Names, notes: list[Note]) -> dict[str, Any]:
-    """One tool as a function tool; a strict one rewritten for strict mode, on a copy."""
+    """One tool as a function tool (a freeform one as a custom tool); a strict one
+    rewritten for strict mode, on a copy."""
+    if spec.freeform:
+        return custom.encode_tool(spec, names.wire(spec.name))
     fn: dict[str, Any] = {"name": names.wire(spec.name)}
     if spec.description:
         fn["description"] = spec.description
@@ -56,12 +60,14 @@ def encode_tool(spec: ToolSpec, names: Names, notes: list[Note]) -> dict[str, An
 
 
 def encode_choice(
-    choice: ToolChoice, names: Names, notes: list[Note], body: dict[str, Any]
+    choice: ToolChoice, names: Names, notes: list[Note], body: dict[str, Any],
+    freeform: frozenset[str] = frozenset(),
 ) -> None:
-    """Put ``tool_choice`` (and ``parallel_tool_calls`` when set) in ``body``."""
+    """Put ``tool_choice`` (and ``parallel_tool_calls`` when set) in ``body``; ``freeform``
+    names the custom tools (a choice of one names it as a custom tool)."""
     if choice.mode == "tool" and choice.name:
-        body["tool_choice"] = {"type": "function",
-                               "function": {"name": names.wire(choice.name)}}
+        kind = "custom" if choice.name in freeform else "function"
+        body["tool_choice"] = {"type": kind, kind: {"name": names.wire(choice.name)}}
     elif choice.mode == "tool":
         body["tool_choice"] = "required"
         notes.append(Note(kind="choice_changed", subject="tool_choice",
@@ -83,11 +89,16 @@ def encode_tools(specs: Any, names: Names, notes: list[Note],
                  options: dict[str, Any]) -> list[dict[str, Any]]:
     """The specs as tools, each with the fields of its own it came with (`TOOL_FIELDS`)."""
     tools = [encode_tool(t, names, notes) for t in specs]
+    text = options.pop(custom.TEXT_FORMAT, None)
+    for tool in tools if isinstance(text, list) else ():
+        if tool["type"] == "custom" and tool["custom"]["name"] in text \
+                and "format" not in tool["custom"]:
+            tool["custom"]["format"] = {"type": "text"}
     kept = options.pop(TOOL_FIELDS, None)
     for tool in tools if kept is not None and isinstance(kept, Mapping) else ():
-        for key, value in (kept.get(tool["function"]["name"]) or {}).items():
+        for key, value in (kept.get(tool[tool["type"]]["name"]) or {}).items():
             inner, _, field = key.partition(".")
-            (tool["function"] if field else tool)[field or inner] = plain(value)
+            (tool[inner] if field else tool)[field or inner] = plain(value)
     return tools
 
 
@@ -115,12 +126,16 @@ def decode_tools(raw_tools: Any, rest: dict[str, Any] | None = None
                     tools.append(ToolSpec(name=name, description=description,
                                           input_schema=schema))
                     continue
-        spec = decode_tool(raw) if type(raw) is dict or isinstance(raw, Mapping) else None
+        mapped = type(raw) is dict or isinstance(raw, Mapping)
+        made = custom.decode_tool(raw) if mapped and raw.get("type") == "custom" else None
+        spec = made[0] if made else decode_tool(raw) if mapped else None
         if spec is None:
             others.append(plain(raw))
         else:
             tools.append(spec)
-            own = _fields(raw)
+            own = made[1] if made else _fields(raw)
+            if made and rest is not None and raw["custom"].get("format") == {"type": "text"}:
+                rest.setdefault(custom.TEXT_FORMAT, []).append(spec.name)
             if own and rest is not None:
                 rest.setdefault(TOOL_FIELDS, {})[spec.name] = own
     return tools, others
@@ -170,6 +185,8 @@ def _choice(raw: Any, parallel: Any) -> ToolChoice | None:
         fn = raw.get("function")
         if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
             return ToolChoice(mode="tool", name=fn["name"], parallel=par)
+    if (name := custom.choice_name(raw)) is not None:
+        return ToolChoice(mode="tool", name=name, parallel=par)
     if raw is None and par is not None:
         return ToolChoice(mode="auto", parallel=par)
     return None

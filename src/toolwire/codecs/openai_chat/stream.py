@@ -284,26 +284,25 @@ class StreamDecoder:
             if name not in ("index", "id", "type", "function", "custom") and value is not None:
                 slot.extras[name] = plain(value)
         custom = call.get("custom")
-        if slot.type == "custom" or (isinstance(custom, Mapping) and "function" not in call):
-            slot.type = "custom"
-            if isinstance(custom, Mapping):
-                if isinstance(custom.get("name"), str) and custom["name"]:
-                    slot.custom_name = custom["name"]
-                if isinstance(custom.get("input"), str):
-                    slot.custom_input.append(custom["input"])
-            return
-        fn = call.get("function")
-        fn = fn if isinstance(fn, Mapping) else {}
-        if isinstance(fn.get("name"), str) and fn["name"] and slot.name is None:
-            slot.name = fn["name"]
-        args = fn.get("arguments")
         fragment = ""
-        if isinstance(args, str):
-            slot.args.append(args)
-            fragment = args
-        elif args is not None:
-            slot.args_obj = plain(args)
-            fragment = dumps(slot.args_obj)
+        if slot.type == "custom" or (isinstance(custom, Mapping) and "function" not in call):
+            slot.type = "custom"  # a custom tool's call: its text input, in pieces
+            custom = mapping(custom)
+            if isinstance(custom.get("name"), str) and custom["name"]:
+                slot.name = slot.custom_name = custom["name"]
+            if isinstance(custom.get("input"), str):
+                slot.custom_input.append(fragment := custom["input"])
+        else:
+            fn = mapping(call.get("function"))
+            if isinstance(fn.get("name"), str) and fn["name"] and slot.name is None:
+                slot.name = fn["name"]
+            args = fn.get("arguments")
+            if isinstance(args, str):
+                slot.args.append(args)
+                fragment = args
+            elif args is not None:
+                slot.args_obj = plain(args)
+                fragment = dumps(slot.args_obj)
         number = slot.number
         if not slot.started and (slot.name is not None or fragment):
             slot.started = True
@@ -345,7 +344,7 @@ class StreamDecoder:
                 out.append(ToolCallFinished(index=number, call=part))
 
     def _finished(self, number: int, slot: _Slot, seed: str) -> ToolCallPart | None:
-        """The call a slot holds as it stands (None for a custom tool call)."""
+        """The call a slot holds as it stands (None for one of no shape toolwire reads)."""
         part = decode_call(slot.body(), number, seed, self._names)
         return part if isinstance(part, ToolCallPart) else None
 

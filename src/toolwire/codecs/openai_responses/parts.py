@@ -207,6 +207,10 @@ def render_call(call: ToolCallPart, names: NameMap, index: int | None) -> Item:
     return item
 
 
+KEYS = "_keys"
+"""Kept with a result item's own fields: its keys in the order they came, when not the usual."""
+
+
 def render_result(result: ToolResultPart) -> Item:
     """A tool result as a ``function_call_output`` item (text; errors start with "Error: ")."""
     text = result.text or EMPTY_OUTPUT
@@ -215,7 +219,9 @@ def render_result(result: ToolResultPart) -> Item:
     item: Item = {"type": "function_call_output", "call_id": result.call_id, "output": text}
     data = own(result.provider_data)
     if isinstance(data, dict):
-        item.update((k, v) for k, v in data.items() if k not in ("type", "call_id"))
+        item.update((k, v) for k, v in data.items() if k not in ("type", "call_id", KEYS))
+        if isinstance(order := data.get(KEYS), list):  # the item's keys in the order they came
+            return {k: item[k] for k in (*order, *item) if k in item}
     return item
 
 
@@ -303,6 +309,8 @@ def result_from_item(item: Item, name: str | None) -> ToolResultPart:
     """A ``function_call_output`` item as a canonical result."""
     output = item.get("output")
     extras = {k: v for k, v in item.items() if k not in ("type", "call_id", "output")}
+    if extras and list(item)[:3] != ["type", "call_id", "output"]:
+        extras[KEYS] = list(item)
     if isinstance(output, str):
         text = output
     else:

@@ -27,6 +27,7 @@ from toolwire.codecs.base import (
 )
 from toolwire.codecs.media import check_limits
 from toolwire.codecs.model_checks import explicit_cache_problem
+from toolwire.codecs.openai_custom import is_responses_custom
 from toolwire.codecs.openai_media import (
     LIMITS,
     RESPONSES_ITEMS,
@@ -65,6 +66,7 @@ from toolwire.codecs.openai_responses.schema import (
     encode_tool,
     encode_tools,
 )
+from toolwire.codecs.openai_shared import TOOL_PLACES, keep_others, put_others
 from toolwire.transcript import (
     MediaPart,
     Message,
@@ -79,6 +81,9 @@ from toolwire.transcript import (
 
 ADDED: Final = "_tools"
 """Kept on a system message read from an ``additional_tools`` item: its tool list as it came."""
+NO_TOOLS: Final = "_no_tools"
+"""Kept in the provider options when a body with an ``additional_tools`` item had no ``tools``
+(encode otherwise sends an empty list there), so that the same wire gets it back so."""
 BLOCKS: Final = "_blocks"
 """Kept on a message read from a list of content blocks holding one text."""
 
@@ -123,19 +128,22 @@ def encode(request: Request) -> Encoded:
         c.id for m in earlier for c in m.tool_calls if c.freeform})
     tools = encode_tools(request.tools, names, notes, extra)
     more_tools = extra.pop("tools", None)
+    places = extra.pop(TOOL_PLACES, None)
     if isinstance(more_tools, list):
-        tools.extend(more_tools)
+        put_others(tools, more_tools, places)
     elif more_tools is not None:
         notes.append(Note(kind="field_dropped", subject=f"provider_options[{WIRE!r}]",
                           detail="'tools' is not a list of tools; not sent"))
     add_search(tools, notes)
     added = any(m.tools for m in request.messages)  # tools that come mid-conversation
-    if tools or added:
+    if tools or (added and not extra.pop(NO_TOOLS, False)):
         body["tools"] = tools
     choice = request.tool_choice
     if choice is not None:
         if tools or added:
-            body["tool_choice"] = encode_choice(choice, names)
+            body["tool_choice"] = encode_choice(choice, names, frozenset(
+                t.name for t in (*request.tools, *(t for m in request.messages for t in m.tools))
+                if t.freeform))
             if choice.parallel is not None:
                 body["parallel_tool_calls"] = choice.parallel
         else:
@@ -252,9 +260,12 @@ def decode_request(
     if not isinstance(body, (dict, Mapping)):
         raise wrong_shape("request body", "an object", body)
     options: dict[str, Any] = {k: v for k, v in body.items() if k not in _KNOWN_KEYS}
-    tools, other_tools = decode_tools(typed(body, "tools", list, "a list of tools"), options)
-    if other_tools:
-        options["tools"] = other_tools
+    raw_tools = typed(body, "tools", list, "a list of tools")
+    if raw_tools is None and isinstance(body.get("input"), list) and any(
+            isinstance(i, dict) and i.get("type") == "additional_tools" for i in body["input"]):
+        options[NO_TOOLS] = True
+    tools, other_tools = decode_tools(raw_tools, options)
+    keep_others(raw_tools, other_tools, options)
     choice = decode_choice(body.get("tool_choice"),
                            typed(body, "parallel_tool_calls", bool, "true or false"), options)
     raw_input = body.get("input")
@@ -354,16 +365,20 @@ def _leaves(tools: Any) -> list[Any]:
     return out
 
 
+def _readable(tool: Any) -> bool:
+    """Whether a tool of an ``additional_tools`` item is read as a canonical one."""
+    return (isinstance(tool, dict) and tool.get("type") == "function") or is_responses_custom(tool)
+
+
 def _tools_message(item: Item, where: str) -> Message:
     """An ``additional_tools`` item as a system message adding its function tools; the list
     as it came goes back to this wire, and the tools no other wire can read are named."""
     leaves = _leaves(item.get("tools"))
-    specs = [decode_tool(t, f"{where}.tools") for t in leaves
-             if isinstance(t, dict) and t.get("type") == "function"]
+    specs = [decode_tool(t, f"{where}.tools") for t in leaves if _readable(t)]
     kept = {k: v for k, v in item.items() if k != "tools"}
     kept[ADDED] = item.get("tools")
     unread = [f"{t.get('type')} {t.get('name') or ''}".strip() for t in leaves
-              if isinstance(t, dict) and t.get("type") != "function"]
+              if isinstance(t, dict) and not _readable(t)]
     if unread:
         kept["unread_tools"] = unread
     return Message(role="system", tools=tuple(specs), provider_data={WIRE: kept})
@@ -374,8 +389,7 @@ def _added_item(message: Message, names: NameMap, notes: list[Note]) -> Item:
     data = data if isinstance(data, dict) else {}
     stored = data.get(ADDED)
     same = isinstance(stored, list) and [
-        decode_tool(t, "tools") for t in _leaves(stored)
-        if isinstance(t, dict) and t.get("type") == "function"] == list(message.tools)
+        decode_tool(t, "tools") for t in _leaves(stored) if _readable(t)] == list(message.tools)
     item = {k: v for k, v in data.items() if k not in (ADDED, "unread_tools")}
     item.setdefault("type", "additional_tools")
     item.setdefault("role", "developer")

@@ -6,14 +6,15 @@ a deferred tool, which the hosted ``tool_search`` tool (`add_search`) then finds
 gets the strict-mode rewrite of `toolwire.codecs.openai_shared`, made on a copy and reported as
 a ``schema_rewritten`` note; a schema strict mode cannot take goes out with ``strict: false``,
 with a note saying why. A schema needing no change goes out as the very object given. On the way
-in, tools that are not function tools (built-in ones) are handed back for the options as they
-came, a tool with no ``parameters`` gets an empty object schema, and a field of the wrong shape
-raises `WireFormatError` naming it. Also the ``tool_choice`` both ways: a choice the canonical
+in, a custom tool is a freeform tool (`toolwire.codecs.openai_custom`), other tools that are
+not function tools (built-in ones) are handed back for the options as they came, a tool with
+no ``parameters`` gets an empty object schema, and a field of the wrong shape raises
+`WireFormatError` naming it. Also the ``tool_choice`` both ways: a choice the canonical
 form cannot say exactly (``allowed_tools``, a built-in tool) is kept as it came.
 
 Pure functions over JSON; imports only the transcript, `toolwire.codecs.base`,
-`toolwire.codecs.openai_shared` and the Responses `parts`; must not import the wire's request, reply
-or stream modules.
+`toolwire.codecs.openai_shared`, `toolwire.codecs.openai_custom` and the Responses `parts`;
+must not import the wire's request, reply or stream modules.
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ from __future__ import annotations
 from typing import Any, Final
 
 from toolwire.codecs.base import NameMap, Note, wrong_shape
+from toolwire.codecs.openai_custom import (
+    TEXT_FORMAT,
+    encode_responses_tool,
+    is_responses_custom,
+    responses_grammar,
+)
 from toolwire.codecs.openai_responses.parts import Item, typed
 from toolwire.codecs.openai_shared import StrictSchemaError, strict_schema
 from toolwire.transcript import ToolChoice, ToolSpec
@@ -35,8 +42,10 @@ def encode_tool(tool: ToolSpec, names: NameMap, notes: list[Note] | None = None)
     """A flat function tool; ``strict`` is always sent, strict schemas rewritten on a copy.
 
     A schema that needs no rewrite is sent as the very object given (bodies are only
-    serialised, never changed).
+    serialised, never changed). A freeform tool goes as a custom tool.
     """
+    if tool.freeform:
+        return encode_responses_tool(tool, names.wire(tool.name))
     given = tool.input_schema
     schema: dict[str, Any] = given if isinstance(given, dict) else dict(given)
     strict = tool.strict
@@ -57,8 +66,8 @@ def encode_tool(tool: ToolSpec, names: NameMap, notes: list[Note] | None = None)
     out: dict[str, Any] = {"type": "function", "name": names.wire(tool.name)}
     if tool.description:
         out["description"] = tool.description
+    out["strict"] = strict  # before the schema, as the API's own clients write it
     out["parameters"] = schema
-    out["strict"] = strict
     if tool.deferred:
         out["defer_loading"] = True
     return out
@@ -80,11 +89,14 @@ def add_search(tools: list[Any], notes: list[Note]) -> None:
         "deferred tools are sent with defer_loading and found by the API's tool_search tool")))
 
 
-def encode_choice(choice: ToolChoice, names: NameMap) -> Any:
-    """The ``tool_choice`` value for a canonical choice (a nameless named choice: required)."""
+def encode_choice(choice: ToolChoice, names: NameMap,
+                  freeform: frozenset[str] = frozenset()) -> Any:
+    """The ``tool_choice`` value for a canonical choice (a nameless named choice: required);
+    ``freeform`` names the custom tools."""
     if choice.mode == "tool":
         if choice.name:
-            return {"type": "function", "name": names.wire(choice.name)}
+            return {"type": "custom" if choice.name in freeform else "function",
+                    "name": names.wire(choice.name)}
         return "required"
     return choice.mode
 
@@ -107,9 +119,12 @@ def decode_tools(raw_tools: list[Any] | None, options: dict[str, Any] | None = N
     for t_index, tool in enumerate(raw_tools or ()):
         if not isinstance(tool, dict):
             raise wrong_shape(f"tools[{t_index}]", "an object", tool)
-        if tool.get("type") == "function":
+        if tool.get("type") == "function" or is_responses_custom(tool):
             tools.append(decode_tool(tool, f"tools[{t_index}]"))
-            own = {k: v for k, v in tool.items() if k not in _TOOL_KEYS}
+            own = {k: v for k, v in tool.items() if k not in (
+                _CUSTOM_KEYS if tools[-1].freeform else _TOOL_KEYS)}
+            if tools[-1].freeform and tool.get("format") == {"type": "text"} and options:
+                options.setdefault(TEXT_FORMAT, []).append(tools[-1].name)
             if own and options is not None:
                 options.setdefault(TOOL_FIELDS, {})[tools[-1].name] = own
         else:
@@ -121,17 +136,28 @@ def encode_tools(specs: Any, names: NameMap, notes: list[Note],
                  options: dict[str, Any]) -> list[dict[str, Any]]:
     """The specs as tools, each with the fields of its own it came with (`TOOL_FIELDS`)."""
     tools = [encode_tool(t, names, notes) for t in specs]
+    text = options.pop(TEXT_FORMAT, None)
+    for tool in tools if isinstance(text, list) else ():
+        if tool["type"] == "custom" and tool["name"] in text and "format" not in tool:
+            tool["format"] = {"type": "text"}
     kept = options.pop(TOOL_FIELDS, None)
     for tool in tools if isinstance(kept, dict) else ():
         tool.update(kept.get(tool["name"]) or {})
     return tools
 
 
+_CUSTOM_KEYS: Final = frozenset({"type", "name", "description", "format"})
+
+
 def decode_tool(tool: Item, where: str) -> ToolSpec:
-    """A function tool as a `ToolSpec`; ``where`` names it in errors (``tools[2]``)."""
+    """A function tool (or a custom one, as a freeform tool) as a `ToolSpec`; ``where`` names
+    it in errors (``tools[2]``)."""
     name = tool.get("name")
     if not isinstance(name, str) or not name:
         raise wrong_shape(f"{where}.name", "a non-empty string", name)
+    if tool.get("type") == "custom":
+        return ToolSpec(name=name, freeform=True, grammar=responses_grammar(tool.get("format")),
+                        description=typed(tool, "description", str, "a string", f"{where}.") or "")
     params = typed(tool, "parameters", dict, "an object (a JSON Schema)", f"{where}.")
     return ToolSpec(
         name=name,
@@ -153,7 +179,8 @@ def decode_choice(
         return ToolChoice(mode=raw, parallel=par)
     if not isinstance(raw, (str, dict)):
         raise wrong_shape("tool_choice", "a string or an object", raw)
-    if isinstance(raw, dict) and raw.get("type") == "function" and isinstance(raw.get("name"), str):
+    if isinstance(raw, dict) and raw.get("type") in ("function", "custom") \
+            and isinstance(raw.get("name"), str):
         return ToolChoice(mode="tool", name=raw["name"], parallel=par)
     options["tool_choice"] = raw
     mode = raw.get("mode") if isinstance(raw, dict) else None

@@ -20,7 +20,14 @@ from toolwire import _json
 from toolwire.codecs.assembly import text_pieces
 from toolwire.codecs.base import NameMap, call_id_for, dumps, provider_error, wrong_shape
 from toolwire.codecs.framing import SSEEvent, SSEFramer
-from toolwire.codecs.openai_responses.parts import WIRE, Item, call_from_item, name_map, output_text
+from toolwire.codecs.openai_responses.parts import (
+    WIRE,
+    Item,
+    call_from_item,
+    custom_call_from_item,
+    name_map,
+    output_text,
+)
 from toolwire.codecs.openai_responses.reply import decode_response, encode_response
 from toolwire.errors import ProviderError, StreamError
 from toolwire.events import (
@@ -32,6 +39,14 @@ from toolwire.events import (
     ToolCallStarted,
 )
 from toolwire.transcript import Reply, Request
+
+_CALLS = {"function_call": ("arguments", "function_call_arguments"),
+          "custom_tool_call": ("input", "custom_tool_call_input")}
+"""The items that are a tool call: the field holding their text, and its events' name."""
+_DELTAS = {f"response.{event}.delta": kind for kind, (_, event) in _CALLS.items()}
+_DONE = {f"response.{event}.done": (kind, field) for kind, (field, event) in _CALLS.items()}
+_SLOT = {"arguments": -1, "input": -2}
+"""Where a call's text pieces are kept (in place of a content block's index)."""
 
 TERMINAL_EVENTS = frozenset(
     {"response.completed", "response.incomplete", "response.failed", "response.done"}
@@ -78,14 +93,15 @@ def _encode_item(out: _Writer, index: int, item: Item) -> None:
         out.emit("response.output_item.added", output_index=index, item=added)
         for ci, block in enumerate(content):
             _encode_content(out, where, ci, block)
-    elif kind == "function_call":
-        added["arguments"] = ""
+    elif kind in _CALLS:  # a call's argument text, or a custom tool call's input, in pieces
+        field, event = _CALLS[kind]
+        added[field] = ""
         out.emit("response.output_item.added", output_index=index, item=added)
-        text = str(item.get("arguments") or "")
+        text = str(item.get(field) or "")
         for piece in text_pieces(text):
-            out.emit("response.function_call_arguments.delta", **where, delta=piece)
-        out.emit("response.function_call_arguments.done", **where, name=item.get("name"),
-                 arguments=text)
+            out.emit(f"response.{event}.delta", **where, delta=piece)
+        out.emit(f"response.{event}.done", **where, **(
+            {"name": item.get("name")} if kind == "function_call" else {}), **{field: text})
     elif kind == "reasoning":
         added["summary"] = []
         if "content" in added:
@@ -242,13 +258,13 @@ class StreamDecoder:
             self._item_done(payload, out)
         elif kind in ("response.output_text.delta", "response.refusal.delta"):
             self._text_delta(payload, kind, out)
-        elif kind == "response.function_call_arguments.delta":
-            self._args_delta(payload, out)
-        elif kind == "response.function_call_arguments.done":
-            index = self._index(payload)
-            if isinstance(payload.get("arguments"), str):
-                self._pieces.pop((index, -1), None)  # the whole text replaces the fragments
-                self._item(index, {"type": "function_call"})["arguments"] = payload["arguments"]
+        elif kind in _DELTAS:
+            self._args_delta(payload, out, _DELTAS[kind])
+        elif kind in _DONE:
+            index, (item_type, field) = self._index(payload), _DONE[kind]
+            if isinstance(payload.get(field), str):
+                self._pieces.pop((index, _SLOT[field]), None)  # the whole text replaces them
+                self._item(index, {"type": item_type})[field] = payload[field]
         elif kind in ("response.reasoning_summary_part.added",
                       "response.reasoning_summary_text.delta"):
             self._summary(payload, out)
@@ -301,7 +317,7 @@ class StreamDecoder:
         self._item(index, item)  # parsed from this event alone: nothing else holds it
         if isinstance(item.get("id"), str):
             self._by_id[item["id"]] = index
-        if item.get("type") == "function_call":
+        if item.get("type") in _CALLS:
             self._start_call(index, item, out)
 
     def _item_done(self, payload: Mapping[str, Any], out: list[StreamEvent]) -> None:
@@ -312,10 +328,11 @@ class StreamDecoder:
         if not isinstance(index, int):
             index = self._index({"item_id": item.get("id")})
         self._done[index] = item
-        if item.get("type") != "function_call":
+        if item.get("type") not in _CALLS:
             return
         number = self._start_call(index, item, out)
-        call = call_from_item(item, self._names, index, seed=self._seed(), call_index=number)
+        read = call_from_item if item["type"] == "function_call" else custom_call_from_item
+        call = read(item, self._names, index, seed=self._seed(), call_index=number)
         out.append(ToolCallFinished(index=number, call=call))
 
     def _text_delta(self, payload: Mapping[str, Any], kind: str, out: list[StreamEvent]) -> None:
@@ -345,15 +362,17 @@ class StreamDecoder:
         pieces.append(delta)
         out.append(TextDelta(text=delta))
 
-    def _args_delta(self, payload: Mapping[str, Any], out: list[StreamEvent]) -> None:
+    def _args_delta(self, payload: Mapping[str, Any], out: list[StreamEvent],
+                    item_type: str = "function_call") -> None:
         delta = payload.get("delta")
         index = self._index(payload)
-        item = self._item(index, {"type": "function_call", "arguments": ""})
+        field = _CALLS[item_type][0]
+        item = self._item(index, {"type": item_type, field: ""})
         number = self._start_call(index, item, out)
         if isinstance(delta, str) and delta:
-            pieces = self._pieces.get((index, -1))
+            pieces = self._pieces.get((index, _SLOT[field]))
             if pieces is None:
-                pieces = self._pieces[(index, -1)] = [str(item.get("arguments") or "")]
+                pieces = self._pieces[(index, _SLOT[field])] = [str(item.get(field) or "")]
             pieces.append(delta)
             out.append(ToolCallDelta(index=number, fragment=delta))
 
@@ -364,7 +383,7 @@ class StreamDecoder:
             if item is None:
                 continue
             if ci < 0:
-                item["arguments"] = "".join(pieces)
+                item["arguments" if ci == _SLOT["arguments"] else "input"] = "".join(pieces)
                 continue
             content = item.get("content")
             if isinstance(content, list) and ci < len(content) and isinstance(content[ci], dict):

@@ -1,0 +1,39 @@
+"""Every request captured from a real client (tests/fixtures/agents and tests/fixtures/clients),
+read with its wire's codec and written to the same wire again, is the body that came: the same
+JSON, and inside it every object's keys in the order they came (the body's own top-level keys
+are the one order the codecs write their own way)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolwire.codecs import get_codec
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CAPTURED = sorted([*(FIXTURES / "agents").glob("*.json"), *(FIXTURES / "clients").glob("*.json")])
+
+
+def again(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    captured = json.loads(path.read_text())
+    codec = get_codec(captured["wire"])
+    encoded = codec.encode(codec.decode_request(captured["body"]))
+    assert encoded.notes == ()
+    return captured["body"], json.loads(json.dumps(encoded.body))
+
+
+def test_the_captured_requests_are_found() -> None:
+    assert len(CAPTURED) >= 7
+    assert {json.loads(p.read_text())["wire"] for p in CAPTURED} == {
+        "anthropic-messages", "openai-responses"}
+
+
+@pytest.mark.parametrize("path", CAPTURED, ids=[p.name for p in CAPTURED])
+def test_a_captured_request_goes_back_to_its_wire_as_it_came(path: Path) -> None:
+    body, sent = again(path)
+    assert sent == body
+    in_its_order = {key: sent[key] for key in body}  # the top level in the body's order
+    assert json.dumps(in_its_order) == json.dumps(body)  # every inner object's keys in order

@@ -183,6 +183,25 @@ out loud, where the tools kept as they came stood, a tool list left out): nothin
 conversation."""
 
 
+def without_unlost_settings(request: Request, source: str, target: str) -> Request:
+    """``request`` (read from ``source``, to be written in ``target``) without those settings of
+    ``source``'s own that `convert` reports nothing for: how the body said what it carried, and
+    lists kept whole whose substance the canonical fields carry. An encoder names every
+    setting of another wire it is given as dropped; given this, it names only what is lost."""
+    options = request.provider_options.get(source) if request.provider_options else None
+    if source == target or not isinstance(options, Mapping):
+        return request
+    kept = {k: v for k, v in options.items()
+            if k not in _HOW_READ and _lost(str(k), v, source, target) is not None}
+    if len(kept) == len(options):
+        return request
+    assert request.provider_options is not None  # ``options`` came from it
+    others = {w: e for w, e in request.provider_options.items() if w != source}
+    if kept:
+        others[source] = kept
+    return msgspec.structs.replace(request, provider_options=others or None)
+
+
 def _lost(key: str, value: Any, source: str, target: str) -> Note | None:
     """The loss of one setting of ``source``'s, naming what was really left behind (None for
     a tool list kept whole whose every tool the canonical tools carry)."""

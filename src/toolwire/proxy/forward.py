@@ -31,6 +31,7 @@ from typing import Any
 from toolwire import _json
 from toolwire.codecs import get_codec
 from toolwire.codecs.registry import MEDIA_TYPES, Route, get_wire
+from toolwire.conversion import without_unlost_settings
 from toolwire.errors import ConfigError, ToolwireError
 from toolwire.events import (
     Event,
@@ -201,7 +202,8 @@ class Upstream:
         client = route.wire.name
         heard = Heard()
         model = self.model(transport)
-        upstream_request = carry.request_for_upstream(request_for_upstream(request), client)
+        upstream_request = without_unlost_settings(carry.request_for_upstream(
+            request_for_upstream(request), client), client, self.endpoint.wire)
         if client != self.endpoint.wire:
             upstream_request = carry.with_placeholders(upstream_request, self.endpoint.wire)
         if (upstream_request.cache is None and client != self.endpoint.wire

@@ -2,11 +2,13 @@
 load, so they can be checked on a busy machine.
 
 Each case runs once to leave behind what a first run writes (compiled modules), then twice in
-a fresh ``python -I`` under ``valgrind --tool=callgrind``, doing its operation ``--short`` and
-then ``--long`` times after the same set-up and a few warm-up operations; the difference of
+a fresh ``python -s -P`` under ``valgrind --tool=callgrind``, doing its operation ``--short``
+and then ``--long`` times after the same set-up and a few warm-up operations; the difference of
 the two totals over the difference of the counts is the cost of one operation, with the
-interpreter's start, the imports and the set-up cancelled out. The hash seed is fixed, so a
-run gives the same figures again.
+interpreter's start, the imports and the set-up cancelled out. The interpreter is isolated as
+``-I`` would isolate it (no user site, no script folder, no ``PYTHON*`` variable) but keeps the
+fixed hash seed (``PYTHONHASHSEED=0``), which ``-I`` ignores, so a run gives the same figures
+again.
 
 The cases:
 
@@ -224,11 +226,15 @@ def count(code: str, how: str, times: int, env: dict[str, str]) -> int:
     """The instructions callgrind counts for a fresh interpreter running ``code`` with its
     operation done ``times`` times."""
     script = _LOAD + code + {"sync": _RUN_SYNC, "async": _RUN_ASYNC, "whole": ""}[how]
+    # Isolated as -I would (no user site, no script folder, no PYTHON* variable), but with
+    # the fixed hash seed: -I ignores PYTHONHASHSEED, and a random seed per process moves
+    # every set's order and dict's collisions, so two counts of one program differed.
+    env = {k: v for k, v in env.items() if not k.startswith("PYTHON") or k == "PYTHONHASHSEED"}
     with tempfile.TemporaryDirectory(prefix="toolwire-bench-") as folder:
         out = Path(folder) / "callgrind.out"
         proc = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-             sys.executable, "-I", "-c", script, str(times)],
+             sys.executable, "-s", "-P", "-c", script, str(times)],
             capture_output=True, text=True, env=env)
         if proc.returncode != 0:  # the program's own last words, not valgrind's
             said = [ln for ln in proc.stderr.splitlines() if ln and not ln.startswith("==")]

@@ -83,7 +83,11 @@ async def lookup(key: str) -> str:
 
 async def batch_toolwire(url: str, runs: int, n: int, start: int) -> tuple[int, int]:
     from toolwire.batch import run_batch
-    from toolwire.schema.tool import Tool
+
+    try:
+        from toolwire.schema.tool import Tool
+    except ImportError:  # an older checkout (--baseline): one schema module
+        from toolwire.schema import Tool  # type: ignore[no-redef]
 
     tool = Tool.from_function(lookup)
     tasks = [{"id": f"r{start + i}", "prompt": f"task {start + i}"} for i in range(runs)]
@@ -98,7 +102,10 @@ async def batch_toolwire(url: str, runs: int, n: int, start: int) -> tuple[int, 
 
 
 def _transcript(log: str) -> list[Any]:
-    from toolwire.agent.runlog import read_log
+    try:
+        from toolwire.agent.runlog import read_log
+    except ImportError:  # an older checkout (--baseline)
+        from toolwire.runlog import read_log  # type: ignore[no-redef,import-not-found]
     from toolwire.transcript_json import to_json
 
     return [to_json(m) for m in read_log(log).messages]
@@ -172,11 +179,13 @@ async def batch_openai_agents(url: str, runs: int, n: int, start: int) -> tuple[
 
 BATCHES = {"toolwire": batch_toolwire, "pydantic-ai": batch_pydantic_ai,
            "openai-agents": batch_openai_agents}
+BASELINE = "toolwire baseline"
+"""The framework name of toolwire run from another checkout's ``src`` (``--baseline``)."""
 
 
 def worker(framework: str, url: str, runs: int, n: int, emulator_pid: int) -> None:
     """One batch in this fresh process; prints its measurements as JSON."""
-    batch = BATCHES[framework]
+    batch = BATCHES["toolwire" if framework == BASELINE else framework]
     asyncio.run(batch(url, min(n, 20), min(n, 20), 10**6))  # imports, pools, lazy paths
     resting = rss_now()
     emu0, cpu0, wall0 = cpu_of(emulator_pid), time.process_time(), time.perf_counter()
@@ -191,11 +200,16 @@ def worker(framework: str, url: str, runs: int, n: int, emulator_pid: int) -> No
 # ------------------------------------------------------------------ driver
 
 
-def run_one(framework: str, url: str, runs: int, n: int, pid: int) -> dict[str, Any]:
+def run_one(framework: str, url: str, runs: int, n: int, pid: int,
+            baseline: str | None = None) -> dict[str, Any]:
+    env = None
+    if framework == BASELINE and baseline is not None:  # that checkout's toolwire first
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            [baseline, *filter(None, [os.environ.get("PYTHONPATH")])])}
     proc = subprocess.run(
         [sys.executable, __file__, "--worker", framework, "--url", url, "--runs", str(runs),
          "--concurrency", str(n), "--emulator-pid", str(pid)],
-        capture_output=True, text=True, timeout=1800, check=False,
+        capture_output=True, text=True, timeout=1800, check=False, env=env,
     )
     if proc.returncode != 0:
         return {"failed": proc.stderr.strip()[-800:]}
@@ -208,6 +222,9 @@ def main() -> None:
     parser.add_argument("--levels", default="1,10,100,1000")
     parser.add_argument("--frameworks", default=",".join(FRAMEWORKS))
     parser.add_argument("--quick", action="store_true", help="200 runs at 1, 10 and 100")
+    parser.add_argument("--baseline", metavar="SRC",
+                        help="also run toolwire from another checkout's src folder, taking "
+                             "turns with this one at each level")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
@@ -225,7 +242,9 @@ def main() -> None:
     for name in names:
         if not installed(FRAMEWORKS[name]):
             print(f"{name}: not installed")
-    names = [f for f in names if installed(FRAMEWORKS[name])]
+    names = [f for f in names if installed(FRAMEWORKS[f])]
+    if args.baseline:
+        names.insert(names.index("toolwire") + 1 if "toolwire" in names else 0, BASELINE)
     emulator = subprocess.Popen([sys.executable, __file__, "--serve"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, text=True)
     assert emulator.stdout is not None and emulator.stdin is not None
@@ -236,7 +255,8 @@ def main() -> None:
     try:
         for n in levels:
             for name in names:
-                found[name, n] = got = run_one(name, url, runs, n, emulator.pid)
+                found[name, n] = got = run_one(name, url, runs, n, emulator.pid,
+                                               args.baseline)
                 print(f"  {name} at {n}: {_brief(got, runs)}", flush=True)
     finally:
         emulator.stdin.close()
@@ -261,7 +281,7 @@ def report(found: dict[tuple[str, int], dict[str, Any]], names: list[str], level
                 rows.append([name, str(n), "failed", "", "", "", "", "", "", ""])
                 continue
             rate, cpu = runs / got["wall"], got["cpu"] / runs * 1000
-            mine = name == "toolwire" or "wall" not in ours
+            mine = name in ("toolwire", BASELINE) or "wall" not in ours
             faster = "-" if mine else f"{(runs / ours['wall']) / rate:.1f}x"
             leaner = "-" if mine else f"{cpu / (ours['cpu'] / runs * 1000):.1f}x"
             per_run = (got["peak"] - got["resting"]) / n / 1024
@@ -283,8 +303,12 @@ def report(found: dict[tuple[str, int], dict[str, Any]], names: list[str], level
           f"transcript is about {transcript:.1f} KiB as JSON")
     checks = {"no errors at the top level": ours["ok"] == runs,
               "< 200 KiB per run in flight plus its transcript": per_run - transcript < 200}
+    if BASELINE in names:
+        checks["at least the runs/s of the baseline at every level"] = all(
+            found["toolwire", n]["wall"] <= found[BASELINE, n]["wall"]
+            for n in levels if "wall" in found[BASELINE, n] and "wall" in found["toolwire", n])
     for name in names:
-        if name != "toolwire":
+        if name not in ("toolwire", BASELINE):
             checks[f">= 5x the runs/s of {name} at every level"] = all(
                 runs / found["toolwire", n]["wall"] >= 5 * runs / found[name, n]["wall"]
                 for n in levels if "wall" in found[name, n] and "wall" in found["toolwire", n])

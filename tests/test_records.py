@@ -8,6 +8,7 @@ and signed with this test session's key (its state directory is the session's ow
 
 from __future__ import annotations
 
+import hmac
 import json
 import os
 import re
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ptys import drive_on_pty
 from toolwire import records
@@ -96,6 +99,17 @@ def test_a_signed_record_checks_line_by_line_and_a_resume_extends_the_chain(
     assert records.verify(path.read_bytes(), b"k" * 32).standing == "foreign"
     assert records.verify(b'{"event":"header"}\n', KEY).standing == "unsigned"
 
+
+@given(key=st.binary(max_size=200), lines=st.lists(st.binary(max_size=300), max_size=4))
+def test_each_line_mac_is_the_hmac_sha256_of_the_previous_mac_and_the_line(
+        key: bytes, lines: list[bytes]) -> None:
+    signer, previous = records.Signer(key), b"toolwire record 1"
+    for body in lines:
+        body = b"{" + body.replace(b"\n", b" ") + b"}"
+        mac = hmac.digest(key, previous + b"\n" + body, "sha256").hex().encode()
+        signed = signer.sign(body)
+        assert signed.endswith(b'"mac":"' + mac + b'"}')
+        previous = mac
 
 def test_the_key_is_made_once_for_the_user_alone(tmp_path: Path) -> None:
     env = {**ENV, "TOOLWIRE_STATE_DIR": str(tmp_path / "state")}

@@ -135,6 +135,16 @@ def test_one_pass_redacts_as_the_passes_one_by_one_did(pieces: list[str]) -> Non
     assert redactor(text) == _sequential(redactor, text)
 
 
+
+@given(st.lists(st.sampled_from([*PIECES, "AWS_secret_ACCESS_key=" + "h" * 30, "accountkey="])
+                | st.text(max_size=12), max_size=8))
+def test_a_line_the_probe_passes_holds_nothing_to_redact_in_any_case(pieces: list[str]) -> None:
+    redactor = Redactor({"MY_PASSWORD": "hunter2hunter2"})
+    value = {"text": " ".join(pieces), "upper": " ".join(pieces).upper(),
+             "lower": " ".join(pieces).lower()}
+    if redactor.misses(json.dumps(value).encode()):
+        assert redact_json(value, redactor) == value
+
 def test_the_shared_redactor_is_made_again_only_when_the_environment_changes(
         monkeypatch: pytest.MonkeyPatch) -> None:
     first = Redactor.shared()

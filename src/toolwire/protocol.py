@@ -109,7 +109,7 @@ def as_model(value: object, where: str = "Agent(model=...)") -> Model:
     if isinstance(value, str):
         raise ConfigError(f"{where}: the model id {value!r} is read by toolwire's HTTP client: "
                           "use toolwire.Agent, or give toolwire.model(...)")
-    if not isinstance(value, Model):
+    if getattr(value, "complete", None) is None and not isinstance(value, Model):
         raise ConfigError(f"{where}: got {value!r}, which is not a model; give a model id such "
                           "as 'anthropic:claude-sonnet-4-5', or a Model such as "
                           "toolwire.model(...) or toolwire.testing.ScriptedModel")

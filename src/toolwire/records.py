@@ -59,11 +59,11 @@ def state_dir(env: Mapping[str, str] | None = None, *, create: bool = True) -> P
     if given:
         folder = Path(given).expanduser()
     else:
-        base = env.get("XDG_STATE_HOME") or str(
-            Path(env.get("HOME") or Path.home()) / ".local" / "state")
-        folder = Path(base) / "toolwire"
+        base = env.get("XDG_STATE_HOME") or os.path.join(
+            env.get("HOME") or Path.home(), ".local", "state")
+        folder = Path(base, "toolwire")
     folder = folder.absolute()
-    if create:
+    if create and not os.path.isdir(folder):
         try:
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:
@@ -146,16 +146,17 @@ def record_key(env: Mapping[str, str] | None = None) -> bytes:
 
 
 def _read_key(fd: int, folder: Path) -> bytes:
-    where = folder / KEY_FILE
     try:
         key = read_in(fd, KEY_FILE, KEY_BYTES + 1)
     except FileNotFoundError:
         raise
     except (OSError, TranscriptError) as exc:
+        where = folder / KEY_FILE
         raise ConfigError(f"the record key {where} cannot be read ({exc}); remove it to make a "
                           "new one (records signed with it will then read as not yours)"
                           ) from None
     if len(key) != KEY_BYTES:
+        where = folder / KEY_FILE
         raise ConfigError(f"the record key {where} is not {KEY_BYTES} bytes long; remove it to "
                           "make a new one (records signed with it will then read as not yours)")
     return key
@@ -164,8 +165,31 @@ def _read_key(fd: int, folder: Path) -> bytes:
 # ------------------------------------------------------------------ signing and checking
 
 
-def _mac(key: bytes, previous: bytes, body: bytes) -> bytes:
-    return hmac.digest(key, previous + b"\n" + body, "sha256").hex().encode()
+class _Keyed:
+    """HMAC-SHA256 with one key (RFC 2104), its two padded key blocks hashed once: each MAC
+    then hashes only its message, the same bytes `hmac.digest` gives."""
+
+    __slots__ = ("_inner", "_outer")
+
+    def __init__(self, key: bytes) -> None:
+        if len(key) > _BLOCK:
+            key = hashlib.sha256(key).digest()
+        key = key.ljust(_BLOCK, b"\0")
+        self._inner = hashlib.sha256(key.translate(_IPAD))
+        self._outer = hashlib.sha256(key.translate(_OPAD))
+
+    def mac(self, previous: bytes, body: bytes) -> bytes:
+        """The hex MAC of ``previous``, a newline and ``body``."""
+        inner = self._inner.copy()
+        inner.update(previous + b"\n" + body)
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return outer.hexdigest().encode()
+
+
+_BLOCK = 64  # SHA-256's block size
+_IPAD = bytes(x ^ 0x36 for x in range(256))
+_OPAD = bytes(x ^ 0x5C for x in range(256))
 
 
 class Signer:
@@ -173,14 +197,14 @@ class Signer:
     (give it to go on with a record already signed)."""
 
     def __init__(self, key: bytes, last: bytes = _CHAIN_START) -> None:
-        self._key = key
+        self._mac = _Keyed(key).mac
         self.last = last
 
     def sign(self, body: bytes) -> bytes:
         """``body`` (a JSON object's bytes, no newline) with its MAC as its last member."""
         if not (body.startswith(b"{") and body.endswith(b"}")):
             raise ValueError("a signed line must be a JSON object")
-        mac = _mac(self._key, self.last, body)
+        mac = self._mac(self.last, body)
         self.last = mac
         closing = b'"mac":"' + mac + b'"}'
         return body[:-1] + (closing if body == b"{}" else b"," + closing)
@@ -247,14 +271,14 @@ def verify(data: bytes, key: bytes) -> Verdict:
     """Check the chained MACs of a record's bytes (a last line without its newline, cut short
     by a crash, is left out)."""
     lines = data.split(b"\n")[:-1]  # the part after the last newline is not a whole line
-    previous, count = _CHAIN_START, 0
+    previous, count, keyed = _CHAIN_START, 0, _Keyed(key).mac
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         body, mac = unsigned(line)
         if mac is None:
             return Verdict("unsigned" if count == 0 else "edited", count, number, previous)
-        if not hmac.compare_digest(_mac(key, previous, body), mac):
+        if not hmac.compare_digest(keyed(previous, body), mac):
             return Verdict("foreign" if count == 0 else "edited", count, number, previous)
         previous, count = mac, count + 1
     return Verdict("own", count, None, previous) if count else Verdict("empty")
@@ -273,7 +297,7 @@ def verify_document(data: bytes, key: bytes) -> Verdict:
         return Verdict("empty")
     if mac is None:
         return Verdict("unsigned", 0, 1)
-    if not hmac.compare_digest(_mac(key, _CHAIN_START, body), mac):
+    if not hmac.compare_digest(_Keyed(key).mac(_CHAIN_START, body), mac):
         return Verdict("foreign", 0, 1)
     return Verdict("own", 1, None, mac)
 

@@ -50,8 +50,17 @@ _SHAPES: tuple[tuple[str, str], ...] = (
 between a name and its value)."""
 _SHAPE_MIN = 20
 """No shape matches fewer characters."""
+
+
+def _either_case(name: str) -> str:
+    """``name`` in any case, written so that each alternative starts with one plain
+    character: a search then skips ahead to the characters a match can start with."""
+    first, rest = name[0], name[1:]
+    return f"{first.lower()}(?i:{rest})|{first.upper()}(?i:{rest})"
+
+
 _SHAPE_PROBE = "|".join(shape if "(?<=" not in shape else  # the name such a shape follows
-                        "(?i:" + shape.split("(?<=", 1)[1].split(")", 1)[0] + ")"
+                        _either_case(shape.split("(?<=", 1)[1].split(")", 1)[0])
                         for _, shape in _SHAPES)
 """What every match of a shape holds as it is in JSON text: the shapes made of characters JSON
 writes as they are, and the names the others follow."""

@@ -77,8 +77,6 @@ from toolwire.events import ApprovalAwaited, StreamEnd, ToolFinished, ToolStarte
 from toolwire.protocol import (
     Model,
     ReleasingModel,
-    StreamingModel,
-    WarmModel,
     as_model,
     model_name,
     native_search,
@@ -377,10 +375,10 @@ class Agent:
 
     async def _call_model(self, request: Request, watch: TurnWatch) -> Reply:
         emit = watch.emit
-        with listen(emit):
-            if not (self.request.stream and isinstance(self.model, StreamingModel)):
+        with listen(emit):  # a model's own method, not a protocol's isinstance each turn
+            stream: Any = getattr(self.model, "stream", None) if self.request.stream else None
+            if stream is None:  # a StreamingModel's, whose events are closed with ``aclose``
                 return await self.model.complete(request)
-            stream: Any = self.model.stream  # its events are closed with ``aclose``
             reply: Reply | None = None
             async with contextlib.aclosing(stream(request)) as events:
                 async for event in events:
@@ -455,9 +453,8 @@ class Agent:
 def _warm(model: Model, reply: Reply) -> contextlib.AbstractAsyncContextManager[Any]:
     """While a reply's tools run, the model's ``keep_warm`` (when it has one: an HTTP model
     keeps its connection from expiring, so the next turn does not open a new one)."""
-    if reply.tool_calls and isinstance(model, WarmModel):
-        return model.keep_warm()
-    return contextlib.nullcontext()
+    keep_warm = getattr(model, "keep_warm", None) if reply.tool_calls else None  # WarmModel's
+    return contextlib.nullcontext() if keep_warm is None else keep_warm()
 
 
 def _error_stop(exc: ProviderError | WireFormatError) -> RunStop:

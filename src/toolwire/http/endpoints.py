@@ -51,6 +51,7 @@ environment.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -101,14 +102,7 @@ class Endpoint:
 
     def url(self, *, stream: bool = False) -> str:
         path = self._stream_path if stream and self._stream_path else self._path
-        path = path.replace("{model}", quote(self.model, safe=""))
-        base = self.base_url.rstrip("/")
-        # A base URL that already ends with the API version (".../v1") is not given it twice.
-        for prefix in ("/v1beta", "/v1"):
-            if path.startswith(prefix + "/") and base.endswith(prefix):
-                path = path[len(prefix):]
-                break
-        return base + path
+        return _url(self.base_url, path, self.model)
 
     def headers(self) -> dict[str, str]:
         """The auth and version headers this provider needs (never logged or recorded)."""
@@ -121,6 +115,19 @@ class Endpoint:
     def prepare_body(self, body: dict[str, Any]) -> dict[str, Any]:
         """The request body as this provider wants it sent (most send it unchanged)."""
         return self._transform(body) if self._transform is not None else body
+
+
+@functools.lru_cache(maxsize=256)  # a model sends to one or two URLs, every request
+def _url(base_url: str, path: str, model: str) -> str:
+    """``path`` (its ``{model}`` filled in) under ``base_url``."""
+    path = path.replace("{model}", quote(model, safe=""))
+    base = base_url.rstrip("/")
+    # A base URL that already ends with the API version (".../v1") is not given it twice.
+    for prefix in ("/v1beta", "/v1"):
+        if path.startswith(prefix + "/") and base.endswith(prefix):
+            path = path[len(prefix):]
+            break
+    return base + path
 
 
 _ODD = re.compile("[\x00-\x20\x7f-\x9f\u2028\u2029\ufeff]")

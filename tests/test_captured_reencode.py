@@ -1,7 +1,8 @@
 """Every request captured from a real client (tests/fixtures/agents and tests/fixtures/clients),
 read with its wire's codec and written to the same wire again, is the body that came: the same
 JSON, and inside it every object's keys in the order they came (the body's own top-level keys
-are the one order the codecs write their own way)."""
+are the one order the codecs write their own way); `toolwire.conversion.convert` to the same
+wire gives the same bytes back."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from toolwire.codecs import get_codec
+from toolwire.conversion import convert
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CAPTURED = sorted([*(FIXTURES / "agents").glob("*.json"), *(FIXTURES / "clients").glob("*.json")])
@@ -37,3 +39,13 @@ def test_a_captured_request_goes_back_to_its_wire_as_it_came(path: Path) -> None
     assert sent == body
     in_its_order = {key: sent[key] for key in body}  # the top level in the body's order
     assert json.dumps(in_its_order) == json.dumps(body)  # every inner object's keys in order
+
+
+@pytest.mark.parametrize("path", CAPTURED, ids=[p.name for p in CAPTURED])
+def test_a_captured_request_converted_to_its_own_wire_is_the_same_bytes(path: Path) -> None:
+    captured = json.loads(path.read_text())
+    done = convert(captured["body"], captured["wire"], captured["wire"])
+    assert done.losses == ()
+    assert json.dumps(done.body) == json.dumps(captured["body"])
+    assert json.dumps(done.body, separators=(",", ":")) == json.dumps(
+        captured["body"], separators=(",", ":"))

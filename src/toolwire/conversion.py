@@ -87,7 +87,10 @@ def convert(body: Mapping[str, Any], source: str, target: str, *, model: str | N
     losses += tuple(Note(kind="header_dropped", subject=f"header {name}",
                          detail=f"{value!r}: a {source} request's header; not sent to {target}")
                     for name, value in dropped.items())
-    return Conversion(body=encoded.body, source=source, target=target, request=request,
+    out = encoded.body
+    if source == target:  # the body's own keys in the order they came: the same bytes back
+        out = {**{k: out[k] for k in body if k in out}, **out}
+    return Conversion(body=out, source=source, target=target, request=request,
                       losses=losses, headers=sent)
 
 

@@ -101,8 +101,7 @@ def check_request(body: Mapping[str, Any], wire: str, *, model: str | None = Non
         problems.append(Problem(index=int(found.group(1)) if found else 0, rule="refused",
                                 message=refused, fix="change the body as the message says"))
     try:
-        url = {"model": model, "stream": stream} if model else {}
-        request = codec.decode_request(body, **url)
+        request = codec.decode_request(body, model=model, stream=stream)
     except (ToolwireError, ValueError) as exc:
         return problems or [Problem(index=0, rule="malformed", message=f"malformed request: "
                                     f"{type(exc).__name__}: {exc}", fix="send a body of "

@@ -32,6 +32,7 @@ from toolwire.codecs.errormap import status_in_words as status_in_words
 from toolwire.codecs.fitting import fitting_tools, hoisting_tools, plain_calls, with_reasoning
 from toolwire.codecs.guards import (
     GuardedResumable,
+    guard_check,
     guard_error,
     guard_request,
     guard_response,
@@ -251,8 +252,8 @@ class Codec:
         self.encode_error = module.encode_error
         # ``check_body(body, headers=None)``: a wire whose rules depend on a request's headers
         # (a request shape a header names) says so in its record (``check_headers``)
-        self.check_body: Callable[..., str | None] = (
-            module.check_body if check_headers else _without_headers(module.check_body))
+        self.check_body: Callable[..., str | None] = guard_check(
+            module.check_body if check_headers else _without_headers(module.check_body), wire)
 
     def __repr__(self) -> str:
         return f"<codec {self.WIRE}>"

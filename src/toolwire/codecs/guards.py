@@ -237,6 +237,24 @@ def guard_request(decode: Callable[..., Request], wire: str) -> Callable[..., Re
     return functools.wraps(decode)(decode_request)
 
 
+def guard_check(check: Callable[..., str | None], wire: str) -> Callable[..., str | None]:
+    """``check`` (a wire's ``check_body``), total: a body shaped where the wire's rules do not
+    expect it (a block that is a number, a list that is a string) is refused by name, the way
+    the API refuses a body it cannot read, instead of raising."""
+
+    def check_body(body: dict[str, Any], headers: Mapping[str, str] | None = None) -> str | None:
+        try:
+            return check(body, headers)
+        except RecursionError:
+            return f"the body is nested too deep to be a {wire} request; send a flatter one"
+        except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+            return (f"the body is not a {wire} request the API can read "
+                    f"({type(exc).__name__}: {exc}); send each field in the shape the API "
+                    "documents")
+
+    return functools.wraps(check)(check_body)
+
+
 def guard_error(decode: Callable[..., ProviderError], wire: str) -> Callable[..., ProviderError]:
     what = f"{wire} error body"
 

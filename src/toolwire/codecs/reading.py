@@ -272,7 +272,9 @@ def role_problem(messages: Any, allowed: tuple[str, ...], field: str = "messages
     if not isinstance(messages, list) or not messages:
         return f"{field}: at least one message is required"
     for n, m in enumerate(messages):
-        role = m.get("role") if isinstance(m, dict) else None
+        if not isinstance(m, dict):
+            return f"{field}.{n}: Input should be a valid dictionary or object"
+        role = m.get("role")
         if role is not None and role not in allowed:
             return (f"{field}.{n}.role: Input should be " + " or ".join(repr(r) for r in allowed)
                     + f", got {role!r}")

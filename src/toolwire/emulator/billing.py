@@ -4,8 +4,9 @@ Owns `Billing`, `Counted`, `billed` (a scripted reply with its prompt's counts),
 (what a token-counting endpoint answers), `prompt_tokens` and `count_blocks`. A request body is
 read as its provider reads the prompt: the fields named by the wire's
 `toolwire.codecs.registry.CacheRules.sections`, in order, each list item one block (a message's
-content blocks each one block); a wire whose record names none is read as every list the body
-holds, in its order, whatever the fields are called. A block counts one token per four
+content blocks each one block); a wire whose record names none is read as its usual fields
+(tools, system, messages) and then every other list the body holds, in its order, whatever the
+fields are called. A block counts one token per four
 characters of its compact JSON, ``cache_control`` markers left out; a prefix is the chain hash
 of its blocks. Caching follows the wire's rules:
 
@@ -259,14 +260,19 @@ def billed(reply: Reply, counted: Counted | None) -> Reply:
         output_tokens=output))
 
 
+_USUAL = ("tools", "system", "messages")
+"""The prompt's usual fields, in the order providers read them."""
+
+
 def _prompt_rules(rules: CacheRules, body: Mapping[str, Any]) -> CacheRules:
-    """``rules``, when they name the body's sections; else every list of ``body``, in its
-    order: the prompt of a wire whose record names no sections (its conversation, whatever the
-    field holding it is called, its system blocks and tools when they are lists)."""
+    """``rules``, when they name the body's sections; else the usual fields (a system prompt
+    given as a string too), then every other list of ``body`` in its order: the prompt of a
+    wire whose record names no sections (its conversation, whatever the field holding it is
+    called)."""
     if rules.sections:
         return rules
-    return CacheRules(sections=tuple(key for key, value in body.items()
-                                     if isinstance(value, list)))
+    return CacheRules(sections=(*_USUAL, *(key for key, value in body.items()
+                                           if key not in _USUAL and isinstance(value, list))))
 
 
 def _prefix_tokens(blocks: list[Block]) -> list[int]:

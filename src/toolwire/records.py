@@ -166,30 +166,19 @@ def _read_key(fd: int, folder: Path) -> bytes:
 
 
 class _Keyed:
-    """HMAC-SHA256 with one key (RFC 2104), its two padded key blocks hashed once: each MAC
-    then hashes only its message, the same bytes `hmac.digest` gives."""
+    """HMAC-SHA256 with one key: the key's state made once (`hmac.new`) and copied for each
+    MAC, so each MAC hashes only its message; the same bytes `hmac.digest` gives."""
 
-    __slots__ = ("_inner", "_outer")
+    __slots__ = ("_keyed",)
 
     def __init__(self, key: bytes) -> None:
-        if len(key) > _BLOCK:
-            key = hashlib.sha256(key).digest()
-        key = key.ljust(_BLOCK, b"\0")
-        self._inner = hashlib.sha256(key.translate(_IPAD))
-        self._outer = hashlib.sha256(key.translate(_OPAD))
+        self._keyed = hmac.new(key, digestmod="sha256")
 
     def mac(self, previous: bytes, body: bytes) -> bytes:
         """The hex MAC of ``previous``, a newline and ``body``."""
-        inner = self._inner.copy()
-        inner.update(previous + b"\n" + body)
-        outer = self._outer.copy()
-        outer.update(inner.digest())
-        return outer.hexdigest().encode()
-
-
-_BLOCK = 64  # SHA-256's block size
-_IPAD = bytes(x ^ 0x36 for x in range(256))
-_OPAD = bytes(x ^ 0x5C for x in range(256))
+        mac = self._keyed.copy()
+        mac.update(previous + b"\n" + body)
+        return mac.hexdigest().encode()
 
 
 class Signer:

@@ -504,6 +504,36 @@ def test_decorator_bare_and_with_options() -> None:
     assert mul.description == "Multiply." and mul.spec.name == "math.mul"
 
 
+def test_decorator_options_are_the_factorys_and_a_misspelt_one_is_named_at_once() -> None:
+    @tool(read_only=True, strict=True)
+    def look(path: str) -> str:
+        """Read a file."""
+        return path
+
+    made = Tool.from_function(look.fn, read_only=True, strict=True)
+    assert look.read_only and look.strict and look.spec == made.spec
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'nam'.*takes name, "):
+        tool(nam="x")  # type: ignore[call-overload]
+
+
+def test_a_model_tool_and_a_function_tool_are_built_alike() -> None:
+    class Point(BaseModel):
+        """A point."""
+
+        x: int
+
+    def place(point: Point) -> int:
+        return point.x
+
+    by_model = Tool.from_model(Point, place, idempotent=True, timeout=1.5, read_only=True)
+    assert (by_model.name, by_model.description, by_model.idempotent, by_model.timeout,
+            by_model.read_only, by_model.spec.examples) == ("Point", "A point.", True, 1.5,
+                                                            True, ())
+    assert by_model.validate({"x": 3}) == {"x": 3}
+    renamed = Tool.from_model(Point, name="pt", description="")
+    assert renamed.name == "pt" and renamed.description == "" and renamed.fn is None
+
+
 def test_call_uses_the_functions_own_defaults_and_types() -> None:
     seen: dict[str, Any] = {}
 

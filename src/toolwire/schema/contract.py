@@ -208,23 +208,11 @@ class Tool:
             raise ToolDefinitionError(f"cannot name a tool after {fn!r}: pass name=...")
         tool_name = _checked_name(name if name is not None else fn.__name__)
         made = derive.from_function(tool_name, fn)
-        self = cls.__new__(cls)
-        self._setup(
-            tool_name,
-            made.description if description is None else description,
-            made.schema,
-            fn,
-            idempotent,
-            timeout,
-            strict,
-            "signature",
-            made.model,
-            made.fields,
-            made.injected,
-        )
-        self._extras(read_only, derive.docstring_examples(tool_name, inspect.getdoc(fn))
-                     if examples is None else examples, allowed_callers)
-        return self
+        return cls._derived(
+            tool_name, made, description, fn, idempotent, timeout, strict, "signature",
+            made.model, read_only,
+            derive.docstring_examples(tool_name, inspect.getdoc(fn)) if examples is None
+            else examples, allowed_callers)
 
     @classmethod
     def from_model(
@@ -249,20 +237,21 @@ class Tool:
             )
         tool_name = _checked_name(name if name is not None else model.__name__)
         made = derive.from_model(tool_name, model)
+        return cls._derived(tool_name, made, description, fn, idempotent, timeout, strict,
+                            "model", model, read_only)
+
+    @classmethod
+    def _derived(cls, name: str, made: derive.Derived, description: str | None,
+                 fn: Callable[..., Any] | None, idempotent: bool, timeout: float | None,
+                 strict: bool, mode: _Mode, model: type[BaseModel] | None, read_only: bool,
+                 examples: Iterable[Mapping[str, Any]] = (),
+                 allowed_callers: Iterable[str] = ()) -> Tool:
+        """A tool from what `derive` made of a function or a model: its description unless one
+        is given, its schema, its fields and injected parameters."""
         self = cls.__new__(cls)
-        self._setup(
-            tool_name,
-            made.description if description is None else description,
-            made.schema,
-            fn,
-            idempotent,
-            timeout,
-            strict,
-            "model",
-            model,
-            (),
-        )
-        self._extras(read_only, ())
+        self._setup(name, made.description if description is None else description, made.schema,
+                    fn, idempotent, timeout, strict, mode, model, made.fields, made.injected)
+        self._extras(read_only, examples, allowed_callers)
         return self
 
     def validate(self, arguments: object) -> dict[str, Any]:

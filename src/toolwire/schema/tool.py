@@ -10,7 +10,7 @@ loop.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, overload
+from typing import Any, TypedDict, Unpack, overload
 
 from toolwire.errors import ToolDefinitionError
 from toolwire.schema.contract import Tool
@@ -20,48 +20,40 @@ from toolwire.transcript import ToolCallPart, ToolSpec
 __all__ = ["Tool", "Toolset", "tool", "validate_call"]
 
 
+class ToolOptions(TypedDict, total=False):
+    """What `tool` takes beside the function: the keywords of `Tool.from_function`."""
+
+    name: str | None
+    description: str | None
+    idempotent: bool
+    timeout: float | None
+    strict: bool
+    read_only: bool
+
+
 @overload
 def tool(fn: Callable[..., Any], /) -> Tool: ...
 
 
 @overload
-def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    idempotent: bool = False,
-    timeout: float | None = None,
-    strict: bool = False,
-    read_only: bool = False,
-) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(**options: Unpack[ToolOptions]) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
-def tool(
-    fn: Callable[..., Any] | None = None,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    idempotent: bool = False,
-    timeout: float | None = None,
-    strict: bool = False,
-    read_only: bool = False,
-) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Make a function a `Tool` (see `Tool.from_function`); use bare or with options.
+def tool(fn: Callable[..., Any] | None = None, /, **options: Unpack[ToolOptions]
+         ) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a function a `Tool` (see `Tool.from_function`); use bare or with options
+    (``name``, ``description``, ``idempotent``, ``timeout``, ``strict``, ``read_only``).
 
     The result is still callable like the function it wraps.
     """
 
+    unknown = sorted(set(options) - set(ToolOptions.__annotations__))
+    if unknown:
+        raise TypeError(f"tool() got an unexpected keyword argument {unknown[0]!r}; it takes "
+                        f"{', '.join(ToolOptions.__annotations__)}")
+
     def make(f: Callable[..., Any]) -> Tool:
-        return Tool.from_function(
-            f,
-            name=name,
-            description=description,
-            idempotent=idempotent,
-            timeout=timeout,
-            strict=strict,
-            read_only=read_only,
-        )
+        return Tool.from_function(f, **options)
 
     return make if fn is None else make(fn)
 

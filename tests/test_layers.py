@@ -80,8 +80,8 @@ def test_every_wire_folder_has_the_same_modules() -> None:
                if p.is_dir() and (p / "codec.py").exists()]
     assert len(folders) >= 5
     shapes = {p.name: sorted(f.name for f in p.glob("*.py")) for p in folders}
-    wanted = ["__init__.py", "codec.py", "parts.py", "reply.py", "request.py", "schema.py",
-              "stream.py"]
+    wanted = ["__init__.py", "codec.py", "inbound.py", "parts.py", "reply.py", "request.py",
+              "schema.py", "stream.py"]
     assert shapes == {name: wanted for name in shapes}
 
 

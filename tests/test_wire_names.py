@@ -10,7 +10,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "toolwire"
 FOLDERS = sorted(p for p in (PACKAGE / "codecs").iterdir() if (p / "codec.py").exists())
 
 ONE_NAME = {
-    "request.py": {"encode", "decode_request", "check_body"},
+    "request.py": {"encode"},
+    "inbound.py": {"decode_request", "check_body"},
     "reply.py": {"decode_response", "encode_response", "decode_error", "decode_stop"},
     "stream.py": {"StreamDecoder", "encode_stream"},
     "parts.py": {"name_map"},

@@ -29,6 +29,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from toolwire.codecs.anthropic_messages.inbound import check_body as wire_check_body
+from toolwire.codecs.anthropic_messages.inbound import decode_request
 from toolwire.codecs.anthropic_messages.parts import WIRE, compaction_part
 from toolwire.codecs.anthropic_messages.reply import (
     ERROR_STATUS,
@@ -38,14 +40,7 @@ from toolwire.codecs.anthropic_messages.reply import (
     encode_error,
     encode_response,
 )
-from toolwire.codecs.anthropic_messages.request import (
-    DEFAULT_MAX_TOKENS,
-    decode_request,
-    encode,
-)
-from toolwire.codecs.anthropic_messages.request import (
-    check_body as wire_check_body,
-)
+from toolwire.codecs.anthropic_messages.request import DEFAULT_MAX_TOKENS, encode
 from toolwire.codecs.anthropic_messages.stream import StreamDecoder, encode_stream
 from toolwire.codecs.model_checks import anthropic_model_problem
 from toolwire.codecs.per_model import ANTHROPIC_FIXES, fitted

@@ -1,6 +1,7 @@
-"""Anthropic Messages: canonical `Request` <-> ``POST /v1/messages`` body, and what it refuses.
+"""Anthropic Messages: a canonical `Request` as a ``POST /v1/messages`` body.
 
-Owns `encode`, `decode_request` and `check_body` of the ``anthropic-messages`` wire: the
+Owns `encode` of the ``anthropic-messages`` wire (reading a body back and checking a raw one
+are `inbound`'s, which takes this module's top-level keys and its system-block helpers): the
 required ``max_tokens``, the top-level ``system``, ``tool_choice``, and the message list, where
 tool results travel first in a user message and this wire's own thinking and server-tool
 blocks go back verbatim; `Request.cache` puts cache breakpoints in
@@ -21,42 +22,28 @@ from typing import Any
 from toolwire.codecs import anthropic_messages as folder
 from toolwire.codecs import managed
 from toolwire.codecs.anthropic_messages.parts import (
-    ID_PATTERN,
     LIMITS,
-    MEDIA_TYPES,
-    TEXT_KEYS,
     WIRE,
     IdRewriter,
     ToolNames,
     as_dict,
     call_block,
-    code_caller,
-    has_extras,
     media_block,
-    media_from_block,
     name_map,
-    part_from_block,
     reasoning_block,
     result_block,
-    result_from_block,
     text_block,
-    text_from_block,
 )
 from toolwire.codecs.anthropic_messages.schema import (
-    IN_USER,
     addition_blocks,
-    decode_choice,
-    decode_tools,
     deferred_additions,
     encode_choice,
     encode_tools,
-    first_addition,
     in_user_turn,
     leading_additions,
-    system_message,
     with_addition_betas,
 )
-from toolwire.codecs.base import Encoded, Note, own_options, role_problem, tools_lack_schemas
+from toolwire.codecs.base import Encoded, Note, own_options
 from toolwire.codecs.caching import place_breakpoints
 from toolwire.codecs.media import check_limits
 from toolwire.errors import WireFormatError
@@ -75,7 +62,7 @@ from toolwire.transcript import (
 
 DEFAULT_MAX_TOKENS = 4096
 """Sent when `Request.max_tokens` is None: the API requires the field."""
-_TOP_KEYS = frozenset({"model", "messages", "system", "tools", "tool_choice", "max_tokens",
+TOP_KEYS = frozenset({"model", "messages", "system", "tools", "tool_choice", "max_tokens",
                        "stream"})
 
 
@@ -272,7 +259,8 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames, notes: list[
                                       detail="a system message carries text only"))
             content = addition_blocks(m, blocks, nm, declared) if m.tools else _content(blocks)
             if m.tools and in_user_turn(m) and out and out[-1]["role"] == "user":  # as read
-                out[-1] = {**out[-1], "content": [*_blocks(out[-1]["content"], ""), *content]}
+                earlier = content_blocks(out[-1]["content"], "")
+                out[-1] = {**out[-1], "content": [*earlier, *content]}
             else:
                 out.append(_own(m, {"role": "system", "content": content}))
         else:
@@ -284,7 +272,7 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames, notes: list[
     return out
 
 
-def _system_text(blocks: Sequence[Any]) -> str:
+def joined_system(blocks: Sequence[Any]) -> str:
     return "\n".join(str(b.get("text") or "") for b in blocks
                      if isinstance(b, Mapping) and b.get("type") == "text")
 
@@ -307,7 +295,7 @@ def encode(request: Request) -> Encoded:
     if request.system is None:
         if stored_system is not None:
             body["system"] = copy.deepcopy(stored_system)
-    elif isinstance(stored_system, list) and _system_text(stored_system) == request.system:
+    elif isinstance(stored_system, list) and joined_system(stored_system) == request.system:
         body["system"] = copy.deepcopy(stored_system)
     else:
         body["system"] = request.system
@@ -346,7 +334,7 @@ def encode(request: Request) -> Encoded:
 # --------------------------------------------------------------------------- decode
 
 
-def _blocks(content: Any, where: str) -> list[Mapping[str, Any]]:
+def content_blocks(content: Any, where: str) -> list[Mapping[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if content is None:
@@ -356,144 +344,4 @@ def _blocks(content: Any, where: str) -> list[Mapping[str, Any]]:
     return content
 
 
-def _user_parts(blocks: Sequence[Mapping[str, Any]], where: str) -> list[Part]:
-    parts: list[Part] = []
-    for block in blocks:
-        kind = block.get("type")
-        if kind == "text":
-            parts.append(text_from_block(block))
-        elif kind in MEDIA_TYPES and (media := media_from_block(block, where)) is not None:
-            parts.append(media)
-        else:
-            parts.append(OpaquePart(wire=WIRE, kind=str(block.get("type")), payload=dict(block)))
-    return parts
-
-
-def _decode_messages(raw: Any, declared: Mapping[str, ToolSpec]) -> list[Message]:
-    if not isinstance(raw, list):
-        raise WireFormatError(f"{WIRE}: 'messages' must be a list")
-    nm = ToolNames(None)
-    out: list[Message] = []
-    names: dict[str, str] = {}
-    for i, wm in enumerate(raw):
-        where = f"messages[{i}]"
-        if not isinstance(wm, Mapping):
-            raise WireFormatError(f"{WIRE}: {where} must be an object")
-        role, blocks = wm.get("role"), _blocks(wm.get("content"), where)
-        extras = {k: copy.deepcopy(v) for k, v in wm.items() if k not in ("role", "content")}
-        own = {WIRE: extras} if extras else None  # output_config, clear_at...: as they came
-        if role == "assistant":
-            parts: list[Part] = []
-            for block in blocks:
-                ordinal = sum(isinstance(p, ToolCallPart) for p in parts)
-                part = part_from_block(block, nm=nm, seed=where, ordinal=ordinal)
-                if isinstance(part, ToolCallPart):
-                    names[part.id] = part.name
-                parts.append(part)
-            out.append(Message(role="assistant", parts=tuple(parts), provider_data=own))
-        elif role == "user":
-            results = [result_from_block(b, names) for b in blocks
-                       if b.get("type") == "tool_result"]
-            others = [b for b in blocks if b.get("type") != "tool_result"]
-            cut = first_addition(others, declared)  # tools added in the user's turn
-            rest = _user_parts(others[:cut], f"{WIRE}: {where}.content")
-            if results:
-                out.append(Message(role="tool", parts=tuple(results), provider_data=own))
-            if rest or not (results or cut < len(others)):
-                out.append(Message(role="user", parts=tuple(rest),
-                                   provider_data=None if results else own))
-            if cut < len(others):
-                out.append(system_message(others[cut:], _user_parts(others[cut:], where),
-                                          declared, {IN_USER: True}))
-        elif role == "system":
-            out.append(system_message(blocks, _user_parts(blocks, f"{WIRE}: {where}.content"),
-                                      declared, extras))
-        else:
-            raise WireFormatError(f"{WIRE}: {where} has unknown role {role!r}")
-    return out
-
-
-def decode_request(
-    body: Mapping[str, Any], *, model: str | None = None, stream: bool | None = None
-) -> Request:
-    """A ``/v1/messages`` body as a `Request`; body keys it does not model go to provider_options.
-
-    ``model`` and ``stream`` are what a URL said: ``model`` is used when the body names none,
-    ``stream`` when the body has no ``stream`` key (the API's default is not to stream).
-    """
-    if not isinstance(body, Mapping):
-        raise WireFormatError(f"{WIRE}: a request body must be a JSON object")
-    name = body.get("model")
-    if name is None:
-        name = model
-    if not isinstance(name, str):
-        raise WireFormatError(f"{WIRE}: 'model' must be a string")
-    streams = body.get("stream")
-    opts: dict[str, Any] = {k: copy.deepcopy(v) for k, v in body.items() if k not in _TOP_KEYS}
-    system = body.get("system")
-    system_text: str | None
-    if system is None or isinstance(system, str):
-        system_text = system
-    elif isinstance(system, list):
-        system_text = _system_text(system)
-        plain = len(system) == 1 and isinstance(system[0], Mapping) and \
-            system[0].get("type") == "text" and not has_extras(system[0], TEXT_KEYS)
-        if not plain:
-            opts["system"] = copy.deepcopy(system)
-    else:
-        raise WireFormatError(f"{WIRE}: 'system' must be a string or a list of text blocks")
-    tools, keep_tools = decode_tools(body.get("tools"))
-    if keep_tools:
-        opts["tools"] = copy.deepcopy(body["tools"])
-    choice = decode_choice(body.get("tool_choice"))
-    if choice is None and body.get("tool_choice") is not None:
-        opts["tool_choice"] = copy.deepcopy(body["tool_choice"])
-    max_tokens = body.get("max_tokens")
-    cm = folder.read_edits(opts)
-    messages = _decode_messages(body.get("messages", []), {t.name: t for t in tools})
-    added = {t.name for m in messages for t in m.tools}  # offered where messages add them
-    return Request(
-        model=name,
-        messages=tuple(messages),
-        system=system_text,
-        tools=tuple(t for t in tools if not (t.deferred and t.name in added)),
-        tool_choice=choice,
-        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-        stream=streams is True if streams is not None or stream is None else stream,
-        provider_options={WIRE: opts} if opts else None,
-        context_management=cm,
-    )
-
-
 # ------------------------------------------------------------------------ what the provider refuses
-
-
-def check_body(body: dict[str, Any]) -> str | None:
-    """The first rule the raw ``body`` breaks, worded as the provider words it, or None."""
-    if "max_tokens" not in body:
-        return "max_tokens: Field required"
-    problem = role_problem(body.get("messages"), ("user", "assistant", "system")) or \
-        tools_lack_schemas(body.get("tools"), "input_schema") or \
-        managed.code_call_problem(body, code_caller)  # where system is taken: model_checks
-    if problem:
-        return problem
-    for i, m in enumerate(body["messages"]):
-        content = m.get("content")
-        if not isinstance(content, list):
-            continue
-        seen_other = False
-        for j, block in enumerate(content):
-            kind = block.get("type")
-            if kind == "text" and not block.get("text"):
-                return f"messages.{i}.content.{j}: text content blocks must be non-empty"
-            for key in ("id", "tool_use_id"):
-                if kind in ("tool_use", "tool_result") and key in block \
-                        and not ID_PATTERN.match(str(block[key])):
-                    return (f"messages.{i}.content.{j}.{kind}.{key}: String should match "
-                            f"pattern '{ID_PATTERN.pattern}'")
-            if kind == "tool_result" and seen_other:
-                return (f"messages.{i}.content.{j}: tool_result blocks must come first in the "
-                        "user message, before any other content")
-            if kind != "tool_result":
-                seen_other = True
-    return folder.media_problem(body)

@@ -24,6 +24,7 @@ Wire rules worth knowing:
 
 from __future__ import annotations
 
+from toolwire.codecs.bedrock_converse.inbound import check_body, decode_request
 from toolwire.codecs.bedrock_converse.parts import WIRE
 from toolwire.codecs.bedrock_converse.reply import (
     ERROR_STATUS,
@@ -33,7 +34,7 @@ from toolwire.codecs.bedrock_converse.reply import (
     encode_error,
     encode_response,
 )
-from toolwire.codecs.bedrock_converse.request import check_body, decode_request, encode
+from toolwire.codecs.bedrock_converse.request import encode
 from toolwire.codecs.bedrock_converse.stream import StreamDecoder, encode_stream
 
 __all__ = [

@@ -55,6 +55,7 @@ raises `WireFormatError` naming the field.
 
 from __future__ import annotations
 
+from toolwire.codecs.gemini_generate.inbound import check_body, decode_request
 from toolwire.codecs.gemini_generate.parts import WIRE
 from toolwire.codecs.gemini_generate.reply import (
     BLOCK_REASONS,
@@ -65,7 +66,7 @@ from toolwire.codecs.gemini_generate.reply import (
     encode_error,
     encode_response,
 )
-from toolwire.codecs.gemini_generate.request import check_body, decode_request, encode
+from toolwire.codecs.gemini_generate.request import encode
 from toolwire.codecs.gemini_generate.stream import StreamDecoder, encode_stream
 
 __all__ = [

@@ -36,6 +36,7 @@ the body, and `decode_request` puts every part of a body it does not read there.
 
 from __future__ import annotations
 
+from toolwire.codecs.gemini_interactions.inbound import check_body, decode_request
 from toolwire.codecs.gemini_interactions.parts import WIRE
 from toolwire.codecs.gemini_interactions.reply import (
     STOP_REASONS,
@@ -44,11 +45,7 @@ from toolwire.codecs.gemini_interactions.reply import (
     encode_error,
     encode_response,
 )
-from toolwire.codecs.gemini_interactions.request import (
-    check_body,
-    decode_request,
-    encode,
-)
+from toolwire.codecs.gemini_interactions.request import encode
 from toolwire.codecs.gemini_interactions.stream import StreamDecoder, encode_stream
 
 __all__ = [

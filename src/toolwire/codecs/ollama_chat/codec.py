@@ -38,6 +38,7 @@ How the wire's habits are handled:
 
 from __future__ import annotations
 
+from toolwire.codecs.ollama_chat.inbound import check_body, decode_request
 from toolwire.codecs.ollama_chat.parts import WIRE
 from toolwire.codecs.ollama_chat.reply import (
     STOP_REASONS,
@@ -46,7 +47,7 @@ from toolwire.codecs.ollama_chat.reply import (
     encode_error,
     encode_response,
 )
-from toolwire.codecs.ollama_chat.request import check_body, decode_request, encode
+from toolwire.codecs.ollama_chat.request import encode
 from toolwire.codecs.ollama_chat.stream import StreamDecoder, encode_stream
 
 __all__ = [

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 
+from toolwire.codecs.openai_chat.inbound import check_body, decode_request
 from toolwire.codecs.openai_chat.parts import WIRE
 from toolwire.codecs.openai_chat.reply import (
     STOP_REASONS,
@@ -35,7 +36,7 @@ from toolwire.codecs.openai_chat.reply import (
     decode_response,
     encode_response,
 )
-from toolwire.codecs.openai_chat.request import check_body, decode_request, encode
+from toolwire.codecs.openai_chat.request import encode
 from toolwire.codecs.openai_chat.stream import StreamDecoder, encode_stream
 from toolwire.codecs.openai_shared import encode_error
 from toolwire.codecs.per_model import CHAT_FIXES, fitted

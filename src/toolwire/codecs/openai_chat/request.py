@@ -1,8 +1,8 @@
-"""OpenAI Chat Completions: request bodies, both ways, and what the provider refuses in one.
+"""OpenAI Chat Completions: a canonical `Request` as a request body.
 
 Owns `encode` (a canonical `Request` as the body the API documents, with a `Note` for every
-change made to fit), `decode_request` (any such body back to a `Request`) and `check_body` (the
-first rule a raw body breaks, worded as the API words it). Pure; imports the transcript, the
+change made to fit); reading a body back (`decode_request`) and checking a raw one
+(`check_body`) are `inbound`'s. Pure; imports the transcript, the
 shared codec modules and the chat `parts` and `schema`, never the wire's reply or stream.
 
 Choices worth knowing: the system prompt is the first ``system`` message; tool results go out as
@@ -17,50 +17,35 @@ the body, and encoded bodies share the request's values: neither side is mutated
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from toolwire.codecs.base import (
     Encoded,
     Note,
     call_id_for,
-    list_at,
     own_options,
-    role_problem,
-    tools_lack_schemas,
-    wrong_shape,
 )
 from toolwire.codecs.media import check_limits
-from toolwire.codecs.model_checks import chat_model_problem
-from toolwire.codecs.openai_chat import cache_fields, media_problem
+from toolwire.codecs.openai_chat import cache_fields
 from toolwire.codecs.openai_chat.parts import (
     EMPTY_RESULT,
     ERROR_PREFIX,
     REASONING_KEYS,
-    RESULT_KEYS,
     WIRE,
     Names,
-    assistant_parts,
     content_item,
-    content_parts,
-    decode_result,
     dropped_note,
     encode_call,
-    extras_of,
     is_refusal,
     merge_reasoning,
     part_subject,
     plain,
-    plain_calls,
-    real_id,
     reasoning_payload,
     wire_data,
 )
 from toolwire.codecs.openai_chat.schema import (
     MAX_TOKENS_FIELD,
-    decode_choice,
-    decode_max_tokens,
-    decode_tools,
     encode_choice,
     encode_tools,
 )
@@ -69,9 +54,8 @@ from toolwire.codecs.openai_media import (
     MOVED_TEXT,
     chat_item,
     moved_media,
-    restore_media,
 )
-from toolwire.codecs.openai_shared import TOOL_PLACES, keep_others, put_others
+from toolwire.codecs.openai_shared import TOOL_PLACES, put_others
 from toolwire.transcript import (
     MediaPart,
     Message,
@@ -86,8 +70,8 @@ from toolwire.transcript import (
 
 """Option key (never sent) naming the token-limit field a decoded body used, when it was the
 older ``max_tokens``; encode then sends `Request.max_tokens` in that field again."""
-_ASSISTANT_KEYS = frozenset({"role", "content", "refusal", "tool_calls", *REASONING_KEYS})
-_USUAL_ASSISTANT_KEYS = frozenset({"role", "content", "tool_calls"})
+ASSISTANT_KEYS = frozenset({"role", "content", "refusal", "tool_calls", *REASONING_KEYS})
+USUAL_ASSISTANT_KEYS = frozenset({"role", "content", "tool_calls"})
 
 
 # =========================================================================== encode
@@ -336,165 +320,4 @@ def encode(request: Request) -> Encoded:
 # =========================================================================== decode
 
 
-_PLAIN_KEYS = frozenset({"role", "content"})
-
-def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
-    system: str | None = None
-    start = 0
-    first = raw[0] if raw else None
-    if ((type(first) is dict or isinstance(first, Mapping)) and len(first) == 2
-            and first.get("role") == "system"
-            and isinstance(first.get("content"), str)):
-        system, start = first["content"], 1
-    out: list[Message] = []
-    results: list[ToolResultPart] = []
-    call_names: dict[str, str] = {}
-    pending: list[str] = []
-    for index in range(start, len(raw)):
-        msg = raw[index]
-        if type(msg) is dict:  # the usual messages first, read with the fewest steps
-            keys = msg.keys()
-            made: Message | None = None
-            if keys == RESULT_KEYS:
-                call_id, content = msg["tool_call_id"], msg["content"]
-                if (msg["role"] == "tool" and type(call_id) is str and call_id
-                        and call_id != "null" and type(content) is str and content
-                        and content[0] != "E" and content != EMPTY_RESULT):
-                    results.append(ToolResultPart(call_id=call_id, content=content,
-                                                  name=call_names.get(call_id)))
-                    continue
-            elif keys == _PLAIN_KEYS:
-                role, content = msg["role"], msg["content"]
-                if type(content) is str and (role == "user" or role == "system"):
-                    made = Message(role=role, parts=(TextPart(text=content),))
-                elif type(content) is str and role == "assistant":
-                    pending, call_names = [], {}
-                    made = Message(role=role, parts=(TextPart(text=content),) if content else ())
-            elif keys == _USUAL_ASSISTANT_KEYS:
-                calls, content = msg["tool_calls"], msg["content"]
-                if (msg["role"] == "assistant" and type(calls) is list
-                        and (content is None or type(content) is str)):
-                    usual = plain_calls(calls, None)
-                    if usual is not None:
-                        pending = []
-                        call_names = {p.id: p.name for p in usual}
-                        made = Message(role="assistant", parts=(
-                            (TextPart(text=content), *usual) if content else tuple(usual)))
-            if made is not None:
-                if results:
-                    out.append(Message(role="tool", parts=tuple(results)))
-                    results = []
-                out.append(made)
-                continue
-        elif not isinstance(msg, Mapping):
-            raise wrong_shape(f"messages[{index}]", "an object (a message)", msg)
-        role = msg.get("role")
-        if role == "tool":
-            call_id = msg.get("tool_call_id")
-            if type(call_id) is not str or not call_id or call_id == "null":
-                call_id = real_id(call_id) or (pending.pop(0) if pending else "")
-            content = msg.get("content")
-            if (type(content) is str and content and content[0] != "E" and content != EMPTY_RESULT
-                    and msg.keys() <= RESULT_KEYS):  # the usual result, read directly
-                results.append(ToolResultPart(call_id=call_id, content=content,
-                                              name=call_names.get(call_id)))
-            else:
-                results.append(decode_result(msg, call_id, call_names))
-            continue
-        if results and role == "user" and restore_media(results, msg.get("content")):
-            continue
-        if results:
-            out.append(Message(role="tool", parts=tuple(results)))
-            results = []
-        if role == "assistant":
-            pending = []
-            parts = assistant_parts(msg, seed=f"messages[{index}]", names=None,
-                                    made_ids=pending, where=f"messages[{index}]")
-            call_names = {}
-            for part in parts:
-                if type(part) is ToolCallPart:
-                    call_names[part.id] = part.name
-            if msg.keys() <= _ASSISTANT_KEYS:
-                out.append(Message(role="assistant", parts=tuple(parts)))
-            else:
-                extras = extras_of(msg, _ASSISTANT_KEYS)
-                out.append(Message(role="assistant", parts=tuple(parts),
-                                   provider_data={WIRE: extras} if extras else None))
-            continue
-        extras = None if msg.keys() <= _PLAIN_KEYS else extras_of(msg, _PLAIN_KEYS)
-        if role == "system" or role == "user":
-            canonical = role
-        elif role not in ("developer", "function"):
-            raise wrong_shape(f"messages[{index}].role", "'system', 'developer', 'user', "
-                              "'assistant', 'tool' or 'function'", role)
-        else:  # developer, function: a user/system message that keeps its role
-            canonical = "system" if role == "developer" else "user"
-            extras = extras or {}
-            extras["role"] = plain(role)
-        content = msg.get("content")
-        out.append(Message(role=canonical,  # type: ignore[arg-type]
-                           parts=(TextPart(text=content),) if type(content) is str
-                           else tuple(content_parts(content, keep_empty=True)),
-                           provider_data={WIRE: extras} if extras else None))
-    if results:
-        out.append(Message(role="tool", parts=tuple(results)))
-    return system, out
-
-
-# body keys read into Request fields (each kept in the options when it cannot be read)
-_REQUEST_KEYS = frozenset({
-    "model", "messages", "tools", "tool_choice", "parallel_tool_calls", "max_completion_tokens",
-    "max_tokens", "temperature", "stream", "stream_options",
-})
-
-
-def decode_request(
-    body: Mapping[str, Any], *, model: str | None = None, stream: bool | None = None
-) -> Request:
-    """Any Chat Completions request body as a `Request`; unknown keys go to provider_options.
-
-    The body is read, never changed; tool schemas are shared with it, not copied. ``model``
-    and ``stream`` (what a URL said) count only when the body names no model or has no
-    ``stream`` key.
-    """
-    rest = extras_of(body, _REQUEST_KEYS) or {}
-    get = body.get
-    system, messages = _messages(list_at(get("messages"), "messages"))
-    name = get("model", "")
-    if model is not None and (name is None or name == ""):
-        name = model
-    tools, extra_tools = decode_tools(get("tools"), rest)
-    keep_others(get("tools"), extra_tools, rest)
-    choice = decode_choice(body, rest)
-    max_tokens = decode_max_tokens(body, rest)
-    temperature = get("temperature")
-    streams = get("stream") is True if "stream" in body or stream is None else stream
-    if "stream_options" in body:
-        stream_options = body["stream_options"]
-        if not (streams and stream_options == {"include_usage": True}):
-            rest["stream_options"] = plain(stream_options)
-    return Request(
-        model=name if isinstance(name, str) else str(name),
-        messages=tuple(messages),
-        system=system,
-        tools=tuple(tools),
-        tool_choice=choice,
-        max_tokens=max_tokens,
-        temperature=None if temperature is None else float(temperature)
-        if isinstance(temperature, int | float) else None,
-        stream=streams,
-        provider_options={WIRE: rest} if rest else None,
-    )
-
-
 # ------------------------------------------------------------------------ what the provider refuses
-
-
-def check_body(body: dict[str, Any]) -> str | None:
-    """The first rule the raw ``body`` breaks, worded as the provider words it, or None."""
-    if not body.get("tools") and ("tool_choice" in body or "parallel_tool_calls" in body):
-        return "'tool_choice' is only allowed when 'tools' are specified"
-    return role_problem(body.get("messages"),
-                  ("system", "developer", "user", "assistant", "tool", "function")) or \
-        tools_lack_schemas(body.get("tools"), "") or media_problem(body) or \
-        chat_model_problem(body)

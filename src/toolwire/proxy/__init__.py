@@ -1,12 +1,13 @@
 """``toolwire proxy``: any client, in any wire, to one model, in any wire.
 
-An HTTP server (starlette on uvicorn, the ``proxy`` extra) that serves every wire at its real
-paths and sends each request on to one model id, converting the request and the reply between
-the client's wire and the upstream's (`toolwire.proxy.forward`), with call ids valid in each
+An HTTP server (uvicorn, the ``proxy`` extra, under the proxy's own ASGI layer,
+`toolwire.proxy.asgi`) that serves every wire at its real paths and sends each request on to
+one model id, converting the request and the reply between the client's wire and the
+upstream's (`toolwire.proxy.forward`), with call ids valid in each
 (`toolwire.proxy.ids`), every request checked against the transcript rules
 (`toolwire.proxy.app`) and, when asked, every conversation recorded
 (`toolwire.proxy.record`). Owns `serve`, which binds the socket and runs one process or
-several. Importing this package imports neither starlette nor uvicorn.
+several. Importing this package does not import uvicorn.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ through), `Heard` (what its model says while it works) and `Streamed`. Two ways 
   in the ``x-toolwire-losses`` header. A streamed reply is written as the upstream's events
   arrive (`toolwire.proxy.writers`).
 
-Must not import: the server (starlette, uvicorn).
+Must not import: the server (uvicorn, `toolwire.proxy.asgi`).
 """
 
 from __future__ import annotations

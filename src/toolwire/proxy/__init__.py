@@ -25,6 +25,7 @@ read it does not retry (a POST), which many clients in flight at once on a busy 
 Clients keep their own idle connections open for less than this."""
 
 
+
 def bind(settings: ProxySettings) -> socket.socket:
     """The listening socket for ``settings`` (port 0: any free port), listening already."""
     from toolwire.http.listen import listening_socket
@@ -45,7 +46,11 @@ def serve(settings: ProxySettings, sock: socket.socket,
     if settings.workers <= 1:
         from toolwire.proxy.app import make_app
 
+        # uvicorn is told to keep no access log (a line made for every answer and then
+        # dropped at this log level) and to read no X-Forwarded-For (the proxy decides
+        # nothing by the client's address)
         config = uvicorn.Config(make_app(settings), log_level="warning", lifespan="on",
+                                access_log=False, proxy_headers=False,
                                 timeout_graceful_shutdown=5, timeout_keep_alive=KEEP_ALIVE)
         uvicorn.Server(config).run(sockets=[sock])
         return
@@ -54,6 +59,7 @@ def serve(settings: ProxySettings, sock: socket.socket,
     os.environ[ENVIRONMENT] = settings.to_json()
     config = uvicorn.Config("toolwire.proxy.app:from_environment", factory=True,
                             workers=settings.workers, log_level="warning", lifespan="on",
+                            access_log=False, proxy_headers=False,
                             timeout_graceful_shutdown=5, timeout_keep_alive=KEEP_ALIVE)
     Multiprocess(config, sockets=[sock]).run()
 

@@ -122,8 +122,10 @@ class HttpTransport:
     open at once; more requests wait for one to come free.
 
     ``lean_http`` (on by default) sends plain ``http://`` requests (local servers, the
-    emulator) over `toolwire.http.plain.Http1Transport`, an httpx2 transport of toolwire's own that
-    costs a fraction of httpx2's default one per request. ``https://`` always goes through
+    emulator) over `toolwire.http.plain.Http1Transport`, toolwire's own connections, which cost
+    a fraction of httpx2's default transport per request: the request's head is written from
+    the client's default headers and the request's own, with no `httpx2.Request` made, and a
+    streamed answer is handed on with no `httpx2.Response` (`_send_plain`). ``https://`` always goes through
     httpx2's stock transport, and so does everything when the environment sets an HTTP proxy.
     ``lean_http=False`` sends plain HTTP with httpx2's stock transport too.
 

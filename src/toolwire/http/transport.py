@@ -125,8 +125,9 @@ class HttpTransport:
     emulator) over `toolwire.http.plain.Http1Transport`, toolwire's own connections, which cost
     a fraction of httpx2's default transport per request: the request's head is written from
     the client's default headers and the request's own, with no `httpx2.Request` made, and a
-    streamed answer is handed on with no `httpx2.Response` (`_send_plain`). ``https://`` always goes through
-    httpx2's stock transport, and so does everything when the environment sets an HTTP proxy.
+    streamed answer is handed on with no `httpx2.Response` (`_send_plain`). ``https://``
+    always goes through httpx2's stock transport, and so does everything when the environment
+    sets an HTTP proxy.
     ``lean_http=False`` sends plain HTTP with httpx2's stock transport too.
 
     An idle connection is closed after ``keepalive_expiry`` seconds. `keep_warm` keeps the

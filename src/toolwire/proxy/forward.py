@@ -143,8 +143,10 @@ class Upstream:
 
     def model(self, transport: Transport) -> HttpModel:
         """The upstream as a model sending through ``transport``, with no retries of its own
-        (each client retries as its SDK does); made once for the upstream's own pool."""
-        if transport is not self.transport:
+        (each client retries as its SDK does); made once for the upstream's own pool, unless
+        its wire has explicit caches (a model keeps those it made, so each request gets a
+        model of its own)."""
+        if transport is not self.transport or get_wire(self.endpoint.wire).explicit_cache:
             return HttpModel(self.endpoint, transport=transport,
                              retry=RetryPolicy(max_attempts=1))
         if self._model is None:

@@ -112,6 +112,7 @@ def test_a_client_gone_mid_stream_closes_the_upstream_stream_and_is_logged(
             assert first == FIRST
         # the client's connection is closed here, with the stream still open upstream
         assert upstream.closed.wait(30), "the upstream's stream was left open"
+    upstream.sock.close()
     lines = [json.loads(line) for line in (tmp_path / LOG_NAME).read_text().splitlines()]
     entry = next(line for line in lines if line.get("path") == "/v1/chat/completions")
     assert entry["broke"] == "the client went away before the stream ended"

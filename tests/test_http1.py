@@ -677,3 +677,44 @@ async def test_transport_failures_reach_the_client_as_retryable_stream_errors() 
         await transport.aclose()
     assert caught.value.retryable and caught.value.error_type == "connection_error"
     assert "chunked body" in str(caught.value)
+
+
+def _head_lines(request: bytes) -> tuple[bytes, set[bytes]]:
+    """A request's line, and its header lines with each name in lower case."""
+    lines = request.partition(b"\r\n\r\n")[0].split(b"\r\n")
+    return lines[0], {b"%s:%s" % (n.lower(), v) for n, _, v in (x.partition(b":")
+                                                                  for x in lines[1:])}
+
+
+@pytest.mark.parametrize(("stream", "status"), [(True, 200), (True, 429), (False, 200)])
+async def test_plain_http_is_sent_and_read_as_through_httpx2s_own_transport(
+        stream: bool, status: int) -> None:
+    """`HttpTransport` writes plain HTTP itself, with no request or response object of
+    httpx2's: the server gets the same head as httpx2's own transport sends, and the caller
+    the same status, headers (a repeated one joined, a UTF-8 value read) and body."""
+    body = b"data: one\n\n"
+    answer = (b"HTTP/1.1 %d X\r\nContent-Type: text/event-stream\r\nX-Many: a\r\n"
+              b"x-many: b\r\nX-Place: Z\xc3\xbcrich\r\nTransfer-Encoding: chunked\r\n\r\n"
+              b"%x\r\n%s\r\n0\r\n\r\n" % (status, len(body), body))
+    request = WireRequest(url="/v1/chat/completions?x=1", body={"q": "ü"}, stream=stream,
+                          headers={"Authorization": "Bearer k", "user-agent": "mine",
+                                   "content-type": "application/json"})
+    seen = []
+    for lean in (True, False):
+        async with Raw(answering(answer)) as server:
+            transport = HttpTransport(timeout=5, lean_http=lean)
+            sent = WireRequest(url=server.url + request.url, body=request.body,
+                               stream=stream, headers=request.headers)
+            reply = await transport.send(sent)
+            got = (reply.status, reply.headers, await reply.read())
+            await transport.aclose()
+            line, headers = _head_lines(server.requests[0])
+            port = b"%d" % server.port
+        seen.append((got, line, {h.replace(port, b"PORT") for h in headers},
+                     server.requests[0].partition(b"\r\n\r\n")[2]))
+    assert seen[0] == seen[1]
+    (status_got, headers_got, content), line, headers, sent_body = seen[0]
+    assert status_got == status and content == body and sent_body == b'{"q":"\xc3\xbc"}'
+    assert headers_got["x-many"] == "a, b" and headers_got["x-place"] == "Zürich"
+    assert line == b"POST /v1/chat/completions?x=1 HTTP/1.1"
+    assert b"user-agent: mine" in headers and b"authorization: Bearer k" in headers

@@ -27,7 +27,7 @@ N = TypeVar("N", int, float)
 BINARY_SNIFF = 8192
 """How many leading bytes are looked at for a NUL byte, the mark of a binary file."""
 
-EXTRAS = {"mcp": "mcp", "ray": "ray", "uvicorn": "proxy", "starlette": "proxy"}
+EXTRAS = {"mcp": "mcp", "ray": "ray", "uvicorn": "proxy"}
 """An optional import and the toolwire extra that installs it."""
 
 

@@ -50,7 +50,6 @@ def cmd_proxy(args: argparse.Namespace) -> int:
             raise UserError(f"--record {args.record}: the folder {folder.parent} does not "
                             "exist; create it first or give another path")
     checks.need_extra("uvicorn", "toolwire proxy")
-    checks.need_extra("starlette", "toolwire proxy")
     checks.free_port(args.port, host=args.host)
     from toolwire.proxy import bind, serve
 

@@ -76,6 +76,16 @@ from toolwire.protocol import holds_nothing
 from toolwire.transcript import Reply, Request, replace
 
 
+def _first_event_apart(chunk: bytes) -> tuple[bytes, ...]:
+    """A stream's first chunk of server-sent events cut after its first event, when more
+    follow in it: the first event is decoded and passed on before the rest are read (a server
+    that sends a short reply in one piece has all of it decoded otherwise first)."""
+    cut = chunk.find(b"\n\n") if type(chunk) is bytes else -1
+    if 0 <= cut < len(chunk) - 2:
+        return chunk[:cut + 2], chunk[cut + 2:]
+    return (chunk,)
+
+
 class HttpModel:
     """A model reached over HTTP in one wire format (see `toolwire.model`).
 
@@ -364,16 +374,19 @@ class HttpModel:
         chunks = resuming(response, self.codec.resumable(decoder), sent, self._send)
         framing = "eventstream" if adapter is not None else get_wire(self.wire).framing
         watch = LineWatch(self.limits, lines=framing != "eventstream", sse=framing == "sse")
+        first = framing == "sse" and adapter is None
         try:  # closed however the stream ends (a deadline, the caller stopping)
             async for chunk in chunks:
                 watch.chunk(chunk)
-                try:
-                    events = feed(adapter.feed(chunk) if adapter is not None else chunk)
-                except Exception as exc:
-                    raise self._unreadable(exc) from exc
-                for event in events:
-                    watch.event()
-                    yield event
+                for part in _first_event_apart(chunk) if first else (chunk,):
+                    try:
+                        events = feed(adapter.feed(part) if adapter is not None else part)
+                    except Exception as exc:
+                        raise self._unreadable(exc) from exc
+                    for event in events:
+                        watch.event()
+                        yield event
+                first = False
         finally:
             await chunks.aclose()  # type: ignore[attr-defined]
         try:

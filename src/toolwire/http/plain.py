@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 
 import httpx2
 
@@ -30,6 +30,8 @@ from toolwire.http.connection import (
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 Key = tuple[str, int]
+Answered = tuple[bytes, int, bytes, list[tuple[bytes, bytes]], httpx2.AsyncByteStream]
+"""An answer's head and its body to read: HTTP version, status, reason, raw headers, body."""
 
 
 class Http1Transport(httpx2.AsyncBaseTransport):
@@ -69,6 +71,17 @@ class Http1Transport(httpx2.AsyncBaseTransport):
         except httpx2.RequestNotRead:
             body = b"".join([part async for part in request.stream])  # type: ignore[union-attr]
         head, close = request_head(request, body)
+        version, status, reason, headers, stream = await self.open(
+            request.method, url, head, body, close, timeouts)
+        return httpx2.Response(status, headers=headers, stream=stream,
+                               extensions={"http_version": version, "reason_phrase": reason})
+
+    async def open(self, method: str, url: httpx2.URL, head: bytes, body: bytes, close: bool,
+                   timeouts: Mapping[str, float | None]) -> Answered:
+        """A request sent (``head``, from `head_bytes`, then ``body``) and its answer's head
+        read: its HTTP version, status, reason, raw headers, and its body as a stream (read
+        it to the end, or close it, to give the connection back). For a caller that has no
+        `httpx2.Request` to give (`toolwire.http.transport.HttpTransport`, for plain HTTP)."""
         if len(body) < 65536:  # one write; a large body goes on its own rather than copied
             data, rest = head + body, b""
         else:
@@ -76,14 +89,14 @@ class Http1Transport(httpx2.AsyncBaseTransport):
         key = (url.host, url.port or 80)
         conn, reused = await self._checkout(key, timeouts)
         try:
-            answer = await self._exchange(conn, data, rest, request.method, timeouts)
+            answer = await self._exchange(conn, data, rest, method, timeouts)
         except Unanswered as failed:
             if not reused:
                 raise failed.error from None
             # A reused connection the server had just closed: once more, on a new one.
             conn, _ = await self._checkout(key, timeouts, fresh=True)
             try:
-                answer = await self._exchange(conn, data, rest, request.method, timeouts)
+                answer = await self._exchange(conn, data, rest, method, timeouts)
             except Unanswered as again:
                 raise again.error from None
         version, status, reason, headers, length, keep = answer
@@ -98,8 +111,7 @@ class Http1Transport(httpx2.AsyncBaseTransport):
             stream = _Whole(whole)
         else:
             stream = _Body(self, conn, length, keep, timeouts.get("read"))
-        return httpx2.Response(status, headers=headers, stream=stream,
-                               extensions={"http_version": version, "reason_phrase": reason})
+        return version, status, reason, headers, stream
 
     async def _exchange(self, conn: Connection, data: bytes, rest: bytes, method: str,
                         timeouts: Mapping[str, float | None]) -> Head:
@@ -254,15 +266,21 @@ def _expire(waiter: asyncio.Future[Connection | None], error: Exception) -> None
 
 
 def request_head(request: httpx2.Request, body: bytes) -> tuple[bytes, bool]:
-    """The request line and headers of ``request`` as bytes, and whether it asks to close.
+    """The request line and headers of ``request`` as bytes, and whether it asks to close
+    (`head_bytes`)."""
+    return head_bytes(request.method, request.url, request.headers.raw, body)
+
+
+def head_bytes(method: str, url: httpx2.URL, headers: Iterable[tuple[bytes, bytes]],
+               body: bytes) -> tuple[bytes, bool]:
+    """The request line and ``headers`` as bytes, and whether they ask to close.
 
     The body is sent whole with its ``Content-Length`` (any ``Transfer-Encoding`` or
     ``Content-Length`` the request carried is replaced); a ``Host`` header is added if missing.
     """
-    url = request.url
-    lines = [request.method.encode("ascii"), b" ", url.raw_path, b" HTTP/1.1\r\n"]
+    lines = [method.encode("ascii"), b" ", url.raw_path, b" HTTP/1.1\r\n"]
     host = close = False
-    for name, value in request.headers.raw:
+    for name, value in headers:
         lower = name.lower()
         if lower == b"content-length" or lower == b"transfer-encoding":
             continue
@@ -278,7 +296,7 @@ def request_head(request: httpx2.Request, body: bytes) -> tuple[bytes, bool]:
             netloc = (b"[%s]" % url.raw_host if port in (None, 80)
                       else b"[%s]:%d" % (url.raw_host, port))
         lines[4:4] = (b"Host: ", netloc, b"\r\n")
-    if body or request.method in _BODY_METHODS:
+    if body or method in _BODY_METHODS:
         lines += (b"Content-Length: ", b"%d" % len(body), b"\r\n")
     lines.append(b"\r\n")
     return b"".join(lines), close

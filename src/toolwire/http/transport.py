@@ -15,7 +15,14 @@ import asyncio
 import contextlib
 import inspect
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+)
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -115,9 +122,12 @@ class HttpTransport:
     open at once; more requests wait for one to come free.
 
     ``lean_http`` (on by default) sends plain ``http://`` requests (local servers, the
-    emulator) over `toolwire.http.plain.Http1Transport`, an httpx2 transport of toolwire's own that
-    costs a fraction of httpx2's default one per request. ``https://`` always goes through
-    httpx2's stock transport, and so does everything when the environment sets an HTTP proxy.
+    emulator) over `toolwire.http.plain.Http1Transport`, toolwire's own connections, which cost
+    a fraction of httpx2's default transport per request: the request's head is written from
+    the client's default headers and the request's own, with no `httpx2.Request` made, and a
+    streamed answer is handed on with no `httpx2.Response` (`_send_plain`). ``https://``
+    always goes through httpx2's stock transport, and so does everything when the environment
+    sets an HTTP proxy.
     ``lean_http=False`` sends plain HTTP with httpx2's stock transport too.
 
     An idle connection is closed after ``keepalive_expiry`` seconds. `keep_warm` keeps the
@@ -144,6 +154,8 @@ class HttpTransport:
         self._http1: Http1Transport | None = None  # what plain http:// goes through, if lean
         self._urls: dict[str, httpx2.URL] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._defaults: list[tuple[bytes, bytes, bytes]] | None = None  # the client's headers
+        self._timeouts: dict[str, float | None] = {}
 
     def _get_client(self) -> httpx2.AsyncClient:
         loop = asyncio.get_running_loop()
@@ -161,6 +173,7 @@ class HttpTransport:
                 self._http1 = Http1Transport(max_connections=self.max_connections,
                                              keepalive_expiry=self.keepalive_expiry)
                 mounts = {"http://": self._http1}
+            self._defaults = None
             self._client = httpx2.AsyncClient(
                 timeout=self.timeout,
                 limits=httpx2.Limits(max_connections=self.max_connections,
@@ -182,9 +195,15 @@ class HttpTransport:
                 if len(self._urls) >= 64:
                     self._urls.clear()
                 url = self._urls[request.url] = httpx2.URL(request.url)
-            req = client.build_request(request.method, url, content=content,
-                                       headers=dict(request.headers))
-            resp = await client.send(req, stream=True)
+            if self._http1 is not None and url.scheme == "http":
+                sent = await self._send_plain(self._http1, request, url, content)
+                if isinstance(sent, WireResponse):
+                    return sent
+                resp = sent
+            else:
+                req = client.build_request(request.method, url, content=content,
+                                           headers=dict(request.headers))
+                resp = await client.send(req, stream=True)
         except httpx2.TimeoutException as exc:
             raise _timeout(exc, f"{request.url} sent no reply", self.timeout) from exc
         except httpx2.TransportError as exc:
@@ -202,7 +221,35 @@ class HttpTransport:
                 await resp.aclose()
             return WireResponse(resp.status_code, resp.headers, content=body)
         return WireResponse(resp.status_code, resp.headers,
-                            chunks=_iter_http(resp, self.timeout), close=resp.aclose)
+                            chunks=_iter_http(resp.aiter_raw(), self.timeout),
+                            close=resp.aclose)
+
+    async def _send_plain(self, http1: Http1Transport, request: WireRequest, url: httpx2.URL,
+                          content: bytes) -> WireResponse | httpx2.Response:
+        """``request`` over ``http1`` with no request or response object of httpx2's made
+        for it: its head written from the client's default headers and the request's own; a
+        stream answered with a status under 400 handed on as it comes, any other answer as an
+        `httpx2.Response` to read whole. No cookie is kept from one request to the next."""
+        import httpx2
+
+        from toolwire.http.plain import head_bytes
+
+        if self._defaults is None:
+            assert self._client is not None
+            self._defaults = [(k.lower(), k, v) for k, v in self._client.headers.raw]
+            self._timeouts = dict.fromkeys(("connect", "read", "write", "pool"), self.timeout)
+        given = request.headers
+        names = {k.lower().encode("ascii") for k in given}
+        headers = [(k, v) for lower, k, v in self._defaults if lower not in names]
+        headers += [(k.encode("ascii"), v.encode("ascii")) for k, v in given.items()]
+        head, close = head_bytes(request.method, url, headers, content)
+        version, status, reason, raw, stream = await http1.open(
+            request.method, url, head, content, close, self._timeouts)
+        if request.stream and status < 400:
+            return WireResponse(status, _header_dict(raw),
+                                chunks=_iter_http(stream, self.timeout), close=stream.aclose)
+        return httpx2.Response(status, headers=raw, stream=stream,
+                               extensions={"http_version": version, "reason_phrase": reason})
 
     @contextlib.asynccontextmanager
     async def keep_warm(self, url: str) -> AsyncIterator[None]:
@@ -282,11 +329,27 @@ def _timeout(exc: Exception, what: str, seconds: float) -> StreamError:
                        error_type="timeout", retryable=True)
 
 
-async def _iter_http(resp: httpx2.Response, timeout: float) -> AsyncIterator[bytes]:
+def _header_dict(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Raw response headers as `httpx2.Headers` reads them: names in lower case, the values
+    of a repeated name joined with ``", "``, decoded as ASCII, else UTF-8, else Latin-1."""
+    pairs: list[tuple[str, str]] = []
+    for encoding in ("ascii", "utf-8", "latin-1"):
+        try:
+            pairs = [(k.decode(encoding).lower(), v.decode(encoding)) for k, v in raw]
+            break
+        except UnicodeDecodeError:
+            continue
+    out: dict[str, str] = {}
+    for name, value in pairs:
+        out[name] = f"{out[name]}, {value}" if name in out else value
+    return out
+
+
+async def _iter_http(chunks: AsyncIterable[bytes], timeout: float) -> AsyncIterator[bytes]:
     import httpx2
 
     try:
-        async for chunk in resp.aiter_raw():
+        async for chunk in chunks:
             yield chunk
     except httpx2.TimeoutException as exc:
         raise _timeout(exc, "the stream stopped mid-reply: nothing came", timeout) from exc

@@ -1,12 +1,13 @@
 """``toolwire proxy``: any client, in any wire, to one model, in any wire.
 
-An HTTP server (starlette on uvicorn, the ``proxy`` extra) that serves every wire at its real
-paths and sends each request on to one model id, converting the request and the reply between
-the client's wire and the upstream's (`toolwire.proxy.forward`), with call ids valid in each
+An HTTP server (uvicorn, the ``proxy`` extra, under the proxy's own ASGI layer,
+`toolwire.proxy.asgi`) that serves every wire at its real paths and sends each request on to
+one model id, converting the request and the reply between the client's wire and the
+upstream's (`toolwire.proxy.forward`), with call ids valid in each
 (`toolwire.proxy.ids`), every request checked against the transcript rules
 (`toolwire.proxy.app`) and, when asked, every conversation recorded
 (`toolwire.proxy.record`). Owns `serve`, which binds the socket and runs one process or
-several. Importing this package imports neither starlette nor uvicorn.
+several. Importing this package does not import uvicorn.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ KEEP_ALIVE = 75
 client that sends its next request on a connection just as the server closes it gets a broken
 read it does not retry (a POST), which many clients in flight at once on a busy machine met.
 Clients keep their own idle connections open for less than this."""
+
 
 
 def bind(settings: ProxySettings) -> socket.socket:
@@ -44,7 +46,11 @@ def serve(settings: ProxySettings, sock: socket.socket,
     if settings.workers <= 1:
         from toolwire.proxy.app import make_app
 
+        # uvicorn is told to keep no access log (a line made for every answer and then
+        # dropped at this log level) and to read no X-Forwarded-For (the proxy decides
+        # nothing by the client's address)
         config = uvicorn.Config(make_app(settings), log_level="warning", lifespan="on",
+                                access_log=False, proxy_headers=False,
                                 timeout_graceful_shutdown=5, timeout_keep_alive=KEEP_ALIVE)
         uvicorn.Server(config).run(sockets=[sock])
         return
@@ -53,6 +59,7 @@ def serve(settings: ProxySettings, sock: socket.socket,
     os.environ[ENVIRONMENT] = settings.to_json()
     config = uvicorn.Config("toolwire.proxy.app:from_environment", factory=True,
                             workers=settings.workers, log_level="warning", lifespan="on",
+                            access_log=False, proxy_headers=False,
                             timeout_graceful_shutdown=5, timeout_keep_alive=KEEP_ALIVE)
     Multiprocess(config, sockets=[sock]).run()
 

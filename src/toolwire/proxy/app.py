@@ -1,7 +1,8 @@
 """The proxy's ASGI application: every wire at its real path, each request sent on upstream.
 
-Owns `make_app` (a starlette application for `ProxySettings`), `from_environment` (the same,
-for a worker process started by `toolwire.proxy.serve`), and the checks made on every request
+Owns `make_app` (the ASGI application for `ProxySettings`, on the proxy's own ASGI layer,
+`toolwire.proxy.asgi`), `from_environment` (the same, for a worker process started by
+`toolwire.proxy.serve`), and the checks made on every request
 before it goes on: the client's key (`authorized`) or its AWS signature (`signature_wrong`),
 the body's size and shape, and the
 transcript rules (`toolwire.rules.check_transcript` with the client's wire: a break is logged,
@@ -14,17 +15,11 @@ Must not import: the command line.
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import sys
 import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
-
-from starlette.applications import Starlette
-from starlette.requests import Request as HttpRequest
-from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route as HttpRoute
 
 from toolwire import _json
 from toolwire.codecs import get_codec
@@ -32,6 +27,17 @@ from toolwire.codecs.registry import Route, count_at, get_wire, wire_at, wire_na
 from toolwire.errors import ToolwireError
 from toolwire.http.transport import HttpTransport, Transport
 from toolwire.proxy.answers import Answer, error_response, models_response
+from toolwire.proxy.asgi import (
+    METHODS,
+    Gone,
+    Incoming,
+    Receive,
+    Scope,
+    Send,
+    lifespan,
+    send_answer,
+    send_stream,
+)
 from toolwire.proxy.forward import (
     FALLBACK_HEADER,
     LOSSES_HEADER,
@@ -83,17 +89,15 @@ def authorized(headers: Mapping[str, str], query: Mapping[str, str], key: str | 
             "Authorization: Bearer, x-goog-api-key or ?key=)")
 
 
-def signature_wrong(http: HttpRequest, headers: Mapping[str, str], body: bytes,
-                    keys: tuple[tuple[str, str], ...]) -> str | None:
+def signature_wrong(http: Incoming, body: bytes, keys: tuple[tuple[str, str], ...]
+                    ) -> str | None:
     """None when the request's SigV4 signature was made with one of ``keys`` over this very
     request (its path and query as they came on the wire); else what is wrong."""
     from toolwire.http.sigv4 import verify
 
-    raw_path = http.scope.get("raw_path") or http.url.path.encode()
-    query = http.scope.get("query_string") or b""
-    url = "http://proxy" + raw_path.decode("latin-1") + (
-        "?" + query.decode("latin-1") if query else "")
-    return verify(http.method, url, headers, body, dict(keys))
+    query = http.query_string
+    url = "http://proxy" + http.path + ("?" + query.decode("latin-1") if query else "")
+    return verify(http.method, url, http.headers, body, dict(keys))
 
 
 def _guess_wire(headers: Mapping[str, str]) -> str:
@@ -137,69 +141,86 @@ class Proxy:
         literal = [p for p, _ in self.settings.routes if not any(c in p for c in "*?[")]
         return [self.upstreams[self.settings.model].endpoint.model, *literal]
 
-    async def handle(self, http: HttpRequest) -> Response:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI application: each request answered (`handle`), the server's start and
+        stop (the connection pool closed at the stop)."""
+        kind = scope["type"]
+        if kind == "http":
+            if scope["method"] not in METHODS:
+                await send_answer(send, 405, {"content-type": "text/plain; charset=utf-8",
+                                              "allow": ", ".join(METHODS)},
+                                  b"Method Not Allowed")
+                return
+            try:
+                result = await self.handle(Incoming(scope, receive))
+            except Gone:
+                return
+            if isinstance(result, Streamed):
+                await send_stream(send, receive, result.status, result.headers, result.chunks)
+            else:
+                await send_answer(send, *result)
+        elif kind == "lifespan":
+            await lifespan(receive, send, self.transport.aclose)
+
+    async def handle(self, http: Incoming) -> Answer | Streamed:
+        """What ``http`` is answered: the checks made, then the request sent on."""
         # the path as it came, so that a model id percent-encoded in it (a Bedrock ARN, with
         # its slash) stays one segment until the route reads it
-        path = (http.scope.get("raw_path") or http.url.path.encode()).decode("latin-1")
-        headers = {k.lower(): v for k, v in http.headers.items()}
-        counting = count_at(path) if http.method == "POST" else None
-        route = counting or (wire_at(path) if http.method == "POST" else None)
+        path, headers, method = http.path, http.headers, http.method
+        counting = count_at(path) if method == "POST" else None
+        route = counting or (wire_at(path) if method == "POST" else None)
         wire = route.error_wire if route is not None else _guess_wire(headers)
         check_signature = self.settings.guarded and signed(headers) and bool(
             self.settings.aws_keys)
         if self.settings.guarded and not check_signature:
-            wrong = authorized(headers, dict(http.query_params), self.settings.key)
+            wrong = authorized(headers, http.query, self.settings.key)
             if wrong is not None:
-                return _response(error_response(wire, 401, wrong))
-        if check_signature and http.method in ("GET", "HEAD"):
-            wrong = signature_wrong(http, headers, b"", self.settings.aws_keys)
+                return error_response(wire, 401, wrong)
+        if check_signature and method in ("GET", "HEAD"):
+            wrong = signature_wrong(http, b"", self.settings.aws_keys)
             if wrong is not None:
-                return _response(error_response(wire, 403, wrong))
-        if http.method in ("GET", "HEAD"):
+                return error_response(wire, 403, wrong)
+        if method in ("GET", "HEAD"):
             if path in ("/", "/health"):
-                return _response((200, {"content-type": "application/json"},
-                                  b'{"status":"ok"}'))
+                return 200, {"content-type": "application/json"}, b'{"status":"ok"}'
             listed = models_response(path, headers, self.listed())
             if listed is not None:
-                return _response(listed)
-            shown = page_answer(path, dict(http.query_params), self.settings.record,
-                                self.figures)
+                return listed
+            shown = page_answer(path, dict(http.query), self.settings.record, self.figures)
             if shown is not None:
-                return _response(shown)
+                return shown
         if route is None:
-            return _response(error_response(wire, 404, f"no wire is served at {http.method} "
-                                                        f"{path}"))
-        raw = await _read(http, self.settings.max_body)
+            return error_response(wire, 404, f"no wire is served at {method} {path}")
+        raw = await http.body(self.settings.max_body)
         if raw is None:
-            return _response(error_response(wire, 413, (
+            return error_response(wire, 413, (
                 f"the body is over {self.settings.max_body} bytes, the most this proxy "
-                "takes")))
+                "takes"))
         if check_signature:
-            wrong = signature_wrong(http, headers, raw, self.settings.aws_keys)
+            wrong = signature_wrong(http, raw, self.settings.aws_keys)
             if wrong is not None:
-                return _response(error_response(wire, 403, wrong))
+                return error_response(wire, 403, wrong)
         try:
             body = _json.loads(raw or b"{}")
         except ToolwireError as exc:
-            return _response(error_response(wire, 400, f"the body is not valid JSON: {exc}"))
+            return error_response(wire, 400, f"the body is not valid JSON: {exc}")
         if not isinstance(body, dict):
-            return _response(error_response(wire, 400, "the body must be a JSON object"))
+            return error_response(wire, 400, "the body must be a JSON object")
         upstream = self.upstream(route, body)
         if self.settings.pass_client_keys:
-            upstream = upstream.with_key(next(iter(presented(headers,
-                                                             dict(http.query_params))), None))
+            upstream = upstream.with_key(next(iter(presented(headers, http.query)), None))
         if counting is not None:
-            return _response(await upstream.count(counting, body, self.transport))
+            return await upstream.count(counting, body, self.transport)
         return await self._forward(upstream, route, raw, body, headers)
 
     async def _forward(self, upstream: Upstream, route: Route, raw: bytes,
-                       body: dict[str, Any], headers: Mapping[str, str]) -> Response:
+                       body: dict[str, Any], headers: Mapping[str, str]) -> Answer | Streamed:
         spec, wire = route.wire, route.error_wire
         began = time.perf_counter()
         try:
             request = get_codec(spec.name).decode_request(body, **route.url_says())
         except ToolwireError as exc:
-            return _response(error_response(wire, 400, f"malformed request: {exc}"))
+            return error_response(wire, 400, f"malformed request: {exc}")
         problems = [p for p in check_transcript(request.messages, spec.name)
                     if p.severity == "error"]
         entry: dict[str, Any] = {"path": route.wire.path, "client": spec.name,
@@ -213,7 +234,7 @@ class Proxy:
         if problems and self.settings.strict:
             entry["status"] = 400
             self._log(entry)
-            return _response(refusal(wire, problems[0]))
+            return refusal(wire, problems[0])
         stream = route.stream if route.in_url else spec.wants_stream(body)
         result = await self._send(upstream, route, raw, body, request, stream, headers,
                                   transport, entry)
@@ -227,7 +248,7 @@ class Proxy:
         else:
             entry["ms"] = _ms(began)
             self._log(entry)
-        return _response(result)
+        return result
 
     async def _logged_after(self, streamed: Streamed, chunks: AsyncIterator[bytes],
                             entry: dict[str, Any], began: float) -> AsyncIterator[bytes]:
@@ -305,44 +326,12 @@ def refusal(wire: str, problem: Problem) -> Answer:
     return status, {**headers, RULE_HEADER: header_text(problem.rule)}, body
 
 
-async def _read(http: HttpRequest, limit: int) -> bytes | None:
-    """The request body, or None past ``limit`` bytes (read no further)."""
-    parts: list[bytes] = []
-    size = 0
-    async for part in http.stream():
-        size += len(part)
-        if size > limit:
-            return None
-        parts.append(part)
-    return b"".join(parts)
-
-
-def _response(result: Answer | Streamed) -> Response:
-    if isinstance(result, Streamed):
-        return StreamingResponse(result.chunks, status_code=result.status,
-                                 headers=result.headers)
-    status, headers, body = result
-    return Response(content=body, status_code=status, headers=headers)
-
-
-def make_app(settings: ProxySettings) -> Starlette:
+def make_app(settings: ProxySettings) -> Proxy:
     """The proxy for ``settings`` as an ASGI application."""
-    proxy = Proxy(settings)
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        try:
-            yield
-        finally:
-            await proxy.transport.aclose()
-
-    route = HttpRoute("/{path:path}", proxy.handle, methods=["GET", "POST", "HEAD"])
-    app = Starlette(routes=[route], lifespan=lifespan)
-    app.state.proxy = proxy
-    return app
+    return Proxy(settings)
 
 
-def from_environment() -> Starlette:
+def from_environment() -> Proxy:
     """The application for a worker process: its settings from the starting process."""
     return make_app(ProxySettings.from_environment())
 

@@ -16,7 +16,7 @@ through), `Heard` (what its model says while it works) and `Streamed`. Two ways 
   in the ``x-toolwire-losses`` header. A streamed reply is written as the upstream's events
   arrive (`toolwire.proxy.writers`).
 
-Must not import: the server (starlette, uvicorn).
+Must not import: the server (uvicorn, `toolwire.proxy.asgi`).
 """
 
 from __future__ import annotations
@@ -119,6 +119,7 @@ class Upstream:
         self.model_id = model or settings.model
         self.endpoint: Endpoint = _endpoint(self.model_id, settings.pass_client_keys)
         self.transport = transport or HttpTransport(timeout=settings.timeout)
+        self._model: HttpModel | None = None
 
     @property
     def wire(self) -> str:
@@ -137,12 +138,21 @@ class Upstream:
             return self
         other = copy.copy(self)
         other.endpoint = dataclasses.replace(self.endpoint, key=key)
+        other._model = None
         return other
 
     def model(self, transport: Transport) -> HttpModel:
         """The upstream as a model sending through ``transport``, with no retries of its own
-        (each client retries as its SDK does)."""
-        return HttpModel(self.endpoint, transport=transport, retry=RetryPolicy(max_attempts=1))
+        (each client retries as its SDK does); made once for the upstream's own pool, unless
+        its wire has explicit caches (a model keeps those it made, so each request gets a
+        model of its own)."""
+        if transport is not self.transport or get_wire(self.endpoint.wire).explicit_cache:
+            return HttpModel(self.endpoint, transport=transport,
+                             retry=RetryPolicy(max_attempts=1))
+        if self._model is None:
+            self._model = HttpModel(self.endpoint, transport=transport,
+                                    retry=RetryPolicy(max_attempts=1))
+        return self._model
 
     # ------------------------------------------------------------------ same wire
 
@@ -259,9 +269,11 @@ class Upstream:
         client = route.wire.name
 
         async def chunks() -> AsyncIterator[bytes]:
+            # what the client's wire writes for one upstream event goes out as one chunk
             said = len(heard.retries)
-            for chunk in (*writer.head(), *writer.feed(first)):
-                yield chunk
+            written = b"".join((*writer.head(), *writer.feed(first)))
+            if written:
+                yield written
             try:
                 with listen(heard):
                     async for event in events:
@@ -269,15 +281,17 @@ class Upstream:
                             raise heard.retries[-1]
                         if isinstance(event, StreamEnd):
                             reply = self._for_client(event.reply, client, heard)
-                            for chunk in writer.finish(replace(reply, id=writer.reply_id)):
-                                yield chunk
+                            written = b"".join(writer.finish(replace(reply,
+                                                                     id=writer.reply_id)))
+                            if written:
+                                yield written
                             return
-                        for chunk in writer.feed(event):
-                            yield chunk
+                        written = b"".join(writer.feed(event))
+                        if written:
+                            yield written
             except ToolwireError as exc:
                 streamed.broke.append(f"{type(exc).__name__}: {exc}")
-                for chunk in writer.failed(provider_error_response(route.error_wire, exc)):
-                    yield chunk
+                yield b"".join(writer.failed(provider_error_response(route.error_wire, exc)))
             finally:  # a client that goes away mid-stream closes the upstream's stream too
                 close = getattr(events, "aclose", None)
                 if close is not None:

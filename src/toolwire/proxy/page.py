@@ -8,7 +8,7 @@ conversation's cassette, read by `toolwire.explain` (tokens, the cache's share, 
 upstream's prices) and shown as its HTML report. A cassette's figures are kept until the file
 changes. Without a record folder the page says how to get one.
 
-Must not import: the server (starlette, uvicorn).
+Must not import: the server (uvicorn, `toolwire.proxy.asgi`).
 """
 
 from __future__ import annotations

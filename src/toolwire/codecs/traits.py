@@ -66,33 +66,33 @@ def scan(request: Request) -> Traits:
                 if spec.freeform:
                     freeform = True
         role = message.role
+        if role == "assistant":
+            for part in message.parts:
+                kind = type(part)
+                if kind is ToolCallPart:
+                    if part.freeform:
+                        freeform = True
+                elif kind is not TextPart and kind is not ReasoningPart:
+                    verbatim = True  # opaque, a result, media or a kind not known: as written
+                    continue
+                if part.provider_data is not None:
+                    verbatim = True
+            continue
         if role == "system":
             system = True
             if not message.parts:
                 empty_system = True
         for part in message.parts:
             kind = type(part)
-            if kind is TextPart or kind is ReasoningPart:
-                if part.provider_data is not None:
-                    verbatim = True
-            elif kind is ToolCallPart:
-                if part.provider_data is not None:
-                    verbatim = True
-                if role == "assistant" and part.freeform:
-                    freeform = True
-            elif kind is ToolResultPart:
+            if kind is ToolResultPart:
                 if type(part.content) is not str:
-                    verbatim = True
-                    if role != "assistant":
-                        media = True
-                elif part.provider_data is not None:
-                    verbatim = True
+                    verbatim = media = True
             elif kind is MediaPart:
-                if part.provider_data is not None:
-                    verbatim = True
-                if role != "assistant":
-                    media = True
-            else:  # an opaque part, or a kind this pass does not know: as the caller wrote it
+                media = True
+            elif kind is not TextPart and kind is not ToolCallPart and kind is not ReasoningPart:
+                verbatim = True  # opaque, or a kind not known: as the caller wrote it
+                continue
+            if part.provider_data is not None:
                 verbatim = True
     return Traits(freeform, media, added, empty_system, system, verbatim)
 
@@ -112,12 +112,21 @@ def traits(request: Request) -> Traits:
 R = TypeVar("R")
 
 
-def encoding(encode: Callable[[Request], R]) -> Callable[[Request], R]:
-    """``encode`` with `traits` of its request found once for the whole call."""
+EVERY = Traits(True, True, True, True, True, True)
+"""What makes every check take its general path: the same body as the usual paths give."""
+
+
+def encoding(encode: Callable[[Request], R],
+             found: Callable[[Request], Traits] = scan) -> Callable[[Request], R]:
+    """``encode`` with `traits` of its request found once for the whole call (``found``: how;
+    an encode inside another of the same request keeps what the outer one found)."""
 
     @functools.wraps(encode)
     def encoded(request: Request) -> R:
-        token = _current.set((request, scan(request)))
+        current = _current.get()
+        if current is not None and current[0] is request:
+            return encode(request)
+        token = _current.set((request, found(request)))
         try:
             return encode(request)
         finally:
@@ -126,4 +135,4 @@ def encoding(encode: Callable[[Request], R]) -> Callable[[Request], R]:
     return encoded
 
 
-__all__ = ["Traits", "encoding", "scan", "traits"]
+__all__ = ["EVERY", "Traits", "encoding", "scan", "traits"]

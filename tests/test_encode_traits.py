@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from strategies import PNG, call_ids, texts, tool_names, tool_rounds, tool_specs
 from toolwire import Image
 from toolwire.codecs import get_codec
-from toolwire.codecs.traits import EVERY, encoding, scan
+from toolwire.codecs.traits import EVERY, adds_tools, encoding, freeform, media, scan
 from toolwire.errors import ConfigError
 from toolwire.transcript import (
     Cache,
@@ -125,6 +125,10 @@ def test_the_pass_finds_what_a_plain_reading_finds(request: Request) -> None:
     found = scan(request)
     assert {k: getattr(found, k) for k in plainly(request)} == plainly(request)
     assert found.verbatim == own_words(request)
+    # the quicker questions a check asks when the whole pass was not made give the same answers
+    assert freeform(request) == found.freeform
+    assert media(request) == found.media
+    assert adds_tools(request) == (found.added or found.empty_system)
 
 
 def _both(codec: Any, request: Request) -> tuple[Any, Any]:

@@ -19,7 +19,7 @@ import msgspec
 
 from toolwire.codecs.encoded import Encoded, Note
 from toolwire.codecs.reasoning import REASONING_LEVELS, PutReasoning, put_reasoning
-from toolwire.codecs.traits import traits
+from toolwire.codecs.traits import adds_tools, freeform
 from toolwire.transcript import Request, ToolCallPart, ToolSpec
 
 
@@ -73,8 +73,7 @@ def hoisting_tools(encode: Callable[[Request], Encoded],
 
     @functools.wraps(encode)
     def hoisted(request: Request) -> Encoded:
-        found = traits(request)  # one pass over the request, shared with the other checks
-        if not found.added and not found.empty_system:
+        if not adds_tools(request):  # what the one pass found, else a look at the messages
             return encode(request)
         tools = list(request.tools)
         messages = []
@@ -107,7 +106,7 @@ def plain_calls(encode: Callable[[Request], Encoded],
 
     @functools.wraps(encode)
     def plain(request: Request) -> Encoded:
-        if not traits(request).freeform:  # one pass, shared with the other checks
+        if not freeform(request):  # what the one pass found, else a look for freeform ones
             return encode(request)
         notes: list[Note] = []
         messages = []

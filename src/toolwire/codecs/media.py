@@ -22,7 +22,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolwire.codecs.traits import traits
+from toolwire.codecs.traits import media as has_media
 from toolwire.errors import ConfigError, WireFormatError
 from toolwire.media import image_size
 from toolwire.transcript import (
@@ -212,9 +212,9 @@ def message_media(message: Message) -> list[MediaPart]:
 def check_limits(request: Request, wire: str, limits: Limits) -> None:
     """Refuse, before sending, a request ``wire`` would answer 400 for: too many images or
     documents, too many bytes, or an image too large in pixels (a `ConfigError` naming the
-    limit and what to do). A request without media pays only the look at its `traits`
-    (`toolwire.codecs.traits`), found once for the whole encode."""
-    if not traits(request).media:
+    limit and what to do). A request without media pays only one look for media
+    (`toolwire.codecs.traits`: what its one pass found when it was made)."""
+    if not has_media(request):
         return
     messages = request.messages
     groups: list[list[MediaPart]] = []

@@ -48,10 +48,15 @@ def _options(request: Request, wire: str) -> Mapping[str, Any] | None:
 
 def fitted(encode: Callable[[Request], Encoded], wire: str,
            fixes: Sequence[Fix]) -> Callable[[Request], Encoded]:
-    """``encode``, then each of ``fixes`` on a copy of the body, its notes added."""
+    """``encode``, then each of ``fixes`` on a copy of the body, its notes added. Fixes that
+    ask what the request holds have the one pass over it (`toolwire.codecs.traits`) made
+    first, so every check inside the encode asks it too instead of looking again."""
+    whole = any(fix in _ASKING for fix in fixes)
 
     @functools.wraps(encode)
     def encoded(request: Request) -> Encoded:
+        if whole:
+            traits(request)
         out = encode(request)
         body = dict(out.body)
         body.pop(SETTING, None)
@@ -195,6 +200,8 @@ def system_messages(body: dict[str, Any], request: Request, notes: list[Note]) -
     body["messages"] = out
 
 
+_ASKING = frozenset({system_messages, four_breakpoints})
+"""The fixes that ask `traits`."""
 CHAT_FIXES: tuple[Fix, ...] = (effort_with_tools, reasoning_passback)
 ANTHROPIC_FIXES: tuple[Fix, ...] = (system_messages, four_breakpoints)
 NO_FIXES: tuple[Fix, ...] = ()

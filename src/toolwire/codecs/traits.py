@@ -97,16 +97,82 @@ def scan(request: Request) -> Traits:
     return Traits(freeform, media, added, empty_system, system, verbatim)
 
 
-_current: ContextVar[tuple[Request, Traits] | None] = ContextVar("toolwire_traits",
-                                                                  default=None)
+class _Slot:
+    """The request an encode was given, its `Traits` once asked for, and how to find them."""
+
+    __slots__ = ("find", "found", "request")
+
+    def __init__(self, request: Request, find: Callable[[Request], Traits]) -> None:
+        self.request, self.find = request, find
+        self.found: Traits | None = None
+
+
+_current: ContextVar[_Slot | None] = ContextVar("toolwire_traits", default=None)
 
 
 def traits(request: Request) -> Traits:
-    """`Traits` of ``request``: remembered while `encoding` encodes it, else found now."""
-    current = _current.get()
-    if current is not None and current[0] is request:
-        return current[1]
-    return scan(request)
+    """`Traits` of ``request``: found once while `encoding` encodes it, else found now."""
+    slot = _current.get()
+    if slot is None or slot.request is not request:
+        return scan(request)
+    if slot.found is None:
+        slot.found = slot.find(request)
+    return slot.found
+
+
+def known(request: Request) -> Traits | None:
+    """`Traits` of ``request`` when this encode has already found them, else None: a check
+    needing one answer asks its own quicker question then (`freeform`, `adds_tools`,
+    `media`), so a wire none of whose checks needs the whole pass never pays for it."""
+    slot = _current.get()
+    return slot.found if slot is not None and slot.request is request else None
+
+
+def freeform(request: Request) -> bool:
+    """Whether ``request`` has a freeform tool or a freeform call in an assistant turn."""
+    found = known(request)
+    if found is not None:
+        return found.freeform
+    for spec in request.tools:
+        if spec.freeform:
+            return True
+    for message in request.messages:
+        for spec in message.tools:
+            if spec.freeform:
+                return True
+        if message.role == "assistant":
+            for part in message.parts:
+                if type(part) is ToolCallPart and part.freeform:
+                    return True
+    return False
+
+
+def adds_tools(request: Request) -> bool:
+    """Whether a message of ``request`` adds tools, or is a system message without parts."""
+    found = known(request)
+    if found is not None:
+        return found.added or found.empty_system
+    for message in request.messages:
+        if message.tools or (message.role == "system" and not message.parts):
+            return True
+    return False
+
+
+def media(request: Request) -> bool:
+    """Whether ``request`` has a media part outside the assistant turns, or a tool result
+    made of parts."""
+    found = known(request)
+    if found is not None:
+        return found.media
+    part: Any
+    for message in request.messages:
+        if message.role == "assistant":
+            continue  # a model's turns hold no media a request sends
+        for part in message.parts:
+            kind = type(part)
+            if kind is MediaPart or (kind is ToolResultPart and type(part.content) is not str):
+                return True
+    return False
 
 
 R = TypeVar("R")
@@ -118,15 +184,15 @@ EVERY = Traits(True, True, True, True, True, True)
 
 def encoding(encode: Callable[[Request], R],
              found: Callable[[Request], Traits] = scan) -> Callable[[Request], R]:
-    """``encode`` with `traits` of its request found once for the whole call (``found``: how;
-    an encode inside another of the same request keeps what the outer one found)."""
+    """``encode`` with `traits` of its request found at most once for the whole call
+    (``found``: how; an encode inside another of the same request keeps the outer one's)."""
 
     @functools.wraps(encode)
     def encoded(request: Request) -> R:
         current = _current.get()
-        if current is not None and current[0] is request:
+        if current is not None and current.request is request:
             return encode(request)
-        token = _current.set((request, found(request)))
+        token = _current.set(_Slot(request, found))
         try:
             return encode(request)
         finally:
@@ -135,4 +201,5 @@ def encoding(encode: Callable[[Request], R],
     return encoded
 
 
-__all__ = ["EVERY", "Traits", "encoding", "scan", "traits"]
+__all__ = ["EVERY", "Traits", "adds_tools", "encoding", "freeform", "known", "media", "scan",
+           "traits"]

@@ -49,7 +49,6 @@ from toolwire.codecs.reading import token_count as token_count
 from toolwire.codecs.reading import tools_lack_schemas as tools_lack_schemas
 from toolwire.codecs.reading import wrong_shape as wrong_shape
 from toolwire.codecs.reasoning import PutReasoning
-from toolwire.codecs.traits import encoding
 from toolwire.errors import ProviderError
 from toolwire.events import StreamEnd, StreamEvent
 from toolwire.transcript import JSON, OpaquePart, Reply, Request
@@ -244,8 +243,7 @@ class Codec:
         if not freeform:
             encode = plain_calls(encode, wire)
         # the per-model fixes (`toolwire.codecs.per_model`) of a wire whose record has them
-        # `traits` of the request, found once for the whole encode (`toolwire.codecs.traits`)
-        self.encode = encoding(cast(FittedModule, module).FIT(encode) if per_model else encode)
+        self.encode = cast(FittedModule, module).FIT(encode) if per_model else encode
         self.decode_request = guard_request(module.decode_request, wire)
         self.decode_response = guard_response(module.decode_response, wire)
         self.encode_response = module.encode_response

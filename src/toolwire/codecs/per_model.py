@@ -31,7 +31,7 @@ from toolwire.codecs.base import Encoded, Note
 from toolwire.codecs.caching import MAX_BREAKPOINTS, cap_markers
 from toolwire.codecs.model_checks import function_tools, thinking_off, tool_turns
 from toolwire.codecs.model_rules import SETTING, applies
-from toolwire.codecs.traits import traits
+from toolwire.codecs.traits import encoding, traits
 from toolwire.errors import ConfigError
 from toolwire.transcript import Message, ReasoningPart, Request
 
@@ -56,7 +56,7 @@ def fitted(encode: Callable[[Request], Encoded], wire: str,
     @functools.wraps(encode)
     def encoded(request: Request) -> Encoded:
         if whole:
-            traits(request)
+            traits(request)  # made once, for the checks inside too
         out = encode(request)
         body = dict(out.body)
         body.pop(SETTING, None)
@@ -65,7 +65,7 @@ def fitted(encode: Callable[[Request], Encoded], wire: str,
             fix(body, request, notes)
         return Encoded(body=body, notes=(*out.notes, *notes), headers=out.headers)
 
-    return encoded
+    return encoding(encoded) if whole else encoded
 
 
 # --------------------------------------------------------------------------- GPT-5 effort

@@ -1,13 +1,15 @@
 """What a request holds that the usual one does not, found in one pass over it: the checks and
-fixes around every wire's ``encode`` (freeform calls, tools added mid-conversation, media
-limits, system messages, cache markers and betas a caller wrote) ask `traits` instead of each
-walking the request or the body again.
+fixes around a wire's ``encode`` (freeform calls, tools added mid-conversation, media limits,
+system messages, cache markers and betas a caller wrote) ask `traits` instead of each walking
+the request or the body again, or, for one answer while the pass was not made, a quicker
+question of their own (`freeform`, `adds_tools`, `media`).
 
-`encoding` wraps a codec's whole ``encode``: while it runs, `traits` of the request it was
-given is found once and remembered (a context variable, so threads and tasks encoding at once
-never share it), and forgotten when it returns, so no request outlives its encode. Outside an
-encode, or for a request a wrapper replaced, `traits` walks the request again. Imports only
-the transcript; no wire module.
+`encoding` wraps the whole ``encode`` of a codec some of whose checks need the whole pass (the
+per-model fixes of Anthropic's, `toolwire.codecs.per_model`): while it runs, `traits` of the
+request it was given is found once and remembered (a context variable, so threads and tasks
+encoding at once never share it), and forgotten when it returns, so no request outlives its
+encode. Outside it, or for a request a wrapper replaced, `traits` walks the request again.
+Imports only the transcript; no wire module.
 """
 
 from __future__ import annotations
@@ -192,7 +194,10 @@ def encoding(encode: Callable[[Request], R],
         current = _current.get()
         if current is not None and current.request is request:
             return encode(request)
-        token = _current.set(_Slot(request, found))
+        slot = _Slot(request, found)
+        if found is not scan:  # told what to find: every check asks it, none looks itself
+            slot.found = found(request)
+        token = _current.set(slot)
         try:
             return encode(request)
         finally:

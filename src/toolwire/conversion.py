@@ -63,16 +63,14 @@ def convert(body: Mapping[str, Any], source: str, target: str, *, model: str | N
             f"this body is not a request in the {source} format ({type(exc).__name__}: {exc})"
         ) from exc
     request = carry_breakpoints(request, source, target)
-    encoded = encoder.encode(request)
+    to_send, lost = _settings(request, source, target)  # each setting of source's looked at once
+    encoded = encoder.encode(to_send)
     losses = encoded.notes
-    options = request.provider_options.get(source) if request.provider_options else None
-    if options and source != target and isinstance(options, Mapping):
-        # One loss per setting, in place of a codec's single note for the whole mapping.
+    if lost is not None:  # one loss per setting, in place of the codec's notes on the mapping
         whole = f"provider_options[{source!r}]"
         losses = tuple(
             [n for n in losses if not (n.kind == "field_dropped" and n.subject == whole)]
-            + [note for key, value in options.items() if key not in _HOW_READ
-               and (note := _lost(str(key), value, source, target)) is not None])
+            + lost)
     if source != target:
         noted = {n.subject for n in losses if n.kind == "field_dropped"}
         losses += tuple(n for n in _part_losses(request, source, target) if n.subject not in noted)
@@ -191,18 +189,28 @@ def without_unlost_settings(request: Request, source: str, target: str) -> Reque
     ``source``'s own that `convert` reports nothing for: how the body said what it carried, and
     lists kept whole whose substance the canonical fields carry. An encoder names every
     setting of another wire it is given as dropped; given this, it names only what is lost."""
+    return _settings(request, source, target)[0]
+
+
+def _settings(request: Request, source: str, target: str) -> tuple[Request, list[Note] | None]:
+    """`without_unlost_settings` of ``request``, and the loss of each setting kept (None when
+    ``source``'s settings are not a mapping to report setting by setting)."""
     options = request.provider_options.get(source) if request.provider_options else None
     if source == target or not isinstance(options, Mapping):
-        return request
-    kept = {k: v for k, v in options.items()
-            if k not in _HOW_READ and _lost(str(k), v, source, target) is not None}
+        return request, None
+    kept: dict[Any, Any] = {}
+    lost: list[Note] = []
+    for key, value in options.items():
+        if key not in _HOW_READ and (note := _lost(str(key), value, source, target)) is not None:
+            kept[key] = value
+            lost.append(note)
     if len(kept) == len(options):
-        return request
+        return request, lost
     assert request.provider_options is not None  # ``options`` came from it
     others = {w: e for w, e in request.provider_options.items() if w != source}
     if kept:
         others[source] = kept
-    return msgspec.structs.replace(request, provider_options=others or None)
+    return msgspec.structs.replace(request, provider_options=others or None), lost
 
 
 def _lost(key: str, value: Any, source: str, target: str) -> Note | None:

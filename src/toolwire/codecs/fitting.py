@@ -4,7 +4,8 @@ context management left out (`fitting_tools`), tools a system message adds offer
 start (`hoisting_tools`), freeform calls sent as function calls (`plain_calls`), and
 `Request.reasoning` written the wire's way, a temperature left out while reasoning is on
 (`with_reasoning`). `toolwire.codecs.base.Codec` puts them around every wire's ``encode``;
-must not import a wire.
+`hoisting_tools` and `plain_calls` ask `toolwire.codecs.traits`' one pass over the request
+whether it needs them. Must not import a wire.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import msgspec
 
 from toolwire.codecs.encoded import Encoded, Note
 from toolwire.codecs.reasoning import REASONING_LEVELS, PutReasoning, put_reasoning
+from toolwire.codecs.traits import adds_tools, freeform
 from toolwire.transcript import Request, ToolCallPart, ToolSpec
 
 
@@ -71,10 +73,7 @@ def hoisting_tools(encode: Callable[[Request], Encoded],
 
     @functools.wraps(encode)
     def hoisted(request: Request) -> Encoded:
-        for m in request.messages:  # a plain loop: every request pays this look
-            if m.tools or (m.role == "system" and not m.parts):
-                break
-        else:
+        if not adds_tools(request):  # what the one pass found, else a look at the messages
             return encode(request)
         tools = list(request.tools)
         messages = []
@@ -107,10 +106,7 @@ def plain_calls(encode: Callable[[Request], Encoded],
 
     @functools.wraps(encode)
     def plain(request: Request) -> Encoded:
-        if not any(type(p) is ToolCallPart and p.freeform
-                   for m in request.messages if m.role == "assistant" for p in m.parts) \
-                and not any(t.freeform for t in request.tools) \
-                and not any(t.freeform for m in request.messages for t in m.tools):
+        if not freeform(request):  # what the one pass found, else a look for freeform ones
             return encode(request)
         notes: list[Note] = []
         messages = []

@@ -22,9 +22,18 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolwire.codecs.traits import media as has_media
 from toolwire.errors import ConfigError, WireFormatError
 from toolwire.media import image_size
-from toolwire.transcript import MediaKind, MediaPart, Message, Part, TextPart, ToolResultPart
+from toolwire.transcript import (
+    MediaKind,
+    MediaPart,
+    Message,
+    Part,
+    Request,
+    TextPart,
+    ToolResultPart,
+)
 
 MB = 1024 * 1024
 
@@ -200,12 +209,14 @@ def message_media(message: Message) -> list[MediaPart]:
     return out
 
 
-def check_limits(messages: Sequence[Message], wire: str, limits: Limits) -> None:
+def check_limits(request: Request, wire: str, limits: Limits) -> None:
     """Refuse, before sending, a request ``wire`` would answer 400 for: too many images or
     documents, too many bytes, or an image too large in pixels (a `ConfigError` naming the
-    limit and what to do). Costs nothing for a request without media."""
-    if not _any_media(messages):
+    limit and what to do). A request without media pays only one look for media
+    (`toolwire.codecs.traits`: what its one pass found when it was made)."""
+    if not has_media(request):
         return
+    messages = request.messages
     groups: list[list[MediaPart]] = []
     previous: str | None = None
     for message in messages:
@@ -249,20 +260,6 @@ def check_limits(messages: Sequence[Message], wire: str, limits: Limits) -> None
             raise ConfigError(
                 f"{label} is {size[0]}x{size[1]} pixels; {wire} takes "
                 f"at most {side}x{side}{crowded}: downscale it first")
-
-
-def _any_media(messages: Sequence[Message]) -> bool:
-    """Whether any part is media or a result made of parts (one quick pass: text-only
-    requests, the usual case, pay only this)."""
-    for message in messages:
-        if message.role == "assistant":
-            continue  # a model's turns hold no media a request sends
-        for part in message.parts:
-            kind = type(part)
-            if kind is MediaPart or (kind is ToolResultPart
-                                     and type(part.content) is not str):  # type: ignore[union-attr]
-                return True
-    return False
 
 
 def _at_most(n: int, limit: int | None, wording: str) -> None:

@@ -15,8 +15,10 @@ setting) and the fixes themselves:
   system prompt; later ones stay only where the model takes them, else they are the user's.
 - `four_breakpoints` (Anthropic Messages): never more than four ``cache_control`` markers.
 
-The ``_rules`` setting is taken out of the body. Imports `toolwire.codecs.base`,
-`toolwire.codecs.caching`, `toolwire.codecs.model_checks` and the table; no wire module.
+The ``_rules`` setting is taken out of the body. A request without system messages or anything
+in the wire's own words (`toolwire.codecs.traits`) pays nearly nothing for the last two.
+Imports `toolwire.codecs.base`, `toolwire.codecs.caching`, `toolwire.codecs.model_checks`,
+`toolwire.codecs.traits` and the table; no wire module.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from toolwire.codecs.base import Encoded, Note
 from toolwire.codecs.caching import MAX_BREAKPOINTS, cap_markers
 from toolwire.codecs.model_checks import function_tools, thinking_off, tool_turns
 from toolwire.codecs.model_rules import SETTING, applies
+from toolwire.codecs.traits import encoding, traits
 from toolwire.errors import ConfigError
 from toolwire.transcript import Message, ReasoningPart, Request
 
@@ -45,10 +48,15 @@ def _options(request: Request, wire: str) -> Mapping[str, Any] | None:
 
 def fitted(encode: Callable[[Request], Encoded], wire: str,
            fixes: Sequence[Fix]) -> Callable[[Request], Encoded]:
-    """``encode``, then each of ``fixes`` on a copy of the body, its notes added."""
+    """``encode``, then each of ``fixes`` on a copy of the body, its notes added. Fixes that
+    ask what the request holds have the one pass over it (`toolwire.codecs.traits`) made
+    first, so every check inside the encode asks it too instead of looking again."""
+    whole = any(fix in _ASKING for fix in fixes)
 
     @functools.wraps(encode)
     def encoded(request: Request) -> Encoded:
+        if whole:
+            traits(request)  # made once, for the checks inside too
         out = encode(request)
         body = dict(out.body)
         body.pop(SETTING, None)
@@ -57,7 +65,7 @@ def fitted(encode: Callable[[Request], Encoded], wire: str,
             fix(body, request, notes)
         return Encoded(body=body, notes=(*out.notes, *notes), headers=out.headers)
 
-    return encoded
+    return encoding(encoded) if whole else encoded
 
 
 # --------------------------------------------------------------------------- GPT-5 effort
@@ -133,8 +141,11 @@ def reasoning_passback(body: dict[str, Any], request: Request, notes: list[Note]
 
 
 def four_breakpoints(body: dict[str, Any], request: Request, notes: list[Note]) -> None:
-    """At most four cache_control markers, the latest kept."""
-    notes.extend(cap_markers(body, MAX_BREAKPOINTS))
+    """At most four cache_control markers, the latest kept. A body encoded from a request
+    holding nothing in the wire's own words has none but those `place_breakpoints` put, which
+    keeps within the cap itself: only the others are counted."""
+    if traits(request).verbatim:
+        notes.extend(cap_markers(body, MAX_BREAKPOINTS))
 
 
 def _blocks(content: Any) -> list[Any]:
@@ -150,8 +161,9 @@ def system_messages(body: dict[str, Any], request: Request, notes: list[Note]) -
     """System messages where the model takes them: those before the conversation join the
     system prompt; the others stay where the model takes them (``system_messages``) and are
     otherwise sent as the user's words, joined to a user turn next to them."""
+    found = traits(request)  # a system message comes from the request or its own words
     messages = body.get("messages")
-    if not isinstance(messages, list):
+    if not (found.system or found.verbatim) or not isinstance(messages, list):
         return
     for message in messages:
         if _is_system(message):
@@ -188,6 +200,8 @@ def system_messages(body: dict[str, Any], request: Request, notes: list[Note]) -
     body["messages"] = out
 
 
+_ASKING = frozenset({system_messages, four_breakpoints})
+"""The fixes that ask `traits`."""
 CHAT_FIXES: tuple[Fix, ...] = (effort_with_tools, reasoning_passback)
 ANTHROPIC_FIXES: tuple[Fix, ...] = (system_messages, four_breakpoints)
 NO_FIXES: tuple[Fix, ...] = ()

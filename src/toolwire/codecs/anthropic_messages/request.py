@@ -278,7 +278,7 @@ def joined_system(blocks: Sequence[Any]) -> str:
 
 
 def encode(request: Request) -> Encoded:
-    check_limits(request.messages, WIRE, LIMITS)
+    check_limits(request, WIRE, LIMITS)
     notes: list[Note] = []
     request = leading_additions(request, notes)
     added = deferred_additions(request.messages, request.tools)
@@ -328,7 +328,7 @@ def encode(request: Request) -> Encoded:
     if nm.built:  # some name needed mapping: its notes go first, as the names come first
         notes[:0] = nm.notes()
     return Encoded(body=body, notes=tuple(notes),
-                   headers=with_addition_betas(folder.beta_headers(body), body))
+                   headers=with_addition_betas(folder.beta_headers(body), body, request))
 
 
 # --------------------------------------------------------------------------- decode

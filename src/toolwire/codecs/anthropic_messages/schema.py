@@ -27,6 +27,7 @@ import msgspec
 
 from toolwire.codecs.anthropic_messages.parts import WIRE, ToolNames
 from toolwire.codecs.base import Note
+from toolwire.codecs.traits import traits
 from toolwire.errors import WireFormatError
 from toolwire.transcript import Message, Part, Request, TextPart, ToolChoice, ToolSpec
 
@@ -394,6 +395,8 @@ def addition_betas(body: Mapping[str, Any]) -> list[str]:
 def leading_additions(request: Request, notes: list[Note]) -> Request:
     """``request`` with the tools of the system messages before the conversation (which join
     the system prompt) offered from the start, with a note."""
+    if not traits(request).added:
+        return request  # the usual request: no message adds a tool
     lead = next((n for n, m in enumerate(request.messages) if m.role != "system"),
                 len(request.messages))
     if not any(m.tools for m in request.messages[:lead]):
@@ -414,9 +417,15 @@ def leading_additions(request: Request, notes: list[Note]) -> Request:
         m for n, m in enumerate(messages) if n >= lead or m.parts))  # nothing left: none
 
 
-def with_addition_betas(headers: dict[str, str] | None,
-                        body: Mapping[str, Any]) -> dict[str, str] | None:
-    """``headers`` with the betas the tool additions of ``body`` need joined to its list."""
+def with_addition_betas(headers: dict[str, str] | None, body: Mapping[str, Any],
+                        request: Request | None = None) -> dict[str, str] | None:
+    """``headers`` with the betas the tool additions of ``body`` need joined to its list
+    (``body`` encoded from ``request``: looked for only when a message of it adds tools or it
+    holds blocks in the wire's own words, `toolwire.codecs.traits`)."""
+    if request is not None:
+        found = traits(request)
+        if not found.added and not found.verbatim:
+            return headers
     betas = addition_betas(body)
     if not betas:
         return headers

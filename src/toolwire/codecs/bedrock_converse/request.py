@@ -193,7 +193,7 @@ def joined_system(blocks: list[Any]) -> str:
 
 
 def encode(request: Request) -> Encoded:
-    check_limits(request.messages, WIRE, LIMITS)
+    check_limits(request, WIRE, LIMITS)
     notes: list[Note] = []
     nm = name_map(request)
     opts = own_options(request.provider_options, WIRE, notes)

@@ -350,11 +350,12 @@ class PartEncoder:
         fr: dict[str, Any] = {"name": self._wire_name(name)}
         if not generated:
             fr["id"] = result.call_id
-        fr["response"] = {"error" if result.is_error else "output": result.text}
+        text = result.content if type(result.content) is str else result.text
+        fr["response"] = {"error" if result.is_error else "output": text}
         kept = None if inner is None or not isinstance(inner, Mapping) else inner.get("response")
-        if kept is not None and not result.is_error and dumps(kept) == result.text:
+        if kept is not None and not result.is_error and dumps(kept) == text:
             fr["response"] = kept
-        if self._inside(result):
+        if type(result.content) is not str and self._inside(result):  # a string holds no media
             fr["parts"] = [self.media(m, f"result {result.call_id}.media[{n}]", inner=True)
                            for n, m in enumerate(result.media)]
         if inner is not None and isinstance(inner, Mapping):
@@ -375,7 +376,8 @@ class PartEncoder:
         naming its call, with a note for each result that had some (none with result parts)."""
         out: list[dict[str, Any]] = []
         for p_index, part in enumerate(results):
-            if isinstance(part, ToolResultPart) and part.media and not self._inside(part):
+            if isinstance(part, ToolResultPart) and type(part.content) is not str and (
+                    part.media and not self._inside(part)):
                 where = _where(m_index, p_index)
                 key = part.call_id
                 if key in self._generated or GENERATED in (own(part.provider_data) or {}):

@@ -46,7 +46,7 @@ READ = ("contents", "systemInstruction", "tools", "toolConfig", "generationConfi
 
 def encode(request: Request) -> Encoded:
     """The ``generateContent`` body for a request, with a note for every change made."""
-    check_limits(request.messages, WIRE, LIMITS)
+    check_limits(request, WIRE, LIMITS)
     notes: list[Note] = []
     options = own_options(request.provider_options, WIRE, notes)
     settings = {k: options.pop(k) for k in list(options) if k.startswith("_")}

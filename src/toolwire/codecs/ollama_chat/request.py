@@ -71,7 +71,7 @@ def _choice_allows_tools(choice: ToolChoice, has_tools: bool, notes: list[Note])
 
 
 def _result_text(part: ToolResultPart) -> str:
-    content = part.text or EMPTY_RESULT
+    content = (part.content if type(part.content) is str else part.text) or EMPTY_RESULT
     if part.is_error and not content.startswith("Error:"):
         content = ERROR_PREFIX + content
     return content
@@ -90,7 +90,7 @@ def _encode_result(part: ToolResultPart, m_index: int, p_index: int, names: Name
     if not is_generated(part.call_id):
         out["tool_call_id"] = part.call_id
     out["content"] = _result_text(part)
-    if part.media:
+    if type(part.content) is not str and part.media:  # a plain string holds none
         subject = part_subject(m_index, p_index)
         images, texts = encode_media([(f"{subject}.media[{n}]", m)
                                       for n, m in enumerate(part.media)], notes)
@@ -98,7 +98,7 @@ def _encode_result(part: ToolResultPart, m_index: int, p_index: int, names: Name
             out["content"] = "\n".join([out["content"], *texts])
         if images:
             out["images"] = images
-    return with_extras(out, own(part.provider_data))
+    return out if part.provider_data is None else with_extras(out, own(part.provider_data))
 
 
 def _encode_message(msg: Message, m_index: int, names: NameMap, call_names: dict[str, str],

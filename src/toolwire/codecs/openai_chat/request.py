@@ -232,9 +232,9 @@ def _usual(message: Message, out: list[dict[str, Any]], enc: _Encoder) -> bool:
             if type(part) is not ToolResultPart or part.provider_data is not None or (
                     not part.call_id):
                 return False
-            if part.media:
+            if type(part.content) is not str and part.media:
                 return False
-            content = part.text
+            content = part.content if type(part.content) is str else part.text
             if part.is_error:
                 if not content.startswith("Error:"):
                     content = ERROR_PREFIX + content
@@ -275,7 +275,7 @@ def _usual(message: Message, out: list[dict[str, Any]], enc: _Encoder) -> bool:
 
 def encode(request: Request) -> Encoded:
     """The request as an OpenAI Chat Completions body, with notes on what was changed."""
-    check_limits(request.messages, WIRE, LIMITS)
+    check_limits(request, WIRE, LIMITS)
     enc = _Encoder(request)
     messages: list[dict[str, Any]] = []
     if request.system is not None:

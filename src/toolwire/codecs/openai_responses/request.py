@@ -90,7 +90,7 @@ def stored_from(messages: Sequence[Message]) -> tuple[int, str] | None:
 
 def encode(request: Request) -> Encoded:
     """The request body the API documents, and a note for every change made to fit it."""
-    check_limits(request.messages, WIRE, LIMITS)
+    check_limits(request, WIRE, LIMITS)
     notes: list[Note] = []
     names = name_map(request.tools)
     notes.extend(names.notes())

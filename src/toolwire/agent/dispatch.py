@@ -166,6 +166,8 @@ class Dispatcher:
 
     def awaiting(self, calls: Sequence[ToolCallPart]) -> list[ToolCallPart]:
         """The calls whose tool's policy is ``defer`` and that no decision answers yet."""
+        if self._default != "defer" and "defer" not in self._policies.values():
+            return []  # no tool waits for decisions
         return [c for c in calls
                 if self.policy(c.name) == "defer" and call_digest(c) not in self._bound
                 and c.name in self.tools]

@@ -1,14 +1,14 @@
 """The agent loop: ask the model, answer every call it makes, repeat until something ends the run.
 
 Owns `Agent`; re-exports the run's values (`AgentRun`, `Step`, `RunResult`, `RunStop`) from
-`toolwire.agent.run`. The loop itself is `Agent._loop`,
-one async generator: limits are checked before each model call; the reply is appended exactly as
-it came; then exactly one result per call, in call order, goes into one tool message. Whatever
-the model raises that toolwire names (`ProviderError`, `WireFormatError`) and a reply that holds
-nothing end the run with a stop of their own; ``time_limit`` also bounds the model call and the
-tools in progress (`Agent._within_deadline`, the dispatcher's ``deadline``). Each step
-says what comes next, and the run's `RunResult.stop` says why it ended. `Agent.run` is a thin
-sync wrapper over `Agent.arun`, which drains `Agent.steps`.
+`toolwire.agent.run`. The loop itself is `Agent._loop`, one async generator: limits are
+checked before each model call; the reply is appended exactly as it came; then exactly one
+result per call, in call order, goes into one tool message. Whatever the model raises that
+toolwire names (`ProviderError`, `WireFormatError`) and a reply that holds nothing end the run
+with a stop of their own; ``time_limit`` also bounds the model call and the tools in progress
+(`Agent._within_deadline`, the dispatcher's ``deadline``). Each step says what comes next, and
+the run's `RunResult.stop` says why it ended. `Agent.run` is a thin sync wrapper over
+`Agent.arun`, which drains `Agent.steps`.
 
 Watching a run step by step (`Agent.steps` returns an `AgentRun`, an async iterator)::
 
@@ -98,7 +98,7 @@ _REPLY_STOPS: dict[str, RunStop] = {
 }
 """Reply stops that end a run without an answer; any other stop without calls is an answer."""
 
-_WITHIN_LIMITS = Continue("no limit is reached")
+_WITHIN_LIMITS, _COLD = Continue("no limit is reached"), contextlib.nullcontext()  # shared
 
 
 class Agent:
@@ -453,8 +453,8 @@ class Agent:
 def _warm(model: Model, reply: Reply) -> contextlib.AbstractAsyncContextManager[Any]:
     """While a reply's tools run, the model's ``keep_warm`` (when it has one: an HTTP model
     keeps its connection from expiring, so the next turn does not open a new one)."""
-    keep_warm = getattr(model, "keep_warm", None) if reply.tool_calls else None  # WarmModel's
-    return contextlib.nullcontext() if keep_warm is None else keep_warm()
+    keep_warm = getattr(model, "keep_warm", None)  # WarmModel's, asked before the calls
+    return _COLD if keep_warm is None or not reply.tool_calls else keep_warm()
 
 
 def _error_stop(exc: ProviderError | WireFormatError) -> RunStop:

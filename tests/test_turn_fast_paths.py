@@ -23,6 +23,7 @@ from toolwire.transcript import (
     Request,
     TextPart,
     ToolCallPart,
+    ToolResultPart,
     ToolSpec,
 )
 
@@ -106,3 +107,20 @@ def test_the_calls_awaiting_decisions_are_those_of_deferred_tools(
     expected = [c for c in calls
                 if own.get(c.name, default) == "defer" and c.name in ("noop", "other")]
     assert dispatcher.awaiting(calls) == expected
+
+
+@given(default=_POLICY, own=st.dictionaries(st.sampled_from(["noop", "other"]), _POLICY),
+       name=st.sampled_from(["noop", "other"]))
+async def test_a_call_is_admitted_as_its_tools_policy_says(
+        default: str, own: dict[str, str], name: str) -> None:
+    """``allow`` lets the call run at once; every other policy, with no one to ask and no
+    decision given, answers it with an error result."""
+    other = Tool.from_function(_noop, name="other")
+    dispatcher = Dispatcher([TOOL, other], policy={"*": default, **own})  # type: ignore[dict-item]
+    call = ToolCallPart(id="c1", name=name, arguments={"x": 1})
+    admitted = await dispatcher.admit(call)
+    if own.get(name, default) == "allow":
+        assert isinstance(admitted, tuple) and admitted[0].name == name
+        assert admitted[1] == {"x": 1}
+    else:
+        assert isinstance(admitted, ToolResultPart) and admitted.is_error

@@ -346,7 +346,7 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
     @property
     def tool_calls(self) -> tuple[ToolCallPart, ...]:
-        return self.message.tool_calls
+        return tuple([p for p in self.message.parts if isinstance(p, ToolCallPart)])
 
     @property
     def text(self) -> str:

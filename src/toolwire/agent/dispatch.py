@@ -220,6 +220,8 @@ class Dispatcher:
             tool, args = self.tools.check_call(call)
         except ToolCallError as exc:
             return error_result(call, str(exc))
+        if self._policies.get(tool.name, self._default) == "allow":
+            return tool, args  # what `_check_approval` says of it, without asking it
         refusal = await self._check_approval(call, tool, args, deadline)
         if refusal is not None:
             return error_result(call, refusal)

@@ -124,3 +124,24 @@ async def test_a_call_is_admitted_as_its_tools_policy_says(
         assert admitted[1] == {"x": 1}
     else:
         assert isinstance(admitted, ToolResultPart) and admitted.is_error
+
+
+@given(setting=st.sampled_from([None, "clear", "summarize", "provider"]),
+       window=st.sampled_from([None, 50, 100_000]),
+       sizes=st.lists(st.integers(0, 400), min_size=1, max_size=8))
+async def test_a_keeper_that_is_idle_leaves_every_history_as_it_was(
+        setting: str | None, window: int | None, sizes: list[int]) -> None:
+    """The loop skips `Keeper.before_call` when the keeper is idle: the call would have
+    changed no history and added no note."""
+    from toolwire.agent.compaction import Keeper, compaction_setting
+    from toolwire.agent.run import RunState
+    from toolwire.testing import ScriptedModel
+
+    keeper = Keeper(ScriptedModel(["ok"]), compaction_setting(setting), window)
+    messages = [Message.user("x" * n) if i % 2 == 0 else Message.assistant("y" * n)
+                for i, n in enumerate(sizes)]
+    state = RunState(messages=list(messages), request_base=Request(model="m"))
+    await keeper.before_call(state)
+    if keeper.idle:
+        assert state.messages == messages and state.notes == []
+    assert keeper.idle == (setting is None or window is None and setting != "provider")

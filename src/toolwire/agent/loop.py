@@ -61,6 +61,7 @@ from toolwire.agent.run import (
     RunStop,
     Step,
     Task,
+    error_stop,
     task_messages,
 )
 from toolwire.agent.settings import (
@@ -72,7 +73,7 @@ from toolwire.agent.settings import (
     settle,
 )
 from toolwire.agent.toollist import ToolList, defer_tools
-from toolwire.errors import ContextLengthError, ProviderError, ResponseTooLarge, WireFormatError
+from toolwire.errors import ContextLengthError, ProviderError, WireFormatError
 from toolwire.events import ApprovalAwaited, StreamEnd, ToolFinished, ToolStarted, listen
 from toolwire.protocol import (
     Model,
@@ -292,7 +293,8 @@ class Agent:
                     case RunStop() as stop:
                         s.finish(stop)
                         return
-                await self.keeper.before_call(s)
+                if not self.keeper.idle:  # a history that is never compacted asks nothing
+                    await self.keeper.before_call(s)
                 request = s.next_request()
                 started = time.perf_counter()
                 watch = TurnWatch(s.turns + 1, s.emit, self.dispatcher, deadline=s.deadline,
@@ -305,7 +307,7 @@ class Agent:
                     if isinstance(exc, ContextLengthError) and await self.keeper.overflowed(
                             s, exc):
                         continue  # compacted: the turn is tried again
-                    s.finish(_error_stop(exc), exc)
+                    s.finish(error_stop(exc), exc)
                     return
                 except BaseException:
                     watch.abandon("the run ended while its reply was streaming")
@@ -325,7 +327,8 @@ class Agent:
                 s.add_reply(reply, seconds)
                 async with _warm(self.model, reply):
                     results, after = await self._answer(s, reply, watch)
-                watch.abandon("the reply that was kept did not ask for its result")
+                if watch.early:
+                    watch.abandon("the reply that was kept did not ask for its result")
                 match after:
                     case RunStop() as stop:
                         s.finish(stop)
@@ -427,7 +430,7 @@ class Agent:
                          watch: TurnWatch | None = None) -> list[ToolResultPart]:
         """Dispatch ``calls``, telling the run of each one's start and end; the calls ``watch``
         started early are answered by their results."""
-        early = watch.claim(calls) if watch is not None else None
+        early = watch.claim(calls) if watch is not None and watch.early else None
         if not s.listeners:
             with listen(s.emit):  # what the tools say of how they ran (a ToolNote)
                 return await self.dispatcher.run(calls, deadline=s.deadline, early=early)
@@ -455,17 +458,6 @@ def _warm(model: Model, reply: Reply) -> contextlib.AbstractAsyncContextManager[
     keeps its connection from expiring, so the next turn does not open a new one)."""
     keep_warm = getattr(model, "keep_warm", None)  # WarmModel's, asked before the calls
     return _COLD if keep_warm is None or not reply.tool_calls else keep_warm()
-
-
-def _error_stop(exc: ProviderError | WireFormatError) -> RunStop:
-    """The stop for what a model raised: a reply it could not use, or the provider failing."""
-    if isinstance(exc, ContextLengthError):
-        return RunStop.CONTEXT_FULL
-    if isinstance(exc, ResponseTooLarge):
-        return RunStop.TOO_LARGE
-    if isinstance(exc, WireFormatError):
-        return RunStop.BAD_REPLY
-    return RunStop.PROVIDER_ERROR
 
 
 def _no_running_loop(name: str) -> None:

@@ -144,4 +144,4 @@ async def test_a_keeper_that_is_idle_leaves_every_history_as_it_was(
     await keeper.before_call(state)
     if keeper.idle:
         assert state.messages == messages and state.notes == []
-    assert keeper.idle == (setting is None or window is None and setting != "provider")
+    assert keeper.idle == (setting is None or (window is None and setting != "provider"))

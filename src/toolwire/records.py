@@ -237,15 +237,16 @@ class Signer:
     (give it to go on with a record already signed)."""
 
     def __init__(self, key: bytes, last: bytes = _CHAIN_START) -> None:
-        self._mac = _Keyed(key).mac
+        self._keyed = _Keyed(key)._keyed
         self.last = last
 
     def sign(self, body: bytes) -> bytes:
         """``body`` (a JSON object's bytes, no newline) with its MAC as its last member."""
         if not (body.startswith(b"{") and body.endswith(b"}")):
             raise ValueError("a signed line must be a JSON object")
-        mac = self._mac(self.last, body)
-        self.last = mac
+        keyed = self._keyed.copy()  # `_Keyed.mac`, written out: a call less for each line
+        keyed.update(self.last + b"\n" + body)
+        mac = self.last = keyed.hexdigest().encode()
         closing = b'"mac":"' + mac + b'"}'
         return body[:-1] + (closing if body == b"{}" else b"," + closing)
 

@@ -107,6 +107,10 @@ def test_the_calls_awaiting_decisions_are_those_of_deferred_tools(
     expected = [c for c in calls
                 if own.get(c.name, default) == "defer" and c.name in ("noop", "other")]
     assert dispatcher.awaiting(calls) == expected
+    # the loop asks `awaiting` only of a dispatcher that defers some tool
+    assert dispatcher.defers == ("defer" in (default, *own.values()))
+    if not dispatcher.defers:
+        assert expected == []
 
 
 @given(default=_POLICY, own=st.dictionaries(st.sampled_from(["noop", "other"]), _POLICY),

@@ -99,7 +99,7 @@ _REPLY_STOPS: dict[str, RunStop] = {
 }
 """Reply stops that end a run without an answer; any other stop without calls is an answer."""
 
-_WITHIN_LIMITS, _COLD = Continue("no limit is reached"), contextlib.nullcontext()  # shared
+_WITHIN_LIMITS = Continue("no limit is reached")
 
 
 class Agent:
@@ -325,8 +325,11 @@ class Agent:
                     s.finish(RunStop.BAD_REPLY, WireFormatError(why))
                     return
                 s.add_reply(reply, seconds)
-                async with _warm(self.model, reply):
+                if (warm := _warm(self.model, reply)) is None:
                     results, after = await self._answer(s, reply, watch)
+                else:
+                    async with warm:
+                        results, after = await self._answer(s, reply, watch)
                 if watch.early:
                     watch.abandon("the reply that was kept did not ask for its result")
                 match after:
@@ -407,7 +410,7 @@ class Agent:
             if results:
                 s.add(Message(role="tool", parts=results))
             return results, RunStop.CUT_OFF
-        if calls and (waiting := self.dispatcher.awaiting(calls)):
+        if calls and self.dispatcher.defers and (waiting := self.dispatcher.awaiting(calls)):
             watch.abandon("the run stopped to wait for decisions on its calls")
             s.emit(ApprovalAwaited(s.turns, tuple(waiting)))
             s.notes.append(f"turn {s.turns}: waiting for decisions on "
@@ -453,11 +456,11 @@ class Agent:
         return f"Agent(model={model_name(self.model)!r}, tools={[t.name for t in self.tools]})"
 
 
-def _warm(model: Model, reply: Reply) -> contextlib.AbstractAsyncContextManager[Any]:
+def _warm(model: Model, reply: Reply) -> contextlib.AbstractAsyncContextManager[Any] | None:
     """While a reply's tools run, the model's ``keep_warm`` (when it has one: an HTTP model
     keeps its connection from expiring, so the next turn does not open a new one)."""
     keep_warm = getattr(model, "keep_warm", None)  # WarmModel's, asked before the calls
-    return _COLD if keep_warm is None or not reply.tool_calls else keep_warm()
+    return None if keep_warm is None or not reply.tool_calls else keep_warm()
 
 
 def _no_running_loop(name: str) -> None:

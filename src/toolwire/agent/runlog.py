@@ -146,7 +146,10 @@ class RunLog:
         self.path = Path(path)
         self._fsync = fsync
         key = records.record_key() if key is None else key
-        data = self.path.read_bytes() if self.path.exists() else b""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:  # a new log
+            data = b""
         if repair and data and not data.endswith(b"\n"):  # a last line a crash cut short
             with self.path.open("rb+") as f:
                 f.truncate(data.rfind(b"\n") + 1)

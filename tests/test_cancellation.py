@@ -8,6 +8,7 @@ cancellation lost here is a run that answers after the person stopped it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 
@@ -43,4 +44,47 @@ async def test_a_cancellation_while_keep_warm_stops_its_refresher_is_not_lost() 
         with pytest.raises(asyncio.CancelledError):
             await task
         assert reached_end == []
+        await transport.aclose()
+
+
+async def _warm_transport(emu: Emulator) -> tuple[HttpTransport, str]:
+    transport = HttpTransport()
+    url = f"{emu.base_url}/v1/messages"
+    first = await transport.send(WireRequest(url, {"model": "m", "max_tokens": 8, "messages": [
+        {"role": "user", "content": "hi"}]}))
+    await first.read()
+    return transport, url
+
+
+async def test_keep_warm_ends_its_refresher_and_the_block_goes_on() -> None:
+    """After the block the refresher is over (cancelled, not left running), and the block's
+    exit raises nothing of it: the turn goes on."""
+    with Emulator([{"text": "hi"}]) as emu:
+        transport, url = await _warm_transport(emu)
+        before = set(asyncio.all_tasks())
+        async with transport.keep_warm(url):
+            started = set(asyncio.all_tasks()) - before
+            assert len(started) == 1  # the refresher
+        (refresher,) = started
+        assert refresher.cancelled()
+        await transport.aclose()
+
+
+async def test_keep_warm_in_a_task_that_caught_an_earlier_cancellation_still_goes_on() -> None:
+    """A task that was cancelled once and caught it (without ``uncancel``) still leaves the
+    block normally: only a cancellation that comes while the block's exit waits is its own."""
+    with Emulator([{"text": "hi"}]) as emu:
+        transport, url = await _warm_transport(emu)
+
+        async def turn() -> str:
+            me = asyncio.current_task()
+            assert me is not None
+            me.cancel()
+            with contextlib.suppress(asyncio.CancelledError):  # the count asked stays at 1
+                await asyncio.sleep(1)
+            async with transport.keep_warm(url):
+                pass
+            return "went on"
+
+        assert await asyncio.ensure_future(turn()) == "went on"
         await transport.aclose()

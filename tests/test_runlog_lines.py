@@ -79,3 +79,45 @@ def test_a_line_with_media_keeps_it_in_the_folder(tmp_path: Path,
     written_as_before(tmp_path / "run.jsonl", "message", {"index": 0, "message": message})
     line = json.loads(unsigned((tmp_path / "run.jsonl").read_bytes().splitlines()[-1])[0])
     assert "file" in line["message"]["parts"][0] and "data" not in line["message"]["parts"][0]
+
+
+_TEXT = st.one_of(st.text(max_size=20), st.sampled_from(LOOKALIKES))
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=_TEXT, result=_TEXT, turn=st.integers(1, 50), index=st.integers(0, 99),
+       seconds=st.floats(0, 1e4, allow_nan=False),
+       choice=st.sampled_from([None, "auto", "required"]))
+def test_the_turn_events_write_the_lines_the_log_methods_write(
+        tmp_path: Path, text: str, result: str, turn: int, index: int, seconds: float,
+        choice: str | None) -> None:
+    """A message, request, reply and tool result given to the log as a run's events are
+    written as `RunLog.message`, `request`, `reply` and `call_end` write them."""
+    from toolwire.events import MessageAdded, ReplyReceived, RequestSent, ToolFinished
+    from toolwire.transcript import Reply, Request, ToolCallPart, ToolChoice, ToolResultPart
+
+    call = ToolCallPart(id="c1", name="look", arguments={"q": text})
+    message = Message(role="assistant", parts=(call,))
+    reply = Reply(message=message, stop="tool_calls")
+    request = Request(model="m", messages=(Message.user(text),) * (index % 4 + 1),
+                      tool_choice=None if choice is None else ToolChoice(mode=choice))  # type: ignore[arg-type]
+    done = ToolResultPart(call_id="c1", content=result, name="look")
+    with tempfile.TemporaryDirectory(dir=tmp_path) as folder:
+        by_events, by_methods = Path(folder, "events.jsonl"), Path(folder, "methods.jsonl")
+        with RunLog(by_events) as log:
+            log(MessageAdded(index, message))
+            log(RequestSent(turn, request))
+            log(ReplyReceived(turn, index, reply, seconds))
+            log(ToolFinished(turn=turn, call=call, result=done, seconds=seconds))
+        with RunLog(by_methods) as log:
+            log.message(index, message)
+            log.request(turn, len(request.messages), request.tool_choice)
+            log.reply(turn, index, reply, seconds)
+            log.call_end(turn, done, seconds)
+
+        def lines(path: Path) -> list[dict[str, Any]]:
+            found = [json.loads(unsigned(x)[0]) for x in path.read_bytes().splitlines()]
+            return [{k: v for k, v in x.items() if k != "t"} for x in found]
+
+        assert lines(by_events) == lines(by_methods)

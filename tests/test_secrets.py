@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -24,6 +25,8 @@ from toolwire.agent.dispatch import Dispatcher
 from toolwire.emulator import Emulator
 from toolwire.schema.tool import Tool
 from toolwire.secrets import (
+    _SHAPE_NEEDLES,
+    _SHAPES,
     HOLD,
     MIN_SECRET_LENGTH,
     Redactor,
@@ -144,6 +147,31 @@ def test_a_line_the_probe_passes_holds_nothing_to_redact_in_any_case(pieces: lis
              "lower": " ".join(pieces).lower()}
     if redactor.misses(json.dumps(value).encode()):
         assert redact_json(value, redactor) == value
+
+@given(st.lists(st.sampled_from([*PIECES, "AWS_secret_ACCESS_key=" + "h" * 30, "accountkey=",
+                                  "aCCOUNTkEY=" + "i" * 25, "Aws_Session_Token", "sk-", "AIz",
+                                  "ya29", "hunter2hunter"])
+                | st.text(max_size=12), max_size=8),
+       st.sampled_from([str, str.upper, str.lower, str.swapcase]))
+def test_the_plain_searches_before_the_probe_pass_exactly_the_lines_it_passes(
+        pieces: list[str], case: Any) -> None:
+    """`Redactor.misses` searches for plain text first and runs the probe only when one is
+    found: it says what the probe alone says, whatever the line holds."""
+    redactor = Redactor({"MY_PASSWORD": "hunter2hunter2"})
+    assert redactor._probe is not None
+    line = json.dumps({"text": case(" ".join(pieces))}).encode()
+    assert redactor.misses(line) == (redactor._probe.search(line) is None)
+
+
+@pytest.mark.parametrize("kind,shape", [s for s in _SHAPES if "(?<=" not in s[1]])
+@given(data=st.data())
+def test_every_match_of_a_shape_holds_its_needle(kind: str, shape: str,
+                                                 data: st.DataObject) -> None:
+    needle, any_case = _SHAPE_NEEDLES[_SHAPES.index((kind, shape))]
+    assert not any_case
+    text = data.draw(st.from_regex(shape, fullmatch=True))
+    assert needle.decode() in text
+
 
 def test_the_shared_redactor_is_made_again_only_when_the_environment_changes(
         monkeypatch: pytest.MonkeyPatch) -> None:

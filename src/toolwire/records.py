@@ -54,15 +54,7 @@ _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 def state_dir(env: Mapping[str, str] | None = None, *, create: bool = True) -> Path:
     """The user's toolwire state directory, made (mode 0700) when missing and ``create``."""
-    env = os.environ if env is None else env
-    given = env.get(STATE_VAR)
-    if given:
-        folder = Path(given).expanduser()
-    else:
-        base = env.get("XDG_STATE_HOME") or os.path.join(
-            env.get("HOME") or Path.home(), ".local", "state")
-        folder = Path(base, "toolwire")
-    folder = folder.absolute()
+    folder = _state_path(os.environ if env is None else env)
     if create and not os.path.isdir(folder):
         try:
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -71,6 +63,27 @@ def state_dir(env: Mapping[str, str] | None = None, *, create: bool = True) -> P
                 f"toolwire's state directory {folder} cannot be made ({exc.strerror or exc}); "
                 f"set {STATE_VAR} to a folder of yours") from None
     return folder
+
+
+_STATE_PATHS: dict[tuple[str | None, ...], Path] = {}
+"""`_state_path`'s answers, by what they were made of."""
+
+
+def _state_path(env: Mapping[str, str]) -> Path:
+    """Where the state directory is for ``env`` (and the current folder, for a relative
+    one); worked out once for each such setting in a process."""
+    given, xdg, home = env.get(STATE_VAR), env.get("XDG_STATE_HOME"), env.get("HOME")
+    settled = (given, xdg, home, os.getcwd())
+    found = _STATE_PATHS.get(settled)
+    if found is not None:
+        return found
+    if given:
+        folder = Path(given).expanduser()
+    else:
+        base = xdg or os.path.join(home or Path.home(), ".local", "state")
+        folder = Path(base, "toolwire")
+    found = _STATE_PATHS[settled] = folder.absolute()
+    return found
 
 
 def runs_folder(workdir: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> Path:
@@ -118,7 +131,19 @@ def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool
 
 
 def record_key(env: Mapping[str, str] | None = None) -> bytes:
-    """This user's record key, made on first use (mode 0600 in the state directory)."""
+    """This user's record key, made on first use (mode 0600 in the state directory).
+
+    A key read once is kept for the process, by its file's path and what `os.stat` says of
+    that file (device, inode, size, change times): every later call looks at the file again
+    and reads it again only when it is no longer the one read."""
+    where = os.path.join(_state_path(os.environ if env is None else env), KEY_FILE)
+    kept = _KEYS.get(where)
+    if kept is not None:
+        try:
+            if _stamp(os.stat(where, follow_symlinks=False)) == kept[0]:
+                return kept[1]
+        except OSError:
+            pass
     folder = state_dir(env)
     try:
         fd = os.open(folder, _OPEN_DIR)
@@ -127,22 +152,45 @@ def record_key(env: Mapping[str, str] | None = None) -> bytes:
                           f"({exc.strerror or exc}); set {STATE_VAR} to a folder of yours"
                           ) from None
     try:
-        try:
-            return _read_key(fd, folder)
-        except FileNotFoundError:
-            pass
-        key = secrets.token_bytes(KEY_BYTES)
-        tmp = f".{KEY_FILE}.{secrets.token_hex(8)}.tmp"
-        write_new(fd, tmp, key)
-        try:  # a link appears whole: a second process either makes it or reads this one
-            os.link(tmp, KEY_FILE, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
-        except FileExistsError:
-            return _read_key(fd, folder)
-        finally:
-            os.unlink(tmp, dir_fd=fd)
+        try:  # the stamp before reading: a file replaced after it will not match it
+            before = _stamp(os.stat(KEY_FILE, dir_fd=fd, follow_symlinks=False))
+        except OSError:
+            before = ()  # none yet: kept from the next call on
+        key = _own_key(fd, folder)
+        if before:
+            _KEYS[where] = (before, key)
         return key
     finally:
         os.close(fd)
+
+
+_KEYS: dict[str, tuple[tuple[int, ...], bytes]] = {}
+"""The record keys read in this process: key file path -> (its `_stamp` then, the key)."""
+
+
+def _stamp(info: os.stat_result) -> tuple[int, ...]:
+    """What tells one key file from another at the same path (a regular file only)."""
+    if not stat.S_ISREG(info.st_mode):
+        return ()
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _own_key(fd: int, folder: Path) -> bytes:
+    """The key in the state directory ``fd`` (``folder``), made there when missing."""
+    try:
+        return _read_key(fd, folder)
+    except FileNotFoundError:
+        pass
+    key = secrets.token_bytes(KEY_BYTES)
+    tmp = f".{KEY_FILE}.{secrets.token_hex(8)}.tmp"
+    write_new(fd, tmp, key)
+    try:  # a link appears whole: a second process either makes it or reads this one
+        os.link(tmp, KEY_FILE, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+    except FileExistsError:
+        return _read_key(fd, folder)
+    finally:
+        os.unlink(tmp, dir_fd=fd)
+    return key
 
 
 def _read_key(fd: int, folder: Path) -> bytes:
@@ -172,7 +220,10 @@ class _Keyed:
     __slots__ = ("_keyed",)
 
     def __init__(self, key: bytes) -> None:
-        self._keyed = hmac.new(key, digestmod="sha256")
+        keyed = hmac.new(key, digestmod="sha256")
+        # the C object behind it when there is one (OpenSSL's): the same copy, update and
+        # hexdigest, without the Python wrapper's calls around each
+        self._keyed = getattr(keyed, "_hmac", None) or keyed
 
     def mac(self, previous: bytes, body: bytes) -> bytes:
         """The hex MAC of ``previous``, a newline and ``body``."""
@@ -186,15 +237,16 @@ class Signer:
     (give it to go on with a record already signed)."""
 
     def __init__(self, key: bytes, last: bytes = _CHAIN_START) -> None:
-        self._mac = _Keyed(key).mac
+        self._keyed = _Keyed(key)._keyed
         self.last = last
 
     def sign(self, body: bytes) -> bytes:
         """``body`` (a JSON object's bytes, no newline) with its MAC as its last member."""
         if not (body.startswith(b"{") and body.endswith(b"}")):
             raise ValueError("a signed line must be a JSON object")
-        mac = self._mac(self.last, body)
-        self.last = mac
+        keyed = self._keyed.copy()  # `_Keyed.mac`, written out: a call less for each line
+        keyed.update(self.last + b"\n" + body)
+        mac = self.last = keyed.hexdigest().encode()
         closing = b'"mac":"' + mac + b'"}'
         return body[:-1] + (closing if body == b"{}" else b"," + closing)
 

@@ -50,6 +50,17 @@ _SHAPES: tuple[tuple[str, str], ...] = (
 between a name and its value)."""
 _SHAPE_MIN = 20
 """No shape matches fewer characters."""
+_SHAPE_NEEDLES: tuple[tuple[bytes, bool], ...] = (
+    (b"sk-ant-", False), (b"sk-", False), (b"AIza", False), (b"ya29.", False),
+    (b"aws_secret_access_key", True), (b"aws_session_token", True), (b"accountkey=", True),
+)
+"""For each shape, in its order, text that every match of it (or the name it follows) holds
+as it is in JSON, and whether that text is to be found in any case (then it is written in
+lower case): a line holding none of them and none of the known values cannot match."""
+assert len(_SHAPE_NEEDLES) == len(_SHAPES), "every shape needs its needle"
+_ANY_CASE_NEEDLES = tuple(n for n, any_case in _SHAPE_NEEDLES if any_case)
+_PLAIN_NEEDLES = tuple(n for n, any_case in _SHAPE_NEEDLES if not any_case and not any(
+    o != n and o in n for o, c in _SHAPE_NEEDLES if not c))  # "sk-" covers "sk-ant-"
 
 
 def _either_case(name: str) -> str:
@@ -100,7 +111,8 @@ class Redactor:
     `Redactor.shared` gives the one made from the process environment, made again only when
     the environment changes."""
 
-    __slots__ = ("_names", "_pattern", "_probe", "_shortest", "_values", "secrets")
+    __slots__ = ("_names", "_needles", "_pattern", "_probe", "_shortest", "_values",
+                 "secrets")
 
     def __init__(self, env: Mapping[str, str] | None = None,
                  secrets: Mapping[str, str] | Iterable[str] = ()) -> None:
@@ -119,7 +131,9 @@ class Redactor:
         self._pattern = re.compile("|".join(alternatives))
         self._shortest = min([_SHAPE_MIN, *map(len, self._values)])
         self._probe: re.Pattern[bytes] | None = None
+        self._needles = _PLAIN_NEEDLES
         if all(_JSON_PLAIN.match(v) for v in self._values):
+            self._needles += tuple(v.encode("ascii") for v in self._values)
             self._probe = re.compile("|".join([*map(re.escape, self._values), _SHAPE_PROBE]
                                               ).encode("ascii"))
 
@@ -151,7 +165,17 @@ class Redactor:
         ``line`` (one search of the whole text). True means `redact_json` would give the same
         value back; False, that it may not (a string or a key holds a secret or looks like
         one, or a known value holds a character JSON escapes)."""
-        return self._probe is not None and self._probe.search(line) is None
+        probe = self._probe
+        if probe is None:
+            return False
+        for needle in self._needles:  # plain searches first, each far quicker than the probe
+            if needle in line:
+                return probe.search(line) is None
+        lowered = line.lower()
+        for needle in _ANY_CASE_NEEDLES:
+            if needle in lowered:
+                return probe.search(line) is None
+        return True
 
 
 _SHARED: list[tuple[dict[Any, Any], Redactor, int] | None] = [None]

@@ -118,7 +118,7 @@ class Message(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
     @property
     def tool_calls(self) -> tuple[ToolCallPart, ...]:
-        return tuple(p for p in self.parts if isinstance(p, ToolCallPart))
+        return tuple([p for p in self.parts if isinstance(p, ToolCallPart)])
 
     @property
     def media(self) -> tuple[MediaPart, ...]:
@@ -262,9 +262,18 @@ class Request(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     def __post_init__(self) -> None:
         if not isinstance(self.messages, tuple):
             _force_set(self, "messages", tuple(self.messages))
-        if not isinstance(self.tools, tuple) or not all(
-                isinstance(t, ToolSpec) for t in self.tools):
-            _force_set(self, "tools", tuple(_spec(t, n) for n, t in enumerate(self.tools)))
+        tools = self.tools
+        if tools is _CHECKED_TOOLS[0]:  # the tuple checked last: the loop's, turn after turn
+            return
+        if not isinstance(tools, tuple) or not all(isinstance(t, ToolSpec) for t in tools):
+            _force_set(self, "tools", tuple(_spec(t, n) for n, t in enumerate(tools)))
+        if self.tools:
+            _CHECKED_TOOLS[0] = self.tools
+
+
+_CHECKED_TOOLS: list[tuple[ToolSpec, ...]] = [()]
+"""The tuple of tools `Request` checked last (held, so it stays the same object): a loop's
+requests, and the copies a model makes of each, pass the same tuple again and again."""
 
 
 def _spec(tool: Any, n: int) -> ToolSpec:
@@ -337,7 +346,7 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
     @property
     def tool_calls(self) -> tuple[ToolCallPart, ...]:
-        return self.message.tool_calls
+        return tuple([p for p in self.message.parts if isinstance(p, ToolCallPart)])
 
     @property
     def text(self) -> str:

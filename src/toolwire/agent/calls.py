@@ -72,10 +72,13 @@ def repeated_ids(calls: Sequence[ToolCallPart]) -> list[str]:
 def unusable(reply: Reply) -> str | None:
     """Why a reply is refused before anything of it runs: it holds nothing, or two of its calls
     share an id (one result could not answer each, nor one decision)."""
+    calls = reply.tool_calls
+    if len(calls) == 1:  # the usual turn: a call is something, and one id cannot repeat
+        return None
     if holds_nothing(reply):
         return (f"the model's reply holds no text and no tool call (stop {reply.stop!r}); it "
                 "is not an answer and was not added")
-    if repeated := repeated_ids(reply.tool_calls):
+    if repeated := repeated_ids(calls):
         return (f"the model's reply gives more than one tool call the id "
                 f"{', '.join(map(repr, repeated))}; none of its calls was run and it was not "
                 "added")

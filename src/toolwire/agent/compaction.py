@@ -185,6 +185,10 @@ class Keeper:
                     setting.threshold * self.window))
             else:
                 self.fallback = NO_PROVIDER
+        self.idle = setting is None or (
+            self.window is None and self.managed is None and self.fallback is None)
+        """Whether `before_call` has nothing to do for any run (no compaction, or nothing to
+        measure against: no window, no provider-side compaction, no note to give)."""
 
     def estimate(self, s: RunState) -> int:
         """The context the next request would hold: the last reply's usage and an estimate of

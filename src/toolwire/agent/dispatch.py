@@ -130,6 +130,8 @@ class Dispatcher:
         for name, value in [("*", self._default), *self._policies.items()]:
             if value not in POLICIES:
                 raise ValueError(f"approval policy for {name!r} is {value!r}; use {POLICIES}")
+        self.defers = self._default == "defer" or "defer" in self._policies.values()
+        """Whether any tool's policy is ``defer`` (else no call ever waits: `awaiting`)."""
         self.approve = approve
         self.max_concurrency = max_concurrency
         self.timeout = timeout
@@ -166,6 +168,8 @@ class Dispatcher:
 
     def awaiting(self, calls: Sequence[ToolCallPart]) -> list[ToolCallPart]:
         """The calls whose tool's policy is ``defer`` and that no decision answers yet."""
+        if not self.defers:
+            return []  # no tool waits for decisions
         return [c for c in calls
                 if self.policy(c.name) == "defer" and call_digest(c) not in self._bound
                 and c.name in self.tools]
@@ -218,6 +222,8 @@ class Dispatcher:
             tool, args = self.tools.check_call(call)
         except ToolCallError as exc:
             return error_result(call, str(exc))
+        if self._policies.get(tool.name, self._default) == "allow":
+            return tool, args  # what `_check_approval` says of it, without asking it
         refusal = await self._check_approval(call, tool, args, deadline)
         if refusal is not None:
             return error_result(call, refusal)

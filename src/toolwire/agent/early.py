@@ -76,7 +76,8 @@ class TurnWatch:
         self.first_token: float | None = None
         self.first_tool: float | None = None
         self._attempt = 0
-        self._early: list[_Early] = []
+        self.early: list[_Early] = []
+        """The calls started early this turn (none: `abandon` has nothing to do)."""
         self._asking: asyncio.Future[None] | None = None  # the last early approval asked
 
     # ------------------------------------------------------------------ what the run hears
@@ -111,18 +112,18 @@ class TurnWatch:
     def _offer(self, call: ToolCallPart) -> None:
         """A call's block closed: keep a matching call of an abandoned attempt, else start it
         if it may start early."""
-        for early in self._early:
+        for early in self.early:
             if early.attempt < self._attempt and not early.claimed and _same(early.call, call):
                 early.attempt = self._attempt  # the retried reply carries it: kept, not rerun
                 return
         if not self._dispatcher.may_start_early(call) or any(
-                e.call.id == call.id and e.attempt == self._attempt for e in self._early):
+                e.call.id == call.id and e.attempt == self._attempt for e in self.early):
             return  # a second call of one id never starts: the reply is refused (loop)
         before, asked = self._asking, asyncio.get_running_loop().create_future()
         self._asking = asked
         task = asyncio.ensure_future(self._run_early(call, before, asked))
         task.add_done_callback(_release(asked))
-        self._early.append(_Early(call, task, self._attempt))
+        self.early.append(_Early(call, task, self._attempt))
 
     async def _run_early(self, call: ToolCallPart, before: asyncio.Future[None] | None,
                          asked: asyncio.Future[None]) -> ToolResultPart:
@@ -147,13 +148,13 @@ class TurnWatch:
         (answering the reply's id); the reply's stream is over."""
         self.streaming = False
         found: dict[int, Awaitable[ToolResultPart]] = {}
-        if not self._early:
+        if not self.early:
             return found
         for same_id in (True, False):
             for i, call in enumerate(calls):
                 if i in found:
                     continue
-                for early in self._early:
+                for early in self.early:
                     if not early.claimed and _same(early.call, call) and (
                             not same_id or early.call.id == call.id):
                         early.claimed = True
@@ -165,7 +166,7 @@ class TurnWatch:
         """Report the early calls no reply claimed (cancelling those still running): their
         results go to no one. ``why`` says what became of their reply."""
         self.streaming = False
-        for early in self._early:
+        for early in self.early:
             if early.claimed:
                 continue
             early.claimed = True

@@ -1,14 +1,14 @@
 """The agent loop: ask the model, answer every call it makes, repeat until something ends the run.
 
 Owns `Agent`; re-exports the run's values (`AgentRun`, `Step`, `RunResult`, `RunStop`) from
-`toolwire.agent.run`. The loop itself is `Agent._loop`,
-one async generator: limits are checked before each model call; the reply is appended exactly as
-it came; then exactly one result per call, in call order, goes into one tool message. Whatever
-the model raises that toolwire names (`ProviderError`, `WireFormatError`) and a reply that holds
-nothing end the run with a stop of their own; ``time_limit`` also bounds the model call and the
-tools in progress (`Agent._within_deadline`, the dispatcher's ``deadline``). Each step
-says what comes next, and the run's `RunResult.stop` says why it ended. `Agent.run` is a thin
-sync wrapper over `Agent.arun`, which drains `Agent.steps`.
+`toolwire.agent.run`. The loop itself is `Agent._loop`, one async generator: limits are
+checked before each model call; the reply is appended exactly as it came; then exactly one
+result per call, in call order, goes into one tool message. Whatever the model raises that
+toolwire names (`ProviderError`, `WireFormatError`) and a reply that holds nothing end the run
+with a stop of their own; ``time_limit`` also bounds the model call and the tools in progress
+(`Agent._within_deadline`, the dispatcher's ``deadline``). Each step says what comes next, and
+the run's `RunResult.stop` says why it ended. `Agent.run` is a thin sync wrapper over
+`Agent.arun`, which drains `Agent.steps`.
 
 Watching a run step by step (`Agent.steps` returns an `AgentRun`, an async iterator)::
 
@@ -61,6 +61,7 @@ from toolwire.agent.run import (
     RunStop,
     Step,
     Task,
+    error_stop,
     task_messages,
 )
 from toolwire.agent.settings import (
@@ -72,7 +73,7 @@ from toolwire.agent.settings import (
     settle,
 )
 from toolwire.agent.toollist import ToolList, defer_tools
-from toolwire.errors import ContextLengthError, ProviderError, ResponseTooLarge, WireFormatError
+from toolwire.errors import ContextLengthError, ProviderError, WireFormatError
 from toolwire.events import ApprovalAwaited, StreamEnd, ToolFinished, ToolStarted, listen
 from toolwire.protocol import (
     Model,
@@ -292,7 +293,8 @@ class Agent:
                     case RunStop() as stop:
                         s.finish(stop)
                         return
-                await self.keeper.before_call(s)
+                if not self.keeper.idle:  # a history that is never compacted asks nothing
+                    await self.keeper.before_call(s)
                 request = s.next_request()
                 started = time.perf_counter()
                 watch = TurnWatch(s.turns + 1, s.emit, self.dispatcher, deadline=s.deadline,
@@ -305,7 +307,7 @@ class Agent:
                     if isinstance(exc, ContextLengthError) and await self.keeper.overflowed(
                             s, exc):
                         continue  # compacted: the turn is tried again
-                    s.finish(_error_stop(exc), exc)
+                    s.finish(error_stop(exc), exc)
                     return
                 except BaseException:
                     watch.abandon("the run ended while its reply was streaming")
@@ -323,9 +325,13 @@ class Agent:
                     s.finish(RunStop.BAD_REPLY, WireFormatError(why))
                     return
                 s.add_reply(reply, seconds)
-                async with _warm(self.model, reply):
+                if (warm := _warm(self.model, reply)) is None:
                     results, after = await self._answer(s, reply, watch)
-                watch.abandon("the reply that was kept did not ask for its result")
+                else:
+                    async with warm:
+                        results, after = await self._answer(s, reply, watch)
+                if watch.early:
+                    watch.abandon("the reply that was kept did not ask for its result")
                 match after:
                     case RunStop() as stop:
                         s.finish(stop)
@@ -404,7 +410,7 @@ class Agent:
             if results:
                 s.add(Message(role="tool", parts=results))
             return results, RunStop.CUT_OFF
-        if calls and (waiting := self.dispatcher.awaiting(calls)):
+        if calls and self.dispatcher.defers and (waiting := self.dispatcher.awaiting(calls)):
             watch.abandon("the run stopped to wait for decisions on its calls")
             s.emit(ApprovalAwaited(s.turns, tuple(waiting)))
             s.notes.append(f"turn {s.turns}: waiting for decisions on "
@@ -427,7 +433,7 @@ class Agent:
                          watch: TurnWatch | None = None) -> list[ToolResultPart]:
         """Dispatch ``calls``, telling the run of each one's start and end; the calls ``watch``
         started early are answered by their results."""
-        early = watch.claim(calls) if watch is not None else None
+        early = watch.claim(calls) if watch is not None and watch.early else None
         if not s.listeners:
             with listen(s.emit):  # what the tools say of how they ran (a ToolNote)
                 return await self.dispatcher.run(calls, deadline=s.deadline, early=early)
@@ -450,22 +456,11 @@ class Agent:
         return f"Agent(model={model_name(self.model)!r}, tools={[t.name for t in self.tools]})"
 
 
-def _warm(model: Model, reply: Reply) -> contextlib.AbstractAsyncContextManager[Any]:
+def _warm(model: Model, reply: Reply) -> contextlib.AbstractAsyncContextManager[Any] | None:
     """While a reply's tools run, the model's ``keep_warm`` (when it has one: an HTTP model
     keeps its connection from expiring, so the next turn does not open a new one)."""
-    keep_warm = getattr(model, "keep_warm", None) if reply.tool_calls else None  # WarmModel's
-    return contextlib.nullcontext() if keep_warm is None else keep_warm()
-
-
-def _error_stop(exc: ProviderError | WireFormatError) -> RunStop:
-    """The stop for what a model raised: a reply it could not use, or the provider failing."""
-    if isinstance(exc, ContextLengthError):
-        return RunStop.CONTEXT_FULL
-    if isinstance(exc, ResponseTooLarge):
-        return RunStop.TOO_LARGE
-    if isinstance(exc, WireFormatError):
-        return RunStop.BAD_REPLY
-    return RunStop.PROVIDER_ERROR
+    keep_warm = getattr(model, "keep_warm", None)  # WarmModel's, asked before the calls
+    return None if keep_warm is None or not reply.tool_calls else keep_warm()
 
 
 def _no_running_loop(name: str) -> None:

@@ -72,6 +72,9 @@ def _not_run(call: ToolCallPart) -> ToolResultPart:
     )
 
 
+_ANSWERED = Continue("its calls were answered")
+
+
 async def answer_calls(
     s: RunState, calls: Sequence[ToolCallPart], run_calls: RunCalls, retries: int
 ) -> tuple[list[ToolResultPart], Next]:
@@ -82,9 +85,11 @@ async def answer_calls(
     the run stops with `RunStop.OUTPUT_INVALID`.
     """
     out = s.output
-    finals = [i for i, c in enumerate(calls) if out is not None and c.name == out.name]
-    if out is None or not finals:
-        return list(await run_calls(s, calls)), Continue("its calls were answered")
+    if out is None:  # no structured output: no call is the final answer
+        return list(await run_calls(s, calls)), _ANSWERED
+    finals = [i for i, c in enumerate(calls) if c.name == out.name]
+    if not finals:
+        return list(await run_calls(s, calls)), _ANSWERED
     problems: dict[int, str] = {}
     for i in finals:
         try:

@@ -11,6 +11,7 @@ the client.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -157,7 +158,13 @@ def start_state(
     runlog = None
     if log is not None:
         path = Path(log)
-        if path.exists() and path.stat().st_size > 0:
+        try:
+            held = os.stat(path).st_size
+        except OSError as exc:  # none there yet, as `Path.exists` would say; others raise
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+                raise
+            held = 0
+        if held > 0:
             raise FileExistsError(
                 f"run log {path} already holds a run; continue it with Agent.resume({str(path)!r})"
                 " or log this run to a new path"

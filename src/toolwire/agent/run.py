@@ -19,7 +19,13 @@ from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 from toolwire.agent.toollist import ToolList
-from toolwire.errors import TranscriptError
+from toolwire.errors import (
+    ContextLengthError,
+    ProviderError,
+    ResponseTooLarge,
+    TranscriptError,
+    WireFormatError,
+)
 from toolwire.events import (
     Event,
     Listener,
@@ -338,6 +344,17 @@ class AgentRun(Generic[T]):
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def error_stop(exc: ProviderError | WireFormatError) -> RunStop:
+    """The stop for what a model raised: a reply it could not use, or the provider failing."""
+    if isinstance(exc, ContextLengthError):
+        return RunStop.CONTEXT_FULL
+    if isinstance(exc, ResponseTooLarge):
+        return RunStop.TOO_LARGE
+    if isinstance(exc, WireFormatError):
+        return RunStop.BAD_REPLY
+    return RunStop.PROVIDER_ERROR
 
 
 __all__ = ["AgentRun", "Continue", "Next", "OutputType", "RunResult", "RunState", "RunStop",

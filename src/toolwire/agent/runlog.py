@@ -123,9 +123,12 @@ def _line(fields: dict[str, Any]) -> bytes:
     surrogate a server sent as ``"\\udcff"``) is written with ASCII escapes, read back the same,
     and so are characters some readers take for line ends (`toolwire._json.one_line`)."""
     try:
-        return _json.one_line(_encode(fields))
+        data = _encode(fields)
     except UnicodeEncodeError:
         return json.dumps(fields, ensure_ascii=True, default=str).encode()
+    if b"\xe2\x80" in data or b"\xc2\x85" in data:  # the first bytes of those characters
+        return _json.one_line(data)
+    return data
 
 
 _APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -143,7 +146,10 @@ class RunLog:
         self.path = Path(path)
         self._fsync = fsync
         key = records.record_key() if key is None else key
-        data = self.path.read_bytes() if self.path.exists() else b""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:  # a new log
+            data = b""
         if repair and data and not data.endswith(b"\n"):  # a last line a crash cut short
             with self.path.open("rb+") as f:
                 f.truncate(data.rfind(b"\n") + 1)
@@ -232,15 +238,21 @@ class RunLog:
 
     # ------------------------------------------------------------------ as a run's listener
 
+    # the events of every turn write their lines themselves (as `message`, `request`, `reply`
+    # and `call_end` do): a call less for each line
+
     def _on_message(self, e: MessageAdded) -> None:
-        self.message(e.index, e.message)
+        self.write("message", index=e.index, message=to_json(e.message))
 
     def _on_request(self, e: RequestSent) -> None:
         self._turn = e.turn
-        self.request(e.turn, len(e.request.messages), e.request.tool_choice)
+        choice = e.request.tool_choice
+        self.write("request", turn=e.turn, messages=len(e.request.messages),
+                   tool_choice=to_json(choice) if choice is not None else None)
 
     def _on_reply(self, e: ReplyReceived) -> None:
-        self.reply(e.turn, e.index, e.reply, e.seconds)
+        self.write("reply", turn=e.turn, index=e.index, reply=to_json(e.reply),
+                   seconds=round(e.seconds, 6))
 
     def _on_start(self, e: ToolStarted) -> None:
         self.call_start(e.turn, e.call, e.early)
@@ -255,7 +267,8 @@ class RunLog:
                    result=result)
 
     def _on_end(self, e: ToolFinished) -> None:
-        self.call_end(e.turn, e.result, e.seconds)
+        self.write("call_end", turn=e.turn, call_id=e.result.call_id, result=to_json(e.result),
+                   seconds=round(e.seconds, 6))
 
     def _on_awaited(self, e: ApprovalAwaited) -> None:
         self.write("awaiting_approval", turn=e.turn,

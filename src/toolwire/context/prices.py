@@ -62,9 +62,14 @@ def cost_of(usage: Usage, model: str, provider: str | None = None, *,
         rates = _rates.__wrapped__(model, provider, batch, datetime.datetime.now(datetime.UTC))
         assert rates is not None
     given = usage.input_tokens
-    base = _pick(rates.input, given) or 0.0
-    read_rate, write_rate = _pick(rates.read, given), _pick(rates.write, given)
-    long_rate = _pick(rates.long, given)
+    if rates.flat is not None:  # no tier: the prices whatever the prompt's length
+        base, output_rate, read_rate, write_rate, long_rate, request_rate = rates.flat
+        base = base or 0.0
+    else:
+        base = _pick(rates.input, given) or 0.0
+        read_rate, write_rate = _pick(rates.read, given), _pick(rates.write, given)
+        long_rate, output_rate = _pick(rates.long, given), _pick(rates.output, given)
+        request_rate = _pick(rates.request, given)
     if rates.multiplied:  # writes the table has no rate for, at the rule's multiple of input
         write_rate = base * CACHE_WRITE_MULTIPLIER["short"] if write_rate is None else write_rate
         long_rate = base * CACHE_WRITE_MULTIPLIER["long"] if long_rate is None else long_rate
@@ -74,8 +79,8 @@ def cost_of(usage: Usage, model: str, provider: str | None = None, *,
     long = min(usage.cache_write_long_tokens, write)
     total = ((given - read - write) * base + read * (base if read_rate is None else read_rate)
              + (write - long) * write_rate + long * long_rate
-             + usage.output_tokens * (_pick(rates.output, given) or 0.0)) / 1e6
-    total += (_pick(rates.request, given) or 0.0) / 1e3  # a price per thousand requests
+             + usage.output_tokens * (output_rate or 0.0)) / 1e6
+    total += (request_rate or 0.0) / 1e3  # a price per thousand requests
     return total * BATCH_DISCOUNT if rates.discount else total
 
 
@@ -99,6 +104,9 @@ class Rates(NamedTuple):
     """The batch discount is still to apply (the table has no batch prices of its own)."""
     timed: bool
     """The table's prices for the model depend on when the request is made."""
+    flat: tuple[float | None, ...] | None = None
+    """When no rate has tiers: the prices of input, output, read, write, long and request,
+    which `_pick` would give for any prompt."""
 
 
 def _rate(price: Any) -> Rate:
@@ -137,12 +145,14 @@ def _rates(model: str, provider: str | None, batch: bool,
     own = batch and any(info is m for m in host.models)  # as calc_price picks a variant
     table = info.get_prices(now, {"processing": "batch"} if own else None)
     batch_prices = any(v.when.get("processing") == "batch" for v in info.price_variants or ())
-    return Rates(_rate(table.input_mtok), _rate(table.output_mtok),
-                 _rate(table.cache_read_mtok), _rate(table.cache_write_mtok),
-                 _rate(getattr(table, "cache_write_1h_mtok", None)),
-                 _rate(getattr(table, "requests_kcount", None)),
-                 find("cache_write_price", "*", model) is not None,
-                 batch and not batch_prices, not isinstance(info.prices, type(table)))
+    rates = (_rate(table.input_mtok), _rate(table.output_mtok),
+             _rate(table.cache_read_mtok), _rate(table.cache_write_mtok),
+             _rate(getattr(table, "cache_write_1h_mtok", None)),
+             _rate(getattr(table, "requests_kcount", None)))
+    flat = None if any(r is not None and r[1] for r in rates) else tuple(
+        _pick(r, 0) for r in rates)
+    return Rates(*rates, find("cache_write_price", "*", model) is not None,
+                 batch and not batch_prices, not isinstance(info.prices, type(table)), flat)
 
 
 def with_cost(usage: Usage, model: str, provider: str | None = None) -> Usage:

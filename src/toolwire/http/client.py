@@ -69,7 +69,7 @@ from toolwire.http.resumes import resuming
 from toolwire.http.retries import BAD_REPLY_RETRIES as BAD_REPLY_RETRIES
 from toolwire.http.retries import Gate as Gate
 from toolwire.http.retries import RetryPolicy as RetryPolicy
-from toolwire.http.retries import retrying
+from toolwire.http.retries import retried, retrying
 from toolwire.http.shown import named, shown, snippet
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, WireResponse, body_bytes
 from toolwire.protocol import holds_nothing
@@ -333,14 +333,11 @@ class HttpModel:
         request, wire_request = self._prepare(request, stream=False)
         wire_request = await self._cached(request, wire_request)
 
-        async def whole(response: WireResponse) -> AsyncIterator[StreamEvent]:
-            yield StreamEnd(reply=self._decode(await response.read(), response, request))
+        async def whole(response: WireResponse) -> Reply:
+            return self._decode(await response.read(), response, request)
 
-        reply: Reply | None = None
-        async for event in self._retrying(wire_request, whole):
-            reply = event.reply if isinstance(event, StreamEnd) else reply
-        assert reply is not None  # the loop ends only with a reply or an error
-        return reply
+        return await retried(lambda: self._send(wire_request), whole, policy=self.retry,
+                             gate=self.gate, rng=self._rng)
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         """Send ``request`` streamed; yield events as they arrive, ending with `StreamEnd`.
@@ -359,7 +356,7 @@ class HttpModel:
     def _retrying(self, wire_request: WireRequest,
                   attempt_once: Callable[[WireResponse], AsyncIterator[StreamEvent]],
                   ) -> AsyncIterator[StreamEvent]:
-        """The one retry loop of `complete` and `stream` (`toolwire.http.retries.retrying`)."""
+        """The retry loop of `stream` (`toolwire.http.retries.retrying`)."""
         return retrying(lambda: self._send(wire_request), attempt_once, policy=self.retry,
                         gate=self.gate, rng=self._rng)
 

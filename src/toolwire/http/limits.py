@@ -126,12 +126,10 @@ async def read_body(resp: httpx2.Response, limits: Limits, *, error: bool = Fals
     ``limits`` (``max_error_body`` for both sizes when ``error``)."""
     raw_limit = limits.max_error_body if error else limits.max_body
     decoded_limit = limits.max_error_body if error else limits.max_decoded
-    what = f"the error body (status {resp.status_code})" if error else "the reply's body"
-    name = "max_error_body" if error else "max_body"
     encoding = resp.headers.get("content-encoding", "identity").strip().lower()
     declared = resp.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > raw_limit:
-        raise too_large(f"{what} ({int(declared)} bytes, as the server said)", raw_limit, name)
+        raise _over(resp, error, f" ({int(declared)} bytes, as the server said)", raw_limit)
     inflater = (_Inflater(encoding, decoded_limit) if encoding in ("gzip", "x-gzip", "deflate")
                 else None)
     out = bytearray()
@@ -141,18 +139,28 @@ async def read_body(resp: httpx2.Response, limits: Limits, *, error: bool = Fals
     async for chunk in chunks:
         size += len(chunk)
         if size > raw_limit:
-            raise too_large(what, raw_limit, name)
+            raise _over(resp, error, "", raw_limit)
         if inflater is not None:
             try:
                 inflater.feed(chunk, out)
             except zlib.error as exc:
-                raise StreamError(f"{what} is not valid {encoding} data ({exc})",
+                raise StreamError(f"{_body(resp, error)} is not valid {encoding} data ({exc})",
                                   error_type="decoding_error", retryable=True) from None
         else:
             out += chunk
             if len(out) > decoded_limit:
-                raise too_large(f"{what}, decompressed,", decoded_limit, "max_decoded")
+                raise too_large(f"{_body(resp, error)}, decompressed,", decoded_limit,
+                                "max_decoded")
     return bytes(out)
+
+
+def _body(resp: httpx2.Response, error: bool) -> str:
+    """What `read_body` reads, as its messages name it (written only for one)."""
+    return f"the error body (status {resp.status_code})" if error else "the reply's body"
+
+
+def _over(resp: httpx2.Response, error: bool, said: str, limit: int) -> ResponseTooLarge:
+    return too_large(_body(resp, error) + said, limit, "max_error_body" if error else "max_body")
 
 
 class LineWatch:

@@ -4,7 +4,8 @@
 Owns `RetryPolicy` (how often and how long to wait), `Gate` (pacing shared by many callers),
 `BAD_REPLY_RETRIES` and `retrying`, the loop itself: send, make what the response holds into
 events (a whole reply or a stream, ending with `StreamEnd`), and on a failure either wait and
-send again or give up. A provider error that may pass (a rate limit, overload, a 5xx, a dropped
+send again or give up; `retried` is the same loop for a reply read whole, with no events in
+between. A provider error that may pass (a rate limit, overload, a 5xx, a dropped
 connection) is retried up to the policy's attempts, honouring the provider's retry-after; a bad
 reply (`WireFormatError`) is sent again once. Each retry is a `RetryEvent` given to
 `toolwire.events.emit`. Imports nothing of the transport or the codecs.
@@ -25,6 +26,7 @@ BAD_REPLY_RETRIES = 1
 """How many times a request is sent again after a bad reply (one the client could not use)."""
 
 R = TypeVar("R")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,25 +58,34 @@ class Gate(Protocol):
     def backoff(self, seconds: float) -> None: ...
 
 
-def _retry_event(policy: RetryPolicy, gate: Gate | None, rng: random.Random, attempt: int,
-                 error: ProviderError) -> RetryEvent:
-    """Raise ``error`` if it is final; else say (`emit`) when the next try will be."""
-    if not error.retryable or attempt >= policy.max_attempts:
-        raise error
-    event = RetryEvent(attempt=attempt, wait=policy.wait(attempt, error, rng), error=error)
-    if gate is not None and (isinstance(error, RateLimitError | OverloadedError)
-                             or error.retry_after is not None):
-        gate.backoff(event.wait)
-    emit(event)
-    return event
+class _Tries:
+    """The count of one request's tries: `failed` raises the error that ends them, else waits
+    out a provider error that may pass (or lets a bad reply be sent again at once)."""
 
+    __slots__ = ("attempt", "bad", "gate", "policy", "rng")
 
-def _bad_retry(attempt: int, bad: int, error: WireFormatError) -> None:
-    """Raise ``error`` after `BAD_REPLY_RETRIES` bad replies; else say (`emit`) it is sent
-    again."""
-    if bad > BAD_REPLY_RETRIES:
-        raise error
-    emit(RetryEvent(attempt=attempt, wait=0.0, error=error))
+    def __init__(self, policy: RetryPolicy, gate: Gate | None, rng: random.Random) -> None:
+        self.policy, self.gate, self.rng = policy, gate, rng
+        self.attempt, self.bad = 1, 0
+
+    async def failed(self, error: ProviderError | WireFormatError) -> None:
+        attempt, self.attempt = self.attempt, self.attempt + 1
+        if isinstance(error, WireFormatError):
+            self.bad += 1
+            if self.bad > BAD_REPLY_RETRIES:
+                raise error
+            emit(RetryEvent(attempt=attempt, wait=0.0, error=error))
+            return
+        policy = self.policy
+        if not error.retryable or attempt >= policy.max_attempts:
+            raise error
+        event = RetryEvent(attempt=attempt, wait=policy.wait(attempt, error, self.rng),
+                           error=error)
+        if self.gate is not None and (isinstance(error, RateLimitError | OverloadedError)
+                                      or error.retry_after is not None):
+            self.gate.backoff(event.wait)
+        emit(event)
+        await asyncio.sleep(event.wait)
 
 
 async def retrying(send: Callable[[], Awaitable[R]],
@@ -83,19 +94,27 @@ async def retrying(send: Callable[[], Awaitable[R]],
                    rng: random.Random) -> AsyncIterator[StreamEvent]:
     """``send`` and yield what ``attempt_once`` makes of the response, until a try succeeds
     or fails for good: a provider error that may pass is waited out, a bad reply sent again."""
-    attempt = bad = 0
+    tries = _Tries(policy, gate, rng)
     while True:
-        attempt += 1
         try:
             response = await send()
             async for event in attempt_once(response):
                 yield event
             return
-        except ProviderError as error:
-            await asyncio.sleep(_retry_event(policy, gate, rng, attempt, error).wait)
-        except WireFormatError as error:
-            bad += 1
-            _bad_retry(attempt, bad, error)
+        except (ProviderError, WireFormatError) as error:
+            await tries.failed(error)
 
 
-__all__ = ["BAD_REPLY_RETRIES", "Gate", "RetryPolicy", "retrying"]
+async def retried(send: Callable[[], Awaitable[R]], once: Callable[[R], Awaitable[T]], *,
+                  policy: RetryPolicy, gate: Gate | None, rng: random.Random) -> T:
+    """`retrying` for a value made of the whole response (a reply not streamed): what
+    ``once`` makes of the response of the try that succeeds, with no stream in between."""
+    tries = _Tries(policy, gate, rng)
+    while True:
+        try:
+            return await once(await send())
+        except (ProviderError, WireFormatError) as error:
+            await tries.failed(error)
+
+
+__all__ = ["BAD_REPLY_RETRIES", "Gate", "RetryPolicy", "retried", "retrying"]

@@ -251,20 +251,11 @@ class HttpTransport:
         return httpx2.Response(status, headers=raw, stream=stream,
                                extensions={"http_version": version, "reason_phrase": reason})
 
-    @contextlib.asynccontextmanager
-    async def keep_warm(self, url: str) -> AsyncIterator[None]:
+    def keep_warm(self, url: str) -> contextlib.AbstractAsyncContextManager[None]:
         """While the block runs, keep the connection to ``url``'s server from expiring: a
         ``HEAD /`` on it shortly before ``keepalive_expiry`` runs out, as often as needed.
         Nothing happens when no connection was opened yet, or with ``warm=False``."""
-        if not self.warm or self._client is None or self._loop is not asyncio.get_running_loop():
-            yield
-            return
-        task = asyncio.ensure_future(self._refresh(url))
-        try:
-            yield
-        finally:
-            task.cancel()
-            await asyncio.wait([task])  # a cancellation of this task itself still comes through
+        return _Warm(self, url)
 
     async def _refresh(self, url: str) -> None:
         import httpx2
@@ -287,6 +278,38 @@ class HttpTransport:
         if self._client is not None and self._loop is asyncio.get_running_loop():
             await self._client.aclose()
         self._client = None
+
+
+class _Warm:
+    """`HttpTransport.keep_warm`'s block: its refresher task started on entry (when there is a
+    connection to keep), cancelled on exit and waited for; a cancellation of the task that
+    runs the block still comes through that wait."""
+
+    __slots__ = ("_task", "_transport", "_url")
+
+    def __init__(self, transport: HttpTransport, url: str) -> None:
+        self._transport, self._url = transport, url
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> None:
+        t = self._transport
+        if t.warm and t._client is not None and t._loop is asyncio.get_running_loop():
+            self._task = asyncio.ensure_future(t._refresh(self._url))
+
+    async def __aexit__(self, *exc: object) -> None:
+        task, self._task = self._task, None
+        if task is None:
+            return
+        task.cancel()
+        running = asyncio.current_task()
+        asked = running.cancelling() if running is not None else 0
+        try:
+            await task
+        except asyncio.CancelledError:
+            if running is not None and running.cancelling() > asked:  # this task's own
+                raise
+        except Exception:  # the refresher's own failure leaves the block as it was
+            pass
 
 
 def body_bytes(body: Mapping[str, Any]) -> bytes:

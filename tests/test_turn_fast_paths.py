@@ -1,0 +1,151 @@
+"""The cheap tests a turn makes first give what the whole checks give: a request's tools
+checked once per tuple, a reply of one call taken as usable at once, no deferred tool meaning
+no call waits. Each is held to the general rule, written out here, over values hypothesis
+makes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolwire import Tool
+from toolwire.agent.calls import unusable
+from toolwire.agent.dispatch import Dispatcher
+from toolwire.errors import TranscriptError
+from toolwire.transcript import (
+    Message,
+    ReasoningPart,
+    Reply,
+    Request,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
+
+
+def _noop(x: int) -> int:
+    return x
+
+
+SPECS = [ToolSpec(name=f"t{i}") for i in range(3)]
+TOOL = Tool.from_function(_noop, name="noop")
+# a pool of tool sequences: tuples of specs (some shared, so the same object comes again),
+# a list, a tuple holding a Tool, one holding something that is no tool, and none
+SHARED = tuple(SPECS)
+POOL: list[Any] = [SHARED, SHARED, (SPECS[0],), [SPECS[1], SPECS[2]], (SPECS[0], TOOL),
+                   (SPECS[2], 42), (), SHARED[:2]]
+
+
+def _expected_tools(tools: Any) -> tuple[ToolSpec, ...] | None:
+    """The general rule: every item a ToolSpec, or a Tool's spec; None: refused."""
+    found = []
+    for item in tools:
+        if isinstance(item, ToolSpec):
+            found.append(item)
+        elif isinstance(getattr(item, "spec", None), ToolSpec):
+            found.append(item.spec)
+        else:
+            return None
+    return tuple(found)
+
+
+@given(st.lists(st.sampled_from(range(len(POOL))), min_size=1, max_size=20))
+def test_request_tools_are_what_the_whole_check_makes_of_them(order: list[int]) -> None:
+    for i in order:
+        given_tools = POOL[i]
+        expected = _expected_tools(given_tools)
+        if expected is None:
+            with pytest.raises(TranscriptError, match="not a ToolSpec or a Tool"):
+                Request(model="m", tools=given_tools)
+            continue
+        request = Request(model="m", tools=given_tools)
+        assert type(request.tools) is tuple and request.tools == expected
+        assert all(type(t) is ToolSpec for t in request.tools)
+
+
+_IDS = st.sampled_from(["a", "b", "c"])
+_PART = st.one_of(
+    st.builds(lambda i: ToolCallPart(id=i, name="noop", arguments={"x": 1}), _IDS),
+    st.builds(lambda t: TextPart(text=t), st.sampled_from(["", " ", "hi"])),
+    st.builds(lambda t: ReasoningPart(text=t), st.sampled_from(["", "think"])),
+)
+_STOP = st.sampled_from(["end_turn", "tool_calls", "max_tokens", "refusal", "pause_turn"])
+
+
+@given(parts=st.lists(_PART, max_size=4), stop=_STOP)
+def test_a_reply_is_refused_exactly_as_the_general_rule_says(parts: list[Any],
+                                                             stop: str) -> None:
+    reply = Reply(message=Message(role="assistant", parts=tuple(parts)), stop=stop)  # type: ignore[arg-type]
+    calls = [p for p in parts if isinstance(p, ToolCallPart)]
+    content = calls or any(isinstance(p, TextPart) and p.text.strip() for p in parts)
+    explained = stop in ("max_tokens", "refusal", "pause_turn")
+    ids = [c.id for c in calls]
+    why = unusable(reply)
+    if not content and not explained:
+        assert why is not None and "holds no text and no tool call" in why
+    elif len(set(ids)) < len(ids):
+        assert why is not None and "more than one tool call the id" in why
+    else:
+        assert why is None
+
+
+_POLICY = st.sampled_from(["allow", "ask", "deny", "defer"])
+
+
+@given(default=_POLICY, own=st.dictionaries(st.sampled_from(["noop", "other"]), _POLICY),
+       names=st.lists(st.sampled_from(["noop", "other", "missing"]), max_size=4))
+def test_the_calls_awaiting_decisions_are_those_of_deferred_tools(
+        default: str, own: dict[str, str], names: list[str]) -> None:
+    other = Tool.from_function(_noop, name="other")
+    dispatcher = Dispatcher([TOOL, other], policy={"*": default, **own})  # type: ignore[dict-item]
+    calls = [ToolCallPart(id=f"c{i}", name=n, arguments={"x": i}) for i, n in enumerate(names)]
+    expected = [c for c in calls
+                if own.get(c.name, default) == "defer" and c.name in ("noop", "other")]
+    assert dispatcher.awaiting(calls) == expected
+    # the loop asks `awaiting` only of a dispatcher that defers some tool
+    assert dispatcher.defers == ("defer" in (default, *own.values()))
+    if not dispatcher.defers:
+        assert expected == []
+
+
+@given(default=_POLICY, own=st.dictionaries(st.sampled_from(["noop", "other"]), _POLICY),
+       name=st.sampled_from(["noop", "other"]))
+async def test_a_call_is_admitted_as_its_tools_policy_says(
+        default: str, own: dict[str, str], name: str) -> None:
+    """``allow`` lets the call run at once; every other policy, with no one to ask and no
+    decision given, answers it with an error result."""
+    other = Tool.from_function(_noop, name="other")
+    dispatcher = Dispatcher([TOOL, other], policy={"*": default, **own})  # type: ignore[dict-item]
+    call = ToolCallPart(id="c1", name=name, arguments={"x": 1})
+    admitted = await dispatcher.admit(call)
+    if own.get(name, default) == "allow":
+        assert isinstance(admitted, tuple) and admitted[0].name == name
+        assert admitted[1] == {"x": 1}
+    else:
+        assert isinstance(admitted, ToolResultPart) and admitted.is_error
+
+
+@given(setting=st.sampled_from([None, "clear", "summarize", "provider"]),
+       window=st.sampled_from([None, 50, 100_000]),
+       sizes=st.lists(st.integers(0, 400), min_size=1, max_size=8))
+async def test_a_keeper_that_is_idle_leaves_every_history_as_it_was(
+        setting: str | None, window: int | None, sizes: list[int]) -> None:
+    """The loop skips `Keeper.before_call` when the keeper is idle: the call would have
+    changed no history and added no note."""
+    from toolwire.agent.compaction import Keeper, compaction_setting
+    from toolwire.agent.run import RunState
+    from toolwire.testing import ScriptedModel
+
+    keeper = Keeper(ScriptedModel(["ok"]), compaction_setting(setting), window)
+    messages = [Message.user("x" * n) if i % 2 == 0 else Message.assistant("y" * n)
+                for i, n in enumerate(sizes)]
+    state = RunState(messages=list(messages), request_base=Request(model="m"))
+    await keeper.before_call(state)
+    if keeper.idle:
+        assert state.messages == messages and state.notes == []
+    assert keeper.idle == (setting is None or (window is None and setting != "provider"))

@@ -139,9 +139,11 @@ async def test_a_turn_after_tools_outlast_the_pool_expiry_finds_its_connection_o
               Reply(message=Message.assistant("A."))]
     ran: list[str] = []
     async with Emulator(script) as emu:
-        transport = HttpTransport(keepalive_expiry=0.2, warm=warm)
+        # the refresher renews a quarter of the expiry before it runs out: 0.25 s here, room
+        # enough for a busy machine to wake it in time
+        transport = HttpTransport(keepalive_expiry=1.0, warm=warm)
         model = http_model(emu, transport=transport)
-        agent = Agent(model=model, tools=[look_tool(ran, 0.7)], stream=True, eager_tools=True)
+        agent = Agent(model=model, tools=[look_tool(ran, 2.5)], stream=True, eager_tools=True)
         result = await agent.arun("Look a up.")
         connections = emu.connections
         await model.aclose()

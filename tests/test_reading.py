@@ -75,6 +75,9 @@ def test_objects_at_names_the_item_that_is_not_an_object() -> None:
     with pytest.raises(WireFormatError) as caught:
         objects_at([{}, 7], "tools", "a tool")
     assert str(caught.value) == "tools[1]: expected an object (a tool), got an integer"
+    with pytest.raises(WireFormatError) as whole:
+        objects_at({"name": "f"}, "tools", "a tool")
+    assert str(whole.value) == "tools: expected a list, got an object"
 
 
 def test_text_at_gives_text_empty_for_none_and_names_anything_else() -> None:
@@ -157,19 +160,46 @@ def little_stack() -> Iterator[None]:
         sys.setrecursionlimit(was)
 
 
+@pytest.fixture
+def big_stack() -> Iterator[None]:
+    """Room to recurse through a value nested past `MAX_DEPTH`: `plain`'s own depth count,
+    not the interpreter's limit, decides."""
+    was = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(was, 6 * MAX_DEPTH))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(was)
+
+
+def test_with_room_to_recurse_plain_counts_the_levels_itself(big_stack: None) -> None:
+    for levels in (MAX_DEPTH - 1, MAX_DEPTH):
+        for start in ([], {}):
+            value = _nested(levels) if not start else {"k": _nested(levels - 1)}
+            assert plain(value) == value
+    for value in (_nested(MAX_DEPTH + 1), {"k": _nested(MAX_DEPTH)}):
+        with pytest.raises(WireFormatError, match=f"nested deeper than {MAX_DEPTH} levels"):
+            plain(value, "body")
+
+
 def test_without_room_to_recurse_plain_copies_the_same(little_stack: None) -> None:
-    value = {"a": _nested(300), 7: (MappingProxyType({"z": 1, "y": [2.5, None]}),), "t": True}
+    value = {"a": _nested(300), 7: (MappingProxyType({"z": 1, "y": [2.5, None]}),), "t": True,
+             "w": Word("x"), "e": Color.RED, "d": (_nested(300),),
+             "m": MappingProxyType({"deep": _nested(300)})}
     copied = plain(value)
     sys.setrecursionlimit(2000)
-    assert copied == {"a": _nested(300), "7": [{"z": 1, "y": [2.5, None]}], "t": True}
-    assert list(copied) == ["a", "7", "t"] and list(copied["7"][0]) == ["z", "y"]
+    assert copied == {"a": _nested(300), "7": [{"z": 1, "y": [2.5, None]}], "t": True,
+                      "w": "x", "e": 1, "d": [_nested(300)], "m": {"deep": _nested(300)}}
+    assert list(copied) == ["a", "7", "t", "w", "e", "d", "m"]
+    assert list(copied["7"][0]) == ["z", "y"]
     assert type(copied["7"]) is list and type(copied["7"][0]) is dict
 
 
 def test_without_room_to_recurse_plain_keeps_every_refusal(little_stack: None) -> None:
     for value, found in ((_nested(MAX_DEPTH + 1), f"nested deeper than {MAX_DEPTH} levels"),
                          ([_nested(300), {False: 1}], "expected text keys, got False"),
-                         ([_nested(300), [math.nan]], "expected a finite number, got nan")):
+                         ([_nested(300), [math.nan]], "expected a finite number, got nan"),
+                         ([_nested(300), b"raw"], "expected a JSON value, got bytes")):
         with pytest.raises(WireFormatError, match=found):
             plain(value, "body")
 
@@ -197,6 +227,24 @@ def test_first_problem_names_a_lone_surrogate_which_plain_keeps_as_text() -> Non
         "w: [1]: text holding a lone surrogate, which is no character (JSON read by toolwire "
         "has U+FFFD there)")
     assert plain(["\ud800"]) == ["\ud800"]
+
+
+def test_first_problem_counts_levels_from_the_top(big_stack: None) -> None:
+    for levels in (MAX_DEPTH, MAX_DEPTH - 1):
+        assert first_problem("w", _nested(levels)) is None
+        assert first_problem("w", {"k": _nested(levels - 1)}) is None
+    assert "nested deeper than" in str(first_problem("w", _nested(MAX_DEPTH + 1)))
+    assert "nested deeper than" in str(first_problem("w", {"k": _nested(MAX_DEPTH)}))
+
+
+def test_first_problem_shortens_a_path_only_past_120_characters() -> None:
+    for length, shortened in ((120, False), (121, True)):
+        key = "k" * (length - 3)
+        found = str(first_problem("w", {key: [math.nan]}))
+        at = f"{key}[0]"
+        assert len(at) == length
+        assert found == (f"w: {at[:60]}...{at[-40:]}: expected a finite number, got nan"
+                         if shortened else f"w: {at}: expected a finite number, got nan")
 
 
 def test_first_problem_reads_integer_keys_and_walks_lists_by_index() -> None:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from strategies import call_ids, object_call, text_call, texts, tool_names
 from toolwire.codecs import get_codec
-from toolwire.codecs.traits import EVERY, encoding
+from toolwire.codecs.traits import EVERY, encoding, known, scan
 from toolwire.errors import ConfigError
 from toolwire.transcript import (
     Message,
@@ -119,3 +119,15 @@ def test_one_unusual_message_among_usual_ones_encodes_as_the_general_path_does(
         Message.user("go on")))
     usual, general = _both(wire, request)
     assert usual == general
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(request=plain_requests())
+def test_what_the_anthropic_walk_settles_is_what_the_whole_pass_finds(request: Request) -> None:
+    encode = get_codec("anthropic-messages").module.encode
+
+    def encoded(request: Request) -> Any:
+        encode(request)
+        return known(request)
+
+    assert encoding(encoded)(request) == scan(request)

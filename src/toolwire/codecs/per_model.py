@@ -49,15 +49,14 @@ def _options(request: Request, wire: str) -> Mapping[str, Any] | None:
 def fitted(encode: Callable[[Request], Encoded], wire: str,
            fixes: Sequence[Fix]) -> Callable[[Request], Encoded]:
     """``encode``, then each of ``fixes`` on a copy of the body, its notes added. Fixes that
-    ask what the request holds have the one pass over it (`toolwire.codecs.traits`) made
-    first, so every check inside the encode asks it too instead of looking again."""
+    ask what the request holds have it found at most once for the whole call
+    (`toolwire.codecs.traits`): by the wire's encode, whose own walk over the usual request
+    settles it, or by the one pass, made at the first check that asks."""
     whole = any(fix in _ASKING for fix in fixes)
 
     @functools.wraps(encode)
     def encoded(request: Request) -> Encoded:
-        if whole:
-            traits(request)  # made once, for the checks inside too
-        out = encode(request)
+        out = encode(request)  # the wire's encode settles what the request holds, once
         body = dict(out.body)
         body.pop(SETTING, None)
         notes: list[Note] = []

@@ -9,6 +9,8 @@ per-model fixes of Anthropic's, `toolwire.codecs.per_model`): while it runs, `tr
 request it was given is found once and remembered (a context variable, so threads and tasks
 encoding at once never share it), and forgotten when it returns, so no request outlives its
 encode. Outside it, or for a request a wrapper replaced, `traits` walks the request again.
+An encoder whose own walk over the usual request already tells what it holds hands that to
+`settle` instead, and the pass is never made.
 Imports only the transcript; no wire module.
 """
 
@@ -122,6 +124,15 @@ def traits(request: Request) -> Traits:
     return slot.found
 
 
+def settle(request: Request, found: Traits | None = None) -> None:
+    """While `encoding` encodes ``request`` and its traits are not yet found: remember
+    ``found`` (what an encoder's own walk over the request established), or find them now
+    (the whole pass, for the checks to come). Elsewhere it does nothing."""
+    slot = _current.get()
+    if slot is not None and slot.request is request and slot.found is None:
+        slot.found = found if found is not None else slot.find(request)
+
+
 def known(request: Request) -> Traits | None:
     """`Traits` of ``request`` when this encode has already found them, else None: a check
     needing one answer asks its own quicker question then (`freeform`, `adds_tools`,
@@ -207,4 +218,4 @@ def encoding(encode: Callable[[Request], R],
 
 
 __all__ = ["EVERY", "Traits", "adds_tools", "encoding", "freeform", "known", "media", "scan",
-           "traits"]
+           "settle", "traits"]

@@ -22,6 +22,7 @@ from typing import Any
 from toolwire.codecs import anthropic_messages as folder
 from toolwire.codecs import managed
 from toolwire.codecs.anthropic_messages.parts import (
+    ID_PATTERN,
     LIMITS,
     WIRE,
     IdRewriter,
@@ -46,6 +47,7 @@ from toolwire.codecs.anthropic_messages.schema import (
 from toolwire.codecs.base import Encoded, Note, own_options
 from toolwire.codecs.caching import place_breakpoints
 from toolwire.codecs.media import check_limits
+from toolwire.codecs.traits import Traits, known, settle
 from toolwire.errors import WireFormatError
 from toolwire.transcript import (
     MediaPart,
@@ -272,18 +274,105 @@ def _encode_messages(messages: Sequence[Message], *, nm: ToolNames, notes: list[
     return out
 
 
+def _plain_messages(request: Request, nm: ToolNames,
+                    notes: list[Note]) -> list[dict[str, Any]] | None:
+    """The messages of a request holding only the usual (a user turn of one text, texts and
+    calls with object arguments from the assistant, text results, each user turn after the
+    results joined to them), with nothing in the wire's own words, written in one pass as
+    `_encode_messages` writes them; None for any other request."""
+    if request.provider_options is not None:
+        return None
+    ids = IdRewriter(notes)
+    done, fit, id_fits = ids.done, nm.fit, ID_PATTERN.match
+    out: list[dict[str, Any]] = []
+    append = out.append
+    messages = request.messages
+    count = len(messages)
+    part: Any  # told apart by its exact type, the cheapest test
+    i = 0
+    while i < count:
+        m = messages[i]
+        if m.provider_data is not None or m.tools:
+            return None
+        role, parts = m.role, m.parts
+        blocks: list[dict[str, Any]] = []
+        if role == "assistant":
+            for part in parts:
+                kind = type(part)
+                if kind is ToolCallPart:
+                    args, call_id, name = part.arguments, part.id, part.name
+                    if (type(args) is not dict or part.provider_data is not None or part.freeform
+                            or part.parse_error is not None or part.caller is not None):
+                        return None
+                    sent = done.get(call_id)
+                    if sent is None:  # an id seen first: one the API takes goes as it is
+                        sent = done[call_id] = call_id if id_fits(call_id) else ids(call_id)
+                    blocks.append({"type": "tool_use", "id": sent,
+                                   "name": name if name in fit else nm.wire(name),
+                                   "input": args})
+                elif kind is TextPart and part.text and part.provider_data is None:
+                    blocks.append({"type": "text", "text": part.text})
+                else:
+                    return None
+            append({"role": "assistant", "content": blocks[0]["text"]
+                    if len(blocks) == 1 and blocks[0]["type"] == "text" else blocks})
+        elif role == "tool":
+            for part in parts:
+                content = part.content if type(part) is ToolResultPart else None
+                if type(content) is not str or part.provider_data is not None:
+                    return None
+                call_id = part.call_id
+                sent = done.get(call_id)
+                if sent is None:
+                    sent = done[call_id] = call_id if id_fits(call_id) else ids(call_id)
+                block = {"type": "tool_result", "tool_use_id": sent}
+                if content:
+                    block["content"] = content
+                if part.is_error:
+                    block["is_error"] = True
+                blocks.append(block)
+            if i + 1 < count and messages[i + 1].role == "user":
+                i += 1
+                m = messages[i]
+                if m.provider_data is not None or m.tools:
+                    return None
+                for part in m.parts:
+                    if (type(part) is not TextPart or not part.text
+                            or part.provider_data is not None):
+                        return None
+                    blocks.append({"type": "text", "text": part.text})
+            append({"role": "user", "content": blocks})
+        elif role == "user" and len(parts) == 1 and type(part := parts[0]) is TextPart \
+                and part.text and part.provider_data is None:
+            append({"role": "user", "content": part.text})
+        else:
+            return None
+        i += 1
+    # what the whole pass would find: nothing but the tools' own freeform ones
+    settle(request, Traits(any(t.freeform for t in request.tools), False, False, False, False,
+                           False))
+    return out
+
+
 def joined_system(blocks: Sequence[Any]) -> str:
     return "\n".join(str(b.get("text") or "") for b in blocks
                      if isinstance(b, Mapping) and b.get("type") == "text")
 
 
 def encode(request: Request) -> Encoded:
-    check_limits(request, WIRE, LIMITS)
-    notes: list[Note] = []
-    request = leading_additions(request, notes)
-    added = deferred_additions(request.messages, request.tools)
-    declared = {t.name: t for t in (*request.tools, *added)}
     nm = name_map(request)
+    found = known(request)  # EVERY while the general path is checked against this one
+    written: list[Note] = []  # the notes of the messages, after those of the options
+    plain = _plain_messages(request, nm, written) if found is None or not found.verbatim \
+        else None
+    notes: list[Note] = []
+    if plain is None:
+        settle(request)  # the whole pass, once, for the checks below
+        written = notes
+        check_limits(request, WIRE, LIMITS)
+        request = leading_additions(request, notes)
+        nm = name_map(request)
+    added = deferred_additions(request.messages, request.tools) if plain is None else ()
     opts = own_options(request.provider_options, WIRE, notes) if request.provider_options else {}
     max_tokens = request.max_tokens
     if max_tokens is None:
@@ -299,7 +388,12 @@ def encode(request: Request) -> Encoded:
         body["system"] = copy.deepcopy(stored_system)
     else:
         body["system"] = request.system
-    body["messages"] = _encode_messages(request.messages, nm=nm, notes=notes, declared=declared)
+    if plain is None:
+        body["messages"] = _encode_messages(request.messages, nm=nm, notes=notes, declared={
+            t.name: t for t in (*request.tools, *added)})
+    else:
+        body["messages"] = plain
+        notes += written
     if (container := managed.container_id(request.messages, WIRE)) is not None:
         body["container"] = container  # unless the options name one: they are merged below
     if request.context_management is not None:

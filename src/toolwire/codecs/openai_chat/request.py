@@ -56,6 +56,7 @@ from toolwire.codecs.openai_media import (
     moved_media,
 )
 from toolwire.codecs.openai_shared import TOOL_PLACES, put_others
+from toolwire.codecs.traits import known
 from toolwire.transcript import (
     MediaPart,
     Message,
@@ -273,17 +274,82 @@ def _usual(message: Message, out: list[dict[str, Any]], enc: _Encoder) -> bool:
     return False
 
 
+def _plain_messages(request: Request, names: Names) -> list[dict[str, Any]] | None:
+    """The messages of a request holding only what `_usual` writes, with no media (so none
+    for `check_limits` to refuse), written in one pass, each tool name looked up once; None
+    for any other request, which takes the message-by-message path."""
+    out: list[dict[str, Any]] = []
+    if request.system is not None:
+        out.append({"role": "system", "content": request.system})
+    append = out.append
+    sent: dict[str, str] = {}  # a tool's name as sent, by its own
+    part: Any  # told apart by its exact type, the cheapest test
+    for message in request.messages:
+        if message.provider_data is not None:
+            return None
+        role, parts = message.role, message.parts
+        if role == "tool":
+            for part in parts:
+                content = part.content if type(part) is ToolResultPart else None
+                if type(content) is not str or part.provider_data is not None \
+                        or not part.call_id:
+                    return None
+                if part.is_error:
+                    if not content.startswith("Error:"):
+                        content = ERROR_PREFIX + content
+                elif not content:
+                    content = EMPTY_RESULT
+                append({"role": "tool", "tool_call_id": part.call_id, "content": content})
+        elif role == "assistant":
+            text: str | None = None
+            calls: list[dict[str, Any]] = []
+            for part in parts:
+                kind = type(part)
+                if kind is ToolCallPart:
+                    if not part.id or part.provider_data is not None or part.freeform:
+                        return None
+                    name = part.name
+                    wire = sent.get(name)
+                    if wire is None:
+                        wire = sent[name] = names.wire(name)
+                    raw = part.raw_arguments
+                    calls.append({"id": part.id, "type": "function", "function": {
+                        "name": wire, "arguments": raw if raw is not None
+                        else part.arguments_text}})
+                elif kind is TextPart and text is None and not calls \
+                        and part.provider_data is None:
+                    text = part.text
+                else:
+                    return None
+            if calls:
+                append({"role": "assistant", "content": text or None, "tool_calls": calls})
+            else:
+                append({"role": "assistant", "content": text or ""})
+        elif len(parts) == 1 and type(part := parts[0]) is TextPart \
+                and part.provider_data is None:
+            append({"role": role, "content": part.text})
+        else:
+            return None
+    return out
+
+
 def encode(request: Request) -> Encoded:
     """The request as an OpenAI Chat Completions body, with notes on what was changed."""
-    check_limits(request, WIRE, LIMITS)
     enc = _Encoder(request)
-    messages: list[dict[str, Any]] = []
-    if request.system is not None:
-        messages.append({"role": "system", "content": request.system})
-    for i, message in enumerate(request.messages):
-        if message.provider_data is None and _usual(message, messages, enc):
-            continue
-        messages.extend(enc.message(i, message))
+    found = known(request)  # EVERY while the general path is checked against this one
+    plain_ones = _plain_messages(request, enc.names) if found is None or not found.verbatim \
+        else None
+    if plain_ones is not None:
+        messages = plain_ones
+    else:
+        check_limits(request, WIRE, LIMITS)
+        messages = []
+        if request.system is not None:
+            messages.append({"role": "system", "content": request.system})
+        for i, message in enumerate(request.messages):
+            if message.provider_data is None and _usual(message, messages, enc):
+                continue
+            messages.extend(enc.message(i, message))
     body: dict[str, Any] = {"model": request.model, "messages": messages}
     options = plain(own_options(request.provider_options, WIRE, enc.notes))
     tools = encode_tools(request.tools, enc.names, enc.notes, options)

@@ -11,7 +11,7 @@ the Responses `parts` and `schema`; must not import the wire's reply or stream m
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from toolwire.codecs.base import (
@@ -33,6 +33,8 @@ from toolwire.codecs.openai_responses import (
 )
 from toolwire.codecs.openai_responses.parts import (
     CONTINUE,
+    EMPTY_OUTPUT,
+    ERROR_PREFIX,
     RESPONSE,
     WIRE,
     Item,
@@ -49,6 +51,7 @@ from toolwire.codecs.openai_responses.schema import (
     encode_tools,
 )
 from toolwire.codecs.openai_shared import TOOL_PLACES, put_others
+from toolwire.codecs.traits import known
 from toolwire.transcript import (
     MediaPart,
     Message,
@@ -90,9 +93,13 @@ def stored_from(messages: Sequence[Message]) -> tuple[int, str] | None:
 
 def encode(request: Request) -> Encoded:
     """The request body the API documents, and a note for every change made to fit it."""
-    check_limits(request, WIRE, LIMITS)
-    notes: list[Note] = []
     names = name_map(request.tools)
+    found = known(request)  # EVERY while the general path is checked against this one
+    plain = _plain_input(request.messages, names.to_wire) if request.provider_options is None \
+        and (found is None or not found.verbatim) else None
+    if plain is None:  # a request with no media is never refused; plain ones hold none
+        check_limits(request, WIRE, LIMITS)
+    notes: list[Note] = []
     notes.extend(names.notes())
     body: dict[str, Any] = {"model": request.model}
     if request.system is not None:
@@ -105,9 +112,12 @@ def encode(request: Request) -> Encoded:
         if stored is not None and "previous_response_id" not in extra:
             body["previous_response_id"] = stored[1]
             messages = messages[stored[0] + 1:]
-    earlier = request.messages[:len(request.messages) - len(messages)]  # kept by the server
-    body["input"] = _encode_input(messages, names, notes, freeform={
-        c.id for m in earlier for c in m.tool_calls if c.freeform})
+    if plain is not None:
+        body["input"] = plain
+    else:
+        earlier = request.messages[:len(request.messages) - len(messages)]  # the server's
+        body["input"] = _encode_input(messages, names, notes, freeform={
+            c.id for m in earlier for c in m.tool_calls if c.freeform})
     tools = encode_tools(request.tools, names, notes, extra)
     more_tools = extra.pop("tools", None)
     places = extra.pop(TOOL_PLACES, None)
@@ -117,7 +127,7 @@ def encode(request: Request) -> Encoded:
         notes.append(Note(kind="field_dropped", subject=f"provider_options[{WIRE!r}]",
                           detail="'tools' is not a list of tools; not sent"))
     add_search(tools, notes)
-    added = any(m.tools for m in request.messages)  # tools that come mid-conversation
+    added = plain is None and any(m.tools for m in request.messages)  # mid-conversation
     if tools or (added and not extra.pop(NO_TOOLS, False)):
         body["tools"] = tools
     choice = request.tool_choice
@@ -146,6 +156,57 @@ def encode(request: Request) -> Encoded:
     if request.cache is not None:
         notes.extend(cache_fields(body, request.cache))
     return Encoded(body=body, notes=tuple(notes))
+
+
+def _plain_input(messages: Sequence[Message], to_wire: Mapping[str, str]) -> list[Item] | None:
+    """The ``input`` items of messages holding only the usual (one text per user or system
+    message, texts and function calls from the assistant, text results), none with provider
+    data or tools of its own: what `_encode_input` gives them, written directly; None for
+    anything else, which takes the general path."""
+    items: list[Item] = []
+    append = items.append
+    part: Any  # told apart by its exact type, the cheapest test
+    for message in messages:
+        if message.provider_data is not None or message.tools:
+            return None
+        role = message.role
+        parts = message.parts
+        if role == "tool":
+            for part in parts:
+                if type(part) is not ToolResultPart or part.provider_data is not None:
+                    return None
+                text = part.content
+                if type(text) is not str:
+                    return None
+                text = text or EMPTY_OUTPUT
+                if part.is_error and not text.startswith("Error:"):
+                    text = ERROR_PREFIX + text
+                append({"type": "function_call_output", "call_id": part.call_id,
+                        "output": text})
+        elif role == "assistant":
+            for part in parts:
+                kind = type(part)
+                if (kind is not TextPart and kind is not ToolCallPart) \
+                        or part.provider_data is not None:
+                    return None
+                if kind is TextPart:
+                    append({"role": "assistant", "content": part.text})
+                elif not part.freeform:
+                    name = part.name
+                    raw = part.raw_arguments
+                    append({"type": "function_call", "call_id": part.id,
+                            "name": to_wire.get(name, name) if to_wire else name,
+                            "arguments": raw if raw is not None else part.arguments_text})
+                else:
+                    return None
+        elif (role == "user" or role == "system") and len(parts) == 1:
+            part = parts[0]
+            if type(part) is not TextPart or part.provider_data is not None:
+                return None
+            append({"role": role, "content": part.text})
+        else:
+            return None
+    return items
 
 
 def _encode_input(messages: Sequence[Message], names: NameMap, notes: list[Note], *,

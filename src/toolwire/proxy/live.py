@@ -22,11 +22,11 @@ Must not import: the server.
 from __future__ import annotations
 
 import importlib
-import json
 import uuid
 from typing import Any
 
 from toolwire.codecs import get_codec
+from toolwire.codecs.base import dumps as dumps
 from toolwire.codecs.registry import get_wire
 from toolwire.events import (
     ReasoningDelta,
@@ -39,10 +39,6 @@ from toolwire.events import (
 from toolwire.proxy.answers import Answer
 from toolwire.proxy.ids import to_client
 from toolwire.transcript import ReasoningPart, Reply, Request, ToolCallPart, replace
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 class Writer:

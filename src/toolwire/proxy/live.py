@@ -99,8 +99,13 @@ class Writer:
     def finish(self, reply: Reply) -> list[bytes]:
         """The stream's end: what is still open closed, the sealed blocks, then the whole
         reply's tail."""
+        return [*self.close(), *self.sealed_blocks(reply), *self.tail(reply)]
+
+    def tail(self, reply: Reply) -> list[bytes]:
+        """The whole reply's last `TAIL` stream events, as the client wire's codec writes
+        them."""
         whole = get_codec(self.wire).encode_stream(reply, request=self.request)
-        return [*self.close(), *self.sealed_blocks(reply), *whole[len(whole) - self.TAIL:]]
+        return whole[len(whole) - self.TAIL:]
 
     def sealed(self, reply: Reply) -> list[dict[str, Any]]:
         """The reply's reasoning blocks in the client's wire (`toolwire.proxy.carry`), written

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from toolwire.codecs import get_codec
+from toolwire.codecs.anthropic_messages.stream import encode_tail
 from toolwire.codecs.eventstream import encode_message
 from toolwire.proxy.answers import Answer
 from toolwire.proxy.live import Writer
@@ -47,6 +48,10 @@ class AnthropicWriter(Writer):
                   '"index":%d,"content_block":{"type":"text","text":""}}\n\n')
     TEXT_DELTA = ('event: content_block_delta\ndata: {"type":"content_block_delta",'
                   '"index":%d,"delta":{"type":"text_delta","text":%s}}\n\n')
+
+    def tail(self, reply: Reply) -> list[bytes]:
+        # only the tail written: the whole stream's events are JSON the client has had
+        return encode_tail(reply, self.TAIL, request=self.request)
 
     def head(self) -> list[bytes]:
         return [(self.HEAD % (_dumps(self.reply_id), _dumps(self.request.model))).encode()]

@@ -76,14 +76,15 @@ from toolwire.protocol import holds_nothing
 from toolwire.transcript import Reply, Request, replace
 
 
-def _first_event_apart(chunk: bytes) -> tuple[bytes, ...]:
-    """A stream's first chunk of server-sent events cut after its first event, when more
-    follow in it: the first event is decoded and passed on before the rest are read (a server
-    that sends a short reply in one piece has all of it decoded otherwise first)."""
-    cut = chunk.find(b"\n\n") if type(chunk) is bytes else -1
-    if 0 <= cut < len(chunk) - 2:
-        return chunk[:cut + 2], chunk[cut + 2:]
-    return (chunk,)
+def _event_end(chunk: bytes, at: int) -> int:
+    """Where the server-sent event that begins at ``at`` in ``chunk`` ends (past its blank
+    line); the chunk's end when no whole event ends in it. Until a stream has given its first
+    event, its chunks are decoded one server-sent event at a time: a server that sends a short
+    reply in one piece would otherwise have all of it decoded before the first event that
+    says something (a Chat Completions stream's first event, the role, says nothing) is
+    passed on."""
+    cut = chunk.find(b"\n\n", at) if type(chunk) is bytes else -1
+    return cut + 2 if cut >= 0 else len(chunk)
 
 
 class HttpModel:
@@ -371,19 +372,25 @@ class HttpModel:
         chunks = resuming(response, self.codec.resumable(decoder), sent, self._send)
         framing = "eventstream" if adapter is not None else get_wire(self.wire).framing
         watch = LineWatch(self.limits, lines=framing != "eventstream", sse=framing == "sse")
-        first = framing == "sse" and adapter is None
+        waiting = framing == "sse" and adapter is None  # for the first event (_event_end)
         try:  # closed however the stream ends (a deadline, the caller stopping)
             async for chunk in chunks:
                 watch.chunk(chunk)
-                for part in _first_event_apart(chunk) if first else (chunk,):
+                at, end = 0, len(chunk)
+                while True:
+                    cut = _event_end(chunk, at) if waiting else end
+                    part = chunk if at == 0 and cut == end else chunk[at:cut]
                     try:
                         events = feed(adapter.feed(part) if adapter is not None else part)
                     except Exception as exc:
                         raise self._unreadable(exc) from exc
                     for event in events:
+                        waiting = False
                         watch.event()
                         yield event
-                first = False
+                    at = cut
+                    if at >= end:
+                        break
         finally:
             await chunks.aclose()  # type: ignore[attr-defined]
         try:

@@ -22,11 +22,11 @@ Must not import: the server.
 from __future__ import annotations
 
 import importlib
-import json
 import uuid
 from typing import Any
 
 from toolwire.codecs import get_codec
+from toolwire.codecs.base import dumps as dumps
 from toolwire.codecs.registry import get_wire
 from toolwire.events import (
     ReasoningDelta,
@@ -39,10 +39,6 @@ from toolwire.events import (
 from toolwire.proxy.answers import Answer
 from toolwire.proxy.ids import to_client
 from toolwire.transcript import ReasoningPart, Reply, Request, ToolCallPart, replace
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 class Writer:
@@ -103,8 +99,13 @@ class Writer:
     def finish(self, reply: Reply) -> list[bytes]:
         """The stream's end: what is still open closed, the sealed blocks, then the whole
         reply's tail."""
+        return [*self.close(), *self.sealed_blocks(reply), *self.tail(reply)]
+
+    def tail(self, reply: Reply) -> list[bytes]:
+        """The whole reply's last `TAIL` stream events, as the client wire's codec writes
+        them."""
         whole = get_codec(self.wire).encode_stream(reply, request=self.request)
-        return [*self.close(), *self.sealed_blocks(reply), *whole[len(whole) - self.TAIL:]]
+        return whole[len(whole) - self.TAIL:]
 
     def sealed(self, reply: Reply) -> list[dict[str, Any]]:
         """The reply's reasoning blocks in the client's wire (`toolwire.proxy.carry`), written

@@ -339,6 +339,17 @@ def _block_events(index: int, block: dict[str, Any]) -> list[dict[str, Any]]:
 
 def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes]:
     """The reply as the API streams it: one ``bytes`` per server-sent event."""
+    return [_sse(e) for e in _stream_events(reply, request)]
+
+
+def encode_tail(reply: Reply, count: int, *, request: Request | None = None) -> list[bytes]:
+    """The last ``count`` events of `encode_stream`, only those written out (a stream sent
+    as it came ends with them)."""
+    events = _stream_events(reply, request)
+    return [_sse(e) for e in events[len(events) - count:]]
+
+
+def _stream_events(reply: Reply, request: Request | None) -> list[dict[str, Any]]:
     body = encode_reply(reply, nm=name_map(request), model=request.model if request else "")
     _restore_broken_inputs(reply, body)
     usage = body.pop("usage")
@@ -358,7 +369,7 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
     running = {k: v for k, v in usage.items() if k in _DELTA_USAGE}
     events.append({"type": "message_delta", "delta": delta, "usage": running})
     events.append({"type": "message_stop"})
-    return [_sse(e) for e in events]
+    return events
 
 
 def _restore_broken_inputs(reply: Reply, body: dict[str, Any]) -> None:

@@ -573,3 +573,24 @@ def test_reasoning_in_a_tool_message_says_where_it_goes() -> None:
 def test_missing_result_names_the_next_message() -> None:
     p = only(check_transcript([user(), calls("c1"), Message.assistant("so")]))
     assert p.message == "call 'c1' (f) has no result: the next message is a assistant message"
+
+
+def test_a_raw_body_is_held_to_its_wires_own_call_rules_as_well() -> None:
+    """`check_request` checks the transcript it reads with the wire's own rules (ids, names),
+    not only with the rules every wire shares."""
+    from toolwire.codecs import get_codec
+    from toolwire.rules import check_request
+
+    body = {"model": "claude-x", "max_tokens": 10, "tools": [
+        {"name": "look", "input_schema": {"type": "object"}}], "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "call.1", "name": "look", "input": {}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "call.1", "content": "x"}]}]}
+    found = check_request(body, "anthropic-messages")
+    assert [(p.index, p.rule) for p in found] == [(1, "refused"), (1, "bad_call_id")]
+    assert found[1].message == ("anthropic-messages rejects call 'call.1' (look): an id may "
+                                "hold only letters, digits, '_' and '-'")
+    read = get_codec("anthropic-messages").decode_request(body)
+    assert check_transcript(read.messages) == []  # the shared rules alone find nothing

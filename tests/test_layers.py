@@ -82,7 +82,26 @@ def test_every_wire_folder_has_the_same_modules() -> None:
     shapes = {p.name: sorted(f.name for f in p.glob("*.py")) for p in folders}
     wanted = ["__init__.py", "codec.py", "inbound.py", "parts.py", "reply.py", "request.py",
               "schema.py", "stream.py"]
-    assert shapes == {name: wanted for name in shapes}
+    assert shapes == {name: sorted(wanted + WIRE_OWN.get(name, [])) for name in shapes}
+
+
+WIRE_OWN = {"openai_chat": ["reasoning.py"]}
+"""The modules a wire folder holds beside the eight every folder has, each a job of its own
+(docs/architecture.md says what each holds)."""
+
+
+def test_a_module_of_a_wires_own_is_imported_by_its_folder_and_imports_none_of_it() -> None:
+    for folder, modules in WIRE_OWN.items():
+        for module in modules:
+            path = PACKAGE / "codecs" / folder / module
+            own = f"toolwire.codecs.{folder}."
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            taken = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                     and (n.module or "").startswith(own)]
+            assert taken == [], f"{folder}/{module} imports {taken}"
+            users = [p.name for p in (PACKAGE / "codecs" / folder).glob("*.py")
+                     if f"{own}{module[:-3]} import" in p.read_text(encoding="utf-8")]
+            assert users, f"nothing in {folder} imports {module}"
 
 
 def test_every_module_says_what_it_owns() -> None:

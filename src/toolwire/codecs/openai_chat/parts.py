@@ -1,12 +1,13 @@
 """OpenAI Chat Completions: the pieces shared by requests, replies and streams.
 
 Owns: the wire name, the tool-name rule and name mapping (`NameMap` use, in both directions),
-reading and writing one assistant message (reasoning fields, content, refusal, tool calls),
-reading one ``tool`` message as a result (with the ``Error: `` and ``(no output)`` conventions),
-the notes for parts this wire cannot carry, and small JSON helpers. Pure functions over JSON;
-imports only the transcript, `toolwire._json`, `toolwire.codecs.base`, `toolwire.codecs.assembly`
-`toolwire.codecs.openai_media` and `toolwire.codecs.openai_custom` (custom tool calls); must not
-import the wire's request, reply or stream modules.
+reading and writing one assistant message (content, refusal, tool calls; its reasoning fields
+through `toolwire.codecs.openai_chat.reasoning`), reading one ``tool`` message as a result (with
+the ``Error: `` and ``(no output)`` conventions), the notes for parts this wire cannot carry,
+and small JSON helpers. Pure functions over JSON; imports only the transcript,
+`toolwire._json`, `toolwire.codecs.base`, the wire's ``reasoning``, `toolwire.codecs.openai_media`
+and `toolwire.codecs.openai_custom` (custom tool calls); must not import the wire's request,
+reply or stream modules.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from typing import Any, Protocol
 from toolwire._json import SHALLOW
 from toolwire._json import parse as parse_json
 from toolwire.codecs import openai_custom as custom
-from toolwire.codecs.assembly import Joins
 from toolwire.codecs.base import NameMap, Note, call_id_for, wrong_shape
 from toolwire.codecs.base import plain as plain
 from toolwire.codecs.openai_chat import NAME_PATTERN as NAME_RULE
+from toolwire.codecs.openai_chat.reasoning import reasoning_part, thinking_part
 from toolwire.codecs.openai_media import CHAT_ITEMS, chat_media
 from toolwire.transcript import (
     JSON,
@@ -37,7 +38,6 @@ WIRE = "openai-chat"
 
 """Function names this wire accepts."""
 
-REASONING_KEYS = ("reasoning", "reasoning_content", "reasoning_details")
 REFUSAL: Mapping[str, JSON] = {WIRE: {"type": "refusal"}}
 """``provider_data`` of a `TextPart` that holds a refusal."""
 
@@ -160,40 +160,6 @@ class Names:
 
 
 # --------------------------------------------------------------------------- reading messages
-
-
-def reasoning_part(message: Mapping[str, Any]) -> ReasoningPart | None:
-    """The reasoning fields of an assistant message, kept exactly, as one part."""
-    payload: dict[str, Any] | None = None
-    for key in REASONING_KEYS:
-        if key in message:
-            value = message[key]
-            if value is not None and value != "" and value != []:
-                if payload is None:
-                    payload = {}
-                payload[key] = plain(value)
-    if payload is None:
-        return None
-    return ReasoningPart(text=reasoning_text(payload), provider_data={WIRE: payload})
-
-
-def reasoning_text(payload: Mapping[str, Any]) -> str:
-    for key in ("reasoning", "reasoning_content"):
-        if isinstance(payload.get(key), str):
-            return str(payload[key])
-    return details_text(payload.get("reasoning_details"))
-
-
-def details_text(details: Any) -> str:
-    if not isinstance(details, list):
-        return ""
-    out: list[str] = []
-    for item in details:
-        if isinstance(item, Mapping):
-            for key in ("text", "summary"):
-                if isinstance(item.get(key), str):
-                    out.append(item[key])
-    return "".join(out)
 
 
 _TEXT_ITEM_KEYS = frozenset({"type", "text"})
@@ -369,74 +335,6 @@ def encode_call(call: ToolCallPart, wire_name: str) -> dict[str, Any]:
         if extras:
             out.update(plain(extras))
     return out
-
-
-def merge_reasoning(target: dict[str, Any], payload: Mapping[str, Any]) -> None:
-    """Put one reasoning payload on a message, joining it with what is already there."""
-    for key, value in payload.items():
-        have = target.get(key)
-        if isinstance(have, str) and isinstance(value, str):
-            target[key] = have + value
-        elif isinstance(have, list) and isinstance(value, list):
-            target[key] = have + plain(value)
-        else:
-            target[key] = plain(value)
-
-
-def reasoning_payload(part: ReasoningPart) -> dict[str, Any] | None:
-    """The message-level reasoning fields a part carries (None for a content item's)."""
-    payload = wire_data(part.provider_data)
-    return None if payload is not None and CONTENT_ITEM in payload else payload
-
-
-# Reasoning that came as an item of ``content`` (Mistral's ``{"type": "thinking", "thinking":
-# [{"type": "text", "text": ...}]}``) goes back as that item, in its place among the others,
-# not as a message-level field.
-CONTENT_ITEM = "content_item"
-
-
-def thinking_part(item: Mapping[str, Any]) -> ReasoningPart:
-    """A ``thinking`` content item as reasoning, the item kept exactly to go back."""
-    return ReasoningPart(text=thinking_text(item.get("thinking")),
-                         provider_data={WIRE: {CONTENT_ITEM: plain(item)}})
-
-
-def thinking_text(value: Any) -> str:
-    """The readable text of a thinking item's ``thinking`` (a string, or a list of chunks)."""
-    if isinstance(value, str):
-        return value
-    if not isinstance(value, list):
-        return ""
-    return "".join(chunk["text"] for chunk in value
-                   if isinstance(chunk, Mapping) and isinstance(chunk.get("text"), str))
-
-
-def join_thinking(have: dict[str, Any], more: Mapping[str, Any], joins: Joins) -> None:
-    """Append a streamed thinking chunk to the thinking item it continues (texts via ``joins``)."""
-    before, after = have.get("thinking"), more.get("thinking")
-    if isinstance(before, str) and isinstance(after, str):
-        joins.add(have, "thinking", after)
-    elif isinstance(before, list) and isinstance(after, list):
-        for chunk in after:
-            last = before[-1] if before else None
-            if (isinstance(last, dict) and isinstance(chunk, Mapping) and last.get("type") == "text"
-                    and chunk.get("type") == "text" and isinstance(chunk.get("text"), str)
-                    and isinstance(last.get("text"), str) and chunk.keys() <= {"type", "text"}):
-                joins.add(last, "text", chunk["text"])
-            else:
-                before.append(plain(chunk))
-    for key, value in more.items():
-        if key not in ("type", "thinking"):
-            have[key] = plain(value)
-
-
-def content_item(part: Part) -> dict[str, Any] | None:
-    """The content item a reasoning part came as, if it came as one."""
-    if not isinstance(part, ReasoningPart):
-        return None
-    payload = wire_data(part.provider_data)
-    item = payload.get(CONTENT_ITEM) if payload is not None else None
-    return plain(item) if isinstance(item, Mapping) else None
 
 
 def part_subject(message: int, part: int) -> str:

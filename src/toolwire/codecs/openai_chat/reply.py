@@ -27,18 +27,20 @@ from toolwire.codecs.openai_chat.parts import (
     WIRE,
     ReplyNames,
     assistant_parts,
-    content_item,
     encode_call,
     is_refusal,
     mapping,
-    merge_reasoning,
     name_map,
     plain,
     real_id,
-    reasoning_payload,
     reply_seed,
     string,
     wire_data,
+)
+from toolwire.codecs.openai_chat.reasoning import (
+    content_item,
+    merge_reasoning,
+    reasoning_payload,
 )
 from toolwire.errors import ContextLengthError, ProviderError, StreamError
 from toolwire.transcript import (

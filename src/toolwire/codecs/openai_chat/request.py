@@ -31,18 +31,20 @@ from toolwire.codecs.openai_chat import cache_fields
 from toolwire.codecs.openai_chat.parts import (
     EMPTY_RESULT,
     ERROR_PREFIX,
-    REASONING_KEYS,
     WIRE,
     Names,
-    content_item,
     dropped_note,
     encode_call,
     is_refusal,
-    merge_reasoning,
     part_subject,
     plain,
-    reasoning_payload,
     wire_data,
+)
+from toolwire.codecs.openai_chat.reasoning import (
+    REASONING_KEYS,
+    content_item,
+    merge_reasoning,
+    reasoning_payload,
 )
 from toolwire.codecs.openai_chat.schema import (
     MAX_TOKENS_FIELD,

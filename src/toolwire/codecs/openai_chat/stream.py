@@ -3,9 +3,10 @@
 Owns `StreamDecoder` (SSE ``data:`` chunks in, stream events out, and at the end the same
 `Reply` that `decode_body` gives for the assembled body) and `encode_stream` (a reply as
 realistic chunks). Pure; imports only the transcript, errors, events, `toolwire.codecs.base`,
-`toolwire.codecs.framing`, `toolwire.codecs.assembly` and the chat `parts` and `reply`; must not
-import the wire's request module. A long text or argument string in many small deltas costs time
-linear in its length (fragments are joined once, a call's place is kept with it).
+`toolwire.codecs.framing`, `toolwire.codecs.assembly` and the chat `parts`, `reasoning` and
+`reply`; must not import the wire's request module. A long text or argument string in many
+small deltas costs time linear in its length (fragments are joined once, a call's place is kept
+with it).
 
 The decoder assumes every quirk compatible servers show: keep-alive comments, a missing or
 repeated ``index`` (a different non-empty id on a taken index opens a new call), ``name: ""`` or
@@ -27,12 +28,17 @@ from toolwire.codecs.framing import SSEFramer
 from toolwire.codecs.openai_chat.parts import (
     WIRE,
     decode_call,
-    join_thinking,
     mapping,
     name_map,
     plain,
     real_id,
     reply_seed,
+)
+from toolwire.codecs.openai_chat.reasoning import (
+    detail_fragments,
+    join_thinking,
+    merge_detail,
+    thinking_chunks,
     thinking_text,
 )
 from toolwire.codecs.openai_chat.reply import (
@@ -57,7 +63,6 @@ from toolwire.transcript import Reply, Request, ToolCallPart
 
 _CHUNK_KEYS = frozenset({"id", "object", "created", "model", "choices", "usage", "error",
                          "obfuscation"})
-_CONCAT = ("text", "summary", "data")
 
 
 class _Slot:
@@ -206,7 +211,7 @@ class StreamDecoder:
         if isinstance(details, list):
             for item in details:
                 if isinstance(item, Mapping):
-                    text = self._merge_detail(item)
+                    text = merge_detail(self._details, self._latest, self._joins, item)
                     if text and not self._reasoning:
                         out.append(ReasoningDelta(text=text))
         calls = delta.get("tool_calls")
@@ -241,29 +246,6 @@ class StreamDecoder:
                 out.append(ReasoningDelta(text=piece))
         else:
             self._items.append(plain(item))
-
-    def _merge_detail(self, item: Mapping[str, Any]) -> str:
-        """Merge one reasoning_details fragment; return the readable text it added."""
-        index = item.get("index")
-        at = index if isinstance(index, int) and not isinstance(index, bool) else -1 - len(
-            self._details)
-        n = self._latest.get(at, 0)
-        key = (at, n)
-        have = self._details.get(key)
-        kind = item.get("type")
-        if have is not None and kind is not None and have.get("type") != kind:
-            key, have = (at, n + 1), None  # another entry under the same index
-            self._latest[at] = n + 1
-        if have is None:
-            self._details[key] = plain(item)
-        else:
-            for name, value in item.items():
-                if name in _CONCAT and isinstance(value, str):
-                    self._joins.add(have, name, value)
-                elif value is not None or name not in have:
-                    self._joins.drop(have, name)
-                    have[name] = plain(value)
-        return "".join(item[k] for k in ("text", "summary") if isinstance(item.get(k), str))
 
     def _call(self, position: int, call: Mapping[str, Any], out: list[StreamEvent]) -> None:
         index = call.get("index")
@@ -421,14 +403,14 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
         if isinstance(message.get(key), str):
             deltas.extend({key: piece} for piece in text_pieces(message[key], keep_empty=True))
     for item in message.get("reasoning_details") or []:
-        deltas.extend({"reasoning_details": [frag]} for frag in _detail_fragments(item))
+        deltas.extend({"reasoning_details": [frag]} for frag in detail_fragments(item))
     content = message.get("content")
     if isinstance(content, str):
         deltas.extend({"content": piece} for piece in text_pieces(content, keep_empty=True))
     elif isinstance(content, list):  # reasoning came as a content item: stream typed chunks
         empty_end = content[-1:] == [{"type": "text", "text": ""}]
         items = content[:-1] if empty_end else content
-        deltas.extend({"content": [chunk]} for item in items for chunk in _thinking_chunks(item))
+        deltas.extend({"content": [chunk]} for item in items for chunk in thinking_chunks(item))
         if empty_end:  # as a string, so it stays a part of its own and joins no text item
             deltas.append({"content": ""})
     if isinstance(message.get("refusal"), str):
@@ -454,36 +436,3 @@ def encode_stream(reply: Reply, *, request: Request | None = None) -> list[bytes
     out = [f"data: {dumps(c)}\n\n".encode() for c in chunks]
     out.append(b"data: [DONE]\n\n")
     return out
-
-
-def _thinking_chunks(item: Any) -> list[Any]:
-    """One content item as the chunks a stream carries (joined back by `join_thinking`)."""
-    if not isinstance(item, Mapping):
-        return [item]
-    if item.get("type") == "text" and item.keys() == {"type", "text"}:
-        return [{"type": "text", "text": p}
-                for p in text_pieces(str(item["text"]), keep_empty=True)] or [item]
-    thinking = item.get("thinking")
-    if item.get("type") == "thinking" and isinstance(thinking, list) and len(thinking) == 1:
-        chunk = thinking[0]
-        if isinstance(chunk, Mapping) and chunk.keys() == {"type", "text"}:
-            pieces = text_pieces(str(chunk["text"]), keep_empty=True) or [""]
-            first = {**item, "thinking": [{"type": "text", "text": pieces[0]}]}
-            return [first, *({"type": "thinking", "thinking": [{"type": "text", "text": p}]}
-                             for p in pieces[1:])]
-    return [item]
-
-
-def _detail_fragments(item: Any) -> list[Any]:
-    """One reasoning_details item as the fragments a stream carries (merged back by index)."""
-    if not isinstance(item, Mapping) or not isinstance(item.get("index"), int):
-        return [item]
-    field = next((k for k in _CONCAT if isinstance(item.get(k), str) and len(item[k]) > 1), None)
-    if field is None:
-        return [item]
-    pieces = text_pieces(item[field])
-    first = dict(item)
-    first[field] = pieces[0]
-    same = {k: item[k] for k in ("type", "index") if k in item}
-    rest = [{**same, field: p} for p in pieces[1:]]
-    return [first, *rest]

@@ -1,7 +1,7 @@
 """Shared test setup: makes tests/ importable (for strategies.py) and keeps tests on loopback;
 gives the session its own toolwire state directory; registers the wires TOOLWIRE_TEST_WIRES
 names; the ``outside`` fixture (a folder outside
-any workspace) for the command sandbox tests.
+any workspace) for the command sandbox tests; hypothesis's settings for the whole suite.
 
 Every IPv4/IPv6 socket connect in the test process is checked: only loopback addresses
 (127.0.0.0/8, ::1, localhost) may be reached, so no test can touch the network by mistake.
@@ -21,8 +21,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# A property test is judged by what it finds, never by how fast its examples came: on a machine
+# busy with other work, drawing from a pattern or running an example can take seconds, which
+# hypothesis would otherwise call a failed test (too slow to generate, or over its deadline).
+settings.register_profile("toolwire", deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("toolwire")
 
 # toolwire's state directory (default run logs, the record key) for this test session alone:
 # the tests and every command they start share it (also those given an environment without

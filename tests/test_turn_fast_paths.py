@@ -127,6 +127,11 @@ async def test_a_call_is_admitted_as_its_tools_policy_says(
     dispatcher = Dispatcher([TOOL, other], policy={"*": default, **own})  # type: ignore[dict-item]
     call = ToolCallPart(id="c1", name=name, arguments={"x": 1})
     admitted = await dispatcher.admit(call)
+    # `allowed`, which the dispatcher asks first, gives what `admit` gives or leaves it to it
+    quick = dispatcher.allowed(call)
+    assert (quick is None) == (own.get(name, default) != "allow")
+    if quick is not None:
+        assert quick == admitted
     if own.get(name, default) == "allow":
         assert isinstance(admitted, tuple) and admitted[0].name == name
         assert admitted[1] == {"x": 1}
@@ -199,11 +204,10 @@ def _scripted_run(turns: list[dict[str, Any]]) -> tuple[Any, list[Any]]:
 @given(turns=st.lists(_TURN, min_size=1, max_size=4))
 async def test_a_turn_without_a_watch_gives_the_run_what_a_watched_turn_gives(
         turns: list[dict[str, Any]]) -> None:
-    """With no listener and no eager calls a turn makes no `TurnWatch` (`asking.watching`):
+    """With no listener and no eager calls a turn makes no `TurnWatch` (`toolwire.agent.asking`):
     the model's and the tools' events go to the run as they are. The run ends as it ends with
     a listener, whose turns are watched: the same messages, stop, notes and turns."""
     from toolwire import Agent
-    from toolwire.agent.asking import watching
     from toolwire.testing import ScriptedModel
 
     results = []
@@ -215,12 +219,6 @@ async def test_a_turn_without_a_watch_gives_the_run_what_a_watched_turn_gives(
     quiet, heard = results
     assert (quiet.stop, quiet.messages, quiet.notes, quiet.turns, quiet.answer) == (
         heard.stop, heard.messages, heard.notes, heard.turns, heard.answer)
-    dispatcher = Dispatcher([TOOL])
-    for eager in (False, True):
-        for listened in (False, True):
-            watch = watching(1, print, listened, dispatcher, eager=eager, deadline=None,
-                             notes=[])
-            assert (watch is None) == (not eager and not listened)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -248,3 +246,33 @@ async def test_calls_without_structured_output_are_answered_as_answer_calls_answ
         steps.append([(s.results, s.stop) async for s in run][:-1])
     plain, structured = steps
     assert plain == structured
+
+
+_VALUES = st.one_of(st.text(alphabet="ab-sk", max_size=12), st.integers(), st.none(),
+                    st.lists(st.sampled_from(["sk-1", "a"]), max_size=3),
+                    st.dictionaries(st.sampled_from(["k", "sk-2"]), st.integers(), max_size=2))
+
+
+@settings(deadline=None)
+@given(value=_VALUES, limit=st.sampled_from([3, 100]))
+async def test_a_result_is_redacted_and_capped_as_the_general_rule_says(value: Any,
+                                                                         limit: int) -> None:
+    """A tool's value becomes its result text (`render_result`), cut to the limit
+    (`cap_text`), then has its secrets taken out; a value of a kind that never holds media is
+    not looked at for media, and a text left as it was is the result as it was made."""
+    from toolwire.agent.calls import cap_text, render_result
+    from toolwire.media import NEVER_MEDIA, media_content
+
+    def give(x: int) -> Any:
+        return value
+
+    def redact(text: str) -> str:
+        return text.replace("sk-", "[redacted]-")
+
+    tool = Tool.from_function(give, name="give")
+    dispatcher = Dispatcher([tool], redact=redact, max_output_chars=limit)
+    [result] = await dispatcher.run([ToolCallPart(id="c1", name="give", arguments={"x": 1})])
+    if type(value) in NEVER_MEDIA:
+        assert media_content(value, render_result) is None
+    expected = redact(cap_text(render_result(value), limit))
+    assert result == ToolResultPart(call_id="c1", content=expected, name="give")

@@ -1,17 +1,18 @@
 """One model call of a turn: the request sent, the reply awaited, what the model reports on
 the way heard by the run.
 
-Owns `ask` (the call, within the run's deadline when it has one), `watching` (the turn's
-`TurnWatch`, when the turn needs one) and `warm` (the model's ``keep_warm`` while a reply's
-tools run). While the model works, whatever it emits (`toolwire.events.emit`: its retries,
-its wire notes) goes to the turn's ``emit``, and to no other run sharing the model. A model
-with a ``stream`` method is streamed when the run asks for streaming: each event goes to
-``emit`` as it comes, and the reply is the one its `StreamEnd` carries.
+Owns `ask` (the call, within the run's deadline when it has one) and `warm` (the model's
+``keep_warm`` while a reply's tools run). While the model works, whatever it emits
+(`toolwire.events.emit`: its retries, its wire notes) goes to the turn's ``emit``, and to no
+other run sharing the model. A model with a ``stream`` method is streamed when the run asks
+for streaming: each event goes to ``emit`` as it comes, and the reply is the one its
+`StreamEnd` carries.
 
-A turn needs a `TurnWatch` only when something reads what it keeps: calls started early
-(``eager`` streaming) or listeners of the run (the `FirstToken` and `FirstToolStart` events);
-without either, the turn's events go straight to the run's ``emit``, which gives the run the
-same notes. Must not import the loop, codecs, the transport or the client.
+The loop gives a turn's ``emit`` through a `toolwire.agent.early.TurnWatch` only when
+something reads what the watch keeps: calls started early (``eager`` streaming) or listeners
+of the run (its `FirstToken` and `FirstToolStart` events); without either, the turn's events
+go straight to the run's own ``emit``, which gives the run the same notes. Must not import
+the loop, codecs, the transport or the client.
 """
 
 from __future__ import annotations
@@ -22,23 +23,10 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from toolwire.agent.dispatch import Dispatcher
-from toolwire.agent.early import TurnWatch
 from toolwire.errors import WireFormatError
 from toolwire.events import Event, StreamEnd, hearing
 from toolwire.protocol import Model
 from toolwire.transcript import Reply, Request, ToolCallPart
-
-
-def watching(turn: int, emit: Callable[[Event], None], listened: bool,
-             dispatcher: Dispatcher, *, eager: bool, deadline: float | None,
-             notes: list[str]) -> TurnWatch | None:
-    """The `TurnWatch` of turn ``turn``, or None when nothing would read it: no call starts
-    early (``eager`` off) and the run has no listener (``listened`` false), so the events of
-    the model call go to ``emit`` itself."""
-    if not eager and not listened:
-        return None
-    return TurnWatch(turn, emit, dispatcher, eager=eager, deadline=deadline, notes=notes)
 
 
 def ask(model: Model, request: Request, emit: Callable[[Event], None], *, stream: bool,
@@ -90,4 +78,4 @@ def warm(model: Model, calls: Sequence[ToolCallPart]
     return None if keep_warm is None or not calls else keep_warm()
 
 
-__all__ = ["ask", "warm", "watching"]
+__all__ = ["ask", "warm"]

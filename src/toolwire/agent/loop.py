@@ -40,7 +40,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, Unpack, overload
 
-from toolwire.agent.asking import ask, warm, watching
+from toolwire.agent.asking import ask, warm
 from toolwire.agent.compaction import (
     Compaction,
     Compactor,
@@ -300,8 +300,9 @@ class Agent:
                     await self.keeper.before_call(s)
                 request = s.next_request()
                 started = time.perf_counter()
-                watch = watching(s.turns + 1, s.emit, bool(s.listeners), self.dispatcher,
-                                 eager=eager, deadline=s.deadline, notes=s.notes)
+                watch = TurnWatch(s.turns + 1, s.emit, self.dispatcher, eager=eager,
+                                  deadline=s.deadline, notes=s.notes
+                                  ) if eager or s.listeners else None  # see `asking`
                 try:
                     reply = await ask(self.model, request, s.emit if watch is None else
                                       watch.emit, stream=stream, deadline=s.deadline)
@@ -323,7 +324,8 @@ class Agent:
                     return
                 seconds = time.perf_counter() - started
                 calls = reply.tool_calls
-                if (why := unusable(reply, calls)) is not None:  # not added to the history
+                if len(calls) != 1 and (why := unusable(reply, calls)) is not None:
+                    # one call is always usable (`unusable`); a bad reply is not kept
                     _abandon(watch, "its reply could not be used")
                     s.usage = s.usage + reply.usage
                     s.finish(RunStop.BAD_REPLY, WireFormatError(why))

@@ -24,7 +24,8 @@ Everything a run reports goes one way: the loop gives each `toolwire.events` eve
 the loop waits on the model it listens (`toolwire.events.listen`) with that same function, so
 the model's retries and wire notes reach this run and no other run sharing the model.
 
-The model call itself is `toolwire.agent.asking`'s; tool calls are run by
+The model call itself is `toolwire.agent.asking`'s, what a turn does with the reply it kept
+(its calls answered, the next step decided) `toolwire.agent.answer`'s; tool calls are run by
 `toolwire.agent.dispatch`; structured output lives in
 `toolwire.agent.output`, starting and resuming a run in `toolwire.agent.resume` (neither imports
 this module). Must not import codecs, the transport or the client: the model is anything with
@@ -34,12 +35,12 @@ the `toolwire.protocol.Model` protocol.
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, Unpack, overload
 
+from toolwire.agent.answer import abandon, answer, run_calls
 from toolwire.agent.asking import ask, warm
 from toolwire.agent.compaction import (
     Compaction,
@@ -48,9 +49,8 @@ from toolwire.agent.compaction import (
     cache_setting,
     compaction_setting,
 )
-from toolwire.agent.dispatch import Approval, Dispatcher, cut_off, unusable
+from toolwire.agent.dispatch import Approval, Dispatcher, unusable
 from toolwire.agent.early import TurnWatch
-from toolwire.agent.output import ANSWERED, answer_calls, nudge_for_output
 from toolwire.agent.resume import resume_state, start_state
 from toolwire.agent.run import (
     AgentRun,
@@ -75,7 +75,6 @@ from toolwire.agent.settings import (
 )
 from toolwire.agent.toollist import ToolList, defer_tools
 from toolwire.errors import ContextLengthError, ProviderError, WireFormatError
-from toolwire.events import ApprovalAwaited, ToolFinished, ToolStarted, hearing, listen
 from toolwire.protocol import (
     Model,
     ReleasingModel,
@@ -86,19 +85,9 @@ from toolwire.protocol import (
 )
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.telemetry.settings import Telemetry, current, make
-from toolwire.transcript import Cache, Message, Reply, ToolCallPart, ToolResultPart
+from toolwire.transcript import Cache, ToolCallPart, ToolResultPart
 
 T = TypeVar("T")
-
-_REPLY_STOPS: dict[str, RunStop] = {
-    "max_tokens": RunStop.CUT_OFF,
-    "refusal": RunStop.REFUSED,
-    "content_filter": RunStop.CONTENT_FILTER,
-    "context_window_exceeded": RunStop.CONTEXT_FULL,
-    "error": RunStop.MODEL_ERROR,
-    "tool_call_failed": RunStop.MODEL_ERROR,
-}
-"""Reply stops that end a run without an answer; any other stop without calls is an answer."""
 
 _WITHIN_LIMITS = Continue("no limit is reached")
 
@@ -307,17 +296,17 @@ class Agent:
                     reply = await ask(self.model, request, s.emit if watch is None else
                                       watch.emit, stream=stream, deadline=s.deadline)
                 except (ProviderError, WireFormatError) as exc:
-                    _abandon(watch, f"its reply failed ({type(exc).__name__})")
+                    abandon(watch, f"its reply failed ({type(exc).__name__})")
                     if isinstance(exc, ContextLengthError) and await self.keeper.overflowed(
                             s, exc):
                         continue  # compacted: the turn is tried again
                     s.finish(error_stop(exc), exc)
                     return
                 except BaseException:
-                    _abandon(watch, "the run ended while its reply was streaming")
+                    abandon(watch, "the run ended while its reply was streaming")
                     raise
                 if reply is None:  # the run's deadline came first
-                    _abandon(watch, "the time limit ran out while its reply was streaming")
+                    abandon(watch, "the time limit ran out while its reply was streaming")
                     s.notes.append(f"turn {s.turns + 1}: the time limit ran out while "
                                    "waiting for the model's reply")
                     s.finish(RunStop.TIME_LIMIT)
@@ -326,16 +315,18 @@ class Agent:
                 calls = reply.tool_calls
                 if len(calls) != 1 and (why := unusable(reply, calls)) is not None:
                     # one call is always usable (`unusable`); a bad reply is not kept
-                    _abandon(watch, "its reply could not be used")
+                    abandon(watch, "its reply could not be used")
                     s.usage = s.usage + reply.usage
                     s.finish(RunStop.BAD_REPLY, WireFormatError(why))
                     return
                 s.add_reply(reply, seconds)
                 if (kept := warm(self.model, calls)) is None:
-                    results, after = await self._answer(s, reply, calls, watch)
+                    results, after = await answer(s, reply, calls, watch, self.dispatcher,
+                                                  self.output.retries)
                 else:
                     async with kept:
-                        results, after = await self._answer(s, reply, calls, watch)
+                        results, after = await answer(s, reply, calls, watch, self.dispatcher,
+                                                      self.output.retries)
                 if watch is not None and watch.early:
                     watch.abandon("the reply that was kept did not ask for its result")
                 match after:
@@ -371,79 +362,14 @@ class Agent:
             return RunStop.TIME_LIMIT
         return _WITHIN_LIMITS
 
-    async def _answer(
-        self, s: RunState, reply: Reply, calls: tuple[ToolCallPart, ...], watch: TurnWatch | None
-    ) -> tuple[tuple[ToolResultPart, ...], Next]:
-        """Answer the reply's ``calls`` (if any) and decide what comes next: a stop, or
-        `Continue`."""
-        if reply.truncated_call:
-            s.notes.append(
-                f"turn {s.turns}: the reply was cut off by the token limit in the middle of a "
-                "tool call; its calls were not run"
-            )
-            _abandon(watch, "the reply was cut off by the output token limit")
-            results = tuple(cut_off(c) for c in calls)
-            if results:
-                s.add(Message(role="tool", parts=results))
-            return results, RunStop.CUT_OFF
-        if calls and self.dispatcher.defers and (waiting := self.dispatcher.awaiting(calls)):
-            _abandon(watch, "the run stopped to wait for decisions on its calls")
-            s.emit(ApprovalAwaited(s.turns, tuple(waiting)))
-            s.notes.append(f"turn {s.turns}: waiting for decisions on "
-                           f"{', '.join(c.id for c in waiting)}; resume with them")
-            return (), RunStop.AWAITING_APPROVAL
-        if calls:
-            if s.output is None:  # no call is a final answer: `answer_calls` would run them all
-                results = tuple(await self._run_calls(s, calls, watch))
-                after: Next = ANSWERED
-            else:
-                run_calls = functools.partial(self._run_calls, watch=watch)
-                found, after = await answer_calls(s, calls, run_calls, self.output.retries)
-                results = tuple(found)
-            s.add(Message(role="tool", parts=results))
-            return results, after
-        if reply.stop == "pause_turn":
-            return (), Continue("the provider paused the turn; the model goes on from it")
-        stop = _REPLY_STOPS.get(reply.stop, RunStop.ANSWERED)
-        if stop is RunStop.ANSWERED and s.output is not None:
-            return (), nudge_for_output(s, self.output.retries)
-        return (), stop
-
-    async def _run_calls(self, s: RunState, calls: Sequence[ToolCallPart],
-                         watch: TurnWatch | None = None) -> list[ToolResultPart]:
-        """Dispatch ``calls``, telling the run of each one's start and end; the calls ``watch``
-        started early are answered by their results."""
-        early = watch.claim(calls) if watch is not None and watch.early else None
-        if not s.listeners:
-            token = hearing.set(s.emit)  # what the tools say of how they ran (a ToolNote)
-            try:
-                return await self.dispatcher.run(calls, deadline=s.deadline, early=early)
-            finally:
-                hearing.reset(token)
-        turn, emit = s.turns, s.emit
-
-        def started(call: ToolCallPart) -> None:
-            if watch is not None:
-                watch.tool_started(turn, call)
-            else:
-                emit(ToolStarted(turn=turn, call=call))
-
-        def finished(call: ToolCallPart, result: ToolResultPart, seconds: float) -> None:
-            emit(ToolFinished(turn=turn, call=call, result=result, seconds=seconds))
-
-        with listen(emit):  # what a running tool reports (its progress...) reaches the run
-            return await self.dispatcher.run(calls, on_start=started, on_end=finished,
-                                             deadline=s.deadline, early=early)
+    async def _run_calls(self, s: RunState, calls: Sequence[ToolCallPart]
+                         ) -> list[ToolResultPart]:
+        """`toolwire.agent.answer.run_calls` with this agent's dispatcher (a resumed run's
+        calls)."""
+        return await run_calls(self.dispatcher, s, calls)
 
     def __repr__(self) -> str:
         return f"Agent(model={model_name(self.model)!r}, tools={[t.name for t in self.tools]})"
-
-
-def _abandon(watch: TurnWatch | None, why: str) -> None:
-    """The turn's early calls reported as abandoned (`TurnWatch.abandon`); a turn with no
-    watch started none."""
-    if watch is not None:
-        watch.abandon(why)
 
 
 def _no_running_loop(name: str) -> None:

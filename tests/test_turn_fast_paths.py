@@ -276,3 +276,30 @@ async def test_a_result_is_redacted_and_capped_as_the_general_rule_says(value: A
         assert media_content(value, render_result) is None
     expected = redact(cap_text(render_result(value), limit))
     assert result == ToolResultPart(call_id="c1", content=expected, name="give")
+
+
+@settings(deadline=None)
+@given(policy=_POLICY, name=st.sampled_from(["noop", "missing"]),
+       args=st.sampled_from([{"x": 1}, {"x": "one"}, {}]), hooked=st.booleans())
+async def test_a_single_call_is_dispatched_as_it_is_among_others(
+        policy: str, name: str, args: dict[str, Any], hooked: bool) -> None:
+    """`Dispatcher.run` runs a lone call by itself, with no list of calls to gather: its
+    result and what the hooks hear of it are what the same call gets next to another."""
+    other = Tool.from_function(_noop, name="other")
+
+    async def dispatch(calls: list[ToolCallPart]) -> tuple[list[Any], list[Any]]:
+        heard: list[Any] = []
+        dispatcher = Dispatcher([TOOL, other], policy={"*": "allow", "noop": policy})  # type: ignore[dict-item]
+        hooks: dict[str, Any] = {}
+        if hooked:
+            hooks = {"on_start": lambda c: heard.append(("start", c.id)),
+                     "on_end": lambda c, r, s: heard.append(("end", c.id, r))}
+        results = await dispatcher.run(calls, **hooks)
+        return results, heard
+
+    call = ToolCallPart(id="c1", name=name, arguments=args)
+    alone, heard_alone = await dispatch([call])
+    among, heard_among = await dispatch(
+        [call, ToolCallPart(id="c2", name="other", arguments={"x": 2})])
+    assert alone == among[:1]
+    assert heard_alone == [h for h in heard_among if h[1] == "c1"]

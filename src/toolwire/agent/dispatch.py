@@ -187,6 +187,16 @@ class Dispatcher:
         running then, each with an error result. ``early`` maps the index of a call that was
         started already (checked, approved and running: see `start`) to its result, awaited
         here in its place."""
+        if len(calls) == 1 and not early:  # the usual turn: one call, run here
+            call = calls[0]
+            admitted = self.allowed(call)
+            if admitted is None:
+                admitted = await self.admit(call, deadline)
+            if isinstance(admitted, ToolResultPart):
+                if on_end is not None:
+                    on_end(call, admitted, 0.0)
+                return [admitted]
+            return [await self._timed(call, *admitted, on_start, on_end, deadline)]
         results: list[ToolResultPart | None] = [None] * len(calls)
         ready: list[tuple[int, Tool, dict[str, Any]]] = []
         for i, call in enumerate(calls):

@@ -1,7 +1,8 @@
 """One model call of a turn: the request sent, the reply awaited, what the model reports on
 the way heard by the run.
 
-Owns `ask` (the call, within the run's deadline when it has one) and `warm` (the model's
+Owns `ask` (the call, within the run's deadline when it has one; `call_model` without one)
+and `warm` (the model's
 ``keep_warm`` while a reply's tools run). While the model works, whatever it emits
 (`toolwire.events.emit`: its retries, its wire notes) goes to the turn's ``emit``, and to no
 other run sharing the model. A model with a ``stream`` method is streamed when the run asks
@@ -33,7 +34,7 @@ def ask(model: Model, request: Request, emit: Callable[[Event], None], *, stream
         deadline: float | None) -> Awaitable[Reply | None]:
     """The model's reply to ``request``, what the model emits meanwhile given to ``emit``;
     None when the run's ``deadline`` (`time.monotonic`) came first."""
-    call = _call(model, request, emit, stream)
+    call = call_model(model, request, emit, stream)
     return call if deadline is None else _within(call, deadline)
 
 
@@ -48,8 +49,9 @@ async def _within(call: Awaitable[Reply], deadline: float) -> Reply | None:
         raise
 
 
-async def _call(model: Model, request: Request, emit: Callable[[Event], None],
-                stream: bool) -> Reply:
+async def call_model(model: Model, request: Request, emit: Callable[[Event], None],
+                     stream: bool) -> Reply:
+    """`ask` with no deadline: the loop awaits this itself when its run has none."""
     token = hearing.set(emit)  # as ``with listen(emit):``, with no object made each turn
     try:
         # a model's own method, not a protocol's isinstance each turn
@@ -78,4 +80,4 @@ def warm(model: Model, calls: Sequence[ToolCallPart]
     return None if keep_warm is None or not calls else keep_warm()
 
 
-__all__ = ["ask", "warm"]
+__all__ = ["ask", "call_model", "warm"]

@@ -41,7 +41,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from typing import Any, TypeVar, Unpack, overload
 
 from toolwire.agent.answer import abandon, answer, run_calls
-from toolwire.agent.asking import ask, warm
+from toolwire.agent.asking import ask, call_model, warm
 from toolwire.agent.compaction import (
     Compaction,
     Compactor,
@@ -293,8 +293,11 @@ class Agent:
                                   deadline=s.deadline, notes=s.notes
                                   ) if eager or s.listeners else None  # see `asking`
                 try:
-                    reply = await ask(self.model, request, s.emit if watch is None else
-                                      watch.emit, stream=stream, deadline=s.deadline)
+                    emit = s.emit if watch is None else watch.emit
+                    reply = await (call_model(self.model, request, emit, stream)
+                                   if s.deadline is None else ask(
+                                       self.model, request, emit, stream=stream,
+                                       deadline=s.deadline))
                 except (ProviderError, WireFormatError) as exc:
                     abandon(watch, f"its reply failed ({type(exc).__name__})")
                     if isinstance(exc, ContextLengthError) and await self.keeper.overflowed(
@@ -320,7 +323,7 @@ class Agent:
                     s.finish(RunStop.BAD_REPLY, WireFormatError(why))
                     return
                 s.add_reply(reply, seconds)
-                if (kept := warm(self.model, calls)) is None:
+                if not calls or (kept := warm(self.model, calls)) is None:
                     results, after = await answer(s, reply, calls, watch, self.dispatcher,
                                                   self.output.retries)
                 else:

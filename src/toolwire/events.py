@@ -295,6 +295,11 @@ Listener = Callable[[Event], None]
 
 _listener: ContextVar[Listener | None] = ContextVar("toolwire_listener", default=None)
 
+hearing = _listener
+"""The channel itself, for code that listens on every turn with no object made for it:
+``token = hearing.set(callback)`` then ``hearing.reset(token)`` in a ``finally`` is
+``with listen(callback):``."""
+
 
 def emit(event: Event) -> None:
     """Give ``event`` to whoever listens in the current context (nobody: nothing happens).
@@ -375,6 +380,7 @@ __all__ = [
     "ToolStarted",
     "WireNotes",
     "emit",
+    "hearing",
     "listen",
     "thread_context",
 ]

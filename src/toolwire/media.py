@@ -187,7 +187,8 @@ def _one(value: Any) -> MediaPart | None:
     return None
 
 
-_NEVER_MEDIA = frozenset({str, int, float, bool, dict, type(None)})
+NEVER_MEDIA = frozenset({str, int, float, bool, dict, type(None)})
+"""The types of a tool's value that never hold media (`media_content` gives None at once)."""
 """Types of tool values that hold no media (a list or a tuple may)."""
 
 
@@ -195,7 +196,7 @@ def media_content(value: Any, render: Callable[[Any], str]) -> tuple[ResultPart,
     """A tool's return value as result parts when it holds media (a media value, or a list
     mixing text and media); None for any other value. ``render`` writes the other items of a
     list as text."""
-    if type(value) in _NEVER_MEDIA:
+    if type(value) in NEVER_MEDIA:
         return None  # the usual value: text, a number, an object
     one = _one(value)
     if one is not None:

@@ -69,10 +69,12 @@ def repeated_ids(calls: Sequence[ToolCallPart]) -> list[str]:
     return repeated
 
 
-def unusable(reply: Reply) -> str | None:
+def unusable(reply: Reply, calls: Sequence[ToolCallPart] | None = None) -> str | None:
     """Why a reply is refused before anything of it runs: it holds nothing, or two of its calls
-    share an id (one result could not answer each, nor one decision)."""
-    calls = reply.tool_calls
+    share an id (one result could not answer each, nor one decision). ``calls`` are the
+    reply's calls when the caller has them already."""
+    if calls is None:
+        calls = reply.tool_calls
     if len(calls) == 1:  # the usual turn: a call is something, and one id cannot repeat
         return None
     if holds_nothing(reply):

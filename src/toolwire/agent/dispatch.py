@@ -37,7 +37,7 @@ from toolwire.agent.calls import (  # some re-exported (`__all__`): the paths ca
 )
 from toolwire.errors import ToolCallError, ToolError
 from toolwire.events import thread_context
-from toolwire.media import media_content
+from toolwire.media import NEVER_MEDIA, media_content
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.secrets import Redactor
 from toolwire.transcript import TextPart, ToolCallPart, ToolResultPart, replace
@@ -187,12 +187,24 @@ class Dispatcher:
         running then, each with an error result. ``early`` maps the index of a call that was
         started already (checked, approved and running: see `start`) to its result, awaited
         here in its place."""
+        if len(calls) == 1 and not early:  # the usual turn: one call, run here
+            call = calls[0]
+            admitted = self.allowed(call)
+            if admitted is None:
+                admitted = await self.admit(call, deadline)
+            if isinstance(admitted, ToolResultPart):
+                if on_end is not None:
+                    on_end(call, admitted, 0.0)
+                return [admitted]
+            return [await self._timed(call, *admitted, on_start, on_end, deadline)]
         results: list[ToolResultPart | None] = [None] * len(calls)
         ready: list[tuple[int, Tool, dict[str, Any]]] = []
         for i, call in enumerate(calls):
             if early is not None and i in early:
                 continue
-            admitted = await self.admit(call, deadline)
+            admitted = self.allowed(call)  # no approval to ask: no coroutine to await
+            if admitted is None:
+                admitted = await self.admit(call, deadline)
             if isinstance(admitted, ToolResultPart):
                 results[i] = admitted
             else:
@@ -200,11 +212,11 @@ class Dispatcher:
         for i, result in enumerate(results):
             if result is not None and on_end is not None:
                 on_end(calls[i], result, 0.0)
-        waits: list[tuple[int, Awaitable[ToolResultPart]]] = list((early or {}).items())
-        if len(ready) == 1 and not waits:
+        if len(ready) == 1 and not early:
             i, tool, args = ready[0]
             results[i] = await self._timed(calls[i], tool, args, on_start, on_end, deadline)
             return [r for r in results if r is not None]
+        waits: list[tuple[int, Awaitable[ToolResultPart]]] = list((early or {}).items())
         waits += [(i, self._limited(calls[i], tool, args, on_start, on_end, deadline))
                   for i, tool, args in ready]
         if waits:
@@ -212,6 +224,16 @@ class Dispatcher:
             for (i, _), result in zip(waits, done, strict=True):
                 results[i] = result
         return [r for r in results if r is not None]
+
+    def allowed(self, call: ToolCallPart) -> tuple[Tool, dict[str, Any]] | ToolResultPart | None:
+        """What `admit` gives for ``call`` when it asks no one: the error result of a call
+        that does not check, the tool and arguments of one whose policy is ``allow``; None
+        when the call's policy must be asked first (`admit` then)."""
+        try:
+            tool, args = self.tools.check_call(call)
+        except ToolCallError as exc:
+            return error_result(call, str(exc))
+        return (tool, args) if self._policies.get(tool.name, self._default) == "allow" else None
 
     async def admit(
         self, call: ToolCallPart, deadline: float | None = None
@@ -334,7 +356,13 @@ class Dispatcher:
         if on_start is not None:
             on_start(call)
         started = time.perf_counter()
-        result = self._redacted(await self.execute(call, tool, args, deadline))
+        result = await self.execute(call, tool, args, deadline)
+        content = result.content
+        if not isinstance(content, str):
+            result = self._redacted_parts(result)
+        elif (redacted := self.redact(content)) != content:
+            result = ToolResultPart(call_id=result.call_id, content=redacted,
+                                    is_error=result.is_error, name=result.name)
         if on_end is not None:
             on_end(call, result, time.perf_counter() - started)
         return result
@@ -384,7 +412,7 @@ class Dispatcher:
         except (Exception, SystemExit) as exc:  # a tool that calls sys.exit() ends no run
             return error_result(call, f"Tool {tool.name!r} failed: {type(exc).__name__}: {exc}")
         try:
-            media = media_content(value, render_result)
+            media = None if type(value) in NEVER_MEDIA else media_content(value, render_result)
             if media is not None:
                 return ToolResultPart(call_id=call.id, content=media, name=call.name)
             text = render_result(value)
@@ -397,16 +425,11 @@ class Dispatcher:
             call_id=call.id, content=cap_text(text, self.max_output_chars), name=call.name
         )
 
-    def _redacted(self, result: ToolResultPart) -> ToolResultPart:
-        if not isinstance(result.content, str):
-            redacted = tuple(replace(p, text=self.redact(p.text)) if isinstance(p, TextPart)
-                             else p for p in result.content)
-            return result if redacted == result.content else replace(result, content=redacted)
-        content = self.redact(result.content)
-        if content == result.content:
-            return result
-        return ToolResultPart(call_id=result.call_id, content=content, is_error=result.is_error,
-                              name=result.name)
+    def _redacted_parts(self, result: ToolResultPart) -> ToolResultPart:
+        """A result made of parts with the secrets taken out of its text parts."""
+        redacted = tuple(replace(p, text=self.redact(p.text)) if isinstance(p, TextPart)
+                         else p for p in result.content)
+        return result if redacted == result.content else replace(result, content=redacted)
 
     def close(self) -> None:
         """Release the thread pool (tools still running in it are not waited for)."""

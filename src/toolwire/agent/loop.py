@@ -6,7 +6,7 @@ checked before each model call; the reply is appended exactly as it came; then e
 result per call, in call order, goes into one tool message. Whatever the model raises that
 toolwire names (`ProviderError`, `WireFormatError`) and a reply that holds nothing end the run
 with a stop of their own; ``time_limit`` also bounds the model call and the tools in progress
-(`Agent._within_deadline`, the dispatcher's ``deadline``). Each step says what comes next, and
+(`toolwire.agent.asking.ask`, the dispatcher's ``deadline``). Each step says what comes next, and
 the run's `RunResult.stop` says why it ended. `Agent.run` is a thin sync wrapper over
 `Agent.arun`, which drains `Agent.steps`.
 
@@ -24,7 +24,9 @@ Everything a run reports goes one way: the loop gives each `toolwire.events` eve
 the loop waits on the model it listens (`toolwire.events.listen`) with that same function, so
 the model's retries and wire notes reach this run and no other run sharing the model.
 
-Tool calls are run by `toolwire.agent.dispatch`; structured output lives in
+The model call itself is `toolwire.agent.asking`'s, what a turn does with the reply it kept
+(its calls answered, the next step decided) `toolwire.agent.answer`'s; tool calls are run by
+`toolwire.agent.dispatch`; structured output lives in
 `toolwire.agent.output`, starting and resuming a run in `toolwire.agent.resume` (neither imports
 this module). Must not import codecs, the transport or the client: the model is anything with
 the `toolwire.protocol.Model` protocol.
@@ -33,13 +35,13 @@ the `toolwire.protocol.Model` protocol.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, Unpack, overload
 
+from toolwire.agent.answer import abandon, answer, run_calls
+from toolwire.agent.asking import ask, call_model, warm
 from toolwire.agent.compaction import (
     Compaction,
     Compactor,
@@ -47,9 +49,8 @@ from toolwire.agent.compaction import (
     cache_setting,
     compaction_setting,
 )
-from toolwire.agent.dispatch import Approval, Dispatcher, cut_off, unusable
+from toolwire.agent.dispatch import Approval, Dispatcher, unusable
 from toolwire.agent.early import TurnWatch
-from toolwire.agent.output import answer_calls, nudge_for_output
 from toolwire.agent.resume import resume_state, start_state
 from toolwire.agent.run import (
     AgentRun,
@@ -74,7 +75,6 @@ from toolwire.agent.settings import (
 )
 from toolwire.agent.toollist import ToolList, defer_tools
 from toolwire.errors import ContextLengthError, ProviderError, WireFormatError
-from toolwire.events import ApprovalAwaited, StreamEnd, ToolFinished, ToolStarted, listen
 from toolwire.protocol import (
     Model,
     ReleasingModel,
@@ -85,19 +85,9 @@ from toolwire.protocol import (
 )
 from toolwire.schema.tool import Tool, Toolset
 from toolwire.telemetry.settings import Telemetry, current, make
-from toolwire.transcript import Cache, Message, Reply, Request, ToolCallPart, ToolResultPart
+from toolwire.transcript import Cache, ToolCallPart, ToolResultPart
 
 T = TypeVar("T")
-
-_REPLY_STOPS: dict[str, RunStop] = {
-    "max_tokens": RunStop.CUT_OFF,
-    "refusal": RunStop.REFUSED,
-    "content_filter": RunStop.CONTENT_FILTER,
-    "context_window_exceeded": RunStop.CONTEXT_FULL,
-    "error": RunStop.MODEL_ERROR,
-    "tool_call_failed": RunStop.MODEL_ERROR,
-}
-"""Reply stops that end a run without an answer; any other stop without calls is an answer."""
 
 _WITHIN_LIMITS = Continue("no limit is reached")
 
@@ -287,6 +277,8 @@ class Agent:
     async def _loop(self, s: RunState) -> AsyncIterator[Step]:
         if self.limits.time_limit is not None:
             s.deadline = s.started + self.limits.time_limit
+        stream = self.request.stream
+        eager = self.tool_policy.eager and stream
         try:
             while True:
                 match self._limit_reached(s):
@@ -297,40 +289,48 @@ class Agent:
                     await self.keeper.before_call(s)
                 request = s.next_request()
                 started = time.perf_counter()
-                watch = TurnWatch(s.turns + 1, s.emit, self.dispatcher, deadline=s.deadline,
-                                  eager=self.tool_policy.eager and self.request.stream,
-                                  notes=s.notes)
+                watch = TurnWatch(s.turns + 1, s.emit, self.dispatcher, eager=eager,
+                                  deadline=s.deadline, notes=s.notes
+                                  ) if eager or s.listeners else None  # see `asking`
                 try:
-                    reply = await self._ask(s, request, watch)
+                    emit = s.emit if watch is None else watch.emit
+                    reply = await (call_model(self.model, request, emit, stream)
+                                   if s.deadline is None else ask(
+                                       self.model, request, emit, stream=stream,
+                                       deadline=s.deadline))
                 except (ProviderError, WireFormatError) as exc:
-                    watch.abandon(f"its reply failed ({type(exc).__name__})")
+                    abandon(watch, f"its reply failed ({type(exc).__name__})")
                     if isinstance(exc, ContextLengthError) and await self.keeper.overflowed(
                             s, exc):
                         continue  # compacted: the turn is tried again
                     s.finish(error_stop(exc), exc)
                     return
                 except BaseException:
-                    watch.abandon("the run ended while its reply was streaming")
+                    abandon(watch, "the run ended while its reply was streaming")
                     raise
                 if reply is None:  # the run's deadline came first
-                    watch.abandon("the time limit ran out while its reply was streaming")
+                    abandon(watch, "the time limit ran out while its reply was streaming")
                     s.notes.append(f"turn {s.turns + 1}: the time limit ran out while "
                                    "waiting for the model's reply")
                     s.finish(RunStop.TIME_LIMIT)
                     return
                 seconds = time.perf_counter() - started
-                if (why := unusable(reply)) is not None:  # not added to the history
-                    watch.abandon("its reply could not be used")
+                calls = reply.tool_calls
+                if len(calls) != 1 and (why := unusable(reply, calls)) is not None:
+                    # one call is always usable (`unusable`); a bad reply is not kept
+                    abandon(watch, "its reply could not be used")
                     s.usage = s.usage + reply.usage
                     s.finish(RunStop.BAD_REPLY, WireFormatError(why))
                     return
                 s.add_reply(reply, seconds)
-                if (warm := _warm(self.model, reply)) is None:
-                    results, after = await self._answer(s, reply, watch)
+                if not calls or (kept := warm(self.model, calls)) is None:
+                    results, after = await answer(s, reply, calls, watch, self.dispatcher,
+                                                  self.output.retries)
                 else:
-                    async with warm:
-                        results, after = await self._answer(s, reply, watch)
-                if watch.early:
+                    async with kept:
+                        results, after = await answer(s, reply, calls, watch, self.dispatcher,
+                                                      self.output.retries)
+                if watch is not None and watch.early:
                     watch.abandon("the reply that was kept did not ask for its result")
                 match after:
                     case RunStop() as stop:
@@ -365,102 +365,14 @@ class Agent:
             return RunStop.TIME_LIMIT
         return _WITHIN_LIMITS
 
-    async def _ask(self, s: RunState, request: Request, watch: TurnWatch) -> Reply | None:
-        """One model call, listening for what the model reports about it; None when the run's
-        deadline came before the reply."""
-        if s.deadline is None:
-            return await self._call_model(request, watch)
-        loop = asyncio.get_running_loop()
-        try:
-            async with asyncio.timeout_at(loop.time() + s.deadline - time.monotonic()) as cm:
-                return await self._call_model(request, watch)
-        except TimeoutError:
-            if cm.expired():
-                return None
-            raise
-
-    async def _call_model(self, request: Request, watch: TurnWatch) -> Reply:
-        emit = watch.emit
-        with listen(emit):  # a model's own method, not a protocol's isinstance each turn
-            stream: Any = getattr(self.model, "stream", None) if self.request.stream else None
-            if stream is None:  # a StreamingModel's, whose events are closed with ``aclose``
-                return await self.model.complete(request)
-            reply: Reply | None = None
-            async with contextlib.aclosing(stream(request)) as events:
-                async for event in events:
-                    emit(event)
-                    if type(event) is StreamEnd:
-                        reply = event.reply
-        if reply is None:
-            raise WireFormatError("the model's stream ended without a whole reply")
-        return reply
-
-    async def _answer(
-        self, s: RunState, reply: Reply, watch: TurnWatch
-    ) -> tuple[tuple[ToolResultPart, ...], Next]:
-        """Answer the reply's calls (if any) and decide what comes next: a stop, or `Continue`."""
-        calls = reply.tool_calls
-        if reply.truncated_call:
-            s.notes.append(
-                f"turn {s.turns}: the reply was cut off by the token limit in the middle of a "
-                "tool call; its calls were not run"
-            )
-            watch.abandon("the reply was cut off by the output token limit")
-            results = tuple(cut_off(c) for c in calls)
-            if results:
-                s.add(Message(role="tool", parts=results))
-            return results, RunStop.CUT_OFF
-        if calls and self.dispatcher.defers and (waiting := self.dispatcher.awaiting(calls)):
-            watch.abandon("the run stopped to wait for decisions on its calls")
-            s.emit(ApprovalAwaited(s.turns, tuple(waiting)))
-            s.notes.append(f"turn {s.turns}: waiting for decisions on "
-                           f"{', '.join(c.id for c in waiting)}; resume with them")
-            return (), RunStop.AWAITING_APPROVAL
-        if calls:
-            run_calls = functools.partial(self._run_calls, watch=watch)
-            found, after = await answer_calls(s, calls, run_calls, self.output.retries)
-            results = tuple(found)
-            s.add(Message(role="tool", parts=results))
-            return results, after
-        if reply.stop == "pause_turn":
-            return (), Continue("the provider paused the turn; the model goes on from it")
-        stop = _REPLY_STOPS.get(reply.stop, RunStop.ANSWERED)
-        if stop is RunStop.ANSWERED and s.output is not None:
-            return (), nudge_for_output(s, self.output.retries)
-        return (), stop
-
-    async def _run_calls(self, s: RunState, calls: Sequence[ToolCallPart],
-                         watch: TurnWatch | None = None) -> list[ToolResultPart]:
-        """Dispatch ``calls``, telling the run of each one's start and end; the calls ``watch``
-        started early are answered by their results."""
-        early = watch.claim(calls) if watch is not None and watch.early else None
-        if not s.listeners:
-            with listen(s.emit):  # what the tools say of how they ran (a ToolNote)
-                return await self.dispatcher.run(calls, deadline=s.deadline, early=early)
-        turn, emit = s.turns, s.emit
-
-        def started(call: ToolCallPart) -> None:
-            if watch is not None:
-                watch.tool_started(turn, call)
-            else:
-                emit(ToolStarted(turn=turn, call=call))
-
-        def finished(call: ToolCallPart, result: ToolResultPart, seconds: float) -> None:
-            emit(ToolFinished(turn=turn, call=call, result=result, seconds=seconds))
-
-        with listen(emit):  # what a running tool reports (its progress...) reaches the run
-            return await self.dispatcher.run(calls, on_start=started, on_end=finished,
-                                             deadline=s.deadline, early=early)
+    async def _run_calls(self, s: RunState, calls: Sequence[ToolCallPart]
+                         ) -> list[ToolResultPart]:
+        """`toolwire.agent.answer.run_calls` with this agent's dispatcher (a resumed run's
+        calls)."""
+        return await run_calls(self.dispatcher, s, calls)
 
     def __repr__(self) -> str:
         return f"Agent(model={model_name(self.model)!r}, tools={[t.name for t in self.tools]})"
-
-
-def _warm(model: Model, reply: Reply) -> contextlib.AbstractAsyncContextManager[Any] | None:
-    """While a reply's tools run, the model's ``keep_warm`` (when it has one: an HTTP model
-    keeps its connection from expiring, so the next turn does not open a new one)."""
-    keep_warm = getattr(model, "keep_warm", None)  # WarmModel's, asked before the calls
-    return None if keep_warm is None or not reply.tool_calls else keep_warm()
 
 
 def _no_running_loop(name: str) -> None:

@@ -72,7 +72,8 @@ def _not_run(call: ToolCallPart) -> ToolResultPart:
     )
 
 
-_ANSWERED = Continue("its calls were answered")
+ANSWERED = Continue("its calls were answered")
+"""What comes after a reply whose calls were all answered and none was the final answer."""
 
 
 async def answer_calls(
@@ -86,10 +87,10 @@ async def answer_calls(
     """
     out = s.output
     if out is None:  # no structured output: no call is the final answer
-        return list(await run_calls(s, calls)), _ANSWERED
+        return list(await run_calls(s, calls)), ANSWERED
     finals = [i for i, c in enumerate(calls) if c.name == out.name]
     if not finals:
-        return list(await run_calls(s, calls)), _ANSWERED
+        return list(await run_calls(s, calls)), ANSWERED
     problems: dict[int, str] = {}
     for i in finals:
         try:
@@ -130,5 +131,5 @@ def nudge_for_output(s: RunState, retries: int) -> Next:
     return Continue("the model was asked again to call the output tool")
 
 
-__all__ = ["OUTPUT_DESCRIPTION", "OutputTool", "RunCalls", "answer_calls", "make_output",
-           "nudge_for_output"]
+__all__ = ["ANSWERED", "OUTPUT_DESCRIPTION", "OutputTool", "RunCalls", "answer_calls",
+           "make_output", "nudge_for_output"]

@@ -266,7 +266,7 @@ class Tool:
         if raw is None or call.arguments is None:
             if raw is not None and call.parse_error is not None:
                 self._checker.check_broken(raw)  # the failure found before, reused: raises
-            return self._checker.check(call.wire_arguments)
+            return self._checker.check(call.arguments if raw is None else raw)  # wire_arguments
         return self._checker.check_parsed(call.arguments, raw)
 
     def bind(self, arguments: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:

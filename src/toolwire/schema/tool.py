@@ -108,7 +108,12 @@ class Toolset(Mapping[str, Tool]):
         Raises `ToolCallError` like `validate_call`; argument text a codec already parsed is not
         parsed again (`Tool.validate_part`).
         """
-        found = self._find(call.name)
+        try:  # `_find`, without a call of its own: this runs for every call a model makes
+            found = self._index.get(call.name)
+        except TypeError:
+            found = None
+        if found is None:
+            raise unknown_tool(call.name, list(self._index))
         return found, found.validate_part(call)
 
     def validate(self, name: str, arguments: object) -> dict[str, Any]:

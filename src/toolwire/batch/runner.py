@@ -222,7 +222,8 @@ async def run_task(
     line: dict[str, Any]
     try:
         if log_path is not None:
-            log_path.parent.mkdir(parents=True, exist_ok=True)
+            if not log_path.parent.is_dir():  # made by the first run: a stat for the others
+                log_path.parent.mkdir(parents=True, exist_ok=True)
             if log_path.is_file() and log_path.stat().st_size > 0:
                 try:
                     resume = bool(read_log(log_path).messages)
@@ -392,9 +393,8 @@ async def run_batch(
 
 @contextlib.contextmanager
 def heap_set_aside() -> Iterator[None]:
-    """The objects there before a batch (modules, classes) left out of the collector's passes
-    while it runs (`gc.freeze`), given back after: many runs in flight make full passes
-    frequent, and each would walk them all. Not when the collector is off or froze already."""
+    """Objects made before a batch left out of the collector's passes while it runs (`gc.freeze`:
+    many runs in flight make passes frequent), given back after; not if off or frozen already."""
     import gc
 
     if not gc.isenabled() or gc.get_freeze_count():

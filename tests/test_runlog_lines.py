@@ -121,3 +121,25 @@ def test_the_turn_events_write_the_lines_the_log_methods_write(
             return [{k: v for k, v in x.items() if k != "t"} for x in found]
 
         assert lines(by_events) == lines(by_methods)
+
+
+_SEPARATORS = {"\u2028": b"\\u2028", "\u2029": b"\\u2029", "\x85": b"\\u0085"}
+_WIDE = st.text(alphabet=st.sampled_from(["a", '"', "\\", "é", "\u2028", "\u2029", "\x85",
+                                          "\u2027", "\u20ac", "\x84", "\U0001f600", "\udcff"]),
+                max_size=12)
+
+
+@given(st.dictionaries(st.sampled_from(["text", "note", "\u2028"]),
+                       _WIDE | st.lists(_WIDE, max_size=3) | st.integers(), max_size=3))
+def test_a_line_is_its_json_with_the_line_separators_escaped(fields: dict[str, Any]) -> None:
+    """`_line` skips its search for the separators in a line of ASCII only: it writes what
+    encoding the line and escaping every separator in it gives."""
+    try:
+        expected = json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:  # a lone surrogate: escaped ASCII throughout
+        expected = json.dumps(fields, ensure_ascii=True).encode()
+    else:
+        for raw, escaped in _SEPARATORS.items():
+            expected = expected.replace(raw.encode(), escaped)
+    assert _line(fields) == expected
+    assert json.loads(_line(fields)) == fields and len(_line(fields).splitlines()) == 1

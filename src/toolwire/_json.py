@@ -251,7 +251,7 @@ def one_line(data: bytes) -> bytes:
     for line ends, which would cut a JSON line in two. They occur only inside strings, where the
     escape stands for the same character.
     """
-    if b"\xe2\x80" in data or b"\xc2\x85" in data:
+    if not data.isascii() and (data.find(b"\xe2\x80") >= 0 or data.find(b"\xc2\x85") >= 0):
         for raw, escaped in _SEPARATORS:
             data = data.replace(raw, escaped)
     return data

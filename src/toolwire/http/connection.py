@@ -285,7 +285,7 @@ def parse_head(buf: bytearray, method: str, since: int = 0) -> tuple[int, Head] 
             headers[-1] = (name, value + b" " + line.strip(b" \t"))
             continue
         name, colon, value = line.partition(b":")
-        if not colon or not name or b" " in name or b"\t" in name:
+        if not colon or not name or name.find(b" ") >= 0 or name.find(b"\t") >= 0:
             raise httpx2.RemoteProtocolError(f"a malformed header line: {line[:80]!r}")
         value = value.strip(b" \t")
         headers.append((name, value))
@@ -296,7 +296,9 @@ def parse_head(buf: bytearray, method: str, since: int = 0) -> tuple[int, Head] 
             coding = value.lower().rsplit(b",", 1)[-1].strip()
         elif lower == b"connection":
             tokens += b"," + value.lower()
-    keep = (b"close" not in tokens) if version == b"HTTP/1.1" else (b"keep-alive" in tokens)
+    # `find`, not `in`: `in` first tries its operand as a number, making and dropping an error
+    keep = (tokens.find(b"close") < 0 if version == b"HTTP/1.1"
+            else tokens.find(b"keep-alive") >= 0)
     if status == 101:
         return size, (version, status, reason, headers, EMPTY, False)
     if method == "HEAD" or status < 200 or status == 204 or status == 304:

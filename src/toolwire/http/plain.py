@@ -292,7 +292,7 @@ def head_bytes(method: str, url: httpx2.URL, headers: Iterable[tuple[bytes, byte
     if not host:
         port = url.port
         netloc = url.raw_host if port in (None, 80) else b"%s:%d" % (url.raw_host, port)
-        if b":" in url.raw_host:
+        if url.raw_host.find(b":") >= 0:
             netloc = (b"[%s]" % url.raw_host if port in (None, 80)
                       else b"[%s]:%d" % (url.raw_host, port))
         lines[4:4] = (b"Host: ", netloc, b"\r\n")

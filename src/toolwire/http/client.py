@@ -350,9 +350,13 @@ class HttpModel:
         """
         request, wire_request = self._prepare(request, stream=True)
         wire_request = await self._cached(request, wire_request)
-        async for event in self._retrying(
-                wire_request, lambda response: self._streamed(response, request, wire_request)):
-            yield event
+        events = self._retrying(
+            wire_request, lambda response: self._streamed(response, request, wire_request))
+        try:  # closed here when the caller stops early (after StreamEnd, say), not by the GC
+            async for event in events:
+                yield event
+        finally:
+            await events.aclose()  # type: ignore[attr-defined]
 
     def _retrying(self, wire_request: WireRequest,
                   attempt_once: Callable[[WireResponse], AsyncIterator[StreamEvent]],

@@ -98,8 +98,12 @@ async def retrying(send: Callable[[], Awaitable[R]],
     while True:
         try:
             response = await send()
-            async for event in attempt_once(response):
-                yield event
+            events = attempt_once(response)
+            try:  # closed at once when the caller stops early, not left to the GC
+                async for event in events:
+                    yield event
+            finally:
+                await events.aclose()  # type: ignore[attr-defined]
             return
         except (ProviderError, WireFormatError) as error:
             await tries.failed(error)

@@ -138,3 +138,48 @@ def test_json_lines_are_cut_as_they_were_whatever_the_chunks(lines: list[str],
     got = [line for a, b in zip([0, *points], [*points, len(raw)], strict=True)
            for line in framer.feed(raw[a:b])] + framer.close()
     assert got == [s for line in lines if (s := line.strip())]
+
+
+CLIENT = "anthropic-messages"
+CALL_IDS = st.sampled_from(["call_1", "toolu_2", "twx_" + "Y2FsbHwx", "twx_!", "twh_abc", ""])
+
+
+@st.composite
+def parts(draw: st.DrawFn) -> Any:
+    """A part of any kind the proxy's id and seal walks look at: text, calls and results
+    (with ids the proxy gave and others), reasoning with a sealed block of the client's wire
+    (of a reasoning block, or of calls' data), with some other data, or with none."""
+    from toolwire.proxy.carry import _envelope, seal
+    from toolwire.transcript import ReasoningPart, ToolCallPart, ToolResultPart
+
+    kind = draw(st.sampled_from(["text", "call", "result", "sealed", "calls", "reasoning"]))
+    if kind == "text":
+        return TextPart(text=draw(st.text(max_size=4)))
+    if kind == "call":
+        return ToolCallPart(id=draw(CALL_IDS), name="f", arguments={})
+    if kind == "result":
+        return ToolResultPart(call_id=draw(CALL_IDS), content="ok")
+    if kind == "reasoning":
+        data = draw(st.sampled_from([None, {"openai-chat": {"x": 1}}, {CLIENT: {"y": 2}}]))
+        return ReasoningPart(text="r", provider_data=data)
+    sealed = (seal("openai-chat", {"signature": "s"}) if kind == "sealed"
+              else seal("gemini-generate", {"twx_Y2FsbHwx": "sig", "call_1": "t"}, calls=True))
+    return ReasoningPart(text="", provider_data={CLIENT: _envelope(CLIENT, "", sealed)})
+
+
+REQUESTS = st.lists(st.lists(parts(), max_size=4), max_size=4).map(lambda messages: Request(
+    model="m", messages=tuple(Message(role="user", parts=tuple(p)) for p in messages)))
+
+
+@given(REQUESTS)
+def test_a_request_with_no_call_or_reasoning_skips_the_walks_and_is_what_they_give(
+        request: Request) -> None:
+    """The ids given back and the seals opened: what the walks over every part give, whether
+    the request holds anything they change or not (then it is the request itself)."""
+    from toolwire.proxy import carry, ids
+
+    assert ids.request_for_upstream(request) == ids.each_message(request, ids._ids(None))
+    assert carry.request_for_upstream(request, CLIENT) == carry.opened_all(request, CLIENT)
+    if not ids.holds(request, (ids.ToolCallPart, ids.ToolResultPart, carry.ReasoningPart)):
+        assert ids.request_for_upstream(request) is request
+        assert carry.request_for_upstream(request, CLIENT) is request

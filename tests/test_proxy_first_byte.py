@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from toolwire.codecs.framing import SSEEvent, SSEFramer
@@ -183,3 +183,57 @@ def test_a_request_with_no_call_or_reasoning_skips_the_walks_and_is_what_they_gi
     if not ids.holds(request, (ids.ToolCallPart, ids.ToolResultPart, carry.ReasoningPart)):
         assert ids.request_for_upstream(request) is request
         assert carry.request_for_upstream(request, CLIENT) is request
+
+
+OFF = st.sampled_from([None, True, False, 0, 2, "", "x", [], {}, [{"type": "text", "text": "a"}]])
+MESSAGE = st.builds(
+    lambda role, content, extra: {"role": role, "content": content, **extra},
+    st.sampled_from(["user", "assistant", "system", "tool"]),
+    st.one_of(st.text(max_size=3), OFF),
+    st.sampled_from([{}, {"cache_control": {"type": "ephemeral"}}]))
+
+
+@st.composite
+def messages_bodies(draw: st.DrawFn) -> dict[str, Any]:
+    """Bodies of an Anthropic Messages request: half in the usual shape, the rest one step
+    off it (another key, a value of another type, a message with more than its text)."""
+    usual = st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]),
+                                   "content": st.text(max_size=6)})
+    body: dict[str, Any] = {"model": "m", "messages": draw(st.lists(usual, max_size=3))}
+    for key, value in (("max_tokens", st.integers(1, 9)), ("stream", st.booleans()),
+                       ("system", st.text(max_size=3))):
+        if draw(st.booleans()):
+            body[key] = draw(value)
+    if draw(st.booleans()):
+        return body
+    off = draw(st.sampled_from(["drop", "value", "message", "key"]))
+    if off == "drop":
+        body.pop(draw(st.sampled_from(["model", "messages"])))
+    elif off == "value":
+        body[draw(st.sampled_from(["model", "messages", "max_tokens", "stream", "system"]))] \
+            = draw(OFF)
+    elif off == "message":
+        body["messages"] = [*body["messages"], draw(st.one_of(MESSAGE, OFF))]
+    else:
+        body[draw(st.sampled_from(["temperature", "tools", "metadata", "context_management"]))] \
+            = draw(OFF)
+    return body
+
+
+def read(decode: Any, body: dict[str, Any], **url: Any) -> Any:
+    try:
+        return decode(body, **url)
+    except Exception as exc:  # the same failure either way, named the same
+        return type(exc), str(exc)
+
+
+@settings(max_examples=300)
+@example({"model": "m", "messages": [], "max_tokens": True}, {})
+@example({"messages": [{"role": "user", "content": "hi", "cache_control": {}}]}, {"model": "u"})
+@given(messages_bodies(), st.sampled_from([{}, {"model": "u"}, {"stream": True},
+                                           {"stream": False, "model": "u"}]))
+def test_a_usual_messages_body_read_in_one_pass_is_the_request_the_general_reading_gives(
+        body: dict[str, Any], url: dict[str, Any]) -> None:
+    from toolwire.codecs.anthropic_messages import inbound
+
+    assert read(inbound.decode_request, body, **url) == read(inbound.decode_general, body, **url)

@@ -1,8 +1,11 @@
 """The work before a stream's first byte across wires, cut without changing a byte: the
 server-sent event framer's way for lines that end in LF alone gives what its general way gives
-(events, counts, what is left), however the bytes are split; and a model's stream stopped by
-its caller (as the proxy stops it once the reply is whole) closes the generators under it
-itself, leaving none for the event loop to close in tasks of its own."""
+(events, counts, what is left), however the bytes are split; a model's stream stopped by its
+caller (as the proxy stops it once the reply is whole) closes the generators under it itself,
+leaving none for the event loop to close in tasks of its own; a request with no call and no
+reasoning skips the walks for call ids and seals, and gets what they give; and an Anthropic
+Messages body in its usual shape, read in one pass, is the request the general reading
+gives."""
 
 from __future__ import annotations
 

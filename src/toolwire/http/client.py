@@ -33,7 +33,7 @@ import asyncio
 import contextlib
 import dataclasses
 import random
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -350,13 +350,15 @@ class HttpModel:
         """
         request, wire_request = self._prepare(request, stream=True)
         wire_request = await self._cached(request, wire_request)
-        async for event in self._retrying(
-                wire_request, lambda response: self._streamed(response, request, wire_request)):
-            yield event
+        async with contextlib.aclosing(self._retrying(  # closed here if the caller stops
+                wire_request, lambda response: self._streamed(response, request, wire_request),
+        )) as events:
+            async for event in events:
+                yield event
 
     def _retrying(self, wire_request: WireRequest,
                   attempt_once: Callable[[WireResponse], AsyncIterator[StreamEvent]],
-                  ) -> AsyncIterator[StreamEvent]:
+                  ) -> AsyncGenerator[StreamEvent, None]:
         """The retry loop of `stream` (`toolwire.http.retries.retrying`)."""
         return retrying(lambda: self._send(wire_request), attempt_once, policy=self.retry,
                         gate=self.gate, rng=self._rng)
@@ -369,7 +371,9 @@ class HttpModel:
         feed = decoder.feed
         adapt = self.endpoint.stream_adapter
         adapter = adapt() if adapt is not None else None
-        chunks = resuming(response, self.codec.resumable(decoder), sent, self._send)
+        resumable = self.codec.resumable(decoder)  # else a break is raised as it came
+        chunks = (resuming(response, resumable, sent, self._send) if resumable is not None
+                  else response.aiter_bytes())
         framing = "eventstream" if adapter is not None else get_wire(self.wire).framing
         watch = LineWatch(self.limits, lines=framing != "eventstream", sse=framing == "sse")
         waiting = framing == "sse" and adapter is None  # for the first event (_event_end)

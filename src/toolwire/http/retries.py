@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -91,15 +91,19 @@ class _Tries:
 async def retrying(send: Callable[[], Awaitable[R]],
                    attempt_once: Callable[[R], AsyncIterator[StreamEvent]], *,
                    policy: RetryPolicy, gate: Gate | None,
-                   rng: random.Random) -> AsyncIterator[StreamEvent]:
+                   rng: random.Random) -> AsyncGenerator[StreamEvent, None]:
     """``send`` and yield what ``attempt_once`` makes of the response, until a try succeeds
     or fails for good: a provider error that may pass is waited out, a bad reply sent again."""
     tries = _Tries(policy, gate, rng)
     while True:
         try:
             response = await send()
-            async for event in attempt_once(response):
-                yield event
+            events = attempt_once(response)
+            try:  # closed at once when the caller stops early, not left to the GC
+                async for event in events:
+                    yield event
+            finally:
+                await events.aclose()  # type: ignore[attr-defined]
             return
         except (ProviderError, WireFormatError) as error:
             await tries.failed(error)

@@ -43,7 +43,7 @@ from typing import Any
 
 from toolwire.codecs.reasoning import Carrier
 from toolwire.codecs.registry import get_wire
-from toolwire.proxy.ids import each_message, each_part, from_client
+from toolwire.proxy.ids import each_message, each_part, from_client, holds
 from toolwire.transcript import (
     JSON,
     Message,
@@ -140,6 +140,13 @@ def reply_for_client(reply: Reply, client: str, upstream: str) -> tuple[Reply, l
 def request_for_upstream(request: Request, client: str) -> Request:
     """``request`` with every sealed reasoning block the client sent back opened: the part
     holds the upstream's own block again, under the upstream's wire."""
+    if not holds(request, ReasoningPart):  # only a reasoning part holds a seal: as it came
+        return request
+    return opened_all(request, client)
+
+
+def opened_all(request: Request, client: str) -> Request:
+    """`request_for_upstream`'s walk over every part, whatever the request holds."""
 
     def change(part: Part) -> Part:
         opened = _opened(part, client)

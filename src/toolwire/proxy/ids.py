@@ -121,10 +121,17 @@ def reply_for_client(reply: Reply, wire: str) -> Reply:
     return reply if message is reply.message else replace(reply, message=message)
 
 
+def holds(request: Request, kinds: type | tuple[type, ...]) -> bool:
+    """Whether a part of one of ``request``'s messages is one of ``kinds``."""
+    return any(isinstance(p, kinds) for m in request.messages for p in m.parts)
+
+
 def request_for_upstream(request: Request) -> Request:
     """``request`` with every id the client sent back as the upstream gave it (`from_client`)."""
+    if not holds(request, (ToolCallPart, ToolResultPart)):  # no id to give back: as it came
+        return request
     return each_message(request, _ids(None))
 
 
-__all__ = ["ENCODED", "HASHED", "each_message", "each_part", "from_client", "longest",
+__all__ = ["ENCODED", "HASHED", "each_message", "each_part", "from_client", "holds", "longest",
            "reply_for_client", "request_for_upstream", "to_client"]

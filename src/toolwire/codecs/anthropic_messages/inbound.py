@@ -43,6 +43,7 @@ from toolwire.transcript import (
     OpaquePart,
     Part,
     Request,
+    TextPart,
     ToolCallPart,
     ToolSpec,
 )
@@ -103,14 +104,51 @@ def _decode_messages(raw: Any, declared: Mapping[str, ToolSpec]) -> list[Message
             raise WireFormatError(f"{WIRE}: {where} has unknown role {role!r}")
     return out
 
+_USUAL = frozenset({"model", "max_tokens", "messages", "stream", "system"})
+_ROLES = frozenset({"user", "assistant"})
+
+
+def _usual(body: Mapping[str, Any], model: str | None, stream: bool | None) -> Request | None:
+    """The request of a body in its usual shape (a model, a number of tokens, a system
+    prompt as text, and messages of a user or the assistant, each its text alone), read in
+    one pass: what `decode_general` reads it as. None for a body of any other shape."""
+    if type(body) is not dict or not body.keys() <= _USUAL:
+        return None
+    name, system, raw = body.get("model"), body.get("system"), body.get("messages", [])
+    if name is None:
+        name = model
+    if type(name) is not str or not (system is None or type(system) is str) or \
+            type(raw) is not list:
+        return None
+    messages = []
+    for wm in raw:
+        if type(wm) is not dict or len(wm) != 2 or wm.get("role") not in _ROLES or \
+                type(text := wm.get("content")) is not str:
+            return None
+        messages.append(Message(role=wm["role"], parts=(TextPart(text=text),)))
+    max_tokens, streams = body.get("max_tokens"), body.get("stream")
+    return Request(model=name, messages=tuple(messages), system=system,
+                   max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+                   stream=streams is True if streams is not None or stream is None else stream)
+
+
 def decode_request(
     body: Mapping[str, Any], *, model: str | None = None, stream: bool | None = None
 ) -> Request:
     """A ``/v1/messages`` body as a `Request`; body keys it does not model go to provider_options.
 
     ``model`` and ``stream`` are what a URL said: ``model`` is used when the body names none,
-    ``stream`` when the body has no ``stream`` key (the API's default is not to stream).
+    ``stream`` when the body has no ``stream`` key (the API's default is not to stream). A body
+    in its usual shape is read in one pass (`_usual`), the same request.
     """
+    found = _usual(body, model, stream)
+    return found if found is not None else decode_general(body, model=model, stream=stream)
+
+
+def decode_general(
+    body: Mapping[str, Any], *, model: str | None = None, stream: bool | None = None
+) -> Request:
+    """`decode_request`'s reading of a body of any shape."""
     if not isinstance(body, Mapping):
         raise WireFormatError(f"{WIRE}: a request body must be a JSON object")
     name = body.get("model")

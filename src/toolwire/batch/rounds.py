@@ -327,6 +327,7 @@ class Rounds:
 
     def _reply(self, h: Held, answer: Answer, job: Job) -> Reply:
         from toolwire.context.prices import cost_of
+        from toolwire.http.answers import bad_reply, nothing
         from toolwire.http.providers import PROVIDERS
         from toolwire.protocol import holds_nothing
         from toolwire.transcript import replace
@@ -347,10 +348,10 @@ class Rounds:
         try:
             reply = model.codec.decode_response(_json.dumps(answer.body), request=h.request)
         except Exception as exc:
-            raise model._bad_reply(f"the batch's answer is not a {model.wire} reply", exc
-                                   ) from exc
+            raise bad_reply(model.wire, f"the batch's answer is not a {model.wire} reply",
+                            exc) from exc
         if holds_nothing(reply):
-            raise model._nothing(reply, answer.body, None)
+            raise nothing(model.codec, model.wire, reply, answer.body, None)
         if reply.usage.cost is None:
             provider = PROVIDERS.get(model.endpoint.provider)
             cost = cost_of(reply.usage, model.endpoint.model,

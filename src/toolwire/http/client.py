@@ -21,7 +21,8 @@ the decoder raised for it (a toolwire error, or any other exception, named in th
 request is sent once more (`BAD_REPLY_RETRIES`, as the official SDKs retry a broken reply) with
 a `RetryEvent`, and a second bad reply raises `WireFormatError`: a run ends with ``bad_reply``.
 An error body sent with an error status is the provider refusing (`ProviderError`), read as
-totally: a body that cannot be read still gives a `ProviderError` naming the status.
+totally: a body that cannot be read still gives a `ProviderError` naming the status. Those
+errors are worded in `toolwire.http.answers`.
 
 Every reply leaves with its cost in `Usage.cost` (`toolwire.context.prices`: the provider's
 own figure when it sent one, else the price table's for this endpoint's provider and model).
@@ -37,7 +38,6 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from toolwire import _json
 from toolwire.codecs import Codec, get_codec
 from toolwire.codecs.registry import get_wire
 from toolwire.context.estimate import estimate_tokens
@@ -46,15 +46,13 @@ from toolwire.context.windows import context_window as window_of
 from toolwire.context.windows import takes_breakpoints
 from toolwire.errors import (
     ContextLengthError,
-    JSONTextError,
-    ProviderError,
-    ServerError,
     ToolwireError,
     WireFormatError,
 )
 from toolwire.events import RetryEvent as RetryEvent
 from toolwire.events import StreamEnd, StreamEvent, WireNotes, emit
 from toolwire.http import quirks
+from toolwire.http.answers import decoded, nothing, status_error, unreadable
 from toolwire.http.cached_contents import explicit_caches
 from toolwire.http.counting import count_request, read_count
 from toolwire.http.endpoints import (
@@ -70,7 +68,7 @@ from toolwire.http.retries import BAD_REPLY_RETRIES as BAD_REPLY_RETRIES
 from toolwire.http.retries import Gate as Gate
 from toolwire.http.retries import RetryPolicy as RetryPolicy
 from toolwire.http.retries import retried, retrying
-from toolwire.http.shown import named, shown, snippet
+from toolwire.http.shown import named
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, WireResponse, body_bytes
 from toolwire.protocol import holds_nothing
 from toolwire.transcript import Reply, Request, replace
@@ -224,48 +222,9 @@ class HttpModel:
                        wire_request.content)
         return dataclasses.replace(wire_request, headers={**wire_request.headers, **added})
 
-    async def _error(self, response: WireResponse) -> ProviderError:
-        """The provider's error for a failed status; never anything but a `ProviderError`."""
-        raw = await response.read()
-        body: Any
-        try:
-            body = _json.loads(raw)
-        except Exception:  # not JSON, or JSON too deep to read: the text says what came
-            body = raw.decode("utf-8", "replace")
-        try:
-            error = self.codec.decode_error(response.status, body, response.headers)
-        except Exception as exc:  # an error body the codec cannot read still names the status
-            error = None
-            detail = f"{snippet(raw)} (the error body cannot be read: {named(exc)})"
-        if isinstance(error, ProviderError):
-            return error
-        if error is not None:
-            detail = f"{snippet(raw)} (the codec gave {type(error).__name__}, not an error)"
-        retryable = response.status == 429 or response.status >= 500
-        return ServerError(f"{self.wire}: the server failed with status {response.status}: "
-                           f"{detail}", status=response.status, wire=self.wire,
-                           retryable=retryable)
-
-    def _bad_reply(self, what: str, exc: BaseException | None = None) -> WireFormatError:
-        """The error for a reply that arrived but cannot be used, naming what was wrong."""
-        if exc is not None:
-            what = f"{what}: {named(exc)}"
-        return WireFormatError(f"{self.wire}: the reply cannot be used: {what}")
-
     def _decode(self, raw: bytes, response: WireResponse, request: Request) -> Reply:
-        """A whole reply from the body; a bad reply raises `WireFormatError`."""
-        try:  # the bytes: the codec reads them as they came, its limits held where it keeps
-            reply = self.codec.decode_response(raw, request=request)
-        except JSONTextError as exc:
-            raise self._bad_reply(f"the body is not JSON: {snippet(raw)}", exc) from None
-        except ProviderError as exc:  # the codec read an error body: it came with a success
-            raise self._bad_reply(f"the server sent an error body with status "
-                                  f"{response.status}", exc) from exc
-        except Exception as exc:
-            raise self._bad_reply(f"it is not a {self.wire} reply", exc) from exc
-        if holds_nothing(reply):
-            raise self._nothing(reply, _json.loads(raw, check_depth=False), response)
-        return self._priced(reply, request)
+        """A whole reply from the body, priced; a bad reply raises `WireFormatError`."""
+        return self._priced(decoded(self.codec, self.wire, raw, response, request), request)
 
     def _priced(self, reply: Reply, request: Request) -> Reply:
         """``reply`` with the money its usage cost: the provider's own figure when it sent one,
@@ -289,28 +248,13 @@ class HttpModel:
                           provider.prices if provider is not None else None)
         return reply if usage is reply.usage else replace(reply, usage=usage)
 
-    def _nothing(self, reply: Reply, body: Any, response: WireResponse | None) -> WireFormatError:
-        """The error for a reply that decoded to nothing: an error body, or an empty reply."""
-        if isinstance(body, dict) and ("error" in body or body.get("type") == "error"):
-            status = 200 if response is None else response.status
-            try:
-                said = str(self.codec.decode_error(status, body, response.headers
-                                                   if response is not None else {}))
-            except Exception:
-                said = shown(body)
-            return self._bad_reply(f"the server sent an error body with status {status}: {said}")
-        what = "" if body is None else f": {shown(body)}"
-        return self._bad_reply(
-            f"it holds no text and no tool call (stop {reply.stop!r}){what}"
-        )
-
     async def _send(self, wire_request: WireRequest) -> WireResponse:
         """One attempt: wait for the shared gate, send, and raise the provider's error if any."""
         if self.gate is not None:
             await self.gate.wait()
         response = await self.transport.send(self._signed(wire_request))
         if response.status >= 400:
-            raise await self._error(response)
+            raise await status_error(self.codec, self.wire, response)
         return response
 
     async def _cached(self, request: Request, sent: WireRequest) -> WireRequest:
@@ -387,7 +331,7 @@ class HttpModel:
                     try:
                         events = feed(adapter.feed(part) if adapter is not None else part)
                     except Exception as exc:
-                        raise self._unreadable(exc) from exc
+                        raise unreadable(self.wire, exc) from exc
                     for event in events:
                         waiting = False
                         watch.event()
@@ -403,18 +347,10 @@ class HttpModel:
                     yield event
             reply = decoder.finish()
         except Exception as exc:
-            raise self._unreadable(exc) from exc
+            raise unreadable(self.wire, exc) from exc
         if holds_nothing(reply):
-            raise self._nothing(reply, None, None)
+            raise nothing(self.codec, self.wire, reply, None, None)
         yield StreamEnd(reply=self._priced(reply, request))
-
-    def _unreadable(self, exc: Exception) -> Exception:
-        """What the stream decoder raised: an error event the provider sent stays its
-        `ProviderError`; anything else means the stream cannot be read, a bad reply."""
-        if isinstance(exc, ProviderError) and (exc.error_type is not None
-                                               or exc.status is not None):
-            return exc
-        return self._bad_reply("the stream cannot be read", exc)
 
     async def aclose(self) -> None:
         await self.transport.aclose()

@@ -30,8 +30,8 @@ _own = st.dictionaries(st.sampled_from(["cache_control", "thoughtSignature", "id
                                         "_generated_id", "images", "status"]),
                        st.one_of(st.just({"type": "ephemeral"}), st.just(["a", "b"]),
                                  st.just([1]), texts), max_size=3)
-_data: st.SearchStrategy[Any] = st.none() | st.just({}) | st.dictionaries(st.sampled_from(SOURCES), _own, min_size=1,
-                                                  max_size=2)
+_data: st.SearchStrategy[Any] = st.none() | st.just({}) | st.dictionaries(
+    st.sampled_from(SOURCES), _own, min_size=1, max_size=2)
 
 
 @st.composite

@@ -22,7 +22,7 @@ from toolwire.codecs import Note, get_codec
 from toolwire.codecs.cache_carry import carry_breakpoints
 from toolwire.codecs.registry import BodyKind, detect_body, detect_stream_text, get_wire
 from toolwire.errors import WireFormatError
-from toolwire.transcript import OpaquePart, Request
+from toolwire.transcript import Message, OpaquePart, ReasoningPart, Request
 
 
 class Conversion(msgspec.Struct, frozen=True, kw_only=True):
@@ -145,27 +145,56 @@ def _part_losses(request: Request, source: str, target: str) -> list[Note]:
     """A note for each field of ``source``'s own kept on a message or a part (a cache
     marker, a thought signature, an item id, a per-turn setting) that ``target`` is not sent."""
     notes: list[Note] = []
-    closed = get_wire(source).closed_body
+    closed: bool | None = None  # whether the source's bodies are closed, once it matters
+    part: Any  # told apart by its exact type, the cheapest test
     for i, message in enumerate(request.messages):
-        places: list[tuple[str, Any]] = [(f"messages[{i}]", message)]
-        places += [(f"messages[{i}].parts[{j}]", p) for j, p in enumerate(message.parts)
-                   if type(p).__name__ not in ("ReasoningPart", "OpaquePart")]
-        if closed:  # a block kept whole for a field of its own: that field named
-            places += [(f"messages[{i}].parts[{j}]", p) for j, p in enumerate(message.parts)
-                       if isinstance(p, OpaquePart) and p.wire == source]
-        for subject, value in places:
-            data = value.payload if isinstance(value, OpaquePart) else (
-                value.provider_data or {}).get(source)
-            if not isinstance(data, Mapping):
+        for part in message.parts:  # the usual message keeps nothing of a wire's own
+            kind = type(part)
+            if kind is OpaquePart:
+                if closed is None:
+                    closed = get_wire(source).closed_body
+                if closed and part.wire == source:
+                    break
+            elif kind is not ReasoningPart and part.provider_data:
+                break
+        else:
+            if not message.provider_data:
                 continue
-            fields = sorted(f"{k} ({', '.join(data[k])})" if isinstance(data[k], list) and all(
-                isinstance(v, str) for v in data[k]) else k
-                for k in data if k not in _SUBSTANCE and not k.startswith("_"))
-            if fields:
-                notes.append(Note(kind="field_dropped", subject=subject,
-                                  detail=f"{', '.join(fields)}: {source}'s own, not sent to "
-                                         f"{target}"))
+        _message_losses(notes, i, message, source, target)
     return notes
+
+
+def _message_losses(notes: list[Note], i: int, message: Message, source: str,
+                    target: str) -> None:
+    """`_part_losses` of the ``i``-th message: its own fields, its parts', then those of
+    the blocks a closed body kept whole for a field of their own."""
+    if message.provider_data:
+        _own_fields(notes, f"messages[{i}]", message.provider_data.get(source), source, target)
+    whole: list[tuple[int, OpaquePart]] = []
+    part: Any
+    for j, part in enumerate(message.parts):
+        kind = type(part)
+        if kind is OpaquePart or kind is ReasoningPart:
+            if kind is OpaquePart and part.wire == source and get_wire(source).closed_body:
+                whole.append((j, part))
+        elif part.provider_data:
+            _own_fields(notes, f"messages[{i}].parts[{j}]", part.provider_data.get(source),
+                        source, target)
+    for j, part in whole:
+        _own_fields(notes, f"messages[{i}].parts[{j}]", part.payload, source, target)
+
+
+def _own_fields(notes: list[Note], subject: str, data: Any, source: str, target: str) -> None:
+    """A note on the fields of ``source``'s own in ``data`` (kept on ``subject``) that
+    ``target`` is not sent, if it holds any."""
+    if not isinstance(data, Mapping):
+        return
+    fields = sorted(f"{k} ({', '.join(data[k])})" if isinstance(data[k], list) and all(
+        isinstance(v, str) for v in data[k]) else k
+        for k in data if k not in _SUBSTANCE and not k.startswith("_"))
+    if fields:
+        notes.append(Note(kind="field_dropped", subject=subject,
+                          detail=f"{', '.join(fields)}: {source}'s own, not sent to {target}"))
 
 
 _CARRIED = {"system": ("the system prompt", frozenset({"type", "text"})),

@@ -29,7 +29,13 @@ from toolwire.codecs.errormap import aws_error_type as aws_error_type
 from toolwire.codecs.errormap import provider_error as provider_error
 from toolwire.codecs.errormap import retry_after_from as retry_after_from
 from toolwire.codecs.errormap import status_in_words as status_in_words
-from toolwire.codecs.fitting import fitting_tools, hoisting_tools, plain_calls, with_reasoning
+from toolwire.codecs.fitting import (
+    fitting_tools,
+    hoisting_tools,
+    plain_calls,
+    usual_first,
+    with_reasoning,
+)
 from toolwire.codecs.guards import (
     GuardedResumable,
     guard_check,
@@ -206,6 +212,9 @@ class Codec:
     how it asks for ``reasoning``, its ``media_tokens``, and whether tools keep their
     ``examples``, their allowed ``callers`` and a request its context management
     (``managed``); whatever the wire cannot carry is left out here, with a note.
+    A wire's module may also have ``encode_usual``: its ``encode`` of the usual request
+    written in one pass (None for any other), tried before the fitting around ``encode``
+    (`toolwire.codecs.fitting.usual_first`).
     ``encode_request``, ``stream_decoder`` and ``decode_stream`` are derived from them here,
     once for every wire, and the decoders are made total here (`guard_response` and its
     siblings): whatever they are given, they return a value or raise a `ToolwireError`.
@@ -248,6 +257,10 @@ class Codec:
             encode = hoisting_tools(encode, wire)
         if not freeform:
             encode = plain_calls(encode, wire)
+        usual = getattr(module, "encode_usual", None)  # its one pass over the usual request
+        if usual is not None:
+            encode = usual_first(usual, encode, examples=examples, callers=callers,
+                                 managed=managed, freeform=freeform)
         # the per-model fixes (`toolwire.codecs.per_model`) of a wire whose record has them
         self.encode = cast(FittedModule, module).FIT(encode) if per_model else encode
         self.decode_request = guard_request(module.decode_request, wire)

@@ -5,7 +5,9 @@ start (`hoisting_tools`), freeform calls sent as function calls (`plain_calls`),
 `Request.reasoning` written the wire's way, a temperature left out while reasoning is on
 (`with_reasoning`). `toolwire.codecs.base.Codec` puts them around every wire's ``encode``;
 `hoisting_tools` and `plain_calls` ask `toolwire.codecs.traits`' one pass over the request
-whether it needs them. Must not import a wire.
+whether it needs them. `usual_first` goes around them all for a wire that writes the usual
+request in one pass of its own (``encode_usual``), which none of them would change. Must not
+import a wire.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import msgspec
 
 from toolwire.codecs.encoded import Encoded, Note
 from toolwire.codecs.reasoning import REASONING_LEVELS, PutReasoning, put_reasoning
-from toolwire.codecs.traits import adds_tools, freeform
+from toolwire.codecs.traits import adds_tools, freeform, known
 from toolwire.transcript import Request, ToolCallPart, ToolSpec
 
 
@@ -179,5 +181,36 @@ def with_reasoning(encode: Callable[[Request], Encoded], wire: str,
                 f"reasoning models refuse a sampling temperature; with reasoning {level!r} the "
                 f"temperature {request.temperature} was left out")))
         return Encoded(body=body, notes=(*notes, *out.notes), headers=out.headers)
+
+    return encoded
+
+
+def usual_first(usual: Callable[[Request], Encoded | None], encode: Callable[[Request], Encoded],
+                *, examples: bool, callers: bool, managed: bool, freeform: bool
+                ) -> Callable[[Request], Encoded]:
+    """``encode`` (a wire's, inside the wrappers above) preceded by ``usual``, the wire's
+    writer of the usual request, which gives None for any request it does not write.
+
+    A request none of the wrappers would change (no reasoning asked, no context management,
+    tool examples, allowed callers or freeform tools the wire cannot carry) goes to ``usual``
+    first, unless the one pass over it says it holds everything (`toolwire.codecs.traits`:
+    every check takes its general path, the test of the two). What the wrappers look for in
+    the messages (tools a message adds, an empty system message, a freeform call) is left
+    to ``usual``, which writes no request holding any."""
+
+    @functools.wraps(encode)
+    def encoded(request: Request) -> Encoded:
+        if request.reasoning is None and (managed or request.context_management is None):
+            for spec in request.tools:
+                if ((spec.freeform and not freeform) or (spec.examples and not examples)
+                        or (spec.allowed_callers and not callers)):
+                    break
+            else:
+                found = known(request)
+                if found is None or not found.verbatim:
+                    out = usual(request)
+                    if out is not None:
+                        return out
+        return encode(request)
 
     return encoded

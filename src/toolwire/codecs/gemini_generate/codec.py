@@ -66,7 +66,7 @@ from toolwire.codecs.gemini_generate.reply import (
     encode_error,
     encode_response,
 )
-from toolwire.codecs.gemini_generate.request import encode
+from toolwire.codecs.gemini_generate.request import encode, encode_usual
 from toolwire.codecs.gemini_generate.stream import StreamDecoder, encode_stream
 
 __all__ = [
@@ -83,4 +83,5 @@ __all__ = [
     "encode_error",
     "encode_response",
     "encode_stream",
+    "encode_usual",
 ]

@@ -47,7 +47,7 @@ from toolwire.codecs.ollama_chat.reply import (
     encode_error,
     encode_response,
 )
-from toolwire.codecs.ollama_chat.request import encode
+from toolwire.codecs.ollama_chat.request import encode, encode_usual
 from toolwire.codecs.ollama_chat.stream import StreamDecoder, encode_stream
 
 __all__ = [
@@ -62,4 +62,5 @@ __all__ = [
     "encode_error",
     "encode_response",
     "encode_stream",
+    "encode_usual",
 ]

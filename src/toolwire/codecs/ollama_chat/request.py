@@ -1,7 +1,8 @@
 """Ollama native chat: a canonical `Request` as an ``/api/chat`` body.
 
 Owns `encode` (a body with a note for every change made to fit: no tool choice, results
-without an error flag, options); reading a body back and checking a raw one are `inbound`'s.
+without an error flag, options) and `encode_usual`, the same body written in one pass for a
+request of the usual messages only; reading a body back and checking a raw one are `inbound`'s.
 Pure: imports only the transcript, the error tree, the codec base and this wire's ``parts``
 and ``schema``; no HTTP, no vendor SDK.
 """
@@ -34,6 +35,7 @@ from toolwire.transcript import (
     Message,
     Request,
     TextPart,
+    ToolCallPart,
     ToolChoice,
     ToolResultPart,
 )
@@ -141,6 +143,82 @@ def encode(request: Request) -> Encoded:
     call_names: dict[str, str] = {}
     for index, msg in enumerate(request.messages):
         messages.extend(_encode_message(msg, index, names, call_names, notes))
+    return _body(request, names, notes, messages)
+
+
+def encode_usual(request: Request) -> Encoded | None:
+    """`encode` of a request holding only the usual messages (texts from the user, texts and
+    calls with object arguments from the assistant, named text results), its messages
+    written in one pass; None for any other request, which `encode` takes."""
+    names = names_for(request)
+    messages = _usual_messages(request, names)
+    return None if messages is None else _body(request, names, names.notes(), messages)
+
+
+def _usual_messages(request: Request, names: NameMap) -> list[dict[str, Any]] | None:
+    """The messages `encode` writes for a request of the usual messages only (None for any
+    other): the same dicts, without a note, each message looked at once."""
+    out: list[dict[str, Any]] = []
+    if request.system is not None:
+        out.append({"role": "system", "content": request.system})
+    append = out.append
+    wire = names.to_wire.get
+    call_names: dict[str, str] = {}
+    part: Any  # told apart by its exact type, the cheapest test
+    for message in request.messages:
+        if message.provider_data is not None or message.tools:
+            return None
+        role, parts = message.role, message.parts
+        if role == "tool":
+            for part in parts:
+                if type(part) is not ToolResultPart or part.provider_data is not None:
+                    return None
+                content, call_id = part.content, part.call_id
+                name = part.name if part.name is not None else call_names.get(call_id)
+                if type(content) is not str or name is None:
+                    return None
+                if not content:
+                    content = EMPTY_RESULT
+                if part.is_error and not content.startswith("Error:"):
+                    content = ERROR_PREFIX + content
+                append({"role": "tool", "tool_name": wire(name, name), "content": content}
+                       if is_generated(call_id) else {"role": "tool", "tool_name": wire(
+                           name, name), "tool_call_id": call_id, "content": content})
+        elif role == "assistant":
+            texts: list[str] = []
+            calls: list[dict[str, Any]] = []
+            for part in parts:
+                kind = type(part)
+                if kind is TextPart:
+                    texts.append(part.text)
+                    continue
+                args = part.arguments if kind is ToolCallPart else None
+                if type(args) is not dict or part.parse_error is not None or part.freeform:
+                    return None
+                call_id, name = part.id, part.name
+                call_names[call_id] = name
+                function = {"index": len(calls), "name": wire(name, name), "arguments": args}
+                calls.append({"function": function} if is_generated(call_id)
+                             else {"id": call_id, "function": function})
+            body: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
+            if calls:
+                body["tool_calls"] = calls
+            append(body)
+        else:  # user, system: texts alone
+            if not parts:
+                return None
+            texts = []
+            for part in parts:
+                if type(part) is not TextPart:
+                    return None
+                texts.append(part.text)
+            append({"role": role, "content": texts[0] if len(texts) == 1 else "".join(texts)})
+    return out
+
+
+def _body(request: Request, names: NameMap, notes: list[Note],
+          messages: list[dict[str, Any]]) -> Encoded:
+    """The body around ``messages``: the tools, streaming and the options."""
     send_tools = True
     if request.tool_choice is not None:
         send_tools = _choice_allows_tools(request.tool_choice, bool(request.tools), notes)

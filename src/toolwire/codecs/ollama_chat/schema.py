@@ -78,11 +78,34 @@ def rewrite_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]
 
     The input is never changed; a schema that needs no change is returned as it is.
     """
+    if isinstance(schema, dict) and _kept(schema):  # the usual schema, told at a look
+        return schema, []
     rewrite = _SchemaRewrite(schema)
     out = rewrite.run()
     if not rewrite.changes and isinstance(schema, dict):
         return schema, []
     return out, rewrite.changes
+
+
+def _kept(schema: dict[str, Any]) -> bool:
+    """Whether the server keeps all of ``schema`` (so `_SchemaRewrite` would change nothing):
+    a ``type``, only keywords kept at the top and, through ``properties`` and ``anyOf``, at
+    each property."""
+    if "type" not in schema or not _TOP_KEEP.issuperset(schema):
+        return False
+    properties = schema.get("properties")
+    return not isinstance(properties, Mapping) or all(map(_kept_property,
+                                                          properties.values()))
+
+
+def _kept_property(node: Any) -> bool:
+    if not isinstance(node, dict):
+        return True
+    if not _PROP_KEEP.issuperset(node):
+        return False
+    choices, properties = node.get("anyOf"), node.get("properties")
+    return (not isinstance(choices, list) or all(map(_kept_property, choices))) and (
+        not isinstance(properties, Mapping) or all(map(_kept_property, properties.values())))
 
 
 class _SchemaRewrite:

@@ -82,3 +82,17 @@ def test_no_wire_says_what_it_can_do_in_a_module_constant(tmp_path: Path) -> Non
     planted = tmp_path / "codec.py"
     planted.write_text('MEDIA_TOKENS: str = "area"\n', encoding="utf-8")
     assert _constants(planted) & FLAGS == {"MEDIA_TOKENS"}
+
+
+def test_a_wire_writes_the_usual_request_in_one_pass_exactly_when_its_record_says_so() -> None:
+    """What a wire's module can do is declared in its record, never found by looking: a module
+    with ``encode_usual`` whose record does not say ``usual_pass`` would never be used."""
+    import importlib
+
+    from toolwire.codecs.registry import WIRES, get_wire
+
+    said = {name: get_wire(name).usual_pass for name in WIRES}
+    has = {name: hasattr(importlib.import_module(get_wire(name).module), "encode_usual")
+           for name in WIRES}
+    assert said == has
+    assert said["ollama-chat"] and said["gemini-generate"]

@@ -30,6 +30,7 @@ def get_codec(wire: str) -> Codec:
             callers=record.allowed_callers, managed=record.context_management,
             added_tools=record.added_tools, check_headers=record.check_headers,
             resumable=record.resumable, per_model=record.per_model,
+            usual_pass=record.usual_pass,
             freeform=record.freeform_calls)
     return codec
 

@@ -193,6 +193,13 @@ class FittedModule(WireModule, Protocol):
     FIT: Callable[[Callable[[Request], Encoded]], Callable[[Request], Encoded]]
 
 
+class UsualModule(WireModule, Protocol):
+    """The ``codec`` module of a wire whose record says ``usual_pass``: the usual request
+    written in one pass, None for any other (`toolwire.codecs.fitting.usual_first`)."""
+
+    def encode_usual(self, request: Request) -> Encoded | None: ...
+
+
 def _without_headers(check: Callable[[dict[str, Any]], str | None]) -> Callable[..., str | None]:
     @functools.wraps(check)
     def checked(body: dict[str, Any], headers: Mapping[str, str] | None = None) -> str | None:
@@ -212,9 +219,9 @@ class Codec:
     how it asks for ``reasoning``, its ``media_tokens``, and whether tools keep their
     ``examples``, their allowed ``callers`` and a request its context management
     (``managed``); whatever the wire cannot carry is left out here, with a note.
-    A wire's module may also have ``encode_usual``: its ``encode`` of the usual request
-    written in one pass (None for any other), tried before the fitting around ``encode``
-    (`toolwire.codecs.fitting.usual_first`).
+    A wire whose record says ``usual_pass`` has ``encode_usual`` too: its ``encode`` of the
+    usual request written in one pass (None for any other), tried before the fitting around
+    ``encode`` (`toolwire.codecs.fitting.usual_first`).
     ``encode_request``, ``stream_decoder`` and ``decode_stream`` are derived from them here,
     once for every wire, and the decoders are made total here (`guard_response` and its
     siblings): whatever they are given, they return a value or raise a `ToolwireError`.
@@ -242,7 +249,8 @@ class Codec:
                  media_tokens: str | None = None, examples: bool = False,
                  callers: bool = False, managed: bool = False, added_tools: bool = False,
                  check_headers: bool = False, resumable: bool = False,
-                 per_model: bool = False, freeform: bool = False) -> None:
+                 per_model: bool = False, freeform: bool = False,
+                 usual_pass: bool = False) -> None:
         self.module = module
         self.WIRE = wire = module.WIRE
         self.STOP_REASONS = module.STOP_REASONS
@@ -257,10 +265,10 @@ class Codec:
             encode = hoisting_tools(encode, wire)
         if not freeform:
             encode = plain_calls(encode, wire)
-        usual = getattr(module, "encode_usual", None)  # its one pass over the usual request
-        if usual is not None:
-            encode = usual_first(usual, encode, examples=examples, callers=callers,
-                                 managed=managed, freeform=freeform)
+        if usual_pass:  # its one pass over the usual request, before the fitting
+            encode = usual_first(cast(UsualModule, module).encode_usual, encode,
+                                 examples=examples, callers=callers, managed=managed,
+                                 freeform=freeform)
         # the per-model fixes (`toolwire.codecs.per_model`) of a wire whose record has them
         self.encode = cast(FittedModule, module).FIT(encode) if per_model else encode
         self.decode_request = guard_request(module.decode_request, wire)

@@ -199,6 +199,10 @@ class Wire:
     """The server serves a broken stream again from its last event, and the wire's
     ``StreamDecoder`` is a `toolwire.codecs.reading.ResumableDecoder` that says where
     (`toolwire.http.resumes` takes the stream up there)."""
+    usual_pass: bool = False
+    """The wire's ``codec`` module writes the usual request in one pass of its own, as
+    ``encode_usual`` (None for any other request), which `toolwire.codecs.base.Codec` tries
+    before the fitting around ``encode`` (`toolwire.codecs.fitting.usual_first`)."""
     per_model: bool = False
     """The wire's ``codec`` module has per-model fixes for an encoded body, as ``FIT``
     (`toolwire.codecs.per_model`), which `toolwire.codecs.base.Codec` applies."""

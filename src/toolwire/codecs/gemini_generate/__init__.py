@@ -89,6 +89,7 @@ def carried_in(block: Any) -> str | None:
 
 
 RECORD = Wire(
+    usual_pass=True,  # the codec's encode_usual
     closed_body=True,  # its SDK sends only the fields its types know
     name=NAME,
     module="toolwire.codecs.gemini_generate.codec",

@@ -61,6 +61,7 @@ def reasoning(body: dict[str, Any], level: str, notes: list[Triple]) -> None:
 
 
 RECORD = Wire(
+    usual_pass=True,  # the codec's encode_usual
     closed_body=True,  # its SDK sends only the fields its types know
     name=NAME,
     module="toolwire.codecs.ollama_chat.codec",

@@ -189,9 +189,9 @@ class Dispatcher:
         here in its place."""
         if len(calls) == 1 and not early:  # the usual turn: one call, run here
             call = calls[0]
-            admitted = self.allowed(call)
-            if admitted is None:
-                admitted = await self.admit(call, deadline)
+            admitted = self._checked(call)  # no approval to ask: no coroutine to await
+            if type(admitted) is tuple and not self._allows(admitted[0]):
+                admitted = await self._asked(call, *admitted, deadline)
             if isinstance(admitted, ToolResultPart):
                 if on_end is not None:
                     on_end(call, admitted, 0.0)
@@ -202,9 +202,9 @@ class Dispatcher:
         for i, call in enumerate(calls):
             if early is not None and i in early:
                 continue
-            admitted = self.allowed(call)  # no approval to ask: no coroutine to await
-            if admitted is None:
-                admitted = await self.admit(call, deadline)
+            admitted = self._checked(call)
+            if type(admitted) is tuple and not self._allows(admitted[0]):
+                admitted = await self._asked(call, *admitted, deadline)
             if isinstance(admitted, ToolResultPart):
                 results[i] = admitted
             else:
@@ -229,23 +229,33 @@ class Dispatcher:
         """What `admit` gives for ``call`` when it asks no one: the error result of a call
         that does not check, the tool and arguments of one whose policy is ``allow``; None
         when the call's policy must be asked first (`admit` then)."""
+        admitted = self._checked(call)
+        return admitted if type(admitted) is not tuple or self._allows(admitted[0]) else None
+
+    def _checked(self, call: ToolCallPart) -> tuple[Tool, dict[str, Any]] | ToolResultPart:
+        """The tool and checked arguments of ``call``, else the error result that answers it."""
         try:
-            tool, args = self.tools.check_call(call)
+            return self.tools.check_call(call)
         except ToolCallError as exc:
             return error_result(call, str(exc))
-        return (tool, args) if self._policies.get(tool.name, self._default) == "allow" else None
+
+    def _allows(self, tool: Tool) -> bool:
+        """Whether ``tool``'s policy lets its calls run without asking."""
+        return self._policies.get(tool.name, self._default) == "allow"
 
     async def admit(
         self, call: ToolCallPart, deadline: float | None = None
     ) -> tuple[Tool, dict[str, Any]] | ToolResultPart:
         """The tool and checked arguments of a call that may run (asking for approval when its
         policy says so), else the error result that answers it."""
-        try:
-            tool, args = self.tools.check_call(call)
-        except ToolCallError as exc:
-            return error_result(call, str(exc))
-        if self._policies.get(tool.name, self._default) == "allow":
-            return tool, args  # what `_check_approval` says of it, without asking it
+        admitted = self._checked(call)
+        if type(admitted) is not tuple or self._allows(admitted[0]):
+            return admitted  # what `_check_approval` says of it, without asking it
+        return await self._asked(call, *admitted, deadline)
+
+    async def _asked(self, call: ToolCallPart, tool: Tool, args: dict[str, Any],
+                     deadline: float | None) -> tuple[Tool, dict[str, Any]] | ToolResultPart:
+        """`admit` of a checked call whose policy must be asked: its approval awaited."""
         refusal = await self._check_approval(call, tool, args, deadline)
         if refusal is not None:
             return error_result(call, refusal)

@@ -22,7 +22,7 @@ from toolwire.codecs import Note, get_codec
 from toolwire.codecs.cache_carry import carry_breakpoints
 from toolwire.codecs.registry import BodyKind, detect_body, detect_stream_text, get_wire
 from toolwire.errors import WireFormatError
-from toolwire.transcript import Message, OpaquePart, ReasoningPart, Request
+from toolwire.transcript import OpaquePart, ReasoningPart, Request
 
 
 class Conversion(msgspec.Struct, frozen=True, kw_only=True):
@@ -147,41 +147,25 @@ def _part_losses(request: Request, source: str, target: str) -> list[Note]:
     notes: list[Note] = []
     closed: bool | None = None  # whether the source's bodies are closed, once it matters
     part: Any  # told apart by its exact type, the cheapest test
-    for i, message in enumerate(request.messages):
-        for part in message.parts:  # the usual message keeps nothing of a wire's own
+    for i, message in enumerate(request.messages):  # the usual message keeps nothing
+        if message.provider_data:
+            _own_fields(notes, f"messages[{i}]", message.provider_data.get(source), source,
+                        target)
+        whole: list[tuple[int, OpaquePart]] = []  # blocks a closed body kept for a field
+        for j, part in enumerate(message.parts):
             kind = type(part)
             if kind is OpaquePart:
-                if closed is None:
-                    closed = get_wire(source).closed_body
-                if closed and part.wire == source:
-                    break
+                if part.wire == source:
+                    if closed is None:
+                        closed = get_wire(source).closed_body
+                    if closed:
+                        whole.append((j, part))
             elif kind is not ReasoningPart and part.provider_data:
-                break
-        else:
-            if not message.provider_data:
-                continue
-        _message_losses(notes, i, message, source, target)
+                _own_fields(notes, f"messages[{i}].parts[{j}]", part.provider_data.get(source),
+                            source, target)
+        for j, part in whole:  # named after the message's own parts
+            _own_fields(notes, f"messages[{i}].parts[{j}]", part.payload, source, target)
     return notes
-
-
-def _message_losses(notes: list[Note], i: int, message: Message, source: str,
-                    target: str) -> None:
-    """`_part_losses` of the ``i``-th message: its own fields, its parts', then those of
-    the blocks a closed body kept whole for a field of their own."""
-    if message.provider_data:
-        _own_fields(notes, f"messages[{i}]", message.provider_data.get(source), source, target)
-    whole: list[tuple[int, OpaquePart]] = []
-    part: Any
-    for j, part in enumerate(message.parts):
-        kind = type(part)
-        if kind is OpaquePart or kind is ReasoningPart:
-            if kind is OpaquePart and part.wire == source and get_wire(source).closed_body:
-                whole.append((j, part))
-        elif part.provider_data:
-            _own_fields(notes, f"messages[{i}].parts[{j}]", part.provider_data.get(source),
-                        source, target)
-    for j, part in whole:
-        _own_fields(notes, f"messages[{i}].parts[{j}]", part.payload, source, target)
 
 
 def _own_fields(notes: list[Note], subject: str, data: Any, source: str, target: str) -> None:

@@ -181,9 +181,11 @@ def _usual_messages(request: Request, names: NameMap) -> list[dict[str, Any]] | 
                     content = EMPTY_RESULT
                 if part.is_error and not content.startswith("Error:"):
                     content = ERROR_PREFIX + content
-                append({"role": "tool", "tool_name": wire(name, name), "content": content}
-                       if is_generated(call_id) else {"role": "tool", "tool_name": wire(
-                           name, name), "tool_call_id": call_id, "content": content})
+                result = {"role": "tool", "tool_name": wire(name, name)}
+                if not is_generated(call_id):
+                    result["tool_call_id"] = call_id
+                result["content"] = content
+                append(result)
         elif role == "assistant":
             texts: list[str] = []
             calls: list[dict[str, Any]] = []

@@ -15,6 +15,11 @@ The cases:
 - ``loop turn``: one turn of the agent loop with a scripted model and a trivial tool (a model
   call, one tool call and its result), toolwire's `Agent` next to pydantic-ai's, averaged over
   turns ``--short`` to ``--long`` of one run, no run log;
+- ``batch run``: one run of ``bench/scale.py``'s toolwire batch (`run_batch`, 10 runs in
+  flight, five model calls a run with a ``lookup`` call in each of the first four, run logs and
+  results file written) against that benchmark's emulator in another process, not counted;
+  a warm-up batch of 20 runs first, then ``--short`` and ``--long`` runs in one batch (the
+  figures of bench/README.md were counted with ``--short 10 --long 70``);
 - ``model call``: one whole request through the transport (`HttpModel.complete` of a
   six-message conversation with two tools, over loopback to an emulator in another process
   that is not counted), next to bare httpx2 posting the same body and parsing the reply;
@@ -108,6 +113,19 @@ asyncio.run(agent.run("go"))
 assert turn == n + 1
 """
 
+BATCH_TOOLWIRE = """
+import os, tempfile
+from pathlib import Path
+scale = load("scale")
+n, url = int(sys.argv[1]), os.environ["BENCH_SCALE_URL"]
+async def batch(runs, start):
+    with tempfile.TemporaryDirectory() as folder:
+        lines = await scale.toolwire_runs(url, runs, 10, start, Path(folder))
+    assert scale.answered(lines) == runs, lines[:1]
+asyncio.run(batch(20, 10**6))
+asyncio.run(batch(n, 0))
+"""
+
 CALL_TOOLWIRE = """
 import os
 from toolwire import model
@@ -198,6 +216,7 @@ def cases() -> dict[str, tuple[str, str]]:
     found: dict[str, tuple[str, str]] = {
         "loop turn toolwire": (LOOP_TOOLWIRE, "whole"),
         "loop turn pydantic-ai": (LOOP_PYDANTIC_AI, "whole"),
+        "batch run toolwire": (BATCH_TOOLWIRE, "whole"),
         "model call toolwire": (CALL_TOOLWIRE, "async"),
         "model call httpx2": (CALL_HTTPX2, "async"),
     }
@@ -256,6 +275,19 @@ def start_server() -> tuple[subprocess.Popen[str], str]:
     return proc, url
 
 
+def start_batch_server() -> tuple[subprocess.Popen[str], str]:
+    """``bench/scale.py``'s emulator (a ``lookup`` call a turn, then the answer), which serves
+    until its standard input closes."""
+    proc = subprocess.Popen([sys.executable, str(BENCH / "scale.py"), "--serve"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    port = proc.stdout.readline().strip()
+    if not port.isdigit():
+        proc.kill()
+        raise RuntimeError(f"the batch emulator did not start: {port!r}")
+    return proc, f"http://127.0.0.1:{port}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", default="", help="run only the cases whose name has this")
@@ -268,7 +300,11 @@ def main() -> None:
         sys.exit("bench/instructions.py needs valgrind (Debian: apt-get install valgrind)")
     chosen = {k: v for k, v in cases().items() if args.cases in k}
     server, url = start_server()
+    servers = [server]
     env = {**os.environ, "PYTHONHASHSEED": "0", "BENCH_URL": url}
+    if any(name.startswith("batch") for name in chosen):
+        batch_server, env["BENCH_SCALE_URL"] = start_batch_server()
+        servers.append(batch_server)
     if args.src:
         env["BENCH_SRC"] = str(Path(args.src).resolve())
     per_op: dict[str, float] = {}
@@ -290,7 +326,8 @@ def main() -> None:
             per_op[name] = (long - short) / (args.long - args.short)
             rows.append([name, f"{per_op[name] / 1000:,.1f}K", f"{short:,}", f"{long:,}"])
     finally:
-        server.kill()
+        for proc in servers:
+            proc.kill()
     print(table(["case", "instructions per op", f"total at {args.short}",
                  f"total at {args.long}"], rows))
     ratios = []

@@ -81,7 +81,10 @@ async def lookup(key: str) -> str:
     return f"value-{key}"
 
 
-async def batch_toolwire(url: str, runs: int, n: int, start: int) -> tuple[int, int]:
+async def toolwire_runs(url: str, runs: int, n: int, start: int,
+                        folder: Path) -> list[dict[str, Any]]:
+    """toolwire's batch: ``run_batch`` of ``runs`` tasks, ``n`` at once, its run logs and
+    results file in ``folder``; the results file's lines."""
     from toolwire.batch import run_batch
 
     try:
@@ -91,14 +94,22 @@ async def batch_toolwire(url: str, runs: int, n: int, start: int) -> tuple[int, 
 
     tool = Tool.from_function(lookup)
     tasks = [{"id": f"r{start + i}", "prompt": f"task {start + i}"} for i in range(runs)]
+    out = folder / "results.jsonl"
+    await run_batch(tasks, f"openai-compatible:m@{url}", out, concurrency=n, env={},
+                    tools=lambda task, workdir: [tool], options={"max_turns": TURNS + 1})
+    return [json.loads(x) for x in out.read_text().splitlines()]
+
+
+def answered(lines: list[dict[str, Any]]) -> int:
+    """How many of the results file's lines are runs that ended with the expected answer."""
+    return sum(1 for x in lines if x["ok"] and x["answer"] == f"done: task {x['id'][1:]}")
+
+
+async def batch_toolwire(url: str, runs: int, n: int, start: int) -> tuple[int, int]:
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "results.jsonl"
-        await run_batch(tasks, f"openai-compatible:m@{url}", out, concurrency=n, env={},
-                        tools=lambda task, workdir: [tool], options={"max_turns": TURNS + 1})
-        lines = [json.loads(x) for x in out.read_text().splitlines()]
+        lines = await toolwire_runs(url, runs, n, start, Path(tmp))
         transcript = sum(len(json.dumps(_transcript(x["log"]))) for x in lines[:20]) // 20
-    ok = sum(1 for x in lines if x["ok"] and x["answer"] == f"done: task {x['id'][1:]}")
-    return ok, transcript
+    return answered(lines), transcript
 
 
 def _transcript(log: str) -> list[Any]:

@@ -33,6 +33,7 @@ import os
 import re
 import secrets
 import stat
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,25 +66,48 @@ def state_dir(env: Mapping[str, str] | None = None, *, create: bool = True) -> P
     return folder
 
 
-_STATE_PATHS: dict[tuple[str | None, ...], Path] = {}
-"""`_state_path`'s answers, by what they were made of."""
+_STATE_PATHS: dict[tuple[str | None, ...], tuple[Path, str]] = {}
+"""`_state_place`'s answers, by what they were made of."""
+
+_SETTINGS = (STATE_VAR, "XDG_STATE_HOME", "HOME")
+"""The variables the state directory's place is made of."""
+_SETTINGS_AS_BYTES = tuple(map(os.fsencode, _SETTINGS))
+_FS_ENCODING = sys.getfilesystemencoding()
 
 
-def _state_path(env: Mapping[str, str]) -> Path:
+def _settings(env: Mapping[str, str]) -> tuple[str | None, ...]:
+    """The values of `_SETTINGS` in ``env`` (None: not set). The process environment is read
+    from the bytes it keeps, as `os.environ` reads them, but without the `KeyError` that
+    `os.environ.get` raises and catches for a name that is not set (most of these)."""
+    data = getattr(env, "_data", None) if env is os.environ and os.name == "posix" else None
+    if data is None:
+        return tuple(map(env.get, _SETTINGS))
+    return tuple(None if (value := data.get(name)) is None else
+                 value.decode(_FS_ENCODING, "surrogateescape") for name in _SETTINGS_AS_BYTES)
+
+
+def _state_place(env: Mapping[str, str]) -> tuple[Path, str]:
     """Where the state directory is for ``env`` (and the current folder, for a relative
-    one); worked out once for each such setting in a process."""
-    given, xdg, home = env.get(STATE_VAR), env.get("XDG_STATE_HOME"), env.get("HOME")
-    settled = (given, xdg, home, os.getcwd())
+    one), and the record key's path in it; worked out once for each such setting in a
+    process."""
+    settled = (*_settings(env), os.getcwd())
     found = _STATE_PATHS.get(settled)
     if found is not None:
         return found
+    given, xdg, home = settled[:3]
     if given:
         folder = Path(given).expanduser()
     else:
         base = xdg or os.path.join(home or Path.home(), ".local", "state")
         folder = Path(base, "toolwire")
-    found = _STATE_PATHS[settled] = folder.absolute()
+    folder = folder.absolute()
+    found = _STATE_PATHS[settled] = (folder, os.path.join(folder, KEY_FILE))
     return found
+
+
+def _state_path(env: Mapping[str, str]) -> Path:
+    """Where the state directory is for ``env`` (see `_state_place`)."""
+    return _state_place(env)[0]
 
 
 def runs_folder(workdir: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> Path:
@@ -136,7 +160,7 @@ def record_key(env: Mapping[str, str] | None = None) -> bytes:
     A key read once is kept for the process, by its file's path and what `os.stat` says of
     that file (device, inode, size, change times): every later call looks at the file again
     and reads it again only when it is no longer the one read."""
-    where = os.path.join(_state_path(os.environ if env is None else env), KEY_FILE)
+    where = _state_place(os.environ if env is None else env)[1]
     kept = _KEYS.get(where)
     if kept is not None:
         try:
@@ -213,42 +237,58 @@ def _read_key(fd: int, folder: Path) -> bytes:
 # ------------------------------------------------------------------ signing and checking
 
 
-class _Keyed:
-    """HMAC-SHA256 with one key: the key's state made once (`hmac.new`) and copied for each
-    MAC, so each MAC hashes only its message; the same bytes `hmac.digest` gives."""
+_INNER_PAD = bytes(x ^ 0x36 for x in range(256))
+_OUTER_PAD = bytes(x ^ 0x5C for x in range(256))
+_BLOCK = 64
+"""SHA-256's block size, the length HMAC pads its key to."""
 
-    __slots__ = ("_keyed",)
+
+class _Keyed:
+    """HMAC-SHA256 with one key, as RFC 2104 writes it: the SHA-256 states after the key's two
+    padded blocks are made once and copied for each MAC, so a MAC hashes only its message and
+    the inner digest, with no HMAC object to copy and finish; the bytes `hmac.digest` gives."""
+
+    __slots__ = ("inner", "outer")
 
     def __init__(self, key: bytes) -> None:
-        keyed = hmac.new(key, digestmod="sha256")
-        # the C object behind it when there is one (OpenSSL's): the same copy, update and
-        # hexdigest, without the Python wrapper's calls around each
-        self._keyed = getattr(keyed, "_hmac", None) or keyed
+        if len(key) > _BLOCK:
+            key = hashlib.sha256(key).digest()
+        block = key.ljust(_BLOCK, b"\0")
+        self.inner = hashlib.sha256(block.translate(_INNER_PAD))
+        self.outer = hashlib.sha256(block.translate(_OUTER_PAD))
 
     def mac(self, previous: bytes, body: bytes) -> bytes:
         """The hex MAC of ``previous``, a newline and ``body``."""
-        mac = self._keyed.copy()
-        mac.update(previous + b"\n" + body)
-        return mac.hexdigest().encode()
+        inner = self.inner.copy()
+        inner.update(previous + b"\n" + body)
+        outer = self.outer.copy()
+        outer.update(inner.digest())
+        return outer.hexdigest().encode()
 
 
 class Signer:
     """Signs the lines of one record in order; ``last`` is the MAC the next line chains to
     (give it to go on with a record already signed)."""
 
+    __slots__ = ("_inner", "_outer", "last")
+
     def __init__(self, key: bytes, last: bytes = _CHAIN_START) -> None:
-        self._keyed = _Keyed(key)._keyed
+        keyed = _Keyed(key)
+        self._inner, self._outer = keyed.inner, keyed.outer
         self.last = last
 
-    def sign(self, body: bytes) -> bytes:
-        """``body`` (a JSON object's bytes, no newline) with its MAC as its last member."""
-        if not (body.startswith(b"{") and body.endswith(b"}")):
+    def sign(self, body: bytes, end: bytes = b"") -> bytes:
+        """``body`` (a JSON object's bytes, no newline) with its MAC as its last member, and
+        ``end`` after it (a line's newline, put on in the same copy)."""
+        if body[:1] != b"{" or body[-1:] != b"}":
             raise ValueError("a signed line must be a JSON object")
-        keyed = self._keyed.copy()  # `_Keyed.mac`, written out: a call less for each line
-        keyed.update(self.last + b"\n" + body)
-        mac = self.last = keyed.hexdigest().encode()
-        closing = b'"mac":"' + mac + b'"}'
-        return body[:-1] + (closing if body == b"{}" else b"," + closing)
+        inner = self._inner.copy()  # `_Keyed.mac`, written out: a call less for each line
+        inner.update(self.last + b"\n" + body)
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        mac = self.last = outer.hexdigest().encode()
+        return b"".join((body[:-1], b'"mac":"' if body == b"{}" else b',"mac":"', mac, b'"}',
+                         end))
 
 
 def unsigned(line: bytes) -> tuple[bytes, bytes | None]:
@@ -312,6 +352,8 @@ def verify(data: bytes, key: bytes) -> Verdict:
     """Check the chained MACs of a record's bytes (a last line without its newline, cut short
     by a crash, is left out)."""
     lines = data.split(b"\n")[:-1]  # the part after the last newline is not a whole line
+    if not lines:  # a new log: no key to make ready
+        return Verdict("empty")
     previous, count, keyed = _CHAIN_START, 0, _Keyed(key).mac
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -328,7 +370,7 @@ def verify(data: bytes, key: bytes) -> Verdict:
 def sign_document(body: bytes, key: bytes) -> bytes:
     """A whole-file record (a cassette: one JSON object, written anew each time) signed as a
     chain of one, with a newline after it."""
-    return Signer(key).sign(body) + b"\n"
+    return Signer(key).sign(body, b"\n")
 
 
 def verify_document(data: bytes, key: bytes) -> Verdict:

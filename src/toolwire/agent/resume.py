@@ -157,7 +157,7 @@ def start_state(
     base = _base_request(setup, out, notes)
     runlog = None
     if log is not None:
-        path = Path(log)
+        path = log if isinstance(log, Path) else Path(log)  # a Path is not parsed again
         try:
             held = os.stat(path).st_size
         except OSError as exc:  # none there yet, as `Path.exists` would say; others raise

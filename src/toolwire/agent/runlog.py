@@ -65,6 +65,8 @@ Must not import the loop, dispatch, codecs or transport; `toolwire.agent.timelin
 
 from __future__ import annotations
 
+import functools
+import io
 import json
 import os
 import sys
@@ -72,7 +74,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import msgspec
 
@@ -129,6 +131,8 @@ def _line(fields: dict[str, Any]) -> bytes:
     return data if data.isascii() else _json.one_line(data)
 
 
+_PATH = type(Path())
+"""The concrete `Path` class of this system."""
 _APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
 _DEEP_MARGIN = 2000  # levels added to the recursion limit to write an event nested close to it
 
@@ -141,25 +145,45 @@ class RunLog:
 
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False,
                  repair: bool = False, key: bytes | None = None) -> None:
-        self.path = Path(path)
+        self.path = path if type(path) is _PATH else Path(path)  # a Path is not parsed again
         self._fsync = fsync
         key = records.record_key() if key is None else key
+        try:  # a new log, made here (never through a link; only the user may read it)
+            fd = os.open(self.path, _APPEND | os.O_EXCL, 0o600)
+        except FileExistsError:  # one there already: its lines are read and signing goes on
+            fd = self._reopen(key, repair)
+        except OSError as exc:
+            raise self._unwritable(exc) from None
+        else:
+            self._signer = records.Signer(key)
+        # unbuffered: each line goes to the file in one write, with no buffer to flush
+        self._file: io.FileIO | None = io.FileIO(fd, "ab")
+        self._turn = 0
+
+    @functools.cached_property
+    def media(self) -> MediaFiles:
+        """The log's media folder, for the lines that hold media."""
+        return MediaFiles(self.path)
+
+    def _reopen(self, key: bytes, repair: bool) -> int:
+        """A descriptor to append to the log there is (a last line cut short by a crash
+        dropped first when ``repair``), its signing going on from its last line."""
         try:
             data = self.path.read_bytes()
-        except FileNotFoundError:  # a new log
+        except FileNotFoundError:  # gone since
             data = b""
         if repair and data and not data.endswith(b"\n"):  # a last line a crash cut short
             with self.path.open("rb+") as f:
                 f.truncate(data.rfind(b"\n") + 1)
         self._signer = records.Signer(key, records.verify(data, key).last)
-        try:  # never through a link at the log's own name; only the user may read it
-            fd = os.open(self.path, _APPEND, 0o600)
+        try:  # never through a link at the log's own name
+            return os.open(self.path, _APPEND, 0o600)
         except OSError as exc:
-            raise TranscriptError(f"the run log {self.path} cannot be written ({exc.strerror}"
-                                  "); give a regular file, not a link") from None
-        self._file: IO[bytes] | None = os.fdopen(fd, "ab")
-        self._turn = 0
-        self.media = MediaFiles(self.path)
+            raise self._unwritable(exc) from None
+
+    def _unwritable(self, exc: OSError) -> TranscriptError:
+        return TranscriptError(f"the run log {self.path} cannot be written ({exc.strerror}); "
+                               "give a regular file, not a link")
 
     def __call__(self, event: Event) -> None:
         """Write ``event`` if it is one the log keeps (a run listener); a stop closes the log."""
@@ -179,17 +203,20 @@ class RunLog:
     def write(self, event: str, **fields: Any) -> None:
         """Append one event line and flush it; when one search of the line finds media or a
         secret (docs/security.md), they go to the folder or are taken out first."""
-        if self._file is None:
+        file = self._file
+        if file is None:
             raise ValueError(f"run log {self.path} is closed")
         redact, t = Redactor.shared(), round(time.time(), 3)
         line = _line({"event": event, "t": t, **fields})
         if line.find(b'"media"') >= 0 or not redact.misses(line):  # `in` costs an error
             fold_fields(fields, self.media)
             line = _line({"event": event, "t": t, **redact_json(fields, redact)})
-        self._file.write(self._signer.sign(line) + b"\n")
-        self._file.flush()
+        data = self._signer.sign(line, b"\n")
+        written = file.write(data)
+        if written is None or written < len(data):  # a write may take part of it
+            records.write_all(file.fileno(), data[written or 0:])
         if self._fsync:
-            os.fsync(self._file.fileno())
+            os.fsync(file.fileno())
 
     def header(self, *, model: str, system: str | None, tools: Sequence[ToolSpec],
                output: ToolSpec | None = None, settings: Mapping[str, Any] | None = None,

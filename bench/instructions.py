@@ -80,6 +80,12 @@ async def _main():
 asyncio.run(_main())
 """
 
+# The loop cases give `asyncio.run` a small result, not the run's: when SIGINT has Python's own
+# handler (a count started from a terminal, not in the background), `asyncio.run` puts that
+# handler back at its end, and the one it replaces is a partial holding the main task, whose
+# repr (made for an error message that is then dropped) holds the task's result: the whole
+# history's repr, which grows with the turns and was counted as part of each turn.
+
 LOOP_TOOLWIRE = """
 from toolwire import Agent, Tool
 from toolwire.testing import ScriptedModel, call, reply
@@ -89,8 +95,11 @@ def noop(x: int) -> int:
     return x
 agent = Agent(model=ScriptedModel(replies), tools=[Tool.from_function(noop, name="noop")],
               max_turns=n + 1)
-result = asyncio.run(agent.arun("go"))
-assert result.turns == n + 1, result.stop
+async def run():  # a number as the task's result (see above)
+    result = await agent.arun("go")
+    return result.turns, str(result.stop)
+turns, stop = asyncio.run(run())
+assert turns == n + 1, stop
 """
 
 LOOP_PYDANTIC_AI = """
@@ -109,7 +118,9 @@ agent = Agent(FunctionModel(model))
 @agent.tool_plain
 def noop(x: int) -> int:
     return x
-asyncio.run(agent.run("go"))
+async def run():  # nothing as the task's result (see above)
+    await agent.run("go")
+asyncio.run(run())
 assert turn == n + 1
 """
 

@@ -90,3 +90,34 @@ def test_each_line_mac_is_the_standard_hmac_of_the_chain(key: bytes,
         mac = hmac.new(key, previous + b"\n" + body, "sha256").hexdigest().encode()
         assert signed.endswith(b'"mac":"' + mac + b'"}')
         previous = mac
+
+
+_SETTING = st.one_of(st.none(), st.text(st.characters(blacklist_characters="\0",
+                                                         blacklist_categories=["Cs"]),
+                                        max_size=12))
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.tuples(_SETTING, _SETTING, _SETTING))
+def test_the_state_settings_are_read_from_the_environment_as_os_environ_get_reads_them(
+        values: tuple[str | None, ...]) -> None:
+    """`records._settings` reads the process environment from the bytes it keeps: it finds
+    what `os.environ.get` finds, set or not, and a mapping that is not the environment is
+    read with its own ``get``."""
+    before = {name: os.environ.get(name) for name in records._SETTINGS}
+    try:
+        for name, value in zip(records._SETTINGS, values, strict=True):
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        assert records._settings(os.environ) == tuple(map(os.environ.get, records._SETTINGS))
+        given = {name: value for name, value in zip(records._SETTINGS, values, strict=True)
+                 if value is not None}
+        assert records._settings(given) == values
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

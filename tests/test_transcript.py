@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -198,3 +199,20 @@ def test_media_results_round_trip_through_json_and_version_1_still_reads() -> No
         from_json(broken)
     with pytest.raises(TranscriptError, match="text or media"):
         from_json({"type": "tool_result", "call_id": "c", "content": [{"type": "reasoning"}]})
+
+
+_PARTS = st.lists(st.sampled_from([
+    TextPart(text="a"), ToolCallPart(id="c1", name="f", arguments={}),
+    ToolCallPart(id="c2", name="g", arguments={"x": 1}), ReasoningPart(text="why"),
+]), max_size=4)
+
+
+@given(parts=_PARTS)
+def test_the_tool_calls_are_the_call_parts_in_order(parts: list[Any]) -> None:
+    """A message of one call gives its own parts as its calls: the same calls, in order, as
+    picking them out of any other message gives."""
+    message = Message(role="assistant", parts=tuple(parts))
+    expected = tuple(p for p in parts if isinstance(p, ToolCallPart))
+    assert message.tool_calls == expected
+    assert Reply(message=message).tool_calls == expected
+    assert all(type(c) is ToolCallPart for c in message.tool_calls)

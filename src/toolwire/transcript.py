@@ -118,7 +118,7 @@ class Message(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
     @property
     def tool_calls(self) -> tuple[ToolCallPart, ...]:
-        return tuple([p for p in self.parts if isinstance(p, ToolCallPart)])
+        return _calls(self.parts)
 
     @property
     def media(self) -> tuple[MediaPart, ...]:
@@ -271,6 +271,14 @@ class Request(msgspec.Struct, frozen=True, kw_only=True, gc=False):
             _CHECKED_TOOLS[0] = self.tools
 
 
+def _calls(parts: tuple[Part, ...]) -> tuple[ToolCallPart, ...]:
+    """The tool calls among ``parts``: ``parts`` itself when it is one call (a turn's usual
+    reply), with no new tuple made."""
+    if len(parts) == 1 and isinstance(parts[0], ToolCallPart):
+        return parts  # type: ignore[return-value]  # its one part is a call
+    return tuple([p for p in parts if isinstance(p, ToolCallPart)])
+
+
 _CHECKED_TOOLS: list[tuple[ToolSpec, ...]] = [()]
 """The tuple of tools `Request` checked last (held, so it stays the same object): a loop's
 requests, and the copies a model makes of each, pass the same tuple again and again."""
@@ -346,7 +354,7 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
     @property
     def tool_calls(self) -> tuple[ToolCallPart, ...]:
-        return tuple([p for p in self.message.parts if isinstance(p, ToolCallPart)])
+        return _calls(self.message.parts)
 
     @property
     def text(self) -> str:

@@ -322,7 +322,8 @@ def parse_head(buf: bytearray, method: str, since: int = 0) -> tuple[int, Head] 
 
 class ChunkDecoder:
     """Reads a chunked body from a connection's unread bytes, chunk extensions and trailers
-    skipped. ``done`` once the last chunk and the trailers are read."""
+    skipped. ``done`` once the last chunk and the trailers are read. A chunk whose bytes and
+    CRLF are all in the buffer is taken in one step; any other goes through the states."""
 
     __slots__ = ("_left", "_state", "_trailers", "done")
 
@@ -371,8 +372,14 @@ class ChunkDecoder:
                     text = line.split(b";", 1)[0].strip(b" \t")
                     if not _HEX.fullmatch(text):
                         raise _bad_chunk(buf, pos, f"a chunk size is not hexadecimal: {line!r}")
-                    self._left = int(text, 16)
-                    state = self._DATA if self._left else self._TRAILER
+                    left = int(text, 16)
+                    stop = pos + left
+                    if left and buf[stop:stop + 2] == b"\r\n":  # the chunk whole, its CRLF too
+                        parts.append(buf[pos:stop])
+                        pos = stop + 2
+                        continue
+                    self._left = left
+                    state = self._DATA if left else self._TRAILER
                 elif not line:
                     self.done = True
                     break

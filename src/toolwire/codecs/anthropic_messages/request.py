@@ -359,20 +359,35 @@ def joined_system(blocks: Sequence[Any]) -> str:
                      if isinstance(b, Mapping) and b.get("type") == "text")
 
 
-def encode(request: Request) -> Encoded:
+def encode_usual(request: Request) -> Encoded | None:
+    """`encode` of a request holding only the usual messages (`_plain_messages`), written in
+    one pass; None for any other request, which `encode` takes."""
     nm = name_map(request)
-    found = known(request)  # EVERY while the general path is checked against this one
     written: list[Note] = []  # the notes of the messages, after those of the options
-    plain = _plain_messages(request, nm, written) if found is None or not found.verbatim \
-        else None
+    plain = _plain_messages(request, nm, written)
+    return None if plain is None else _encoded(request, nm, [], plain, written, ())
+
+
+def encode(request: Request) -> Encoded:
+    found = known(request)  # EVERY while the general path is checked against this one
+    if found is None or not found.verbatim:
+        usual = encode_usual(request)
+        if usual is not None:
+            return usual
     notes: list[Note] = []
-    if plain is None:
-        settle(request)  # the whole pass, once, for the checks below
-        written = notes
-        check_limits(request, WIRE, LIMITS)
-        request = leading_additions(request, notes)
-        nm = name_map(request)
-    added = deferred_additions(request.messages, request.tools) if plain is None else ()
+    settle(request)  # the whole pass, once, for the checks below
+    check_limits(request, WIRE, LIMITS)
+    request = leading_additions(request, notes)
+    return _encoded(request, name_map(request), notes, None, notes,
+                    deferred_additions(request.messages, request.tools))
+
+
+def _encoded(request: Request, nm: ToolNames, notes: list[Note],
+             plain: list[dict[str, Any]] | None, written: list[Note],
+             added: Sequence[ToolSpec]) -> Encoded:
+    """The body around the messages: ``plain`` (the usual ones, written with the notes
+    ``written``), or, when None, the messages written here; ``notes`` holds those made before
+    and ``added`` the tools messages add that are declared deferred."""
     opts = own_options(request.provider_options, WIRE, notes) if request.provider_options else {}
     max_tokens = request.max_tokens
     if max_tokens is None:

@@ -1,6 +1,7 @@
 """Anthropic Messages: a canonical `Request` as a ``POST /v1/messages`` body.
 
-Owns `encode` of the ``anthropic-messages`` wire (reading a body back and checking a raw one
+Owns `encode` of the ``anthropic-messages`` wire and `encode_usual`, the same body written in
+one pass for a request of the usual messages only (reading a body back and checking a raw one
 are `inbound`'s, which takes this module's top-level keys and its system-block helpers): the
 required ``max_tokens``, the top-level ``system``, ``tool_choice``, and the message list, where
 tool results travel first in a user message and this wire's own thinking and server-tool

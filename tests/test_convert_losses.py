@@ -119,10 +119,10 @@ def _unknown(encode: Any, request: Request) -> tuple[Any, None]:
        target=st.sampled_from(("anthropic-messages", "openai-chat", "bedrock-converse")))
 def test_a_conversion_reports_the_same_whether_or_not_its_encode_found_what_the_request_holds(
         request: Request, source: str, target: str) -> None:
-    try:
+    try:  # a request the source wire cannot write (a stored block that is not one): no body
         body = get_codec(source).encode_request(request)
         quick = convert(body, source, target)
-    except ToolwireError:
+    except (ToolwireError, TypeError, ValueError):
         assume(False)
         return
     with mock.patch.object(conversion, "noting", _unknown):

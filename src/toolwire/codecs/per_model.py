@@ -31,7 +31,7 @@ from toolwire.codecs.base import Encoded, Note
 from toolwire.codecs.caching import MAX_BREAKPOINTS, cap_markers
 from toolwire.codecs.model_checks import function_tools, thinking_off, tool_turns
 from toolwire.codecs.model_rules import SETTING, applies
-from toolwire.codecs.traits import encoding, traits
+from toolwire.codecs.traits import encoding, known, traits
 from toolwire.errors import ConfigError
 from toolwire.transcript import Message, ReasoningPart, Request
 
@@ -53,10 +53,14 @@ def fitted(encode: Callable[[Request], Encoded], wire: str,
     (`toolwire.codecs.traits`): by the wire's encode, whose own walk over the usual request
     settles it, or by the one pass, made at the first check that asks."""
     whole = any(fix in _ASKING for fix in fixes)
+    asking = all(fix in _ASKING for fix in fixes)
 
     @functools.wraps(encode)
     def encoded(request: Request) -> Encoded:
         out = encode(request)  # the wire's encode settles what the request holds, once
+        if asking and (found := known(request)) is not None and not (
+                found.system or found.verbatim):
+            return out  # no fix has anything to do, and no ``_rules`` setting (an option)
         body = dict(out.body)
         body.pop(SETTING, None)
         notes: list[Note] = []
@@ -200,7 +204,8 @@ def system_messages(body: dict[str, Any], request: Request, notes: list[Note]) -
 
 
 _ASKING = frozenset({system_messages, four_breakpoints})
-"""The fixes that ask `traits`."""
+"""The fixes that ask `traits`: each leaves alone the body of a request holding no system
+message and nothing in a wire's own words."""
 CHAT_FIXES: tuple[Fix, ...] = (effort_with_tools, reasoning_passback)
 ANTHROPIC_FIXES: tuple[Fix, ...] = (system_messages, four_breakpoints)
 NO_FIXES: tuple[Fix, ...] = ()

@@ -287,18 +287,18 @@ def _plain_messages(request: Request, nm: ToolNames,
     done, fit, id_fits = ids.done, nm.fit, ID_PATTERN.match
     out: list[dict[str, Any]] = []
     append = out.append
-    messages = request.messages
-    count = len(messages)
+    held: list[dict[str, Any]] | None = None  # the results a user turn after them joins
     part: Any  # told apart by its exact type, the cheapest test
-    i = 0
-    while i < count:
-        m = messages[i]
+    for m in request.messages:
         if m.provider_data is not None or m.tools:
             return None
-        role, parts = m.role, m.parts
-        blocks: list[dict[str, Any]] = []
+        role = m.role
         if role == "assistant":
-            for part in parts:
+            if held is not None:
+                append({"role": "user", "content": held})
+                held = None
+            blocks: list[dict[str, Any]] = []
+            for part in m.parts:
                 kind = type(part)
                 if kind is ToolCallPart:
                     args, call_id, name = part.arguments, part.id, part.name
@@ -318,7 +318,10 @@ def _plain_messages(request: Request, nm: ToolNames,
             append({"role": "assistant", "content": blocks[0]["text"]
                     if len(blocks) == 1 and blocks[0]["type"] == "text" else blocks})
         elif role == "tool":
-            for part in parts:
+            if held is not None:
+                append({"role": "user", "content": held})
+            held = []
+            for part in m.parts:
                 content = part.content if type(part) is ToolResultPart else None
                 if type(content) is not str or part.provider_data is not None:
                     return None
@@ -331,27 +334,28 @@ def _plain_messages(request: Request, nm: ToolNames,
                     block["content"] = content
                 if part.is_error:
                     block["is_error"] = True
-                blocks.append(block)
-            if i + 1 < count and messages[i + 1].role == "user":
-                i += 1
-                m = messages[i]
-                if m.provider_data is not None or m.tools:
+                held.append(block)
+        elif role == "user" and held is not None:  # joined to the results before it
+            for part in m.parts:
+                if type(part) is not TextPart or not part.text or part.provider_data is not None:
                     return None
-                for part in m.parts:
-                    if (type(part) is not TextPart or not part.text
-                            or part.provider_data is not None):
-                        return None
-                    blocks.append({"type": "text", "text": part.text})
-            append({"role": "user", "content": blocks})
-        elif role == "user" and len(parts) == 1 and type(part := parts[0]) is TextPart \
+                held.append({"type": "text", "text": part.text})
+            append({"role": "user", "content": held})
+            held = None
+        elif role == "user" and len(m.parts) == 1 and type(part := m.parts[0]) is TextPart \
                 and part.text and part.provider_data is None:
             append({"role": "user", "content": part.text})
         else:
             return None
-        i += 1
+    if held is not None:
+        append({"role": "user", "content": held})
     # what the whole pass would find: nothing but the tools' own freeform ones
-    settle(request, Traits(any(t.freeform for t in request.tools), False, False, False, False,
-                           False))
+    freeform = False
+    for spec in request.tools:
+        if spec.freeform:
+            freeform = True
+            break
+    settle(request, Traits(freeform, False, False, False, False, False))
     return out
 
 
@@ -410,7 +414,8 @@ def _encoded(request: Request, nm: ToolNames, notes: list[Note],
     else:
         body["messages"] = plain
         notes += written
-    if (container := managed.container_id(request.messages, WIRE)) is not None:
+    # the usual messages keep no container (nor a tool addition needing a beta, below)
+    if plain is None and (container := managed.container_id(request.messages, WIRE)) is not None:
         body["container"] = container  # unless the options name one: they are merged below
     if request.context_management is not None:
         body.update(folder.context_edits(request.context_management))
@@ -437,8 +442,9 @@ def _encoded(request: Request, nm: ToolNames, notes: list[Note],
             "type") not in ("thinking", "redacted_thinking")))  # thinking takes no marker
     if nm.built:  # some name needed mapping: its notes go first, as the names come first
         notes[:0] = nm.notes()
-    return Encoded(body=body, notes=tuple(notes),
-                   headers=with_addition_betas(folder.beta_headers(body), body, request))
+    headers = folder.beta_headers(body)
+    return Encoded(body=body, notes=tuple(notes), headers=headers if plain is not None else
+                   with_addition_betas(headers, body, request))
 
 
 # --------------------------------------------------------------------------- decode

@@ -58,7 +58,8 @@ def convert(body: Mapping[str, Any], source: str, target: str, *, model: str | N
     each one that shaped the request is a loss."""
     decoder, encoder = get_codec(source), get_codec(target)  # ValueError naming the wires
     try:
-        request = decoder.decode_request(body, **({"model": model} if model else {}))
+        request = decoder.decode_request(body, model=model) if model else \
+            decoder.decode_request(body)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise WireFormatError(
             f"this body is not a request in the {source} format ({type(exc).__name__}: {exc})"

@@ -350,13 +350,18 @@ def _plain_messages(request: Request, nm: ToolNames,
     if held is not None:
         append({"role": "user", "content": held})
     # what the whole pass would find: nothing but the tools' own freeform ones
-    freeform = False
     for spec in request.tools:
         if spec.freeform:
-            freeform = True
+            settle(request, _FREEFORM_TOOLS)
             break
-    settle(request, Traits(freeform, False, False, False, False, False))
+    else:
+        settle(request, _NOTHING)
     return out
+
+
+_NOTHING = Traits(False, False, False, False, False, False)
+_FREEFORM_TOOLS = _NOTHING._replace(freeform=True)
+"""What the usual messages hold, with and without a freeform tool among the request's."""
 
 
 def joined_system(blocks: Sequence[Any]) -> str:
@@ -442,9 +447,11 @@ def _encoded(request: Request, nm: ToolNames, notes: list[Note],
             "type") not in ("thinking", "redacted_thinking")))  # thinking takes no marker
     if nm.built:  # some name needed mapping: its notes go first, as the names come first
         notes[:0] = nm.notes()
-    headers = folder.beta_headers(body)
-    return Encoded(body=body, notes=tuple(notes), headers=headers if plain is not None else
-                   with_addition_betas(headers, body, request))
+    if plain is not None:  # no option put an edit or a fallback in the body
+        return Encoded(body=body, notes=tuple(notes), headers=None if (
+            request.context_management is None) else folder.beta_headers(body))
+    return Encoded(body=body, notes=tuple(notes),
+                   headers=with_addition_betas(folder.beta_headers(body), body, request))
 
 
 # --------------------------------------------------------------------------- decode

@@ -65,7 +65,9 @@ def convert(body: Mapping[str, Any], source: str, target: str, *, model: str | N
             f"this body is not a request in the {source} format ({type(exc).__name__}: {exc})"
         ) from exc
     request = carry_breakpoints(request, source, target)
-    to_send, lost = _settings(request, source, target)  # each setting of source's looked at once
+    # each setting of source's looked at once
+    to_send, lost = _settings(request, source, target) if request.provider_options else (
+        request, None)
     # what the encode found of the request on its way: nothing of any wire's own in the
     # messages means no message or part keeps a field to report
     encoded, found = noting(encoder.encode, to_send)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import json
-import operator
 from collections.abc import Callable
 from typing import Final
 
@@ -199,16 +198,12 @@ def usual_first(usual: Callable[[Request], Encoded | None], encode: Callable[[Re
     the messages (tools a message adds, an empty system message, a freeform call) is left
     to ``usual``, which writes no request holding any."""
 
-    unfit = [operator.attrgetter(field) for field, carried in (
-        ("freeform", freeform), ("examples", examples), ("allowed_callers", callers))
-        if not carried]  # what of a tool the wire cannot carry
-
     @functools.wraps(encode)
     def encoded(request: Request) -> Encoded:
         if request.reasoning is None and (managed or request.context_management is None):
-            tools = request.tools
-            for field in unfit:
-                if any(map(field, tools)):
+            for spec in request.tools:
+                if ((spec.freeform and not freeform) or (spec.examples and not examples)
+                        or (spec.allowed_callers and not callers)):
                     break
             else:
                 found = known(request)

@@ -398,14 +398,15 @@ def _encoded(request: Request, nm: ToolNames, notes: list[Note],
     """The body around the messages: ``plain`` (the usual ones, written with the notes
     ``written``), or, when None, the messages written here; ``notes`` holds those made before
     and ``added`` the tools messages add that are declared deferred."""
-    opts = own_options(request.provider_options, WIRE, notes) if request.provider_options else {}
+    opts = own_options(request.provider_options, WIRE, notes) if request.provider_options \
+        else None  # the usual request: no options
     max_tokens = request.max_tokens
     if max_tokens is None:
         max_tokens = DEFAULT_MAX_TOKENS
         notes.append(Note(kind="max_tokens_defaulted", subject="max_tokens",
                           detail=f"the API requires it; sent {DEFAULT_MAX_TOKENS}"))
     body: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens}
-    stored_system = opts.pop("system", None)
+    stored_system = opts.pop("system", None) if opts else None
     if request.system is None:
         if stored_system is not None:
             body["system"] = copy.deepcopy(stored_system)
@@ -424,7 +425,7 @@ def _encoded(request: Request, nm: ToolNames, notes: list[Note],
         body["container"] = container  # unless the options name one: they are merged below
     if request.context_management is not None:
         body.update(folder.context_edits(request.context_management))
-    stored_tools = opts.pop("tools", None)
+    stored_tools = opts.pop("tools", None) if opts else None
     if request.tools or stored_tools:
         body["tools"] = encode_tools(request.tools, stored_tools, nm=nm, notes=notes)
     if added:  # tools added mid-conversation: declared, deferred, after the others
@@ -434,14 +435,15 @@ def _encoded(request: Request, nm: ToolNames, notes: list[Note],
         body["tool_choice"] = encode_choice(request.tool_choice, nm=nm, notes=notes)
         if request.tool_choice.name:
             nm.wire(request.tool_choice.name)
-    if request.temperature is not None and "temperature" not in opts:
+    if request.temperature is not None and not (opts and "temperature" in opts):
         notes.append(Note(
             kind="field_dropped", subject="temperature",
             detail="current Claude models and the API types have no temperature; put it in "
                    "provider_options['anthropic-messages'] to send it anyway"))
     if request.stream:
         body["stream"] = True
-    body.update(opts)
+    if opts:
+        body.update(opts)
     if request.cache is not None:
         notes.extend(place_breakpoints(body, request.cache, markable=lambda b: b.get(
             "type") not in ("thinking", "redacted_thinking")))  # thinking takes no marker

@@ -283,8 +283,8 @@ def _plain_messages(request: Request, nm: ToolNames,
     `_encode_messages` writes them; None for any other request."""
     if request.provider_options is not None:
         return None
-    ids = IdRewriter(notes)
-    done, fit, id_fits = ids.done, nm.fit, ID_PATTERN.match
+    done: dict[str, str] = {}  # every id seen, as it is sent
+    fit, id_fits = nm.fit, ID_PATTERN.match
     out: list[dict[str, Any]] = []
     append = out.append
     held: list[dict[str, Any]] | None = None  # the results a user turn after them joins
@@ -307,7 +307,8 @@ def _plain_messages(request: Request, nm: ToolNames,
                         return None
                     sent = done.get(call_id)
                     if sent is None:  # an id seen first: one the API takes goes as it is
-                        sent = done[call_id] = call_id if id_fits(call_id) else ids(call_id)
+                        sent = done[call_id] = call_id if id_fits(call_id) \
+                            else _rewritten(call_id, done, notes)
                     blocks.append({"type": "tool_use", "id": sent,
                                    "name": name if name in fit else nm.wire(name),
                                    "input": args})
@@ -328,7 +329,8 @@ def _plain_messages(request: Request, nm: ToolNames,
                 call_id = part.call_id
                 sent = done.get(call_id)
                 if sent is None:
-                    sent = done[call_id] = call_id if id_fits(call_id) else ids(call_id)
+                    sent = done[call_id] = call_id if id_fits(call_id) \
+                        else _rewritten(call_id, done, notes)
                 block = {"type": "tool_result", "tool_use_id": sent}
                 if content:
                     block["content"] = content
@@ -357,6 +359,14 @@ def _plain_messages(request: Request, nm: ToolNames,
     else:
         settle(request, _NOTHING)
     return out
+
+
+def _rewritten(call_id: str, done: dict[str, str], notes: list[Note]) -> str:
+    """``call_id`` as the API takes it, with its note, by a rewriter keeping its ids in
+    ``done`` (`IdRewriter.done`: the ids seen so far)."""
+    ids = IdRewriter(notes)
+    ids.done = done
+    return ids(call_id)
 
 
 _NOTHING = Traits(False, False, False, False, False, False)

@@ -171,7 +171,7 @@ def decode_request(
     and ``stream`` (what a URL said) count only when the body names no model or has no
     ``stream`` key.
     """
-    rest = extras_of(body, _REQUEST_KEYS) or {}
+    rest = {} if body.keys() <= _REQUEST_KEYS else extras_of(body, _REQUEST_KEYS) or {}
     get = body.get
     raw = get("messages")
     system, messages = _messages(raw if type(raw) is list else list_at(raw, "messages"))

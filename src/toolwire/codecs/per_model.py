@@ -31,7 +31,7 @@ from toolwire.codecs.base import Encoded, Note
 from toolwire.codecs.caching import MAX_BREAKPOINTS, cap_markers
 from toolwire.codecs.model_checks import function_tools, thinking_off, tool_turns
 from toolwire.codecs.model_rules import EFFORT_RULES, SETTING, applies, covers
-from toolwire.codecs.traits import encoding, traits
+from toolwire.codecs.traits import encoding, known, traits
 from toolwire.errors import ConfigError
 from toolwire.transcript import Message, ReasoningPart, Request
 
@@ -72,10 +72,14 @@ def fitted(encode: Callable[[Request], Encoded], wire: str,
                      or (request is not None and _rules_set(request, rules[0])))
 
     due_by_model = functools.lru_cache(maxsize=256)(due)
+    asking = all(fix in _ASKING for fix in fixes)
 
     @functools.wraps(encode)
     def encoded(request: Request) -> Encoded:
         out = encode(request)  # the wire's encode settles what the request holds, once
+        if asking and (found := known(request)) is not None and not (
+                found.system or found.verbatim):
+            return out  # no fix has anything to do, and no ``_rules`` setting (an option)
         model = out.body.get("model")
         fixing = due_by_model(model, None) if type(model) is str \
             and request.provider_options is None else due(model, request)
@@ -224,7 +228,8 @@ def system_messages(body: dict[str, Any], request: Request, notes: list[Note]) -
 
 
 _ASKING = frozenset({system_messages, four_breakpoints})
-"""The fixes that ask `traits`."""
+"""The fixes that ask `traits`: each leaves alone the body of a request holding no system
+message and nothing in a wire's own words."""
 RULED: dict[Fix, tuple[str, tuple[str, ...]]] = {
     effort_with_tools: (CHAT, EFFORT_RULES),
     reasoning_passback: (CHAT, ("reasoning_refused", "reasoning_passback")),

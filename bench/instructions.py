@@ -26,7 +26,21 @@ The cases:
 - ``encode WIRE`` and ``decode WIRE``: `encode_request` of the 20-message tool transcript of
   ``bench/codecs.py``, and `decode_response` of a two-call reply from its bytes, per wire;
 - ``convert`` and ``reply``: ``bench/codecs.py``'s conversion next to LiteLLM (an OpenAI
-  request made into an Anthropic body, an Anthropic reply made into a reply object).
+  request made into an Anthropic body, an Anthropic reply made into a reply object);
+- ``proxy first byte same wire`` and ``proxy first byte across``: `toolwire proxy`'s
+  application driven through its ASGI interface in the counted process, in front of
+  ``bench/proxy.py``'s emulator (a Chat Completions upstream in a process of its own, not
+  counted), a streamed request of a Chat Completions client (same wire) or an Anthropic
+  Messages client (across wires). Only the instructions from the application's call to the
+  first chunk of the body it hands the server are counted: callgrind zeroes its counters when
+  the case calls ``sys.getrefcount`` and writes them out when it calls
+  ``sys.getswitchinterval`` (builtins nothing else in the process calls), and the figure is
+  the sum of those windows; the rest of each stream runs to its end uncounted, so the
+  upstream's connection is kept as a client that reads whole streams keeps it. The two calls
+  are in every window, well under a thousand instructions, the same for every tree (the
+  interpreter's symbols must be there for callgrind to find the two);
+- ``proxy stream same wire`` and ``proxy stream across``: the same requests counted whole,
+  to the stream's last chunk.
 
 Run: ``python bench/instructions.py`` (``--cases PATTERN`` to run some, ``--short N --long N``,
 ``--src DIR`` to count another checkout's toolwire, such as an older commit's ``src``).
@@ -211,6 +225,73 @@ op = decoding(get_codec("anthropic-messages"), json.dumps(ANTHROPIC_REPLY).encod
 """
 
 
+PROXY = """
+import json, os
+os.environ.setdefault("OPENAI_API_KEY", "unused")
+from toolwire.proxy import ProxySettings
+from toolwire.proxy.app import make_app
+KEY = "sk-bench-0123456789abcdef"
+app = make_app(ProxySettings(model="openai:m@" + os.environ["BENCH_PROXY_URL"], key=KEY))
+path, body, auth = {request!r}
+raw = json.dumps({{**body, "stream": True}}).encode()
+scope = {{"type": "http", "asgi": {{"version": "3.0"}}, "http_version": "1.1", "method": "POST",
+         "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
+         "root_path": "", "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000),
+         "headers": [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"),
+                     (b"content-length", str(len(raw)).encode()),
+                     *((k.encode(), v.replace("KEY", KEY).encode()) for k, v in auth)]}}
+if {windows!r}:  # the window's marks (WINDOW_FLAGS)
+    def opened():
+        sys.getrefcount(None)
+    first = sys.getswitchinterval
+else:
+    opened = first = tuple
+
+async def op():
+    done = asyncio.Event()
+    asked, status, chunks = [], [], []
+
+    async def receive():
+        if not asked:
+            asked.append(True)
+            return {{"type": "http.request", "body": raw, "more_body": False}}
+        await done.wait()
+        return {{"type": "http.disconnect"}}
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            status.append(message["status"])
+            return
+        if message.get("body"):
+            if not chunks:
+                first()
+            chunks.append(message["body"])
+        if not message.get("more_body"):
+            done.set()
+
+    opened()
+    await app(scope, receive, send)
+    assert status == [200] and chunks, (status, chunks)
+
+close = app.transport.aclose
+"""
+
+PROXY_REQUESTS = {
+    "same wire": ("/v1/chat/completions",
+                  {"model": "m", "messages": [{"role": "user", "content": "Weather in Rome?"}]},
+                  [("authorization", "Bearer KEY")]),
+    "across": ("/v1/messages",
+               {"model": "m", "max_tokens": 200,
+                "messages": [{"role": "user", "content": "Weather in Rome?"}]},
+               [("x-api-key", "KEY"), ("anthropic-version", "2023-06-01")]),
+}
+"""What ``bench/proxy.py`` sends on each path: (path, body, headers with the key as KEY)."""
+
+WINDOW_FLAGS = ["--zero-before=sys_getrefcount", "--dump-before=sys_getswitchinterval"]
+"""A window opens when the case calls ``sys.getrefcount`` (its C function) and closes, its
+counts written to a file of its own, when it calls ``sys.getswitchinterval``."""
+
+
 def workloads() -> str:
     """The workload builders of ``bench/codecs.py`` (its section between the workloads and
     the cases), so both benchmarks measure the same transcript and reply."""
@@ -220,8 +301,9 @@ def workloads() -> str:
 
 
 def cases() -> dict[str, tuple[str, str]]:
-    """Each case: (its code, how it runs: ``sync``, ``async`` or ``whole`` for code that does
-    its own count of operations)."""
+    """Each case: (its code, how it runs: ``sync``, ``async``, ``whole`` for code that does
+    its own count of operations, or ``windows``, run as ``async`` with only its windows
+    counted)."""
     from toolwire.codecs import WIRES
 
     found: dict[str, tuple[str, str]] = {
@@ -239,6 +321,11 @@ def cases() -> dict[str, tuple[str, str]]:
     found["reply toolwire"] = (setup + REPLY, "sync")
     for task, label in (("request", "convert"), ("reply", "reply")):
         found[f"{label} litellm"] = (PEER_CODEC_CASE.format(name=f"litellm {task}"), "sync")
+    for path, request in PROXY_REQUESTS.items():
+        found[f"proxy first byte {path}"] = (PROXY.format(request=request, windows=True),
+                                             "windows")
+        found[f"proxy stream {path}"] = (PROXY.format(request=request, windows=False),
+                                         "async")
     return found
 
 
@@ -255,48 +342,52 @@ def missing_peer(name: str) -> str | None:
 def count(code: str, how: str, times: int, env: dict[str, str]) -> int:
     """The instructions callgrind counts for a fresh interpreter running ``code`` with its
     operation done ``times`` times."""
-    script = _LOAD + code + {"sync": _RUN_SYNC, "async": _RUN_ASYNC, "whole": ""}[how]
+    script = _LOAD + code + {"sync": _RUN_SYNC, "async": _RUN_ASYNC, "whole": "",
+                             "windows": _RUN_ASYNC}[how]
     # Isolated as -I would (no user site, no script folder, no PYTHON* variable), but with
     # the fixed hash seed: -I ignores PYTHONHASHSEED, and a random seed per process moves
     # every set's order and dict's collisions, so two counts of one program differed.
     env = {k: v for k, v in env.items() if not k.startswith("PYTHON") or k == "PYTHONHASHSEED"}
     with tempfile.TemporaryDirectory(prefix="toolwire-bench-") as folder:
         out = Path(folder) / "callgrind.out"
+        flags = WINDOW_FLAGS if how == "windows" else []
         proc = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *flags,
              sys.executable, "-s", "-P", "-c", script, str(times)],
             capture_output=True, text=True, env=env)
         if proc.returncode != 0:  # the program's own last words, not valgrind's
             said = [ln for ln in proc.stderr.splitlines() if ln and not ln.startswith("==")]
             raise RuntimeError(said[-1] if said else "the case failed")
-        found = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.M)
-        if found is None:
-            raise RuntimeError("callgrind wrote no total")
-        return int(found.group(1))
+        if how == "windows":  # each window's file: out.1, out.2, ...; the last, the rest
+            dumps = [part.read_text() for part in Path(folder).iterdir()]
+            windows = [d for d in dumps if "\ndesc: Trigger: --dump-before=" in d]
+            if len(windows) < times:
+                raise RuntimeError(f"callgrind closed {len(windows)} windows of {times}")
+            return sum(_total(d) for d in windows)
+        return _total(out.read_text())
 
 
-def start_server() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, str(BENCH / "transport.py"), "--serve"],
-                            stdout=subprocess.PIPE, text=True)
+def _total(dump: str) -> int:
+    """The instructions one callgrind file counts."""
+    found = re.search(r"^(?:summary|totals): (\d+)", dump, re.M)
+    if found is None:
+        raise RuntimeError("callgrind wrote no total")
+    return int(found.group(1))
+
+
+def start_server(script: str = "transport.py") -> tuple[subprocess.Popen[str], str]:
+    """The emulator of ``bench/SCRIPT`` in a process of its own, and its URL (it serves until
+    it is killed)."""
+    proc = subprocess.Popen([sys.executable, str(BENCH / script), "--serve"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     url = proc.stdout.readline().strip()
+    if url.isdigit():  # bench/proxy.py's and bench/scale.py's print their port alone
+        url = f"http://127.0.0.1:{url}"
     if not url.startswith("http://127.0.0.1:"):
         proc.kill()
         raise RuntimeError(f"the emulator did not start: {url!r}")
     return proc, url
-
-
-def start_batch_server() -> tuple[subprocess.Popen[str], str]:
-    """``bench/scale.py``'s emulator (a ``lookup`` call a turn, then the answer), which serves
-    until its standard input closes."""
-    proc = subprocess.Popen([sys.executable, str(BENCH / "scale.py"), "--serve"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    port = proc.stdout.readline().strip()
-    if not port.isdigit():
-        proc.kill()
-        raise RuntimeError(f"the batch emulator did not start: {port!r}")
-    return proc, f"http://127.0.0.1:{port}"
 
 
 def main() -> None:
@@ -311,11 +402,12 @@ def main() -> None:
         sys.exit("bench/instructions.py needs valgrind (Debian: apt-get install valgrind)")
     chosen = {k: v for k, v in cases().items() if args.cases in k}
     server, url = start_server()
-    servers = [server]
-    env = {**os.environ, "PYTHONHASHSEED": "0", "BENCH_URL": url}
-    if any(name.startswith("batch") for name in chosen):
-        batch_server, env["BENCH_SCALE_URL"] = start_batch_server()
-        servers.append(batch_server)
+    upstream, proxied = start_server("proxy.py") if any(
+        k.startswith("proxy") for k in chosen) else (None, "")
+    scaled, batch_url = start_server("scale.py") if any(
+        k.startswith("batch") for k in chosen) else (None, "")
+    env = {**os.environ, "PYTHONHASHSEED": "0", "BENCH_URL": url, "BENCH_PROXY_URL": proxied,
+           "BENCH_SCALE_URL": batch_url}
     if args.src:
         env["BENCH_SRC"] = str(Path(args.src).resolve())
     per_op: dict[str, float] = {}
@@ -337,8 +429,9 @@ def main() -> None:
             per_op[name] = (long - short) / (args.long - args.short)
             rows.append([name, f"{per_op[name] / 1000:,.1f}K", f"{short:,}", f"{long:,}"])
     finally:
-        for proc in servers:
-            proc.kill()
+        for proc in (server, upstream, scaled):
+            if proc is not None:
+                proc.kill()
     print(table(["case", "instructions per op", f"total at {args.short}",
                  f"total at {args.long}"], rows))
     ratios = []

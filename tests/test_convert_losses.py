@@ -1,18 +1,24 @@
 """What a conversion reports of the fields a source wire kept on messages and parts
 (`toolwire.conversion._part_losses`), found by a quick walk that looks closer only at a
-message keeping something, is what the plainest reading of every message and part finds."""
+message keeping something, is what the plainest reading of every message and part finds; a
+conversion whose encode found nothing of any wire's own in the request skips the walk, and
+reports the same."""
 
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from strategies import texts
-from toolwire.codecs import Note
+from toolwire import conversion
+from toolwire.codecs import Note, get_codec
 from toolwire.codecs.registry import get_wire
-from toolwire.conversion import _own_fields, _part_losses
+from toolwire.codecs.traits import scan
+from toolwire.conversion import _own_fields, _part_losses, convert
+from toolwire.errors import ToolwireError
 from toolwire.transcript import (
     Message,
     OpaquePart,
@@ -94,3 +100,32 @@ def test_a_closed_body_names_the_field_of_a_block_it_kept_whole_after_the_parts(
     )),))
     assert [n.subject for n in _part_losses(request, "gemini-generate", "openai-chat")] == [
         "messages[0].parts[1]", "messages[0].parts[0]"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(request=_requests, source=st.sampled_from(SOURCES))
+def test_a_request_holding_nothing_of_a_wire_own_keeps_nothing_to_report(
+        request: Request, source: str) -> None:
+    if not scan(request).verbatim:
+        assert _part_losses(request, source, "bedrock-converse") == []
+
+
+def _unknown(encode: Any, request: Request) -> tuple[Any, None]:
+    return encode(request), None
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(request=_requests, source=st.sampled_from(SOURCES),
+       target=st.sampled_from(("anthropic-messages", "openai-chat", "bedrock-converse")))
+def test_a_conversion_reports_the_same_whether_or_not_its_encode_found_what_the_request_holds(
+        request: Request, source: str, target: str) -> None:
+    try:  # a request the source wire cannot write (a stored block that is not one): no body
+        body = get_codec(source).encode_request(request)
+        quick = convert(body, source, target)
+    except (ToolwireError, TypeError, ValueError):
+        assume(False)
+        return
+    with mock.patch.object(conversion, "noting", _unknown):
+        walked = convert(body, source, target)
+    assert quick.losses == walked.losses
+    assert quick.body == walked.body

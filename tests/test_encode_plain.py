@@ -4,7 +4,7 @@ body, notes and headers its general path gives, the one every encode takes while
 over the request says it holds everything (`toolwire.codecs.traits.EVERY`), so that every
 check inside takes its general path too. The Ollama and Gemini wires write the usual request
 before the checks around their encode (`toolwire.codecs.fitting.usual_first`): theirs is
-compared through the whole codec."""
+compared through the whole codec. Anthropic's does too, and is also compared on its own."""
 
 from __future__ import annotations
 
@@ -289,3 +289,22 @@ def test_a_schema_ollama_keeps_is_told_at_a_look_as_the_rewrite_tells_it(
     assert (sent, changes) == ((schema, []) if not rewrite.changes else (out, rewrite.changes))
     if not changes:
         assert sent is schema
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(request=plain_requests())
+@example(request=Request(model="m-1", system="be brief", tools=(ToolSpec(name="f"),), messages=(
+    Message.user("hi"),
+    Message(role="assistant", parts=(TextPart(text="looking"), ToolCallPart(
+        id="c 1", name="f", arguments={"q": "x"}))),
+    Message(role="tool", parts=(ToolResultPart(call_id="c 1", content="", is_error=True),)),
+    Message.user("go on"))))
+def test_the_anthropic_one_pass_writes_what_the_whole_codec_writes_on_its_general_path(
+        request: Request) -> None:
+    codec = get_codec("anthropic-messages")
+    written = codec.module.encode_usual(request)  # type: ignore[attr-defined]
+    if written is None:  # not the usual request: the codec's general path writes it
+        return
+    general = encoding(codec.encode, found=lambda r: EVERY)(request)
+    assert (written.body, written.notes, written.headers) == (
+        general.body, general.notes, general.headers)

@@ -159,8 +159,28 @@ def test_the_plain_searches_before_the_probe_pass_exactly_the_lines_it_passes(
     found: it says what the probe alone says, whatever the line holds."""
     redactor = Redactor({"MY_PASSWORD": "hunter2hunter2"})
     assert redactor._probe is not None
-    line = json.dumps({"text": case(" ".join(pieces))}).encode()
-    assert redactor.misses(line) == (redactor._probe.search(line) is None)
+    text = case(" ".join(pieces))
+    for line in (json.dumps({"text": text}).encode(), text.encode()):  # a needle may lead
+        assert redactor.misses(line) == (redactor._probe.search(line) is None)
+
+
+def test_a_known_value_at_the_very_start_of_a_line_is_found() -> None:
+    redactor = Redactor({"PIN_SECRET": "31415926535"})
+    assert not redactor.misses(b"31415926535")  # a JSON text that is only the number
+    assert not redactor.misses(b"aws_secret_access_key=" + b"A" * 24)
+    assert redactor.misses(b"2718281828459")
+
+
+@pytest.mark.parametrize("name", ["aws_secret_access_key", "AccountKey="])
+def test_a_name_in_any_case_is_one_plain_character_then_the_rest_in_any_case(name: str) -> None:
+    from toolwire.secrets import _either_case
+
+    written = _either_case(name)
+    assert all(alternative[0] not in "(?[\\|" for alternative in written.split("|"))
+    pattern = re.compile(written)
+    for variant in (name, name.upper(), name.lower(), name.swapcase(), name.title()):
+        assert pattern.fullmatch(variant), variant
+    assert not pattern.fullmatch(name[1:]) and not pattern.fullmatch("x" + name[1:])
 
 
 @pytest.mark.parametrize("kind,shape", [s for s in _SHAPES if "(?<=" not in s[1]])

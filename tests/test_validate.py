@@ -391,3 +391,32 @@ def test_the_text_test_for_huge_numbers_misses_nothing(text: str) -> None:
     # the cheap test must say "maybe" wherever an exponent of three digits or more appears
     suspect = "NaN" in text or "Infinity" in text or re.search(r"[eE]\+?\d{3}", text)
     assert _may_not_be_finite(text) == bool(suspect)
+
+
+_NUMBERS = ["NaN", "-Infinity", "Infinity", "1e400", "1E400", "2e+999", "3E+310", "9" * 310,
+            "9" * 310 + ".5", "1.5", "0", "true"]
+
+
+@settings(max_examples=400)
+@given(st.lists(st.sampled_from(_NUMBERS), min_size=1, max_size=3),
+       st.sampled_from(["", "x", " x", "}", ", ]", "]]"]))
+def test_a_failure_found_before_is_worded_as_reading_the_text_again_words_it(
+        values: list[str], tail: str) -> None:
+    """`Checker.check_broken` raises the error the full read gives, or leaves the text to it:
+    it never words a text whose numbers the full read refuses before the break by the break."""
+    import contextlib
+    import json
+
+    from toolwire._json import read_arguments
+    from toolwire.schema.validate import Checker
+
+    text = "[" + ", ".join(values) + tail
+    with contextlib.suppress(json.JSONDecodeError):
+        read_arguments(text)  # what a wire's decoder does first, remembering the failure
+    checker = Checker("t", {"type": "array"})
+    with pytest.raises(ToolCallError) as again:
+        checker.check(text)
+    try:
+        checker.check_broken(text)
+    except ToolCallError as exc:
+        assert str(exc) == str(again.value)

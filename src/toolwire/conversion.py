@@ -21,6 +21,7 @@ import msgspec
 from toolwire.codecs import Note, get_codec
 from toolwire.codecs.cache_carry import carry_breakpoints
 from toolwire.codecs.registry import BodyKind, detect_body, detect_stream_text, get_wire
+from toolwire.codecs.traits import noting
 from toolwire.errors import WireFormatError
 from toolwire.transcript import OpaquePart, ReasoningPart, Request
 
@@ -57,23 +58,30 @@ def convert(body: Mapping[str, Any], source: str, target: str, *, model: str | N
     each one that shaped the request is a loss."""
     decoder, encoder = get_codec(source), get_codec(target)  # ValueError naming the wires
     try:
-        request = decoder.decode_request(body, **({"model": model} if model else {}))
+        request = decoder.decode_request(body, model=model) if model else \
+            decoder.decode_request(body)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise WireFormatError(
             f"this body is not a request in the {source} format ({type(exc).__name__}: {exc})"
         ) from exc
     request = carry_breakpoints(request, source, target)
-    to_send, lost = _settings(request, source, target)  # each setting of source's looked at once
-    encoded = encoder.encode(to_send)
+    # each setting of source's looked at once
+    to_send, lost = _settings(request, source, target) if request.provider_options else (
+        request, None)
+    # what the encode found of the request on its way: nothing of any wire's own in the
+    # messages means no message or part keeps a field to report
+    encoded, found = noting(encoder.encode, to_send)
     losses = encoded.notes
     if lost is not None:  # one loss per setting, in place of the codec's notes on the mapping
         whole = f"provider_options[{source!r}]"
         losses = tuple(
             [n for n in losses if not (n.kind == "field_dropped" and n.subject == whole)]
             + lost)
-    if source != target:
-        noted = {n.subject for n in losses if n.kind == "field_dropped"}
-        losses += tuple(n for n in _part_losses(request, source, target) if n.subject not in noted)
+    if source != target and (found is None or found.verbatim):
+        kept = _part_losses(request, source, target)
+        if kept:
+            noted = {n.subject for n in losses if n.kind == "field_dropped"}
+            losses += tuple(n for n in kept if n.subject not in noted)
     if get_wire(source).closed_body:  # what its own encoder left out (and did not say)
         again = decoder.encode(request)
         said = " ".join(f"{n.subject} {n.detail}" for n in (*losses, *again.notes))
@@ -81,10 +89,12 @@ def convert(body: Mapping[str, Any], source: str, target: str, *, model: str | N
             f"not a field of a {source} request toolwire reads; not sent to {target}"))
             for path in _unread(body, again.body, "")
             if path not in _URL_KEYS and path.rsplit(".", 1)[-1] not in said)
-    sent, dropped = _headers(headers or {}, encoded.headers or {}, same=source == target)
-    losses += tuple(Note(kind="header_dropped", subject=f"header {name}",
-                         detail=f"{value!r}: a {source} request's header; not sent to {target}")
-                    for name, value in dropped.items())
+    sent, dropped = _headers(headers or {}, encoded.headers or {}, same=source == target) \
+        if headers or encoded.headers else ({}, None)
+    if dropped:
+        losses += tuple(Note(kind="header_dropped", subject=f"header {name}", detail=(
+            f"{value!r}: a {source} request's header; not sent to {target}"))
+            for name, value in dropped.items())
     out = encoded.body
     if source == target:  # the body's own keys in the order they came: the same bytes back
         out = {**{k: out[k] for k in body if k in out}, **out}

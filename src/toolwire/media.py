@@ -189,7 +189,6 @@ def _one(value: Any) -> MediaPart | None:
 
 NEVER_MEDIA = frozenset({str, int, float, bool, dict, type(None)})
 """The types of a tool's value that never hold media (`media_content` gives None at once)."""
-"""Types of tool values that hold no media (a list or a tuple may)."""
 
 
 def media_content(value: Any, render: Callable[[Any], str]) -> tuple[ResultPart, ...] | None:

@@ -250,7 +250,7 @@ class Dispatcher:
         policy says so), else the error result that answers it."""
         admitted = self._checked(call)
         if type(admitted) is not tuple or self._allows(admitted[0]):
-            return admitted  # what `_check_approval` says of it, without asking it
+            return admitted  # a refusal, or a call whose policy asks no one
         return await self._asked(call, *admitted, deadline)
 
     async def _asked(self, call: ToolCallPart, tool: Tool, args: dict[str, Any],
@@ -288,11 +288,10 @@ class Dispatcher:
     async def _check_approval(
         self, call: ToolCallPart, tool: Tool, args: dict[str, Any], deadline: float | None = None
     ) -> str | None:
-        """None to go ahead, else the error text for the model. The approver is waited for no
+        """None to go ahead, else the error text for the model, for a call whose tool's policy
+        is not ``allow`` (those never get here: `_allows`). The approver is waited for no
         longer than ``deadline`` (`time.monotonic`), the run's time limit."""
         policy = self.policy(tool.name)
-        if policy == "allow":
-            return None
         if policy == "deny":
             return (f"The run's approval policy declined this call: the tool {tool.name!r} "
                     "is not allowed to run (no one was asked).")

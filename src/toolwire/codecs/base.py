@@ -96,7 +96,8 @@ class NameMap:
     ) -> NameMap:
         fit = {n for n in names if pattern.match(n)}
         if len(fit) == len(names) or fit.issuperset(names):
-            return cls({}, {})  # the usual case: every name is already one the wire accepts
+            # the usual case: every name is already one the wire accepts
+            return _SAME_NAMES if cls is NameMap else cls({}, {})
         to_wire: dict[str, str] = {}
         taken = set(fit)
         for name in names:
@@ -125,6 +126,11 @@ class NameMap:
                  detail=f"sent as {wire!r}: the wire does not accept this name")
             for user, wire in self.to_wire.items()
         ]
+
+
+_SAME_NAMES = NameMap({}, {})
+"""The map of tools whose names all fit a wire: every name as it is (one for all, as nothing
+changes a map once built)."""
 
 
 # --------------------------------------------------------------------------- small helpers

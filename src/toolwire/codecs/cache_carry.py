@@ -121,7 +121,7 @@ def carry_breakpoints(request: Request, source: str, target: str) -> Request:
     for ``target`` in the same places, between the two wires whose breakpoints mark blocks:
     Anthropic's ``cache_control`` and Bedrock Converse's ``cachePoint`` (on the system
     prompt, the tools and the parts of messages). Any other pair: ``request`` as it is."""
-    if source == target or {source, target} != {_ANTHROPIC, _CONVERSE}:
+    if source == target or source not in _MARK_KEYS or target not in _MARK_KEYS:
         return request
     messages = []
     for message in request.messages:

@@ -45,24 +45,27 @@ class _Lines:
         self.copied = 0
 
     def _lf_lines(self, buf: bytearray) -> list[str]:
-        """The whole lines in ``buf`` (LF its only line end), cut out, the rest kept."""
-        lines: list[str] = []
-        start = 0
-        find = buf.find
-        while True:
-            end = find(b"\n", self._scan)
-            if end < 0:
-                self.scanned += len(buf) - self._scan
-                self._scan = len(buf)
-                break
-            self.scanned += end + 1 - self._scan
-            self.copied += end - start
-            lines.append(buf[start:end].decode("utf-8", "replace"))
-            start = self._scan = end + 1
-        if start:
-            del buf[:start]
-            self.copied += len(buf)
-            self._scan -= start
+        """The whole lines in ``buf`` (LF its only line end), cut out, the rest kept. They are
+        decoded together and split at LF: the decoder never takes an LF into a broken
+        character, so each line reads as it would decoded alone. The counts are those of a
+        search line by line: each byte from where the last search stopped is looked at, each
+        line's bytes and then the rest are moved."""
+        scan, size = self._scan, len(buf)
+        self.scanned += size - scan
+        last = buf.rfind(b"\n", scan)
+        if last < 0:
+            self._scan = size
+            return []
+        if last == size - 1:  # the usual chunk: whole lines only
+            lines = buf.decode("utf-8", "replace").split("\n")
+            lines.pop()
+            buf.clear()
+        else:
+            lines = buf[:last].decode("utf-8", "replace").split("\n")
+            del buf[:last + 1]
+        rest = size - last - 1
+        self.copied += last + 1 - len(lines) + rest
+        self._scan = rest
         return lines
 
 
@@ -87,12 +90,14 @@ class SSEFramer(_Lines):
         buf += data
         self.copied += len(data)
         out: list[SSEEvent] = []
-        if not self._cr and b"\r" not in data:  # lines end in LF alone: no pattern needed
-            for line in self._lf_lines(buf):
-                self._line(line, out)
+        # `find`, not `in`, here: `in` first tries its operand as a number, making and
+        # dropping an error
+        if not self._cr and data.find(b"\r") < 0:  # lines end in LF alone: no pattern needed
+            self._take(self._lf_lines(buf), out)
             return out
         start = 0
         search = _LINE_END.search
+        lines: list[str] = []
         while True:
             found = search(buf, self._scan)
             if found is None:
@@ -106,31 +111,36 @@ class SSEFramer(_Lines):
                 break
             self.scanned += found.end() - self._scan
             self.copied += end - start
-            line = buf[start:end].decode("utf-8", "replace")
+            lines.append(buf[start:end].decode("utf-8", "replace"))
             start = self._scan = found.end()
-            self._line(line, out)
         if start:
             del buf[:start]  # what is left came after the last line end: within the new chunk
             self.copied += len(buf)
             self._scan -= start
-        self._cr = b"\r" in buf
+        self._cr = buf.find(b"\r") >= 0
+        self._take(lines, out)
         return out
 
-    def _line(self, line: str, out: list[SSEEvent]) -> None:
-        if not line:
-            if self._data or self._event is not None:
-                out.append(SSEEvent(self._event, "\n".join(self._data)))
-            self._event, self._data = None, []
-            return
-        if line.startswith(":"):
-            return
-        name, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if name == "data":
-            self._data.append(value)
-        elif name == "event":
-            self._event = value
+    def _take(self, lines: list[str], out: list[SSEEvent]) -> None:
+        """``lines`` read in order: each event a blank line ends goes to ``out``."""
+        for line in lines:
+            if line[:6] == "data: ":  # the usual line: a data field, its one space dropped
+                self._data.append(line[6:])
+                continue
+            if not line:
+                if self._data or self._event is not None:
+                    out.append(SSEEvent(self._event, "\n".join(self._data)))
+                self._event, self._data = None, []
+                continue
+            if line[0] == ":":
+                continue
+            name, _, value = line.partition(":")
+            if value[:1] == " ":
+                value = value[1:]
+            if name == "data":
+                self._data.append(value)
+            elif name == "event":
+                self._event = value
 
     def close(self) -> list[SSEEvent]:
         """Flush what is left when the connection ends (a last event with no blank line)."""
@@ -138,9 +148,8 @@ class SSEFramer(_Lines):
         if self._buf:
             rest = self._buf.decode("utf-8", "replace")
             self._buf, self._scan, self._cr = bytearray(), 0, False
-            for line in rest.splitlines():
-                self._line(line, out)
-        self._line("", out)
+            self._take(rest.splitlines(), out)
+        self._take([""], out)
         return out
 
 

@@ -177,6 +177,13 @@ def find(code: str, wire: str, model: str | None) -> ModelRule | None:
     return next((row for row in RULES if row.code == code and _matches(row, wire, name)), None)
 
 
+@functools.lru_cache(maxsize=1024)
+def covers(codes: tuple[str, ...], wire: str, model: str | None) -> bool:
+    """Whether a row of one of the rules ``codes`` covers ``model`` on ``wire`` (remembered
+    per model, as `find` is)."""
+    return any(find(code, wire, model) is not None for code in codes)
+
+
 def setting(code: str, options: Mapping[str, Any] | None) -> bool | None:
     """What the ``_rules`` setting in a wire's provider ``options`` says of rule ``code``."""
     if options is None:
@@ -214,5 +221,5 @@ def table_markdown() -> str:
 
 __all__ = [
     "CACHE_WRITE_MULTIPLIER", "EFFORT_RULES", "RULES", "SETTING", "ModelRule", "applies",
-    "bare_model", "find", "refusal", "setting", "table_markdown",
+    "bare_model", "covers", "find", "refusal", "setting", "table_markdown",
 ]

@@ -30,8 +30,8 @@ from typing import Any
 from toolwire.codecs.base import Encoded, Note
 from toolwire.codecs.caching import MAX_BREAKPOINTS, cap_markers
 from toolwire.codecs.model_checks import function_tools, thinking_off, tool_turns
-from toolwire.codecs.model_rules import SETTING, applies
-from toolwire.codecs.traits import encoding, traits
+from toolwire.codecs.model_rules import EFFORT_RULES, SETTING, applies, covers
+from toolwire.codecs.traits import encoding, known, traits
 from toolwire.errors import ConfigError
 from toolwire.transcript import Message, ReasoningPart, Request
 
@@ -46,21 +46,49 @@ def _options(request: Request, wire: str) -> Mapping[str, Any] | None:
     return entry if entry is not None and isinstance(entry, Mapping) else None
 
 
+def _rules_set(request: Request, wire: str) -> bool:
+    """Whether ``request`` holds a ``_rules`` setting for ``wire``."""
+    options = _options(request, wire)
+    return options is not None and options.get(SETTING) is not None
+
+
 def fitted(encode: Callable[[Request], Encoded], wire: str,
            fixes: Sequence[Fix]) -> Callable[[Request], Encoded]:
     """``encode``, then each of ``fixes`` on a copy of the body, its notes added. Fixes that
     ask what the request holds have it found at most once for the whole call
     (`toolwire.codecs.traits`): by the wire's encode, whose own walk over the usual request
-    settles it, or by the one pass, made at the first check that asks."""
+    settles it, or by the one pass, made at the first check that asks. A fix that does
+    something only under rules of the table (`RULED`) is not called for a model none of them
+    covers, unless the request's ``_rules`` setting may turn one on."""
     whole = any(fix in _ASKING for fix in fixes)
+    ruled = [(fix, RULED.get(fix)) for fix in fixes]
+
+    def due(model: Any, request: Request | None) -> tuple[Fix, ...]:
+        """The fixes to call for a body naming ``model`` (``request`` None: one without
+        provider options, which turn no rule on)."""
+        return tuple(fix for fix, rules in ruled
+                     if rules is None or not isinstance(model, str)
+                     or covers(rules[1], rules[0], model)
+                     or (request is not None and _rules_set(request, rules[0])))
+
+    due_by_model = functools.lru_cache(maxsize=256)(due)
+    asking = all(fix in _ASKING for fix in fixes)
 
     @functools.wraps(encode)
     def encoded(request: Request) -> Encoded:
         out = encode(request)  # the wire's encode settles what the request holds, once
+        if asking and (found := known(request)) is not None and not (
+                found.system or found.verbatim):
+            return out  # no fix has anything to do, and no ``_rules`` setting (an option)
+        model = out.body.get("model")
+        fixing = due_by_model(model, None) if type(model) is str \
+            and request.provider_options is None else due(model, request)
+        if not fixing and SETTING not in out.body:  # no rule of a fix's holds for the model
+            return out
         body = dict(out.body)
         body.pop(SETTING, None)
         notes: list[Note] = []
-        for fix in fixes:
+        for fix in fixing:
             fix(body, request, notes)
         return Encoded(body=body, notes=(*out.notes, *notes), headers=out.headers)
 
@@ -200,12 +228,19 @@ def system_messages(body: dict[str, Any], request: Request, notes: list[Note]) -
 
 
 _ASKING = frozenset({system_messages, four_breakpoints})
-"""The fixes that ask `traits`."""
+"""The fixes that ask `traits`: each leaves alone the body of a request holding no system
+message and nothing in a wire's own words."""
+RULED: dict[Fix, tuple[str, tuple[str, ...]]] = {
+    effort_with_tools: (CHAT, EFFORT_RULES),
+    reasoning_passback: (CHAT, ("reasoning_refused", "reasoning_passback")),
+}
+"""The fixes that change nothing for a model that none of these rules covers on their wire
+(and no ``_rules`` setting may turn on): that wire and the rules each asks."""
 CHAT_FIXES: tuple[Fix, ...] = (effort_with_tools, reasoning_passback)
 ANTHROPIC_FIXES: tuple[Fix, ...] = (system_messages, four_breakpoints)
 NO_FIXES: tuple[Fix, ...] = ()
 
 __all__ = [
-    "ANTHROPIC_FIXES", "CHAT_FIXES", "NO_FIXES", "Fix", "effort_with_tools", "fitted",
+    "ANTHROPIC_FIXES", "CHAT_FIXES", "NO_FIXES", "RULED", "Fix", "effort_with_tools", "fitted",
     "four_breakpoints", "reasoning_passback", "system_messages",
 ]

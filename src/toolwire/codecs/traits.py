@@ -191,6 +191,21 @@ def media(request: Request) -> bool:
 R = TypeVar("R")
 
 
+def noting(encode: Callable[[Request], R], request: Request) -> tuple[R, Traits | None]:
+    """``encode(request)``, and the `Traits` of ``request`` found while it ran (by the pass or
+    an encoder's own walk; None when nothing asked for them): what a caller of an encode may
+    know of the request afterwards without walking it itself."""
+    current = _current.get()
+    if current is not None and current.request is request:
+        return encode(request), current.found
+    slot = _Slot(request, scan)
+    token = _current.set(slot)
+    try:
+        return encode(request), slot.found
+    finally:
+        _current.reset(token)
+
+
 EVERY = Traits(True, True, True, True, True, True)
 """What makes every check take its general path: the same body as the usual paths give."""
 
@@ -217,5 +232,5 @@ def encoding(encode: Callable[[Request], R],
     return encoded
 
 
-__all__ = ["EVERY", "Traits", "adds_tools", "encoding", "freeform", "known", "media", "scan",
-           "settle", "traits"]
+__all__ = ["EVERY", "Traits", "adds_tools", "encoding", "freeform", "known", "media",
+           "noting", "scan", "settle", "traits"]

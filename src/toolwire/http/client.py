@@ -108,6 +108,7 @@ class HttpModel:
     ) -> None:
         self.endpoint = endpoint
         self.codec: Codec = get_codec(endpoint.wire)
+        self._framing = get_wire(endpoint.wire).framing  # how its streams come
         self.limits = limits or getattr(transport, "limits", None) or Limits()
         self.transport: Transport = transport or HttpTransport(limits=self.limits)
         self.retry = retry or RetryPolicy()
@@ -176,7 +177,7 @@ class HttpModel:
         return found
 
     def _prepare(self, request: Request, *, stream: bool) -> tuple[Request, WireRequest]:
-        changes: dict[str, Any] = {"stream": stream}
+        changes: dict[str, Any] = {"stream": stream} if request.stream is not stream else {}
         if request.model != self.endpoint.model:
             changes["model"] = self.endpoint.model
         if request.max_tokens is None and self.max_tokens is not None:
@@ -191,7 +192,8 @@ class HttpModel:
             wire_opts = {**self.options, **asked, **dict(opts.get(self.wire, {}))}
             opts[self.wire] = wire_opts
             changes["provider_options"] = opts
-        request = replace(request, **changes)
+        if changes:  # else the request is sent as it is
+            request = replace(request, **changes)
         try:
             encoded = self.codec.encode(request)
         except ToolwireError:
@@ -318,7 +320,7 @@ class HttpModel:
         resumable = self.codec.resumable(decoder)  # else a break is raised as it came
         chunks = (resuming(response, resumable, sent, self._send) if resumable is not None
                   else response.aiter_bytes())
-        framing = "eventstream" if adapter is not None else get_wire(self.wire).framing
+        framing = "eventstream" if adapter is not None else self._framing
         watch = LineWatch(self.limits, lines=framing != "eventstream", sse=framing == "sse")
         waiting = framing == "sse" and adapter is None  # for the first event (_event_end)
         try:  # closed however the stream ends (a deadline, the caller stopping)

@@ -29,6 +29,8 @@ _HIGH_WATER = 1 << 18  # stop reading from the socket above this many unread byt
 _LOW_WATER = 1 << 16  # and read again below this many
 
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
+_SIZE_LINE = re.compile(rb"([0-9A-Fa-f]{1,16})\r\n")
+"""A chunk's size line as servers write it: the size and CRLF, no extension."""
 _DIGITS = re.compile(rb"[0-9]{1,19}")
 
 Head = tuple[bytes, int, bytes, list[tuple[bytes, bytes]], int, bool]
@@ -322,7 +324,9 @@ def parse_head(buf: bytearray, method: str, since: int = 0) -> tuple[int, Head] 
 
 class ChunkDecoder:
     """Reads a chunked body from a connection's unread bytes, chunk extensions and trailers
-    skipped. ``done`` once the last chunk and the trailers are read."""
+    skipped. ``done`` once the last chunk and the trailers are read. A chunk whose usual size
+    line (`_SIZE_LINE`), bytes and CRLF are all in the buffer is taken in one step; any other
+    goes through the states."""
 
     __slots__ = ("_left", "_state", "_trailers", "done")
 
@@ -340,6 +344,15 @@ class ChunkDecoder:
         pos, n = 0, len(buf)
         state = self._state
         while pos < n:
+            if state == self._SIZE:  # a chunk here whole, its size line and CRLF too: taken
+                found = _SIZE_LINE.match(buf, pos)
+                if found is not None:
+                    start = found.end()
+                    stop = start + int(found[1], 16)
+                    if stop > start and buf[stop:stop + 2] == b"\r\n":
+                        parts.append(buf[start:stop])
+                        pos = stop + 2
+                        continue
             if state == self._DATA:
                 take = min(self._left, n - pos)
                 parts.append(buf[pos:pos + take])

@@ -195,7 +195,9 @@ class LineWatch:
             self._pending += len(data)
             if self._pending > limits.max_line:
                 raise too_large("one event of the stream", limits.max_line, "max_line")
-        if not self.lines or (b"data:" in data if self.sse else not data.isspace()):
+        # `find`, not `in`: `in` first tries its operand as a number, making and dropping
+        # an error
+        if not self.lines or (data.find(b"data:") >= 0 if self.sse else not data.isspace()):
             self._since = time.monotonic()  # a data event (or part of one) came
         idle = limits.idle_seconds
         if idle is not None and time.monotonic() - self._since > idle:

@@ -278,6 +278,15 @@ def head_bytes(method: str, url: httpx2.URL, headers: Iterable[tuple[bytes, byte
     The body is sent whole with its ``Content-Length`` (any ``Transfer-Encoding`` or
     ``Content-Length`` the request carried is replaced); a ``Host`` header is added if missing.
     """
+    start, close = head_start(method, url, headers)
+    return start + head_end(method, body), close
+
+
+def head_start(method: str, url: httpx2.URL, headers: Iterable[tuple[bytes, bytes]]
+               ) -> tuple[bytes, bool]:
+    """`head_bytes` up to the body's length: the request line and the headers (a ``Host``
+    added if missing, any length or transfer coding left out), and whether they ask to
+    close. The same for every body, so a sender may keep it."""
     lines = [method.encode("ascii"), b" ", url.raw_path, b" HTTP/1.1\r\n"]
     host = close = False
     for name, value in headers:
@@ -296,10 +305,14 @@ def head_bytes(method: str, url: httpx2.URL, headers: Iterable[tuple[bytes, byte
             netloc = (b"[%s]" % url.raw_host if port in (None, 80)
                       else b"[%s]:%d" % (url.raw_host, port))
         lines[4:4] = (b"Host: ", netloc, b"\r\n")
-    if body or method in _BODY_METHODS:
-        lines += (b"Content-Length: ", b"%d" % len(body), b"\r\n")
-    lines.append(b"\r\n")
     return b"".join(lines), close
+
+
+def head_end(method: str, body: bytes) -> bytes:
+    """The end of `head_bytes` after `head_start`: the body's length, when there is a body or
+    the method takes one, and the blank line."""
+    return b"Content-Length: %d\r\n\r\n" % len(body) if body or method in _BODY_METHODS \
+        else b"\r\n"
 
 
 class _Whole(httpx2.AsyncByteStream):

@@ -155,6 +155,9 @@ class HttpTransport:
         self._urls: dict[str, httpx2.URL] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._defaults: list[tuple[bytes, bytes, bytes]] | None = None  # the client's headers
+        self._heads: dict[tuple[object, ...], tuple[bytes, bool]] = {}
+        """Plain HTTP request heads up to the body's length (`toolwire.http.plain.head_start`),
+        by method, URL and the request's headers."""
         self._timeouts: dict[str, float | None] = {}
 
     def _get_client(self) -> httpx2.AsyncClient:
@@ -232,17 +235,11 @@ class HttpTransport:
         `httpx2.Response` to read whole. No cookie is kept from one request to the next."""
         import httpx2
 
-        from toolwire.http.plain import head_bytes
-
         if self._defaults is None:
             assert self._client is not None
             self._defaults = [(k.lower(), k, v) for k, v in self._client.headers.raw]
             self._timeouts = dict.fromkeys(("connect", "read", "write", "pool"), self.timeout)
-        given = request.headers
-        names = {k.lower().encode("ascii") for k in given}
-        headers = [(k, v) for lower, k, v in self._defaults if lower not in names]
-        headers += [(k.encode("ascii"), v.encode("ascii")) for k, v in given.items()]
-        head, close = head_bytes(request.method, url, headers, content)
+        head, close = self._head(request, url, content)
         version, status, reason, raw, stream = await http1.open(
             request.method, url, head, content, close, self._timeouts)
         if request.stream and status < 400:
@@ -250,6 +247,26 @@ class HttpTransport:
                                 chunks=_iter_http(stream, self.timeout), close=stream.aclose)
         return httpx2.Response(status, headers=raw, stream=stream,
                                extensions={"http_version": version, "reason_phrase": reason})
+
+    def _head(self, request: WireRequest, url: httpx2.URL, content: bytes) -> tuple[bytes, bool]:
+        """The head of ``request`` sent as plain HTTP (`toolwire.http.plain.head_bytes` of the
+        client's default headers and the request's own) and whether it asks to close. Its
+        lines before the body's length are made once per method, URL and headers: a model
+        sends the same few heads, only the length new."""
+        from toolwire.http.plain import head_end, head_start
+
+        given = request.headers
+        key = (request.method, request.url, *given.items())
+        start = self._heads.get(key)
+        if start is None:
+            assert self._defaults is not None  # set before the first plain request
+            names = {k.lower().encode("ascii") for k in given}
+            headers = [(k, v) for lower, k, v in self._defaults if lower not in names]
+            headers += [(k.encode("ascii"), v.encode("ascii")) for k, v in given.items()]
+            if len(self._heads) >= 64:
+                self._heads.clear()
+            start = self._heads[key] = head_start(request.method, url, headers)
+        return start[0] + head_end(request.method, content), start[1]
 
     def keep_warm(self, url: str) -> contextlib.AbstractAsyncContextManager[None]:
         """While the block runs, keep the connection to ``url``'s server from expiring: a

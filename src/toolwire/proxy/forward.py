@@ -48,9 +48,18 @@ from toolwire.http.providers import PROVIDERS
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, body_bytes
 from toolwire.proxy import carry, live
 from toolwire.proxy.answers import JSON_TYPE, Answer, provider_error_response
-from toolwire.proxy.ids import reply_for_client, request_for_upstream
+from toolwire.proxy.ids import holds, reply_for_client, request_for_upstream
 from toolwire.proxy.settings import ProxySettings
-from toolwire.transcript import Cache, OpaquePart, Reply, Request, replace
+from toolwire.transcript import (
+    Cache,
+    OpaquePart,
+    ReasoningPart,
+    Reply,
+    Request,
+    ToolCallPart,
+    ToolResultPart,
+    replace,
+)
 
 PASSED_HEADERS = ("anthropic-version", "anthropic-beta", "openai-beta")
 """Client headers that say which version or beta of the API a body is written for; they go
@@ -60,6 +69,10 @@ LOSSES_HEADER = "x-toolwire-losses"
 FALLBACK_HEADER = "x-toolwire-fallback"
 COUNT_HEADER = "x-toolwire-count"
 
+
+_GIVEN_BACK = (ToolCallPart, ToolResultPart, ReasoningPart)
+"""The parts of a client's request that may hold what the proxy gave it in place of the
+upstream's own (call ids, sealed reasoning): a request with none goes on as it came."""
 
 PLACED = ("cache_breakpoints:",)
 """Notes that say where the upstream's codec put something of its own (the cache breakpoints
@@ -118,6 +131,8 @@ class Upstream:
         self.settings = settings
         self.model_id = model or settings.model
         self.endpoint: Endpoint = _endpoint(self.model_id, settings.pass_client_keys)
+        self.record = get_wire(self.endpoint.wire)
+        """The upstream wire's record (`toolwire.codecs.record.Wire`)."""
         self.transport = transport or HttpTransport(timeout=settings.timeout)
         self._model: HttpModel | None = None
 
@@ -146,7 +161,7 @@ class Upstream:
         (each client retries as its SDK does); made once for the upstream's own pool, unless
         its wire has explicit caches (a model keeps those it made, so each request gets a
         model of its own)."""
-        if transport is not self.transport or get_wire(self.endpoint.wire).explicit_cache:
+        if transport is not self.transport or self.record.explicit_cache:
             return HttpModel(self.endpoint, transport=transport,
                              retry=RetryPolicy(max_attempts=1))
         if self._model is None:
@@ -209,15 +224,17 @@ class Upstream:
                         transport: Transport, fallible: bool = False) -> Answer | Streamed:
         """The request in the upstream's wire and the reply in the client's; with
         ``fallible``, a failure before the first byte of the reply is raised as `Failed`."""
-        client = route.wire.name
+        client, wire = route.wire.name, self.endpoint.wire
         heard = Heard()
         model = self.model(transport)
-        upstream_request = without_unlost_settings(carry.request_for_upstream(
-            request_for_upstream(request), client), client, self.endpoint.wire)
-        if client != self.endpoint.wire:
-            upstream_request = carry.with_placeholders(upstream_request, self.endpoint.wire)
-        if (upstream_request.cache is None and client != self.endpoint.wire
-                and get_wire(self.endpoint.wire).cache.kind == "breakpoints"):
+        upstream_request = request
+        if holds(request, _GIVEN_BACK):  # call ids and sealed reasoning, as the upstream gave
+            upstream_request = carry.request_for_upstream(request_for_upstream(request), client)
+        upstream_request = without_unlost_settings(upstream_request, client, wire)
+        if client != wire and self.record.unsigned_calls is not None:
+            upstream_request = carry.with_placeholders(upstream_request, wire)
+        if (upstream_request.cache is None and client != wire
+                and self.record.cache.kind == "breakpoints"):
             # The client's wire has no breakpoints to keep: the proxy places the upstream's
             # own, as many as it allows (its codec's rule).
             upstream_request = replace(upstream_request, cache=Cache())

@@ -21,6 +21,9 @@ from toolwire.proxy.live import Writer
 from toolwire.proxy.live import dumps as _dumps
 from toolwire.transcript import Message, Reply, Request, ToolCallPart
 
+_string = json.encoder.encode_basestring
+"""A string as JSON, as `_dumps` writes one (without its look at the value's type)."""
+
 
 class AnthropicWriter(Writer):
     """Anthropic Messages: a block per text run and per call, between ``message_start`` and
@@ -54,7 +57,7 @@ class AnthropicWriter(Writer):
         return encode_tail(reply, self.TAIL, request=self.request)
 
     def head(self) -> list[bytes]:
-        return [(self.HEAD % (_dumps(self.reply_id), _dumps(self.request.model))).encode()]
+        return [(self.HEAD % (_string(self.reply_id), _dumps(self.request.model))).encode()]
 
     def _start(self, kind: str, block: dict[str, Any]) -> list[bytes]:
         out = self.close()
@@ -73,7 +76,7 @@ class AnthropicWriter(Writer):
             self.index += 1
             self.open = "text"
             out.append((self.TEXT_START % self.index).encode())
-        out.append((self.TEXT_DELTA % (self.index, _dumps(text))).encode())
+        out.append((self.TEXT_DELTA % (self.index, _string(text))).encode())
         return out
 
     def reasoning(self, text: str) -> list[bytes]:

@@ -143,11 +143,11 @@ _LONG_DIGITS = re.compile(r"\d{300}")
 
 def _unsure(head: str) -> bool:
     """Whether the text before a break could hold a number `_parse_slowly` refuses on the way
-    (there the standard parser's break is not the one it reports)."""
+    (there the standard parser's break is not the one it reports). ``NaN`` and the infinities
+    need no look: `read_arguments` refuses them where it meets them, and keeps no break after
+    one."""
     return (
-        "NaN" in head
-        or "Infinity" in head
-        or _LONG_DIGITS.search(head) is not None
+        _LONG_DIGITS.search(head) is not None
         or _LONG_EXPONENT.search(head) is not None
         or ("E" in head and _LONG_EXPONENT_UPPER.search(head) is not None)
     )

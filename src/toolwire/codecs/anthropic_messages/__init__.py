@@ -210,6 +210,7 @@ def carried_in(block: Any) -> str | None:
 RECORD = Wire(
     name=NAME,
     per_model=True,  # the codec's FIT
+    usual_pass=True,  # the codec's encode_usual
     module="toolwire.codecs.anthropic_messages.codec",
     path="/v1/messages",
     overloaded_status=529,

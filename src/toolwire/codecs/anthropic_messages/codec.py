@@ -40,7 +40,7 @@ from toolwire.codecs.anthropic_messages.reply import (
     encode_error,
     encode_response,
 )
-from toolwire.codecs.anthropic_messages.request import DEFAULT_MAX_TOKENS, encode
+from toolwire.codecs.anthropic_messages.request import DEFAULT_MAX_TOKENS, encode, encode_usual
 from toolwire.codecs.anthropic_messages.stream import StreamDecoder, encode_stream
 from toolwire.codecs.model_checks import anthropic_model_problem
 from toolwire.codecs.per_model import ANTHROPIC_FIXES, fitted
@@ -70,4 +70,5 @@ __all__ = [
     "encode_error",
     "encode_response",
     "encode_stream",
+    "encode_usual",
 ]

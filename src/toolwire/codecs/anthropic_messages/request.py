@@ -1,6 +1,7 @@
 """Anthropic Messages: a canonical `Request` as a ``POST /v1/messages`` body.
 
-Owns `encode` of the ``anthropic-messages`` wire (reading a body back and checking a raw one
+Owns `encode` of the ``anthropic-messages`` wire and `encode_usual`, the same body written in
+one pass for a request of the usual messages only (reading a body back and checking a raw one
 are `inbound`'s, which takes this module's top-level keys and its system-block helpers): the
 required ``max_tokens``, the top-level ``system``, ``tool_choice``, and the message list, where
 tool results travel first in a user message and this wire's own thinking and server-tool
@@ -282,22 +283,22 @@ def _plain_messages(request: Request, nm: ToolNames,
     `_encode_messages` writes them; None for any other request."""
     if request.provider_options is not None:
         return None
-    ids = IdRewriter(notes)
-    done, fit, id_fits = ids.done, nm.fit, ID_PATTERN.match
+    done: dict[str, str] = {}  # every id seen, as it is sent
+    fit, id_fits = nm.fit, ID_PATTERN.match
     out: list[dict[str, Any]] = []
     append = out.append
-    messages = request.messages
-    count = len(messages)
+    held: list[dict[str, Any]] | None = None  # the results a user turn after them joins
     part: Any  # told apart by its exact type, the cheapest test
-    i = 0
-    while i < count:
-        m = messages[i]
+    for m in request.messages:
         if m.provider_data is not None or m.tools:
             return None
-        role, parts = m.role, m.parts
-        blocks: list[dict[str, Any]] = []
+        role = m.role
         if role == "assistant":
-            for part in parts:
+            if held is not None:
+                append({"role": "user", "content": held})
+                held = None
+            blocks: list[dict[str, Any]] = []
+            for part in m.parts:
                 kind = type(part)
                 if kind is ToolCallPart:
                     args, call_id, name = part.arguments, part.id, part.name
@@ -306,7 +307,8 @@ def _plain_messages(request: Request, nm: ToolNames,
                         return None
                     sent = done.get(call_id)
                     if sent is None:  # an id seen first: one the API takes goes as it is
-                        sent = done[call_id] = call_id if id_fits(call_id) else ids(call_id)
+                        sent = done[call_id] = call_id if id_fits(call_id) \
+                            else _rewritten(call_id, done, notes)
                     blocks.append({"type": "tool_use", "id": sent,
                                    "name": name if name in fit else nm.wire(name),
                                    "input": args})
@@ -317,41 +319,59 @@ def _plain_messages(request: Request, nm: ToolNames,
             append({"role": "assistant", "content": blocks[0]["text"]
                     if len(blocks) == 1 and blocks[0]["type"] == "text" else blocks})
         elif role == "tool":
-            for part in parts:
+            if held is not None:
+                append({"role": "user", "content": held})
+            held = []
+            for part in m.parts:
                 content = part.content if type(part) is ToolResultPart else None
                 if type(content) is not str or part.provider_data is not None:
                     return None
                 call_id = part.call_id
                 sent = done.get(call_id)
                 if sent is None:
-                    sent = done[call_id] = call_id if id_fits(call_id) else ids(call_id)
+                    sent = done[call_id] = call_id if id_fits(call_id) \
+                        else _rewritten(call_id, done, notes)
                 block = {"type": "tool_result", "tool_use_id": sent}
                 if content:
                     block["content"] = content
                 if part.is_error:
                     block["is_error"] = True
-                blocks.append(block)
-            if i + 1 < count and messages[i + 1].role == "user":
-                i += 1
-                m = messages[i]
-                if m.provider_data is not None or m.tools:
+                held.append(block)
+        elif role == "user" and held is not None:  # joined to the results before it
+            for part in m.parts:
+                if type(part) is not TextPart or not part.text or part.provider_data is not None:
                     return None
-                for part in m.parts:
-                    if (type(part) is not TextPart or not part.text
-                            or part.provider_data is not None):
-                        return None
-                    blocks.append({"type": "text", "text": part.text})
-            append({"role": "user", "content": blocks})
-        elif role == "user" and len(parts) == 1 and type(part := parts[0]) is TextPart \
+                held.append({"type": "text", "text": part.text})
+            append({"role": "user", "content": held})
+            held = None
+        elif role == "user" and len(m.parts) == 1 and type(part := m.parts[0]) is TextPart \
                 and part.text and part.provider_data is None:
             append({"role": "user", "content": part.text})
         else:
             return None
-        i += 1
+    if held is not None:
+        append({"role": "user", "content": held})
     # what the whole pass would find: nothing but the tools' own freeform ones
-    settle(request, Traits(any(t.freeform for t in request.tools), False, False, False, False,
-                           False))
+    for spec in request.tools:
+        if spec.freeform:
+            settle(request, _FREEFORM_TOOLS)
+            break
+    else:
+        settle(request, _NOTHING)
     return out
+
+
+def _rewritten(call_id: str, done: dict[str, str], notes: list[Note]) -> str:
+    """``call_id`` as the API takes it, with its note, by a rewriter keeping its ids in
+    ``done`` (`IdRewriter.done`: the ids seen so far)."""
+    ids = IdRewriter(notes)
+    ids.done = done
+    return ids(call_id)
+
+
+_NOTHING = Traits(False, False, False, False, False, False)
+_FREEFORM_TOOLS = _NOTHING._replace(freeform=True)
+"""What the usual messages hold, with and without a freeform tool among the request's."""
 
 
 def joined_system(blocks: Sequence[Any]) -> str:
@@ -359,28 +379,44 @@ def joined_system(blocks: Sequence[Any]) -> str:
                      if isinstance(b, Mapping) and b.get("type") == "text")
 
 
-def encode(request: Request) -> Encoded:
+def encode_usual(request: Request) -> Encoded | None:
+    """`encode` of a request holding only the usual messages (`_plain_messages`), written in
+    one pass; None for any other request, which `encode` takes."""
     nm = name_map(request)
-    found = known(request)  # EVERY while the general path is checked against this one
     written: list[Note] = []  # the notes of the messages, after those of the options
-    plain = _plain_messages(request, nm, written) if found is None or not found.verbatim \
-        else None
+    plain = _plain_messages(request, nm, written)
+    return None if plain is None else _encoded(request, nm, [], plain, written, ())
+
+
+def encode(request: Request) -> Encoded:
+    found = known(request)  # EVERY while the general path is checked against this one
+    if found is None or not found.verbatim:
+        usual = encode_usual(request)
+        if usual is not None:
+            return usual
     notes: list[Note] = []
-    if plain is None:
-        settle(request)  # the whole pass, once, for the checks below
-        written = notes
-        check_limits(request, WIRE, LIMITS)
-        request = leading_additions(request, notes)
-        nm = name_map(request)
-    added = deferred_additions(request.messages, request.tools) if plain is None else ()
-    opts = own_options(request.provider_options, WIRE, notes) if request.provider_options else {}
+    settle(request)  # the whole pass, once, for the checks below
+    check_limits(request, WIRE, LIMITS)
+    request = leading_additions(request, notes)
+    return _encoded(request, name_map(request), notes, None, notes,
+                    deferred_additions(request.messages, request.tools))
+
+
+def _encoded(request: Request, nm: ToolNames, notes: list[Note],
+             plain: list[dict[str, Any]] | None, written: list[Note],
+             added: Sequence[ToolSpec]) -> Encoded:
+    """The body around the messages: ``plain`` (the usual ones, written with the notes
+    ``written``), or, when None, the messages written here; ``notes`` holds those made before
+    and ``added`` the tools messages add that are declared deferred."""
+    opts = own_options(request.provider_options, WIRE, notes) if request.provider_options \
+        else None  # the usual request: no options
     max_tokens = request.max_tokens
     if max_tokens is None:
         max_tokens = DEFAULT_MAX_TOKENS
         notes.append(Note(kind="max_tokens_defaulted", subject="max_tokens",
                           detail=f"the API requires it; sent {DEFAULT_MAX_TOKENS}"))
     body: dict[str, Any] = {"model": request.model, "max_tokens": max_tokens}
-    stored_system = opts.pop("system", None)
+    stored_system = opts.pop("system", None) if opts else None
     if request.system is None:
         if stored_system is not None:
             body["system"] = copy.deepcopy(stored_system)
@@ -394,11 +430,12 @@ def encode(request: Request) -> Encoded:
     else:
         body["messages"] = plain
         notes += written
-    if (container := managed.container_id(request.messages, WIRE)) is not None:
+    # the usual messages keep no container (nor a tool addition needing a beta, below)
+    if plain is None and (container := managed.container_id(request.messages, WIRE)) is not None:
         body["container"] = container  # unless the options name one: they are merged below
     if request.context_management is not None:
         body.update(folder.context_edits(request.context_management))
-    stored_tools = opts.pop("tools", None)
+    stored_tools = opts.pop("tools", None) if opts else None
     if request.tools or stored_tools:
         body["tools"] = encode_tools(request.tools, stored_tools, nm=nm, notes=notes)
     if added:  # tools added mid-conversation: declared, deferred, after the others
@@ -408,19 +445,23 @@ def encode(request: Request) -> Encoded:
         body["tool_choice"] = encode_choice(request.tool_choice, nm=nm, notes=notes)
         if request.tool_choice.name:
             nm.wire(request.tool_choice.name)
-    if request.temperature is not None and "temperature" not in opts:
+    if request.temperature is not None and not (opts and "temperature" in opts):
         notes.append(Note(
             kind="field_dropped", subject="temperature",
             detail="current Claude models and the API types have no temperature; put it in "
                    "provider_options['anthropic-messages'] to send it anyway"))
     if request.stream:
         body["stream"] = True
-    body.update(opts)
+    if opts:
+        body.update(opts)
     if request.cache is not None:
         notes.extend(place_breakpoints(body, request.cache, markable=lambda b: b.get(
             "type") not in ("thinking", "redacted_thinking")))  # thinking takes no marker
     if nm.built:  # some name needed mapping: its notes go first, as the names come first
         notes[:0] = nm.notes()
+    if plain is not None:  # no option put an edit or a fallback in the body
+        return Encoded(body=body, notes=tuple(notes), headers=None if (
+            request.context_management is None) else folder.beta_headers(body))
     return Encoded(body=body, notes=tuple(notes),
                    headers=with_addition_betas(folder.beta_headers(body), body, request))
 

@@ -91,8 +91,9 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
                         and (content is None or type(content) is str)):
                     usual = plain_calls(calls, None)
                     if usual is not None:
-                        pending = []
-                        call_names = {p.id: p.name for p in usual}
+                        pending, call_names = [], {}
+                        for made_call in usual:
+                            call_names[made_call.id] = made_call.name
                         made = Message(role="assistant", parts=(
                             (TextPart(text=content), *usual) if content else tuple(usual)))
             if made is not None:
@@ -170,15 +171,19 @@ def decode_request(
     and ``stream`` (what a URL said) count only when the body names no model or has no
     ``stream`` key.
     """
-    rest = extras_of(body, _REQUEST_KEYS) or {}
+    rest = {} if body.keys() <= _REQUEST_KEYS else extras_of(body, _REQUEST_KEYS) or {}
     get = body.get
-    system, messages = _messages(list_at(get("messages"), "messages"))
+    raw = get("messages")
+    system, messages = _messages(raw if type(raw) is list else list_at(raw, "messages"))
     name = get("model", "")
     if model is not None and (name is None or name == ""):
         name = model
-    tools, extra_tools = decode_tools(get("tools"), rest)
-    keep_others(get("tools"), extra_tools, rest)
-    choice = decode_choice(body, rest)
+    raw = get("tools")
+    tools, extra_tools = decode_tools(raw, rest)
+    if extra_tools:
+        keep_others(raw, extra_tools, rest)
+    choice = decode_choice(body, rest) if "tool_choice" in body or (
+        "parallel_tool_calls" in body) else None
     max_tokens = decode_max_tokens(body, rest)
     temperature = get("temperature")
     streams = get("stream") is True if "stream" in body or stream is None else stream

@@ -197,46 +197,46 @@ _PLAIN_FN_KEYS = frozenset({"name", "arguments"})
 _USUAL_CALL_KEYS = frozenset({"id", "type", "function"})
 
 
-def plain_call(call: Any, names: NameReader | None) -> ToolCallPart | None:
-    """One entry of ``tool_calls`` when it has the usual shape, else None.
+def plain_calls(calls: list[Any], names: NameReader | None) -> list[ToolCallPart] | None:
+    """Every call of a ``tool_calls`` list, when all have the usual shape; else None.
 
     The usual shape: an id, a function name and argument text, and no other keys. Anything
     else (a missing id, arguments as an object, extra keys) goes through `decode_call`.
     """
-    if type(call) is not dict:
-        return None
-    keys = call.keys()
-    if keys == _USUAL_CALL_KEYS:
-        if call["type"] != "function":
-            return None
-    elif not keys <= _PLAIN_CALL_KEYS or call.get("type", "function") != "function":
-        return None
-    fn = call.get("function")
-    if type(fn) is not dict or fn.keys() != _PLAIN_FN_KEYS:
-        return None
-    call_id, name, raw = call.get("id"), fn["name"], fn["arguments"]
-    if (type(call_id) is not str or type(name) is not str or type(raw) is not str
-            or not call_id or call_id == "null"):
-        return None
-    if names is not None:
-        name = names.user(name)
-    if len(raw) > SHALLOW:  # long enough to nest past the limit: the general reading checks
-        return ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=raw)
-    try:
-        return ToolCallPart(id=call_id, name=name, arguments=parse_json(raw), raw_arguments=raw)
-    except (ValueError, TypeError, RecursionError):  # empty or broken: the general reading
-        return ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=raw)
-
-
-def plain_calls(calls: list[Any], names: NameReader | None) -> list[ToolCallPart] | None:
-    """Every call of a ``tool_calls`` list, when all have the usual shape (`plain_call`)."""
     out: list[ToolCallPart] = []
     for call in calls:
-        part = plain_call(call, names)
-        if part is None:
+        if type(call) is not dict:
             return None
-        out.append(part)
+        keys = call.keys()
+        if keys == _USUAL_CALL_KEYS:
+            if call["type"] != "function":
+                return None
+        elif not keys <= _PLAIN_CALL_KEYS or call.get("type", "function") != "function":
+            return None
+        fn = call.get("function")
+        if type(fn) is not dict or fn.keys() != _PLAIN_FN_KEYS:
+            return None
+        call_id, name, raw = call.get("id"), fn["name"], fn["arguments"]
+        if (type(call_id) is not str or type(name) is not str or type(raw) is not str
+                or not call_id or call_id == "null"):
+            return None
+        if names is not None:
+            name = names.user(name)
+        if len(raw) > SHALLOW:  # long enough to nest past the limit: the general reading checks
+            out.append(ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=raw))
+            continue
+        try:
+            out.append(ToolCallPart(id=call_id, name=name, arguments=parse_json(raw),
+                                    raw_arguments=raw))
+        except (ValueError, TypeError, RecursionError):  # empty or broken: the general reading
+            out.append(ToolCallPart.from_raw(id=call_id, name=name, raw_arguments=raw))
     return out
+
+
+def plain_call(call: Any, names: NameReader | None) -> ToolCallPart | None:
+    """One entry of ``tool_calls`` when it has the usual shape (`plain_calls`), else None."""
+    found = plain_calls([call], names)
+    return found[0] if found else None
 
 
 def decode_call(

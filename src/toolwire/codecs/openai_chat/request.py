@@ -353,7 +353,8 @@ def encode(request: Request) -> Encoded:
                 continue
             messages.extend(enc.message(i, message))
     body: dict[str, Any] = {"model": request.model, "messages": messages}
-    options = plain(own_options(request.provider_options, WIRE, enc.notes))
+    mine = own_options(request.provider_options, WIRE, enc.notes)
+    options = plain(mine) if mine else mine  # an empty one is new already: nothing to copy
     tools = encode_tools(request.tools, enc.names, enc.notes, options)
     extra_tools, places = options.pop("tools", None), options.pop(TOOL_PLACES, None)
     if isinstance(extra_tools, list):

@@ -204,6 +204,8 @@ def decode_max_tokens(body: Mapping[str, Any], rest: dict[str, Any]) -> int | No
     """The token limit of a body (``max_completion_tokens``, else ``max_tokens``); a value that
     is not an integer stays in ``rest``."""
     limit: Any = body.get("max_completion_tokens")
+    if type(limit) is int and "max_tokens" not in body:  # the usual body
+        return limit
     legacy: Any = body.get("max_tokens")
     if _is_int(limit):
         if "max_tokens" in body:

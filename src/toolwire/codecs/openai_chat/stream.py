@@ -63,6 +63,9 @@ from toolwire.transcript import Reply, Request, ToolCallPart
 
 _CHUNK_KEYS = frozenset({"id", "object", "created", "model", "choices", "usage", "error",
                          "obfuscation"})
+_HEAD_KEYS = ("id", "model", "created")
+_TEXT_DELTA_KEYS = frozenset({"role", "content"})
+"""What a delta of text alone holds: read whole once its content is."""
 
 
 class _Slot:
@@ -139,9 +142,12 @@ class StreamDecoder:
         return out
 
     def _event(self, data: str, out: list[StreamEvent]) -> None:
-        if self._error is not None or not data.strip():
+        if self._error is not None:
             return
-        if data.strip() == "[DONE]":
+        said = data.strip()
+        if not said:
+            return
+        if said == "[DONE]":
             self._done = True
             self._finish_calls(out)
             return
@@ -151,28 +157,33 @@ class StreamDecoder:
             self._error = StreamError(f"the stream sent a chunk that is not JSON: {data[:200]!r}",
                                       wire=WIRE, body=data)
             return
-        if not isinstance(chunk, Mapping):
+        if type(chunk) is not dict and not isinstance(chunk, Mapping):  # a dict tested first
             return
         self._seen = True
         if chunk.get("error") is not None:
             self._error = error_from_chunk(chunk)
             return
-        for key in ("id", "model", "created"):
-            if key not in self._head and chunk.get(key) not in (None, ""):
-                self._head[key] = chunk[key]
-        for key, value in chunk.items():
-            if key not in _CHUNK_KEYS and value is not None:
-                self._extras[key] = plain(value)
-        if isinstance(chunk.get("usage"), Mapping):
-            self._usage = plain(chunk["usage"])
+        head = self._head
+        if len(head) < len(_HEAD_KEYS):  # the keys kept from the first chunk that has each
+            for key in _HEAD_KEYS:
+                if key not in head and chunk.get(key) not in (None, ""):
+                    head[key] = chunk[key]
+        if not _CHUNK_KEYS.issuperset(chunk):  # a key of the server's own
+            for key, value in chunk.items():
+                if key not in _CHUNK_KEYS and value is not None:
+                    self._extras[key] = plain(value)
+        usage = chunk.get("usage")
+        if usage is not None and (type(usage) is dict or isinstance(usage, Mapping)):
+            self._usage = plain(usage)
         choices = chunk.get("choices")
         for choice in choices if isinstance(choices, list) else []:
-            if isinstance(choice, Mapping) and choice.get("index", 0) == 0:
+            if ((type(choice) is dict or isinstance(choice, Mapping))
+                    and choice.get("index", 0) == 0):
                 self._choice(choice, out)
 
     def _choice(self, choice: Mapping[str, Any], out: list[StreamEvent]) -> None:
         delta = choice.get("delta")
-        if isinstance(delta, Mapping):
+        if type(delta) is dict or isinstance(delta, Mapping):
             self._delta(delta, out)
         if choice.get("native_finish_reason") is not None:
             self._native = plain(choice["native_finish_reason"])
@@ -196,6 +207,8 @@ class StreamDecoder:
             for item in content:
                 if isinstance(item, Mapping):
                     self._add_item(item, out)
+        if _TEXT_DELTA_KEYS.issuperset(delta):  # the usual delta: nothing more in it
+            return
         refusal = delta.get("refusal")
         if isinstance(refusal, str):
             self._refusal.append(refusal)

@@ -171,6 +171,20 @@ def test_a_known_value_at_the_very_start_of_a_line_is_found() -> None:
     assert redactor.misses(b"2718281828459")
 
 
+def test_every_shape_needle_is_screened_by_a_byte_it_holds() -> None:
+    from toolwire.secrets import _ANY_CASE_NEEDLES, _PLAIN_NEEDLES
+
+    for needle, any_case in _SHAPE_NEEDLES:
+        if any_case:
+            assert any(needle.startswith(kept) and lower in kept and upper in kept.upper()
+                       for lower, upper, kept in _ANY_CASE_NEEDLES), needle
+        else:
+            assert any(kept in needle and mark in kept for mark, kept in _PLAIN_NEEDLES), needle
+    redactor = Redactor({"MY_PASSWORD": "hunter2hunter2", "MY_TOKEN": "swordfish-swordfish"})
+    for value in redactor.secrets:
+        assert any(kept == value.encode() and mark in kept for mark, kept in redactor._needles)
+
+
 @pytest.mark.parametrize("name", ["aws_secret_access_key", "AccountKey="])
 def test_a_name_in_any_case_is_one_plain_character_then_the_rest_in_any_case(name: str) -> None:
     from toolwire.secrets import _either_case

@@ -58,51 +58,15 @@ _SHAPE_NEEDLES: tuple[tuple[bytes, bool], ...] = (
 as it is in JSON, and whether that text is to be found in any case (then it is written in
 lower case): a line holding none of them and none of the known values cannot match."""
 assert len(_SHAPE_NEEDLES) == len(_SHAPES), "every shape needs its needle"
-_FREQUENT = b' "etnoas:.licr_,pudmf0hg1ybk{}9824-653x7v/TjqwCAOISERMDPUNGBLzYVXKFZ'
-"""Bytes in about the order of how often JSON text of conversations holds them, most often
-first; a byte not here is held less often than any here."""
-
-
-def _rarity(byte: int) -> int:
-    found = _FREQUENT.find(bytes((byte,)))
-    return len(_FREQUENT) if found < 0 else found
-
-
-def _marked(needle: bytes) -> tuple[int, bytes]:
-    """``needle`` and the byte of it that lines hold least often: a line without that byte
-    cannot hold the needle, and looking for one byte is far quicker than for the needle."""
-    return max(needle, key=_rarity), needle
-
-
-def _marked_any_case(needle: bytes) -> tuple[int, int, bytes]:
-    """``needle`` (in lower case, to be found in any case) and the byte of it that lines hold
-    least often in either case, as both cases: a line with neither cannot hold the needle in
-    any case."""
-    mark = max(needle, key=lambda b: min(_rarity(b), _rarity(bytes((b,)).upper()[0])))
-    return mark, bytes((mark,)).upper()[0], needle
-
-
-def _screens_any_case(needles: Iterable[bytes]) -> tuple[tuple[int, int, bytes], ...]:
-    """`_marked_any_case` of each needle; needles of the same byte folded into the start they
-    share when it holds that byte (a line holding either holds it): one search a byte found."""
-    screens: list[tuple[int, int, bytes]] = []
-    for needle in needles:
-        lower, upper, _ = screen = _marked_any_case(needle)
-        for i, (mark, _, kept) in enumerate(screens):
-            shared = 0
-            while shared < min(len(kept), len(needle)) and kept[shared] == needle[shared]:
-                shared += 1
-            if mark == lower and lower in kept[:shared]:
-                screens[i] = (lower, upper, kept[:shared])
-                break
-        else:
-            screens.append(screen)
-    return tuple(screens)
-
-
-_ANY_CASE_NEEDLES = _screens_any_case(n for n, any_case in _SHAPE_NEEDLES if any_case)
-_PLAIN_NEEDLES = tuple(_marked(n) for n, any_case in _SHAPE_NEEDLES if not any_case and not any(
-    o != n and o in n for o, c in _SHAPE_NEEDLES if not c))  # "sk-" covers "sk-ant-"
+_PLAIN_NEEDLES: tuple[tuple[int, bytes], ...] = (
+    (ord("-"), b"sk-"), (ord("z"), b"AIza"), (ord("2"), b"ya29."))
+"""The needles found as they are ("sk-" covers "sk-ant-"), each after a byte of it that JSON
+text of conversations seldom holds: a line without that byte cannot hold the needle, and a
+look for one byte is far quicker than a look for the needle."""
+_ANY_CASE_NEEDLES: tuple[tuple[int, int, bytes], ...] = (
+    (ord("w"), ord("W"), b"aws_se"), (ord("="), ord("="), b"accountkey="))
+"""The needles found in any case (written in lower case; ``aws_se`` starts both AWS names),
+each after a byte of it that such text seldom holds, in lower and in upper case."""
 
 
 def _either_case(name: str) -> str:
@@ -175,7 +139,8 @@ class Redactor:
         self._probe: re.Pattern[bytes] | None = None
         self._needles = _PLAIN_NEEDLES
         if all(_JSON_PLAIN.match(v) for v in self._values):
-            self._needles += tuple(_marked(v.encode("ascii")) for v in self._values)
+            needles = [v.encode("ascii") for v in self._values]
+            self._needles += tuple((n[-1], n) for n in needles)  # after its last byte
             self._probe = re.compile("|".join([*map(re.escape, self._values), _SHAPE_PROBE]
                                               ).encode("ascii"))
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from toolwire import records
+from toolwire import records, signing
 from toolwire.agent.runlog import LOG_FORMAT
 from toolwire.cli.app import main
 
@@ -39,7 +39,7 @@ def header(**fields: object) -> dict[str, object]:
 
 def log_text(*events: dict[str, object]) -> str:
     """Run log lines signed with this test session's record key, as toolwire writes them."""
-    signer = records.Signer(records.record_key())
+    signer = signing.Signer(records.record_key())
     return "".join(signer.sign(json.dumps(e).encode()).decode() + "\n" for e in events)
 
 

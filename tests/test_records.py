@@ -22,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptys import drive_on_pty
-from toolwire import records
+from toolwire import records, signing
 from toolwire.agent.runlog import read_log
 from toolwire.emulator import Emulator
 from toolwire.errors import TranscriptError
@@ -54,7 +54,7 @@ def deferred_log(tmp_path: Path) -> tuple[Path, Path]:
         proc = toolwire("run", "make the marker", "--model", f"anthropic:m@{emu.base_url}",
                         "--workdir", str(work), "--log", str(log), "--approve", "defer")
     assert proc.returncode == 1, proc.stderr
-    assert records.verify(log.read_bytes(), KEY).own
+    assert signing.verify(log.read_bytes(), KEY).own
     return log, work
 
 
@@ -81,29 +81,29 @@ def test_a_signed_record_checks_line_by_line_and_a_resume_extends_the_chain(
     log.write("header", format=9, model="m")
     log.write("message", index=0)
     log.close()
-    assert records.verify(path.read_bytes(), KEY) == records.Verdict(
-        "own", 2, None, records.verify(path.read_bytes(), KEY).last)
+    assert signing.verify(path.read_bytes(), KEY) == signing.Verdict(
+        "own", 2, None, signing.verify(path.read_bytes(), KEY).last)
     with path.open("ab") as f:  # a crash cut the next line short
         f.write(b'{"event":"mess')
-    assert records.verify(path.read_bytes(), KEY).standing == "own"
+    assert signing.verify(path.read_bytes(), KEY).standing == "own"
     again = RunLog(path, repair=True)  # a resumed run drops the torn line and goes on
     again.write("resume", format=9)
     again.close()
-    verdict = records.verify(path.read_bytes(), KEY)
+    verdict = signing.verify(path.read_bytes(), KEY)
     assert verdict.own and verdict.lines == 3
     lines = path.read_bytes().split(b"\n")
     changed = lines[1].replace(b'"index":0', b'"index":1')
-    assert records.verify(b"\n".join([lines[0], changed, *lines[2:]]), KEY).standing == "edited"
+    assert signing.verify(b"\n".join([lines[0], changed, *lines[2:]]), KEY).standing == "edited"
     swapped = b"\n".join([lines[0], lines[2], lines[1], b""])
-    assert records.verify(swapped, KEY) .bad == 2
-    assert records.verify(path.read_bytes(), b"k" * 32).standing == "foreign"
-    assert records.verify(b'{"event":"header"}\n', KEY).standing == "unsigned"
+    assert signing.verify(swapped, KEY) .bad == 2
+    assert signing.verify(path.read_bytes(), b"k" * 32).standing == "foreign"
+    assert signing.verify(b'{"event":"header"}\n', KEY).standing == "unsigned"
 
 
 @given(key=st.binary(max_size=200), lines=st.lists(st.binary(max_size=300), max_size=4))
 def test_each_line_mac_is_the_hmac_sha256_of_the_previous_mac_and_the_line(
         key: bytes, lines: list[bytes]) -> None:
-    signer, previous = records.Signer(key), b"toolwire record 1"
+    signer, previous = signing.Signer(key), b"toolwire record 1"
     for body in lines:
         body = b"{" + body.replace(b"\n", b" ") + b"}"
         mac = hmac.digest(key, previous + b"\n" + body, "sha256").hex().encode()
@@ -133,7 +133,7 @@ def test_your_own_unchanged_log_resumes_as_before_with_no_question(tmp_path: Pat
     assert proc.returncode == 0, proc.stderr
     assert (work / "marker").exists()
     assert "Before acting" not in proc.stderr and "--trust-record" not in proc.stderr
-    assert records.verify(log.read_bytes(), KEY).own  # the resumed lines extend the chain
+    assert signing.verify(log.read_bytes(), KEY).own  # the resumed lines extend the chain
 
 
 def test_an_edited_log_runs_nothing_and_sends_no_key_until_confirmed(tmp_path: Path) -> None:
@@ -223,7 +223,7 @@ def recorded_run(tmp_path: Path) -> tuple[Path, Path, Path]:
 def test_replay_of_an_edited_cassette_or_log_runs_nothing_until_confirmed(
         tmp_path: Path) -> None:
     log, tape, work = recorded_run(tmp_path)
-    assert records.verify_document(tape.read_bytes(), KEY).own
+    assert signing.verify_document(tape.read_bytes(), KEY).own
     proc = toolwire("replay", str(tape), "--workdir", str(work))
     assert proc.returncode == 0, proc.stderr  # your own: replayed with no question
     assert (work / "marker").exists() and "Before acting" not in proc.stderr
@@ -264,8 +264,8 @@ def test_replay_reads_no_file_seen_outside_the_folder_nor_a_device_or_fifo(
     text = log.read_text()
     for name, hostile in (("a.txt", "../../../../dev/zero"), ("b.txt", "/etc/shadow")):
         text = text.replace(f'"path":"{name}","sha256"', f'"path":"{hostile}","sha256"', 1)
-    signer = records.Signer(KEY)  # signed as yours: only the reading is on trial here
-    log.write_text("".join(signer.sign(records.unsigned(line.encode())[0]).decode() + "\n"
+    signer = signing.Signer(KEY)  # signed as yours: only the reading is on trial here
+    log.write_text("".join(signer.sign(signing.unsigned(line.encode())[0]).decode() + "\n"
                            for line in text.split("\n") if line))
     proc = toolwire("replay", str(log), timeout=60)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
@@ -293,7 +293,7 @@ def test_under_landlock_a_command_cannot_rewrite_its_own_run_log(tmp_path: Path)
                         str(work), "--approve", "auto", "--sandbox", "landlock")
     assert proc.returncode == 0, proc.stderr
     [log] = runs_folder(work).glob("*.jsonl")
-    assert records.verify(log.read_bytes(), KEY).own
+    assert signing.verify(log.read_bytes(), KEY).own
     result = read_log(log).results["call_x"].content
     assert "REWROTE" not in result and "Permission denied" in result, result
     assert json.loads(log.read_text().split("\n")[0])["context"]["sandbox"] == "landlock"
@@ -305,8 +305,8 @@ def test_a_record_a_landlocked_command_signed_with_the_key_it_read_is_not_taken_
     work = tmp_path / "work"
     work.mkdir()
     state = os.environ["TOOLWIRE_STATE_DIR"]
-    forge = (f"{sys.executable} -c \"from toolwire import records; "
-             f"key = open('{state}/record.key', 'rb').read(); s = records.Signer(key); "
+    forge = (f"{sys.executable} -c \"from toolwire import signing; "
+             f"key = open('{state}/record.key', 'rb').read(); s = signing.Signer(key); "
              "line = s.sign(b'{\\\"event\\\":\\\"header\\\",\\\"format\\\":9,"
              "\\\"model\\\":\\\"anthropic:m@http://127.0.0.1:9\\\"}'); "
              "open('forged.jsonl', 'wb').write(line + b'\\n')\"")
@@ -318,7 +318,7 @@ def test_a_record_a_landlocked_command_signed_with_the_key_it_read_is_not_taken_
     assert proc.returncode == 0, proc.stderr
     forged = work / "forged.jsonl"
     assert forged.exists(), read_log(next(runs_folder(work).glob("*.jsonl"))).results
-    assert records.verify(forged.read_bytes(), KEY).own  # the key was readable: it signs
+    assert signing.verify(forged.read_bytes(), KEY).own  # the key was readable: it signs
     proc = toolwire("resume", str(forged))
     assert proc.returncode == 2, proc.stderr
     assert f"it lies in {work}, where the model's commands ran under Landlock" in proc.stderr
@@ -340,8 +340,8 @@ def test_under_bubblewrap_a_log_in_the_workspace_is_read_only_and_the_state_is_h
                         str(work), "--approve", "auto", "--sandbox", "required", "--log",
                         str(log), "--record", str(tape))
     assert proc.returncode == 0, proc.stderr
-    assert records.verify(log.read_bytes(), KEY).own
-    assert records.verify_document(tape.read_bytes(), KEY).own
+    assert signing.verify(log.read_bytes(), KEY).own
+    assert signing.verify_document(tape.read_bytes(), KEY).own
     assert os.listdir(f"{log}.media") == [] and not (work / "moved").exists()
     result = read_log(log).results["call_x"].content
     assert result.count("Read-only file system") >= 3 and KEY.hex() not in result, result
@@ -405,7 +405,7 @@ def test_a_cassette_is_rewritten_without_following_a_planted_link(tmp_path: Path
                         "--workdir", str(work), "--record", str(tape), "--tools", "none")
     assert proc.returncode == 0, proc.stderr
     assert target.read_text() == "keep me"
-    assert records.verify_document(tape.read_bytes(), KEY).own
+    assert signing.verify_document(tape.read_bytes(), KEY).own
 
 
 @pytest.mark.parametrize("swap", ["zero", "fifo", "outside"])

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolwire import records
+from toolwire import records, signing
 from toolwire.errors import ConfigError
 
 
@@ -84,7 +84,7 @@ def test_a_kept_key_that_became_a_link_is_refused_as_before(tmp_path: Path) -> N
        bodies=st.lists(st.binary(max_size=200).map(lambda b: b"{" + b + b"}"), max_size=6))
 def test_each_line_mac_is_the_standard_hmac_of_the_chain(key: bytes,
                                                          bodies: list[bytes]) -> None:
-    signer, previous = records.Signer(key), b"toolwire record 1"
+    signer, previous = signing.Signer(key), b"toolwire record 1"
     for body in bodies:
         signed = signer.sign(body)
         mac = hmac.new(key, previous + b"\n" + body, "sha256").hexdigest().encode()

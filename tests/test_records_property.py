@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolwire import records
+from toolwire import records, signing
 from toolwire.cli.app import main
 from toolwire.emulator import Emulator
 
@@ -59,10 +59,10 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def aimed_at(log: bytes, url: str) -> bytes:
     """The log, its model sent to ``url``, signed again as the user's own."""
-    signer = records.Signer(KEY)
+    signer = signing.Signer(KEY)
     lines = []
     for line in log.split(b"\n")[:-1]:
-        body = records.unsigned(line)[0]
+        body = signing.unsigned(line)[0]
         event = json.loads(body)
         if event["event"] == "header":
             event["model"] = event["context"]["model"] = f"anthropic:m@{url}"
@@ -113,7 +113,7 @@ def changed(draw: st.DrawFn, data: bytes) -> bytes:
         return b"\n".join(lines)
     if kind == "cut":
         return data[:draw(st.integers(0, len(data) - 1))]
-    return b"\n".join(records.unsigned(line)[0] for line in lines)  # signatures taken off
+    return b"\n".join(signing.unsigned(line)[0] for line in lines)  # signatures taken off
 
 
 def run(argv: list[str]) -> tuple[int, str]:
@@ -140,7 +140,7 @@ def test_a_changed_run_log_is_never_acted_on_unasked(made: dict[str, Any],
         own = aimed_at(made["log"], capture.base_url)
         mutated = data.draw(changed(own))
         path.write_bytes(mutated)
-        verdict = records.verify(mutated, KEY)
+        verdict = signing.verify(mutated, KEY)
         code, err = run(["resume", str(path), "--allow", "call_c1", "--no-stream"])
         if not verdict.own:
             assert code == 2, err
@@ -159,7 +159,7 @@ def test_a_changed_cassette_is_never_replayed_unasked(made: dict[str, Any],
     work, path = made["work"], made["root"] / "try.cassette.json"
     mutated = data.draw(changed(made["tape"]))
     path.write_bytes(mutated)
-    verdict = records.verify_document(mutated, KEY)
+    verdict = signing.verify_document(mutated, KEY)
     code, err = run(["replay", str(path), "--workdir", str(work)])
     if not verdict.own:
         assert code == 2 and not (work / "marker").exists(), err

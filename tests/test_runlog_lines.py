@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from toolwire.agent.runlog import RunLog, _line
 from toolwire.media import Image
 from toolwire.mediafiles import INLINE_MAX, MediaFiles, fold_fields
-from toolwire.records import unsigned
 from toolwire.secrets import Redactor, redact_json
+from toolwire.signing import unsigned
 from toolwire.transcript import Message
 from toolwire.transcript_json import to_json
 

@@ -4,7 +4,7 @@ Owns `LoggedRun` (the history rebuilt, the calls still pending, usage, retries, 
 a fallback chain, timings), `read_log`, `is_log_text` and `LOG_FORMAT`, the format version
 toolwire writes and the newest it reads (the events and what each format added are listed in
 `toolwire.agent.runlog`). A last line cut short by a crash is ignored; a line whose signature
-field is there is read without it (`toolwire.records.verify` checks it). Must not import the
+field is there is read without it (`toolwire.signing.verify` checks it). Must not import the
 loop, dispatch, codecs or transport; `toolwire.agent.timeline` reads times.
 """
 

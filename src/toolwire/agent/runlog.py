@@ -51,7 +51,7 @@ Media (format 7 on): a media part over `toolwire.mediafiles.INLINE_MAX` bytes is
 by content hash, in the folder ``<log>.media/`` next to the log; its saved form names the file
 (``file``, ``size``) instead of holding the base64 ``data``, and reading puts the bytes back.
 Signatures (format 9 on): each line ends with ``mac``, a chained HMAC with the user's record key
-(`toolwire.records`); reading drops it, `toolwire.records.verify` checks it.
+(`toolwire.records`); reading drops it, `toolwire.signing.verify` checks it.
 
 Format versions: every change to what is written bumps `LOG_FORMAT`; `read_log` reads every
 format up to it (2: ``request_model``, ``error_type``, the resume line's ``format``; 3:
@@ -78,7 +78,7 @@ from typing import Any
 
 import msgspec
 
-from toolwire import _json, records
+from toolwire import _json, records, signing
 from toolwire.agent.logread import LOG_FORMAT as LOG_FORMAT  # the reader's, re-exported
 from toolwire.agent.logread import LoggedRun as LoggedRun
 from toolwire.agent.logread import is_log_text as is_log_text
@@ -155,7 +155,7 @@ class RunLog:
         except OSError as exc:
             raise self._unwritable(exc) from None
         else:
-            self._signer = records.Signer(key)
+            self._signer = signing.Signer(key)
         # unbuffered: each line goes to the file in one write, with no buffer to flush
         self._file: io.FileIO | None = io.FileIO(fd, "ab")
         self._turn = 0
@@ -175,7 +175,7 @@ class RunLog:
         if repair and data and not data.endswith(b"\n"):  # a last line a crash cut short
             with self.path.open("rb+") as f:
                 f.truncate(data.rfind(b"\n") + 1)
-        self._signer = records.Signer(key, records.verify(data, key).last)
+        self._signer = signing.Signer(key, signing.verify(data, key).last)
         try:  # never through a link at the log's own name
             return os.open(self.path, _APPEND, 0o600)
         except OSError as exc:

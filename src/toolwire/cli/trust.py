@@ -27,7 +27,7 @@ class Standing(NamedTuple):
     """A record's kind (``run log`` or ``cassette``) and what its signatures say."""
 
     kind: str
-    verdict: Any  # toolwire.records.Verdict
+    verdict: Any  # toolwire.signing.Verdict
 
     @property
     def own(self) -> bool:
@@ -39,25 +39,25 @@ class Standing(NamedTuple):
 
 def standing(path: str | Path, default: str | None = None) -> Standing | None:
     """What the file at ``path`` is (a run log, signed line by line, or a cassette, signed
-    whole) and what its signatures say (`toolwire.records.Verdict`, ``exposed`` when it lies
+    whole) and what its signatures say (`toolwire.signing.Verdict`, ``exposed`` when it lies
     where commands could read the key). Anything else is None, or with ``default`` (the kind a
     caller already read it as) that kind, unsigned. The file is read once."""
-    from toolwire import records
+    from toolwire import records, signing
     from toolwire.agent.runlog import is_log_text
 
     data = Path(path).read_bytes()
     text = data.decode("utf-8", "replace")
     key = records.record_key()
     if is_log_text(text):
-        kind, verdict = "run log", records.verify(data, key)
+        kind, verdict = "run log", signing.verify(data, key)
     elif text.lstrip().startswith("{") and '"toolwire_cassette"' in text:
-        kind, verdict = "cassette", records.verify_document(data, key)
+        kind, verdict = "cassette", signing.verify_document(data, key)
     elif default is not None:
-        kind, verdict = default, records.Verdict("unsigned", 0, 1)
+        kind, verdict = default, signing.Verdict("unsigned", 0, 1)
     else:
         return None
     where = records.exposed(path) if verdict.own else None
-    return Standing(kind, verdict if where is None else records.Verdict("exposed", where=where))
+    return Standing(kind, verdict if where is None else signing.Verdict("exposed", where=where))
 
 
 def from_record(args: argparse.Namespace, header: dict[str, Any], own: bool) -> None:

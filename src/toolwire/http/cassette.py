@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from toolwire import _json, records
+from toolwire import _json, records, signing
 from toolwire.codecs.eventstream import MEDIA_TYPE, EventStreamFramer, encode_message
 from toolwire.errors import StreamError, ToolwireError
 from toolwire.http.transport import HttpTransport, Transport, WireRequest, WireResponse
@@ -224,7 +224,7 @@ class RecordTransport:
             head["written_by"] = self.written_by
         text = json.dumps({**head, "interactions": self.interactions}, indent=2,
                           ensure_ascii=False)
-        data = records.sign_document(self._redact(text).encode(), self._key)
+        data = signing.sign_document(self._redact(text).encode(), self._key)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         folder = records.open_folder(self.path.parent)
         try:  # written beside it under a name no one could have planted a link at

@@ -42,6 +42,7 @@ import json
 from typing import Any
 
 from toolwire.codecs.reasoning import Carrier
+from toolwire.codecs.record import Wire
 from toolwire.codecs.registry import get_wire
 from toolwire.proxy.ids import each_message, each_part, from_client, holds
 from toolwire.transcript import (
@@ -189,18 +190,15 @@ def _calls_back(message: Message, client: str) -> Message:
     return replace(message, parts=tuple(parts))
 
 
-def with_placeholders(request: Request, upstream: str) -> Request:
-    """``request`` set to send ``upstream``'s placeholder signature on calls that came back
-    without their own (a client whose wire has no field to keep it in, or that dropped it);
-    calls whose signature came back keep theirs."""
-    try:
-        setting = get_wire(upstream).unsigned_calls
-    except ValueError:
-        return request
+def with_placeholders(request: Request, upstream: Wire) -> Request:
+    """``request`` set to send the ``upstream`` wire's placeholder signature on calls that came
+    back without their own (a client whose wire has no field to keep it in, or that dropped
+    it); calls whose signature came back keep theirs. As it is for a wire with none."""
+    setting = upstream.unsigned_calls
     if setting is None:
         return request
     options = dict(request.provider_options or {})
-    options[upstream] = {**setting, **(options.get(upstream) or {})}
+    options[upstream.name] = {**setting, **(options.get(upstream.name) or {})}
     return replace(request, provider_options=options)
 
 

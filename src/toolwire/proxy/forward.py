@@ -231,8 +231,8 @@ class Upstream:
         if holds(request, _GIVEN_BACK):  # call ids and sealed reasoning, as the upstream gave
             upstream_request = carry.request_for_upstream(request_for_upstream(request), client)
         upstream_request = without_unlost_settings(upstream_request, client, wire)
-        if client != wire and self.record.unsigned_calls is not None:
-            upstream_request = carry.with_placeholders(upstream_request, wire)
+        if client != wire:
+            upstream_request = carry.with_placeholders(upstream_request, self.record)
         if (upstream_request.cache is None and client != wire
                 and self.record.cache.kind == "breakpoints"):
             # The client's wire has no breakpoints to keep: the proxy places the upstream's

@@ -147,14 +147,22 @@ class Redactor:
     @classmethod
     def shared(cls) -> Redactor:
         """The redactor of the process environment (no secrets given), kept while the
-        environment stays as it was."""
+        environment stays as it was: while the mapping behind `os.environ` is the one it was
+        made from and that mapping's change tag (`_change_tag`) is the same, nothing in it can
+        have changed; else the mapping is compared with a copy taken then."""
         data = getattr(os.environ, "_data", None)
         data = dict(os.environ) if data is None else data
         kept = _SHARED[0]
-        if kept is not None and kept[0] == data and kept[2] == len(_REMEMBERED):
-            return kept[1]
-        made = cls()
-        _SHARED[0] = (dict(data), made, len(_REMEMBERED))
+        if kept is not None and kept[2] == len(_REMEMBERED):
+            tag = kept[4]
+            if kept[3] is data and tag is not None and tag.value == kept[5]:
+                return kept[1]
+            if kept[0] == data:
+                return kept[1]
+        tag = _change_tag(data)
+        seen = None if tag is None else tag.value  # read before the copy: a change after it
+        made = cls()  # shows as a new tag
+        _SHARED[0] = (dict(data), made, len(_REMEMBERED), data, tag, seen)
         return made
 
     def _replace(self, match: re.Match[str]) -> str:
@@ -191,9 +199,48 @@ class Redactor:
         return True
 
 
-_SHARED: list[tuple[dict[Any, Any], Redactor, int] | None] = [None]
-"""The process environment as `Redactor.shared` last read it, the redactor made of it, and how
-many values were remembered then."""
+_SHARED: list[tuple[dict[Any, Any], Redactor, int, dict[Any, Any], Any, int | None] | None] = [
+    None]
+"""The process environment as `Redactor.shared` last read it (a copy), the redactor made of it,
+how many values were remembered then, the mapping itself, its change tag and the tag's value
+then."""
+
+_TAGGED: list[bool] = []
+"""Whether this interpreter's dicts carry a change tag `_change_tag` can read (empty: not yet
+checked)."""
+
+
+def _change_tag(data: dict[Any, Any]) -> Any:
+    """A live view of CPython's version tag of the dict ``data`` (``ma_version_tag``: a number
+    the interpreter sets anew, from a counter of its own, at every change of a dict's keys or
+    values, and never otherwise), or None where there is none that behaves so: the first call
+    changes a dict of its own in every way (a key added, its value replaced, the key popped,
+    the dict updated and cleared) and reads it in between, and the tag must move at each
+    change and stay at each read."""
+    if not _TAGGED:
+        try:
+            import ctypes  # noqa: F401  (`_tag_view` reads through it)
+        except ImportError:  # an interpreter without ctypes
+            _TAGGED.append(False)
+            return None
+        probe: dict[Any, Any] = {}
+        view, moved = _tag_view(probe), []
+        for step, args in ((probe.get, (0,)), (probe.__setitem__, (0, 1)),
+                           (probe.__setitem__, (0, 2)), (probe.get, (0,)), (probe.pop, (0,)),
+                           (probe.update, ({0: 3},)), (probe.clear, ())):
+            before = view.value
+            step(*args)
+            moved.append(view.value != before)
+        _TAGGED.append(moved == [False, True, True, False, True, True, True])
+    return _tag_view(data) if _TAGGED[0] else None
+
+
+def _tag_view(data: dict[Any, Any]) -> Any:
+    """The 64 bits after a dict's header and its size: CPython's ``ma_version_tag``."""
+    import ctypes
+
+    return ctypes.c_uint64.from_address(id(data) + object.__basicsize__
+                                        + ctypes.sizeof(ctypes.c_ssize_t))
 
 _REMEMBERED: dict[str, str] = {}
 """Secret value -> name: what `remember` was given, redacted by every `Redactor` made after."""

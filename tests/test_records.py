@@ -111,6 +111,22 @@ def test_each_line_mac_is_the_hmac_sha256_of_the_previous_mac_and_the_line(
         assert signed.endswith(b'"mac":"' + mac + b'"}')
         previous = mac
 
+@given(keys=st.lists(st.binary(max_size=80), min_size=1, max_size=3),
+       order=st.lists(st.integers(0, 2), max_size=8))
+def test_signers_of_keys_made_in_any_order_each_sign_with_their_own_key(
+        keys: list[bytes], order: list[int]) -> None:
+    # the padded key blocks are kept for the last key: made again whenever another comes
+    chains = [[key, signing.Signer(key), b"toolwire record 1"] for key in keys]
+    for turn in order:
+        key, signer, previous = chains[turn % len(chains)]
+        body = b'{"n":%d}' % turn
+        mac = hmac.digest(key, previous + b"\n" + body, "sha256").hex().encode()
+        assert signer.sign(body) == body[:-1] + b',"mac":"' + mac + b'"}'
+        assert signing.verify(signing.sign_document(body, key), key).own
+        chains[turn % len(chains)][2] = mac
+        chains.append([key, signing.Signer(key, mac), mac])  # a signer made after another key
+
+
 def test_the_key_is_made_once_for_the_user_alone(tmp_path: Path) -> None:
     env = {**ENV, "TOOLWIRE_STATE_DIR": str(tmp_path / "state")}
     code = "from toolwire import records; print(records.record_key().hex())"

@@ -53,6 +53,22 @@ class _Keyed:
         return outer.hexdigest().encode()
 
 
+def _keyed(key: bytes) -> _Keyed:
+    """The `_Keyed` of ``key``, made again only when the key is not the last one given (a
+    process signs with one user's key: its two padded blocks are hashed once, not for each
+    record); its states are only ever copied, so records share them."""
+    kept = _LAST_KEYED[0]
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    keyed = _Keyed(key)
+    _LAST_KEYED[0] = (key, keyed)
+    return keyed
+
+
+_LAST_KEYED: list[tuple[bytes, _Keyed] | None] = [None]
+"""The last key `_keyed` was given and its `_Keyed`."""
+
+
 class Signer:
     """Signs the lines of one record in order; ``last`` is the MAC the next line chains to
     (give it to go on with a record already signed)."""
@@ -60,7 +76,7 @@ class Signer:
     __slots__ = ("_inner", "_outer", "last")
 
     def __init__(self, key: bytes, last: bytes = _CHAIN_START) -> None:
-        keyed = _Keyed(key)
+        keyed = _keyed(key)
         self._inner, self._outer = keyed.inner, keyed.outer
         self.last = last
 
@@ -141,7 +157,7 @@ def verify(data: bytes, key: bytes) -> Verdict:
     lines = data.split(b"\n")[:-1]  # the part after the last newline is not a whole line
     if not lines:  # a new log: no key to make ready
         return Verdict("empty")
-    previous, count, keyed = _CHAIN_START, 0, _Keyed(key).mac
+    previous, count, keyed = _CHAIN_START, 0, _keyed(key).mac
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -167,7 +183,7 @@ def verify_document(data: bytes, key: bytes) -> Verdict:
         return Verdict("empty")
     if mac is None:
         return Verdict("unsigned", 0, 1)
-    if not hmac.compare_digest(_Keyed(key).mac(_CHAIN_START, body), mac):
+    if not hmac.compare_digest(_keyed(key).mac(_CHAIN_START, body), mac):
         return Verdict("foreign", 0, 1)
     return Verdict("own", 1, None, mac)
 

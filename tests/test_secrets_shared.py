@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given
@@ -144,9 +145,7 @@ def test_a_tag_that_does_not_move_at_changes_alone_is_not_used(
                 max_size=12))
 def test_the_shared_redactor_is_always_the_one_made_now(steps: list[tuple[str, str, str]]
                                                         ) -> None:
-    names = [f"TOOLWIRE_TEST_SHARED_{n}" for n in ("A_TOKEN", "B_PASSWORD", "PLAIN")]
-    saved = {n: os.environ.get(n) for n in names}
-    try:
+    with mock.patch.dict(os.environ):  # every variable as it was afterwards
         for what, name, value in steps:
             name = f"TOOLWIRE_TEST_SHARED_{name}"
             if what == "set":
@@ -154,9 +153,3 @@ def test_the_shared_redactor_is_always_the_one_made_now(steps: list[tuple[str, s
             elif what == "delete":
                 os.environ.pop(name, None)
             assert Redactor.shared().secrets == Redactor().secrets
-    finally:
-        for n, v in saved.items():
-            if v is None:
-                os.environ.pop(n, None)
-            else:
-                os.environ[n] = v

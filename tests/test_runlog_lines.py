@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+import struct
 import tempfile
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from toolwire.agent import runlog
 from toolwire.agent.runlog import RunLog, _line
 from toolwire.media import Image
 from toolwire.mediafiles import INLINE_MAX, MediaFiles, fold_fields
@@ -143,3 +147,26 @@ def test_a_line_is_its_json_with_the_line_separators_escaped(fields: dict[str, A
             expected = expected.replace(raw.encode(), escaped)
     assert _line(fields) == expected
     assert json.loads(_line(fields)) == fields and len(_line(fields).splitlines()) == 1
+
+
+
+@settings(max_examples=60)
+@given(st.lists(st.floats(1e9, 4e9) | st.floats(2.0 ** 33, 2.0 ** 44) | st.floats(-2.0, 2.0)
+                | st.floats(-1e300, 1e300), max_size=12),
+       st.lists(st.integers(-6, 6), max_size=12))
+def test_a_line_is_stamped_with_its_time_rounded_to_the_millisecond(
+        times: list[float], nudges: list[int]) -> None:
+    # each time, then times a fraction of a millisecond or an ulp from it (the stamp of the
+    # last line is kept for those), every one stamped as `round` stamps it
+    clock = [x for now, nudge in zip(times, nudges + [0] * len(times), strict=False)
+             for x in (now, now + nudge * 0.0001, math.nextafter(now, math.inf))]
+    with tempfile.TemporaryDirectory() as folder:
+        log = RunLog(Path(folder) / "run.jsonl", key=b"k")
+        with mock.patch.object(runlog.time, "time", iter(clock).__next__):
+            for _ in clock:
+                log.write("first_token", turn=1)
+        log.close()
+        stamps = [json.loads(unsigned(line)[0])["t"]
+                  for line in (Path(folder) / "run.jsonl").read_bytes().splitlines()]
+    assert [struct.pack("<d", t) for t in stamps] == [struct.pack("<d", round(x, 3))
+                                                      for x in clock]

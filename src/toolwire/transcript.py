@@ -106,6 +106,8 @@ class Message(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Tools offered to the model from this message on (``system`` messages only)."""
 
     def __post_init__(self) -> None:
+        if type(self.parts) is tuple and type(self.tools) is tuple:  # the usual, in one look
+            return
         if not isinstance(self.parts, tuple):
             _force_set(self, "parts", _freeze_parts(self.parts))
         if not isinstance(self.tools, tuple):
@@ -265,8 +267,15 @@ class Request(msgspec.Struct, frozen=True, kw_only=True, gc=False):
         tools = self.tools
         if tools is _CHECKED_TOOLS[0]:  # the tuple checked last: the loop's, turn after turn
             return
-        if not isinstance(tools, tuple) or not all(isinstance(t, ToolSpec) for t in tools):
-            _force_set(self, "tools", tuple(_spec(t, n) for n, t in enumerate(tools)))
+        if isinstance(tools, tuple):
+            for tool in tools:  # a loop, not a generator: no frame to make
+                if not isinstance(tool, ToolSpec):
+                    break
+            else:
+                if tools:
+                    _CHECKED_TOOLS[0] = tools
+                return
+        _force_set(self, "tools", tuple(_spec(t, n) for n, t in enumerate(tools)))
         if self.tools:
             _CHECKED_TOOLS[0] = self.tools
 

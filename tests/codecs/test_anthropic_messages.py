@@ -1319,3 +1319,37 @@ def test_a_media_history_fits_the_sdk_types(streamed: bool) -> None:
     body = CODEC.encode_request(media_history("anthropic-messages", "m", streamed=streamed))
     check_request_body(body)
     assert body["messages"][2]["content"][0]["content"][1]["type"] == "image"
+
+
+def test_ids_and_names_seen_to_fit_are_remembered_and_the_others_rewritten_every_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ids and names a request sends as they are are remembered for the next request (a
+    set lookup in place of a match); one that needs rewriting is never remembered, so it is
+    rewritten, with its note, on every request; the memory is emptied once full."""
+    from toolwire.codecs import renames
+    from toolwire.codecs.anthropic_messages import ID_PATTERN, NAME_PATTERN
+
+    monkeypatch.setattr(renames, "_MATCHED_MOST", 3)
+    codec = get_codec("anthropic-messages")
+
+    def request(call_id: str, name: str) -> Request:
+        return Request(model="m", max_tokens=8, messages=(
+            Message.user("go"),
+            Message(role="assistant", parts=(ToolCallPart(id=call_id, name=name,
+                                                          arguments={}),)),
+            Message(role="tool", parts=(ToolResultPart(call_id=call_id, content="ok"),))))
+
+    for _ in range(2):
+        out = codec.encode(request("call.1", "get.it"))
+        assert [n.kind for n in out.notes] == ["tool_name_mapped", "id_rewritten"]
+        assert out.body["messages"][1]["content"][0]["id"] != "call.1"
+    assert "call.1" not in renames.matched(ID_PATTERN)
+    assert "get.it" not in renames.matched(NAME_PATTERN)
+    for n in range(5):
+        out = codec.encode(request(f"call_{n}", f"get_{n}"))
+        assert out.notes == ()
+        assert out.body["messages"][1]["content"][0] == {
+            "type": "tool_use", "id": f"call_{n}", "name": f"get_{n}", "input": {}}
+        assert f"call_{n}" in renames.matched(ID_PATTERN)
+        assert f"get_{n}" in renames.matched(NAME_PATTERN)
+        assert len(renames.matched(ID_PATTERN)) <= 3

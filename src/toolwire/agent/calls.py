@@ -19,6 +19,9 @@ import pydantic_core
 from toolwire.protocol import holds_nothing
 from toolwire.transcript import Reply, ToolCallPart, ToolResultPart
 
+_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+"""``json.dumps(value, ensure_ascii=False, allow_nan=False)``, with its encoder made once."""
+
 
 def render_result(value: Any) -> str:
     """A tool's return value as result text: a string as it is, anything else as JSON.
@@ -29,7 +32,7 @@ def render_result(value: Any) -> str:
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        return _JSON(value)
     except (TypeError, ValueError):
         pass
     try:  # pydantic models, dataclasses, dates, ...

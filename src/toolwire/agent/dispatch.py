@@ -22,7 +22,6 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -35,6 +34,7 @@ from toolwire.agent.calls import (  # some re-exported (`__all__`): the paths ca
     repeated_ids,
     unusable,
 )
+from toolwire.agent.workers import ToolThreads
 from toolwire.errors import ToolCallError, ToolError
 from toolwire.events import thread_context
 from toolwire.media import NEVER_MEDIA, media_content
@@ -141,7 +141,7 @@ class Dispatcher:
         """Decisions on ``defer`` calls by call id, given when a waiting run is resumed; `bind`
         ties each to the exact call it answers, and they leave this mapping then."""
         self._bound: dict[str, Approval] = {}  # by `call_digest`, each used once
-        self._executor: ThreadPoolExecutor | None = None
+        self._threads: ToolThreads | None = None
         self._slots: asyncio.Semaphore | None = None
         self._slots_loop: asyncio.AbstractEventLoop | None = None
 
@@ -394,15 +394,13 @@ class Dispatcher:
                 if tool.is_async:
                     value = await tool.call(args)
                 else:
-                    if self._executor is None:
-                        self._executor = ThreadPoolExecutor(
-                            max_workers=self.max_concurrency, thread_name_prefix="toolwire-tool"
-                        )
+                    if self._threads is None:
+                        self._threads = ToolThreads(self.max_concurrency, "toolwire-tool")
                     loop = asyncio.get_running_loop()
                     # in this task's context, so what the tool emits reaches the run
-                    value = await loop.run_in_executor(
-                        self._executor, thread_context(loop).run, tool.call, args)
-                    if inspect.isawaitable(value):
+                    value = await self._threads.run(loop, thread_context(loop), tool.call, args)
+                    # a plain value is never awaitable: no abstract check for it
+                    if type(value) not in NEVER_MEDIA and inspect.isawaitable(value):
                         value = await value
         except (ToolError, ToolCallError) as exc:
             return error_result(call, str(exc))
@@ -442,9 +440,9 @@ class Dispatcher:
 
     def close(self) -> None:
         """Release the thread pool (tools still running in it are not waited for)."""
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            self._executor = None
+        if self._threads is not None:
+            self._threads.close()
+            self._threads = None
 
 
 __all__ = [

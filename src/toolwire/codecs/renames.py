@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any, ClassVar
 
 from toolwire.codecs.base import NameMap, Note
 from toolwire.transcript import Request, ToolCallPart
@@ -34,6 +35,25 @@ def request_names(request: Request | None, *, pattern: re.Pattern[str],
     return NameMap.build(names, pattern=pattern, max_len=max_len)
 
 
+_MATCHED: dict[re.Pattern[str], set[str]] = {}
+_MATCHED_MOST = 4096
+
+
+def matched(pattern: re.Pattern[str]) -> set[str]:
+    """Strings seen to match ``pattern``, remembered for the whole process (`remember`): the
+    same ids and names come back on every turn of a conversation, and looking one up in a set
+    costs a small part of a match."""
+    return _MATCHED.setdefault(pattern, set())
+
+
+def remember(known: set[str], text: str) -> None:
+    """Adds ``text`` (seen to match) to ``known`` (a `matched` set), which is emptied first
+    once it holds `_MATCHED_MOST` strings."""
+    if len(known) >= _MATCHED_MOST:
+        known.clear()
+    known.add(text)
+
+
 class ToolNames:
     """`request_names` of a request, built only once a name that needs mapping turns up.
 
@@ -44,13 +64,20 @@ class ToolNames:
     the mapping is built: a hot loop may send a name found there, and ask `wire` for any other.
     """
 
-    __slots__ = ("_map", "_max_len", "_pattern", "_request", "_tools", "fit")
+    PATTERN: ClassVar[re.Pattern[str]]
+    """The wire's rule for a name (a subclass's own, with `MAX_LEN`, its longest name)."""
+    MAX_LEN: ClassVar[int]
+    KNOWN: ClassVar[set[str]]
+    """The names seen to fit `PATTERN` (`matched`), set for each subclass."""
 
-    def __init__(self, request: Request | None, *, pattern: re.Pattern[str],
-                 max_len: int) -> None:
+    __slots__ = ("_map", "_request", "_tools", "fit")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.KNOWN = matched(cls.PATTERN)
+
+    def __init__(self, request: Request | None) -> None:
         self._request = request
-        self._pattern = pattern
-        self._max_len = max_len
         self._map: NameMap | None = None if request is not None else NameMap()
         self._tools: set[str] | None = None
         self.fit: set[str] = set()
@@ -62,16 +89,20 @@ class ToolNames:
 
     def full(self) -> NameMap:
         if self._map is None:
-            self._map = request_names(self._request, pattern=self._pattern,
-                                      max_len=self._max_len)
+            self._map = request_names(self._request, pattern=self.PATTERN,
+                                      max_len=self.MAX_LEN)
         return self._map
 
     def wire(self, name: str) -> str:
         if self._map is None:
             if name in self.fit:
                 return name
-            if self._pattern.match(name):
+            if name in self.KNOWN:
                 self.fit.add(name)
+                return name
+            if self.PATTERN.match(name):
+                self.fit.add(name)
+                remember(self.KNOWN, name)
                 return name
         return self.full().wire(name)
 

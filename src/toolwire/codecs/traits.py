@@ -21,6 +21,8 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, NamedTuple, TypeVar
 
+import msgspec
+
 from toolwire.message_parts import (
     MediaPart,
     ReasoningPart,
@@ -101,14 +103,13 @@ def scan(request: Request) -> Traits:
     return Traits(freeform, media, added, empty_system, system, verbatim)
 
 
-class _Slot:
-    """The request an encode was given, its `Traits` once asked for, and how to find them."""
+class _Slot(msgspec.Struct, gc=False):
+    """The request an encode was given, how to find its `Traits`, and them once asked for (a
+    struct: made in one step, where a class with an ``__init__`` runs a function)."""
 
-    __slots__ = ("find", "found", "request")
-
-    def __init__(self, request: Request, find: Callable[[Request], Traits]) -> None:
-        self.request, self.find = request, find
-        self.found: Traits | None = None
+    request: Request
+    find: Callable[[Request], Traits]
+    found: Traits | None = None
 
 
 _current: ContextVar[_Slot | None] = ContextVar("toolwire_traits", default=None)

@@ -274,13 +274,16 @@ class HttpTransport:
         Nothing happens when no connection was opened yet, or with ``warm=False``."""
         return _Warm(self, url)
 
+    def _renew_after(self) -> float:
+        """Seconds after which an idle connection is renewed: shortly before it expires."""
+        return self.keepalive_expiry - min(1.0, self.keepalive_expiry / 4)
+
     async def _refresh(self, url: str) -> None:
+        """Renew the connection to ``url``'s server now and every `_renew_after` seconds."""
         import httpx2
 
         assert self._client is not None
         client = self._client
-        margin = min(1.0, self.keepalive_expiry / 4)
-        await asyncio.sleep(self.keepalive_expiry - margin)  # most tools are done by then
         origin = httpx2.URL(url).copy_with(raw_path=b"/")
         while True:
             try:
@@ -289,7 +292,7 @@ class HttpTransport:
             except httpx2.HTTPError:
                 return  # the next request opens a connection, as it would have
             self.refreshes += 1
-            await asyncio.sleep(self.keepalive_expiry - margin)
+            await asyncio.sleep(self._renew_after())
 
     async def aclose(self) -> None:
         if self._client is not None and self._loop is asyncio.get_running_loop():
@@ -298,22 +301,34 @@ class HttpTransport:
 
 
 class _Warm:
-    """`HttpTransport.keep_warm`'s block: its refresher task started on entry (when there is a
-    connection to keep), cancelled on exit and waited for; a cancellation of the task that
-    runs the block still comes through that wait."""
+    """`HttpTransport.keep_warm`'s block. On entry (when there is a connection to keep) a timer
+    is set for shortly before the connection would expire; most blocks end before it, and the
+    exit only cancels it. When it fires, a refresher task renews the connection for as long as
+    the block lasts; the exit cancels that task and waits for it, and a cancellation of the
+    task that runs the block still comes through that wait."""
 
-    __slots__ = ("_task", "_transport", "_url")
+    __slots__ = ("_task", "_timer", "_transport", "_url")
 
     def __init__(self, transport: HttpTransport, url: str) -> None:
         self._transport, self._url = transport, url
+        self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> None:
         t = self._transport
-        if t.warm and t._client is not None and t._loop is asyncio.get_running_loop():
-            self._task = asyncio.ensure_future(t._refresh(self._url))
+        if t.warm and t._client is not None:
+            loop = asyncio.get_running_loop()
+            if t._loop is loop:
+                self._timer = loop.call_later(t._renew_after(), self._start, loop)
+
+    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer = None
+        self._task = loop.create_task(self._transport._refresh(self._url))
 
     async def __aexit__(self, *exc: object) -> None:
+        timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
         task, self._task = self._task, None
         if task is None:
             return

@@ -69,9 +69,8 @@ class ToolNames(renames.ToolNames):
     `toolwire.codecs.renames.ToolNames`)."""
 
     __slots__ = ()
-
-    def __init__(self, request: Request | None) -> None:
-        super().__init__(request, pattern=NAME_PATTERN, max_len=NAME_MAX)
+    PATTERN = NAME_PATTERN
+    MAX_LEN = NAME_MAX
 
 
 def name_map(request: Request | None) -> ToolNames:

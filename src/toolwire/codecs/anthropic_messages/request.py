@@ -17,7 +17,7 @@ request instead of copying it; bodies are only serialised, never changed. Import
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from toolwire.codecs import anthropic_messages as folder
@@ -48,6 +48,7 @@ from toolwire.codecs.anthropic_messages.schema import (
 from toolwire.codecs.base import Encoded, Note, own_options
 from toolwire.codecs.caching import place_breakpoints
 from toolwire.codecs.media import check_limits
+from toolwire.codecs.renames import matched, remember
 from toolwire.codecs.traits import Traits, known, settle
 from toolwire.errors import WireFormatError
 from toolwire.transcript import (
@@ -284,7 +285,7 @@ def _plain_messages(request: Request, nm: ToolNames,
     if request.provider_options is not None:
         return None
     done: dict[str, str] = {}  # every id seen, as it is sent
-    fit, id_fits = nm.fit, ID_PATTERN.match
+    fit, id_fits, fitting = nm.fit, ID_PATTERN.match, _FITTING_IDS
     out: list[dict[str, Any]] = []
     append = out.append
     held: list[dict[str, Any]] | None = None  # the results a user turn after them joins
@@ -307,8 +308,8 @@ def _plain_messages(request: Request, nm: ToolNames,
                         return None
                     sent = done.get(call_id)
                     if sent is None:  # an id seen first: one the API takes goes as it is
-                        sent = done[call_id] = call_id if id_fits(call_id) \
-                            else _rewritten(call_id, done, notes)
+                        sent = done[call_id] = call_id if call_id in fitting \
+                            else _fitted(call_id, id_fits, done, notes)
                     blocks.append({"type": "tool_use", "id": sent,
                                    "name": name if name in fit else nm.wire(name),
                                    "input": args})
@@ -329,8 +330,8 @@ def _plain_messages(request: Request, nm: ToolNames,
                 call_id = part.call_id
                 sent = done.get(call_id)
                 if sent is None:
-                    sent = done[call_id] = call_id if id_fits(call_id) \
-                        else _rewritten(call_id, done, notes)
+                    sent = done[call_id] = call_id if call_id in fitting \
+                        else _fitted(call_id, id_fits, done, notes)
                 block = {"type": "tool_result", "tool_use_id": sent}
                 if content:
                     block["content"] = content
@@ -361,9 +362,17 @@ def _plain_messages(request: Request, nm: ToolNames,
     return out
 
 
-def _rewritten(call_id: str, done: dict[str, str], notes: list[Note]) -> str:
-    """``call_id`` as the API takes it, with its note, by a rewriter keeping its ids in
-    ``done`` (`IdRewriter.done`: the ids seen so far)."""
+_FITTING_IDS = matched(ID_PATTERN)
+
+
+def _fitted(call_id: str, fits: Callable[[str], object], done: dict[str, str],
+            notes: list[Note]) -> str:
+    """``call_id`` (not yet known to fit) as the API takes it: itself if it ``fits``, else
+    rewritten with its note by a rewriter keeping its ids in ``done`` (`IdRewriter.done`: the
+    ids seen so far)."""
+    if fits(call_id):
+        remember(_FITTING_IDS, call_id)
+        return call_id
     ids = IdRewriter(notes)
     ids.done = done
     return ids(call_id)

@@ -85,9 +85,8 @@ class Names(renames.ToolNames):
     is never mapped, and a mapped name is never one the user gave."""
 
     __slots__ = ()
-
-    def __init__(self, request: Request | None) -> None:
-        super().__init__(request, pattern=NAME_PATTERN, max_len=64)
+    PATTERN = NAME_PATTERN
+    MAX_LEN = 64
 
 
 def name_map(request: Request | None) -> Names:

@@ -33,7 +33,7 @@ from toolwire.codecs.openai_chat.parts import (
     plain_calls,
     real_id,
 )
-from toolwire.codecs.openai_chat.request import ASSISTANT_KEYS, USUAL_ASSISTANT_KEYS
+from toolwire.codecs.openai_chat.request import ASSISTANT_KEYS
 from toolwire.codecs.openai_chat.schema import (
     decode_choice,
     decode_max_tokens,
@@ -67,28 +67,30 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
     pending: list[str] = []
     for index in range(start, len(raw)):
         msg = raw[index]
-        if type(msg) is dict:  # the usual messages first, read with the fewest steps
-            keys = msg.keys()
+        if type(msg) is dict:  # the usual messages first, read with the fewest steps: a
+            # value of the type asked for is a key there, so the size tells the keys apart
+            role, content, size = msg.get("role"), msg.get("content"), len(msg)
             made: Message | None = None
-            if keys == RESULT_KEYS:
-                call_id, content = msg["tool_call_id"], msg["content"]
-                if (msg["role"] == "tool" and type(call_id) is str and call_id
-                        and call_id != "null" and type(content) is str and content
-                        and content[0] != "E" and content != EMPTY_RESULT):
+            if size == 2 and type(content) is str:  # role and content
+                if role == "user" or role == "system":
+                    made = Message(role=role, parts=(TextPart(text=content),))
+                elif role == "assistant":
+                    pending, call_names = [], {}
+                    made = Message(role=role, parts=(TextPart(text=content),) if content else ())
+            elif size != 3:
+                pass
+            elif role == "tool":  # role, tool_call_id and content
+                call_id = msg.get("tool_call_id")
+                if (type(call_id) is str and call_id and call_id != "null"
+                        and type(content) is str and content and content[0] != "E"
+                        and content != EMPTY_RESULT):
                     results.append(ToolResultPart(call_id=call_id, content=content,
                                                   name=call_names.get(call_id)))
                     continue
-            elif keys == _PLAIN_KEYS:
-                role, content = msg["role"], msg["content"]
-                if type(content) is str and (role == "user" or role == "system"):
-                    made = Message(role=role, parts=(TextPart(text=content),))
-                elif type(content) is str and role == "assistant":
-                    pending, call_names = [], {}
-                    made = Message(role=role, parts=(TextPart(text=content),) if content else ())
-            elif keys == USUAL_ASSISTANT_KEYS:
-                calls, content = msg["tool_calls"], msg["content"]
-                if (msg["role"] == "assistant" and type(calls) is list
-                        and (content is None or type(content) is str)):
+            elif role == "assistant":  # role, content (text or null) and tool_calls
+                calls = msg.get("tool_calls")
+                if type(calls) is list and (type(content) is str
+                                            or (content is None and "content" in msg)):
                     usual = plain_calls(calls, None)
                     if usual is not None:
                         pending, call_names = [], {}

@@ -193,8 +193,6 @@ def content_parts(content: Any, *, keep_empty: bool) -> list[Part]:
 
 _CALL_KEYS = frozenset({"id", "type", "function", "index", "custom"})
 _PLAIN_CALL_KEYS = frozenset({"id", "type", "function", "index"})
-_PLAIN_FN_KEYS = frozenset({"name", "arguments"})
-_USUAL_CALL_KEYS = frozenset({"id", "type", "function"})
 
 
 def plain_calls(calls: list[Any], names: NameReader | None) -> list[ToolCallPart] | None:
@@ -207,18 +205,16 @@ def plain_calls(calls: list[Any], names: NameReader | None) -> list[ToolCallPart
     for call in calls:
         if type(call) is not dict:
             return None
-        keys = call.keys()
-        if keys == _USUAL_CALL_KEYS:
-            if call["type"] != "function":
-                return None
-        elif not keys <= _PLAIN_CALL_KEYS or call.get("type", "function") != "function":
+        # a value of the type asked for is a key there, so the sizes tell the keys apart
+        call_id, fn = call.get("id"), call.get("function")
+        if (type(fn) is not dict or len(fn) != 2 or type(call_id) is not str or not call_id
+                or call_id == "null"):
             return None
-        fn = call.get("function")
-        if type(fn) is not dict or fn.keys() != _PLAIN_FN_KEYS:
+        name, raw = fn.get("name"), fn.get("arguments")
+        if type(name) is not str or type(raw) is not str:
             return None
-        call_id, name, raw = call.get("id"), fn["name"], fn["arguments"]
-        if (type(call_id) is not str or type(name) is not str or type(raw) is not str
-                or not call_id or call_id == "null"):
+        if (len(call) != 3 or call.get("type") != "function") and (
+                not call.keys() <= _PLAIN_CALL_KEYS or call.get("type", "function") != "function"):
             return None
         if names is not None:
             name = names.user(name)

@@ -118,10 +118,11 @@ def decode_tools(raw_tools: Any, rest: dict[str, Any] | None = None
     tools: list[ToolSpec] = []
     others: list[Any] = []
     for raw in raw_tools if isinstance(raw_tools, list) else ():
-        if type(raw) is dict and raw.keys() == _USUAL_TOOL_KEYS:  # the usual tool, read directly
-            fn = raw["function"]
-            if type(fn) is dict and fn.keys() == _USUAL_FUNCTION_KEYS and raw["type"] == "function":
-                name, description, schema = fn["name"], fn["description"], fn["parameters"]
+        if type(raw) is dict and len(raw) == 2:  # the usual tool, read directly: a value of
+            fn = raw.get("function")  # the type asked for is a key there, so sizes say the rest
+            if type(fn) is dict and len(fn) == 3 and raw.get("type") == "function":
+                name, description, schema = fn.get("name"), fn.get("description"), fn.get(
+                    "parameters")
                 if type(name) is str and type(description) is str and type(schema) is dict:
                     tools.append(ToolSpec(name=name, description=description,
                                           input_schema=schema))

@@ -237,11 +237,13 @@ def _change_tag(data: dict[Any, Any]) -> Any:
 
 
 def _tag_view(data: dict[Any, Any]) -> Any:
-    """The 64 bits after a dict's header and its size: CPython's ``ma_version_tag``."""
+    """The 64 bits after a dict's header and its size: CPython's ``ma_version_tag``. The view
+    holds no reference: whoever keeps it keeps ``data`` too (`_SHARED` does)."""
     import ctypes
 
     return ctypes.c_uint64.from_address(id(data) + object.__basicsize__
                                         + ctypes.sizeof(ctypes.c_ssize_t))
+
 
 _REMEMBERED: dict[str, str] = {}
 """Secret value -> name: what `remember` was given, redacted by every `Redactor` made after."""

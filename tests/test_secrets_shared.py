@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import types
 from typing import Any
 from unittest import mock
 
@@ -110,6 +111,15 @@ def test_an_interpreter_without_ctypes_has_no_change_tag(monkeypatch: pytest.Mon
                                                          ) -> None:
     monkeypatch.setattr(secrets, "_TAGGED", [])
     monkeypatch.setitem(sys.modules, "ctypes", None)  # its import fails
+    assert secrets._change_tag({}) is None and secrets._TAGGED == [False]
+
+
+def test_an_interpreter_other_than_cpython_has_no_change_tag(monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """Where ``id()`` need not be an address, no memory is read at all."""
+    monkeypatch.setattr(secrets, "_TAGGED", [])
+    monkeypatch.setattr(sys, "implementation", types.SimpleNamespace(name="pypy"))
+    monkeypatch.setattr(secrets, "_tag_view", None)  # a read would fail: None is not callable
     assert secrets._change_tag({}) is None and secrets._TAGGED == [False]
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -219,6 +220,9 @@ def _change_tag(data: dict[Any, Any]) -> Any:
     the dict updated and cleared) and reads it in between, and the tag must move at each
     change and stay at each read."""
     if not _TAGGED:
+        if sys.implementation.name != "cpython":  # where id() need not be an address
+            _TAGGED.append(False)
+            return None
         try:
             import ctypes  # noqa: F401  (`_tag_view` reads through it)
         except ImportError:  # an interpreter without ctypes

@@ -171,6 +171,14 @@ def test_a_known_value_at_the_very_start_of_a_line_is_found() -> None:
     assert redactor.misses(b"2718281828459")
 
 
+def test_a_needle_at_the_very_end_of_a_line_is_found() -> None:
+    """Raw text that ends with a name the shapes follow (in any case): the probe decides."""
+    redactor = Redactor({})
+    for line in (b"storage AccountKey=", b"STORAGE ACCOUNTKEY=", b"sk-ant-"):
+        assert redactor.misses(line) == (redactor._probe.search(line) is None)  # type: ignore[union-attr]
+    assert not redactor.misses(b"storage AccountKey=")
+
+
 def test_every_shape_needle_is_screened_by_a_byte_it_holds() -> None:
     from toolwire.secrets import _ANY_CASE_NEEDLES, _PLAIN_NEEDLES
 

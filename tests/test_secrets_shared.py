@@ -41,8 +41,10 @@ def _fresh(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(NAME, raising=False)
 
 
-def test_this_interpreter_has_a_change_tag_that_moves_at_every_change() -> None:
+def test_this_interpreter_has_a_change_tag_that_moves_at_every_change(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     assert secrets._TAGGED in ([], [True])
+    monkeypatch.setattr(secrets, "_TAGGED", [])  # the check made again, here
     d: dict[Any, Any] = {}
     tag = secrets._change_tag(d)
     assert secrets._TAGGED == [True] and tag is not None

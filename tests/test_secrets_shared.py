@@ -143,6 +143,25 @@ class _Moving:
         return self.reads
 
 
+class _KeysOnly:
+    """A tag that moves when a dict's keys change but not when a value is replaced."""
+
+    def __init__(self, data: dict[Any, Any]) -> None:
+        self.data = data
+
+    @property
+    def value(self) -> tuple[Any, ...]:
+        return tuple(sorted(self.data))
+
+
+def test_a_tag_that_misses_a_replaced_value_is_not_used(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """The check replaces a key's value in place: a tag blind to that is refused."""
+    monkeypatch.setattr(secrets, "_TAGGED", [])
+    monkeypatch.setattr(secrets, "_tag_view", _KeysOnly)
+    assert secrets._change_tag({}) is None and secrets._TAGGED == [False]
+
+
 @pytest.mark.parametrize("tag", [_Still, _Moving])
 def test_a_tag_that_does_not_move_at_changes_alone_is_not_used(
         monkeypatch: pytest.MonkeyPatch, tag: type) -> None:

@@ -306,3 +306,28 @@ def test_the_interpreter_exits_with_idle_threads_and_waits_for_running_calls(
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout == "main ends\n" and ran.stderr == ""
     assert done.read_text() == "finished"
+
+
+def test_an_exit_hook_added_before_the_pool_still_ends_a_running_call(tmp_path: Path) -> None:
+    """Exit hooks run last-added first; one added before this module (as the command runner's,
+    which stops the commands tool threads still run) must still come before the interpreter
+    waits for a running call, or the exit would wait for the command."""
+    script = textwrap.dedent("""
+        import asyncio, contextvars, threading
+        ending = threading.Event()
+        threading._register_atexit(ending.set)  # added first: runs after later hooks
+        from toolwire.agent.workers import ToolThreads
+        pool = ToolThreads(1, "busy")
+        started = threading.Event()
+        def command(_):
+            started.set()
+            ending.wait()  # a command that runs until the program ends
+        async def main():
+            pool.run(asyncio.get_running_loop(), contextvars.copy_context(), command, None)
+            started.wait()
+        asyncio.run(main())
+        print("main ends")
+    """)
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120)
+    assert ran.returncode == 0 and ran.stdout == "main ends\n", ran.stderr

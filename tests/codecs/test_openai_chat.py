@@ -4,6 +4,7 @@ bodies, recorded replies and streams, quirks, errors and round trips."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -1355,3 +1356,27 @@ def test_a_media_history_fits_the_sdk_types(streamed: bool) -> None:
     body = codec.encode_request(media_history("openai-chat", "m", streamed=streamed))
     sdk_valid(body)
     assert body["messages"][3]["content"][1]["type"] == "image_url"
+
+
+@pytest.mark.parametrize(("message", "field"), [
+    ({"role": "user", "content": ["hi"]}, "messages[0].content[0]"),
+    ({"role": "user", "content": [{"type": "text", "text": "a"}, 5]}, "messages[0].content[1]"),
+    ({"role": "assistant", "content": [None]}, "messages[0].content[0]"),
+    ({"role": "tool", "tool_call_id": "c1", "content": [["x"]]}, "messages[0].content[0]"),
+    ({"role": "system", "content": 5}, "messages[0].content"),
+    ({"role": "user", "content": {"type": "text", "text": "a"}}, "messages[0].content"),
+])
+def test_content_the_api_refuses_is_refused_not_dropped(message: dict[str, Any],
+                                                        field: str) -> None:
+    """A message content that is not text, null or a list of part objects: the API (and its
+    SDK's types) refuse the body, so reading it names the field and the emulator's check
+    refuses it too; nothing of it is dropped without a word."""
+    body = {"model": "m", "messages": [message]}
+    with pytest.raises(pydantic_core.ValidationError):
+        sdk_valid(body)
+    with pytest.raises(WireFormatError, match=f"{re.escape(field)}: expected"):
+        codec.decode_request(body)
+    problem = codec.check_body(body)
+    assert problem is not None and problem.startswith(f"Invalid type for '{field}'")
+    with pytest.raises(WireFormatError, match=re.escape(field)):
+        convert(body, "openai-chat", "anthropic-messages")

@@ -13,7 +13,8 @@ calls past ``size`` wait there for a free thread. A caller that stops waiting (a
 cancelled run) cancels its future: a call that has not started then never does, and one that
 is running is left to finish, its outcome dropped. `ToolThreads.close` cancels the calls still
 waiting and lets the threads end; so does dropping the pool. At the interpreter's exit, as
-with the standard library's pools, idle threads end and running calls are waited for.
+with the standard library's pools, idle threads end and running calls are waited for (by
+the interpreter, once every exit hook has run).
 """
 
 from __future__ import annotations
@@ -148,15 +149,14 @@ class ToolThreads:
 
 
 def _at_exit() -> None:
-    """Before the interpreter waits for its threads: idle ones end, running calls finish."""
+    """As the interpreter starts to exit: idle threads end, and no call starts any more. The
+    running ones are waited for by the interpreter's own join of its threads, which comes after
+    every hook of this kind, so a hook that ends what a tool waits for (a command it runs) may
+    come before or after this one."""
     _EXITING[0] = True
-    pools = [p._shared for p in list(_LIVE)]
-    for shared in pools:
-        for _ in shared.threads:
-            shared.calls.put(None)
-    for shared in pools:
-        for thread in shared.threads:
-            thread.join()
+    for pool in list(_LIVE):
+        for _ in pool._shared.threads:
+            pool._shared.calls.put(None)
 
 
 threading._register_atexit(_at_exit)  # type: ignore[attr-defined]  # as concurrent.futures

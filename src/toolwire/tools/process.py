@@ -189,8 +189,10 @@ def _program_ending() -> bool:
     return _ending.is_set()
 
 
-# Python joins the tool threads at exit in a hook of concurrent.futures; hooks run last-added
-# first, so ours, added after it, lets those threads' commands end before the join waits.
+# At exit Python waits for the threads still running a tool: toolwire's own tool threads in
+# its final join of every thread, after all these hooks; the threads of a concurrent.futures
+# pool (an approver's, asyncio.to_thread's) in that module's hook, and hooks run last-added
+# first, so ours, added after it, lets their commands end before either wait.
 _register_exit = getattr(threading, "_register_atexit", None)
 if callable(_register_exit):
     _register_exit(_ending.set)

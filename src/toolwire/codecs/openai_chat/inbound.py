@@ -106,6 +106,8 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
                 continue
         elif not isinstance(msg, Mapping):
             raise wrong_shape(f"messages[{index}]", "an object (a message)", msg)
+        if (bad := _bad_content(msg, f"messages[{index}]")) is not None:
+            raise wrong_shape(*bad)
         role = msg.get("role")
         if role == "tool":
             call_id = msg.get("tool_call_id")
@@ -157,6 +159,31 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
     if results:
         out.append(Message(role="tool", parts=tuple(results)))
     return system, out
+
+def _bad_content(msg: Mapping[str, Any], where: str) -> tuple[str, str, Any] | None:
+    """Where the ``content`` of a message a client sent is not what the API takes (text, null
+    or a list of part objects): the field, what it takes and the value there; else None. Such
+    an item is refused, never dropped."""
+    content = msg.get("content")
+    if content is None or type(content) is str:
+        return None
+    if not isinstance(content, list):
+        return f"{where}.content", "text, a list of content parts or null", content
+    for j, item in enumerate(content):
+        if not isinstance(item, Mapping):
+            return f"{where}.content[{j}]", "an object (a content part)", item
+    return None
+
+
+def _content_problem(messages: Any) -> str | None:
+    """The first message content the API refuses (`_bad_content`), worded as it words it."""
+    if isinstance(messages, list):
+        for index, msg in enumerate(messages):
+            if isinstance(msg, Mapping) and (
+                    bad := _bad_content(msg, f"messages[{index}]")) is not None:
+                return f"Invalid type for '{bad[0]}': expected {bad[1]}."
+    return None
+
 
 # body keys read into Request fields (each kept in the options when it cannot be read)
 _REQUEST_KEYS = frozenset({
@@ -212,5 +239,5 @@ def check_body(body: dict[str, Any]) -> str | None:
         return "'tool_choice' is only allowed when 'tools' are specified"
     return role_problem(body.get("messages"),
                   ("system", "developer", "user", "assistant", "tool", "function")) or \
-        tools_lack_schemas(body.get("tools"), "") or media_problem(body) or \
-        chat_model_problem(body)
+        _content_problem(body.get("messages")) or tools_lack_schemas(body.get("tools"), "") or \
+        media_problem(body) or chat_model_problem(body)

@@ -51,6 +51,10 @@ class _Shared:
                 break
             if call is not None:
                 _cancel(call[0], call[1])
+        self.release()
+
+    def release(self) -> None:
+        """Tell every thread to end once it is idle (after the calls already queued)."""
         for _ in self.threads:
             self.calls.put(None)
 
@@ -155,8 +159,7 @@ def _at_exit() -> None:
     come before or after this one."""
     _EXITING[0] = True
     for pool in list(_LIVE):
-        for _ in pool._shared.threads:
-            pool._shared.calls.put(None)
+        pool._shared.release()
 
 
 threading._register_atexit(_at_exit)  # type: ignore[attr-defined]  # as concurrent.futures

@@ -160,6 +160,7 @@ def _messages(raw: list[Any]) -> tuple[str | None, list[Message]]:
         out.append(Message(role="tool", parts=tuple(results)))
     return system, out
 
+
 def _bad_content(msg: Mapping[str, Any], where: str) -> tuple[str, str, Any] | None:
     """Where the ``content`` of a message a client sent is not what the API takes (text, null
     or a list of part objects): the field, what it takes and the value there; else None. Such

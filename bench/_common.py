@@ -123,11 +123,15 @@ def serve_emulator(respond: object) -> None:
     """Serve toolwire's emulator answering with ``respond`` (its checks off) in this process:
     prints its port, then serves until standard input closes."""
     import asyncio
+    import collections
 
     from toolwire.emulator import Emulator
 
     async def main() -> None:
         emu = await Emulator(respond, check=False).astart()  # type: ignore[arg-type]
+        # it keeps every request for a test to look at; a benchmark sends hundreds of thousands,
+        # and a history that grows would make each later batch's requests cost it more
+        emu.received = collections.deque(maxlen=16)  # type: ignore[assignment]
         print(emu.port, flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
         await emu.astop()

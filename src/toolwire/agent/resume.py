@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from toolwire.agent.compaction import Keeper
 from toolwire.agent.dispatch import Dispatcher
 from toolwire.agent.output import OutputTool, RunCalls, answer_calls, make_output
-from toolwire.agent.pacing import ProgressPacer
 from toolwire.agent.run import Continue, Next, OutputType, RunState, RunStop
 from toolwire.agent.runlog import RunLog, read_log
 from toolwire.agent.settings import Output, RequestSettings
@@ -123,8 +122,8 @@ def _listeners(setup: RunSetup, log: RunLog | None, traced: RunTelemetry | None
     """The run log first (it keeps what happened even when a callback fails), then the
     telemetry, then on_event."""
     found: list[Listener] = []
-    if log is not None:  # a flood of progress reports is a line a second in the log
-        found.append(ProgressPacer(log))
+    if log is not None:  # it paces progress itself: a line a second for a flood of reports
+        found.append(log)
     if traced is not None:
         found.append(traced)
     if setup.on_event is not None:

@@ -5,7 +5,12 @@ Owns `RunLog` (the writer); `LoggedRun`, `read_log` and `LOG_FORMAT` (the reader
 One JSON object per line, each with ``"event"`` and ``"t"`` (Unix time, seconds). Each line is
 flushed as it is written, so a crash loses nothing that already happened; a last line cut short
 by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is given each
-`toolwire.events` event of the run, writes the ones below and ignores the rest. Events:
+`toolwire.events` event of the run, writes the ones below and ignores the rest (a tool's
+progress paced by `toolwire.agent.pacing`). The one line written a moment after its event is
+``request``: in a running event loop it goes to the file while the request is on its way (in
+the loop's next step, when the run waits for the reply; before any other line and at close
+if they come first), so writing it does not hold the request up; its ``t`` is the event's.
+Nothing is sent or run on the strength of it, and resuming needs only the messages. Events:
 
 ``header``      the log's ``format`` (the first field after the event), toolwire version,
                 model name (as the caller calls it, for ``toolwire resume``), ``request_model``
@@ -83,6 +88,7 @@ from toolwire.agent.logread import LOG_FORMAT as LOG_FORMAT  # the reader's, re-
 from toolwire.agent.logread import LoggedRun as LoggedRun
 from toolwire.agent.logread import is_log_text as is_log_text
 from toolwire.agent.logread import read_log as read_log
+from toolwire.agent.pacing import ProgressPacer
 from toolwire.errors import TranscriptError
 from toolwire.events import (
     ApprovalAwaited,
@@ -177,6 +183,9 @@ class RunLog:
         # unbuffered: each line goes to the file in one write, with no buffer to flush
         self._file: io.FileIO | None = io.FileIO(fd, "ab")
         self._turn = 0
+        self._held: dict[str, Any] | None = None  # the request line `_hold` keeps
+        self._failed: Exception | None = None  # why writing it failed, for the next line
+        self._pacer = ProgressPacer(self._keep)
 
     @functools.cached_property
     def media(self) -> MediaFiles:
@@ -204,10 +213,17 @@ class RunLog:
                                "give a regular file, not a link")
 
     def __call__(self, event: Event) -> None:
-        """Write ``event`` if it is one the log keeps (a run listener); a stop closes the log."""
-        writer = _WRITERS.get(type(event))
-        if writer is None:
-            return
+        """Write ``event`` if it is one the log keeps (a run listener); a stop closes the log.
+        Progress is paced first (`toolwire.agent.pacing`): a line per tool per second."""
+        kind = type(event)
+        if kind in _PACED:
+            self._pacer(event)
+        elif kind in _WRITERS:
+            self._keep(event)
+
+    def _keep(self, event: Event) -> None:
+        """Write the line of ``event`` (one the log keeps)."""
+        writer = _WRITERS[type(event)]
         try:
             writer(self, event)
         except RecursionError:  # values nested about as deep as a decoder reads: make room
@@ -221,24 +237,70 @@ class RunLog:
     def write(self, event: str, **fields: Any) -> None:
         """Append one event line and flush it; when one search of the line finds media or a
         secret (docs/security.md), they go to the folder or are taken out first."""
-        file = self._file
-        if file is None:
-            raise ValueError(f"run log {self.path} is closed")
-        now, redact = time.time(), Redactor.shared()
+        self._put({"event": event, "t": 0.0, **fields})
+
+    def _put(self, fields: dict[str, Any]) -> None:
+        """Write ``fields`` (``event`` first, then ``t``, which is set here) as a line."""
+        if self._held is not None or self._failed is not None:
+            self._catch_up()
+        now = time.time()
         low, high, t = _STAMPED[0]
         if not low <= now <= high:  # not the millisecond of the last stamp
             t = _stamp(now)
-        line = _line({"event": event, "t": t, **fields})
+        fields["t"] = t
+        self._out(fields)
+
+    def _out(self, fields: dict[str, Any]) -> None:
+        """Sign the line of ``fields`` and append it to the file."""
+        file = self._file
+        if file is None:
+            raise ValueError(f"run log {self.path} is closed")
+        line = _line(fields)
+        redact = Redactor.shared()
         # `partition`: `in` costs an error, `find` parses its arguments (`Redactor.misses`)
         if line.partition(b'"media"')[1] or not redact.misses(line):
             fold_fields(fields, self.media)
-            line = _line({"event": event, "t": t, **redact_json(fields, redact)})
+            line = _line(redact_json(fields, redact))
         data = self._signer.sign(line, b"\n")
         written = file.write(data)
         if written is None or written < len(data):  # a write may take part of it
             records.write_all(file.fileno(), data[written or 0:])
         if self._fsync:
             os.fsync(file.fileno())
+
+    def _hold(self, fields: dict[str, Any]) -> None:
+        """Write the request line ``fields`` while its request is on its way: in the event
+        loop's next step, when the run waits for the reply (before any other line or at
+        close, if they come first); at once where no event loop runs. Its time is now."""
+        asyncio = sys.modules.get("asyncio")  # not imported: no event loop runs
+        loop = asyncio._get_running_loop() if asyncio is not None else None
+        if loop is None:
+            self._put(fields)
+            return
+        if self._held is not None or self._failed is not None:
+            self._catch_up()
+        now = time.time()
+        low, high, t = _STAMPED[0]
+        fields["t"] = t if low <= now <= high else _stamp(now)
+        self._held = fields
+        loop.call_soon(self._write_held)
+
+    def _write_held(self) -> None:
+        """Write the held request line, if it still waits. Called by the event loop, which
+        has no one to tell of a failure: it is raised at the next line."""
+        held, self._held = self._held, None
+        if held is not None and self._file is not None:
+            try:
+                self._out(held)
+            except Exception as exc:
+                self._failed = exc
+
+    def _catch_up(self) -> None:
+        """Before a line: the held request line written, and a failure to write it raised."""
+        self._write_held()
+        failed, self._failed = self._failed, None
+        if failed is not None:
+            raise failed
 
     def header(self, *, model: str, system: str | None, tools: Sequence[ToolSpec],
                output: ToolSpec | None = None, settings: Mapping[str, Any] | None = None,
@@ -264,10 +326,13 @@ class RunLog:
                    seconds=round(seconds, 6))
 
     def call_start(self, turn: int, call: ToolCallPart, early: bool = False) -> None:
-        more: dict[str, Any] = {"early": True} if early else {}
+        fields = {"event": "call_start", "t": 0.0, "turn": turn, "call_id": call.id,
+                  "name": call.name}
+        if early:
+            fields["early"] = True
         if call.caller is not None:  # made by code the provider ran, not by the model
-            more["caller"] = call.caller
-        self.write("call_start", turn=turn, call_id=call.id, name=call.name, **more)
+            fields["caller"] = call.caller
+        self._put(fields)
 
     def call_end(self, turn: int, result: ToolResultPart, seconds: float) -> None:
         self.write("call_end", turn=turn, call_id=result.call_id, result=to_json(result),
@@ -289,23 +354,26 @@ class RunLog:
     # and `call_end` do): a call less for each line
 
     def _on_message(self, e: MessageAdded) -> None:
-        self.write("message", index=e.index, message=to_json(e.message))
+        self._put({"event": "message", "t": 0.0, "index": e.index,
+                   "message": to_json(e.message)})
 
     def _on_request(self, e: RequestSent) -> None:
         self._turn = e.turn
         choice = e.request.tool_choice
-        self.write("request", turn=e.turn, messages=len(e.request.messages),
-                   tool_choice=to_json(choice) if choice is not None else None)
+        self._hold({"event": "request", "t": 0.0, "turn": e.turn,
+                    "messages": len(e.request.messages),
+                    "tool_choice": to_json(choice) if choice is not None else None})
 
     def _on_reply(self, e: ReplyReceived) -> None:
-        self.write("reply", turn=e.turn, index=e.index, reply=to_json(e.reply),
-                   seconds=round(e.seconds, 6))
+        self._put({"event": "reply", "t": 0.0, "turn": e.turn, "index": e.index,
+                   "reply": to_json(e.reply), "seconds": round(e.seconds, 6)})
 
     def _on_start(self, e: ToolStarted) -> None:
         self.call_start(e.turn, e.call, e.early)
 
     def _on_first_tool(self, e: FirstToolStart) -> None:
-        self.write("first_tool", turn=e.turn, seconds=round(e.seconds, 6), early=e.early)
+        self._put({"event": "first_tool", "t": 0.0, "turn": e.turn,
+                   "seconds": round(e.seconds, 6), "early": e.early})
 
     def _on_abandoned(self, e: ToolAbandoned) -> None:
         result = to_json(e.result) if e.result is not None else None
@@ -314,8 +382,8 @@ class RunLog:
                    result=result)
 
     def _on_end(self, e: ToolFinished) -> None:
-        self.write("call_end", turn=e.turn, call_id=e.result.call_id, result=to_json(e.result),
-                   seconds=round(e.seconds, 6))
+        self._put({"event": "call_end", "t": 0.0, "turn": e.turn, "call_id": e.result.call_id,
+                   "result": to_json(e.result), "seconds": round(e.seconds, 6)})
 
     def _on_awaited(self, e: ApprovalAwaited) -> None:
         self.write("awaiting_approval", turn=e.turn,
@@ -332,9 +400,14 @@ class RunLog:
             self.close()
 
     def close(self) -> None:
+        """Write a request line still held, and close the file."""
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            try:
+                self._write_held()
+            finally:
+                self._failed = None
+                self._file.close()
+                self._file = None
 
     def __enter__(self) -> RunLog:
         return self
@@ -342,6 +415,9 @@ class RunLog:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+
+_PACED = frozenset({ToolProgress, ToolFinished, RunStopped})
+"""The events the log's `ProgressPacer` sees first: progress, and what lets held progress go."""
 
 _WRITERS: dict[type[Any], Callable[[RunLog, Any], None]] = {
     MessageAdded: RunLog._on_message,

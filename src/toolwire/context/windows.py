@@ -63,10 +63,10 @@ markers (which OpenRouter passes through on text parts)."""
 
 
 def _lookup(table: dict[str, int], model: str) -> int | None:
+    prefixes = tuple(table)
     for name in (model, model.rpartition("/")[2]):
-        best = max((p for p in table if name.startswith(p)), key=len, default=None)
-        if best is not None:
-            return table[best]
+        if name.startswith(prefixes):  # one look for all (most names match none)
+            return table[max((p for p in prefixes if name.startswith(p)), key=len)]
     return None
 
 

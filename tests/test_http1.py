@@ -544,6 +544,49 @@ async def test_a_body_that_stalls_is_a_read_timeout() -> None:
         assert resp.status_code == 200
 
 
+async def test_read_timeouts_on_one_connection_each_come_at_their_own_deadline() -> None:
+    """A connection has one read timer, not one per wait: after requests answered within a
+    long read timeout, a shorter one on the same connection still ends its stalled wait (the
+    timer is set again, earlier), with the timeout it was given; the guard only keeps a
+    broken timer from hanging the test."""
+    async def handle(server: Raw, reader: Reader, writer: Writer) -> None:
+        while await server.request(reader) is not None:
+            if len(server.requests) > 6:
+                await reader.read()  # the seventh request is never answered
+                return
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            await writer.drain()
+
+    async with Raw(handle) as server, client() as c:
+        for n in range(6):
+            got = await c.get(server.url + "/", timeout=httpx2.Timeout(5, read=30 + n))
+            assert got.text == "ok"
+        async with asyncio.timeout(20):
+            with pytest.raises(httpx2.ReadTimeout, match=r"0\.2 s \(the read timeout\)"):
+                await c.get(server.url + "/", timeout=httpx2.Timeout(5, read=0.2))
+    assert server.connections == 1
+
+
+async def test_a_connection_closed_leaves_no_read_timer_behind() -> None:
+    from toolwire.http.connection import Connection
+
+    async def handle(server: Raw, reader: Reader, writer: Writer) -> None:
+        while await server.request(reader) is not None:
+            writer.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+            await writer.drain()
+
+    loop = asyncio.get_running_loop()
+    async with Raw(handle) as server:
+        _, conn = await loop.create_connection(
+            lambda: Connection(("127.0.0.1", server.port), loop), "127.0.0.1", server.port)
+        head = await conn.exchange(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", b"", "GET",
+                                   {"read": 60})
+        assert head[1] == 204
+        assert conn._timer is not None  # set for the wait, left for the next one
+        conn.close()
+        assert conn._timer is None
+
+
 async def test_waiting_too_long_for_a_connection_is_a_pool_timeout() -> None:
     async def handle(server: Raw, reader: Reader, writer: Writer) -> None:
         await server.request(reader)

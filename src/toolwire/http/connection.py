@@ -25,6 +25,8 @@ UNTIL_CLOSE = -3
 
 MAX_HEAD = 65536
 """The most bytes a response head (status line and headers) may take."""
+_TIMER_SLACK = 0.001
+"""How early a timer may fire and still count as on time (uvloop's timers keep milliseconds)."""
 _HIGH_WATER = 1 << 18  # stop reading from the socket above this many unread bytes
 _LOW_WATER = 1 << 16  # and read again below this many
 
@@ -59,6 +61,9 @@ class Connection(asyncio.Protocol):
         self.error: Exception | None = None
         self.idle_since = 0.0
         self._waiter: asyncio.Future[None] | None = None
+        self._deadline: tuple[float, float, asyncio.Future[None]] | None = None
+        """The read wait under way: its deadline (the loop's time), timeout and future."""
+        self._timer: asyncio.TimerHandle | None = None  # the read timer (see `_wait`)
         self._reading_paused = False
         self._writing_paused = False
 
@@ -90,6 +95,7 @@ class Connection(asyncio.Protocol):
         self.ended = True
         if exc is not None and self.error is None:
             self.error = exc
+        self._stop_timer()
         self._wake()
 
     def pause_writing(self) -> None:
@@ -119,6 +125,7 @@ class Connection(asyncio.Protocol):
         if not self.ended:
             self.ended = True
             self.error = ConnectionAbortedError("closed on this side")
+        self._stop_timer()
         if self.transport is not None:
             self.transport.abort()
 
@@ -166,11 +173,36 @@ class Connection(asyncio.Protocol):
         if timeout is None:
             await waiter
             return
-        timer = self.loop.call_later(timeout, self._timed_out, waiter, timeout,
-                                     httpx2.ReadTimeout)
+        # One timer for the connection, not one per wait: a wait only sets its deadline, and
+        # the timer, when it fires, ends the wait then under way if its deadline has come, and
+        # otherwise is set again for that wait's deadline (or for none, when none waits).
+        deadline = self.loop.time() + timeout
+        self._deadline = (deadline, timeout, waiter)
+        timer = self._timer
+        if timer is None or timer.when() > deadline:
+            if timer is not None:
+                timer.cancel()
+            self._timer = self.loop.call_at(deadline, self._check_deadline)
         try:
             await waiter
         finally:
+            self._deadline = None
+
+    def _check_deadline(self) -> None:
+        """The read timer fired: time out the wait under way if its deadline has come."""
+        self._timer = None
+        under_way = self._deadline
+        if under_way is None:  # none waits: the next wait sets the timer again
+            return
+        deadline, timeout, waiter = under_way
+        if deadline - self.loop.time() <= _TIMER_SLACK:
+            self._timed_out(waiter, timeout, httpx2.ReadTimeout)
+        else:  # a later wait than the one the timer was set for
+            self._timer = self.loop.call_at(deadline, self._check_deadline)
+
+    def _stop_timer(self) -> None:
+        timer, self._timer = self._timer, None
+        if timer is not None:
             timer.cancel()
 
     def _timed_out(self, waiter: asyncio.Future[None], timeout: float,

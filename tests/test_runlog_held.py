@@ -129,3 +129,36 @@ async def test_a_run_writes_each_request_line_before_its_reply(tmp_path: Path) -
     requests = [x for x in lines(path) if x["event"] == "request"]
     assert [x["messages"] for x in requests] == [1, 3]
     assert signing.verify(path.read_bytes(), records.record_key()).own
+
+
+async def test_close_raises_a_failure_to_write_the_held_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    log = RunLog(path)
+    assert log._file is not None
+    full = os.open("/dev/full", os.O_WRONLY)
+    try:
+        os.dup2(full, log._file.fileno())
+    finally:
+        os.close(full)
+    log(RequestSent(1, REQUEST))
+    with pytest.raises(OSError) as failed:
+        log.close()
+    assert failed.value.errno == errno.ENOSPC
+    assert log._file is None  # closed all the same
+    log.close()  # and again: nothing left to raise
+
+
+def test_a_line_with_a_secret_keeps_its_event_name_and_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line a secret is taken out of is written again from its redacted values; its event
+    name and time are never among them, even when a secret's value is the event's name."""
+    from toolwire.transcript import ToolCallPart
+
+    monkeypatch.setenv("SERVICE_API_KEY", "call_start")
+    path = tmp_path / "run.jsonl"
+    with RunLog(path) as log:
+        log.call_start(1, ToolCallPart(id="id-call_start", name="look", arguments={}))
+    (line,) = lines(path)
+    assert line["event"] == "call_start"
+    assert isinstance(line["t"], float)
+    assert line["call_id"] == "id-[redacted: SERVICE_API_KEY]"

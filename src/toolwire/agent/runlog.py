@@ -260,7 +260,9 @@ class RunLog:
         # `partition`: `in` costs an error, `find` parses its arguments (`Redactor.misses`)
         if line.partition(b'"media"')[1] or not redact.misses(line):
             fold_fields(fields, self.media)
-            line = _line(redact_json(fields, redact))
+            redacted = redact_json(fields, redact)
+            redacted["event"], redacted["t"] = fields["event"], fields["t"]  # never redacted
+            line = _line(redacted)
         data = self._signer.sign(line, b"\n")
         written = file.write(data)
         if written is None or written < len(data):  # a write may take part of it
@@ -400,14 +402,17 @@ class RunLog:
             self.close()
 
     def close(self) -> None:
-        """Write a request line still held, and close the file."""
+        """Write a request line still held, and close the file; a failure to write that line
+        is raised once the file is closed."""
         if self._file is not None:
             try:
                 self._write_held()
             finally:
-                self._failed = None
+                failed, self._failed = self._failed, None
                 self._file.close()
                 self._file = None
+            if failed is not None:
+                raise failed
 
     def __enter__(self) -> RunLog:
         return self

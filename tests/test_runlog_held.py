@@ -30,6 +30,16 @@ def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(signing.unsigned(x)[0]) for x in path.read_bytes().splitlines()]
 
 
+def fail_writes(log: RunLog) -> None:
+    """Make the log's descriptor /dev/full's: every write to it fails with ENOSPC."""
+    assert log._file is not None
+    full = os.open("/dev/full", os.O_WRONLY)
+    try:
+        os.dup2(full, log._file.fileno())
+    finally:
+        os.close(full)
+
+
 async def test_the_request_line_waits_for_the_loops_next_step(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     log = RunLog(path)
@@ -80,21 +90,16 @@ def test_without_an_event_loop_the_request_line_is_written_at_once(tmp_path: Pat
 
 async def test_a_failure_to_write_the_held_line_is_raised_at_the_next_line(
         tmp_path: Path) -> None:
-    """The log's descriptor is made /dev/full's (every write fails with ENOSPC): the loop's
-    step that writes the request line has no one to tell, so the next line raises it, and the
-    loop's exception handler hears nothing."""
+    """Every write to the log fails (`fail_writes`): the loop's step that writes the request
+    line has no one to tell, so the next line raises it, and the loop's exception handler
+    hears nothing."""
     loop = asyncio.get_running_loop()
     heard: list[dict[str, Any]] = []
     loop.set_exception_handler(lambda _loop, context: heard.append(context))
     path = tmp_path / "run.jsonl"
     log = RunLog(path)
     log(MessageAdded(0, Message.user("hi")))
-    assert log._file is not None
-    full = os.open("/dev/full", os.O_WRONLY)
-    try:
-        os.dup2(full, log._file.fileno())
-    finally:
-        os.close(full)
+    fail_writes(log)
     log(RequestSent(1, REQUEST))
     await asyncio.sleep(0)
     assert heard == []
@@ -134,12 +139,7 @@ async def test_a_run_writes_each_request_line_before_its_reply(tmp_path: Path) -
 async def test_close_raises_a_failure_to_write_the_held_line(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     log = RunLog(path)
-    assert log._file is not None
-    full = os.open("/dev/full", os.O_WRONLY)
-    try:
-        os.dup2(full, log._file.fileno())
-    finally:
-        os.close(full)
+    fail_writes(log)
     log(RequestSent(1, REQUEST))
     with pytest.raises(OSError) as failed:
         log.close()

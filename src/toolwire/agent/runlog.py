@@ -79,7 +79,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -122,6 +122,9 @@ from toolwire.transcript import (
     Usage,
 )
 from toolwire.transcript_json import to_json
+
+if TYPE_CHECKING:
+    from asyncio import AbstractEventLoop
 
 _encode = msgspec.json.Encoder(enc_hook=str).encode  # compact UTF-8 JSON; else its ``str``
 
@@ -239,8 +242,10 @@ class RunLog:
         secret (docs/security.md), they go to the folder or are taken out first."""
         self._put({"event": event, "t": 0.0, **fields})
 
-    def _put(self, fields: dict[str, Any]) -> None:
-        """Write ``fields`` (``event`` first, then ``t``, which is set here) as a line."""
+    def _put(self, fields: dict[str, Any], later: AbstractEventLoop | None = None) -> None:
+        """Write ``fields`` (``event`` first, then ``t``, which is set here) as a line; or,
+        given the running event loop as ``later``, hold it for that loop's next step
+        (`_hold`)."""
         if self._held is not None or self._failed is not None:
             self._catch_up()
         now = time.time()
@@ -248,7 +253,11 @@ class RunLog:
         if not low <= now <= high:  # not the millisecond of the last stamp
             t = _stamp(now)
         fields["t"] = t
-        self._out(fields)
+        if later is None:
+            self._out(fields)
+        else:
+            self._held = fields
+            later.call_soon(self._write_held)
 
     def _out(self, fields: dict[str, Any]) -> None:
         """Sign the line of ``fields`` and append it to the file."""
@@ -275,17 +284,7 @@ class RunLog:
         loop's next step, when the run waits for the reply (before any other line or at
         close, if they come first); at once where no event loop runs. Its time is now."""
         asyncio = sys.modules.get("asyncio")  # not imported: no event loop runs
-        loop = asyncio._get_running_loop() if asyncio is not None else None
-        if loop is None:
-            self._put(fields)
-            return
-        if self._held is not None or self._failed is not None:
-            self._catch_up()
-        now = time.time()
-        low, high, t = _STAMPED[0]
-        fields["t"] = t if low <= now <= high else _stamp(now)
-        self._held = fields
-        loop.call_soon(self._write_held)
+        self._put(fields, asyncio._get_running_loop() if asyncio is not None else None)
 
     def _write_held(self) -> None:
         """Write the held request line, if it still waits. Called by the event loop, which

@@ -1,12 +1,13 @@
 """How much a model server may send: `Limits`, and reading a body within them.
 
-Owns `Limits` (the bounds and their defaults), `parse_size`, `read_body` (a whole body read, and
-decompressed, within its bounds) and `LineWatch` (the longest line of a stream and how long a
-stream may go without an event). Every overrun raises `toolwire.errors.ResponseTooLarge`, which
-names the bound and how to raise it; a stream that goes quiet raises a `StreamError` of type
-``idle``. Nothing is ever read whole before it is counted, so a server cannot make the process
-hold more than about one bound at once (a gzip or deflate body is inflated piece by piece, at
-most 64 KiB out per step). Imports httpx2 lazily; nothing else of toolwire but its errors.
+Owns `Limits` (the bounds and their defaults), `parse_size`, `read_chunks` (a whole body
+read, and decompressed, within its bounds) and `LineWatch` (the longest line of a stream and
+how long a stream may go without an event). Every overrun raises
+`toolwire.errors.ResponseTooLarge`, which names the bound and how to raise it; a stream that
+goes quiet raises a `StreamError` of type ``idle``. Nothing is ever read whole before it is
+counted, so a server cannot make the process hold more than about one bound at once (a gzip or
+deflate body is inflated piece by piece, at most 64 KiB out per step). Imports nothing of
+toolwire but its errors.
 """
 
 from __future__ import annotations
@@ -14,13 +15,10 @@ from __future__ import annotations
 import re
 import time
 import zlib
+from collections.abc import AsyncIterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from toolwire.errors import ResponseTooLarge, StreamError
-
-if TYPE_CHECKING:
-    import httpx2
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 _STEP = 64 * KiB  # the most bytes one inflating step gives out
@@ -121,46 +119,55 @@ class _Inflater:
         out += piece
 
 
-async def read_body(resp: httpx2.Response, limits: Limits, *, error: bool = False) -> bytes:
-    """The whole body of ``resp``, inflated when it came gzip or deflate encoded, within
-    ``limits`` (``max_error_body`` for both sizes when ``error``)."""
+OWN_ENCODINGS = frozenset({"identity", "gzip", "x-gzip", "deflate"})
+"""The content encodings `read_chunks` reads as they come (any other is decoded before)."""
+
+
+def content_encoding(headers: Mapping[str, str]) -> str:
+    """A response's content encoding, by its headers (names in lower case)."""
+    return headers.get("content-encoding", "identity").strip().lower()
+
+
+async def read_chunks(chunks: AsyncIterable[bytes], headers: Mapping[str, str], status: int,
+                      limits: Limits, *, error: bool = False) -> bytes:
+    """The whole body that ``chunks`` bring, of a response with ``status`` and ``headers``
+    (names in lower case), inflated when it came gzip or deflate encoded (else as it comes),
+    within ``limits`` (``max_error_body`` for both sizes when ``error``)."""
     raw_limit = limits.max_error_body if error else limits.max_body
     decoded_limit = limits.max_error_body if error else limits.max_decoded
-    encoding = resp.headers.get("content-encoding", "identity").strip().lower()
-    declared = resp.headers.get("content-length", "")
+    encoding = content_encoding(headers)
+    declared = headers.get("content-length", "")
     if declared.isdigit() and int(declared) > raw_limit:
-        raise _over(resp, error, f" ({int(declared)} bytes, as the server said)", raw_limit)
+        raise _over(status, error, f" ({int(declared)} bytes, as the server said)", raw_limit)
     inflater = (_Inflater(encoding, decoded_limit) if encoding in ("gzip", "x-gzip", "deflate")
                 else None)
     out = bytearray()
     size = 0
-    chunks = resp.aiter_raw() if inflater is not None or encoding == "identity" \
-        else resp.aiter_bytes()  # another encoding (br, zstd): httpx2's decoder, counted
     async for chunk in chunks:
         size += len(chunk)
         if size > raw_limit:
-            raise _over(resp, error, "", raw_limit)
+            raise _over(status, error, "", raw_limit)
         if inflater is not None:
             try:
                 inflater.feed(chunk, out)
             except zlib.error as exc:
-                raise StreamError(f"{_body(resp, error)} is not valid {encoding} data ({exc})",
+                raise StreamError(f"{_body(status, error)} is not valid {encoding} data ({exc})",
                                   error_type="decoding_error", retryable=True) from None
         else:
             out += chunk
             if len(out) > decoded_limit:
-                raise too_large(f"{_body(resp, error)}, decompressed,", decoded_limit,
+                raise too_large(f"{_body(status, error)}, decompressed,", decoded_limit,
                                 "max_decoded")
     return bytes(out)
 
 
-def _body(resp: httpx2.Response, error: bool) -> str:
-    """What `read_body` reads, as its messages name it (written only for one)."""
-    return f"the error body (status {resp.status_code})" if error else "the reply's body"
+def _body(status: int, error: bool) -> str:
+    """What `read_chunks` reads, as its messages name it (written only for one)."""
+    return f"the error body (status {status})" if error else "the reply's body"
 
 
-def _over(resp: httpx2.Response, error: bool, said: str, limit: int) -> ResponseTooLarge:
-    return too_large(_body(resp, error) + said, limit, "max_error_body" if error else "max_body")
+def _over(status: int, error: bool, said: str, limit: int) -> ResponseTooLarge:
+    return too_large(_body(status, error) + said, limit, "max_error_body" if error else "max_body")
 
 
 class LineWatch:
@@ -210,4 +217,5 @@ class LineWatch:
         self._pending = 0
 
 
-__all__ = ["Limits", "LineWatch", "parse_size", "read_body", "show_size"]
+__all__ = ["OWN_ENCODINGS", "Limits", "LineWatch", "content_encoding", "parse_size",
+           "read_chunks", "show_size"]

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from toolwire import _json
 from toolwire.errors import StreamError
-from toolwire.http.limits import Limits, read_body
+from toolwire.http.limits import OWN_ENCODINGS, Limits, content_encoding, read_chunks
 
 if TYPE_CHECKING:
     import httpx2
@@ -202,37 +202,58 @@ class HttpTransport:
                 sent = await self._send_plain(self._http1, request, url, content)
                 if isinstance(sent, WireResponse):
                     return sent
-                resp = sent
-            else:
-                req = client.build_request(request.method, url, content=content,
-                                           headers=dict(request.headers))
-                resp = await client.send(req, stream=True)
+                if not isinstance(sent, tuple):
+                    return await self._whole(sent)
+                status, headers, stream = sent
+                return await self._read(stream, headers, status, stream.aclose)
+            req = client.build_request(request.method, url, content=content,
+                                       headers=dict(request.headers))
+            resp = await client.send(req, stream=True)
         except httpx2.TimeoutException as exc:
             raise _timeout(exc, f"{request.url} sent no reply", self.timeout) from exc
         except httpx2.TransportError as exc:
             raise StreamError(f"could not reach {request.url}: {type(exc).__name__}: {exc}",
                               error_type="connection_error", retryable=True) from exc
         if not request.stream or resp.status_code >= 400:
-            try:
-                body = await read_body(resp, self.limits, error=resp.status_code >= 400)
-            except httpx2.TimeoutException as exc:
-                raise _timeout(exc, "the reply stopped coming", self.timeout) from exc
-            except httpx2.TransportError as exc:
-                raise StreamError(f"connection dropped while reading the reply: {exc}",
-                                  error_type="connection_error", retryable=True) from exc
-            finally:
-                await resp.aclose()
-            return WireResponse(resp.status_code, resp.headers, content=body)
+            return await self._whole(resp)
         return WireResponse(resp.status_code, resp.headers,
                             chunks=_iter_http(resp.aiter_raw(), self.timeout),
                             close=resp.aclose)
 
+    async def _whole(self, resp: httpx2.Response) -> WireResponse:
+        """``resp`` read whole (one in an encoding other than gzip or deflate through httpx2's
+        decoder)."""
+        chunks = resp.aiter_raw() if content_encoding(resp.headers) in OWN_ENCODINGS \
+            else resp.aiter_bytes()
+        return await self._read(chunks, resp.headers, resp.status_code, resp.aclose)
+
+    async def _read(self, chunks: AsyncIterable[bytes], headers: Mapping[str, str], status: int,
+                    close: Callable[[], Awaitable[None]]) -> WireResponse:
+        """The response whose body ``chunks`` bring, read whole within the limits; closed
+        after."""
+        import httpx2
+
+        try:
+            body = await read_chunks(chunks, headers, status, self.limits, error=status >= 400)
+        except httpx2.TimeoutException as exc:
+            raise _timeout(exc, "the reply stopped coming", self.timeout) from exc
+        except httpx2.TransportError as exc:
+            raise StreamError(f"connection dropped while reading the reply: {exc}",
+                              error_type="connection_error", retryable=True) from exc
+        finally:
+            await close()
+        return WireResponse(status, headers, content=body)
+
     async def _send_plain(self, http1: Http1Transport, request: WireRequest, url: httpx2.URL,
-                          content: bytes) -> WireResponse | httpx2.Response:
+                          content: bytes
+                          ) -> WireResponse | tuple[int, dict[str, str], httpx2.AsyncByteStream] \
+            | httpx2.Response:
         """``request`` over ``http1`` with no request or response object of httpx2's made
         for it: its head written from the client's default headers and the request's own; a
-        stream answered with a status under 400 handed on as it comes, any other answer as an
-        `httpx2.Response` to read whole. No cookie is kept from one request to the next."""
+        stream answered with a status under 400 handed on as it comes; any other answer as
+        its status, headers and body to read whole, or, in an encoding only httpx2 decodes
+        (br, zstd), as an `httpx2.Response`. No cookie is kept from one request to the
+        next."""
         import httpx2
 
         if self._defaults is None:
@@ -245,6 +266,9 @@ class HttpTransport:
         if request.stream and status < 400:
             return WireResponse(status, _header_dict(raw),
                                 chunks=_iter_http(stream, self.timeout), close=stream.aclose)
+        headers = _header_dict(raw)
+        if content_encoding(headers) in OWN_ENCODINGS:
+            return status, headers, stream
         return httpx2.Response(status, headers=raw, stream=stream,
                                extensions={"http_version": version, "reason_phrase": reason})
 

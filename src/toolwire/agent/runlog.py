@@ -2,15 +2,21 @@
 
 Owns `RunLog` (the writer); `LoggedRun`, `read_log` and `LOG_FORMAT` (the reader) are
 `toolwire.agent.logread`'s, re-exported here.
-One JSON object per line, each with ``"event"`` and ``"t"`` (Unix time, seconds). Each line is
-flushed as it is written, so a crash loses nothing that already happened; a last line cut short
-by a crash is ignored on reading. A `RunLog` is one of a run's listeners: it is given each
-`toolwire.events` event of the run, writes the ones below and ignores the rest (a tool's
-progress paced by `toolwire.agent.pacing`). The one line written a moment after its event is
-``request``: in a running event loop it goes to the file while the request is on its way (in
-the loop's next step, when the run waits for the reply; before any other line and at close
-if they come first), so writing it does not hold the request up; its ``t`` is the event's.
-Nothing is sent or run on the strength of it, and resuming needs only the messages. Events:
+One JSON object per line, each with ``"event"`` and ``"t"`` (Unix time, seconds), written
+unbuffered; a last line cut short by a crash is ignored on reading. A `RunLog` is one of a
+run's listeners: it is given each `toolwire.events` event of the run, writes the ones below and
+ignores the rest (a tool's progress paced by `toolwire.agent.pacing`).
+
+A line is written before anything is done on the strength of its event: ``call_start`` before
+its tool runs, ``call_end`` as soon as its tool has ended, and so every line at once but four.
+In a running event loop ``message``, ``request``, ``reply`` and ``first_tool`` are written a
+moment after their event: with the next line written at once, in the loop's next step, or at
+close, whichever comes first. So writing them does not hold up a request on its way (the run
+waits for its reply in that step), and lines that come together go out in one write; each
+line's ``t`` is still its event's. A crash in that moment loses only held lines, as a crash a
+moment earlier would have: a call's result is in its ``call_end`` line too, and a reply not
+written is asked for again on resuming. A failure to write held lines is raised at the next
+line, or by `RunLog.close`. Events:
 
 ``header``      the log's ``format`` (the first field after the event), toolwire version,
                 model name (as the caller calls it, for ``toolwire resume``), ``request_model``
@@ -186,8 +192,8 @@ class RunLog:
         # unbuffered: each line goes to the file in one write, with no buffer to flush
         self._file: io.FileIO | None = io.FileIO(fd, "ab")
         self._turn = 0
-        self._held: dict[str, Any] | None = None  # the request line `_hold` keeps
-        self._failed: Exception | None = None  # why writing it failed, for the next line
+        self._held: list[dict[str, Any]] = []  # the lines `_hold` keeps, in order
+        self._failed: Exception | None = None  # why writing them failed, for the next line
         self._pacer = ProgressPacer(self._keep)
 
     @functools.cached_property
@@ -230,12 +236,7 @@ class RunLog:
         try:
             writer(self, event)
         except RecursionError:  # values nested about as deep as a decoder reads: make room
-            limit = sys.getrecursionlimit()
-            sys.setrecursionlimit(limit + _DEEP_MARGIN)
-            try:
-                writer(self, event)
-            finally:
-                sys.setrecursionlimit(limit)
+            _with_room(writer, self, event)
 
     def write(self, event: str, **fields: Any) -> None:
         """Append one event line and flush it; when one search of the line finds media or a
@@ -243,11 +244,13 @@ class RunLog:
         self._put({"event": event, "t": 0.0, **fields})
 
     def _put(self, fields: dict[str, Any], later: AbstractEventLoop | None = None) -> None:
-        """Write ``fields`` (``event`` first, then ``t``, which is set here) as a line; or,
-        given the running event loop as ``later``, hold it for that loop's next step
-        (`_hold`)."""
-        if self._held is not None or self._failed is not None:
-            self._catch_up()
+        """Write ``fields`` (``event`` first, then ``t``, which is set here) as a line, after
+        the lines held before it and in the same write; or, given the running event loop as
+        ``later``, hold it for that loop's next step (`_hold`)."""
+        failed = self._failed
+        if failed is not None:  # held lines the loop's step could not write
+            self._failed = None
+            raise failed
         now = time.time()
         low, high, t = _STAMPED[0]
         if not low <= now <= high:  # not the millisecond of the last stamp
@@ -256,14 +259,37 @@ class RunLog:
         if later is None:
             self._out(fields)
         else:
-            self._held = fields
-            later.call_soon(self._write_held)
+            if not self._held:
+                later.call_soon(self._write_held)
+            self._held.append(fields)
 
-    def _out(self, fields: dict[str, Any]) -> None:
-        """Sign the line of ``fields`` and append it to the file."""
+    def _out(self, last: dict[str, Any] | None) -> None:
+        """Sign the held lines, and the line of ``last`` after them, and append them to the
+        file in one write. Every line is made before any is signed: one that cannot be made
+        leaves the file, the signature chain and the held lines as they were."""
         file = self._file
         if file is None:
             raise ValueError(f"run log {self.path} is closed")
+        sign = self._signer.sign
+        held = self._held
+        if not held:
+            assert last is not None
+            data = sign(self._made(last), b"\n")
+        else:
+            lines = [self._made(fields) for fields in held]
+            if last is not None:
+                lines.append(self._made(last))
+            self._held = []
+            data = b"".join([sign(line, b"\n") for line in lines])
+        written = file.write(data)
+        if written is None or written < len(data):  # a write may take part of it
+            records.write_all(file.fileno(), data[written or 0:])
+        if self._fsync:
+            os.fsync(file.fileno())
+
+    def _made(self, fields: dict[str, Any]) -> bytes:
+        """The line of ``fields``, unsigned: its media moved to the log's folder and its
+        secrets taken out first, when one search of the line finds either."""
         line = _line(fields)
         redact = Redactor.shared()
         # `partition`: `in` costs an error, `find` parses its arguments (`Redactor.misses`)
@@ -272,36 +298,29 @@ class RunLog:
             redacted = redact_json(fields, redact)
             redacted["event"], redacted["t"] = fields["event"], fields["t"]  # never redacted
             line = _line(redacted)
-        data = self._signer.sign(line, b"\n")
-        written = file.write(data)
-        if written is None or written < len(data):  # a write may take part of it
-            records.write_all(file.fileno(), data[written or 0:])
-        if self._fsync:
-            os.fsync(file.fileno())
+        return line
 
     def _hold(self, fields: dict[str, Any]) -> None:
-        """Write the request line ``fields`` while its request is on its way: in the event
-        loop's next step, when the run waits for the reply (before any other line or at
-        close, if they come first); at once where no event loop runs. Its time is now."""
+        """Write the line ``fields`` a moment later, with its time of now: in the event loop's
+        next step (while a request is on its way, the run is waiting for its reply then),
+        or before the next line that is written at once, or at close, whichever comes
+        first; at once where no event loop runs. For the lines nothing is sent or run on the
+        strength of: ``message``, ``request``, ``reply`` and ``first_tool``."""
         asyncio = sys.modules.get("asyncio")  # not imported: no event loop runs
         self._put(fields, asyncio._get_running_loop() if asyncio is not None else None)
 
     def _write_held(self) -> None:
-        """Write the held request line, if it still waits. Called by the event loop, which
-        has no one to tell of a failure: it is raised at the next line."""
-        held, self._held = self._held, None
-        if held is not None and self._file is not None:
+        """Write the held lines, if they still wait. Called by the event loop, which has no
+        one to tell of a failure: it is raised at the next line, and the lines are dropped."""
+        if self._held and self._file is not None:
             try:
-                self._out(held)
+                try:
+                    self._out(None)
+                except RecursionError:  # values nested about as deep as a decoder reads
+                    _with_room(self._out, None)
             except Exception as exc:
+                self._held = []
                 self._failed = exc
-
-    def _catch_up(self) -> None:
-        """Before a line: the held request line written, and a failure to write it raised."""
-        self._write_held()
-        failed, self._failed = self._failed, None
-        if failed is not None:
-            raise failed
 
     def header(self, *, model: str, system: str | None, tools: Sequence[ToolSpec],
                output: ToolSpec | None = None, settings: Mapping[str, Any] | None = None,
@@ -355,8 +374,8 @@ class RunLog:
     # and `call_end` do): a call less for each line
 
     def _on_message(self, e: MessageAdded) -> None:
-        self._put({"event": "message", "t": 0.0, "index": e.index,
-                   "message": to_json(e.message)})
+        self._hold({"event": "message", "t": 0.0, "index": e.index,
+                    "message": to_json(e.message)})
 
     def _on_request(self, e: RequestSent) -> None:
         self._turn = e.turn
@@ -366,15 +385,15 @@ class RunLog:
                     "tool_choice": to_json(choice) if choice is not None else None})
 
     def _on_reply(self, e: ReplyReceived) -> None:
-        self._put({"event": "reply", "t": 0.0, "turn": e.turn, "index": e.index,
-                   "reply": to_json(e.reply), "seconds": round(e.seconds, 6)})
+        self._hold({"event": "reply", "t": 0.0, "turn": e.turn, "index": e.index,
+                    "reply": to_json(e.reply), "seconds": round(e.seconds, 6)})
 
     def _on_start(self, e: ToolStarted) -> None:
         self.call_start(e.turn, e.call, e.early)
 
     def _on_first_tool(self, e: FirstToolStart) -> None:
-        self._put({"event": "first_tool", "t": 0.0, "turn": e.turn,
-                   "seconds": round(e.seconds, 6), "early": e.early})
+        self._hold({"event": "first_tool", "t": 0.0, "turn": e.turn,
+                    "seconds": round(e.seconds, 6), "early": e.early})
 
     def _on_abandoned(self, e: ToolAbandoned) -> None:
         result = to_json(e.result) if e.result is not None else None
@@ -401,8 +420,8 @@ class RunLog:
             self.close()
 
     def close(self) -> None:
-        """Write a request line still held, and close the file; a failure to write that line
-        is raised once the file is closed."""
+        """Write the lines still held, and close the file; a failure to write them is raised
+        once the file is closed."""
         if self._file is not None:
             try:
                 self._write_held()
@@ -418,6 +437,18 @@ class RunLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _with_room(write: Callable[..., None], *args: Any) -> None:
+    """``write(*args)`` with the recursion limit raised by `_DEEP_MARGIN` while it runs: for
+    a line whose values are nested about as deep as a decoder reads (the event and the line
+    add a few levels)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + _DEEP_MARGIN)
+    try:
+        write(*args)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 _PACED = frozenset({ToolProgress, ToolFinished, RunStopped})

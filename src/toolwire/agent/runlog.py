@@ -239,8 +239,9 @@ class RunLog:
             _with_room(writer, self, event)
 
     def write(self, event: str, **fields: Any) -> None:
-        """Append one event line and flush it; when one search of the line finds media or a
-        secret (docs/security.md), they go to the folder or are taken out first."""
+        """Append one event line now, after any held lines (`_hold`); when one search of the
+        line finds media or a secret (docs/security.md), they go to the folder or are taken out
+        first."""
         self._put({"event": event, "t": 0.0, **fields})
 
     def _put(self, fields: dict[str, Any], later: AbstractEventLoop | None = None) -> None:

@@ -199,13 +199,7 @@ class HttpTransport:
                     self._urls.clear()
                 url = self._urls[request.url] = httpx2.URL(request.url)
             if self._http1 is not None and url.scheme == "http":
-                sent = await self._send_plain(self._http1, request, url, content)
-                if isinstance(sent, WireResponse):
-                    return sent
-                if not isinstance(sent, tuple):
-                    return await self._whole(sent)
-                status, headers, stream = sent
-                return await self._read(stream, headers, status, stream.aclose)
+                return await self._send_plain(self._http1, request, url, content)
             req = client.build_request(request.method, url, content=content,
                                        headers=dict(request.headers))
             resp = await client.send(req, stream=True)
@@ -245,15 +239,12 @@ class HttpTransport:
         return WireResponse(status, headers, content=body)
 
     async def _send_plain(self, http1: Http1Transport, request: WireRequest, url: httpx2.URL,
-                          content: bytes
-                          ) -> WireResponse | tuple[int, dict[str, str], httpx2.AsyncByteStream] \
-            | httpx2.Response:
+                          content: bytes) -> WireResponse:
         """``request`` over ``http1`` with no request or response object of httpx2's made
         for it: its head written from the client's default headers and the request's own; a
-        stream answered with a status under 400 handed on as it comes; any other answer as
-        its status, headers and body to read whole, or, in an encoding only httpx2 decodes
-        (br, zstd), as an `httpx2.Response`. No cookie is kept from one request to the
-        next."""
+        stream answered with a status under 400 handed on as it comes; any other answer read
+        whole, straight from the connection (through an `httpx2.Response` only in an encoding
+        only httpx2 decodes: br, zstd). No cookie is kept from one request to the next."""
         import httpx2
 
         if self._defaults is None:
@@ -263,14 +254,15 @@ class HttpTransport:
         head, close = self._head(request, url, content)
         version, status, reason, raw, stream = await http1.open(
             request.method, url, head, content, close, self._timeouts)
-        if request.stream and status < 400:
-            return WireResponse(status, _header_dict(raw),
-                                chunks=_iter_http(stream, self.timeout), close=stream.aclose)
         headers = _header_dict(raw)
+        if request.stream and status < 400:
+            return WireResponse(status, headers, chunks=_iter_http(stream, self.timeout),
+                                close=stream.aclose)
         if content_encoding(headers) in OWN_ENCODINGS:
-            return status, headers, stream
-        return httpx2.Response(status, headers=raw, stream=stream,
-                               extensions={"http_version": version, "reason_phrase": reason})
+            return await self._read(stream, headers, status, stream.aclose)
+        return await self._whole(httpx2.Response(
+            status, headers=raw, stream=stream,
+            extensions={"http_version": version, "reason_phrase": reason}))
 
     def _head(self, request: WireRequest, url: httpx2.URL, content: bytes) -> tuple[bytes, bool]:
         """The head of ``request`` sent as plain HTTP (`toolwire.http.plain.head_bytes` of the

@@ -87,6 +87,20 @@ async def test_a_body_in_an_encoding_neither_decodes_comes_as_it_was_sent(lean: 
 
 
 @LEAN
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "gzip, br"])
+async def test_a_body_that_is_not_its_encoding_is_a_retryable_decoding_error(
+        lean: bool, encoding: str) -> None:
+    """Whoever inflates it (toolwire, or httpx2's decoder for a list of encodings), a body
+    that is not what its encoding says is a named error, never httpx2's own."""
+    async with raw_server(answer(b"\x78\x9c not compressed", f"content-encoding: {encoding}")
+                          ) as url:
+        with pytest.raises(StreamError) as caught:
+            await send(url, lean)
+    assert caught.value.error_type == "decoding_error" and caught.value.retryable
+    assert f"not valid {encoding} data" in str(caught.value)
+
+
+@LEAN
 async def test_repeated_headers_are_joined_and_names_are_lower_case(lean: bool) -> None:
     async with raw_server(answer(BODY, "X-Trace: one", "x-trace: two", "X-Id: 7")) as url:
         resp = await send(url, lean)

@@ -151,23 +151,26 @@ async def read_chunks(chunks: AsyncIterable[bytes], headers: Mapping[str, str], 
             try:
                 inflater.feed(chunk, out)
             except zlib.error as exc:
-                raise StreamError(f"{_body(status, error)} is not valid {encoding} data ({exc})",
-                                  error_type="decoding_error", retryable=True) from None
+                raise StreamError(
+                    f"{body_name(status, error)} is not valid {encoding} data ({exc})",
+                    error_type="decoding_error", retryable=True) from None
         else:
             out += chunk
             if len(out) > decoded_limit:
-                raise too_large(f"{_body(status, error)}, decompressed,", decoded_limit,
+                raise too_large(f"{body_name(status, error)}, decompressed,", decoded_limit,
                                 "max_decoded")
     return bytes(out)
 
 
-def _body(status: int, error: bool) -> str:
-    """What `read_chunks` reads, as its messages name it (written only for one)."""
+def body_name(status: int, error: bool) -> str:
+    """What `read_chunks` reads, as the messages of its failures name it (written only for
+    one)."""
     return f"the error body (status {status})" if error else "the reply's body"
 
 
 def _over(status: int, error: bool, said: str, limit: int) -> ResponseTooLarge:
-    return too_large(_body(status, error) + said, limit, "max_error_body" if error else "max_body")
+    return too_large(body_name(status, error) + said, limit,
+                     "max_error_body" if error else "max_body")
 
 
 class LineWatch:
@@ -217,5 +220,5 @@ class LineWatch:
         self._pending = 0
 
 
-__all__ = ["OWN_ENCODINGS", "Limits", "LineWatch", "content_encoding", "parse_size",
-           "read_chunks", "show_size"]
+__all__ = ["OWN_ENCODINGS", "Limits", "LineWatch", "body_name", "content_encoding",
+           "parse_size", "read_chunks", "show_size"]

@@ -28,7 +28,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from toolwire import _json
 from toolwire.errors import StreamError
-from toolwire.http.limits import OWN_ENCODINGS, Limits, content_encoding, read_chunks
+from toolwire.http.limits import (
+    OWN_ENCODINGS,
+    Limits,
+    body_name,
+    content_encoding,
+    read_chunks,
+)
 
 if TYPE_CHECKING:
     import httpx2
@@ -234,6 +240,10 @@ class HttpTransport:
         except httpx2.TransportError as exc:
             raise StreamError(f"connection dropped while reading the reply: {exc}",
                               error_type="connection_error", retryable=True) from exc
+        except httpx2.DecodingError as exc:  # an encoding httpx2's decoder read (`_whole`)
+            raise StreamError(f"{body_name(status, status >= 400)} is not valid "
+                              f"{content_encoding(headers)} data ({exc})",
+                              error_type="decoding_error", retryable=True) from None
         finally:
             await close()
         return WireResponse(status, headers, content=body)
